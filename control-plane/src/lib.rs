@@ -1,0 +1,23 @@
+//! wray's control plane.
+//!
+//! The control plane holds what every node of a cluster must agree on. This
+//! crate defines it as traits with backends:
+//!
+//! - [`ids`]: deterministic task, object and actor ids (shared vocabulary).
+//! - [`function_table`]: the [`FunctionTable`] of deployed components, with
+//!   the in-process [`EmbeddedFunctionTable`] used by a single node. The etcd
+//!   backend implements the same trait over the key layout in DESIGN.md.
+//!
+//! Node registry, object directory and actor directory join when the cluster
+//! arrives; a single node keeps them in its own memory.
+
+pub mod error;
+pub mod function_table;
+pub mod ids;
+
+pub use error::{Error, Result};
+pub use function_table::{
+    content_hash, ComponentRecord, EmbeddedFunctionTable, FunctionKind, FunctionRecord,
+    FunctionTable,
+};
+pub use ids::{ActorId, ObjectId, TaskId, PUT_INDEX_BIT};

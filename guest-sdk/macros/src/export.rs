@@ -1,0 +1,102 @@
+//! `wray::export!`: the component's table of exports.
+//!
+//! ```text
+//! wray::export! { main: main, functions: [add, split], actors: [Counter] }
+//! ```
+//! builds a `::wray::__private::Component` impl listing them and hands
+//! `::wray::__private::Exports<that>` to wit-bindgen's export macro, which
+//! emits the WIT exports and the component-type custom section.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use syn::parse::{Parse, ParseStream};
+use syn::punctuated::Punctuated;
+use syn::{bracketed, Ident, Path, Token};
+
+/// The parsed `key: value` list.
+struct Spec {
+    main: Option<Path>,
+    functions: Vec<Path>,
+    actors: Vec<Path>,
+}
+
+impl Parse for Spec {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let mut spec = Spec {
+            main: None,
+            functions: Vec::new(),
+            actors: Vec::new(),
+        };
+        let mut seen: Vec<String> = Vec::new();
+        while !input.is_empty() {
+            let key: Ident = input.parse()?;
+            input.parse::<Token![:]>()?;
+            let key_str = key.to_string();
+            if seen.contains(&key_str) {
+                return Err(syn::Error::new(
+                    key.span(),
+                    format!("wray: `{key}` given twice"),
+                ));
+            }
+            match key_str.as_str() {
+                "main" => spec.main = Some(input.parse()?),
+                "functions" => spec.functions = paths(input)?,
+                "actors" => spec.actors = paths(input)?,
+                _ => {
+                    return Err(syn::Error::new(
+                        key.span(),
+                        "wray: expected `main`, `functions` or `actors`",
+                    ))
+                }
+            }
+            seen.push(key_str);
+            if !input.is_empty() {
+                input.parse::<Token![,]>()?;
+            }
+        }
+        Ok(spec)
+    }
+}
+
+/// `[a, b, c]`
+fn paths(input: ParseStream<'_>) -> syn::Result<Vec<Path>> {
+    let content;
+    bracketed!(content in input);
+    let list = Punctuated::<Path, Token![,]>::parse_terminated(&content)?;
+    Ok(list.into_iter().collect())
+}
+
+/// Expands `wray::export! { .. }`.
+pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
+    let spec: Spec = syn::parse2(input)?;
+    let functions = &spec.functions;
+    let actors = &spec.actors;
+    let main = match spec.main {
+        Some(mut path) => {
+            let Some(last) = path.segments.last_mut() else {
+                return Err(syn::Error::new_spanned(path, "wray: expected a function"));
+            };
+            last.ident = format_ident!("__wray_main_{}", last.ident);
+            quote! { ::core::option::Option::Some(#path as ::wray::__private::MainFn) }
+        }
+        None => quote! { ::core::option::Option::None },
+    };
+    Ok(quote! {
+        const _: () = {
+            struct __WrayComponent;
+
+            impl ::wray::__private::Component for __WrayComponent {
+                const FUNCTIONS: &'static [::wray::__private::FunctionEntry] = &[
+                    #(::wray::__private::FunctionEntry::of::<#functions>()),*
+                ];
+                const ACTORS: &'static [::wray::__private::ActorEntry] = &[
+                    #(::wray::__private::ActorEntry::of::<#actors>()),*
+                ];
+                const MAIN: ::core::option::Option<::wray::__private::MainFn> = #main;
+            }
+
+            type __WrayExports = ::wray::__private::Exports<__WrayComponent>;
+            ::wray::__private::bindings::__export_guest!(__WrayExports);
+        };
+    })
+}

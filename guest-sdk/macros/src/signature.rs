@@ -1,0 +1,221 @@
+//! Parameters and return shapes of remote functions and actor methods, and
+//! the code that encodes, decodes and submits them.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use syn::spanned::Spanned;
+use syn::{FnArg, GenericArgument, Ident, PathArguments, ReturnType, Signature, Type};
+
+/// The typed parameters of a function, without its receiver.
+pub struct Params {
+    /// One type per parameter, in order.
+    pub types: Vec<Type>,
+}
+
+impl Params {
+    /// Reads `sig`'s parameters, rejecting what cannot travel in a task.
+    pub fn of(sig: &Signature) -> syn::Result<Self> {
+        if !sig.generics.params.is_empty() {
+            return Err(syn::Error::new(
+                sig.generics.span(),
+                "wray: remote functions and actor methods cannot be generic",
+            ));
+        }
+        if let Some(a) = &sig.asyncness {
+            return Err(syn::Error::new(
+                a.span(),
+                "wray: remote functions and actor methods cannot be async",
+            ));
+        }
+        let mut types = Vec::new();
+        for input in &sig.inputs {
+            if let FnArg::Typed(pat) = input {
+                match &*pat.ty {
+                    Type::Reference(r) => {
+                        return Err(syn::Error::new(
+                            r.span(),
+                            "wray: task arguments are passed by value; take an owned type (e.g. `String`, `Vec<T>`)",
+                        ))
+                    }
+                    Type::ImplTrait(t) => {
+                        return Err(syn::Error::new(
+                            t.span(),
+                            "wray: task arguments need a concrete type",
+                        ))
+                    }
+                    ty => types.push(ty.clone()),
+                }
+            }
+        }
+        Ok(Params { types })
+    }
+
+    /// `__arg0, __arg1, ..`
+    pub fn idents(&self) -> Vec<Ident> {
+        (0..self.types.len())
+            .map(|i| format_ident!("__arg{}", i))
+            .collect()
+    }
+
+    /// `__arg0: impl ::wray::IntoArg<T0>, ..`
+    pub fn remote_params(&self) -> TokenStream {
+        let idents = self.idents();
+        let types = &self.types;
+        quote! { #(#idents: impl ::wray::IntoArg<#types>),* }
+    }
+
+    /// `vec![::wray::IntoArg::<T0>::into_arg(__arg0), ..]`
+    pub fn encode_args(&self) -> TokenStream {
+        let idents = self.idents();
+        let types = &self.types;
+        quote! { ::std::vec![#(::wray::IntoArg::<#types>::into_arg(#idents)),*] }
+    }
+
+    /// Reads every argument from `args` into `__arg0..` inside a task.
+    pub fn decode_args(&self, function: &str) -> TokenStream {
+        let idents = self.idents();
+        let types = &self.types;
+        let n = self.types.len();
+        if n == 0 {
+            return quote! {
+                ::wray::__private::ArgReader::new(#function, args, 0)?;
+            };
+        }
+        quote! {
+            let mut __reader = ::wray::__private::ArgReader::new(#function, args, #n)?;
+            #(let #idents: #types = __reader.arg()?;)*
+        }
+    }
+
+    /// The number of parameters, as the `u32` describe reports.
+    pub fn count(&self) -> u32 {
+        u32::try_from(self.types.len()).unwrap_or(u32::MAX)
+    }
+}
+
+/// What a function returns, seen as task results.
+pub struct Returns {
+    /// Whether the declared type is a `Result` (its `Err` fails the task).
+    pub fallible: bool,
+    /// The type of each return object.
+    pub items: Vec<Type>,
+}
+
+impl Returns {
+    /// Reads `output` as `num_returns` objects.
+    pub fn of(output: &ReturnType, num_returns: usize) -> syn::Result<Self> {
+        let declared: Type = match output {
+            ReturnType::Default => syn::parse_quote!(()),
+            ReturnType::Type(_, ty) => (**ty).clone(),
+        };
+        let (value, fallible) = match result_ok_type(&declared) {
+            Some(ok) => (ok, true),
+            None => (declared, false),
+        };
+        let items = if num_returns == 1 {
+            vec![value]
+        } else {
+            match &value {
+                Type::Tuple(t) if t.elems.len() == num_returns => t.elems.iter().cloned().collect(),
+                other => {
+                    return Err(syn::Error::new(
+                        other.span(),
+                        format!("wray: num_returns = {num_returns} needs a tuple of {num_returns} elements (or a Result of one)"),
+                    ))
+                }
+            }
+        };
+        Ok(Returns { fallible, items })
+    }
+
+    /// The number of return objects, as the `u32` describe reports.
+    pub fn count(&self) -> u32 {
+        u32::try_from(self.items.len()).unwrap_or(u32::MAX)
+    }
+
+    /// `ObjectRef<T>`, or a tuple of refs.
+    pub fn ref_type(&self) -> TokenStream {
+        let refs = self.items.iter().map(|t| quote! { ::wray::ObjectRef<#t> });
+        if self.items.len() == 1 {
+            quote! { #(#refs)* }
+        } else {
+            quote! { (#(#refs),*) }
+        }
+    }
+
+    /// Typed refs out of `__returns` (a `::wray::__private::Returns`).
+    pub fn unpack_refs(&self) -> TokenStream {
+        let nth = (0..self.items.len()).map(|i| quote! { __returns.nth(#i) });
+        if self.items.len() == 1 {
+            quote! { #(#nth)* }
+        } else {
+            quote! { (#(#nth),*) }
+        }
+    }
+
+    /// Turns `__out` (the function's return value) into the task's result.
+    pub fn encode(&self, function: &str) -> TokenStream {
+        let unwrap = if self.fallible {
+            quote! {
+                let __out = match __out {
+                    ::core::result::Result::Ok(v) => v,
+                    ::core::result::Result::Err(e) => {
+                        return ::core::result::Result::Err(
+                            ::wray::__private::application_error(#function, e),
+                        )
+                    }
+                };
+            }
+        } else {
+            quote! {}
+        };
+        let encode = if self.items.len() == 1 {
+            quote! {
+                ::core::result::Result::Ok(::std::vec![
+                    ::wray::__private::encode_return(#function, 0, &__out)?
+                ])
+            }
+        } else {
+            let parts: Vec<Ident> = (0..self.items.len())
+                .map(|i| format_ident!("__r{}", i))
+                .collect();
+            let index = 0..self.items.len();
+            quote! {
+                let (#(#parts),*) = __out;
+                ::core::result::Result::Ok(::std::vec![
+                    #(::wray::__private::encode_return(#function, #index, &#parts)?),*
+                ])
+            }
+        };
+        quote! { #unwrap #encode }
+    }
+}
+
+/// `T` when `ty` is a path whose last segment is `Result<T, ..>`.
+pub fn result_ok_type(ty: &Type) -> Option<Type> {
+    let Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    if last.ident != "Result" {
+        return None;
+    }
+    let PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    args.args.iter().find_map(|a| match a {
+        GenericArgument::Type(t) => Some(t.clone()),
+        _ => None,
+    })
+}
+
+/// Parses `num_returns = N` from the arguments of an attribute.
+pub fn parse_num_returns(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<usize> {
+    let lit: syn::LitInt = meta.value()?.parse()?;
+    let n: usize = lit.base10_parse()?;
+    if n == 0 {
+        return Err(syn::Error::new(
+            lit.span(),
+            "wray: num_returns must be at least 1",
+        ));
+    }
+    Ok(n)
+}

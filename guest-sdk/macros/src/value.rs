@@ -1,0 +1,27 @@
+//! `#[wray::value]`: rkyv's derives through `::wray::rkyv`.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::Item;
+
+/// Expands `#[wray::value] item`.
+pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
+    if !attr.is_empty() {
+        return Err(syn::Error::new_spanned(
+            attr,
+            "wray: #[wray::value] takes no options",
+        ));
+    }
+    let item: Item = syn::parse2(item)?;
+    match &item {
+        Item::Struct(_) | Item::Enum(_) => Ok(quote! {
+            #[derive(::wray::rkyv::Archive, ::wray::rkyv::Serialize, ::wray::rkyv::Deserialize)]
+            #[rkyv(crate = ::wray::rkyv)]
+            #item
+        }),
+        other => Err(syn::Error::new_spanned(
+            other,
+            "wray: #[wray::value] goes on a struct or an enum",
+        )),
+    }
+}

@@ -1,0 +1,208 @@
+//! Actors: [`ActorHandle`] on the caller's side, and the state machine the
+//! generated code runs inside the actor's instance.
+
+use core::cell::RefCell;
+use core::fmt;
+use core::hash::{Hash, Hasher};
+use core::ops::Deref;
+
+use rkyv::rancor::Fallible;
+use rkyv::{Archive, Deserialize, Place, Serialize};
+
+use crate::bindings::types as wit;
+use crate::error::ErrorKind;
+use crate::ids::{ActorId, ArchivedTaskId, TaskId, TaskIdResolver};
+use crate::runtime::task_error;
+
+/// An actor class: a type marked `#[wray::actor]` (on both its struct and its
+/// `impl` block). Implemented by the macro.
+pub trait Actor: 'static {
+    /// The macro-generated `{Class}Methods` struct: one method per remote
+    /// method of the class, each returning a call builder whose
+    /// `.remote(args..)` submits the call.
+    type Methods: ActorMethods;
+}
+
+/// The methods struct of an actor class: a typed actor id. Implemented by
+/// `#[wray::actor]` on the class's struct.
+pub trait ActorMethods: Copy + 'static {
+    /// Names the actor `id`.
+    fn from_id(id: ActorId) -> Self;
+    /// The actor's id.
+    fn actor_id(&self) -> ActorId;
+}
+
+/// A handle to a live actor of class `A`, returned by `A::remote(args..)`.
+///
+/// Dereferences to `A::Methods`, so `handle.method().remote(args..)` submits
+/// a call. Calls on one actor run one at a time, in submission order. A
+/// handle is a plain value: clone it, or pass it to another task (it travels
+/// as its actor id).
+pub struct ActorHandle<A: Actor> {
+    methods: A::Methods,
+}
+
+impl<A: Actor> ActorHandle<A> {
+    /// Names the existing actor `id`; the class is not checked until a call
+    /// reaches the actor.
+    pub fn from_id(id: ActorId) -> Self {
+        ActorHandle {
+            methods: A::Methods::from_id(id),
+        }
+    }
+
+    /// The actor's id (the id of the task that created it).
+    pub fn id(&self) -> ActorId {
+        self.methods.actor_id()
+    }
+}
+
+impl<A: Actor> Deref for ActorHandle<A> {
+    type Target = A::Methods;
+
+    fn deref(&self) -> &A::Methods {
+        &self.methods
+    }
+}
+
+impl<A: Actor> Clone for ActorHandle<A> {
+    fn clone(&self) -> Self {
+        ActorHandle {
+            methods: self.methods,
+        }
+    }
+}
+
+impl<A: Actor> PartialEq for ActorHandle<A> {
+    fn eq(&self, other: &Self) -> bool {
+        self.id() == other.id()
+    }
+}
+
+impl<A: Actor> Eq for ActorHandle<A> {}
+
+impl<A: Actor> Hash for ActorHandle<A> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.id().hash(state);
+    }
+}
+
+impl<A: Actor> fmt::Debug for ActorHandle<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "ActorHandle<{}>({})",
+            core::any::type_name::<A>(),
+            self.id()
+        )
+    }
+}
+
+// An `ActorHandle<A>` is archived as its actor id.
+
+impl<A: Actor> Archive for ActorHandle<A> {
+    type Archived = ArchivedTaskId;
+    type Resolver = TaskIdResolver;
+
+    fn resolve(&self, resolver: Self::Resolver, out: Place<Self::Archived>) {
+        self.id().resolve(resolver, out);
+    }
+}
+
+impl<A: Actor, S> Serialize<S> for ActorHandle<A>
+where
+    S: Fallible + ?Sized,
+    TaskId: Serialize<S>,
+{
+    fn serialize(&self, serializer: &mut S) -> Result<Self::Resolver, S::Error> {
+        self.id().serialize(serializer)
+    }
+}
+
+impl<A: Actor, D> Deserialize<ActorHandle<A>, D> for ArchivedTaskId
+where
+    D: Fallible + ?Sized,
+    ArchivedTaskId: Deserialize<TaskId, D>,
+{
+    fn deserialize(&self, deserializer: &mut D) -> Result<ActorHandle<A>, D::Error> {
+        let id: TaskId = Deserialize::<TaskId, D>::deserialize(self, deserializer)?;
+        Ok(ActorHandle::from_id(id))
+    }
+}
+
+/// One remote method of an actor class, as listed by `describe`.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct MethodInfo {
+    /// The method's name.
+    pub name: &'static str,
+    /// Number of arguments, not counting `self`.
+    pub num_args: u32,
+    /// Number of return objects.
+    pub num_returns: u32,
+}
+
+/// What `#[wray::actor]` on an `impl` block generates: construction and
+/// dispatch by name.
+#[doc(hidden)]
+pub trait ActorClass: Actor + Sized {
+    /// The class name (the type's name).
+    const CLASS: &'static str;
+    /// Number of arguments of the constructor (`new`).
+    const NUM_ARGS: u32;
+    /// The remote methods.
+    const METHODS: &'static [MethodInfo];
+
+    /// Runs the constructor.
+    ///
+    /// # Errors
+    ///
+    /// Bad arguments, or the constructor's own error.
+    fn construct(args: Vec<wit::Arg>) -> Result<Self, wit::TaskError>;
+
+    /// Runs `method`.
+    ///
+    /// # Errors
+    ///
+    /// Unknown method (`not-found`), bad arguments, or the method's own error.
+    fn dispatch(
+        &mut self,
+        method: &str,
+        args: Vec<wit::Arg>,
+    ) -> Result<Vec<wit::Payload>, wit::TaskError>;
+}
+
+/// A live actor's state, whatever its class.
+#[doc(hidden)]
+pub trait ActorObject {
+    /// Runs `method` on the state.
+    ///
+    /// # Errors
+    ///
+    /// As [`ActorClass::dispatch`].
+    fn call(&self, method: &str, args: Vec<wit::Arg>) -> Result<Vec<wit::Payload>, wit::TaskError>;
+}
+
+/// The state of an actor of class `A`, borrowed mutably for each call.
+struct ActorCell<A>(RefCell<A>);
+
+impl<A: ActorClass> ActorObject for ActorCell<A> {
+    fn call(&self, method: &str, args: Vec<wit::Arg>) -> Result<Vec<wit::Payload>, wit::TaskError> {
+        match self.0.try_borrow_mut() {
+            Ok(mut state) => state.dispatch(method, args),
+            // The host never overlaps calls; say so rather than panic if it did.
+            Err(_) => Err(task_error(
+                ErrorKind::System,
+                &format!("{}.{method}", A::CLASS),
+                "actor called while another call is running",
+            )),
+        }
+    }
+}
+
+/// Runs `A`'s constructor and boxes the new state.
+pub(crate) fn create<A: ActorClass>(
+    args: Vec<wit::Arg>,
+) -> Result<Box<dyn ActorObject>, wit::TaskError> {
+    Ok(Box::new(ActorCell(RefCell::new(A::construct(args)?))))
+}

@@ -1,0 +1,137 @@
+//! Task arguments: what `.remote(..)` accepts ([`IntoArg`]) and how the
+//! generated code reads them back inside the task ([`ArgReader`]).
+
+use crate::bindings::{objects, types as wit};
+use crate::codec::{from_payload, to_payload, Value};
+use crate::error::ErrorKind;
+use crate::object_ref::ObjectRef;
+use crate::runtime::task_error;
+
+/// Something that can be passed where a remote function or actor method takes
+/// a `T`: a `T` itself (passed by value), or an [`ObjectRef<T>`] /
+/// `&ObjectRef<T>` (a dependency the host resolves before the task runs).
+/// A `&str` is accepted where a `String` is expected.
+pub trait IntoArg<T> {
+    /// Converts `self` into a WIT argument.
+    ///
+    /// # Panics
+    ///
+    /// When rkyv cannot serialize a value (a bug in the caller).
+    #[doc(hidden)]
+    fn into_arg(self) -> wit::Arg;
+}
+
+impl<T: Value> IntoArg<T> for T {
+    fn into_arg(self) -> wit::Arg {
+        value_arg(&self)
+    }
+}
+
+impl<T> IntoArg<T> for ObjectRef<T> {
+    fn into_arg(self) -> wit::Arg {
+        wit::Arg::Object(self.id().into())
+    }
+}
+
+impl<T> IntoArg<T> for &ObjectRef<T> {
+    fn into_arg(self) -> wit::Arg {
+        wit::Arg::Object(self.id().into())
+    }
+}
+
+impl IntoArg<String> for &str {
+    fn into_arg(self) -> wit::Arg {
+        value_arg(&self.to_string())
+    }
+}
+
+fn value_arg<T: Value>(value: &T) -> wit::Arg {
+    match to_payload(value) {
+        Ok(payload) => wit::Arg::Value(payload),
+        Err(e) => panic!(
+            "wray: could not encode an argument of type {}: {e}",
+            core::any::type_name::<T>()
+        ),
+    }
+}
+
+/// Reads the arguments of one task in order, decoding each as its parameter's
+/// type. Used by the code `#[wray::remote]` and `#[wray::actor]` generate.
+#[doc(hidden)]
+pub struct ArgReader {
+    function: &'static str,
+    args: std::vec::IntoIter<wit::Arg>,
+    index: usize,
+}
+
+impl ArgReader {
+    /// Checks that `function` got exactly `expected` arguments.
+    ///
+    /// # Errors
+    ///
+    /// Kind `invalid-argument` when the count differs.
+    pub fn new(
+        function: &'static str,
+        args: Vec<wit::Arg>,
+        expected: usize,
+    ) -> Result<Self, wit::TaskError> {
+        if args.len() != expected {
+            return Err(task_error(
+                ErrorKind::InvalidArgument,
+                function,
+                format!(
+                    "{function} takes {expected} argument(s), got {}",
+                    args.len()
+                ),
+            ));
+        }
+        Ok(ArgReader {
+            function,
+            args: args.into_iter(),
+            index: 0,
+        })
+    }
+
+    /// Decodes the next argument as a `T`; an object argument is fetched
+    /// from the store first.
+    ///
+    /// # Errors
+    ///
+    /// Kind `invalid-argument` naming the function and the argument's index
+    /// when the value is not a `T`; the object's own error, unchanged, when an
+    /// object argument holds one.
+    pub fn arg<T: Value>(&mut self) -> Result<T, wit::TaskError> {
+        let index = self.index;
+        self.index += 1;
+        let payload = match self.args.next() {
+            Some(wit::Arg::Value(payload)) => payload,
+            Some(wit::Arg::Object(id)) => {
+                let mut payloads = objects::get(&[id], None)?;
+                match payloads.pop() {
+                    Some(payload) if payloads.is_empty() => payload,
+                    _ => {
+                        return Err(task_error(
+                            ErrorKind::System,
+                            self.function,
+                            format!("argument {index}: the host returned no single value"),
+                        ))
+                    }
+                }
+            }
+            None => {
+                return Err(task_error(
+                    ErrorKind::InvalidArgument,
+                    self.function,
+                    format!("argument {index} is missing"),
+                ))
+            }
+        };
+        from_payload(&payload).map_err(|e| {
+            task_error(
+                ErrorKind::InvalidArgument,
+                self.function,
+                format!("argument {index} of {}: {e}", self.function),
+            )
+        })
+    }
+}

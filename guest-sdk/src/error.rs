@@ -1,0 +1,191 @@
+//! The error a task, a `get` or a `wait` can end with.
+
+use core::fmt;
+
+use crate::bindings::types as wit;
+use crate::ids::TaskId;
+
+/// A result whose error defaults to [`Error`].
+pub type Result<T, E = Error> = core::result::Result<T, E>;
+
+/// Why a task failed (the WIT `error-kind`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The function returned an error value.
+    Application,
+    /// The guest panicked (the message is the panic message).
+    Panic,
+    /// The guest trapped (unreachable, out-of-bounds access, stack overflow, ...).
+    Trap,
+    /// The guest tried to grow its memory past the task's memory limit.
+    OutOfMemory,
+    /// The task ran past its time limit, or a `get`/`wait` timed out.
+    Timeout,
+    /// A value could not be decoded, or an argument had the wrong shape.
+    InvalidArgument,
+    /// The named function, actor class or method does not exist.
+    NotFound,
+    /// The actor a call was sent to is dead.
+    ActorDied,
+    /// The host failed to run the task (instantiation, resources).
+    System,
+}
+
+impl ErrorKind {
+    /// The kind's name in the WIT contract, e.g. `out-of-memory`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Application => "application",
+            ErrorKind::Panic => "panic",
+            ErrorKind::Trap => "trap",
+            ErrorKind::OutOfMemory => "out-of-memory",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::InvalidArgument => "invalid-argument",
+            ErrorKind::NotFound => "not-found",
+            ErrorKind::ActorDied => "actor-died",
+            ErrorKind::System => "system",
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A failed task, as returned by [`get`](crate::get) on its result or on
+/// anything that depends on it: the original error travels unchanged through
+/// dependencies, so [`task`](Error::task) and [`function`](Error::function)
+/// name the task that failed first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error {
+    kind: ErrorKind,
+    function: String,
+    task: TaskId,
+    message: String,
+}
+
+impl Error {
+    /// Creates an error of `kind` raised by `function` (a remote function's
+    /// name or `Class.method`) in task `task`.
+    pub fn new(
+        kind: ErrorKind,
+        function: impl Into<String>,
+        task: TaskId,
+        message: impl Into<String>,
+    ) -> Self {
+        Error {
+            kind,
+            function: function.into(),
+            task,
+            message: message.into(),
+        }
+    }
+
+    /// Why the task failed.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// The remote function (`name`) or actor method (`Class.method`) that failed.
+    pub fn function(&self) -> &str {
+        &self.function
+    }
+
+    /// The id of the task that failed.
+    pub fn task(&self) -> TaskId {
+        self.task
+    }
+
+    /// The guest's message (or the host's, for traps and limits).
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "task {} ({}) failed: {}: {}",
+            self.task, self.function, self.kind, self.message
+        )
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<wit::ErrorKind> for ErrorKind {
+    fn from(kind: wit::ErrorKind) -> Self {
+        match kind {
+            wit::ErrorKind::Application => ErrorKind::Application,
+            wit::ErrorKind::Panic => ErrorKind::Panic,
+            wit::ErrorKind::Trap => ErrorKind::Trap,
+            wit::ErrorKind::OutOfMemory => ErrorKind::OutOfMemory,
+            wit::ErrorKind::Timeout => ErrorKind::Timeout,
+            wit::ErrorKind::InvalidArgument => ErrorKind::InvalidArgument,
+            wit::ErrorKind::NotFound => ErrorKind::NotFound,
+            wit::ErrorKind::ActorDied => ErrorKind::ActorDied,
+            wit::ErrorKind::System => ErrorKind::System,
+        }
+    }
+}
+
+impl From<ErrorKind> for wit::ErrorKind {
+    fn from(kind: ErrorKind) -> Self {
+        match kind {
+            ErrorKind::Application => wit::ErrorKind::Application,
+            ErrorKind::Panic => wit::ErrorKind::Panic,
+            ErrorKind::Trap => wit::ErrorKind::Trap,
+            ErrorKind::OutOfMemory => wit::ErrorKind::OutOfMemory,
+            ErrorKind::Timeout => wit::ErrorKind::Timeout,
+            ErrorKind::InvalidArgument => wit::ErrorKind::InvalidArgument,
+            ErrorKind::NotFound => wit::ErrorKind::NotFound,
+            ErrorKind::ActorDied => wit::ErrorKind::ActorDied,
+            ErrorKind::System => wit::ErrorKind::System,
+        }
+    }
+}
+
+impl From<wit::TaskError> for Error {
+    fn from(e: wit::TaskError) -> Self {
+        Error {
+            kind: e.kind.into(),
+            function: e.function,
+            task: e.task.into(),
+            message: e.message,
+        }
+    }
+}
+
+impl From<Error> for wit::TaskError {
+    fn from(e: Error) -> Self {
+        wit::TaskError {
+            kind: e.kind.into(),
+            function: e.function,
+            task: e.task.into(),
+            message: e.message,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_names_task_function_kind_and_message() {
+        let e = Error::new(
+            ErrorKind::OutOfMemory,
+            "Counter.add",
+            TaskId { hi: 0, lo: 2 },
+            "limit 64 MiB",
+        );
+        assert_eq!(
+            e.to_string(),
+            "task 00000000000000000000000000000002 (Counter.add) failed: out-of-memory: limit 64 MiB"
+        );
+    }
+}

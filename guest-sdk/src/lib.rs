@@ -1,0 +1,107 @@
+//! The wray guest SDK: remote functions, actors and objects for WebAssembly
+//! components run by wray, with Ray's API in Rust.
+//!
+//! A component is a `cdylib` crate built with `cargo component build`. It
+//! marks its remote functions with [`#[wray::remote]`](macro@remote), its
+//! actor classes with [`#[wray::actor]`](macro@actor), optionally a driver
+//! entry point with [`#[wray::main]`](macro@main), and lists all of them
+//! once with [`wray::export!`](export!):
+//!
+//! ```ignore
+//! use wray::{ActorHandle, ObjectRef};
+//!
+//! #[wray::remote]
+//! fn add(a: i64, b: i64) -> i64 {
+//!     a + b
+//! }
+//!
+//! #[wray::actor]
+//! pub struct Counter {
+//!     n: i64,
+//! }
+//!
+//! #[wray::actor]
+//! impl Counter {
+//!     pub fn new(start: i64) -> Self {
+//!         Counter { n: start }
+//!     }
+//!     pub fn increment(&mut self) -> i64 {
+//!         self.n += 1;
+//!         self.n
+//!     }
+//! }
+//!
+//! #[wray::main]
+//! fn main(_args: Vec<String>) -> Result<(), wray::Error> {
+//!     let x: ObjectRef<i64> = add.remote(1, 2); // a task; returns at once
+//!     let y = add.remote(&x, 10); // depends on x: runs once x exists
+//!     assert_eq!(y.get()?, 13);
+//!
+//!     let c: ActorHandle<Counter> = Counter::remote(0);
+//!     let r = c.increment().remote();
+//!     assert_eq!(wray::get(&r)?, 1);
+//!     Ok(())
+//! }
+//!
+//! wray::export! {
+//!     main: main,
+//!     functions: [add],
+//!     actors: [Counter],
+//! }
+//! ```
+//!
+//! # Concepts
+//!
+//! - **Remote function**: `#[wray::remote] fn f(..)` turns `f` into a value
+//!   with `f.remote(args..)` (submit a task, get [`ObjectRef`]s back at once)
+//!   and `f.local(args..)` (a plain call). `#[wray::remote(num_returns = 2)]`
+//!   on a function returning a pair gives a pair of refs. A function returning
+//!   `Result<T, E>` gives an `ObjectRef<T>`; its `Err(e)` becomes an error of
+//!   kind [`Application`](ErrorKind::Application) with message `e.to_string()`.
+//! - **Arguments**: where a function takes a `T` you may pass a `T`, an
+//!   `ObjectRef<T>` or an `&ObjectRef<T>` (see [`IntoArg`]). Refs are
+//!   dependencies: the host runs the task once they exist and resolves them.
+//!   Refs inside values (`Vec<ObjectRef<T>>`) are passed as refs.
+//! - **Objects**: [`put`], [`get`], [`get_all`], [`get_timeout`] and
+//!   [`wait`] talk to the node's object store. A `get` on the result of a
+//!   failed task returns that task's [`Error`], unchanged however many tasks
+//!   it went through.
+//! - **Actors**: `A::remote(args..)` runs `A::new(args..)` in a new actor and
+//!   returns an [`ActorHandle<A>`]; `handle.method().remote(args..)` submits a
+//!   call. Calls on one actor run one at a time, in submission order.
+//! - **Values**: anything that implements [`Value`], i.e. anything rkyv can
+//!   serialize and check; derive it for your own types with
+//!   [`#[wray::value]`](macro@value).
+//! - **Failures**: a panic, a trap, a memory or time limit ends the task with
+//!   an [`Error`] of the matching [`ErrorKind`]; the caller sees it from `get`.
+
+mod actor;
+mod args;
+mod codec;
+mod error;
+mod export;
+mod ids;
+mod object_ref;
+mod objects;
+mod panic;
+mod runtime;
+mod submit;
+
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
+use __private::bindings;
+
+pub use actor::{Actor, ActorHandle, ActorMethods};
+pub use args::IntoArg;
+pub use codec::Value;
+pub use error::{Error, ErrorKind, Result};
+pub use ids::{ActorId, ObjectId, TaskId};
+pub use object_ref::ObjectRef;
+pub use objects::{get, get_all, get_timeout, put, wait};
+pub use runtime::{log, node_id, task_id, LogLevel};
+pub use wray_macros::{actor, export, main, remote, value};
+
+/// The rkyv crate wray encodes values with, for `#[rkyv(..)]` attributes and
+/// hand-written impls.
+pub use rkyv;

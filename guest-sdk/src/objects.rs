@@ -1,0 +1,126 @@
+//! The object store: `put`, `get`, `get_all`, `get_timeout` and `wait`.
+
+use core::time::Duration;
+
+use crate::bindings::{objects, types as wit};
+use crate::codec::{from_payload, to_payload, Value};
+use crate::error::{Error, ErrorKind, Result};
+use crate::object_ref::ObjectRef;
+use crate::runtime::task_error;
+
+/// Stores `value` as a new immutable object owned by the running task and
+/// returns a reference to it. Never blocks.
+///
+/// # Panics
+///
+/// When rkyv cannot serialize `value` (a bug in the caller, not a condition
+/// of the host).
+pub fn put<T: Value>(value: &T) -> ObjectRef<T> {
+    let payload = match to_payload(value) {
+        Ok(payload) => payload,
+        Err(e) => panic!(
+            "wray::put: could not encode {}: {e}",
+            core::any::type_name::<T>()
+        ),
+    };
+    ObjectRef::from_id(objects::put(&payload).into())
+}
+
+/// Blocks until the object behind `r` exists and returns its value. While it
+/// blocks, the task gives its CPU back to the node, so tasks that wait on
+/// their own sub-tasks cannot deadlock.
+///
+/// # Errors
+///
+/// The error of the task that produced the object (or of the first failed
+/// task it depends on), or kind [`InvalidArgument`](ErrorKind::InvalidArgument)
+/// when the value is not a `T`.
+pub fn get<T: Value>(r: &ObjectRef<T>) -> Result<T> {
+    get_many(core::slice::from_ref(r), None).map(|mut values| values.remove(0))
+}
+
+/// Like [`get`], but returns an error of kind
+/// [`Timeout`](ErrorKind::Timeout) when the object does not exist within
+/// `timeout`.
+///
+/// # Errors
+///
+/// As [`get`], plus the timeout.
+pub fn get_timeout<T: Value>(r: &ObjectRef<T>, timeout: Duration) -> Result<T> {
+    get_many(core::slice::from_ref(r), Some(timeout)).map(|mut values| values.remove(0))
+}
+
+/// Returns the values of every ref in `refs`, in order, blocking until all of
+/// them exist. One call to the host, whatever the number of refs.
+///
+/// # Errors
+///
+/// The error of the first ref (in order) whose object holds an error, or
+/// kind [`InvalidArgument`](ErrorKind::InvalidArgument) when a value is not a
+/// `T`.
+pub fn get_all<T: Value>(refs: &[ObjectRef<T>]) -> Result<Vec<T>> {
+    get_many(refs, None)
+}
+
+/// Waits until `num_returns` of `refs` exist (an object holding an error
+/// counts) or `timeout` passes (`None`: no timeout), and splits `refs` into
+/// `(ready, pending)`, each in input order. At most `num_returns` refs are
+/// ready: the first ready ones in input order. A `num_returns` larger than
+/// `refs.len()` is clamped.
+pub fn wait<T>(
+    refs: &[ObjectRef<T>],
+    num_returns: usize,
+    timeout: Option<Duration>,
+) -> (Vec<ObjectRef<T>>, Vec<ObjectRef<T>>) {
+    if refs.is_empty() {
+        return (Vec::new(), Vec::new());
+    }
+    let ids: Vec<wit::ObjectId> = refs.iter().map(|r| r.id().into()).collect();
+    let num_returns = u32::try_from(num_returns.min(refs.len())).unwrap_or(u32::MAX);
+    let ready = objects::wait(&ids, num_returns, timeout.map(millis));
+    let mut done = Vec::new();
+    let mut pending = Vec::new();
+    for (i, r) in refs.iter().enumerate() {
+        if ready.get(i).copied().unwrap_or(false) {
+            done.push(*r);
+        } else {
+            pending.push(*r);
+        }
+    }
+    (done, pending)
+}
+
+/// `timeout` in whole milliseconds, saturating.
+fn millis(timeout: Duration) -> u64 {
+    u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// One `objects.get` for all of `refs`, decoded as `T`.
+fn get_many<T: Value>(refs: &[ObjectRef<T>], timeout: Option<Duration>) -> Result<Vec<T>> {
+    let ids: Vec<wit::ObjectId> = refs.iter().map(|r| r.id().into()).collect();
+    let payloads = objects::get(&ids, timeout.map(millis)).map_err(Error::from)?;
+    if payloads.len() != refs.len() {
+        return Err(task_error(
+            ErrorKind::System,
+            "get",
+            format!(
+                "the host returned {} values for {} objects",
+                payloads.len(),
+                refs.len()
+            ),
+        )
+        .into());
+    }
+    refs.iter()
+        .zip(&payloads)
+        .map(|(r, payload)| {
+            from_payload(payload).map_err(|e| {
+                Error::from(task_error(
+                    ErrorKind::InvalidArgument,
+                    "get",
+                    format!("object {}: {e}", r.id()),
+                ))
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,77 @@
+//! Submitting tasks, creating actors and calling them: the host calls behind
+//! `.remote(..)`. Hidden: reached only through generated code (and
+//! [`submit_raw`] for tests of the host).
+
+use crate::actor::{Actor, ActorHandle};
+use crate::bindings::{tasks, types as wit};
+use crate::ids::{ActorId, ObjectId};
+use crate::object_ref::ObjectRef;
+
+/// The return objects of one submission.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct Returns {
+    ids: Vec<ObjectId>,
+}
+
+impl Returns {
+    /// The `i`-th (0-based) return object, typed.
+    ///
+    /// Return objects are numbered `1..=num_returns` after their task, so an
+    /// id the host left out is rebuilt from the first one; with no ids at all
+    /// the ref names a null object whose `get` fails.
+    pub fn nth<T>(&self, i: usize) -> ObjectRef<T> {
+        let id = match self.ids.get(i) {
+            Some(id) => *id,
+            None => match self.ids.first() {
+                Some(first) => ObjectId {
+                    task: first.task,
+                    index: u32::try_from(i + 1).unwrap_or(u32::MAX),
+                },
+                None => ObjectId::default(),
+            },
+        };
+        ObjectRef::from_id(id)
+    }
+}
+
+fn returns(ids: Vec<wit::ObjectId>) -> Returns {
+    Returns {
+        ids: ids.into_iter().map(ObjectId::from).collect(),
+    }
+}
+
+/// Submits remote function `function` of this component.
+#[doc(hidden)]
+pub fn submit(function: &str, args: Vec<wit::Arg>, num_returns: u32) -> Returns {
+    returns(tasks::submit(
+        function,
+        &args,
+        wit::TaskOptions { num_returns },
+    ))
+}
+
+/// Submits `function` by name, with arguments already encoded; the host
+/// stores an error in the returned objects when it cannot run it (unknown
+/// function, wrong argument count).
+#[doc(hidden)]
+pub fn submit_raw(function: &str, args: Vec<wit::Arg>, num_returns: u32) -> Vec<ObjectId> {
+    submit(function, args, num_returns).ids
+}
+
+/// Creates an actor of class `A` with its constructor's arguments.
+#[doc(hidden)]
+pub fn create_actor<A: Actor>(class: &str, args: Vec<wit::Arg>) -> ActorHandle<A> {
+    ActorHandle::from_id(tasks::create_actor(class, &args).into())
+}
+
+/// Calls `method` on `actor`.
+#[doc(hidden)]
+pub fn call_actor(actor: ActorId, method: &str, args: Vec<wit::Arg>, num_returns: u32) -> Returns {
+    returns(tasks::call_actor(
+        actor.into(),
+        method,
+        &args,
+        wit::TaskOptions { num_returns },
+    ))
+}

@@ -1,0 +1,218 @@
+//! Actors: one long-lived instance each, whose calls run one at a time in
+//! submission order.
+//!
+//! An actor's queue holds its tasks in the order they were submitted (the
+//! constructor first). The head runs once its object arguments exist and the
+//! previous call has finished; a later call never overtakes an earlier one
+//! whose arguments are still pending. Actors hold no CPU slot (Ray's default
+//! actors use 0 CPUs while running). A trap kills the actor (the instance may
+//! be in any state): later calls fail with `actor-died`, as in Ray. A method
+//! returning an error value does not.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use wasmtime::component::ResourceAny;
+use wasmtime::Store;
+use wray_control_plane::ActorId;
+
+use crate::bindings::Guest;
+use crate::component::LoadedComponent;
+use crate::error::{ErrorKind, TaskError};
+use crate::object_store::Object;
+use crate::runtime::Runtime;
+use crate::task::{PendingTask, TaskKind, TaskSpec};
+use crate::worker::classify::trap_to_task_error;
+use crate::worker::run::{arm_deadline, finish_call, system_error};
+use crate::worker::state::{CurrentTask, TaskState};
+
+/// A live actor instance: its store, its bindings, and the handle of its
+/// `actor-instance` resource.
+struct Instance {
+    store: Store<TaskState>,
+    guest: Guest,
+    handle: ResourceAny,
+}
+
+struct Inner {
+    queue: VecDeque<Arc<PendingTask>>,
+    running: bool,
+    instance: Option<Instance>,
+    /// Why the actor is dead, once it is.
+    dead: Option<TaskError>,
+}
+
+/// One actor of a node.
+pub(crate) struct Actor {
+    pub id: ActorId,
+    pub class: String,
+    pub component: Arc<LoadedComponent>,
+    inner: Mutex<Inner>,
+}
+
+impl Actor {
+    pub fn new(id: ActorId, class: String, component: Arc<LoadedComponent>) -> Self {
+        Self {
+            id,
+            class,
+            component,
+            inner: Mutex::new(Inner {
+                queue: VecDeque::new(),
+                running: false,
+                instance: None,
+                dead: None,
+            }),
+        }
+    }
+
+    /// Appends a submitted task to the queue.
+    pub fn enqueue(&self, task: Arc<PendingTask>) {
+        self.inner.lock().queue.push_back(task);
+    }
+
+    /// Marks the actor dead with `cause`; its instance is dropped.
+    pub fn kill(&self, cause: TaskError) {
+        let mut inner = self.inner.lock();
+        inner.dead.get_or_insert(cause);
+        inner.instance = None;
+    }
+
+    /// Starts the head of the queue if it is ready and nothing is running.
+    pub fn try_run(self: &Arc<Self>, rt: &Arc<Runtime>) {
+        let (task, instance, dead) = {
+            let mut inner = self.inner.lock();
+            if inner.running || !inner.queue.front().is_some_and(|t| t.is_ready()) {
+                return;
+            }
+            let Some(task) = inner.queue.pop_front() else {
+                return;
+            };
+            inner.running = true;
+            (task, inner.instance.take(), inner.dead.clone())
+        };
+        let (actor, rt2) = (self.clone(), rt.clone());
+        rt.spawn_blocking(move || actor.run(&rt2, task, instance, dead));
+    }
+
+    fn run(
+        self: Arc<Self>,
+        rt: &Arc<Runtime>,
+        task: Arc<PendingTask>,
+        instance: Option<Instance>,
+        dead: Option<TaskError>,
+    ) {
+        let mut instance = instance;
+        let mut died = None;
+        if let Some(mut spec) = task.take() {
+            let returns = spec.returns.clone();
+            let result = match (&dead, instance.as_mut()) {
+                (Some(cause), _) => Err(self.died_error(&spec, cause)),
+                (None, _) if matches!(spec.kind, TaskKind::ActorCreate { .. }) => {
+                    match self.construct(rt, &mut spec) {
+                        Ok(created) => {
+                            instance = Some(created);
+                            Ok(Vec::new())
+                        }
+                        Err(e) => {
+                            died = Some(e.clone());
+                            Err(e)
+                        }
+                    }
+                }
+                (None, Some(inst)) => {
+                    let (result, trapped) = self.call(rt, inst, &mut spec);
+                    if trapped {
+                        if let Err(e) = &result {
+                            died = Some(e.clone());
+                        }
+                        instance = None;
+                    }
+                    result
+                }
+                (None, None) => Err(system_error(&spec, "actor has no instance")),
+            };
+            rt.complete(&returns, result);
+        }
+        {
+            let mut inner = self.inner.lock();
+            inner.running = false;
+            if let Some(cause) = died {
+                inner.dead.get_or_insert(cause);
+            } else if inner.dead.is_none() {
+                inner.instance = instance;
+            }
+        }
+        self.try_run(rt);
+    }
+
+    fn died_error(&self, spec: &TaskSpec, cause: &TaskError) -> TaskError {
+        TaskError::new(
+            ErrorKind::ActorDied,
+            spec.label.clone(),
+            spec.id,
+            format!("actor {} ({}) is dead: {cause}", self.id, self.class),
+        )
+    }
+
+    fn construct(&self, rt: &Arc<Runtime>, spec: &mut TaskSpec) -> Result<Instance, TaskError> {
+        let args = rt.resolve_args(spec)?;
+        let current = CurrentTask::new(spec.id, spec.label.clone(), false, rt.deadline());
+        let mut store = rt.new_store(self.component.clone(), current, &[]);
+        let guest = self
+            .component
+            .pre
+            .instantiate(&mut store)
+            .map_err(|e| system_error(spec, &format!("cannot instantiate: {e:#}")))?;
+        let created =
+            guest
+                .wray_runtime_app()
+                .actor_instance()
+                .call_create(&mut store, &self.class, &args);
+        match created {
+            Ok(Ok(handle)) => Ok(Instance {
+                store,
+                guest,
+                handle,
+            }),
+            Ok(Err(e)) => Err(e.into()),
+            Err(trap) => Err(trap_to_task_error(&trap, store.data())),
+        }
+    }
+
+    /// Runs one method call; the bool says whether the instance trapped.
+    fn call(
+        &self,
+        rt: &Arc<Runtime>,
+        inst: &mut Instance,
+        spec: &mut TaskSpec,
+    ) -> (Result<Vec<Object>, TaskError>, bool) {
+        let args = match rt.resolve_args(spec) {
+            Ok(a) => a,
+            Err(e) => return (Err(e), false),
+        };
+        let TaskKind::ActorCall { method, .. } = &spec.kind else {
+            return (Err(system_error(spec, "not an actor call")), false);
+        };
+        let current = CurrentTask::new(spec.id, spec.label.clone(), false, rt.deadline());
+        let deadline = current.deadline;
+        {
+            let state = inst.store.data_mut();
+            state.current = current;
+            state.panic_message = None;
+            state.timed_out = false;
+        }
+        arm_deadline(&mut inst.store, deadline);
+        let result = inst.guest.wray_runtime_app().actor_instance().call_call(
+            &mut inst.store,
+            inst.handle,
+            method,
+            &args,
+        );
+        let trapped = result.is_err();
+        (
+            finish_call(result, inst.store.data(), spec.returns.len()),
+            trapped,
+        )
+    }
+}

@@ -1,0 +1,46 @@
+//! `wray`: the command line of a wray node.
+//!
+//! `wray run app.wasm [--num-cpus N] [--dir HOST[::GUEST]] [--task-timeout SECS] [-- args]`
+//! starts an embedded single node, deploys the component and runs its
+//! `main` as the driver.
+
+mod progress;
+mod run;
+
+use clap::{Parser, Subcommand};
+use tracing_subscriber::EnvFilter;
+
+/// wray: a distributed execution engine whose tasks and actors are
+/// WebAssembly components.
+#[derive(Parser)]
+#[command(name = "wray", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a component's `main` as the driver on an embedded single node.
+    Run(run::RunArgs),
+}
+
+fn main() -> std::process::ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_env("WRAY_LOG").unwrap_or_else(|_| EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => run::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}

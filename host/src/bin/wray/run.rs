@@ -1,0 +1,83 @@
+//! `wray run`: deploy a component on an embedded node and run its `main`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+use wray_host::{Node, NodeConfig, Preopen};
+
+use crate::progress::Progress;
+
+/// Arguments of `wray run`.
+#[derive(Args)]
+pub struct RunArgs {
+    /// The component (.wasm) whose `main` is the driver.
+    component: PathBuf,
+    /// CPU slots (tasks running at once); default: this machine's cores.
+    #[arg(long)]
+    num_cpus: Option<usize>,
+    /// Give guests read-only access to a host directory, seen at GUEST
+    /// (default: the same path). Repeatable.
+    #[arg(long = "dir", value_name = "HOST[::GUEST]")]
+    dirs: Vec<String>,
+    /// Per-task time limit in seconds (0: none).
+    #[arg(long, value_name = "SECS", default_value_t = wray_host::config::DEFAULT_TASK_TIMEOUT.as_secs_f64())]
+    task_timeout: f64,
+    /// Per-task memory limit in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = wray_host::config::DEFAULT_TASK_MEMORY >> 20)]
+    task_memory_mib: u64,
+    /// Do not show the progress line.
+    #[arg(long)]
+    quiet: bool,
+    /// Arguments passed to the driver's `main`.
+    #[arg(last = true)]
+    args: Vec<String>,
+}
+
+/// Runs the driver; the exit code is 0 when `main` succeeded, 1 when it
+/// failed.
+pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let mut config = NodeConfig::default();
+    if let Some(n) = args.num_cpus {
+        config.num_cpus = n;
+    }
+    for spec in &args.dirs {
+        config.preopens.push(Preopen::parse(spec)?);
+    }
+    if !(args.task_timeout.is_finite() && args.task_timeout >= 0.0) {
+        anyhow::bail!(
+            "--task-timeout {}: expected a number of seconds >= 0",
+            args.task_timeout
+        );
+    }
+    config.task_timeout =
+        (args.task_timeout > 0.0).then(|| Duration::from_secs_f64(args.task_timeout));
+    config.task_memory_limit = args.task_memory_mib.saturating_mul(1 << 20);
+
+    let node = Node::start(config)?;
+    let app = node
+        .deploy_file(&args.component)
+        .with_context(|| format!("deploying {}", args.component.display()))?;
+    let progress = (!args.quiet).then(|| Progress::start(&node));
+    let outcome = node.run_main(&app.name, &args.args)?;
+    if let Some(p) = progress {
+        p.finish();
+    }
+    let stats = node.stats();
+    eprintln!(
+        "wray: {} tasks run ({} failed) on {} CPUs in {:.3} s",
+        stats.finished + stats.failed,
+        stats.failed,
+        node.num_cpus(),
+        outcome.wall.as_secs_f64()
+    );
+    match outcome.result {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(message) => {
+            eprintln!("error: main of `{}` failed: {message}", app.name);
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}

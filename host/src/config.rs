@@ -1,0 +1,171 @@
+//! Node configuration.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+
+use crate::error::{Error, Result};
+
+/// A host directory a guest may read, and where the guest sees it
+/// (`--dir HOST[::GUEST]`). Guests get read-only access, nothing else.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Preopen {
+    /// Directory on the host.
+    pub host: PathBuf,
+    /// Path inside the guest.
+    pub guest: String,
+}
+
+impl Preopen {
+    /// Parses `HOST[::GUEST]`; without `::GUEST` the guest sees the host path.
+    ///
+    /// # Errors
+    /// [`Error::InvalidConfig`] when either side is empty.
+    pub fn parse(spec: &str) -> Result<Self> {
+        let (host, guest) = match spec.split_once("::") {
+            Some((h, g)) => (h, g),
+            None => (spec, spec),
+        };
+        if host.is_empty() || guest.is_empty() {
+            return Err(Error::InvalidConfig(format!(
+                "--dir `{spec}`: expected HOST[::GUEST] with neither side empty"
+            )));
+        }
+        Ok(Self {
+            host: PathBuf::from(host),
+            guest: guest.to_string(),
+        })
+    }
+}
+
+/// Where guests' stdout and stderr go.
+#[derive(Debug, Clone, Default)]
+pub enum Stdio {
+    /// The node process's own stdout/stderr.
+    #[default]
+    Inherit,
+    /// In-memory buffers (tests read them back).
+    Memory {
+        /// Guests' stdout.
+        stdout: MemoryOutputPipe,
+        /// Guests' stderr.
+        stderr: MemoryOutputPipe,
+    },
+}
+
+impl Stdio {
+    /// In-memory buffers of up to 64 MiB each.
+    pub fn memory() -> Self {
+        Stdio::Memory {
+            stdout: MemoryOutputPipe::new(64 << 20),
+            stderr: MemoryOutputPipe::new(64 << 20),
+        }
+    }
+
+    /// What guests wrote to stdout so far (empty for [`Stdio::Inherit`]).
+    pub fn stdout_text(&self) -> String {
+        match self {
+            Stdio::Inherit => String::new(),
+            Stdio::Memory { stdout, .. } => String::from_utf8_lossy(&stdout.contents()).into(),
+        }
+    }
+}
+
+/// How one node runs tasks.
+#[derive(Debug, Clone)]
+pub struct NodeConfig {
+    /// CPU slots: how many tasks run at once (default: the machine's cores).
+    pub num_cpus: usize,
+    /// Wall-clock limit of one task, from its start; `None`: no limit.
+    pub task_timeout: Option<Duration>,
+    /// Largest linear memory one task's instance may grow to, in bytes.
+    pub task_memory_limit: u64,
+    /// Directories guests may read.
+    pub preopens: Vec<Preopen>,
+    /// Where guests' stdout/stderr go.
+    pub stdio: Stdio,
+    /// Most instances (tasks running or blocked, plus live actors) at once.
+    pub max_instances: u32,
+    /// Use wasmtime's pooling instance allocator (pre-reserved slots).
+    pub pooling: bool,
+    /// Directory caching compiled components; `None` disables the disk cache.
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// Default per-task time limit: generous, it only catches runaway guests.
+pub const DEFAULT_TASK_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Default per-task memory limit: 4 GiB, the whole 32-bit address space.
+pub const DEFAULT_TASK_MEMORY: u64 = 4 << 30;
+
+impl Default for NodeConfig {
+    fn default() -> Self {
+        Self {
+            num_cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            task_timeout: Some(DEFAULT_TASK_TIMEOUT),
+            task_memory_limit: DEFAULT_TASK_MEMORY,
+            preopens: Vec::new(),
+            stdio: Stdio::Inherit,
+            max_instances: 1000,
+            pooling: true,
+            cache_dir: dirs::cache_dir().map(|d| d.join("wray").join("compiled")),
+        }
+    }
+}
+
+impl NodeConfig {
+    /// Checks the values that must be positive.
+    ///
+    /// # Errors
+    /// [`Error::InvalidConfig`] naming the bad field.
+    pub fn validate(&self) -> Result<()> {
+        if self.num_cpus == 0 {
+            return Err(Error::InvalidConfig("num_cpus must be at least 1".into()));
+        }
+        if self.max_instances == 0 {
+            return Err(Error::InvalidConfig(
+                "max_instances must be at least 1".into(),
+            ));
+        }
+        if self.task_memory_limit < (1 << 16) {
+            return Err(Error::InvalidConfig(format!(
+                "task memory limit {} bytes is below one wasm page (65536)",
+                self.task_memory_limit
+            )));
+        }
+        for p in &self.preopens {
+            if !p.host.is_dir() {
+                return Err(Error::InvalidConfig(format!(
+                    "--dir {}: not a directory on this host",
+                    p.host.display()
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_dir_specs() {
+        let p = Preopen::parse("/usr/lib::/data").unwrap();
+        assert_eq!(p.host, PathBuf::from("/usr/lib"));
+        assert_eq!(p.guest, "/data");
+        assert_eq!(Preopen::parse("/tmp").unwrap().guest, "/tmp");
+        assert!(Preopen::parse("::/data").is_err());
+        assert!(Preopen::parse("/x::").is_err());
+    }
+
+    #[test]
+    fn rejects_zero_cpus() {
+        let cfg = NodeConfig {
+            num_cpus: 0,
+            ..Default::default()
+        };
+        assert!(cfg.validate().unwrap_err().to_string().contains("num_cpus"));
+    }
+}

@@ -1,0 +1,57 @@
+//! Running a component's `main` as the driver of a job.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use wray_control_plane::TaskId;
+
+use crate::component::LoadedComponent;
+use crate::runtime::Runtime;
+use crate::worker::classify::trap_to_task_error;
+use crate::worker::state::CurrentTask;
+
+/// How a driver ended.
+#[derive(Debug, Clone)]
+pub struct DriverOutcome {
+    /// `main`'s result: `Err` carries its message, or the trap that ended it.
+    pub result: Result<(), String>,
+    /// Wall time of `main`.
+    pub wall: Duration,
+    /// The driver's task id (root of every id the job made).
+    pub task: TaskId,
+}
+
+static NEXT_JOB: AtomicU64 = AtomicU64::new(1);
+
+impl Runtime {
+    /// Runs `main(args)` of `component` on the calling thread. The driver
+    /// holds no CPU slot and has no time limit.
+    pub(crate) fn run_driver(
+        self: &Arc<Self>,
+        component: Arc<LoadedComponent>,
+        args: &[String],
+    ) -> DriverOutcome {
+        let start = Instant::now();
+        let task = TaskId::driver(NEXT_JOB.fetch_add(1, Ordering::Relaxed));
+        let mut argv = vec![component.record.name.clone()];
+        argv.extend_from_slice(args);
+        let current = CurrentTask::new(task, "main", false, None);
+        let mut store = self.new_store(component.clone(), current, &argv);
+        let result = match component.pre.instantiate(&mut store) {
+            Err(e) => Err(format!(
+                "cannot instantiate `{}`: {e:#}",
+                component.record.name
+            )),
+            Ok(guest) => match guest.wray_runtime_app().call_main(&mut store, args) {
+                Ok(r) => r,
+                Err(trap) => Err(trap_to_task_error(&trap, store.data()).to_string()),
+            },
+        };
+        DriverOutcome {
+            result,
+            wall: start.elapsed(),
+            task,
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! The wasmtime engine of a node, and the epoch ticker that bounds task time.
+//!
+//! One [`wasmtime::Engine`] per node, built once: Cranelift, the component
+//! model, epoch interruption (time limits) and, by default, the pooling
+//! instance allocator (slots reserved up front so a fresh instance per task
+//! costs microseconds, DESIGN.md "Instances").
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+use crate::config::NodeConfig;
+use crate::error::{Error, Result};
+
+/// How often the epoch advances: the resolution of task time limits.
+pub const EPOCH_TICK: Duration = Duration::from_millis(10);
+
+/// Builds the node's engine.
+///
+/// # Errors
+/// [`Error::Engine`] when wasmtime rejects the configuration (for example
+/// when the pooling allocator cannot reserve its address space).
+pub fn build_engine(config: &NodeConfig) -> Result<Engine> {
+    let mut wasm = Config::new();
+    wasm.wasm_component_model(true)
+        .epoch_interruption(true)
+        .cranelift_opt_level(wasmtime::OptLevel::Speed)
+        .parallel_compilation(true);
+    if config.pooling {
+        let n = config.max_instances;
+        let mut pool = PoolingAllocationConfig::new();
+        // A cargo-component guest is a few core instances (the program, the
+        // WASI adapter, shims) with up to two memories and a few tables.
+        pool.total_component_instances(n)
+            .total_core_instances(n.saturating_mul(8))
+            .total_memories(n.saturating_mul(2))
+            .total_tables(n.saturating_mul(4))
+            .max_memory_size(usize::try_from(config.task_memory_limit).unwrap_or(usize::MAX))
+            .max_component_instance_size(1 << 20)
+            .max_core_instance_size(1 << 20)
+            .max_unused_warm_slots(64);
+        wasm.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    }
+    Engine::new(&wasm).map_err(|e| Error::Engine(format!("{e:#}")))
+}
+
+/// A thread that advances the engine's epoch every [`EPOCH_TICK`]; stops
+/// when dropped.
+pub struct EpochTicker {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl EpochTicker {
+    /// Starts ticking `engine`.
+    ///
+    /// # Errors
+    /// [`Error::Engine`] if the thread cannot be spawned.
+    pub fn start(engine: Engine) -> Result<Self> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("wray-epoch".into())
+            .spawn(move || {
+                while !flag.load(Ordering::Relaxed) {
+                    std::thread::sleep(EPOCH_TICK);
+                    engine.increment_epoch();
+                }
+            })
+            .map_err(|e| Error::Engine(format!("cannot start the epoch thread: {e}")))?;
+        Ok(Self {
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for EpochTicker {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Number of epoch ticks in `d`, rounded up, at least 1.
+pub fn ticks(d: Duration) -> u64 {
+    let tick = EPOCH_TICK.as_nanos();
+    u64::try_from(d.as_nanos().div_ceil(tick))
+        .unwrap_or(u64::MAX)
+        .max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_round_up() {
+        assert_eq!(ticks(Duration::ZERO), 1);
+        assert_eq!(ticks(Duration::from_millis(10)), 1);
+        assert_eq!(ticks(Duration::from_millis(11)), 2);
+        assert_eq!(ticks(Duration::from_secs(1)), 100);
+    }
+}

@@ -1,0 +1,13 @@
+//! Workers: running tasks inside wasm instances.
+//!
+//! - [`state`]: what each store carries (WASI, limits, the current task).
+//! - [`host_api`]: the `wray:runtime` imports guests call.
+//! - [`run`]: one remote-function task in a fresh instance.
+//! - [`classify`]: traps to task errors.
+//! - [`pool`]: the elastic pool of worker threads.
+
+pub(crate) mod classify;
+pub(crate) mod host_api;
+pub mod pool;
+pub(crate) mod run;
+pub mod state;

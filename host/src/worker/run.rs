@@ -1,0 +1,140 @@
+//! Running one remote-function task in a fresh instance.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use wasmtime::Store;
+
+use crate::bindings::types;
+use crate::component::LoadedComponent;
+use crate::engine::ticks;
+use crate::error::{ErrorKind, TaskError};
+use crate::object_store::Object;
+use crate::runtime::Runtime;
+use crate::task::{PendingTask, TaskKind, TaskSpec};
+use crate::worker::classify::trap_to_task_error;
+use crate::worker::state::{CurrentTask, TaskState};
+
+impl Runtime {
+    /// Runs a remote-function task that holds a CPU slot, seals its results,
+    /// and gives the slot back.
+    pub(crate) fn run_function_task(self: Arc<Self>, task: Arc<PendingTask>) {
+        if let Some(spec) = task.take() {
+            let returns = spec.returns.clone();
+            let result = self.execute_function(spec);
+            self.complete(&returns, result);
+        }
+        self.release_cpu();
+    }
+
+    fn execute_function(self: &Arc<Self>, mut spec: TaskSpec) -> Result<Vec<Object>, TaskError> {
+        let args = self.resolve_args(&mut spec)?;
+        let TaskKind::Function { name } = &spec.kind else {
+            return Err(system_error(&spec, "not a remote-function task"));
+        };
+        let current = CurrentTask::new(spec.id, spec.label.clone(), true, self.deadline());
+        let mut store = self.new_store(spec.component.clone(), current, &[]);
+        let guest = spec
+            .component
+            .pre
+            .instantiate(&mut store)
+            .map_err(|e| system_error(&spec, &format!("cannot instantiate: {e:#}")))?;
+        let result = guest
+            .wray_runtime_app()
+            .call_invoke(&mut store, name, &args);
+        finish_call(result, store.data(), spec.returns.len())
+    }
+
+    /// When a task starting now must end.
+    pub(crate) fn deadline(&self) -> Option<Instant> {
+        self.config
+            .task_timeout
+            .and_then(|t| Instant::now().checked_add(t))
+    }
+
+    /// A store for `current`, with the memory limit and the epoch deadline
+    /// armed.
+    pub(crate) fn new_store(
+        self: &Arc<Self>,
+        component: Arc<LoadedComponent>,
+        current: CurrentTask,
+        args: &[String],
+    ) -> Store<TaskState> {
+        let deadline = current.deadline;
+        let mut store = Store::new(
+            &self.engine,
+            TaskState::new(self.clone(), component, current, args),
+        );
+        store.limiter(|s| &mut s.limiter);
+        arm_deadline(&mut store, deadline);
+        store
+    }
+
+    /// The task's arguments with object arguments replaced by their values;
+    /// an argument holding an error fails the task with that error,
+    /// unchanged (errors propagate through dependencies).
+    pub(crate) fn resolve_args(&self, spec: &mut TaskSpec) -> Result<Vec<types::Arg>, TaskError> {
+        std::mem::take(&mut spec.args)
+            .into_iter()
+            .map(|arg| match arg {
+                types::Arg::Value(p) => Ok(types::Arg::Value(p)),
+                types::Arg::Object(id) => match self.objects.get(&id.into()).as_deref() {
+                    Some(Object::Value { codec, data }) => Ok(types::Arg::Value(types::Payload {
+                        codec: (*codec).into(),
+                        data: data.to_vec(),
+                    })),
+                    Some(Object::Error(e)) => Err(e.clone()),
+                    None => Err(system_error(
+                        spec,
+                        &format!(
+                            "argument {} is not sealed",
+                            wray_control_plane::ObjectId::from(id)
+                        ),
+                    )),
+                },
+            })
+            .collect()
+    }
+}
+
+/// Arms `store`'s epoch deadline (`None`: effectively never).
+pub(crate) fn arm_deadline(store: &mut Store<TaskState>, deadline: Option<Instant>) {
+    let ticks = deadline.map_or(u64::MAX / 2, |d| {
+        ticks(d.saturating_duration_since(Instant::now()))
+    });
+    store.set_epoch_deadline(ticks);
+    store.epoch_deadline_trap();
+}
+
+/// The outcome of a guest call that returns `result<list<payload>,
+/// task-error>`: `expected` objects, or the task's error.
+pub(crate) fn finish_call(
+    result: wasmtime::Result<Result<Vec<types::Payload>, types::TaskError>>,
+    state: &TaskState,
+    expected: usize,
+) -> Result<Vec<Object>, TaskError> {
+    match result {
+        Ok(Ok(payloads)) if payloads.len() == expected => Ok(payloads
+            .into_iter()
+            .map(|p| Object::Value {
+                codec: p.codec.into(),
+                data: p.data.into(),
+            })
+            .collect()),
+        Ok(Ok(payloads)) => Err(TaskError::new(
+            ErrorKind::InvalidArgument,
+            state.current.label.clone(),
+            state.current.id,
+            format!(
+                "returned {} values, declared num_returns = {expected}",
+                payloads.len()
+            ),
+        )),
+        Ok(Err(e)) => Err(e.into()),
+        Err(trap) => Err(trap_to_task_error(&trap, state)),
+    }
+}
+
+pub(crate) fn system_error(spec: &TaskSpec, message: &str) -> TaskError {
+    TaskError::new(ErrorKind::System, spec.label.clone(), spec.id, message)
+}

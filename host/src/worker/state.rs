@@ -1,0 +1,156 @@
+//! The data a wasm store carries for the task it runs: WASI, limits, and who
+//! is calling (the current task).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use wasmtime::component::ResourceTable;
+use wasmtime::ResourceLimiter;
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+use wray_control_plane::TaskId;
+
+use crate::component::LoadedComponent;
+use crate::config::Stdio;
+use crate::runtime::Runtime;
+
+/// The task a store is running now (an actor's store runs many in turn).
+#[derive(Debug, Clone)]
+pub struct CurrentTask {
+    /// Its id.
+    pub id: TaskId,
+    /// Function name or `Class.method`.
+    pub label: String,
+    /// Tasks it has submitted so far (the next child's index).
+    pub children: u64,
+    /// Objects it has put so far (the next put index).
+    pub puts: u32,
+    /// Whether it holds a CPU slot (to give back while blocked in `get`).
+    pub holds_cpu: bool,
+    /// When its time limit passes.
+    pub deadline: Option<Instant>,
+}
+
+impl CurrentTask {
+    /// A task that has submitted and put nothing yet.
+    pub fn new(
+        id: TaskId,
+        label: impl Into<String>,
+        holds_cpu: bool,
+        deadline: Option<Instant>,
+    ) -> Self {
+        Self {
+            id,
+            label: label.into(),
+            children: 0,
+            puts: 0,
+            holds_cpu,
+            deadline,
+        }
+    }
+
+    /// The id of the next task it submits.
+    pub fn next_child(&mut self) -> TaskId {
+        let id = self.id.child(self.children);
+        self.children += 1;
+        id
+    }
+}
+
+/// Enforces the task memory limit and remembers whether it was hit, so the
+/// resulting trap is reported as out-of-memory with both sizes.
+pub struct MemoryLimiter {
+    /// The limit in bytes.
+    pub limit: u64,
+    /// The size (bytes) a refused growth asked for.
+    pub refused: Option<u64>,
+}
+
+impl ResourceLimiter for MemoryLimiter {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired as u64 > self.limit {
+            self.refused = Some(desired as u64);
+            wasmtime::bail!("memory limit of {} bytes exceeded", self.limit);
+        }
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(desired <= 1_000_000)
+    }
+}
+
+/// The `T` of every `Store<T>` the node creates.
+pub struct TaskState {
+    pub(crate) rt: Arc<Runtime>,
+    pub(crate) component: Arc<LoadedComponent>,
+    pub(crate) current: CurrentTask,
+    pub(crate) limiter: MemoryLimiter,
+    /// Set by the guest's panic hook (`runtime.panicked`).
+    pub(crate) panic_message: Option<String>,
+    /// Set when a host call found the task's time limit passed.
+    pub(crate) timed_out: bool,
+    wasi: WasiCtx,
+    table: ResourceTable,
+}
+
+impl TaskState {
+    /// State for running `current` from `component`, with `args` as the
+    /// guest's command line (only `main` gets any).
+    pub(crate) fn new(
+        rt: Arc<Runtime>,
+        component: Arc<LoadedComponent>,
+        current: CurrentTask,
+        args: &[String],
+    ) -> Self {
+        let mut wasi = WasiCtxBuilder::new();
+        wasi.allow_blocking_current_thread(true).args(args);
+        match &rt.config.stdio {
+            Stdio::Inherit => {
+                wasi.inherit_stdout().inherit_stderr();
+            }
+            Stdio::Memory { stdout, stderr } => {
+                wasi.stdout(stdout.clone()).stderr(stderr.clone());
+            }
+        }
+        for p in &rt.config.preopens {
+            // Checked to be a directory when the node started; a directory
+            // removed since then is simply not visible to the guest.
+            if let Err(e) = wasi.preopened_dir(&p.host, &p.guest, FsPerms::ReadOnly) {
+                tracing::warn!(dir = %p.host.display(), "cannot preopen: {e:#}");
+            }
+        }
+        let limit = rt.config.task_memory_limit;
+        Self {
+            rt,
+            component,
+            current,
+            limiter: MemoryLimiter {
+                limit,
+                refused: None,
+            },
+            panic_message: None,
+            timed_out: false,
+            wasi: wasi.build(),
+            table: ResourceTable::new(),
+        }
+    }
+}
+
+impl WasiView for TaskState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! Every guest API call, through the `api` fixture (test-programs/api):
+//! each scenario prints what the guest observed and the test checks it.
+
+use std::time::Duration;
+
+use crate::support::{scenario, Setup, TestNode};
+
+fn lines(setup: Setup, name: &str) -> Vec<String> {
+    scenario(setup, name)
+}
+
+#[test]
+fn put_get_round_trips_several_types() {
+    let out = lines(Setup::default(), "put_get");
+    let expected = [
+        "i64 42",
+        "string \"hello\"",
+        "vec [1.5, 2.5]",
+        "struct Point { x: 1, y: -2 }",
+        "option Some(7)",
+        "tuple (1, \"a\")",
+        "map {\"a\": 1, \"b\": 2}",
+        "empty []",
+    ];
+    for line in expected {
+        assert!(out.iter().any(|l| l == line), "missing `{line}` in {out:?}");
+    }
+    let checksum: u64 = (0..1u64 << 20).map(|i| i % 251).sum();
+    assert!(out.contains(&format!("big 1048576 {checksum}")), "{out:?}");
+    assert!(out.iter().any(|l| l == "get_all [1, 2, 3]"), "{out:?}");
+}
+
+#[test]
+fn wait_returns_ready_in_input_order_and_honours_timeouts() {
+    let out = lines(
+        Setup {
+            num_cpus: 4,
+            ..Setup::default()
+        },
+        "wait",
+    );
+    assert_eq!(
+        out,
+        [
+            "ready [1, 2] pending [0]",
+            "timeout ready [] pending [0]",
+            "all ready [0, 1, 2] pending []",
+            "get_timeout timeout",
+        ]
+    );
+}
+
+#[test]
+fn num_returns_gives_several_refs() {
+    assert_eq!(lines(Setup::default(), "num_returns"), ["split 42 \"21\""]);
+}
+
+#[test]
+fn dependencies_chain_and_refs_inside_values() {
+    assert_eq!(lines(Setup::default(), "chain"), ["chain 3", "sum_refs 6"]);
+}
+
+#[test]
+fn nested_tasks_do_not_deadlock_one_cpu() {
+    let out = lines(
+        Setup {
+            num_cpus: 1,
+            ..Setup::default()
+        },
+        "nested",
+    );
+    assert_eq!(out, ["nested [45, 55, 65, 75, 85]", "fib 55"]);
+}
+
+#[test]
+fn actors_keep_state_and_run_calls_in_submission_order() {
+    let out = lines(Setup::default(), "actors");
+    let log: Vec<String> = (0..20).map(|i| i.to_string()).collect();
+    assert_eq!(
+        out,
+        [
+            "counter [11, 12, 13] 13".to_string(),
+            "ten [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]".to_string(),
+            format!("log [{}]", log.join(", ")),
+            "ordered [1, 2]".to_string(),
+            "handle 1".to_string(),
+        ]
+    );
+}
+
+#[test]
+fn errors_propagate_unchanged_through_two_dependencies() {
+    let out = lines(Setup::default(), "errors");
+    assert_eq!(
+        out[..3],
+        [
+            "error application fail boom",
+            "error application fail boom",
+            "same_task true"
+        ]
+    );
+}
+
+#[test]
+fn trap_becomes_an_error_object_and_the_next_task_runs() {
+    assert_eq!(lines(Setup::default(), "trap"), ["trap trap", "after 2"]);
+}
+
+#[test]
+fn panic_becomes_an_error_object_with_its_message() {
+    assert_eq!(
+        lines(Setup::default(), "panic"),
+        ["panic panic true", "after 2"]
+    );
+}
+
+#[test]
+fn out_of_memory_becomes_an_error_object() {
+    let setup = Setup {
+        task_memory_limit: 64 << 20,
+        ..Setup::default()
+    };
+    assert_eq!(lines(setup, "oom"), ["oom out-of-memory", "after 2"]);
+}
+
+#[test]
+fn infinite_loop_hits_the_time_limit() {
+    let setup = Setup {
+        task_timeout: Some(Duration::from_secs(1)),
+        ..Setup::default()
+    };
+    assert_eq!(lines(setup, "spin"), ["spin timeout", "after 2"]);
+}
+
+#[test]
+fn a_trapping_actor_dies_and_says_so() {
+    assert_eq!(
+        lines(Setup::default(), "actor_panic"),
+        ["ok 1", "boom panic", "dead actor-died"]
+    );
+}
+
+#[test]
+fn ids_are_hex_and_the_node_is_named() {
+    let out = lines(Setup::default(), "ids");
+    let task = out[0].strip_prefix("task ").expect("task line");
+    assert_eq!(task.len(), 32);
+    assert!(task.chars().all(|c| c.is_ascii_hexdigit()));
+    assert!(out[1].starts_with("node node-"), "{out:?}");
+}
+
+#[test]
+fn one_node_survives_every_failure_in_a_row() {
+    // The same node runs the failing scenarios back to back and still
+    // serves the next driver.
+    let node = TestNode::start(Setup {
+        task_timeout: Some(Duration::from_secs(1)),
+        task_memory_limit: 64 << 20,
+        ..Setup::default()
+    });
+    for name in ["trap", "panic", "oom", "spin", "chain"] {
+        let (result, _) = node.run("api", &[name]);
+        assert_eq!(result, Ok(()), "scenario {name}");
+    }
+    let out = node.stdio.stdout_text();
+    assert!(out.ends_with("chain 3\nsum_refs 6\n"), "{out}");
+}
+
+#[test]
+fn unknown_scenario_fails_main_with_its_message() {
+    let node = TestNode::start(Setup::default());
+    let (result, _) = node.run("api", &["no-such-scenario"]);
+    assert!(result.unwrap_err().contains("no-such-scenario"));
+}

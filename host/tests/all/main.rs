@@ -1,0 +1,9 @@
+//! Integration tests of the wray host: real components (built by
+//! `cargo xtask build-guests` from `test-programs/` and `examples/`) run on
+//! real nodes.
+
+mod api;
+mod cli;
+mod examples;
+mod support;
+mod wordcount;

@@ -1,0 +1,101 @@
+//! Shared helpers: finding built components, starting nodes, running
+//! scenarios of the `api` fixture.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use wray_host::{Node, NodeConfig, Preopen, Stdio};
+
+/// Directory holding the built components (`WRAY_WASM_DIR`, else
+/// `<target>/wasm`).
+pub fn wasm_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("WRAY_WASM_DIR") {
+        return dir.into();
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"));
+    target.join("wasm")
+}
+
+/// Path of the built component `name`; panics with the command that builds
+/// it when it is missing.
+pub fn component(name: &str) -> PathBuf {
+    let path = wasm_dir().join(format!("{name}.wasm"));
+    assert!(
+        path.exists(),
+        "{} is missing: run `cargo xtask build-guests` (or `cargo xtask test`) first",
+        path.display()
+    );
+    path
+}
+
+/// A test node: in-memory stdout, no disk cache side effects beyond the
+/// shared compiled cache.
+pub struct TestNode {
+    pub node: Node,
+    pub stdio: Stdio,
+}
+
+/// Node settings for one test.
+#[derive(Clone)]
+pub struct Setup {
+    pub num_cpus: usize,
+    pub task_timeout: Option<Duration>,
+    pub task_memory_limit: u64,
+    pub preopens: Vec<Preopen>,
+}
+
+impl Default for Setup {
+    fn default() -> Self {
+        Self {
+            num_cpus: 2,
+            task_timeout: Some(Duration::from_secs(120)),
+            task_memory_limit: 1 << 30,
+            preopens: Vec::new(),
+        }
+    }
+}
+
+impl TestNode {
+    pub fn start(setup: Setup) -> Self {
+        let stdio = Stdio::memory();
+        let config = NodeConfig {
+            num_cpus: setup.num_cpus,
+            task_timeout: setup.task_timeout,
+            task_memory_limit: setup.task_memory_limit,
+            preopens: setup.preopens,
+            stdio: stdio.clone(),
+            max_instances: 256,
+            ..NodeConfig::default()
+        };
+        Self {
+            node: Node::start(config).expect("node starts"),
+            stdio,
+        }
+    }
+
+    /// Deploys `name`, runs `main(args)`, and returns (result, stdout).
+    pub fn run(&self, name: &str, args: &[&str]) -> (Result<(), String>, String) {
+        let app = self
+            .node
+            .deploy_file(component(name))
+            .expect("component deploys");
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let outcome = self.node.run_main(&app.name, &args).expect("main runs");
+        (outcome.result, self.stdio.stdout_text())
+    }
+}
+
+/// Runs scenario `scenario` of the `api` fixture and returns its stdout
+/// lines, failing the test if `main` failed.
+pub fn scenario(setup: Setup, scenario: &str) -> Vec<String> {
+    let node = TestNode::start(setup);
+    let (result, stdout) = node.run("api", &[scenario]);
+    assert_eq!(
+        result,
+        Ok(()),
+        "scenario {scenario} failed; stdout:\n{stdout}"
+    );
+    stdout.lines().map(str::to_string).collect()
+}

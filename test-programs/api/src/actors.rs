@@ -1,0 +1,95 @@
+//! Scenario `actors`.
+
+use std::time::Duration;
+
+use wray::{ActorHandle, ObjectRef};
+
+/// A counter actor.
+#[wray::actor]
+pub struct Counter {
+    n: i64,
+}
+
+#[wray::actor]
+impl Counter {
+    /// Starts at `start`.
+    pub fn new(start: i64) -> Self {
+        Counter { n: start }
+    }
+
+    /// Adds one and returns the new count.
+    pub fn increment(&mut self) -> i64 {
+        self.n += 1;
+        self.n
+    }
+
+    /// The current count.
+    pub fn get(&self) -> i64 {
+        self.n
+    }
+}
+
+/// An actor that records what it is given, in call order.
+#[wray::actor]
+pub struct Log {
+    items: Vec<i64>,
+}
+
+#[wray::actor]
+impl Log {
+    /// Starts empty.
+    pub fn new() -> Self {
+        Log { items: Vec::new() }
+    }
+
+    /// Appends `v` and returns the new length.
+    pub fn push(&mut self, v: i64) -> usize {
+        self.items.push(v);
+        self.items.len()
+    }
+
+    /// Everything pushed so far.
+    pub fn items(&self) -> Vec<i64> {
+        self.items.clone()
+    }
+}
+
+/// Sleeps `ms` milliseconds, then returns `v`.
+#[wray::remote]
+pub(crate) fn sleep_then(ms: u64, v: i64) -> i64 {
+    std::thread::sleep(Duration::from_millis(ms));
+    v
+}
+
+/// Increments a counter it was handed as an argument.
+#[wray::remote]
+pub(crate) fn bump(c: ActorHandle<Counter>) -> wray::Result<i64> {
+    c.increment().remote().get()
+}
+
+/// `actors`: state, parallel actors, call order, handles in tasks.
+pub(crate) fn actors() -> wray::Result<()> {
+    let c = Counter::remote(10i64);
+    let incs: Vec<ObjectRef<i64>> = (0..3).map(|_| c.increment().remote()).collect();
+    let now = c.get().remote();
+    println!("counter {:?} {}", wray::get_all(&incs)?, now.get()?);
+
+    let counters: Vec<ActorHandle<Counter>> = (0..10).map(|_| Counter::remote(0i64)).collect();
+    let ones: Vec<ObjectRef<i64>> = counters.iter().map(|c| c.increment().remote()).collect();
+    println!("ten {:?}", wray::get_all(&ones)?);
+
+    let log = Log::remote();
+    for v in 0..20i64 {
+        log.push().remote(v);
+    }
+    println!("log {:?}", log.items().remote().get()?);
+
+    let ordered = Log::remote();
+    ordered.push().remote(sleep_then.remote(200u64, 1i64));
+    ordered.push().remote(2i64);
+    println!("ordered {:?}", ordered.items().remote().get()?);
+
+    let fresh = Counter::remote(0i64);
+    println!("handle {}", bump.remote(fresh.clone()).get()?);
+    Ok(())
+}

@@ -1,0 +1,70 @@
+//! The fixture the host's integration tests run: `main(args)` runs scenario
+//! `args[0]` and prints one line per check, which the tests compare.
+//!
+//! | scenario | module | what it exercises |
+//! | --- | --- | --- |
+//! | `put_get`, `wait` | [`objects`] | put/get of many types, get_all, wait, get_timeout |
+//! | `num_returns`, `chain`, `nested` | [`tasks`] | several returns, dependencies, refs in values, nested tasks |
+//! | `actors` | [`actors`] | actor state, parallel actors, call order, handles passed to tasks |
+//! | `errors`, `trap`, `panic`, `oom`, `spin`, `actor_panic` | [`failures`] | every way a task can fail |
+//! | `ids` | here | task and node ids |
+
+// The scenarios pass `&ObjectRef`s on purpose (Ray's `f.remote(&x)` style),
+// although `ObjectRef` is `Copy`.
+#![allow(clippy::needless_borrows_for_generic_args)]
+
+mod actors;
+mod failures;
+mod objects;
+mod tasks;
+
+/// Runs scenario `args[0]`.
+#[wray::main]
+fn main(args: Vec<String>) -> Result<(), String> {
+    let scenario = args.first().map(String::as_str).unwrap_or("");
+    let result = match scenario {
+        "put_get" => objects::put_get(),
+        "wait" => objects::wait(),
+        "num_returns" => tasks::num_returns(),
+        "chain" => tasks::chain(),
+        "nested" => tasks::nested(),
+        "actors" => actors::actors(),
+        "errors" => failures::errors(),
+        "trap" => failures::trap(),
+        "panic" => failures::panic(),
+        "oom" => failures::oom_scenario(),
+        "spin" => failures::spin_scenario(),
+        "actor_panic" => failures::actor_panic(),
+        "ids" => ids(),
+        other => return Err(format!("unknown scenario {other}")),
+    };
+    result.map_err(|e| e.to_string())
+}
+
+/// `ids`: the running task's and node's ids.
+fn ids() -> wray::Result<()> {
+    println!("task {}", wray::task_id());
+    println!("node {}", wray::node_id());
+    Ok(())
+}
+
+wray::export! {
+    main: main,
+    functions: [
+        objects::sleep_ms,
+        tasks::split,
+        tasks::inc,
+        tasks::sum_refs,
+        tasks::sub_experiment,
+        tasks::run_experiment,
+        tasks::fib,
+        actors::sleep_then,
+        actors::bump,
+        failures::fail,
+        failures::trap_now,
+        failures::panic_now,
+        failures::oom,
+        failures::spin,
+    ],
+    actors: [actors::Counter, actors::Log, failures::Fragile],
+}

@@ -1,0 +1,77 @@
+//! wray's developer tasks, run as `cargo xtask <command>` (alias in `.cargo/config.toml`).
+//!
+//! Every command works on a fresh Debian 12 machine from a clean clone: it installs what
+//! is missing first (see [`setup`]) and says what it does.
+//!
+//! - `cargo xtask setup`: guest toolchain, Debian packages, `cargo-component` ([`setup`]).
+//! - `cargo xtask build-guests`: the guest workspaces `examples/` and `test-programs/`
+//!   built to components and staged in `<target>/wasm/` ([`guests`]).
+//! - `cargo xtask demo [--num-cpus N]`: the distributed word count over the Rust standard
+//!   library sources ([`demo`]).
+//! - `cargo xtask test`: fmt, clippy and the whole test suite, as CI runs it ([`suite`]).
+//!
+//! The guest toolchain comes in two flavours, chosen once per machine ([`toolchain`]):
+//! the ordinary rustup `wasm32-wasip1` target, or, where rustup's server is unreachable,
+//! Debian's `rustc-web` with `-Z build-std`.
+
+mod demo;
+mod guests;
+mod paths;
+mod run;
+mod setup;
+mod suite;
+mod toolchain;
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+
+/// wray's set-up, guest builds, demo and test runners.
+#[derive(Debug, Parser)]
+#[command(name = "cargo xtask", bin_name = "cargo xtask", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// One developer task.
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Install what building wray needs and is missing (idempotent).
+    Setup,
+    /// Build the guest workspaces to components in `<target>/wasm/`.
+    BuildGuests,
+    /// Run the distributed word count over the Rust standard library sources.
+    Demo {
+        /// Number of CPU slots for tasks (default: every core of this machine).
+        #[arg(long, value_name = "N")]
+        num_cpus: Option<u32>,
+    },
+    /// Run fmt, clippy and the whole test suite (what CI runs).
+    Test,
+}
+
+fn main() -> ExitCode {
+    match run_command(Cli::parse().command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            // `{:#}` prints the cause chain on one line, without anyhow's backtrace.
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs one command to completion.
+fn run_command(command: Command) -> Result<()> {
+    match command {
+        Command::Setup => setup::setup().map(drop),
+        Command::BuildGuests => {
+            let toolchain = toolchain::detect()?;
+            guests::build_guests(toolchain)
+        }
+        Command::Demo { num_cpus } => demo::demo(num_cpus),
+        Command::Test => suite::test(),
+    }
+}

@@ -1,0 +1,145 @@
+//! `cargo xtask setup`: install what building and running wray needs and is missing.
+//!
+//! Idempotent: each step checks first and says what it finds or does.
+//! 1. The guest toolchain path ([`toolchain::detect`]).
+//! 2. Debian packages for that path ([`GuestToolchain::packages`]) via `apt-get`, with
+//!    `sudo` only when not root.
+//! 3. `cargo-component` at [`CARGO_COMPONENT_VERSION`] via `cargo install --locked`.
+
+use std::process::Command;
+
+use anyhow::{bail, Result};
+
+use crate::run;
+use crate::toolchain::{self, GuestToolchain};
+
+/// The `cargo-component` release the guests are built with.
+pub const CARGO_COMPONENT_VERSION: &str = "0.21.1";
+
+/// Runs every set-up step and returns the guest toolchain path it chose.
+///
+/// # Errors
+///
+/// Fails when a missing package or tool cannot be installed.
+pub fn setup() -> Result<GuestToolchain> {
+    run::header("setup: guest toolchain");
+    let toolchain = toolchain::detect()?;
+    run::header("setup: Debian packages");
+    ensure_packages(toolchain.packages())?;
+    run::header("setup: cargo-component");
+    ensure_cargo_component()?;
+    Ok(toolchain)
+}
+
+/// Whether a `dpkg-query -W -f='${Status}'` status means installed
+/// (`install ok installed`, `hold ok installed`).
+fn status_is_installed(status: &str) -> bool {
+    status.split_whitespace().last() == Some("installed")
+}
+
+/// Installs the Debian packages in `wanted` that are not installed yet.
+fn ensure_packages(wanted: &[&str]) -> Result<()> {
+    if run::stdout_of(Command::new("dpkg-query").arg("--version")).is_none() {
+        bail!(
+            "dpkg-query not found: this is not a Debian-like system; install the equivalents \
+             of these Debian packages by hand: {}",
+            wanted.join(" ")
+        );
+    }
+    let missing: Vec<&str> = wanted
+        .iter()
+        .copied()
+        .filter(|pkg| {
+            let status =
+                run::stdout_of(Command::new("dpkg-query").args(["-W", "-f=${Status}", pkg]));
+            !status.as_deref().is_some_and(status_is_installed)
+        })
+        .collect();
+    if missing.is_empty() {
+        println!("already installed: {}", wanted.join(" "));
+        return Ok(());
+    }
+    println!("installing: {}", missing.join(" "));
+    run::run(&mut apt_get(&["update"]))?;
+    let mut install = apt_get(&["install", "-y"]);
+    install.args(&missing);
+    run::run(&mut install)
+}
+
+/// An `apt-get` command, through `sudo` unless we are root.
+fn apt_get(args: &[&str]) -> Command {
+    let mut cmd = if is_root() {
+        Command::new("apt-get")
+    } else {
+        let mut sudo = Command::new("sudo");
+        sudo.arg("apt-get");
+        sudo
+    };
+    cmd.env("DEBIAN_FRONTEND", "noninteractive").args(args);
+    cmd
+}
+
+/// Whether this process runs as root (`id -u` prints 0).
+fn is_root() -> bool {
+    run::stdout_of(Command::new("id").arg("-u")).is_some_and(|uid| uid.trim() == "0")
+}
+
+/// Whether `cargo component --version` output reports `version`
+/// (it prints e.g. `cargo-component-component 0.21.1`).
+fn reports_version(output: &str, version: &str) -> bool {
+    output.split_whitespace().any(|word| word == version)
+}
+
+/// Installs `cargo-component` unless `cargo component --version` reports the pinned one.
+fn ensure_cargo_component() -> Result<()> {
+    let found = run::stdout_of(run::cargo().args(["component", "--version"]));
+    if let Some(found) = &found {
+        if reports_version(found, CARGO_COMPONENT_VERSION) {
+            println!("already installed: {}", found.trim());
+            return Ok(());
+        }
+        println!("found {}, want {CARGO_COMPONENT_VERSION}", found.trim());
+    }
+    println!("installing cargo-component {CARGO_COMPONENT_VERSION} (about 5 minutes)");
+    run::run(run::cargo().args([
+        "install",
+        "--locked",
+        "cargo-component",
+        "--version",
+        CARGO_COMPONENT_VERSION,
+    ]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dpkg_status_installed() {
+        assert!(status_is_installed("install ok installed"));
+        assert!(status_is_installed("hold ok installed\n"));
+        assert!(!status_is_installed("unknown ok not-installed"));
+        assert!(!status_is_installed("deinstall ok config-files"));
+        assert!(!status_is_installed(""));
+    }
+
+    #[test]
+    fn cargo_component_version_check() {
+        assert!(reports_version(
+            "cargo-component-component 0.21.1\n",
+            "0.21.1"
+        ));
+        assert!(reports_version(
+            "cargo-component 0.21.1 (abc 2025-01-01)",
+            "0.21.1"
+        ));
+        assert!(!reports_version(
+            "cargo-component-component 0.20.0",
+            "0.21.1"
+        ));
+        assert!(!reports_version(
+            "cargo-component-component 0.21.10",
+            "0.21.1"
+        ));
+    }
+}

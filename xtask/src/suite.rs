@@ -1,0 +1,45 @@
+//! `cargo xtask test`: everything CI checks, in order, stopping at the first failure.
+//!
+//! 1. [`setup`](crate::setup) and [`build-guests`](crate::guests) (the tests load the
+//!    components from `WRAY_WASM_DIR=<target>/wasm`),
+//! 2. `cargo fmt --all --check`,
+//! 3. `cargo clippy --workspace --all-targets --release -- -D warnings`,
+//! 4. `cargo test --workspace --release`.
+//!
+//! Everything builds with `--release` so that the test build and the demo's build share
+//! one set of compiled dependencies (wasmtime alone takes ~6 minutes on 2 cores).
+
+use anyhow::Result;
+
+use crate::run;
+use crate::{guests, paths, setup};
+
+/// Runs the whole suite.
+///
+/// # Errors
+///
+/// Fails at the first step that fails.
+pub fn test() -> Result<()> {
+    let toolchain = setup::setup()?;
+    guests::build_guests(toolchain)?;
+
+    run::header("cargo fmt --all --check");
+    run::run(run::cargo().args(["fmt", "--all", "--check"]))?;
+
+    run::header("cargo clippy --workspace --all-targets --release -- -D warnings");
+    run::run(run::cargo().args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--release",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
+
+    run::header("cargo test --workspace --release");
+    let mut test = run::cargo();
+    test.env("WRAY_WASM_DIR", paths::wasm_dir())
+        .args(["test", "--workspace", "--release"]);
+    run::run(&mut test)
+}
