@@ -9,11 +9,14 @@
 //! - `cargo xtask demo [--num-cpus N]`: the distributed word count over the Rust standard
 //!   library sources ([`demo`]).
 //! - `cargo xtask test`: fmt, clippy and the whole test suite, as CI runs it ([`suite`]).
+//! - `cargo xtask bench [--runs N]`: first-look benchmarks into `docs/benchmarks.md`
+//!   ([`bench`]).
 //!
 //! The guest toolchain comes in two flavours, chosen once per machine ([`toolchain`]):
 //! the ordinary rustup `wasm32-wasip1` target, or, where rustup's server is unreachable,
 //! Debian's `rustc-web` with `-Z build-std`.
 
+mod bench;
 mod demo;
 mod guests;
 mod paths;
@@ -50,6 +53,12 @@ enum Command {
     },
     /// Run fmt, clippy and the whole test suite (what CI runs).
     Test,
+    /// Run the first-look benchmarks and write docs/benchmarks.md.
+    Bench {
+        /// Runs of each measurement (the median is reported).
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+    },
 }
 
 fn main() -> ExitCode {
@@ -73,5 +82,6 @@ fn run_command(command: Command) -> Result<()> {
         }
         Command::Demo { num_cpus } => demo::demo(num_cpus),
         Command::Test => suite::test(),
+        Command::Bench { runs } => bench::bench(runs),
     }
 }

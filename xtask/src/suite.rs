@@ -2,7 +2,7 @@
 //!
 //! 1. [`setup`](crate::setup) and [`build-guests`](crate::guests) (the tests load the
 //!    components from `WRAY_WASM_DIR=<target>/wasm`),
-//! 2. `cargo fmt --all --check`,
+//! 2. `cargo fmt --all --check`, in the root and in both guest workspaces,
 //! 3. `cargo clippy --workspace --all-targets --release -- -D warnings`,
 //! 4. `cargo test --workspace --release`.
 //!
@@ -23,8 +23,16 @@ pub fn test() -> Result<()> {
     let toolchain = setup::setup()?;
     guests::build_guests(toolchain)?;
 
-    run::header("cargo fmt --all --check");
+    run::header("cargo fmt --all --check (root, examples/, test-programs/)");
     run::run(run::cargo().args(["fmt", "--all", "--check"]))?;
+    for guests in ["examples", "test-programs"] {
+        let manifest = paths::repo_root().join(guests).join("Cargo.toml");
+        run::run(
+            run::cargo()
+                .args(["fmt", "--all", "--check", "--manifest-path"])
+                .arg(manifest),
+        )?;
+    }
 
     run::header("cargo clippy --workspace --all-targets --release -- -D warnings");
     run::run(run::cargo().args([

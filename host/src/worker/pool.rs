@@ -45,7 +45,10 @@ pub struct WorkerPool {
 impl WorkerPool {
     /// A pool of at most `max_threads` threads (jobs beyond that queue).
     pub fn new(max_threads: usize) -> Self {
-        Self { shared: Arc::default(), max_threads: max_threads.max(1) }
+        Self {
+            shared: Arc::default(),
+            max_threads: max_threads.max(1),
+        }
     }
 
     /// Runs `job` on a pool thread, starting one if none is idle.
@@ -64,7 +67,9 @@ impl WorkerPool {
         state.threads += 1;
         drop(state);
         let shared = self.shared.clone();
-        let started = std::thread::Builder::new().name("wray-worker".into()).spawn(move || work(&shared));
+        let started = std::thread::Builder::new()
+            .name("wray-worker".into())
+            .spawn(move || work(&shared));
         if let Err(e) = started {
             tracing::error!("cannot start a worker thread: {e}; the job waits for a busy one");
             self.shared.state.lock().threads -= 1;
@@ -142,7 +147,9 @@ mod tests {
         assert_eq!(rx.recv_timeout(Duration::from_secs(5)).unwrap(), 9);
         *gate.0.lock() = true;
         gate.1.notify_all();
-        let rest: Vec<_> = (0..8).map(|_| rx.recv_timeout(Duration::from_secs(5)).unwrap()).collect();
+        let rest: Vec<_> = (0..8)
+            .map(|_| rx.recv_timeout(Duration::from_secs(5)).unwrap())
+            .collect();
         assert_eq!(rest, vec![1; 8]);
         assert!(pool.threads() >= 9);
     }
@@ -157,6 +164,10 @@ mod tests {
             rx.recv_timeout(Duration::from_secs(5)).unwrap();
             std::thread::sleep(Duration::from_millis(1));
         }
-        assert!(pool.threads() <= 2, "{} threads for sequential jobs", pool.threads());
+        assert!(
+            pool.threads() <= 2,
+            "{} threads for sequential jobs",
+            pool.threads()
+        );
     }
 }

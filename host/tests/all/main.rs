@@ -5,5 +5,6 @@
 mod api;
 mod cli;
 mod examples;
+mod microbench;
 mod support;
 mod wordcount;

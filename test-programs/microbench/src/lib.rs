@@ -1,0 +1,107 @@
+//! Microbenchmarks timed inside a driver (the guest's monotonic clock), so
+//! they measure what a wray program sees: submission, scheduling, a fresh
+//! instance per task, and the object round trip.
+//!
+//! `main(["roundtrip", N])`: N times, submit one trivial task and `get` its
+//! result; prints `roundtrip_us <mean µs per task>`.
+//! `main(["throughput", N])`: submit N trivial tasks, then `get_all`; prints
+//! `throughput_per_s <tasks per second>`.
+//! `main(["actor_roundtrip", N])`: N calls on one actor, each awaited;
+//! prints `actor_roundtrip_us <mean µs per call>`.
+//! `main(["put_get", N])`: N puts of a small value each read back; prints
+//! `put_get_us <mean µs per put + get>`.
+
+use std::time::Instant;
+
+/// The trivial task: Ray's microbenchmark uses a no-op too.
+#[wray::remote]
+fn noop(x: u64) -> u64 {
+    x
+}
+
+/// An actor whose method does nothing.
+#[wray::actor]
+pub struct Echo;
+
+#[wray::actor]
+impl Echo {
+    /// A new echo actor.
+    pub fn new() -> Self {
+        Echo
+    }
+
+    /// Returns its argument.
+    pub fn echo(&self, x: u64) -> u64 {
+        x
+    }
+}
+
+fn count(args: &[String]) -> Result<u64, String> {
+    let n = args.get(1).ok_or("usage: <case> N")?;
+    n.parse().map_err(|e| format!("N `{n}`: {e}"))
+}
+
+#[wray::main]
+fn main(args: Vec<String>) -> Result<(), String> {
+    let case = args.first().map(String::as_str).unwrap_or("");
+    let n = count(&args)?;
+    let start = Instant::now();
+    match case {
+        "roundtrip" => {
+            for i in 0..n {
+                let v = noop.remote(i).get().map_err(|e| e.to_string())?;
+                if v != i {
+                    return Err(format!("noop({i}) returned {v}"));
+                }
+            }
+            println!(
+                "roundtrip_us {:.2}",
+                start.elapsed().as_secs_f64() * 1e6 / n as f64
+            );
+        }
+        "throughput" => {
+            let refs: Vec<_> = (0..n).map(|i| noop.remote(i)).collect();
+            let values = wray::get_all(&refs).map_err(|e| e.to_string())?;
+            if values.iter().copied().ne(0..n) {
+                return Err("results out of order".into());
+            }
+            println!(
+                "throughput_per_s {:.0}",
+                n as f64 / start.elapsed().as_secs_f64()
+            );
+        }
+        "actor_roundtrip" => {
+            let echo = Echo::remote();
+            for i in 0..n {
+                let v = echo.echo().remote(i).get().map_err(|e| e.to_string())?;
+                if v != i {
+                    return Err(format!("echo({i}) returned {v}"));
+                }
+            }
+            println!(
+                "actor_roundtrip_us {:.2}",
+                start.elapsed().as_secs_f64() * 1e6 / n as f64
+            );
+        }
+        "put_get" => {
+            for i in 0..n {
+                let v = wray::put(&i).get().map_err(|e| e.to_string())?;
+                if v != i {
+                    return Err(format!("put({i}) read back {v}"));
+                }
+            }
+            println!(
+                "put_get_us {:.2}",
+                start.elapsed().as_secs_f64() * 1e6 / n as f64
+            );
+        }
+        other => return Err(format!("unknown case `{other}`")),
+    }
+    Ok(())
+}
+
+wray::export! {
+    main: main,
+    functions: [noop],
+    actors: [Echo],
+}

@@ -1,0 +1,194 @@
+//! `cargo xtask bench`: the first-look benchmarks, run side by side on this
+//! machine, written to `docs/benchmarks.md`.
+//!
+//! - Word count over the Rust standard library sources: `wray run` with
+//!   `--num-cpus 1` and `--num-cpus 2` against `wordcount_native` (the same
+//!   count as a plain single-threaded Rust program, `bench/`), each the
+//!   median wall time of `--runs` whole-process runs; every wray run's output
+//!   is checked against the native one.
+//! - The cases of `test-programs/microbench`, timed inside the driver: one
+//!   trivial task's round trip (submit + get), the throughput of 10,000
+//!   trivial tasks submitted at once, one actor call's round trip, and a
+//!   put + get of a small value; the median of `--runs` runs.
+
+use std::fmt::Write as _;
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+
+use crate::run;
+use crate::{guests, paths, setup};
+
+/// The word count's input, as in the demo.
+const CORPUS: &str = "/usr/lib/rustlib/src/rust/library";
+
+/// Runs every benchmark `runs` times and writes the report.
+///
+/// # Errors
+/// Fails when a build fails, a command fails, or wray's output differs from
+/// the native count.
+pub fn bench(runs: usize) -> Result<()> {
+    let toolchain = setup::setup()?;
+    guests::build_guests(toolchain)?;
+    run::header("bench: cargo build --release -p wray-host -p wray-bench");
+    run::run(run::cargo().args(["build", "--release", "-p", "wray-host", "-p", "wray-bench"]))?;
+    let release = paths::target_dir().join("release");
+    let wasm = paths::wasm_dir();
+    let runs = runs.max(1);
+
+    run::header("bench: word count");
+    let native = || {
+        let mut c = Command::new(release.join("wordcount_native"));
+        c.arg(CORPUS);
+        c
+    };
+    let expected = output(&mut native())?;
+    let native_s = median_wall(runs, native, &expected)?;
+    let mut rows = vec![("native (1 thread)".to_string(), native_s)];
+    for cpus in [1, 2] {
+        let wray = || {
+            let mut c = Command::new(release.join("wray"));
+            c.arg("run")
+                .arg("--quiet")
+                .args(["--num-cpus", &cpus.to_string()])
+                .arg(wasm.join("wordcount.wasm"))
+                .args(["--dir", &format!("{CORPUS}::/data"), "--", "/data"]);
+            c
+        };
+        rows.push((
+            format!("wray --num-cpus {cpus}"),
+            median_wall(runs, wray, &expected)?,
+        ));
+    }
+
+    run::header("bench: microbenchmarks");
+    let cases = [
+        (
+            "roundtrip",
+            "5000",
+            "trivial task round trip (submit + get)",
+            "µs",
+        ),
+        (
+            "throughput",
+            "10000",
+            "10,000 trivial tasks submitted at once",
+            "tasks/s",
+        ),
+        ("actor_roundtrip", "5000", "actor call round trip", "µs"),
+        ("put_get", "10000", "put + get of a u64", "µs"),
+    ];
+    let mut micro = Vec::new();
+    for (case, n, what, unit) in cases {
+        let mut values = Vec::new();
+        for _ in 0..runs {
+            let out = output(
+                Command::new(release.join("wray"))
+                    .args(["run", "--quiet"])
+                    .arg(wasm.join("microbench.wasm"))
+                    .args(["--", case, n]),
+            )?;
+            values.push(parse_value(&out).with_context(|| format!("case {case}: {out}"))?);
+        }
+        micro.push((what, median(&mut values), unit));
+    }
+
+    let report = render(&rows, &micro, runs)?;
+    print!("{report}");
+    let path = paths::repo_root().join("docs").join("benchmarks.md");
+    std::fs::write(&path, report).with_context(|| format!("writing {}", path.display()))?;
+    println!("written to {}", path.display());
+    Ok(())
+}
+
+/// Runs `cmd` and returns its stdout; fails on a non-zero exit.
+fn output(cmd: &mut Command) -> Result<String> {
+    let out = cmd
+        .output()
+        .with_context(|| format!("cannot start `{}`", run::display(cmd)))?;
+    if !out.status.success() {
+        bail!(
+            "`{}` failed ({}): {}",
+            run::display(cmd),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Median wall time in seconds of `runs` runs of `make()`, each checked to
+/// print `expected`.
+fn median_wall(runs: usize, make: impl Fn() -> Command, expected: &str) -> Result<f64> {
+    let mut times = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let mut cmd = make();
+        let start = Instant::now();
+        let out = output(&mut cmd)?;
+        times.push(start.elapsed().as_secs_f64());
+        if out != expected {
+            bail!(
+                "`{}` printed a different result than the native count",
+                run::display(&cmd)
+            );
+        }
+    }
+    Ok(median(&mut times))
+}
+
+/// The number after the last space of the last line (`roundtrip_us 43.5`).
+fn parse_value(out: &str) -> Option<f64> {
+    out.lines().last()?.rsplit(' ').next()?.parse().ok()
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+fn render(wordcount: &[(String, f64)], micro: &[(&str, f64, &str)], runs: usize) -> Result<String> {
+    let date = output(Command::new("date").args(["-u", "+%Y-%m-%d"]))?;
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let native = wordcount.first().map_or(1.0, |r| r.1);
+    let mut s = String::new();
+    writeln!(s, "# wray benchmarks (first look)\n")?;
+    writeln!(
+        s,
+        "Measured by `cargo xtask bench` on {}, {cores} cores; medians of {runs} runs.\n",
+        date.trim()
+    )?;
+    writeln!(s, "## Word count over the Rust standard library sources\n")?;
+    writeln!(
+        s,
+        "Whole-process wall time, compile cache warm; output identical to the native count.\n"
+    )?;
+    writeln!(s, "| run | wall (s) | vs native |\n| --- | ---: | ---: |")?;
+    for (name, secs) in wordcount {
+        writeln!(s, "| {name} | {secs:.3} | {:.2}x |", secs / native)?;
+    }
+    writeln!(s, "\n## Microbenchmarks (timed inside the driver)\n")?;
+    writeln!(s, "| case | value | unit |\n| --- | ---: | --- |")?;
+    for (what, value, unit) in micro {
+        writeln!(s, "| {what} | {value:.1} | {unit} |")?;
+    }
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_last_value() {
+        assert_eq!(parse_value("x\nroundtrip_us 43.5\n"), Some(43.5));
+        assert_eq!(parse_value("throughput_per_s 22228"), Some(22228.0));
+        assert_eq!(parse_value(""), None);
+    }
+
+    #[test]
+    fn median_of_odd_and_even() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&mut [4.0, 1.0, 3.0, 2.0]), 3.0);
+    }
+}
