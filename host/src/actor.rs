@@ -157,13 +157,7 @@ impl Actor {
 
     fn construct(&self, rt: &Arc<Runtime>, spec: &mut TaskSpec) -> Result<Instance, TaskError> {
         let args = rt.resolve_args(spec)?;
-        let current = CurrentTask::new(spec.id, spec.label.clone(), false, rt.deadline());
-        let mut store = rt.new_store(self.component.clone(), current, &[]);
-        let guest = self
-            .component
-            .pre
-            .instantiate(&mut store)
-            .map_err(|e| system_error(spec, &format!("cannot instantiate: {e:#}")))?;
+        let (mut store, guest) = rt.instantiate(spec, false)?;
         let created =
             guest
                 .wray_runtime_app()

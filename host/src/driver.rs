@@ -1,6 +1,6 @@
 //! Running a component's `main` as the driver of a job.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -22,8 +22,6 @@ pub struct DriverOutcome {
     pub task: TaskId,
 }
 
-static NEXT_JOB: AtomicU64 = AtomicU64::new(1);
-
 impl Runtime {
     /// Runs `main(args)` of `component` on the calling thread. The driver
     /// holds no CPU slot and has no time limit.
@@ -33,7 +31,9 @@ impl Runtime {
         args: &[String],
     ) -> DriverOutcome {
         let start = Instant::now();
-        let task = TaskId::driver(NEXT_JOB.fetch_add(1, Ordering::Relaxed));
+        // Jobs are numbered per node from 1, so the same program run on a
+        // fresh node gets the same ids every time.
+        let task = TaskId::driver(self.jobs.fetch_add(1, Ordering::Relaxed) + 1);
         let mut argv = vec![component.record.name.clone()];
         argv.extend_from_slice(args);
         let current = CurrentTask::new(task, "main", false, None);

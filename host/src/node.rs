@@ -70,6 +70,7 @@ impl Node {
             actors: Mutex::new(HashMap::new()),
             components: Mutex::new(HashMap::new()),
             stats: Default::default(),
+            jobs: Default::default(),
             workers: WorkerPool::new(config_threads),
         });
         Ok(Self {

@@ -55,6 +55,8 @@ pub(crate) struct Runtime {
     /// Loaded components by content hash.
     pub components: Mutex<HashMap<String, Arc<LoadedComponent>>>,
     pub stats: Stats,
+    /// Drivers started so far (the next job's number - 1).
+    pub jobs: AtomicU64,
     pub workers: WorkerPool,
 }
 

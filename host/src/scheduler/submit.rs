@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use wray_control_plane::{ActorId, ObjectId, TaskId};
+use wray_control_plane::{ActorId, FunctionRecord, ObjectId, TaskId};
 
 use crate::actor::Actor;
 use crate::bindings::types;
@@ -18,6 +18,35 @@ fn return_ids(id: TaskId, num_returns: u32) -> Vec<ObjectId> {
     (0..num_returns.max(1))
         .map(|i| id.return_object(i))
         .collect()
+}
+
+/// Checks a call against the function-table row it resolved to: `None`
+/// means the export does not exist (`missing` says what is missing).
+/// `returns` is `None` for constructors (they return no objects).
+fn check_call(
+    found: Option<&FunctionRecord>,
+    missing: impl FnOnce() -> String,
+    label: &str,
+    args: usize,
+    returns: Option<usize>,
+) -> Result<(), (ErrorKind, String)> {
+    let Some(f) = found else {
+        return Err((ErrorKind::NotFound, missing()));
+    };
+    if f.num_args as usize != args {
+        let msg = format!("`{label}` takes {} arguments, got {args}", f.num_args);
+        return Err((ErrorKind::InvalidArgument, msg));
+    }
+    match returns {
+        Some(n) if f.num_returns as usize != n => {
+            let msg = format!(
+                "`{label}` returns {} values, caller expects {n}",
+                f.num_returns
+            );
+            Err((ErrorKind::InvalidArgument, msg))
+        }
+        _ => Ok(()),
+    }
 }
 
 impl Runtime {
@@ -44,33 +73,19 @@ impl Runtime {
     ) -> Vec<ObjectId> {
         let returns = return_ids(id, num_returns);
         let record = &component.record;
-        let problem = match record.function(&function) {
-            None => Some((
-                ErrorKind::NotFound,
+        let checked = check_call(
+            record.function(&function),
+            || {
                 format!(
                     "component `{}` has no remote function `{function}`",
                     record.name
-                ),
-            )),
-            Some(f) if f.num_args as usize != args.len() => Some((
-                ErrorKind::InvalidArgument,
-                format!(
-                    "`{function}` takes {} arguments, got {}",
-                    f.num_args,
-                    args.len()
-                ),
-            )),
-            Some(f) if f.num_returns as usize != returns.len() => Some((
-                ErrorKind::InvalidArgument,
-                format!(
-                    "`{function}` returns {} values, caller expects {}",
-                    f.num_returns,
-                    returns.len()
-                ),
-            )),
-            Some(_) => None,
-        };
-        if let Some((kind, message)) = problem {
+                )
+            },
+            &function,
+            args.len(),
+            Some(returns.len()),
+        );
+        if let Err((kind, message)) = checked {
             self.reject(&returns, TaskError::new(kind, function, id, message));
             return returns;
         }
@@ -97,25 +112,19 @@ impl Runtime {
         let label = format!("{class}.new");
         let actor = Arc::new(Actor::new(id, class.clone(), component.clone()));
         self.actors.lock().insert(id, actor.clone());
-        let problem = match component.record.actor_class(&class) {
-            None => Some((
-                ErrorKind::NotFound,
+        let checked = check_call(
+            component.record.actor_class(&class),
+            || {
                 format!(
                     "component `{}` has no actor class `{class}`",
                     component.record.name
-                ),
-            )),
-            Some(c) if c.num_args as usize != args.len() => Some((
-                ErrorKind::InvalidArgument,
-                format!(
-                    "`{class}::new` takes {} arguments, got {}",
-                    c.num_args,
-                    args.len()
-                ),
-            )),
-            Some(_) => None,
-        };
-        if let Some((kind, message)) = problem {
+                )
+            },
+            &label,
+            args.len(),
+            None,
+        );
+        if let Err((kind, message)) = checked {
             actor.kill(TaskError::new(kind, label, id, message));
             return;
         }
@@ -148,30 +157,14 @@ impl Runtime {
             return returns;
         };
         let label = format!("{}.{method}", actor.class);
-        let problem = match actor.component.record.actor_method(&actor.class, &method) {
-            None => Some((
-                ErrorKind::NotFound,
-                format!("actor class `{}` has no method `{method}`", actor.class),
-            )),
-            Some(m) if m.num_args as usize != args.len() => Some((
-                ErrorKind::InvalidArgument,
-                format!(
-                    "`{label}` takes {} arguments, got {}",
-                    m.num_args,
-                    args.len()
-                ),
-            )),
-            Some(m) if m.num_returns as usize != returns.len() => Some((
-                ErrorKind::InvalidArgument,
-                format!(
-                    "`{label}` returns {} values, caller expects {}",
-                    m.num_returns,
-                    returns.len()
-                ),
-            )),
-            Some(_) => None,
-        };
-        if let Some((kind, message)) = problem {
+        let checked = check_call(
+            actor.component.record.actor_method(&actor.class, &method),
+            || format!("actor class `{}` has no method `{method}`", actor.class),
+            &label,
+            args.len(),
+            Some(returns.len()),
+        );
+        if let Err((kind, message)) = checked {
             self.reject(&returns, TaskError::new(kind, label, id, message));
             return returns;
         }
@@ -187,5 +180,36 @@ impl Runtime {
             returns: returns.clone(),
         });
         returns
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wray_control_plane::FunctionKind;
+
+    fn record(num_args: u32, num_returns: u32) -> FunctionRecord {
+        FunctionRecord {
+            kind: FunctionKind::Function,
+            name: "f".into(),
+            class: None,
+            num_returns,
+            num_args,
+        }
+    }
+
+    #[test]
+    fn check_call_names_what_is_wrong() {
+        let f = record(2, 1);
+        assert!(check_call(Some(&f), String::new, "f", 2, Some(1)).is_ok());
+        let (kind, msg) = check_call(None, || "no `g`".into(), "g", 0, Some(1)).unwrap_err();
+        assert_eq!((kind, msg.as_str()), (ErrorKind::NotFound, "no `g`"));
+        let (kind, msg) = check_call(Some(&f), String::new, "f", 3, Some(1)).unwrap_err();
+        assert_eq!(kind, ErrorKind::InvalidArgument);
+        assert_eq!(msg, "`f` takes 2 arguments, got 3");
+        let (_, msg) = check_call(Some(&f), String::new, "f", 2, Some(2)).unwrap_err();
+        assert_eq!(msg, "`f` returns 1 values, caller expects 2");
+        // Constructors return nothing and are not checked for returns.
+        assert!(check_call(Some(&f), String::new, "C.new", 2, None).is_ok());
     }
 }

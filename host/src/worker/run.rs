@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use wasmtime::Store;
 
-use crate::bindings::types;
+use crate::bindings::{types, Guest};
 use crate::component::LoadedComponent;
 use crate::engine::ticks;
 use crate::error::{ErrorKind, TaskError};
@@ -32,17 +32,28 @@ impl Runtime {
         let TaskKind::Function { name } = &spec.kind else {
             return Err(system_error(&spec, "not a remote-function task"));
         };
-        let current = CurrentTask::new(spec.id, spec.label.clone(), true, self.deadline());
+        let (mut store, guest) = self.instantiate(&spec, true)?;
+        let result = guest
+            .wray_runtime_app()
+            .call_invoke(&mut store, name, &args);
+        finish_call(result, store.data(), spec.returns.len())
+    }
+
+    /// A fresh instance of `spec`'s component, in a store running `spec` as
+    /// its current task (holding a CPU slot or not).
+    pub(crate) fn instantiate(
+        self: &Arc<Self>,
+        spec: &TaskSpec,
+        holds_cpu: bool,
+    ) -> Result<(Store<TaskState>, Guest), TaskError> {
+        let current = CurrentTask::new(spec.id, spec.label.clone(), holds_cpu, self.deadline());
         let mut store = self.new_store(spec.component.clone(), current, &[]);
         let guest = spec
             .component
             .pre
             .instantiate(&mut store)
-            .map_err(|e| system_error(&spec, &format!("cannot instantiate: {e:#}")))?;
-        let result = guest
-            .wray_runtime_app()
-            .call_invoke(&mut store, name, &args);
-        finish_call(result, store.data(), spec.returns.len())
+            .map_err(|e| system_error(spec, &format!("cannot instantiate: {e:#}")))?;
+        Ok((store, guest))
     }
 
     /// When a task starting now must end.

@@ -150,6 +150,23 @@ fn ids_are_hex_and_the_node_is_named() {
 }
 
 #[test]
+fn ids_are_deterministic_across_fresh_nodes() {
+    let first = lines(Setup::default(), "ids");
+    let second = lines(Setup::default(), "ids");
+    assert_eq!(first[0], second[0], "the driver's task id");
+    let node = TestNode::start(Setup::default());
+    node.run("api", &["ids"]);
+    node.run("api", &["ids"]);
+    let out = node.stdio.stdout_text();
+    let ids: Vec<_> = out.lines().filter(|l| l.starts_with("task ")).collect();
+    assert_eq!(ids[0], first[0]);
+    assert_ne!(
+        ids[0], ids[1],
+        "a second driver on the same node is a new job"
+    );
+}
+
+#[test]
 fn one_node_survives_every_failure_in_a_row() {
     // The same node runs the failing scenarios back to back and still
     // serves the next driver.
