@@ -29,6 +29,8 @@ impl<T: Value> IntoArg<T> for T {
 
 impl<T> IntoArg<T> for ObjectRef<T> {
     fn into_arg(self) -> wit::Arg {
+        // Kept alive until the submission has reached the host.
+        crate::refs::defer(&[self.id()]);
         wit::Arg::Object(self.id().into())
     }
 }

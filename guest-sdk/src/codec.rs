@@ -57,11 +57,14 @@ where
     }
 }
 
-/// Encodes `value` as an rkyv payload.
+/// Encodes `value` as an rkyv payload, with the ids of the refs inside it
+/// (kept alive until the host has the payload: see [`crate::refs`]).
 pub(crate) fn to_payload<T: Value>(value: &T) -> Result<Payload, rancor::Error> {
+    let (data, ids) = crate::refs::collecting(|| value.encode());
     Ok(Payload {
         codec: Codec::Rkyv,
-        data: value.encode()?.into_vec(),
+        data: data?.into_vec(),
+        refs: ids.into_iter().map(Into::into).collect(),
     })
 }
 
@@ -122,6 +125,7 @@ mod tests {
         let payload = Payload {
             codec: Codec::Json,
             data: b"1".to_vec(),
+            refs: Vec::new(),
         };
         assert!(from_payload::<i64>(&payload).is_err());
     }

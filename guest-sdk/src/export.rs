@@ -135,7 +135,7 @@ impl<C: Component> app::Guest for Exports<C> {
     type ActorInstance = ActorInstance<C>;
 
     fn describe() -> wit::ComponentInfo {
-        panic::install_hook();
+        enter();
         let mut functions = Vec::new();
         for f in C::FUNCTIONS {
             functions.push(wit::FunctionInfo {
@@ -171,7 +171,7 @@ impl<C: Component> app::Guest for Exports<C> {
     }
 
     fn invoke(name: String, args: Vec<wit::Arg>) -> Result<Vec<wit::Payload>, wit::TaskError> {
-        panic::install_hook();
+        enter();
         match C::FUNCTIONS.iter().find(|f| f.name == name) {
             Some(f) => (f.invoke)(args),
             None => Err(task_error(
@@ -183,12 +183,12 @@ impl<C: Component> app::Guest for Exports<C> {
     }
 
     fn init() -> Result<(), String> {
-        panic::install_hook();
+        enter();
         Ok(())
     }
 
     fn main(args: Vec<String>) -> Result<(), String> {
-        panic::install_hook();
+        enter();
         match C::MAIN {
             Some(main) => main(args),
             None => Err("component has no #[wray::main]".to_string()),
@@ -198,7 +198,7 @@ impl<C: Component> app::Guest for Exports<C> {
 
 impl<C: Component> app::GuestActorInstance for ActorInstance<C> {
     fn create(class: String, args: Vec<wit::Arg>) -> Result<app::ActorInstance, wit::TaskError> {
-        panic::install_hook();
+        enter();
         match C::ACTORS.iter().find(|a| a.class == class) {
             Some(entry) => {
                 let state = (entry.create)(args)?;
@@ -220,7 +220,15 @@ impl<C: Component> app::GuestActorInstance for ActorInstance<C> {
         method: String,
         args: Vec<wit::Arg>,
     ) -> Result<Vec<wit::Payload>, wit::TaskError> {
-        panic::install_hook();
+        enter();
         self.state.call(&method, args)
     }
+}
+
+/// What every export does first: install the panic hook, and drop the refs
+/// kept alive for the value the previous export returned (the host has
+/// sealed it by now).
+fn enter() {
+    panic::install_hook();
+    crate::refs::flush_deferred();
 }

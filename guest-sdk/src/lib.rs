@@ -84,6 +84,7 @@ mod ids;
 mod object_ref;
 mod objects;
 mod panic;
+mod refs;
 mod runtime;
 mod submit;
 

@@ -11,6 +11,7 @@ use rkyv::{Archive, Deserialize, Place, Serialize};
 use crate::codec::Value;
 use crate::error::Result;
 use crate::ids::{ArchivedObjectId, ObjectId, ObjectIdResolver};
+use crate::refs;
 
 /// A reference to an immutable object of type `T` in the object store: a
 /// task's return value or a value stored with [`put`](crate::put).
@@ -27,8 +28,10 @@ pub struct ObjectRef<T> {
 
 impl<T> ObjectRef<T> {
     /// Wraps an object id, e.g. one received from the HTTP API. The type is
-    /// not checked until the object is read.
-    pub const fn from_id(id: ObjectId) -> Self {
+    /// not checked until the object is read. The ref counts as a live
+    /// reference to the object (see [`Clone`] and [`Drop`] below).
+    pub fn from_id(id: ObjectId) -> Self {
+        refs::acquire(id);
         ObjectRef {
             id,
             _type: PhantomData,
@@ -67,13 +70,21 @@ impl<T: Value> ObjectRef<T> {
     }
 }
 
+/// A clone is one more live reference: the object stays in the store while
+/// any `ObjectRef` to it is alive in any task (Ray's reference counting).
 impl<T> Clone for ObjectRef<T> {
     fn clone(&self) -> Self {
-        *self
+        ObjectRef::from_id(self.id)
     }
 }
 
-impl<T> Copy for ObjectRef<T> {}
+/// Dropping the last `ObjectRef` to an object in this task tells the host,
+/// which frees the object once nothing else holds it.
+impl<T> Drop for ObjectRef<T> {
+    fn drop(&mut self) {
+        refs::release(self.id);
+    }
+}
 
 impl<T> PartialEq for ObjectRef<T> {
     fn eq(&self, other: &Self) -> bool {
@@ -95,8 +106,8 @@ impl<T> fmt::Debug for ObjectRef<T> {
     }
 }
 
-impl<T> From<ObjectRef<T>> for ObjectId {
-    fn from(r: ObjectRef<T>) -> Self {
+impl<T> From<&ObjectRef<T>> for ObjectId {
+    fn from(r: &ObjectRef<T>) -> Self {
         r.id
     }
 }
@@ -118,6 +129,7 @@ where
     ObjectId: Serialize<S>,
 {
     fn serialize(&self, serializer: &mut S) -> core::result::Result<Self::Resolver, S::Error> {
+        refs::note_serialized(self.id);
         self.id.serialize(serializer)
     }
 }
@@ -151,5 +163,25 @@ mod tests {
         let bytes = refs.encode().expect("encode");
         let back = Vec::<ObjectRef<i64>>::decode(&bytes).expect("decode");
         assert_eq!(back, refs);
+    }
+
+    #[test]
+    fn clones_and_drops_are_counted_and_encoding_collects_refs() {
+        let id = ObjectId {
+            task: TaskId { hi: 1, lo: 2 },
+            index: 5,
+        };
+        let a: ObjectRef<i64> = ObjectRef::from_id(id);
+        let b = a.clone();
+        assert_eq!(crate::refs::count(id), 2);
+        let payload = crate::codec::to_payload(&vec![b]).expect("encode");
+        assert_eq!(payload.refs.len(), 1);
+        // The vector was encoded and dropped; the encoding keeps its ref
+        // alive until the host has it.
+        assert_eq!(crate::refs::count(id), 2);
+        crate::refs::flush_deferred();
+        assert_eq!(crate::refs::count(id), 1);
+        drop(a);
+        assert_eq!(crate::refs::count(id), 0);
     }
 }

@@ -23,7 +23,9 @@ pub fn put<T: Value>(value: &T) -> ObjectRef<T> {
             core::any::type_name::<T>()
         ),
     };
-    ObjectRef::from_id(objects::put(&payload).into())
+    let r = ObjectRef::from_id(objects::put(&payload).into());
+    crate::refs::flush_deferred();
+    r
 }
 
 /// Blocks until the object behind `r` exists and returns its value. While it
@@ -82,9 +84,9 @@ pub fn wait<T>(
     let mut pending = Vec::new();
     for (i, r) in refs.iter().enumerate() {
         if ready.get(i).copied().unwrap_or(false) {
-            done.push(*r);
+            done.push(r.clone());
         } else {
-            pending.push(*r);
+            pending.push(r.clone());
         }
     }
     (done, pending)

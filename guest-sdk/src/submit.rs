@@ -36,6 +36,8 @@ impl Returns {
 }
 
 fn returns(ids: Vec<wit::ObjectId>) -> Returns {
+    // The host holds the arguments now.
+    crate::refs::flush_deferred();
     Returns {
         ids: ids.into_iter().map(ObjectId::from).collect(),
     }
@@ -62,7 +64,9 @@ pub fn submit_raw(function: &str, args: Vec<wit::Arg>, num_returns: u32) -> Vec<
 /// Creates an actor of class `A` with its constructor's arguments.
 #[doc(hidden)]
 pub fn create_actor<A: Actor>(class: &str, args: Vec<wit::Arg>) -> ActorHandle<A> {
-    ActorHandle::from_id(tasks::create_actor(class, &args).into())
+    let handle = ActorHandle::from_id(tasks::create_actor(class, &args).into());
+    crate::refs::flush_deferred();
+    handle
 }
 
 /// Calls `method` on `actor`.

@@ -24,7 +24,7 @@ use crate::object_store::Object;
 use crate::runtime::Runtime;
 use crate::task::{PendingTask, TaskKind, TaskSpec};
 use crate::worker::classify::trap_to_task_error;
-use crate::worker::run::{arm_deadline, finish_call, system_error};
+use crate::worker::run::{arm_deadline, finish_call, payload_refs, system_error};
 use crate::worker::state::{CurrentTask, TaskState};
 
 /// A live actor instance: its store, its bindings, and the handle of its
@@ -106,6 +106,7 @@ impl Actor {
         let mut died = None;
         if let Some(mut spec) = task.take() {
             let returns = spec.returns.clone();
+            let holds = std::mem::take(&mut spec.holds);
             let result = match (&dead, instance.as_mut()) {
                 (Some(cause), _) => Err(self.died_error(&spec, cause)),
                 (None, _) if matches!(spec.kind, TaskKind::ActorCreate { .. }) => {
@@ -133,6 +134,7 @@ impl Actor {
                 (None, None) => Err(system_error(&spec, "actor has no instance")),
             };
             rt.complete(&returns, result);
+            rt.release_all(&holds);
         }
         {
             let mut inner = self.inner.lock();
@@ -158,6 +160,7 @@ impl Actor {
     fn construct(&self, rt: &Arc<Runtime>, spec: &mut TaskSpec) -> Result<Instance, TaskError> {
         let args = rt.resolve_args(spec)?;
         let (mut store, guest) = rt.instantiate(spec, false)?;
+        store.data_mut().hold_all(payload_refs(&args));
         let created =
             guest
                 .wray_runtime_app()
@@ -195,6 +198,7 @@ impl Actor {
             state.current = current;
             state.panic_message = None;
             state.timed_out = false;
+            state.hold_all(payload_refs(&args));
         }
         arm_deadline(&mut inst.store, deadline);
         let result = inst.guest.wray_runtime_app().actor_instance().call_call(

@@ -179,8 +179,8 @@ impl Node {
         self.rt.cpus.snapshot()
     }
 
-    /// (objects, bytes of sealed values) held by the object store.
-    pub fn object_store_stats(&self) -> (usize, usize) {
+    /// Objects and bytes the object store holds now, and its peak.
+    pub fn object_store_stats(&self) -> crate::object_store::StoreStats {
         self.rt.objects.stats()
     }
 

@@ -5,8 +5,14 @@
 //! *pending* when the task that will produce it is submitted, and *sealed*
 //! once (with a value or an error); sealing wakes everything subscribed to it
 //! (tasks waiting for their arguments, guests blocked in `get`/`wait`).
-//! Objects are never changed after sealing. Nothing is freed yet: reference
-//! counting and the shared-memory store replace this module later.
+//! Objects are never changed after sealing.
+//!
+//! Reference counting (Ray's ownership model on one node): every slot counts
+//! its holders: tasks' instances ([`Holds`]), queued tasks (their arguments)
+//! and sealed objects whose value contains its id. When the count drops to
+//! zero the object is freed, and the refs inside its value are released in
+//! turn. The shared-memory store replaces the value storage later; the
+//! counting stays.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -37,6 +43,9 @@ pub enum Object {
         codec: Codec,
         /// The bytes.
         data: Arc<[u8]>,
+        /// Object refs serialized inside `data`; held while this object
+        /// lives.
+        refs: Arc<[ObjectId]>,
     },
     /// The producing task failed.
     Error(TaskError),
@@ -55,9 +64,68 @@ impl Object {
 /// Called once when a subscribed object is sealed.
 pub type Waiter = Box<dyn FnOnce() + Send>;
 
-enum Slot {
+enum State {
     Pending(Vec<Waiter>),
     Sealed(Arc<Object>),
+}
+
+struct Slot {
+    state: State,
+    /// Holders: instances, queued tasks, containing objects.
+    holders: u32,
+}
+
+impl Slot {
+    fn pending() -> Self {
+        Slot {
+            state: State::Pending(Vec::new()),
+            holders: 0,
+        }
+    }
+}
+
+#[derive(Default)]
+struct Slots {
+    map: HashMap<ObjectId, Slot>,
+    /// Bytes held by sealed values now, and the most ever held.
+    bytes: usize,
+    peak_bytes: usize,
+}
+
+impl Slots {
+    /// Removes `id` and, in turn, whatever only it held.
+    fn free(&mut self, id: ObjectId) {
+        let mut work = vec![id];
+        while let Some(id) = work.pop() {
+            let Some(slot) = self.map.remove(&id) else {
+                continue;
+            };
+            if let State::Sealed(object) = slot.state {
+                self.bytes -= object.size();
+                if let Object::Value { refs, .. } = &*object {
+                    for inner in refs.iter() {
+                        if let Some(s) = self.map.get_mut(inner) {
+                            s.holders = s.holders.saturating_sub(1);
+                            if s.holders == 0 && matches!(s.state, State::Sealed(_)) {
+                                work.push(*inner);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Counters of an [`ObjectStore`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StoreStats {
+    /// Objects pending or sealed.
+    pub objects: usize,
+    /// Bytes of sealed values held now.
+    pub bytes: usize,
+    /// The most bytes ever held at once.
+    pub peak_bytes: usize,
 }
 
 /// What [`ObjectStore::subscribe`] found.
@@ -73,7 +141,7 @@ pub enum Subscription {
 /// The in-memory object store of one node.
 #[derive(Default)]
 pub struct ObjectStore {
-    slots: Mutex<HashMap<ObjectId, Slot>>,
+    slots: Mutex<Slots>,
 }
 
 impl ObjectStore {
@@ -86,8 +154,29 @@ impl ObjectStore {
     pub fn expect(&self, id: ObjectId) {
         self.slots
             .lock()
+            .map
             .entry(id)
-            .or_insert_with(|| Slot::Pending(Vec::new()));
+            .or_insert_with(Slot::pending);
+    }
+
+    /// Adds a holder to `id` (ignored when it does not exist).
+    pub fn acquire(&self, id: &ObjectId) {
+        if let Some(slot) = self.slots.lock().map.get_mut(id) {
+            slot.holders += 1;
+        }
+    }
+
+    /// Removes a holder from `id`; the last one frees a sealed object (a
+    /// pending one is freed when sealed).
+    pub fn release(&self, id: &ObjectId) {
+        let mut slots = self.slots.lock();
+        let Some(slot) = slots.map.get_mut(id) else {
+            return;
+        };
+        slot.holders = slot.holders.saturating_sub(1);
+        if slot.holders == 0 && matches!(slot.state, State::Sealed(_)) {
+            slots.free(*id);
+        }
     }
 
     /// Seals `id` with `object`, waking its waiters. Sealing an already
@@ -95,16 +184,33 @@ impl ObjectStore {
     /// returns false.
     pub fn seal(&self, id: ObjectId, object: Object) -> bool {
         let waiters = {
-            let mut slots = self.slots.lock();
-            let slot = slots.entry(id).or_insert_with(|| Slot::Pending(Vec::new()));
-            match slot {
-                Slot::Sealed(_) => return false,
-                Slot::Pending(waiters) => {
-                    let waiters = std::mem::take(waiters);
-                    *slot = Slot::Sealed(Arc::new(object));
-                    waiters
+            let mut guard = self.slots.lock();
+            let slots = &mut *guard;
+            let slot = slots.map.entry(id).or_insert_with(Slot::pending);
+            let waiters = match &mut slot.state {
+                State::Sealed(_) => return false,
+                State::Pending(waiters) => std::mem::take(waiters),
+            };
+            let unheld = slot.holders == 0;
+            let size = object.size();
+            if let Object::Value { refs, .. } = &object {
+                for inner in refs.iter() {
+                    if let Some(s) = slots.map.get_mut(inner) {
+                        s.holders += 1;
+                    }
                 }
             }
+            if let Some(slot) = slots.map.get_mut(&id) {
+                slot.state = State::Sealed(Arc::new(object));
+            }
+            slots.bytes += size;
+            slots.peak_bytes = slots.peak_bytes.max(slots.bytes);
+            if unheld {
+                // Nothing can read it (a dependent or a blocked get would
+                // hold it): free it at once.
+                slots.free(id);
+            }
+            waiters
         };
         for waiter in waiters {
             waiter();
@@ -114,22 +220,25 @@ impl ObjectStore {
 
     /// The sealed object `id`, if it is sealed.
     pub fn get(&self, id: &ObjectId) -> Option<Arc<Object>> {
-        match self.slots.lock().get(id) {
-            Some(Slot::Sealed(object)) => Some(object.clone()),
+        match self.slots.lock().map.get(id) {
+            Some(Slot {
+                state: State::Sealed(object),
+                ..
+            }) => Some(object.clone()),
             _ => None,
         }
     }
 
     /// Whether `id` is sealed or expected.
     pub fn exists(&self, id: &ObjectId) -> bool {
-        self.slots.lock().contains_key(id)
+        self.slots.lock().map.contains_key(id)
     }
 
     /// Registers `waiter` to run when `id` is sealed, unless it already is.
     pub fn subscribe(&self, id: &ObjectId, waiter: Waiter) -> Subscription {
-        match self.slots.lock().get_mut(id) {
-            Some(Slot::Sealed(object)) => Subscription::Ready(object.clone()),
-            Some(Slot::Pending(waiters)) => {
+        match self.slots.lock().map.get_mut(id).map(|s| &mut s.state) {
+            Some(State::Sealed(object)) => Subscription::Ready(object.clone()),
+            Some(State::Pending(waiters)) => {
                 waiters.push(waiter);
                 Subscription::Pending
             }
@@ -137,17 +246,14 @@ impl ObjectStore {
         }
     }
 
-    /// Number of objects (pending and sealed) and bytes held by sealed ones.
-    pub fn stats(&self) -> (usize, usize) {
+    /// Objects and bytes held now, and the peak.
+    pub fn stats(&self) -> StoreStats {
         let slots = self.slots.lock();
-        let bytes = slots
-            .values()
-            .map(|s| match s {
-                Slot::Sealed(o) => o.size(),
-                Slot::Pending(_) => 0,
-            })
-            .sum();
-        (slots.len(), bytes)
+        StoreStats {
+            objects: slots.map.len(),
+            bytes: slots.bytes,
+            peak_bytes: slots.peak_bytes,
+        }
     }
 }
 
@@ -161,18 +267,69 @@ mod tests {
         Object::Value {
             codec: Codec::Raw,
             data: Arc::from(b),
+            refs: Arc::from([]),
         }
+    }
+
+    fn id(i: u32) -> ObjectId {
+        TaskId::driver(0).return_object(i)
+    }
+
+    #[test]
+    fn unheld_objects_are_freed_with_what_they_contain() {
+        let store = ObjectStore::new();
+        let (inner, outer) = (id(1), id(2));
+        store.expect(inner);
+        store.acquire(&inner);
+        store.seal(inner, value(b"inner"));
+        store.expect(outer);
+        store.acquire(&outer);
+        let holds_inner = Object::Value {
+            codec: Codec::Raw,
+            data: Arc::from(&b"o"[..]),
+            refs: Arc::from([inner]),
+        };
+        store.seal(outer, holds_inner);
+        // The driver drops its ref to `inner`: `outer` still holds it.
+        store.release(&inner);
+        assert!(store.get(&inner).is_some());
+        assert_eq!(store.stats().objects, 2);
+        // Dropping `outer` frees both.
+        store.release(&outer);
+        assert_eq!(
+            store.stats(),
+            StoreStats {
+                objects: 0,
+                bytes: 0,
+                peak_bytes: 6
+            }
+        );
+    }
+
+    #[test]
+    fn a_result_nobody_holds_is_freed_when_sealed() {
+        let store = ObjectStore::new();
+        store.expect(id(1));
+        store.acquire(&id(1));
+        store.release(&id(1)); // pending: kept until sealed
+        assert!(store.exists(&id(1)));
+        store.seal(id(1), value(b"x"));
+        assert!(!store.exists(&id(1)));
+        // Releasing what does not exist is harmless.
+        store.release(&id(1));
+        store.acquire(&id(1));
     }
 
     #[test]
     fn seal_wakes_waiters_once_and_is_immutable() {
         let store = ObjectStore::new();
-        let id = TaskId::driver(0).return_object(0);
+        let id = id(0);
         assert!(matches!(
             store.subscribe(&id, Box::new(|| {})),
             Subscription::Unknown
         ));
         store.expect(id);
+        store.acquire(&id);
         let fired = Arc::new(AtomicUsize::new(0));
         for _ in 0..3 {
             let f = fired.clone();
@@ -193,6 +350,13 @@ mod tests {
             store.subscribe(&id, Box::new(|| {})),
             Subscription::Ready(_)
         ));
-        assert_eq!(store.stats(), (1, 3));
+        assert_eq!(
+            store.stats(),
+            StoreStats {
+                objects: 1,
+                bytes: 3,
+                peak_bytes: 3
+            }
+        );
     }
 }

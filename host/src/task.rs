@@ -41,6 +41,9 @@ pub(crate) struct TaskSpec {
     pub args: Vec<types::Arg>,
     /// The objects it returns, in order.
     pub returns: Vec<ObjectId>,
+    /// What it holds until it finishes: its object arguments and the refs
+    /// inside its value arguments (filled in by `Runtime::submit`).
+    pub holds: Vec<ObjectId>,
 }
 
 impl TaskSpec {
@@ -50,6 +53,18 @@ impl TaskSpec {
             types::Arg::Object(id) => Some((*id).into()),
             types::Arg::Value(_) => None,
         })
+    }
+
+    /// Every object the arguments name: object arguments and the refs
+    /// inside value arguments.
+    pub fn referenced(&self) -> Vec<ObjectId> {
+        self.args
+            .iter()
+            .flat_map(|a| match a {
+                types::Arg::Object(id) => vec![(*id).into()],
+                types::Arg::Value(p) => p.refs.iter().map(|r| (*r).into()).collect(),
+            })
+            .collect()
     }
 
     /// The actor the task belongs to, if any.

@@ -1,6 +1,6 @@
 //! `cargo xtask demo`: the distributed word count over the Rust standard library sources.
 //!
-//! Sets up, builds the guests and the host (`cargo build --release -p wray-host`), then
+//! Sets up, builds the guests and the workspace (as `cargo xtask test` does), then
 //! runs `wray run <target>/wasm/wordcount.wasm --dir <corpus>::/data -- /data` and exits
 //! with its status. The corpus is `/usr/lib/rustlib/src/rust/library` from Debian's
 //! `rust-web-src`, which [`setup`](crate::setup) installs.
@@ -23,8 +23,11 @@ const CORPUS: &str = "/usr/lib/rustlib/src/rust/library";
 pub fn demo(num_cpus: Option<u32>) -> Result<()> {
     let toolchain = setup::setup()?;
     guests::build_guests(toolchain)?;
-    run::header("demo: cargo build --release -p wray-host");
-    run::run(run::cargo().args(["build", "--release", "-p", "wray-host"]))?;
+    // The same package selection and targets as `cargo xtask test`, so both
+    // share one build of every dependency (building `-p wray-host` alone
+    // unifies features differently and rebuilds wasmtime: ~9 minutes).
+    run::header("demo: cargo build --release --workspace --all-targets");
+    run::run(run::cargo().args(["build", "--release", "--workspace", "--all-targets"]))?;
 
     let wasm = paths::wasm_dir().join("wordcount.wasm");
     if !wasm.is_file() {

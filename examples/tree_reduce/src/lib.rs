@@ -37,7 +37,7 @@ fn main() -> Result<(), String> {
         for pair in level.chunks(2) {
             match pair {
                 [a, b] => next.push(add_arrays.remote(a, b)),
-                [a] => next.push(*a),
+                [a] => next.push(a.clone()),
                 _ => {}
             }
         }

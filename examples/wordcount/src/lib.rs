@@ -57,7 +57,7 @@ fn main(args: Vec<String>) -> Result<(), String> {
         for pair in level.chunks(2) {
             match pair {
                 [a, b] => next.push(merge.remote(a, b)),
-                [a] => next.push(*a),
+                [a] => next.push(a.clone()),
                 _ => {}
             }
         }

@@ -23,9 +23,13 @@ use crate::task::{PendingTask, TaskSpec};
 
 impl Runtime {
     /// Submits a task. Never blocks on the task itself.
-    pub(crate) fn submit(self: &Arc<Self>, spec: TaskSpec) {
+    pub(crate) fn submit(self: &Arc<Self>, mut spec: TaskSpec) {
         for id in &spec.returns {
             self.objects.expect(*id);
+        }
+        spec.holds = spec.referenced();
+        for id in &spec.holds {
+            self.objects.acquire(id);
         }
         self.stats.submitted.fetch_add(1, Ordering::Relaxed);
         let deps: Vec<_> = spec.dependencies().collect();
@@ -65,6 +69,7 @@ impl Runtime {
                             ),
                         );
                         self.complete(&spec.returns, Err(err));
+                        self.release_all(&spec.holds);
                     }
                     // An actor call stays queued: the actor skips it (its
                     // spec is gone) and moves on.
@@ -103,6 +108,13 @@ impl Runtime {
         for task in tasks {
             let rt = self.clone();
             self.spawn_blocking(move || rt.run_function_task(task));
+        }
+    }
+
+    /// Drops one hold on each of `ids` (a finished task's arguments).
+    pub(crate) fn release_all(&self, ids: &[wray_control_plane::ObjectId]) {
+        for id in ids {
+            self.objects.release(id);
         }
     }
 

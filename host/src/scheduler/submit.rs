@@ -13,6 +13,7 @@ use crate::component::LoadedComponent;
 use crate::error::{ErrorKind, TaskError};
 use crate::runtime::Runtime;
 use crate::task::{TaskKind, TaskSpec};
+use crate::worker::state::Holds;
 
 fn return_ids(id: TaskId, num_returns: u32) -> Vec<ObjectId> {
     (0..num_returns.max(1))
@@ -50,11 +51,17 @@ fn check_call(
 }
 
 impl Runtime {
-    /// Seals `returns` with an error at once.
-    fn reject(&self, returns: &[ObjectId], error: TaskError) {
+    /// Registers `returns` as pending objects held by the caller (before the
+    /// task can possibly finish, so its results are not freed unread).
+    fn expect_returns(&self, caller: &mut Holds, returns: &[ObjectId]) {
         for id in returns {
             self.objects.expect(*id);
+            caller.hold(&self.objects, *id);
         }
+    }
+
+    /// Seals `returns` with an error at once.
+    fn reject(&self, returns: &[ObjectId], error: TaskError) {
         self.stats
             .submitted
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -66,12 +73,14 @@ impl Runtime {
     pub(crate) fn submit_function(
         self: &Arc<Self>,
         component: &Arc<LoadedComponent>,
+        caller: &mut Holds,
         id: TaskId,
         function: String,
         args: Vec<types::Arg>,
         num_returns: u32,
     ) -> Vec<ObjectId> {
         let returns = return_ids(id, num_returns);
+        self.expect_returns(caller, &returns);
         let record = &component.record;
         let checked = check_call(
             record.function(&function),
@@ -96,6 +105,7 @@ impl Runtime {
             component: component.clone(),
             args,
             returns: returns.clone(),
+            holds: Vec::new(),
         });
         returns
     }
@@ -135,12 +145,14 @@ impl Runtime {
             component: component.clone(),
             args,
             returns: Vec::new(),
+            holds: Vec::new(),
         });
     }
 
     /// Calls `method` on `actor` as task `id`; returns its return object ids.
     pub(crate) fn call_actor(
         self: &Arc<Self>,
+        caller: &mut Holds,
         actor_id: ActorId,
         id: TaskId,
         method: String,
@@ -148,6 +160,7 @@ impl Runtime {
         num_returns: u32,
     ) -> Vec<ObjectId> {
         let returns = return_ids(id, num_returns);
+        self.expect_returns(caller, &returns);
         let Some(actor) = self.actors.lock().get(&actor_id).cloned() else {
             let msg = format!("no actor {actor_id} on node {}", self.node_id);
             self.reject(
@@ -178,6 +191,7 @@ impl Runtime {
             component: actor.component.clone(),
             args,
             returns: returns.clone(),
+            holds: Vec::new(),
         });
         returns
     }

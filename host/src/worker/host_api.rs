@@ -10,6 +10,7 @@ use crate::bindings::wray::runtime::{objects, runtime, tasks};
 use crate::error::{ErrorKind, TaskError};
 use crate::object_store::Object;
 use crate::scheduler::blocking::WaitEnd;
+use crate::worker::run::{from_payload, to_payload};
 use crate::worker::state::TaskState;
 
 impl types::Host for TaskState {}
@@ -53,13 +54,9 @@ impl objects::Host for TaskState {
     fn put(&mut self, value: types::Payload) -> wasmtime::Result<types::ObjectId> {
         let id = self.current.id.put_object(self.current.puts);
         self.current.puts += 1;
-        self.rt.objects.seal(
-            id,
-            Object::Value {
-                codec: value.codec.into(),
-                data: value.data.into(),
-            },
-        );
+        self.rt.objects.expect(id);
+        self.hold(id);
+        self.rt.objects.seal(id, from_payload(value));
         Ok(id.into())
     }
 
@@ -87,10 +84,7 @@ impl objects::Host for TaskState {
         let mut values = Vec::with_capacity(ids.len());
         for id in &ids {
             match self.rt.objects.get(id).as_deref() {
-                Some(Object::Value { codec, data }) => values.push(types::Payload {
-                    codec: (*codec).into(),
-                    data: data.to_vec(),
-                }),
+                Some(object @ Object::Value { .. }) => values.push(to_payload(object)),
                 Some(Object::Error(e)) => return Ok(Err(e.clone().into())),
                 None => {
                     let msg = format!("object {id} vanished while being read");
@@ -98,6 +92,11 @@ impl objects::Host for TaskState {
                 }
             }
         }
+        let refs: Vec<ObjectId> = values
+            .iter()
+            .flat_map(|p| p.refs.iter().map(|r| (*r).into()))
+            .collect();
+        self.hold_all(refs);
         Ok(Ok(values))
     }
 
@@ -122,6 +121,13 @@ impl objects::Host for TaskState {
             })
             .collect())
     }
+
+    fn release(&mut self, ids: Vec<types::ObjectId>) -> wasmtime::Result<()> {
+        for id in ids {
+            self.holds.release(&self.rt.objects, &id.into());
+        }
+        Ok(())
+    }
 }
 
 impl tasks::Host for TaskState {
@@ -132,9 +138,14 @@ impl tasks::Host for TaskState {
         options: types::TaskOptions,
     ) -> wasmtime::Result<Vec<types::ObjectId>> {
         let id = self.current.next_child();
-        let returns =
-            self.rt
-                .submit_function(&self.component, id, function, args, options.num_returns);
+        let returns = self.rt.submit_function(
+            &self.component,
+            &mut self.holds,
+            id,
+            function,
+            args,
+            options.num_returns,
+        );
         Ok(returns.into_iter().map(Into::into).collect())
     }
 
@@ -156,9 +167,14 @@ impl tasks::Host for TaskState {
         options: types::TaskOptions,
     ) -> wasmtime::Result<Vec<types::ObjectId>> {
         let id = self.current.next_child();
-        let returns =
-            self.rt
-                .call_actor(TaskId::from(actor), id, method, args, options.num_returns);
+        let returns = self.rt.call_actor(
+            &mut self.holds,
+            TaskId::from(actor),
+            id,
+            method,
+            args,
+            options.num_returns,
+        );
         Ok(returns.into_iter().map(Into::into).collect())
     }
 }

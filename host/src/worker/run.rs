@@ -6,6 +6,8 @@ use std::time::Instant;
 use wasmtime::Store;
 
 use crate::bindings::{types, Guest};
+use wray_control_plane::ObjectId;
+
 use crate::component::LoadedComponent;
 use crate::engine::ticks;
 use crate::error::{ErrorKind, TaskError};
@@ -19,24 +21,32 @@ impl Runtime {
     /// Runs a remote-function task that holds a CPU slot, seals its results,
     /// and gives the slot back.
     pub(crate) fn run_function_task(self: Arc<Self>, task: Arc<PendingTask>) {
-        if let Some(spec) = task.take() {
+        if let Some(mut spec) = task.take() {
+            let holds = std::mem::take(&mut spec.holds);
             let returns = spec.returns.clone();
-            let result = self.execute_function(spec);
-            self.complete(&returns, result);
+            if let Err(e) = self.execute_function(spec) {
+                self.complete(&returns, Err(e));
+            }
+            self.release_all(&holds);
         }
         self.release_cpu();
     }
 
-    fn execute_function(self: &Arc<Self>, mut spec: TaskSpec) -> Result<Vec<Object>, TaskError> {
+    /// Runs the task and seals its results while its instance still holds
+    /// what it made (a result may contain refs to objects it put).
+    fn execute_function(self: &Arc<Self>, mut spec: TaskSpec) -> Result<(), TaskError> {
         let args = self.resolve_args(&mut spec)?;
         let TaskKind::Function { name } = &spec.kind else {
             return Err(system_error(&spec, "not a remote-function task"));
         };
         let (mut store, guest) = self.instantiate(&spec, true)?;
+        store.data_mut().hold_all(payload_refs(&args));
         let result = guest
             .wray_runtime_app()
             .call_invoke(&mut store, name, &args);
-        finish_call(result, store.data(), spec.returns.len())
+        let result = finish_call(result, store.data(), spec.returns.len());
+        self.complete(&spec.returns, result);
+        Ok(())
     }
 
     /// A fresh instance of `spec`'s component, in a store running `spec` as
@@ -90,10 +100,9 @@ impl Runtime {
             .map(|arg| match arg {
                 types::Arg::Value(p) => Ok(types::Arg::Value(p)),
                 types::Arg::Object(id) => match self.objects.get(&id.into()).as_deref() {
-                    Some(Object::Value { codec, data }) => Ok(types::Arg::Value(types::Payload {
-                        codec: (*codec).into(),
-                        data: data.to_vec(),
-                    })),
+                    Some(object @ Object::Value { .. }) => {
+                        Ok(types::Arg::Value(to_payload(object)))
+                    }
                     Some(Object::Error(e)) => Err(e.clone()),
                     None => Err(system_error(
                         spec,
@@ -105,6 +114,41 @@ impl Runtime {
                 },
             })
             .collect()
+    }
+}
+
+/// The WIT payload of a sealed value (the bytes are copied).
+pub(crate) fn to_payload(object: &Object) -> types::Payload {
+    match object {
+        Object::Value { codec, data, refs } => types::Payload {
+            codec: (*codec).into(),
+            data: data.to_vec(),
+            refs: refs.iter().map(|r| (*r).into()).collect(),
+        },
+        Object::Error(_) => types::Payload {
+            codec: types::Codec::Raw,
+            data: Vec::new(),
+            refs: Vec::new(),
+        },
+    }
+}
+
+/// The refs inside the value arguments of a task about to run.
+pub(crate) fn payload_refs(args: &[types::Arg]) -> Vec<ObjectId> {
+    args.iter()
+        .flat_map(|a| match a {
+            types::Arg::Value(p) => p.refs.iter().map(|r| (*r).into()).collect(),
+            types::Arg::Object(_) => Vec::new(),
+        })
+        .collect()
+}
+
+/// A sealed value from a WIT payload.
+pub(crate) fn from_payload(p: types::Payload) -> Object {
+    Object::Value {
+        codec: p.codec.into(),
+        data: p.data.into(),
+        refs: p.refs.into_iter().map(Into::into).collect(),
     }
 }
 
@@ -125,13 +169,9 @@ pub(crate) fn finish_call(
     expected: usize,
 ) -> Result<Vec<Object>, TaskError> {
     match result {
-        Ok(Ok(payloads)) if payloads.len() == expected => Ok(payloads
-            .into_iter()
-            .map(|p| Object::Value {
-                codec: p.codec.into(),
-                data: p.data.into(),
-            })
-            .collect()),
+        Ok(Ok(payloads)) if payloads.len() == expected => {
+            Ok(payloads.into_iter().map(from_payload).collect())
+        }
         Ok(Ok(payloads)) => Err(TaskError::new(
             ErrorKind::InvalidArgument,
             state.current.label.clone(),

@@ -4,13 +4,16 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use std::collections::HashSet;
 use wasmtime::component::ResourceTable;
 use wasmtime::ResourceLimiter;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
-use wray_control_plane::TaskId;
+
+use wray_control_plane::{ObjectId, TaskId};
 
 use crate::component::LoadedComponent;
 use crate::config::Stdio;
+use crate::object_store::ObjectStore;
 use crate::runtime::Runtime;
 
 /// The task a store is running now (an actor's store runs many in turn).
@@ -89,6 +92,46 @@ impl ResourceLimiter for MemoryLimiter {
     }
 }
 
+/// The objects one instance holds (see the WIT `objects` interface): each
+/// id at most once, however many `ObjectRef`s the guest keeps to it.
+#[derive(Default)]
+pub struct Holds {
+    ids: HashSet<ObjectId>,
+}
+
+impl Holds {
+    /// Holds `id` (a no-op if already held).
+    pub fn hold(&mut self, store: &ObjectStore, id: ObjectId) {
+        if self.ids.insert(id) {
+            store.acquire(&id);
+        }
+    }
+
+    /// Drops the hold on `id`, if any.
+    pub fn release(&mut self, store: &ObjectStore, id: &ObjectId) {
+        if self.ids.remove(id) {
+            store.release(id);
+        }
+    }
+
+    /// Drops every hold.
+    pub fn release_all(&mut self, store: &ObjectStore) {
+        for id in self.ids.drain() {
+            store.release(&id);
+        }
+    }
+
+    /// Number of ids held.
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Whether nothing is held.
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+}
+
 /// The `T` of every `Store<T>` the node creates.
 pub struct TaskState {
     pub(crate) rt: Arc<Runtime>,
@@ -99,6 +142,8 @@ pub struct TaskState {
     pub(crate) panic_message: Option<String>,
     /// Set when a host call found the task's time limit passed.
     pub(crate) timed_out: bool,
+    /// Objects this instance holds; released when it ends.
+    pub(crate) holds: Holds,
     wasi: WasiCtx,
     table: ResourceTable,
 }
@@ -140,9 +185,31 @@ impl TaskState {
             },
             panic_message: None,
             timed_out: false,
+            holds: Holds::default(),
             wasi: wasi.build(),
             table: ResourceTable::new(),
         }
+    }
+}
+
+impl TaskState {
+    /// Holds `id` for this instance.
+    pub(crate) fn hold(&mut self, id: ObjectId) {
+        self.holds.hold(&self.rt.objects, id);
+    }
+
+    /// Holds every id in `ids`.
+    pub(crate) fn hold_all(&mut self, ids: impl IntoIterator<Item = ObjectId>) {
+        for id in ids {
+            self.hold(id);
+        }
+    }
+}
+
+impl Drop for TaskState {
+    fn drop(&mut self) {
+        // The instance is gone, and with it every ObjectRef it had.
+        self.holds.release_all(&self.rt.objects);
     }
 }
 

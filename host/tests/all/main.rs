@@ -6,5 +6,6 @@ mod api;
 mod cli;
 mod examples;
 mod microbench;
+mod refs;
 mod support;
 mod wordcount;

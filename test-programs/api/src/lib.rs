@@ -7,15 +7,16 @@
 //! | `num_returns`, `chain`, `nested` | [`tasks`] | several returns, dependencies, refs in values, nested tasks |
 //! | `actors` | [`actors`] | actor state, parallel actors, call order, handles passed to tasks |
 //! | `errors`, `trap`, `panic`, `oom`, `spin`, `actor_panic` | [`failures`] | every way a task can fail |
+//! | `refs` | [`refs`] | refs inside returned values, objects freed when unreferenced |
 //! | `ids` | here | task and node ids |
 
-// The scenarios pass `&ObjectRef`s on purpose (Ray's `f.remote(&x)` style),
-// although `ObjectRef` is `Copy`.
+// The scenarios pass `&ObjectRef`s on purpose (Ray's `f.remote(&x)` style).
 #![allow(clippy::needless_borrows_for_generic_args)]
 
 mod actors;
 mod failures;
 mod objects;
+mod refs;
 mod tasks;
 
 /// Runs scenario `args[0]`.
@@ -36,6 +37,7 @@ fn main(args: Vec<String>) -> Result<(), String> {
         "spin" => failures::spin_scenario(),
         "actor_panic" => failures::actor_panic(),
         "ids" => ids(),
+        "refs" => refs::refs(),
         other => return Err(format!("unknown scenario {other}")),
     };
     result.map_err(|e| e.to_string())
@@ -65,6 +67,8 @@ wray::export! {
         failures::panic_now,
         failures::oom,
         failures::spin,
+        refs::make_refs,
+        refs::big,
     ],
     actors: [actors::Counter, actors::Log, failures::Fragile],
 }
