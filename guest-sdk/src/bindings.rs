@@ -18,4 +18,4 @@ wit_bindgen::generate!({
 });
 
 pub use self::exports::wray::runtime::app;
-pub use self::wray::runtime::{objects, runtime, tasks, types};
+pub use self::wray::runtime::{mapping, objects, runtime, tasks, types};

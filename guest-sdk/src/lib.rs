@@ -63,7 +63,10 @@
 //!   dependencies: the host runs the task once they exist and resolves them.
 //!   Refs inside values (`Vec<ObjectRef<T>>`) are passed as refs.
 //! - **Objects**: [`put`], [`get`], [`get_all`], [`get_timeout`] and
-//!   [`wait`] talk to the node's object store. A `get` on the result of a
+//!   [`wait`] talk to the node's object store. [`ObjectRef::map`] maps an
+//!   object into the instance's memory and reads its archived value in place
+//!   (zero-copy, whatever its size); large `put`s go straight into the
+//!   node's shared memory. A `get` on the result of a
 //!   failed task returns that task's [`Error`], unchanged however many tasks
 //!   it went through.
 //! - **Actors**: `A::remote(args..)` runs `A::new(args..)` in a new actor and
@@ -81,6 +84,7 @@ mod codec;
 mod error;
 mod export;
 mod ids;
+mod mapped;
 mod object_ref;
 mod objects;
 mod panic;
@@ -98,6 +102,7 @@ pub use args::IntoArg;
 pub use codec::Value;
 pub use error::{Error, ErrorKind, Result};
 pub use ids::{ActorId, ObjectId, TaskId};
+pub use mapped::Mapped;
 pub use object_ref::ObjectRef;
 pub use objects::{get, get_all, get_timeout, put, wait};
 pub use runtime::{log, node_id, task_id, LogLevel};

@@ -23,7 +23,15 @@ pub fn put<T: Value>(value: &T) -> ObjectRef<T> {
             core::any::type_name::<T>()
         ),
     };
-    let r = ObjectRef::from_id(objects::put(&payload).into());
+    let id = if payload.data.len() >= crate::mapped::INLINE_MAX {
+        // Large: copied once, straight into the shared-memory store; the
+        // inline path is the fallback (a node without a shared store).
+        crate::mapped::put_large(&payload.data, &payload.refs)
+            .unwrap_or_else(|_| objects::put(&payload))
+    } else {
+        objects::put(&payload)
+    };
+    let r = ObjectRef::from_id(id.into());
     crate::refs::flush_deferred();
     r
 }

@@ -14,7 +14,6 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 use wasmtime::component::ResourceAny;
-use wasmtime::Store;
 use wray_control_plane::ActorId;
 
 use crate::bindings::Guest;
@@ -24,13 +23,14 @@ use crate::object_store::Object;
 use crate::runtime::Runtime;
 use crate::task::{PendingTask, TaskKind, TaskSpec};
 use crate::worker::classify::trap_to_task_error;
+use crate::worker::mapping::TaskStore;
 use crate::worker::run::{arm_deadline, finish_call, payload_refs, system_error};
-use crate::worker::state::{CurrentTask, TaskState};
+use crate::worker::state::CurrentTask;
 
 /// A live actor instance: its store, its bindings, and the handle of its
 /// `actor-instance` resource.
 struct Instance {
-    store: Store<TaskState>,
+    store: TaskStore,
     guest: Guest,
     handle: ResourceAny,
 }

@@ -11,9 +11,11 @@ use wasmtime::component::{Component, Linker};
 use wasmtime::{Engine, Store};
 use wray_control_plane::{content_hash, ComponentRecord, FunctionKind, FunctionRecord, TaskId};
 
-use crate::bindings::{types, Guest, GuestPre};
+use crate::bindings::wray::runtime::{objects, runtime, tasks};
+use crate::bindings::{types, GuestPre};
 use crate::error::{Error, Result};
 use crate::runtime::Runtime;
+use crate::worker::mapping::TaskStore;
 use crate::worker::state::{CurrentTask, TaskState};
 
 /// A component ready to instantiate: its function-table row and its
@@ -35,8 +37,14 @@ pub(crate) fn linker(engine: &Engine) -> Result<Linker<TaskState>> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
         .map_err(|e| Error::Engine(format!("linking WASI: {e:#}")))?;
-    Guest::add_to_linker::<TaskState, wasmtime::component::HasSelf<TaskState>>(&mut linker, |s| s)
-        .map_err(|e| Error::Engine(format!("linking wray:runtime: {e:#}")))?;
+    let link = |e: wasmtime::Error| Error::Engine(format!("linking wray:runtime: {e:#}"));
+    type Me = wasmtime::component::HasSelf<TaskState>;
+    objects::add_to_linker::<TaskState, Me>(&mut linker, |s| s).map_err(link)?;
+    tasks::add_to_linker::<TaskState, Me>(&mut linker, |s| s).map_err(link)?;
+    runtime::add_to_linker::<TaskState, Me>(&mut linker, |s| s).map_err(link)?;
+    // `mapping` takes its windows as `WasmList<u8>` (no copy), so it is
+    // defined by hand rather than from the generated trait.
+    crate::worker::mapping::add_to_linker(&mut linker).map_err(link)?;
     Ok(linker)
 }
 
@@ -135,17 +143,17 @@ pub(crate) fn load(rt: &Arc<Runtime>, name: &str, bytes: &[u8]) -> Result<Arc<Lo
         pre: pre.clone(),
     });
     let current = CurrentTask::new(TaskId::driver(u64::MAX), "describe", false, None);
-    let mut store = Store::new(
+    let mut store = TaskStore(Store::new(
         &rt.engine,
         TaskState::new(rt.clone(), placeholder, current, &[]),
-    );
+    ));
     store.set_epoch_deadline(u64::MAX / 2);
     let guest = pre
-        .instantiate(&mut store)
+        .instantiate(&mut *store)
         .map_err(|e| component_error(format!("instantiate: {e:#}")))?;
     let info = guest
         .wray_runtime_app()
-        .call_describe(&mut store)
+        .call_describe(&mut *store)
         .map_err(|e| component_error(format!("describe: {e:#}")))?;
     drop(store);
 

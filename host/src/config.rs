@@ -91,6 +91,34 @@ pub struct NodeConfig {
     pub pooling: bool,
     /// Directory caching compiled components; `None` disables the disk cache.
     pub cache_dir: Option<PathBuf>,
+    /// Capacity of the shared-memory object store in bytes (`None`: no
+    /// shared store, every value on the heap).
+    pub object_store_memory: Option<u64>,
+    /// Directory of the object store's file (`/dev/shm` where it exists).
+    pub object_store_dir: PathBuf,
+}
+
+/// The default object store capacity: 30% of the machine's memory, as Ray's
+/// default `object_store_memory` (at least 64 MiB).
+pub fn default_object_store_memory() -> u64 {
+    let total = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            let line = m.lines().find(|l| l.starts_with("MemTotal:"))?;
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .map_or(2 << 30, |kib| kib * 1024);
+    (total / 10 * 3).max(64 << 20)
+}
+
+/// `/dev/shm` where it exists, else the temporary directory.
+pub fn default_object_store_dir() -> PathBuf {
+    let shm = PathBuf::from("/dev/shm");
+    if shm.is_dir() {
+        shm
+    } else {
+        std::env::temp_dir()
+    }
 }
 
 /// Default per-task time limit: generous, it only catches runaway guests.
@@ -110,6 +138,8 @@ impl Default for NodeConfig {
             max_instances: 1000,
             pooling: true,
             cache_dir: dirs::cache_dir().map(|d| d.join("wray").join("compiled")),
+            object_store_memory: Some(default_object_store_memory()),
+            object_store_dir: default_object_store_dir(),
         }
     }
 }

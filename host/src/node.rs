@@ -13,6 +13,7 @@ use crate::config::NodeConfig;
 use crate::driver::DriverOutcome;
 use crate::engine::{build_engine, EpochTicker};
 use crate::error::{Error, Result};
+use crate::object_store::arena::Arena;
 use crate::object_store::ObjectStore;
 use crate::runtime::{Runtime, StatsSnapshot};
 use crate::scheduler::cpu::CpuPool;
@@ -60,13 +61,22 @@ impl Node {
             .map_err(|e| Error::Engine(format!("cannot start the control-plane runtime: {e}")))?;
         let ticker = EpochTicker::start(engine.clone())?;
         let config_threads = config.max_instances as usize + 64;
+        let objects = match config.object_store_memory {
+            Some(bytes) => {
+                let capacity = usize::try_from(bytes).unwrap_or(usize::MAX);
+                let arena = Arena::create(&config.object_store_dir, capacity)
+                    .map_err(|e| Error::InvalidConfig(e.to_string()))?;
+                ObjectStore::with_arena(arena)
+            }
+            None => ObjectStore::new(),
+        };
         let rt = Arc::new(Runtime {
             node_id: format!("node-{}", std::process::id()),
             cpus: CpuPool::new(config.num_cpus),
             config,
             engine,
             linker,
-            objects: ObjectStore::new(),
+            objects,
             actors: Mutex::new(HashMap::new()),
             components: Mutex::new(HashMap::new()),
             stats: Default::default(),
@@ -160,6 +170,11 @@ impl Node {
             .lock()
             .insert(record.hash, loaded.clone());
         Ok(loaded)
+    }
+
+    /// The path of the shared-memory object store's file, if any.
+    pub fn object_store_path(&self) -> Option<std::path::PathBuf> {
+        self.rt.objects.arena().map(|a| a.path().to_path_buf())
     }
 
     /// Task counters so far.

@@ -28,7 +28,7 @@ impl TaskState {
         }
     }
 
-    fn block(
+    pub(crate) fn block(
         &mut self,
         ids: &[ObjectId],
         need: usize,
@@ -56,7 +56,9 @@ impl objects::Host for TaskState {
         self.current.puts += 1;
         self.rt.objects.expect(id);
         self.hold(id);
-        self.rt.objects.seal(id, from_payload(value));
+        self.rt
+            .objects
+            .seal(id, from_payload(&self.rt.objects, value));
         Ok(id.into())
     }
 

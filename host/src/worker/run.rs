@@ -11,10 +11,11 @@ use wray_control_plane::ObjectId;
 use crate::component::LoadedComponent;
 use crate::engine::ticks;
 use crate::error::{ErrorKind, TaskError};
-use crate::object_store::Object;
+use crate::object_store::{Object, ObjectStore};
 use crate::runtime::Runtime;
 use crate::task::{PendingTask, TaskKind, TaskSpec};
 use crate::worker::classify::trap_to_task_error;
+use crate::worker::mapping::TaskStore;
 use crate::worker::state::{CurrentTask, TaskState};
 
 impl Runtime {
@@ -43,7 +44,7 @@ impl Runtime {
         store.data_mut().hold_all(payload_refs(&args));
         let result = guest
             .wray_runtime_app()
-            .call_invoke(&mut store, name, &args);
+            .call_invoke(&mut *store, name, &args);
         let result = finish_call(result, store.data(), spec.returns.len());
         self.complete(&spec.returns, result);
         Ok(())
@@ -55,13 +56,13 @@ impl Runtime {
         self: &Arc<Self>,
         spec: &TaskSpec,
         holds_cpu: bool,
-    ) -> Result<(Store<TaskState>, Guest), TaskError> {
+    ) -> Result<(TaskStore, Guest), TaskError> {
         let current = CurrentTask::new(spec.id, spec.label.clone(), holds_cpu, self.deadline());
         let mut store = self.new_store(spec.component.clone(), current, &[]);
         let guest = spec
             .component
             .pre
-            .instantiate(&mut store)
+            .instantiate(&mut *store)
             .map_err(|e| system_error(spec, &format!("cannot instantiate: {e:#}")))?;
         Ok((store, guest))
     }
@@ -80,15 +81,18 @@ impl Runtime {
         component: Arc<LoadedComponent>,
         current: CurrentTask,
         args: &[String],
-    ) -> Store<TaskState> {
+    ) -> TaskStore {
         let deadline = current.deadline;
         let mut store = Store::new(
             &self.engine,
             TaskState::new(self.clone(), component, current, args),
         );
         store.limiter(|s| &mut s.limiter);
+        // Lists are lifted into host memory; bounding them per call is
+        // pointless when a guest's memory is bounded by its memory limit.
+        store.set_hostcall_fuel(usize::MAX);
         arm_deadline(&mut store, deadline);
-        store
+        TaskStore(store)
     }
 
     /// The task's arguments with object arguments replaced by their values;
@@ -122,7 +126,7 @@ pub(crate) fn to_payload(object: &Object) -> types::Payload {
     match object {
         Object::Value { codec, data, refs } => types::Payload {
             codec: (*codec).into(),
-            data: data.to_vec(),
+            data: data.bytes().to_vec(),
             refs: refs.iter().map(|r| (*r).into()).collect(),
         },
         Object::Error(_) => types::Payload {
@@ -143,13 +147,10 @@ pub(crate) fn payload_refs(args: &[types::Arg]) -> Vec<ObjectId> {
         .collect()
 }
 
-/// A sealed value from a WIT payload.
-pub(crate) fn from_payload(p: types::Payload) -> Object {
-    Object::Value {
-        codec: p.codec.into(),
-        data: p.data.into(),
-        refs: p.refs.into_iter().map(Into::into).collect(),
-    }
+/// A sealed value from a WIT payload (large ones go to the arena).
+pub(crate) fn from_payload(store: &ObjectStore, p: types::Payload) -> Object {
+    let refs = p.refs.into_iter().map(Into::into).collect();
+    store.value(p.codec.into(), &p.data, refs)
 }
 
 /// Arms `store`'s epoch deadline (`None`: effectively never).
@@ -169,9 +170,10 @@ pub(crate) fn finish_call(
     expected: usize,
 ) -> Result<Vec<Object>, TaskError> {
     match result {
-        Ok(Ok(payloads)) if payloads.len() == expected => {
-            Ok(payloads.into_iter().map(from_payload).collect())
-        }
+        Ok(Ok(payloads)) if payloads.len() == expected => Ok(payloads
+            .into_iter()
+            .map(|p| from_payload(&state.rt.objects, p))
+            .collect()),
         Ok(Ok(payloads)) => Err(TaskError::new(
             ErrorKind::InvalidArgument,
             state.current.label.clone(),

@@ -15,6 +15,7 @@ use crate::component::LoadedComponent;
 use crate::config::Stdio;
 use crate::object_store::ObjectStore;
 use crate::runtime::Runtime;
+use crate::worker::mapping::Windows;
 
 /// The task a store is running now (an actor's store runs many in turn).
 #[derive(Debug, Clone)]
@@ -144,6 +145,8 @@ pub struct TaskState {
     pub(crate) timed_out: bool,
     /// Objects this instance holds; released when it ends.
     pub(crate) holds: Holds,
+    /// Windows of its memory with objects mapped over them.
+    pub(crate) windows: Windows,
     wasi: WasiCtx,
     table: ResourceTable,
 }
@@ -186,6 +189,7 @@ impl TaskState {
             panic_message: None,
             timed_out: false,
             holds: Holds::default(),
+            windows: Windows::default(),
             wasi: wasi.build(),
             table: ResourceTable::new(),
         }

@@ -9,3 +9,4 @@ mod microbench;
 mod refs;
 mod support;
 mod wordcount;
+mod zero_copy;

@@ -8,6 +8,7 @@
 //! | `actors` | [`actors`] | actor state, parallel actors, call order, handles passed to tasks |
 //! | `errors`, `trap`, `panic`, `oom`, `spin`, `actor_panic` | [`failures`] | every way a task can fail |
 //! | `refs` | [`refs`] | refs inside returned values, objects freed when unreferenced |
+//! | `zero_copy`, `window_leak`, `hold_mapped` | [`zero_copy`] | objects mapped into guests, private writes, no leak into later instances |
 //! | `ids` | here | task and node ids |
 
 // The scenarios pass `&ObjectRef`s on purpose (Ray's `f.remote(&x)` style).
@@ -18,6 +19,7 @@ mod failures;
 mod objects;
 mod refs;
 mod tasks;
+mod zero_copy;
 
 /// Runs scenario `args[0]`.
 #[wray::main]
@@ -38,6 +40,9 @@ fn main(args: Vec<String>) -> Result<(), String> {
         "actor_panic" => failures::actor_panic(),
         "ids" => ids(),
         "refs" => refs::refs(),
+        "zero_copy" => zero_copy::zero_copy(),
+        "window_leak" => zero_copy::window_leak(),
+        "hold_mapped" => zero_copy::hold_mapped(),
         other => return Err(format!("unknown scenario {other}")),
     };
     result.map_err(|e| e.to_string())
@@ -69,6 +74,8 @@ wray::export! {
         failures::spin,
         refs::make_refs,
         refs::big,
+        zero_copy::mapped_checksum,
+        zero_copy::fresh_pages_are_zero,
     ],
     actors: [actors::Counter, actors::Log, failures::Fragile],
 }

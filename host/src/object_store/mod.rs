@@ -14,6 +14,8 @@
 //! turn. The shared-memory store replaces the value storage later; the
 //! counting stays.
 
+pub mod arena;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -33,16 +35,49 @@ pub enum Codec {
     Raw,
 }
 
+/// Values smaller than this (bytes) stay on the host's heap and travel
+/// inline with tasks; larger ones go to the shared-memory arena, from where
+/// guests can map them without a copy. Ray's threshold for inlining small
+/// objects is 100 KiB as well (`max_direct_call_object_size`).
+pub const INLINE_MAX: usize = 100 << 10;
+
+/// Where a value's bytes live.
+#[derive(Debug)]
+pub enum Data {
+    /// On the host's heap.
+    Inline(Arc<[u8]>),
+    /// In a block of the shared-memory arena (freed with the object).
+    Shared(arena::Block),
+}
+
+impl Data {
+    /// The bytes.
+    pub fn bytes(&self) -> &[u8] {
+        match self {
+            Data::Inline(b) => b,
+            Data::Shared(block) => block.bytes(),
+        }
+    }
+}
+
+impl PartialEq for Data {
+    fn eq(&self, other: &Self) -> bool {
+        self.bytes() == other.bytes()
+    }
+}
+
+impl Eq for Data {}
+
 /// A sealed object: a value or the error of the task that should have made
 /// it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub enum Object {
     /// An encoded value.
     Value {
         /// Encoding of `data`.
         codec: Codec,
         /// The bytes.
-        data: Arc<[u8]>,
+        data: Data,
         /// Object refs serialized inside `data`; held while this object
         /// lives.
         refs: Arc<[ObjectId]>,
@@ -55,7 +90,7 @@ impl Object {
     /// Size of the value in bytes (0 for errors).
     pub fn size(&self) -> usize {
         match self {
-            Object::Value { data, .. } => data.len(),
+            Object::Value { data, .. } => data.bytes().len(),
             Object::Error(_) => 0,
         }
     }
@@ -138,16 +173,50 @@ pub enum Subscription {
     Unknown,
 }
 
-/// The in-memory object store of one node.
+/// The object store of one node.
 #[derive(Default)]
 pub struct ObjectStore {
     slots: Mutex<Slots>,
+    arena: Option<Arc<arena::Arena>>,
 }
 
 impl ObjectStore {
-    /// An empty store.
+    /// An empty store keeping every value on the heap.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty store whose large values live in `arena`.
+    pub fn with_arena(arena: Arc<arena::Arena>) -> Self {
+        Self {
+            slots: Mutex::default(),
+            arena: Some(arena),
+        }
+    }
+
+    /// The shared-memory arena, if the store has one.
+    pub fn arena(&self) -> Option<&Arc<arena::Arena>> {
+        self.arena.as_ref()
+    }
+
+    /// A value holding `bytes`: in the arena when it is at least
+    /// [`INLINE_MAX`] bytes and fits, on the heap otherwise (a full arena
+    /// never loses a value; spilling to disk comes later).
+    pub fn value(&self, codec: Codec, bytes: &[u8], refs: Arc<[ObjectId]>) -> Object {
+        let data = match &self.arena {
+            Some(arena) if bytes.len() >= INLINE_MAX => match arena.alloc(bytes.len()) {
+                Ok(mut block) => {
+                    block.bytes_mut().copy_from_slice(bytes);
+                    Data::Shared(block)
+                }
+                Err(e) => {
+                    tracing::warn!("{e}; keeping the object on the heap");
+                    Data::Inline(Arc::from(bytes))
+                }
+            },
+            _ => Data::Inline(Arc::from(bytes)),
+        };
+        Object::Value { codec, data, refs }
     }
 
     /// Declares that `id` will be sealed later (by a submitted task).
@@ -307,6 +376,48 @@ mod tests {
     }
 
     #[test]
+    fn large_values_go_to_the_arena_and_free_their_block() {
+        let dir = tempfile::tempdir().unwrap();
+        let arena = arena::Arena::create(dir.path(), 1 << 20).unwrap();
+        let store = ObjectStore::with_arena(arena.clone());
+        let small = store.value(Codec::Raw, &[1; 16], Arc::from([]));
+        assert!(matches!(
+            &small,
+            Object::Value {
+                data: Data::Inline(_),
+                ..
+            }
+        ));
+        let big = vec![7u8; INLINE_MAX];
+        store.expect(id(1));
+        store.acquire(&id(1));
+        store.seal(id(1), store.value(Codec::Raw, &big, Arc::from([])));
+        let sealed = store.get(&id(1)).unwrap();
+        let Object::Value {
+            data: Data::Shared(block),
+            ..
+        } = &*sealed
+        else {
+            panic!("not shared")
+        };
+        assert_eq!(block.bytes(), &big[..]);
+        let used = arena.capacity() - arena.free_bytes();
+        assert_eq!(used, INLINE_MAX.div_ceil(arena::PAGE) * arena::PAGE);
+        drop(sealed);
+        store.release(&id(1));
+        assert_eq!(arena.free_bytes(), arena.capacity());
+        // Too large for the arena: kept on the heap, not lost.
+        let huge = store.value(Codec::Raw, &vec![1u8; 2 << 20], Arc::from([]));
+        assert!(matches!(
+            &huge,
+            Object::Value {
+                data: Data::Inline(_),
+                ..
+            }
+        ));
+    }
+
+    #[test]
     fn a_result_nobody_holds_is_freed_when_sealed() {
         let store = ObjectStore::new();
         store.expect(id(1));
@@ -346,6 +457,7 @@ mod tests {
         assert_eq!(fired.load(Ordering::SeqCst), 3);
         assert!(!store.seal(id, value(b"two")));
         assert_eq!(*store.get(&id).unwrap(), value(b"one"));
+        assert_eq!(value(b"one"), value(b"one"));
         assert!(matches!(
             store.subscribe(&id, Box::new(|| {})),
             Subscription::Ready(_)

@@ -1,0 +1,185 @@
+//! Zero-copy objects: windows of this instance's linear memory that the host
+//! maps object pages over (see the WIT `mapping` interface).
+//!
+//! A window is reserved with `memory.grow`, outside the allocator, so the
+//! allocator never hands its pages out; windows are reused (smallest fit)
+//! once unmapped. [`ObjectRef::map`] maps an object read-only in effect
+//! (copy-on-write: a write changes only this instance's copy) and hands out
+//! its archived value in place; [`put`](crate::put) of a large value builds
+//! it in a window mapped over a new object's pages.
+
+use core::marker::PhantomData;
+use core::ops::Deref;
+use std::cell::RefCell;
+
+use rkyv::Archive;
+
+use crate::bindings::{mapping, types as wit};
+use crate::error::{Error, ErrorKind, Result};
+use crate::object_ref::ObjectRef;
+use crate::runtime::task_error;
+
+/// Size of a wasm page: windows are whole wasm pages, which also aligns them
+/// to the host's pages.
+const WASM_PAGE: usize = 65536;
+
+/// Values at least this large (bytes) are put through a window straight into
+/// the shared-memory store; smaller ones travel inline. Matches the host's
+/// threshold (Ray's 100 KiB).
+pub(crate) const INLINE_MAX: usize = 100 << 10;
+
+thread_local! {
+    /// Unmapped windows: (address, length).
+    static FREE: RefCell<Vec<(usize, usize)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A reserved window of linear memory, given back to the pool on drop.
+pub(crate) struct Window {
+    addr: usize,
+    len: usize,
+}
+
+impl Window {
+    /// A window of at least `len` bytes.
+    pub(crate) fn take(len: usize) -> Result<Self> {
+        let need = len.max(1).div_ceil(WASM_PAGE) * WASM_PAGE;
+        let reused = FREE.with(|f| {
+            let mut free = f.borrow_mut();
+            let best = free
+                .iter()
+                .enumerate()
+                .filter(|(_, (_, l))| *l >= need)
+                .min_by_key(|(_, (_, l))| *l)
+                .map(|(i, _)| i);
+            best.map(|i| free.swap_remove(i))
+        });
+        if let Some((addr, len)) = reused {
+            return Ok(Window { addr, len });
+        }
+        let addr = grow(need / WASM_PAGE).ok_or_else(|| {
+            Error::from(task_error(
+                ErrorKind::OutOfMemory,
+                "map",
+                format!("cannot reserve a window of {need} bytes of linear memory"),
+            ))
+        })?;
+        Ok(Window { addr, len: need })
+    }
+
+    /// The window as the `list<u8>` the host calls take.
+    pub(crate) fn as_list(&self) -> &[u8] {
+        // SAFETY: the window is memory this instance reserved with
+        // memory.grow and nothing else uses; the host only replaces its pages
+        // while this call is in progress.
+        unsafe { core::slice::from_raw_parts(self.addr as *const u8, self.len) }
+    }
+
+    /// The first `len` bytes of the window.
+    pub(crate) fn bytes(&self, len: usize) -> &[u8] {
+        // SAFETY: as in `as_list`; `len` never exceeds the window.
+        unsafe { core::slice::from_raw_parts(self.addr as *const u8, len.min(self.len)) }
+    }
+
+    /// The first `len` bytes of the window, writable.
+    pub(crate) fn bytes_mut(&mut self, len: usize) -> &mut [u8] {
+        // SAFETY: as in `as_list`, and `&mut self` is the only handle.
+        unsafe { core::slice::from_raw_parts_mut(self.addr as *mut u8, len.min(self.len)) }
+    }
+}
+
+impl Drop for Window {
+    fn drop(&mut self) {
+        FREE.with(|f| f.borrow_mut().push((self.addr, self.len)));
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+fn grow(pages: usize) -> Option<usize> {
+    match core::arch::wasm32::memory_grow(0, pages) {
+        usize::MAX => None,
+        old => Some(old * WASM_PAGE),
+    }
+}
+
+// Natively (unit tests) there is no linear memory to grow.
+#[cfg(not(target_arch = "wasm32"))]
+fn grow(_pages: usize) -> Option<usize> {
+    None
+}
+
+/// An object mapped into this instance's memory: derefs to the archived
+/// value, read in place with no copy. Unmapped when dropped.
+pub struct Mapped<T: Archive> {
+    window: Window,
+    len: usize,
+    _object: ObjectRef<T>,
+    _type: PhantomData<T>,
+}
+
+impl<T: Archive> Mapped<T> {
+    /// The object's bytes (its rkyv archive).
+    pub fn bytes(&self) -> &[u8] {
+        self.window.bytes(self.len)
+    }
+}
+
+impl<T: Archive> Deref for Mapped<T> {
+    type Target = T::Archived;
+
+    fn deref(&self) -> &T::Archived {
+        // SAFETY: the bytes are an rkyv archive of `T` written by the SDK's
+        // serializer when the object was made (validated by construction;
+        // objects are immutable), aligned (windows are page-aligned).
+        unsafe { rkyv::access_unchecked::<T::Archived>(self.bytes()) }
+    }
+}
+
+impl<T: Archive> Drop for Mapped<T> {
+    fn drop(&mut self) {
+        mapping::unmap(self.window.as_list());
+    }
+}
+
+impl<T: Archive> ObjectRef<T> {
+    /// Maps the object into this instance's memory and returns its archived
+    /// value, read in place: no copy and no deserialization, whatever its
+    /// size (Plasma's `get`). Blocks until the object exists, as `get` does.
+    ///
+    /// # Errors
+    ///
+    /// The object's own error (as [`get`](crate::get)); kind
+    /// [`InvalidArgument`](ErrorKind::InvalidArgument) when it is not an
+    /// rkyv value; [`OutOfMemory`](ErrorKind::OutOfMemory) when no window
+    /// can be reserved.
+    pub fn map(&self) -> Result<Mapped<T>> {
+        let id: wit::ObjectId = self.id().into();
+        let (codec, len) = mapping::stat(id).map_err(Error::from)?;
+        if codec != wit::Codec::Rkyv {
+            return Err(task_error(
+                ErrorKind::InvalidArgument,
+                "map",
+                format!("object {} is not an rkyv value", self.id()),
+            )
+            .into());
+        }
+        let len = usize::try_from(len).unwrap_or(usize::MAX);
+        let window = Window::take(len)?;
+        let mapped = mapping::map(id, window.as_list()).map_err(Error::from)?;
+        Ok(Mapped {
+            window,
+            len: usize::try_from(mapped).unwrap_or(len).min(len),
+            _object: self.clone(),
+            _type: PhantomData,
+        })
+    }
+}
+
+/// Puts already-encoded `bytes` as a new object built in shared memory:
+/// one copy, from the guest straight into the store's pages.
+pub(crate) fn put_large(bytes: &[u8], refs: &[wit::ObjectId]) -> Result<wit::ObjectId> {
+    let mut window = Window::take(bytes.len())?;
+    let id = mapping::create(bytes.len() as u64, window.as_list()).map_err(Error::from)?;
+    window.bytes_mut(bytes.len()).copy_from_slice(bytes);
+    mapping::seal(id, bytes.len() as u64, wit::Codec::Rkyv, refs).map_err(Error::from)?;
+    Ok(id)
+}
