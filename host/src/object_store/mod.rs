@@ -335,7 +335,7 @@ mod tests {
     fn value(b: &[u8]) -> Object {
         Object::Value {
             codec: Codec::Raw,
-            data: Arc::from(b),
+            data: Data::Inline(Arc::from(b)),
             refs: Arc::from([]),
         }
     }
@@ -355,7 +355,7 @@ mod tests {
         store.acquire(&outer);
         let holds_inner = Object::Value {
             codec: Codec::Raw,
-            data: Arc::from(&b"o"[..]),
+            data: Data::Inline(Arc::from(&b"o"[..])),
             refs: Arc::from([inner]),
         };
         store.seal(outer, holds_inner);
