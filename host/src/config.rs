@@ -96,6 +96,9 @@ pub struct NodeConfig {
     pub object_store_memory: Option<u64>,
     /// Directory of the object store's file (`/dev/shm` where it exists).
     pub object_store_dir: PathBuf,
+    /// Where objects spill when the store is full (`None`: a directory
+    /// under the temporary directory, named after the process).
+    pub spill_dir: Option<PathBuf>,
 }
 
 /// The default object store capacity: 30% of the machine's memory, as Ray's
@@ -140,6 +143,7 @@ impl Default for NodeConfig {
             cache_dir: dirs::cache_dir().map(|d| d.join("wray").join("compiled")),
             object_store_memory: Some(default_object_store_memory()),
             object_store_dir: default_object_store_dir(),
+            spill_dir: None,
         }
     }
 }

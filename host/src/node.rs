@@ -66,7 +66,10 @@ impl Node {
                 let capacity = usize::try_from(bytes).unwrap_or(usize::MAX);
                 let arena = Arena::create(&config.object_store_dir, capacity)
                     .map_err(|e| Error::InvalidConfig(e.to_string()))?;
-                ObjectStore::with_arena(arena)
+                let spill = config.spill_dir.clone().unwrap_or_else(|| {
+                    std::env::temp_dir().join(format!("wray-spill-{}", std::process::id()))
+                });
+                ObjectStore::with_arena(arena, spill)
             }
             None => ObjectStore::new(),
         };
@@ -175,6 +178,11 @@ impl Node {
     /// The path of the shared-memory object store's file, if any.
     pub fn object_store_path(&self) -> Option<std::path::PathBuf> {
         self.rt.objects.arena().map(|a| a.path().to_path_buf())
+    }
+
+    /// Every object in the store, with size, location and holders.
+    pub fn objects(&self) -> Vec<crate::object_store::ObjectInfo> {
+        self.rt.objects.list()
     }
 
     /// Task counters so far.

@@ -48,6 +48,15 @@ pub enum Data {
     Inline(Arc<[u8]>),
     /// In a block of the shared-memory arena (freed with the object).
     Shared(arena::Block),
+    /// Spilled to a file on disk because the arena was full; read through a
+    /// read-only mapping of the file (the page cache restores it on use).
+    /// The file is deleted with the object.
+    Spilled {
+        /// The file (deleted on drop).
+        file: tempfile::NamedTempFile,
+        /// Its mapping.
+        map: memmap2::Mmap,
+    },
 }
 
 impl Data {
@@ -56,8 +65,45 @@ impl Data {
         match self {
             Data::Inline(b) => b,
             Data::Shared(block) => block.bytes(),
+            Data::Spilled { map, .. } => map,
         }
     }
+
+    /// The file and page-aligned offset to map the bytes from, for values
+    /// that live in a file (arena or spill file).
+    pub fn file_range(&self) -> Option<(i32, usize)> {
+        use std::os::fd::AsRawFd;
+        match self {
+            Data::Inline(_) => None,
+            Data::Shared(block) => Some((block.arena().fd(), block.offset())),
+            Data::Spilled { file, .. } => Some((file.as_file().as_raw_fd(), 0)),
+        }
+    }
+
+    /// Where the value lives, for listings: `heap`, `shared-memory` or
+    /// `spilled`.
+    pub fn location(&self) -> &'static str {
+        match self {
+            Data::Inline(_) => "heap",
+            Data::Shared(_) => "shared-memory",
+            Data::Spilled { .. } => "spilled",
+        }
+    }
+}
+
+/// Writes `bytes` to a new file in `dir` and maps it read-only.
+fn spill(dir: &std::path::Path, bytes: &[u8]) -> std::io::Result<Data> {
+    use std::io::Write;
+    std::fs::create_dir_all(dir)?;
+    let mut file = tempfile::Builder::new()
+        .prefix("object-")
+        .tempfile_in(dir)?;
+    file.write_all(bytes)?;
+    file.flush()?;
+    // SAFETY: the file is private to this store (a fresh temporary file that
+    // nothing else writes) and never truncated while mapped.
+    let map = unsafe { memmap2::Mmap::map(file.as_file())? };
+    Ok(Data::Spilled { file, map })
 }
 
 impl PartialEq for Data {
@@ -152,6 +198,19 @@ impl Slots {
     }
 }
 
+/// One object, as [`ObjectStore::list`] shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectInfo {
+    /// Its id.
+    pub id: ObjectId,
+    /// Size of its value in bytes (0 while pending, and for errors).
+    pub size: usize,
+    /// `pending`, `error`, `heap`, `shared-memory` or `spilled`.
+    pub location: &'static str,
+    /// How many holders keep it alive.
+    pub holders: u32,
+}
+
 /// Counters of an [`ObjectStore`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct StoreStats {
@@ -178,6 +237,7 @@ pub enum Subscription {
 pub struct ObjectStore {
     slots: Mutex<Slots>,
     arena: Option<Arc<arena::Arena>>,
+    spill_dir: Option<std::path::PathBuf>,
 }
 
 impl ObjectStore {
@@ -186,11 +246,13 @@ impl ObjectStore {
         Self::default()
     }
 
-    /// An empty store whose large values live in `arena`.
-    pub fn with_arena(arena: Arc<arena::Arena>) -> Self {
+    /// An empty store whose large values live in `arena`, spilling to files
+    /// in `spill_dir` when it is full.
+    pub fn with_arena(arena: Arc<arena::Arena>, spill_dir: std::path::PathBuf) -> Self {
         Self {
             slots: Mutex::default(),
             arena: Some(arena),
+            spill_dir: Some(spill_dir),
         }
     }
 
@@ -200,8 +262,8 @@ impl ObjectStore {
     }
 
     /// A value holding `bytes`: in the arena when it is at least
-    /// [`INLINE_MAX`] bytes and fits, on the heap otherwise (a full arena
-    /// never loses a value; spilling to disk comes later).
+    /// [`INLINE_MAX`] bytes; when the arena is full, spilled to a file (and,
+    /// should even that fail, kept on the heap: a value is never lost).
     pub fn value(&self, codec: Codec, bytes: &[u8], refs: Arc<[ObjectId]>) -> Object {
         let data = match &self.arena {
             Some(arena) if bytes.len() >= INLINE_MAX => match arena.alloc(bytes.len()) {
@@ -209,14 +271,57 @@ impl ObjectStore {
                     block.bytes_mut().copy_from_slice(bytes);
                     Data::Shared(block)
                 }
-                Err(e) => {
-                    tracing::warn!("{e}; keeping the object on the heap");
-                    Data::Inline(Arc::from(bytes))
-                }
+                Err(full) => self.spill_or_keep(bytes, &full),
             },
             _ => Data::Inline(Arc::from(bytes)),
         };
         Object::Value { codec, data, refs }
+    }
+
+    fn spill_or_keep(&self, bytes: &[u8], full: &arena::ArenaError) -> Data {
+        let Some(dir) = &self.spill_dir else {
+            return Data::Inline(Arc::from(bytes));
+        };
+        match spill(dir, bytes) {
+            Ok(data) => {
+                tracing::debug!("{full}; spilled {} bytes to {}", bytes.len(), dir.display());
+                data
+            }
+            Err(e) => {
+                tracing::warn!(
+                    "{full}; cannot spill to {}: {e}; keeping the object on the heap",
+                    dir.display()
+                );
+                Data::Inline(Arc::from(bytes))
+            }
+        }
+    }
+
+    /// Every object: (id, size in bytes, location, holders), ordered by id
+    /// (Ray's `ray.util.state.list_objects`, one node).
+    pub fn list(&self) -> Vec<ObjectInfo> {
+        let slots = self.slots.lock();
+        let mut all: Vec<ObjectInfo> = slots
+            .map
+            .iter()
+            .map(|(id, slot)| {
+                let (size, location) = match &slot.state {
+                    State::Pending(_) => (0, "pending"),
+                    State::Sealed(o) => match &**o {
+                        Object::Value { data, .. } => (data.bytes().len(), data.location()),
+                        Object::Error(_) => (0, "error"),
+                    },
+                };
+                ObjectInfo {
+                    id: *id,
+                    size,
+                    location,
+                    holders: slot.holders,
+                }
+            })
+            .collect();
+        all.sort_by_key(|o| o.id);
+        all
     }
 
     /// Declares that `id` will be sealed later (by a submitted task).
@@ -376,10 +481,10 @@ mod tests {
     }
 
     #[test]
-    fn large_values_go_to_the_arena_and_free_their_block() {
+    fn large_values_go_to_the_arena_or_spill_and_free_their_space() {
         let dir = tempfile::tempdir().unwrap();
         let arena = arena::Arena::create(dir.path(), 1 << 20).unwrap();
-        let store = ObjectStore::with_arena(arena.clone());
+        let store = ObjectStore::with_arena(arena.clone(), dir.path().join("spill"));
         let small = store.value(Codec::Raw, &[1; 16], Arc::from([]));
         assert!(matches!(
             &small,
@@ -406,15 +511,28 @@ mod tests {
         drop(sealed);
         store.release(&id(1));
         assert_eq!(arena.free_bytes(), arena.capacity());
-        // Too large for the arena: kept on the heap, not lost.
-        let huge = store.value(Codec::Raw, &vec![1u8; 2 << 20], Arc::from([]));
-        assert!(matches!(
-            &huge,
-            Object::Value {
-                data: Data::Inline(_),
-                ..
-            }
-        ));
+        // Too large for the arena: spilled to a file, not lost.
+        let huge_bytes = vec![1u8; 2 << 20];
+        store.expect(id(2));
+        store.acquire(&id(2));
+        store.seal(id(2), store.value(Codec::Raw, &huge_bytes, Arc::from([])));
+        let listed = store.list();
+        assert_eq!(listed.len(), 1);
+        let first = &listed[0];
+        assert_eq!(
+            (first.size, first.location, first.holders),
+            (2 << 20, "spilled", 1)
+        );
+        let huge = store.get(&id(2)).unwrap();
+        let Object::Value { data, .. } = &*huge else {
+            panic!("not a value")
+        };
+        assert_eq!(data.bytes(), &huge_bytes[..]);
+        assert!(data.file_range().is_some());
+        drop(huge);
+        store.release(&id(2));
+        let spilled = std::fs::read_dir(dir.path().join("spill")).unwrap().count();
+        assert_eq!(spilled, 0, "the spill file is deleted with its object");
     }
 
     #[test]

@@ -272,22 +272,24 @@ pub fn add_to_linker(linker: &mut Linker<TaskState>) -> wasmtime::Result<()> {
                     return Ok((Err(error(caller.data(), ErrorKind::InvalidArgument, msg)),))
                 }
             };
-            match data {
-                Data::Shared(block) => {
+            let in_file = data.file_range();
+            match in_file {
+                Some((fd, offset)) => {
                     // SAFETY: `w` lies in this instance's memory (WasmList),
                     // page-aligned; the guest is blocked in this call.
-                    unsafe { map_file(w.addr, w.len, block.arena().fd(), block.offset(), false) }?;
+                    unsafe { map_file(w.addr, w.len, fd, offset, false) }?;
                 }
-                Data::Inline(bytes) => {
+                None => {
                     // SAFETY: as above; the window is writable guest memory
                     // of at least `len` bytes, and nothing else borrows it.
                     unsafe {
-                        std::ptr::copy_nonoverlapping(bytes.as_ptr(), w.addr as *mut u8, len)
+                        std::ptr::copy_nonoverlapping(data.bytes().as_ptr(), w.addr as *mut u8, len)
                     };
                 }
             }
             let state = caller.data_mut();
-            if matches!(data, Data::Shared(_)) {
+            if in_file.is_some() {
+                // Pinned: its block or file cannot be reused while mapped.
                 state.windows.reading.push((w, object.clone()));
             }
             Ok((Ok(len as u64),))

@@ -53,3 +53,21 @@ fn every_object_a_driver_made_is_freed_when_it_ends() {
         "put_get stored a 1 MiB value: {stats:?}"
     );
 }
+
+#[test]
+fn a_full_store_spills_to_disk_and_loses_nothing() {
+    let spill = tempfile::tempdir().unwrap();
+    let node = TestNode::start_with(Setup::default(), |c| {
+        c.object_store_memory = Some(48 << 20);
+        c.spill_dir = Some(spill.path().to_path_buf());
+    });
+    let (result, stdout) = node.run("api", &["spill"]);
+    assert_eq!(result, Ok(()));
+    assert_eq!(stdout, "spilled and read back true\n");
+    let stats = wait_for_empty_store(&node);
+    assert_eq!(stats.objects, 0);
+    // 96 MiB were alive at once in a 48 MiB store: the rest was spilled.
+    assert!(stats.peak_bytes > 48 << 20, "{stats:?}");
+    let left = std::fs::read_dir(spill.path()).map_or(0, |d| d.count());
+    assert_eq!(left, 0, "spill files are deleted with their objects");
+}

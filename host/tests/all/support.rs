@@ -59,8 +59,13 @@ impl Default for Setup {
 
 impl TestNode {
     pub fn start(setup: Setup) -> Self {
+        Self::start_with(setup, |_| {})
+    }
+
+    /// Starts a node after `tweak` adjusts its configuration.
+    pub fn start_with(setup: Setup, tweak: impl FnOnce(&mut NodeConfig)) -> Self {
         let stdio = Stdio::memory();
-        let config = NodeConfig {
+        let mut config = NodeConfig {
             num_cpus: setup.num_cpus,
             task_timeout: setup.task_timeout,
             task_memory_limit: setup.task_memory_limit,
@@ -69,6 +74,7 @@ impl TestNode {
             max_instances: 256,
             ..NodeConfig::default()
         };
+        tweak(&mut config);
         Self {
             node: Node::start(config).expect("node starts"),
             stdio,

@@ -7,7 +7,7 @@
 //! | `num_returns`, `chain`, `nested` | [`tasks`] | several returns, dependencies, refs in values, nested tasks |
 //! | `actors` | [`actors`] | actor state, parallel actors, call order, handles passed to tasks |
 //! | `errors`, `trap`, `panic`, `oom`, `spin`, `actor_panic` | [`failures`] | every way a task can fail |
-//! | `refs` | [`refs`] | refs inside returned values, objects freed when unreferenced |
+//! | `refs`, `spill` | [`refs`] | refs inside returned values, objects freed when unreferenced, spilling |
 //! | `zero_copy`, `window_leak`, `hold_mapped` | [`zero_copy`] | objects mapped into guests, private writes, no leak into later instances |
 //! | `ids` | here | task and node ids |
 
@@ -40,6 +40,7 @@ fn main(args: Vec<String>) -> Result<(), String> {
         "actor_panic" => failures::actor_panic(),
         "ids" => ids(),
         "refs" => refs::refs(),
+        "spill" => refs::spill(),
         "zero_copy" => zero_copy::zero_copy(),
         "window_leak" => zero_copy::window_leak(),
         "hold_mapped" => zero_copy::hold_mapped(),

@@ -39,3 +39,19 @@ pub(crate) fn refs() -> wray::Result<()> {
     println!("churned");
     Ok(())
 }
+
+/// `spill`: six 16 MiB objects alive at once (the host runs this with a
+/// 48 MiB store, so some spill to disk): every one reads back, by `get` and
+/// by `map`.
+pub(crate) fn spill() -> wray::Result<()> {
+    let refs: Vec<_> = (0..6u8).map(|i| wray::put(&vec![i; 16 << 20])).collect();
+    let mut ok = true;
+    for (i, r) in refs.iter().enumerate() {
+        let v = r.get()?;
+        let m = r.map()?;
+        ok &= v.len() == 16 << 20 && v.iter().all(|b| usize::from(*b) == i);
+        ok &= m.len() == 16 << 20 && m.iter().all(|b| usize::from(*b) == i);
+    }
+    println!("spilled and read back {ok}");
+    Ok(())
+}
