@@ -8,6 +8,8 @@ use rkyv::api::high::{HighDeserializer, HighSerializer, HighValidator};
 use rkyv::bytecheck::CheckBytes;
 use rkyv::rancor;
 use rkyv::ser::allocator::ArenaHandle;
+use rkyv::ser::writer::Buffer;
+use rkyv::ser::{Positional, Writer};
 use rkyv::util::AlignedVec;
 use rkyv::{Archive, Deserialize, Serialize};
 
@@ -32,6 +34,23 @@ pub trait Value: Sized {
     /// format).
     fn encode(&self) -> Result<AlignedVec, rancor::Error>;
 
+    /// The length in bytes of `self`'s archive, without writing it (a
+    /// serialization pass into a counter).
+    ///
+    /// # Errors
+    ///
+    /// As [`encode`](Value::encode).
+    fn encoded_len(&self) -> Result<usize, rancor::Error>;
+
+    /// Serializes `self` into `out` (16-byte aligned, at least
+    /// [`encoded_len`](Value::encoded_len) long) and returns the length
+    /// written: how a large value is built in place, in shared memory.
+    ///
+    /// # Errors
+    ///
+    /// As [`encode`](Value::encode), or `out` is too short.
+    fn encode_into(&self, out: &mut [u8]) -> Result<usize, rancor::Error>;
+
     /// Validates `bytes` as an archive of `Self` and deserializes it.
     ///
     /// # Errors
@@ -42,7 +61,10 @@ pub trait Value: Sized {
 
 impl<T> Value for T
 where
-    T: Archive + for<'a> Serialize<HighSerializer<AlignedVec, ArenaHandle<'a>, rancor::Error>>,
+    T: Archive
+        + for<'a> Serialize<HighSerializer<AlignedVec, ArenaHandle<'a>, rancor::Error>>
+        + for<'a> Serialize<HighSerializer<Counter, ArenaHandle<'a>, rancor::Error>>
+        + for<'a, 'b> Serialize<HighSerializer<Buffer<'b>, ArenaHandle<'a>, rancor::Error>>,
     T::Archived: for<'a> CheckBytes<HighValidator<'a, rancor::Error>>
         + Deserialize<T, HighDeserializer<rancor::Error>>,
 {
@@ -50,10 +72,36 @@ where
         rkyv::to_bytes::<rancor::Error>(self)
     }
 
+    fn encoded_len(&self) -> Result<usize, rancor::Error> {
+        Ok(rkyv::api::high::to_bytes_in::<_, rancor::Error>(self, Counter(0))?.0)
+    }
+
+    fn encode_into(&self, out: &mut [u8]) -> Result<usize, rancor::Error> {
+        let written = rkyv::api::high::to_bytes_in::<_, rancor::Error>(self, Buffer::from(out))?;
+        Ok(written.len())
+    }
+
     fn decode(bytes: &[u8]) -> Result<Self, rancor::Error> {
         let mut aligned = AlignedVec::<16>::with_capacity(bytes.len());
         aligned.extend_from_slice(bytes);
         rkyv::from_bytes::<T, rancor::Error>(&aligned)
+    }
+}
+
+/// An rkyv writer that only counts the bytes it is given.
+#[doc(hidden)]
+pub struct Counter(usize);
+
+impl Positional for Counter {
+    fn pos(&self) -> usize {
+        self.0
+    }
+}
+
+impl<E> Writer<E> for Counter {
+    fn write(&mut self, bytes: &[u8]) -> Result<(), E> {
+        self.0 += bytes.len();
+        Ok(())
     }
 }
 
@@ -118,6 +166,18 @@ mod tests {
         ]));
         round_trip(Vec::<u8>::new());
         round_trip(vec![("w".to_string(), 3u64)]);
+    }
+
+    #[test]
+    fn counting_and_in_place_encoding_match_encode() {
+        let value = (vec![7u8; 1000], "x".to_string(), vec![1.5f64; 3]);
+        let bytes = value.encode().expect("encode");
+        assert_eq!(value.encoded_len().expect("len"), bytes.len());
+        let mut out = AlignedVec::<16>::with_capacity(bytes.len());
+        out.resize(bytes.len(), 0);
+        assert_eq!(value.encode_into(&mut out).expect("into"), bytes.len());
+        assert_eq!(&out[..], &bytes[..]);
+        assert!(value.encode_into(&mut out[..10]).is_err());
     }
 
     #[test]

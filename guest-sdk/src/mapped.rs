@@ -15,6 +15,7 @@ use std::cell::RefCell;
 use rkyv::Archive;
 
 use crate::bindings::{mapping, types as wit};
+use crate::codec::Value;
 use crate::error::{Error, ErrorKind, Result};
 use crate::object_ref::ObjectRef;
 use crate::runtime::task_error;
@@ -174,12 +175,25 @@ impl<T: Archive> ObjectRef<T> {
     }
 }
 
-/// Puts already-encoded `bytes` as a new object built in shared memory:
-/// one copy, from the guest straight into the store's pages.
-pub(crate) fn put_large(bytes: &[u8], refs: &[wit::ObjectId]) -> Result<wit::ObjectId> {
-    let mut window = Window::take(bytes.len())?;
-    let id = mapping::create(bytes.len() as u64, window.as_list()).map_err(Error::from)?;
-    window.bytes_mut(bytes.len()).copy_from_slice(bytes);
-    mapping::seal(id, bytes.len() as u64, wit::Codec::Rkyv, refs).map_err(Error::from)?;
-    Ok(id)
+/// Puts `value` as a new object serialized in place, in a window mapped over
+/// the object's shared-memory pages: the value is written once, and never
+/// copied afterwards.
+pub(crate) fn put_in_place<T: Value>(value: &T) -> Result<wit::ObjectId> {
+    let encode_error = |e: rkyv::rancor::Error| {
+        Error::from(task_error(
+            ErrorKind::InvalidArgument,
+            "put",
+            format!("cannot encode {}: {e}", core::any::type_name::<T>()),
+        ))
+    };
+    let len = value.encoded_len().map_err(encode_error)?;
+    let mut window = Window::take(len)?;
+    let id = mapping::create(len as u64, window.as_list()).map_err(Error::from)?;
+    let (written, refs) = crate::refs::collecting(|| value.encode_into(window.bytes_mut(len)));
+    let refs: Vec<wit::ObjectId> = refs.into_iter().map(Into::into).collect();
+    // Sealed even when encoding failed, so the object is not left half made.
+    let written = written.map_err(encode_error);
+    let size = *written.as_ref().unwrap_or(&0) as u64;
+    mapping::seal(id, size, wit::Codec::Rkyv, &refs).map_err(Error::from)?;
+    written.map(|_| id)
 }

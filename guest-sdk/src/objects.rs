@@ -16,20 +16,24 @@ use crate::runtime::task_error;
 /// When rkyv cannot serialize `value` (a bug in the caller, not a condition
 /// of the host).
 pub fn put<T: Value>(value: &T) -> ObjectRef<T> {
-    let payload = match to_payload(value) {
-        Ok(payload) => payload,
-        Err(e) => panic!(
-            "wray::put: could not encode {}: {e}",
-            core::any::type_name::<T>()
-        ),
-    };
-    let id = if payload.data.len() >= crate::mapped::INLINE_MAX {
-        // Large: copied once, straight into the shared-memory store; the
-        // inline path is the fallback (a node without a shared store).
-        crate::mapped::put_large(&payload.data, &payload.refs)
-            .unwrap_or_else(|_| objects::put(&payload))
-    } else {
-        objects::put(&payload)
+    let large = value
+        .encoded_len()
+        .is_ok_and(|len| len >= crate::mapped::INLINE_MAX);
+    // Large: serialized once, straight into the shared-memory store's pages.
+    // The inline path is the fallback (a node without a shared store, or a
+    // full one: the host then spills).
+    let id = match large.then(|| crate::mapped::put_in_place(value)) {
+        Some(Ok(id)) => id,
+        _ => {
+            let payload = match to_payload(value) {
+                Ok(payload) => payload,
+                Err(e) => panic!(
+                    "wray::put: could not encode {}: {e}",
+                    core::any::type_name::<T>()
+                ),
+            };
+            objects::put(&payload)
+        }
     };
     let r = ObjectRef::from_id(id.into());
     crate::refs::flush_deferred();
