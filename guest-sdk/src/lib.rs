@@ -104,7 +104,7 @@ pub use error::{Error, ErrorKind, Result};
 pub use ids::{ActorId, ObjectId, TaskId};
 pub use mapped::Mapped;
 pub use object_ref::ObjectRef;
-pub use objects::{get, get_all, get_timeout, put, wait};
+pub use objects::{get, get_all, get_timeout, put, put_in_place, wait};
 pub use runtime::{log, node_id, task_id, LogLevel};
 pub use wray_macros::{actor, export, main, remote, value};
 

@@ -2,7 +2,7 @@
 
 use core::time::Duration;
 
-use crate::bindings::{objects, types as wit};
+use crate::bindings::{mapping, objects, types as wit};
 use crate::codec::{from_payload, to_payload, Value};
 use crate::error::{Error, ErrorKind, Result};
 use crate::object_ref::ObjectRef;
@@ -16,28 +16,44 @@ use crate::runtime::task_error;
 /// When rkyv cannot serialize `value` (a bug in the caller, not a condition
 /// of the host).
 pub fn put<T: Value>(value: &T) -> ObjectRef<T> {
-    let large = value
-        .encoded_len()
-        .is_ok_and(|len| len >= crate::mapped::INLINE_MAX);
-    // Large: serialized once, straight into the shared-memory store's pages.
-    // The inline path is the fallback (a node without a shared store, or a
-    // full one: the host then spills).
-    let id = match large.then(|| crate::mapped::put_in_place(value)) {
-        Some(Ok(id)) => id,
-        _ => {
-            let payload = match to_payload(value) {
-                Ok(payload) => payload,
-                Err(e) => panic!(
-                    "wray::put: could not encode {}: {e}",
-                    core::any::type_name::<T>()
-                ),
-            };
-            objects::put(&payload)
-        }
+    let payload = match to_payload(value) {
+        Ok(payload) => payload,
+        Err(e) => panic!(
+            "wray::put: could not encode {}: {e}",
+            core::any::type_name::<T>()
+        ),
+    };
+    let id = if payload.data.len() >= crate::mapped::INLINE_MAX {
+        // Large: the host reads the encoded bytes in place and copies them
+        // once, straight into the shared-memory store.
+        mapping::put_bytes(&payload.data, payload.codec, &payload.refs)
+    } else {
+        objects::put(&payload)
     };
     let r = ObjectRef::from_id(id.into());
     crate::refs::flush_deferred();
     r
+}
+
+/// Like [`put`], but serializes `value` straight into the object's pages in
+/// the shared-memory store (mapped into this instance for the purpose): no
+/// intermediate buffer at all, so the value is never held twice in memory.
+/// On this kind of machine (4 KiB pages) mapping the pages costs more than
+/// `put`'s one extra copy; prefer it for values too large to encode twice.
+///
+/// # Panics
+///
+/// When rkyv cannot serialize `value` (a bug in the caller).
+pub fn put_in_place<T: Value>(value: &T) -> ObjectRef<T> {
+    match crate::mapped::put_in_place(value) {
+        Ok(id) => {
+            let r = ObjectRef::from_id(id.into());
+            crate::refs::flush_deferred();
+            r
+        }
+        // No shared store here (or it is full): the copying path spills.
+        Err(_) => put(value),
+    }
 }
 
 /// Blocks until the object behind `r` exists and returns its value. While it

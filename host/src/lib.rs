@@ -17,11 +17,14 @@
 //! - `actor`: actor instances and their ordered queues.
 //! - [`object_store`]: immutable objects and readiness notification.
 //! - [`error`]: [`Error`] (host failures) and [`TaskError`] (error objects).
+//! - [`baseline`]: bare wasmtime (instantiate + call, no wray), the
+//!   yardstick of `wray microbenchmark`.
 //!
 //! See `docs/architecture.md` for the path of one task from `.remote()` to
 //! `get`.
 
 mod actor;
+pub mod baseline;
 pub mod bindings;
 pub mod component;
 pub mod config;

@@ -1,6 +1,11 @@
-//! `cargo xtask bench`: the first-look benchmarks, run side by side on this
-//! machine, written to `docs/benchmarks.md`.
+//! `cargo xtask bench`: wray's benchmarks, run side by side on this machine,
+//! written to `docs/benchmarks.md`.
 //!
+//! - The cases of `ray microbenchmark`: `wray microbenchmark --json` and, in
+//!   the same run, `bench/ray/run.sh --json` (Ray's own; skipped with
+//!   `--skip-ray`, left empty when the script is missing), as one table with
+//!   wray/Ray ratios, plus wray's yardsticks (memcpy, bare wasmtime); see
+//!   [`compare`].
 //! - Word count over the Rust standard library sources: `wray run` with
 //!   `--num-cpus 1` and `--num-cpus 2` against `wordcount_native` (the same
 //!   count as a plain single-threaded Rust program, `bench/`), each the
@@ -20,15 +25,19 @@ use anyhow::{bail, Context, Result};
 use crate::run;
 use crate::{guests, paths, setup};
 
+mod compare;
+
 /// The word count's input, as in the demo.
 const CORPUS: &str = "/usr/lib/rustlib/src/rust/library";
 
-/// Runs every benchmark `runs` times and writes the report.
+/// Runs every benchmark (the word count and the first-look cases `runs`
+/// times each; `ray microbenchmark`'s cases once, Ray's too unless
+/// `skip_ray`) and writes the report.
 ///
 /// # Errors
 /// Fails when a build fails, a command fails, or wray's output differs from
 /// the native count.
-pub fn bench(runs: usize) -> Result<()> {
+pub fn bench(runs: usize, skip_ray: bool) -> Result<()> {
     let toolchain = setup::setup()?;
     guests::build_guests(toolchain)?;
     run::header("bench: cargo build --release -p wray-host -p wray-bench");
@@ -94,7 +103,13 @@ pub fn bench(runs: usize) -> Result<()> {
         micro.push((what, median(&mut values), unit));
     }
 
-    let report = render(&rows, &micro, runs)?;
+    run::header("bench: wray microbenchmark (ray microbenchmark's cases)");
+    let wray_side = compare::wray_side(&release.join("wray"), &wasm.join("microbench.wasm"))?;
+    run::header("bench: Ray's ray microbenchmark (bench/ray/run.sh)");
+    let ray_side = compare::ray_side(&paths::repo_root(), skip_ray)?;
+    let comparison = compare::render(&wray_side, ray_side.as_ref())?;
+
+    let report = render(&comparison, &rows, &micro, runs)?;
     print!("{report}");
     let path = paths::repo_root().join("docs").join("benchmarks.md");
     std::fs::write(&path, report).with_context(|| format!("writing {}", path.display()))?;
@@ -147,27 +162,36 @@ fn median(values: &mut [f64]) -> f64 {
     values[values.len() / 2]
 }
 
-fn render(wordcount: &[(String, f64)], micro: &[(&str, f64, &str)], runs: usize) -> Result<String> {
+fn render(
+    comparison: &str,
+    wordcount: &[(String, f64)],
+    micro: &[(&str, f64, &str)],
+    runs: usize,
+) -> Result<String> {
     let date = output(Command::new("date").args(["-u", "+%Y-%m-%d"]))?;
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     let native = wordcount.first().map_or(1.0, |r| r.1);
     let mut s = String::new();
-    writeln!(s, "# wray benchmarks (first look)\n")?;
+    writeln!(s, "# wray benchmarks\n")?;
     writeln!(
         s,
-        "Measured by `cargo xtask bench` on {}, {cores} cores; medians of {runs} runs.\n",
+        "Measured by `cargo xtask bench` on {}, {cores} cores; every side of every \
+         comparison in the same run on the same machine.\n",
         date.trim()
     )?;
+    writeln!(s, "{comparison}")?;
     writeln!(s, "## Word count over the Rust standard library sources\n")?;
     writeln!(
         s,
-        "Whole-process wall time, compile cache warm; output identical to the native count.\n"
+        "Whole-process wall time, compile cache warm; output identical to the native \
+         count; medians of {runs} runs.\n"
     )?;
     writeln!(s, "| run | wall (s) | vs native |\n| --- | ---: | ---: |")?;
     for (name, secs) in wordcount {
         writeln!(s, "| {name} | {secs:.3} | {:.2}x |", secs / native)?;
     }
-    writeln!(s, "\n## Microbenchmarks (timed inside the driver)\n")?;
+    writeln!(s, "\n## First-look round trips (timed inside the driver)\n")?;
+    writeln!(s, "Medians of {runs} runs.\n")?;
     writeln!(s, "| case | value | unit |\n| --- | ---: | --- |")?;
     for (what, value, unit) in micro {
         writeln!(s, "| {what} | {value:.1} | {unit} |")?;

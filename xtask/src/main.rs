@@ -9,8 +9,8 @@
 //! - `cargo xtask demo [--num-cpus N]`: the distributed word count over the Rust standard
 //!   library sources ([`demo`]).
 //! - `cargo xtask test`: fmt, clippy and the whole test suite, as CI runs it ([`suite`]).
-//! - `cargo xtask bench [--runs N]`: first-look benchmarks into `docs/benchmarks.md`
-//!   ([`bench`]).
+//! - `cargo xtask bench [--runs N] [--skip-ray]`: the benchmarks, wray vs Ray on
+//!   `ray microbenchmark`'s cases included, into `docs/benchmarks.md` ([`bench`]).
 //!
 //! The guest toolchain comes in two flavours, chosen once per machine ([`toolchain`]):
 //! the ordinary rustup `wasm32-wasip1` target, or, where rustup's server is unreachable,
@@ -53,11 +53,15 @@ enum Command {
     },
     /// Run fmt, clippy and the whole test suite (what CI runs).
     Test,
-    /// Run the first-look benchmarks and write docs/benchmarks.md.
+    /// Run the benchmarks (wray vs Ray included) and write docs/benchmarks.md.
     Bench {
-        /// Runs of each measurement (the median is reported).
+        /// Runs of each word-count and first-look measurement (the median is
+        /// reported).
         #[arg(long, default_value_t = 5)]
         runs: usize,
+        /// Run only the wray side of the `ray microbenchmark` comparison.
+        #[arg(long)]
+        skip_ray: bool,
     },
 }
 
@@ -82,6 +86,6 @@ fn run_command(command: Command) -> Result<()> {
         }
         Command::Demo { num_cpus } => demo::demo(num_cpus),
         Command::Test => suite::test(),
-        Command::Bench { runs } => bench::bench(runs),
+        Command::Bench { runs, skip_ray } => bench::bench(runs, skip_ray),
     }
 }

@@ -77,10 +77,17 @@ unsafe fn map_file(
         )
     };
     if p == libc::MAP_FAILED {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(())
+        return Err(io::Error::last_os_error());
     }
+    if shared {
+        // A window for a new object is written in full right away: make its
+        // pages present and writable in one call (a write fault per page
+        // costs more than the copy). Best effort: older kernels lack it.
+        // A read mapping stays lazy, so mapping costs the same at any size.
+        // SAFETY: the range was just mapped.
+        unsafe { libc::madvise(addr as *mut libc::c_void, len, libc::MADV_POPULATE_WRITE) };
+    }
+    Ok(())
 }
 
 /// Puts fresh zero pages over `addr..addr + len` (as linear memory had).
@@ -346,6 +353,24 @@ pub fn add_to_linker(linker: &mut Linker<TaskState>) -> wasmtime::Result<()> {
             let refs = refs.into_iter().map(Into::into).collect();
             state.rt.objects.seal(id, Object::Value { codec: codec.into(), data: Data::Shared(block), refs });
             Ok((Ok(()),))
+        },
+    )?;
+    inst.func_wrap(
+        "put-bytes",
+        |mut caller: StoreContextMut<'_, TaskState>,
+         (list, codec, refs): (WasmList<u8>, types::Codec, Vec<types::ObjectId>)| {
+            let refs = refs.into_iter().map(Into::into).collect();
+            let object = {
+                let bytes = list.as_le_slice(&caller);
+                caller.data().rt.objects.value(codec.into(), bytes, refs)
+            };
+            let state = caller.data_mut();
+            let id = state.current.id.put_object(state.current.puts);
+            state.current.puts += 1;
+            state.rt.objects.expect(id);
+            state.hold(id);
+            state.rt.objects.seal(id, object);
+            Ok((types::ObjectId::from(id),))
         },
     )?;
     inst.func_wrap(

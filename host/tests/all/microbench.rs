@@ -1,7 +1,10 @@
-//! The microbenchmark component runs each case correctly (its timings are
-//! reported by `cargo xtask bench`, never asserted here).
+//! The microbenchmark component and `wray microbenchmark` run each case
+//! correctly (their timings are reported by `cargo xtask bench`, never
+//! asserted here).
 
-use crate::support::{Setup, TestNode};
+use std::process::Command;
+
+use crate::support::{component, Setup, TestNode};
 
 #[test]
 fn every_microbenchmark_case_runs_and_checks_its_results() {
@@ -22,4 +25,138 @@ fn every_microbenchmark_case_runs_and_checks_its_results() {
     }
     let (result, _) = node.run("microbench", &["bogus", "1"]);
     assert!(result.unwrap_err().contains("unknown case `bogus`"));
+}
+
+/// The parsed fields of one suite line: `case\trate\tsd\tunit`.
+fn parse_case(line: &str) -> (String, f64, f64, String) {
+    let fields: Vec<&str> = line.split('\t').collect();
+    let [case, rate, sd, unit] = fields[..] else {
+        panic!("not a case line: {line:?}");
+    };
+    let number = |s: &str| {
+        s.parse::<f64>()
+            .unwrap_or_else(|e| panic!("{line:?}: {s}: {e}"))
+    };
+    (case.to_string(), number(rate), number(sd), unit.to_string())
+}
+
+#[test]
+fn suite_cases_report_positive_rates_in_rays_format() {
+    let node = TestNode::start(Setup::default());
+    // Cheap cases only, each timed for a few milliseconds (scale 0.01).
+    let mut cases = Vec::new();
+    for filter in ["1:1 actor calls", "single client get calls", "latency 4KiB"] {
+        let before = node.stdio.stdout_text().lines().count();
+        let (result, stdout) = node.run("microbench", &["suite", filter, "0.01", "2"]);
+        assert_eq!(result, Ok(()), "{filter}: {stdout}");
+        for line in stdout.lines().skip(before) {
+            let (case, rate, sd, unit) = parse_case(line);
+            assert!(case.contains(filter), "{filter}: {line}");
+            assert!(rate > 0.0 && sd >= 0.0, "{line}");
+            cases.push((case, unit));
+        }
+    }
+    let expect = |c: &str, u: &str| (c.to_string(), u.to_string());
+    assert_eq!(
+        cases,
+        [
+            expect("1:1 actor calls sync", "per second"),
+            expect("1:1 actor calls async", "per second"),
+            expect("1:1 actor calls concurrent", "per second"),
+            expect("single client get calls (Plasma Store)", "per second"),
+            expect("guest get latency 4KiB", "us"),
+        ]
+    );
+}
+
+#[test]
+fn suite_lists_distinct_case_names() {
+    let node = TestNode::start(Setup::default());
+    let (result, stdout) = node.run("microbench", &["list"]);
+    assert_eq!(result, Ok(()));
+    let names: Vec<&str> = stdout.lines().collect();
+    assert!(names.contains(&"single client tasks async"), "{stdout}");
+    assert!(
+        names.contains(&"n:n actor calls with arg async"),
+        "{stdout}"
+    );
+    // `wray microbenchmark` runs one case per driver with the case's name as
+    // the suite's substring filter: no name may contain another.
+    for a in &names {
+        for b in &names {
+            assert!(a == b || !a.contains(b), "`{a}` contains `{b}`");
+        }
+    }
+    let (result, _) = node.run("microbench", &["suite", "", "0"]);
+    assert!(result.unwrap_err().contains("scale `0`"));
+}
+
+fn wray() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_wray"))
+}
+
+#[test]
+fn the_cli_prints_json_lines_and_the_bare_wasmtime_yardstick() {
+    let out = wray()
+        .args([
+            "microbenchmark",
+            "--json",
+            "--scale",
+            "0.01",
+            "--num-cpus",
+            "2",
+        ])
+        .args(["--filter", "1:1 actor calls sync"])
+        .arg("--component")
+        .arg(component("microbench"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+        .collect();
+    assert_eq!(lines.len(), 1, "{stdout}");
+    assert_eq!(lines[0]["case"], "1:1 actor calls sync");
+    assert_eq!(lines[0]["unit"], "per second");
+    assert!(lines[0]["rate"].as_f64().unwrap() > 0.0, "{stdout}");
+
+    let out = wray()
+        .args([
+            "microbenchmark",
+            "--scale",
+            "0.01",
+            "--filter",
+            "bare wasmtime",
+        ])
+        .env("WRAY_MICROBENCH", component("microbench"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.starts_with("bare wasmtime instantiate+call per second "),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn the_cli_names_a_missing_component_and_how_to_build_it() {
+    let out = wray()
+        .args(["microbenchmark", "--component", "/no/such/microbench.wasm"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("/no/such/microbench.wasm"), "{stderr}");
+    assert!(stderr.contains("cargo xtask build-guests"), "{stderr}");
 }

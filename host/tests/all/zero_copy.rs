@@ -21,7 +21,7 @@ fn objects_are_mapped_into_guests_and_writes_stay_private() {
     assert_eq!(result, Ok(()), "{stdout}");
     assert_eq!(
         stdout,
-        "mapped 8388608 true\nremapped true\nget true\nscribbled true\nprivate true\nresult 16777216 3\n"
+        "mapped 8388608 true\nremapped true\nget true\nscribbled true\nprivate true\nin place true true\nresult 16777216 3\n"
     );
     // Every window was unmapped when its task ended: only the host's own
     // mapping of the store file is left.

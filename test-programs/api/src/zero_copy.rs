@@ -16,7 +16,8 @@ pub(crate) fn mapped_checksum(r: ObjectRef<Vec<u8>>) -> Result<u64, String> {
 
 /// `zero_copy`: an 8 MiB put, mapped twice, read by `get`, scribbled on
 /// through the mapping, then mapped by another task (which must see the
-/// original); a 16 MiB task result mapped too.
+/// original); the same value built in place; a 16 MiB task result mapped
+/// too.
 pub(crate) fn zero_copy() -> wray::Result<()> {
     let data: Vec<u8> = (0..8u32 << 20).map(|i| (i % 251) as u8).collect();
     let expected = checksum(&data);
@@ -37,6 +38,10 @@ pub(crate) fn zero_copy() -> wray::Result<()> {
     let other = mapped_checksum.remote(vec![r.clone()].remove(0)).get()?;
     println!("private {}", other == expected);
     drop(m);
+    // Built in place: serialized straight into the object's shared pages.
+    let built = wray::put_in_place(&data);
+    let via_map = checksum(built.map()?.as_slice()) == expected;
+    println!("in place {} {}", via_map, built.get()? == data);
     let result = crate::refs::big.remote(3).map()?;
     println!("result {} {}", result.len(), result[0]);
     Ok(())

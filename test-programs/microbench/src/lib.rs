@@ -10,6 +10,16 @@
 //! prints `actor_roundtrip_us <mean µs per call>`.
 //! `main(["put_get", N])`: N puts of a small value each read back; prints
 //! `put_get_us <mean µs per put + get>`.
+//!
+//! `main(["suite", FILTER, SCALE, CORES])`: the cases of `ray microbenchmark`
+//! with Ray's names, counts and timing method, plus wray's own; one line per
+//! case, `case\trate\tsd\tunit` (see [`suite`]); `main(["list"])` prints the
+//! case names. `wray microbenchmark` runs it.
+
+mod large_objects;
+mod ray_perf;
+mod suite;
+mod timeit;
 
 use std::time::Instant;
 
@@ -44,6 +54,14 @@ fn count(args: &[String]) -> Result<u64, String> {
 #[wray::main]
 fn main(args: Vec<String>) -> Result<(), String> {
     let case = args.first().map(String::as_str).unwrap_or("");
+    match case {
+        "suite" => return suite::run(&args[1..]),
+        "list" => {
+            suite::list();
+            return Ok(());
+        }
+        _ => {}
+    }
     let n = count(&args)?;
     let start = Instant::now();
     match case {
@@ -102,6 +120,14 @@ fn main(args: Vec<String>) -> Result<(), String> {
 
 wray::export! {
     main: main,
-    functions: [noop],
-    actors: [Echo],
+    functions: [
+        noop,
+        ray_perf::small_value,
+        ray_perf::do_put_small,
+        ray_perf::do_put,
+        ray_perf::create_object_containing_ref,
+        ray_perf::work,
+        large_objects::make_bytes,
+    ],
+    actors: [Echo, ray_perf::Server, ray_perf::Client],
 }

@@ -3,9 +3,15 @@
 //! `wray run app.wasm [--num-cpus N] [--dir HOST[::GUEST]] [--task-timeout SECS] [-- args]`
 //! starts an embedded single node, deploys the component and runs its
 //! `main` as the driver.
+//!
+//! `wray microbenchmark [--filter S] [--json] [--num-cpus N] [--component PATH] [--scale F]`
+//! runs the cases of `ray microbenchmark` on an embedded node.
 
+mod embedded;
+mod microbenchmark;
 mod progress;
 mod run;
+mod timeit;
 
 use clap::{Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
@@ -23,6 +29,8 @@ struct Cli {
 enum Command {
     /// Run a component's `main` as the driver on an embedded single node.
     Run(run::RunArgs),
+    /// Run the cases of `ray microbenchmark` (same names, counts and timing).
+    Microbenchmark(microbenchmark::MicrobenchmarkArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -35,6 +43,7 @@ fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run::run(args),
+        Command::Microbenchmark(args) => microbenchmark::run(args),
     };
     match result {
         Ok(code) => code,

@@ -4,10 +4,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::Context;
 use clap::Args;
-use wray_host::{Node, NodeConfig, Preopen};
+use wray_host::{NodeConfig, Preopen};
 
+use crate::embedded;
 use crate::progress::Progress;
 
 /// Arguments of `wray run`.
@@ -56,12 +56,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         (args.task_timeout > 0.0).then(|| Duration::from_secs_f64(args.task_timeout));
     config.task_memory_limit = args.task_memory_mib.saturating_mul(1 << 20);
 
-    let node = Node::start(config)?;
-    let app = node
-        .deploy_file(&args.component)
-        .with_context(|| format!("deploying {}", args.component.display()))?;
+    let (node, app) = embedded::start_with_component(config, &args.component)?;
     let progress = (!args.quiet).then(|| Progress::start(&node));
-    let outcome = node.run_main(&app.name, &args.args)?;
+    let outcome = node.run_main(&app, &args.args)?;
     if let Some(p) = progress {
         p.finish();
     }
@@ -76,7 +73,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     match outcome.result {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(message) => {
-            eprintln!("error: main of `{}` failed: {message}", app.name);
+            eprintln!("error: main of `{app}` failed: {message}");
             Ok(ExitCode::FAILURE)
         }
     }

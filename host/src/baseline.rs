@@ -1,0 +1,135 @@
+//! The bare-wasmtime baseline of a task's cost: instantiate a component from
+//! its [`InstancePre`](wasmtime::component::InstancePre) and call one export,
+//! with none of wray around it (no scheduler, no object store, no worker
+//! threads). `wray microbenchmark` reports its rate beside
+//! "single client tasks async", so the gap is what wray itself adds.
+//!
+//! The engine is the node's ([`build_engine`]: Cranelift, epoch
+//! interruption, the pooling allocator with the same limits). The store data
+//! is minimal: a default WASI context (what every component links), and the
+//! `wray:runtime` imports are stubs that trap if called. The node's own
+//! linker ([`component::linker`](crate::component)) cannot serve here: it is
+//! typed over the node's task state, which only a running node can build. The
+//! export called is `init`, which the Rust SDK implements as a no-op that
+//! calls no import.
+
+use wasmtime::component::{Component, Linker, ResourceTable};
+use wasmtime::{Engine, Store};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use crate::bindings::GuestPre;
+use crate::config::NodeConfig;
+use crate::engine::build_engine;
+use crate::error::{Error, Result};
+
+/// A component pre-instantiated on its own engine, ready to be instantiated
+/// and called as bare wasmtime would.
+///
+/// ```no_run
+/// use wray_host::{baseline::BareComponent, NodeConfig};
+/// let bytes = std::fs::read("target/wasm/microbench.wasm")?;
+/// let bare = BareComponent::new(&NodeConfig::default(), "microbench", &bytes)?;
+/// bare.instantiate_and_init()?; // one fresh instance, one call
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct BareComponent {
+    name: String,
+    engine: Engine,
+    pre: GuestPre<BareState>,
+}
+
+/// Store data: WASI only.
+struct BareState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+}
+
+impl WasiView for BareState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl BareComponent {
+    /// Compiles component `name` from `bytes` on an engine built from
+    /// `config` exactly as a node builds its own, and pre-instantiates it.
+    ///
+    /// # Errors
+    /// [`Error::Engine`] when the engine or the linker cannot be set up;
+    /// [`Error::Component`] when `bytes` is not a component exporting the
+    /// `wray:runtime` world.
+    pub fn new(config: &NodeConfig, name: &str, bytes: &[u8]) -> Result<Self> {
+        let component_error = |reason: String| Error::Component {
+            name: name.to_string(),
+            reason,
+        };
+        let engine = build_engine(config)?;
+        let component =
+            Component::new(&engine, bytes).map_err(|e| component_error(format!("{e:#}")))?;
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
+            .map_err(|e| Error::Engine(format!("linking WASI: {e:#}")))?;
+        linker
+            .define_unknown_imports_as_traps(&component)
+            .map_err(|e| Error::Engine(format!("stubbing wray:runtime: {e:#}")))?;
+        let pre = linker
+            .instantiate_pre(&component)
+            .map_err(|e| component_error(format!("{e:#}")))?;
+        let pre = GuestPre::new(pre).map_err(|e| component_error(format!("{e:#}")))?;
+        Ok(Self {
+            name: name.to_string(),
+            engine,
+            pre,
+        })
+    }
+
+    /// Makes a fresh store and instance and calls the component's `init`
+    /// once: the work a node does for every task, minus wray.
+    ///
+    /// # Errors
+    /// [`Error::Component`] when instantiation fails, the call traps or
+    /// `init` returns an error.
+    pub fn instantiate_and_init(&self) -> Result<()> {
+        let component_error = |reason: String| Error::Component {
+            name: self.name.clone(),
+            reason,
+        };
+        let state = BareState {
+            wasi: WasiCtx::builder().build(),
+            table: ResourceTable::new(),
+        };
+        let mut store = Store::new(&self.engine, state);
+        // The engine checks epochs; nothing ticks this one, so any deadline
+        // above 0 never passes.
+        store.set_epoch_deadline(u64::MAX / 2);
+        let guest = self
+            .pre
+            .instantiate(&mut store)
+            .map_err(|e| component_error(format!("instantiate: {e:#}")))?;
+        guest
+            .wray_runtime_app()
+            .call_init(&mut store)
+            .map_err(|e| component_error(format!("init trapped: {e:#}")))?
+            .map_err(|e| component_error(format!("init failed: {e}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejects_bytes_that_are_not_a_component() {
+        let config = NodeConfig {
+            max_instances: 4,
+            ..NodeConfig::default()
+        };
+        let err = BareComponent::new(&config, "junk", b"not wasm")
+            .err()
+            .expect("junk is refused");
+        assert!(err.to_string().contains("junk"), "{err}");
+    }
+}

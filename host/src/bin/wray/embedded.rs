@@ -1,0 +1,21 @@
+//! The embedded node both `wray run` and `wray microbenchmark` start: one
+//! node in this process, with one component deployed on it.
+
+use std::path::Path;
+
+use anyhow::Context;
+use wray_host::{Node, NodeConfig};
+
+/// Starts a node with `config` and deploys the component at `path`; returns
+/// the node and the name the component was deployed under.
+///
+/// # Errors
+/// The node cannot start (bad configuration, wasmtime), or the file is not
+/// a readable wray component.
+pub fn start_with_component(config: NodeConfig, path: &Path) -> anyhow::Result<(Node, String)> {
+    let node = Node::start(config)?;
+    let app = node
+        .deploy_file(path)
+        .with_context(|| format!("deploying {}", path.display()))?;
+    Ok((node, app.name))
+}

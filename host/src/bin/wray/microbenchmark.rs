@@ -1,0 +1,339 @@
+//! `wray microbenchmark`: the cases of `ray microbenchmark`, with Ray's
+//! names, counts and timing method, on an embedded node.
+//!
+//! The cases run inside the driver of the `microbench` test component
+//! (`main(["suite", CASE, SCALE, CORES])`, see
+//! `test-programs/microbench/src/suite.rs`), one driver per case on one
+//! node (so a case whose driver traps does not take the rest down), each
+//! printing `case\trate\tsd\tunit` into an in-memory stdout. This command
+//! prints each case as it finishes, like Ray (`<case> per second <rate> +-
+//! <sd>`), or as JSON lines with `--json`. Two yardsticks follow, measured
+//! in the same run with the same method: `memcpy gigabytes` (a native copy
+//! of the bytes of "single client put gigabytes") and `bare wasmtime
+//! instantiate+call` ([`wray_host::baseline`]).
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{bail, Context};
+use clap::Args;
+use wray_host::baseline::BareComponent;
+use wray_host::{NodeConfig, Stdio};
+
+use crate::embedded;
+use crate::timeit::{timeit, Rate};
+
+/// Name of the native copy case.
+const MEMCPY: &str = "memcpy gigabytes";
+/// Name of the bare-wasmtime case.
+const BARE: &str = "bare wasmtime instantiate+call";
+/// Bytes of Ray's `np.zeros(100 * 1024 * 1024, dtype=np.int64)`, and the GB
+/// Ray counts them as (`8 * 0.1`).
+const PUT_GIGABYTES_BYTES: usize = 100 * 1024 * 1024 * 8;
+const PUT_GIGABYTES_GB: f64 = 0.8;
+
+/// Arguments of `wray microbenchmark`.
+#[derive(Args)]
+pub struct MicrobenchmarkArgs {
+    /// Run only the cases whose name contains S (Ray's `TESTS_TO_RUN`).
+    #[arg(long, value_name = "S", default_value = "")]
+    filter: String,
+    /// Print one JSON object per case and line: {"case", "rate", "sd",
+    /// "unit"}, or {"case", "error"} for a case that failed.
+    #[arg(long)]
+    json: bool,
+    /// CPU slots of the node; default: this machine's cores.
+    #[arg(long)]
+    num_cpus: Option<usize>,
+    /// The microbench component; default: $WRAY_MICROBENCH, else
+    /// <dir of wray>/../wasm/microbench.wasm.
+    #[arg(long, value_name = "PATH")]
+    component: Option<PathBuf>,
+    /// Multiplies Ray's durations (1 s warm-up, 4 rounds of 2 s).
+    #[arg(long, value_name = "F", default_value_t = 1.0)]
+    scale: f64,
+}
+
+/// One measured case.
+#[derive(Debug, Clone, PartialEq)]
+struct CaseResult {
+    case: String,
+    rate: f64,
+    sd: f64,
+    unit: String,
+}
+
+/// A line of the guest suite.
+#[derive(Debug, Clone, PartialEq)]
+enum SuiteLine {
+    /// `case\trate\tsd\tunit`
+    Measured(CaseResult),
+    /// `case\terror\tmessage`
+    Failed {
+        /// The case.
+        case: String,
+        /// Why it failed.
+        message: String,
+    },
+}
+
+impl SuiteLine {
+    fn parse(line: &str) -> Option<Self> {
+        let fields: Vec<&str> = line.split('\t').collect();
+        match fields[..] {
+            [case, "error", message] => Some(Self::Failed {
+                case: case.to_string(),
+                message: message.to_string(),
+            }),
+            [case, rate, sd, unit] => Some(Self::Measured(CaseResult {
+                case: case.to_string(),
+                rate: rate.parse().ok()?,
+                sd: sd.parse().ok()?,
+                unit: unit.to_string(),
+            })),
+            _ => None,
+        }
+    }
+}
+
+impl CaseResult {
+    fn host(case: &str, rate: Rate, unit: &str) -> Self {
+        Self {
+            case: case.to_string(),
+            rate: rate.mean,
+            sd: rate.sd,
+            unit: unit.to_string(),
+        }
+    }
+
+    /// The line this command prints: Ray's (`<case> per second <rate> +-
+    /// <sd>`, also for GB per second, as Ray prints it), or JSON.
+    fn render(&self, json: bool) -> String {
+        if json {
+            serde_json::json!({
+                "case": self.case,
+                "rate": self.rate,
+                "sd": self.sd,
+                "unit": self.unit,
+            })
+            .to_string()
+        } else if self.unit.ends_with("per second") {
+            format!(
+                "{} per second {:.2} +- {:.2}",
+                self.case, self.rate, self.sd
+            )
+        } else {
+            format!(
+                "{} {:.2} +- {:.2} {}",
+                self.case, self.rate, self.sd, self.unit
+            )
+        }
+    }
+}
+
+/// Runs the suite and the yardsticks, printing each case as it finishes.
+///
+/// Each case runs in a driver of its own on one node, so a case whose
+/// driver traps is reported and the next case still runs. The exit code is
+/// a failure when any case failed.
+///
+/// # Errors
+/// A bad argument, a missing component, a node that cannot start.
+pub fn run(args: MicrobenchmarkArgs) -> anyhow::Result<ExitCode> {
+    if !(args.scale.is_finite() && args.scale > 0.0) {
+        bail!("--scale {}: expected a number > 0", args.scale);
+    }
+    let path = component_path(args.component)?;
+    let stdio = Stdio::memory();
+    let mut config = NodeConfig {
+        stdio: stdio.clone(),
+        ..NodeConfig::default()
+    };
+    if let Some(n) = args.num_cpus {
+        config.num_cpus = n;
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+
+    let (node, app) = embedded::start_with_component(config.clone(), &path)?;
+    let mut guest = GuestOutput::new(&stdio);
+    let listed = node.run_main(&app, &["list".to_string()])?;
+    if let Err(message) = listed.result {
+        bail!("listing the cases of {}: {message}", path.display());
+    }
+    let names: Vec<String> = guest.new_lines();
+    let mut reported = 0;
+    let mut failed = Vec::new();
+    for name in names.iter().filter(|n| n.contains(args.filter.as_str())) {
+        let suite = [
+            "suite".to_string(),
+            name.clone(),
+            args.scale.to_string(),
+            cores.to_string(),
+        ];
+        let outcome = node.run_main(&app, &suite)?;
+        let mut failure = None;
+        for line in guest.new_lines() {
+            match SuiteLine::parse(&line) {
+                Some(SuiteLine::Measured(result)) => {
+                    println!("{}", result.render(args.json));
+                    reported += 1;
+                }
+                Some(SuiteLine::Failed { message, .. }) => failure = Some(message),
+                None => eprintln!("microbench: {line}"),
+            }
+        }
+        // A case that failed says why; a driver that trapped did not.
+        if let Some(message) = failure.or(outcome.result.err()) {
+            eprintln!("{name}: failed: {message}");
+            if args.json {
+                println!("{}", serde_json::json!({ "case": name, "error": message }));
+            }
+            failed.push(name.clone());
+        }
+    }
+    drop(node);
+
+    if MEMCPY.contains(args.filter.as_str()) {
+        println!("{}", memcpy(args.scale).render(args.json));
+        reported += 1;
+    }
+    if BARE.contains(args.filter.as_str()) {
+        println!("{}", bare(&config, &path, args.scale)?.render(args.json));
+        reported += 1;
+    }
+    if !failed.is_empty() {
+        eprintln!(
+            "error: {} case(s) failed: {}",
+            failed.len(),
+            failed.join(", ")
+        );
+        return Ok(ExitCode::FAILURE);
+    }
+    if reported == 0 {
+        eprintln!("error: no case name contains `{}`", args.filter);
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The guest's in-memory stdout, read line by line as drivers finish.
+struct GuestOutput<'a> {
+    stdio: &'a Stdio,
+    /// Bytes already read.
+    read: usize,
+}
+
+impl<'a> GuestOutput<'a> {
+    fn new(stdio: &'a Stdio) -> Self {
+        Self {
+            read: stdio.stdout_text().len(),
+            stdio,
+        }
+    }
+
+    /// The whole lines written since the last call.
+    fn new_lines(&mut self) -> Vec<String> {
+        let text = self.stdio.stdout_text();
+        let Some(end) = text.rfind('\n').map(|i| i + 1).filter(|&e| e > self.read) else {
+            return Vec::new();
+        };
+        let lines = text[self.read..end].lines().map(str::to_string).collect();
+        self.read = end;
+        lines
+    }
+}
+
+/// `--component`, else `$WRAY_MICROBENCH`, else `../wasm/microbench.wasm`
+/// next to this executable; it must exist.
+fn component_path(flag: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    let path = match flag.or_else(|| std::env::var_os("WRAY_MICROBENCH").map(PathBuf::from)) {
+        Some(p) => p,
+        None => {
+            let exe = std::env::current_exe().context("cannot find the wray executable")?;
+            let dir = exe.parent().unwrap_or(Path::new("."));
+            dir.join("..").join("wasm").join("microbench.wasm")
+        }
+    };
+    if !path.is_file() {
+        bail!(
+            "the microbench component {} is missing: build it with `cargo xtask build-guests` \
+             (or pass --component PATH, or set WRAY_MICROBENCH)",
+            path.display()
+        );
+    }
+    Ok(path)
+}
+
+/// `memcpy gigabytes`: a native `copy_from_slice` of the bytes "single
+/// client put gigabytes" puts, in Ray's GB per second.
+fn memcpy(scale: f64) -> CaseResult {
+    // Non-zero source bytes, so the copy reads real pages and not the
+    // kernel's shared zero page.
+    let src = vec![1u8; PUT_GIGABYTES_BYTES];
+    let mut dst = vec![0u8; PUT_GIGABYTES_BYTES];
+    let rate = timeit(scale, PUT_GIGABYTES_GB, || {
+        dst.copy_from_slice(black_box(&src));
+        black_box(&mut dst);
+        Ok::<(), std::convert::Infallible>(())
+    });
+    match rate {
+        Ok(rate) => CaseResult::host(MEMCPY, rate, "GB per second"),
+        Err(never) => match never {},
+    }
+}
+
+/// `bare wasmtime instantiate+call`: fresh instances of the microbench
+/// component from an `InstancePre`, each calling `init`, per second.
+fn bare(config: &NodeConfig, path: &Path, scale: f64) -> anyhow::Result<CaseResult> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let component = BareComponent::new(config, "microbench", &bytes)?;
+    let rate = timeit(scale, 1.0, || component.instantiate_and_init())?;
+    Ok(CaseResult::host(BARE, rate, "per second"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_suite_lines() {
+        let Some(SuiteLine::Measured(r)) =
+            SuiteLine::parse("1:1 actor calls sync\t9000.5\t12.25\tper second")
+        else {
+            panic!("a case line");
+        };
+        assert_eq!(r.case, "1:1 actor calls sync");
+        assert_eq!((r.rate, r.sd), (9000.5, 12.25));
+        assert_eq!(
+            r.render(false),
+            "1:1 actor calls sync per second 9000.50 +- 12.25"
+        );
+        assert_eq!(
+            SuiteLine::parse("x\terror\tobject too big"),
+            Some(SuiteLine::Failed {
+                case: "x".into(),
+                message: "object too big".into()
+            })
+        );
+        assert_eq!(SuiteLine::parse("roundtrip_us 43.5"), None);
+        assert_eq!(SuiteLine::parse("a\t1\t2\tus\textra"), None);
+        assert_eq!(SuiteLine::parse("a\tfast\t2\tus"), None);
+    }
+
+    #[test]
+    fn renders_json_and_other_units() {
+        let r = CaseResult {
+            case: "guest get latency 4KiB".into(),
+            rate: 3.5,
+            sd: 0.25,
+            unit: "us".into(),
+        };
+        assert_eq!(r.render(false), "guest get latency 4KiB 3.50 +- 0.25 us");
+        let v: serde_json::Value = serde_json::from_str(&r.render(true)).expect("json");
+        assert_eq!(v["case"], "guest get latency 4KiB");
+        assert_eq!(v["rate"], 3.5);
+        assert_eq!(v["sd"], 0.25);
+        assert_eq!(v["unit"], "us");
+    }
+}

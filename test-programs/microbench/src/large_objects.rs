@@ -1,0 +1,56 @@
+//! wray's own cases, beside Ray's: what reading an object costs a guest.
+//!
+//! - "single client get gigabytes": the driver maps a 1 GiB `Vec<u8>`
+//!   (zero-copy, [`ObjectRef::map`]) and reads every byte of it (sums them),
+//!   in Ray's GB per second.
+//! - "guest get latency <size>": the mean time of one zero-copy get (map,
+//!   then unmap) of an existing `Vec<u8>` of 4 KiB, 1 MiB, 64 MiB or 1 GiB,
+//!   in microseconds. Objects under 100 KiB live on the host's heap and are
+//!   copied into the window instead.
+
+use std::hint::black_box;
+
+use wray::ObjectRef;
+
+use crate::suite::{err, Ctx, RAY_GB};
+use crate::timeit::{timeit, Stat};
+
+/// A `Vec<u8>` of `len` ones, put by a task (so the driver's memory holds
+/// only what its `get`s bring in). The task returns a ref to the object
+/// rather than the value, so the bytes go through `put` (serialized once,
+/// in place) and not through a task's return path.
+#[wray::remote]
+pub fn make_bytes(len: u64) -> ObjectRef<Vec<u8>> {
+    wray::put(&vec![1u8; len as usize])
+}
+
+/// The object [`make_bytes`]`(len)` made.
+fn bytes_object(len: u64) -> Result<ObjectRef<Vec<u8>>, String> {
+    make_bytes.remote(len).get().map_err(err)
+}
+
+/// "single client get gigabytes"
+pub fn get_gigabytes(cx: &Ctx) -> Result<Stat, String> {
+    const LEN: u64 = 1 << 30;
+    let obj = bytes_object(LEN)?;
+    Ok(timeit(cx.scale, || {
+        let mapped = obj.map().map_err(err)?;
+        let sum: u64 = mapped.iter().map(|&b| u64::from(b)).sum();
+        if sum != LEN {
+            return Err(format!("read back a sum of {sum}, expected {LEN}"));
+        }
+        Ok(())
+    })?
+    .rate(LEN as f64 / RAY_GB))
+}
+
+/// "guest get latency <size>" for an object of `len` bytes.
+pub fn get_latency(cx: &Ctx, len: u64) -> Result<Stat, String> {
+    let obj = bytes_object(len)?;
+    Ok(timeit(cx.scale, || {
+        let mapped = obj.map().map_err(err)?;
+        black_box(mapped.len());
+        Ok(())
+    })?
+    .latency_us())
+}
