@@ -180,6 +180,15 @@ impl Node {
         self.rt.objects.arena().map(|a| a.path().to_path_buf())
     }
 
+    /// A closure listing the store's objects (for publishers on another
+    /// thread); empty once the node is gone.
+    pub fn objects_source(
+        &self,
+    ) -> impl Fn() -> Vec<crate::object_store::ObjectInfo> + Send + 'static {
+        let rt = Arc::downgrade(&self.rt);
+        move || rt.upgrade().map(|rt| rt.objects.list()).unwrap_or_default()
+    }
+
     /// Every object in the store, with size, location and holders.
     pub fn objects(&self) -> Vec<crate::object_store::ObjectInfo> {
         self.rt.objects.list()

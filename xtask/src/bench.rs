@@ -40,8 +40,9 @@ const CORPUS: &str = "/usr/lib/rustlib/src/rust/library";
 pub fn bench(runs: usize, skip_ray: bool) -> Result<()> {
     let toolchain = setup::setup()?;
     guests::build_guests(toolchain)?;
-    run::header("bench: cargo build --release -p wray-host -p wray-bench");
-    run::run(run::cargo().args(["build", "--release", "-p", "wray-host", "-p", "wray-bench"]))?;
+    run::header("bench: cargo build --release --workspace --all-targets");
+    // The same selection as `cargo xtask test`: one shared build.
+    run::run(run::cargo().args(["build", "--release", "--workspace", "--all-targets"]))?;
     let release = paths::target_dir().join("release");
     let wasm = paths::wasm_dir();
     let runs = runs.max(1);

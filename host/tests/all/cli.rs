@@ -57,3 +57,59 @@ fn bad_input_gets_a_clear_error() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/no/such/dir"));
 }
+
+#[test]
+fn objects_lists_what_a_running_driver_holds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = wray()
+        .env("TMPDIR", tmp.path())
+        .args(["run", "--quiet"])
+        .arg(component("api"))
+        .args(["--", "hold_mapped"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let session = tmp
+        .path()
+        .join("wray")
+        .join(format!("session-{}", child.id()));
+    let mut seen = String::new();
+    while child.try_wait().unwrap().is_none() {
+        let out = wray()
+            .arg("objects")
+            .arg("--session")
+            .arg(&session)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        if text.contains("shared-memory") {
+            seen = text;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(child.wait().unwrap().success());
+    // The 1 MiB object the driver held, in the shared store, one holder
+    // (rkyv adds a few bytes of header to the vector).
+    let line = seen
+        .lines()
+        .find(|l| l.contains("shared-memory"))
+        .unwrap_or_default();
+    let fields: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(fields.len(), 4, "{seen}");
+    assert!(fields[1].parse::<u64>().unwrap() >= 1 << 20, "{line}");
+    assert_eq!(fields[3], "1", "{line}");
+    // After the run: the final listing, everything freed; and the latest link.
+    let out = wray()
+        .env("TMPDIR", tmp.path())
+        .arg("objects")
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).ends_with("0 objects\n"));
+    let out = wray()
+        .env("TMPDIR", tmp.path().join("none"))
+        .arg("objects")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("has `wray run` run?"));
+}

@@ -11,6 +11,8 @@ mod embedded;
 mod microbenchmark;
 mod progress;
 mod run;
+mod session;
+mod store_args;
 mod timeit;
 
 use clap::{Parser, Subcommand};
@@ -31,6 +33,9 @@ enum Command {
     Run(run::RunArgs),
     /// Run the cases of `ray microbenchmark` (same names, counts and timing).
     Microbenchmark(microbenchmark::MicrobenchmarkArgs),
+    /// List the objects of the latest (or a given) `wray run` session: id,
+    /// size, location (heap, shared-memory, spilled) and holders.
+    Objects(session::ObjectsArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -44,6 +49,7 @@ fn main() -> std::process::ExitCode {
     let result = match cli.command {
         Command::Run(args) => run::run(args),
         Command::Microbenchmark(args) => microbenchmark::run(args),
+        Command::Objects(args) => session::objects(args).map(|()| std::process::ExitCode::SUCCESS),
     };
     match result {
         Ok(code) => code,

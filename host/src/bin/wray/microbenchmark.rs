@@ -21,6 +21,8 @@ use clap::Args;
 use wray_host::baseline::BareComponent;
 use wray_host::{NodeConfig, Stdio};
 
+use crate::store_args::StoreArgs;
+
 use crate::embedded;
 use crate::timeit::{timeit, Rate};
 
@@ -36,6 +38,8 @@ const PUT_GIGABYTES_GB: f64 = 0.8;
 /// Arguments of `wray microbenchmark`.
 #[derive(Args)]
 pub struct MicrobenchmarkArgs {
+    #[command(flatten)]
+    store: StoreArgs,
     /// Run only the cases whose name contains S (Ray's `TESTS_TO_RUN`).
     #[arg(long, value_name = "S", default_value = "")]
     filter: String,
@@ -153,6 +157,7 @@ pub fn run(args: MicrobenchmarkArgs) -> anyhow::Result<ExitCode> {
     if let Some(n) = args.num_cpus {
         config.num_cpus = n;
     }
+    args.store.apply(&mut config);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
 
     let (node, app) = embedded::start_with_component(config.clone(), &path)?;

@@ -9,6 +9,8 @@ use wray_host::{NodeConfig, Preopen};
 
 use crate::embedded;
 use crate::progress::Progress;
+use crate::session::Session;
+use crate::store_args::StoreArgs;
 
 /// Arguments of `wray run`.
 #[derive(Args)]
@@ -31,6 +33,8 @@ pub struct RunArgs {
     /// Do not show the progress line.
     #[arg(long)]
     quiet: bool,
+    #[command(flatten)]
+    store: StoreArgs,
     /// Arguments passed to the driver's `main`.
     #[arg(last = true)]
     args: Vec<String>,
@@ -55,12 +59,17 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     config.task_timeout =
         (args.task_timeout > 0.0).then(|| Duration::from_secs_f64(args.task_timeout));
     config.task_memory_limit = args.task_memory_mib.saturating_mul(1 << 20);
+    args.store.apply(&mut config);
 
     let (node, app) = embedded::start_with_component(config, &args.component)?;
     let progress = (!args.quiet).then(|| Progress::start(&node));
+    let session = Session::start(&node);
     let outcome = node.run_main(&app, &args.args)?;
     if let Some(p) = progress {
         p.finish();
+    }
+    if let Some(s) = session {
+        s.finish(&node);
     }
     let stats = node.stats();
     eprintln!(
