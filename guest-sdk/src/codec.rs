@@ -42,6 +42,15 @@ pub trait Value: Sized {
     /// As [`encode`](Value::encode).
     fn encoded_len(&self) -> Result<usize, rancor::Error>;
 
+    /// Like [`encode`](Value::encode), into a buffer of exactly `len` bytes
+    /// (from [`encoded_len`](Value::encoded_len)): no reallocation while
+    /// writing, so a large value needs its own size once more, not twice.
+    ///
+    /// # Errors
+    ///
+    /// As [`encode`](Value::encode).
+    fn encode_sized(&self, len: usize) -> Result<AlignedVec, rancor::Error>;
+
     /// Serializes `self` into `out` (16-byte aligned, at least
     /// [`encoded_len`](Value::encoded_len) long) and returns the length
     /// written: how a large value is built in place, in shared memory.
@@ -74,6 +83,10 @@ where
 
     fn encoded_len(&self) -> Result<usize, rancor::Error> {
         Ok(rkyv::api::high::to_bytes_in::<_, rancor::Error>(self, Counter(0))?.0)
+    }
+
+    fn encode_sized(&self, len: usize) -> Result<AlignedVec, rancor::Error> {
+        rkyv::api::high::to_bytes_in::<_, rancor::Error>(self, AlignedVec::with_capacity(len))
     }
 
     fn encode_into(&self, out: &mut [u8]) -> Result<usize, rancor::Error> {
@@ -173,6 +186,8 @@ mod tests {
         let value = (vec![7u8; 1000], "x".to_string(), vec![1.5f64; 3]);
         let bytes = value.encode().expect("encode");
         assert_eq!(value.encoded_len().expect("len"), bytes.len());
+        let sized = value.encode_sized(bytes.len()).expect("sized");
+        assert_eq!((&sized[..], sized.capacity()), (&bytes[..], bytes.len()));
         let mut out = AlignedVec::<16>::with_capacity(bytes.len());
         out.resize(bytes.len(), 0);
         assert_eq!(value.encode_into(&mut out).expect("into"), bytes.len());

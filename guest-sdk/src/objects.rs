@@ -3,7 +3,7 @@
 use core::time::Duration;
 
 use crate::bindings::{mapping, objects, types as wit};
-use crate::codec::{from_payload, to_payload, Value};
+use crate::codec::{from_payload, Value};
 use crate::error::{Error, ErrorKind, Result};
 use crate::object_ref::ObjectRef;
 use crate::runtime::task_error;
@@ -16,19 +16,30 @@ use crate::runtime::task_error;
 /// When rkyv cannot serialize `value` (a bug in the caller, not a condition
 /// of the host).
 pub fn put<T: Value>(value: &T) -> ObjectRef<T> {
-    let payload = match to_payload(value) {
-        Ok(payload) => payload,
+    // Large values are encoded into a buffer of their exact size (a growing
+    // buffer would need up to twice the value's size while it doubles).
+    let (encoded, refs) = crate::refs::collecting(|| match value.encoded_len() {
+        Ok(len) if len >= crate::mapped::INLINE_MAX => value.encode_sized(len),
+        _ => value.encode(),
+    });
+    let encoded = match encoded {
+        Ok(bytes) => bytes,
         Err(e) => panic!(
             "wray::put: could not encode {}: {e}",
             core::any::type_name::<T>()
         ),
     };
-    let id = if payload.data.len() >= crate::mapped::INLINE_MAX {
+    let refs: Vec<wit::ObjectId> = refs.into_iter().map(Into::into).collect();
+    let id = if encoded.len() >= crate::mapped::INLINE_MAX {
         // Large: the host reads the encoded bytes in place and copies them
         // once, straight into the shared-memory store.
-        mapping::put_bytes(&payload.data, payload.codec, &payload.refs)
+        mapping::put_bytes(&encoded, wit::Codec::Rkyv, &refs)
     } else {
-        objects::put(&payload)
+        objects::put(&wit::Payload {
+            codec: wit::Codec::Rkyv,
+            data: encoded.into_vec(),
+            refs,
+        })
     };
     let r = ObjectRef::from_id(id.into());
     crate::refs::flush_deferred();

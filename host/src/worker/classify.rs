@@ -36,7 +36,7 @@ pub(crate) fn trap_to_task_error(error: &wasmtime::Error, state: &TaskState) -> 
         return make(ErrorKind::Panic, message.clone());
     }
     let message = match trap {
-        Some(t) => format!("wasm trap: {t}"),
+        Some(t) => t.to_string(),
         None => format!("{error:#}"),
     };
     make(ErrorKind::Trap, message)

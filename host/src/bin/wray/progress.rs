@@ -1,8 +1,7 @@
 //! The progress line `wray run` shows on stderr while a job runs (only on a
 //! terminal, and only once the job has run for a second).
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -11,15 +10,15 @@ use wray_host::Node;
 
 /// A running progress line; [`Progress::finish`] clears it.
 pub struct Progress {
-    stop: Arc<AtomicBool>,
+    /// Dropping it wakes and stops the thread at once.
+    stop: Option<mpsc::Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl Progress {
     /// Starts polling `node`'s counters.
     pub fn start(node: &Node) -> Self {
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
+        let (stop, stopped) = mpsc::channel::<()>();
         let stats = node.stats_source();
         let thread = std::thread::Builder::new()
             .name("wray-progress".into())
@@ -31,8 +30,9 @@ impl Progress {
                         .unwrap_or_else(|_| ProgressStyle::default_spinner()),
                 );
                 let started = Instant::now();
-                while !flag.load(Ordering::Relaxed) {
-                    std::thread::sleep(Duration::from_millis(100));
+                while stopped.recv_timeout(Duration::from_millis(100))
+                    == Err(RecvTimeoutError::Timeout)
+                {
                     if started.elapsed() < Duration::from_secs(1) {
                         continue;
                     }
@@ -48,12 +48,15 @@ impl Progress {
                 bar.finish_and_clear();
             })
             .ok();
-        Self { stop, thread }
+        Self {
+            stop: Some(stop),
+            thread,
+        }
     }
 
     /// Stops and clears the line.
     pub fn finish(mut self) {
-        self.stop.store(true, Ordering::Relaxed);
+        drop(self.stop.take());
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }

@@ -7,8 +7,7 @@
 //! `wray objects` prints the latest one.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -51,7 +50,8 @@ fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
 /// A session: its directory and the thread publishing the node's objects.
 pub struct Session {
     dir: PathBuf,
-    stop: Arc<AtomicBool>,
+    /// Dropping it wakes and stops the publisher at once.
+    stop: Option<mpsc::Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -70,25 +70,28 @@ impl Session {
         if let Err(e) = std::os::unix::fs::symlink(&dir, &link) {
             tracing::warn!("cannot link {}: {e}", link.display());
         }
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
+        let (stop, stopped) = mpsc::channel::<()>();
         let objects = node.objects_source();
         let file = dir.join("objects.json");
         let thread = std::thread::Builder::new()
             .name("wray-session".into())
-            .spawn(move || {
-                while !flag.load(Ordering::Relaxed) {
-                    let _ = write_atomically(&file, &to_json(&objects()).to_string());
-                    std::thread::sleep(Duration::from_secs(1));
+            .spawn(move || loop {
+                let _ = write_atomically(&file, &to_json(&objects()).to_string());
+                if stopped.recv_timeout(Duration::from_secs(1)) != Err(RecvTimeoutError::Timeout) {
+                    break;
                 }
             })
             .ok();
-        Some(Self { dir, stop, thread })
+        Some(Self {
+            dir,
+            stop: Some(stop),
+            thread,
+        })
     }
 
     /// Stops publishing and writes the final state of `node`'s objects.
     pub fn finish(mut self, node: &Node) {
-        self.stop.store(true, Ordering::Relaxed);
+        drop(self.stop.take());
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
