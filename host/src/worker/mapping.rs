@@ -65,20 +65,8 @@ unsafe fn map_file(
         };
     let offset =
         libc::off_t::try_from(offset).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-    // SAFETY: the caller guarantees the range; MAP_FIXED replaces exactly it.
-    let p = unsafe {
-        libc::mmap(
-            addr as *mut libc::c_void,
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            flags,
-            fd,
-            offset,
-        )
-    };
-    if p == libc::MAP_FAILED {
-        return Err(io::Error::last_os_error());
-    }
+    // SAFETY: the caller guarantees the range.
+    unsafe { mmap_fixed(addr, len, flags, fd, offset) }?;
     if shared {
         // A window for a new object is written in full right away: make its
         // pages present and writable in one call (a write fault per page
@@ -97,16 +85,24 @@ unsafe fn map_file(
 unsafe fn map_zero(addr: usize, len: usize) -> io::Result<()> {
     let flags = libc::MAP_FIXED | libc::MAP_PRIVATE | libc::MAP_ANONYMOUS;
     // SAFETY: as above.
-    let p = unsafe {
-        libc::mmap(
-            addr as *mut libc::c_void,
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            flags,
-            -1,
-            0,
-        )
-    };
+    unsafe { mmap_fixed(addr, len, flags, -1, 0) }
+}
+
+/// `mmap(addr, len, READ | WRITE, flags, fd, offset)`, with `MAP_FIXED` in
+/// `flags`: replaces exactly `addr..addr + len`.
+///
+/// # Safety
+/// As [`map_file`].
+unsafe fn mmap_fixed(
+    addr: usize,
+    len: usize,
+    flags: i32,
+    fd: i32,
+    offset: libc::off_t,
+) -> io::Result<()> {
+    let prot = libc::PROT_READ | libc::PROT_WRITE;
+    // SAFETY: the caller guarantees the range.
+    let p = unsafe { libc::mmap(addr as *mut libc::c_void, len, prot, flags, fd, offset) };
     if p == libc::MAP_FAILED {
         Err(io::Error::last_os_error())
     } else {
