@@ -58,13 +58,14 @@ impl TaskSpec {
     /// Every object the arguments name: object arguments and the refs
     /// inside value arguments.
     pub fn referenced(&self) -> Vec<ObjectId> {
-        self.args
-            .iter()
-            .flat_map(|a| match a {
-                types::Arg::Object(id) => vec![(*id).into()],
-                types::Arg::Value(p) => p.refs.iter().map(|r| (*r).into()).collect(),
-            })
-            .collect()
+        let mut ids = Vec::new();
+        for arg in &self.args {
+            match arg {
+                types::Arg::Object(id) => ids.push((*id).into()),
+                types::Arg::Value(p) => ids.extend(p.refs.iter().map(|r| ObjectId::from(*r))),
+            }
+        }
+        ids
     }
 
     /// The actor the task belongs to, if any.

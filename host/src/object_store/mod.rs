@@ -325,7 +325,7 @@ impl ObjectStore {
     }
 
     /// Declares that `id` will be sealed later (by a submitted task).
-    pub fn expect(&self, id: ObjectId) {
+    pub fn register_pending(&self, id: ObjectId) {
         self.slots
             .lock()
             .map
@@ -453,10 +453,10 @@ mod tests {
     fn unheld_objects_are_freed_with_what_they_contain() {
         let store = ObjectStore::new();
         let (inner, outer) = (id(1), id(2));
-        store.expect(inner);
+        store.register_pending(inner);
         store.acquire(&inner);
         store.seal(inner, value(b"inner"));
-        store.expect(outer);
+        store.register_pending(outer);
         store.acquire(&outer);
         let holds_inner = Object::Value {
             codec: Codec::Raw,
@@ -494,7 +494,7 @@ mod tests {
             }
         ));
         let big = vec![7u8; INLINE_MAX];
-        store.expect(id(1));
+        store.register_pending(id(1));
         store.acquire(&id(1));
         store.seal(id(1), store.value(Codec::Raw, &big, Arc::from([])));
         let sealed = store.get(&id(1)).unwrap();
@@ -513,7 +513,7 @@ mod tests {
         assert_eq!(arena.free_bytes(), arena.capacity());
         // Too large for the arena: spilled to a file, not lost.
         let huge_bytes = vec![1u8; 2 << 20];
-        store.expect(id(2));
+        store.register_pending(id(2));
         store.acquire(&id(2));
         store.seal(id(2), store.value(Codec::Raw, &huge_bytes, Arc::from([])));
         let listed = store.list();
@@ -538,7 +538,7 @@ mod tests {
     #[test]
     fn a_result_nobody_holds_is_freed_when_sealed() {
         let store = ObjectStore::new();
-        store.expect(id(1));
+        store.register_pending(id(1));
         store.acquire(&id(1));
         store.release(&id(1)); // pending: kept until sealed
         assert!(store.exists(&id(1)));
@@ -557,7 +557,7 @@ mod tests {
             store.subscribe(&id, Box::new(|| {})),
             Subscription::Unknown
         ));
-        store.expect(id);
+        store.register_pending(id);
         store.acquire(&id);
         let fired = Arc::new(AtomicUsize::new(0));
         for _ in 0..3 {

@@ -25,7 +25,7 @@ impl Runtime {
     /// Submits a task. Never blocks on the task itself.
     pub(crate) fn submit(self: &Arc<Self>, mut spec: TaskSpec) {
         for id in &spec.returns {
-            self.objects.expect(*id);
+            self.objects.register_pending(*id);
         }
         spec.holds = spec.referenced();
         for id in &spec.holds {

@@ -55,7 +55,7 @@ impl Runtime {
     /// task can possibly finish, so its results are not freed unread).
     fn expect_returns(&self, caller: &mut Holds, returns: &[ObjectId]) {
         for id in returns {
-            self.objects.expect(*id);
+            self.objects.register_pending(*id);
             caller.hold(&self.objects, *id);
         }
     }

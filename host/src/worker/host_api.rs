@@ -54,7 +54,7 @@ impl objects::Host for TaskState {
     fn put(&mut self, value: types::Payload) -> wasmtime::Result<types::ObjectId> {
         let id = self.current.id.put_object(self.current.puts);
         self.current.puts += 1;
-        self.rt.objects.expect(id);
+        self.rt.objects.register_pending(id);
         self.hold(id);
         self.rt
             .objects

@@ -323,7 +323,7 @@ pub fn add_to_linker(linker: &mut Linker<TaskState>) -> wasmtime::Result<()> {
             unsafe { map_file(w.addr, w.len, arena.fd(), block.offset(), true) }?;
             let id = state.current.id.put_object(state.current.puts);
             state.current.puts += 1;
-            state.rt.objects.expect(id);
+            state.rt.objects.register_pending(id);
             state.hold(id);
             state.windows.creating.insert(id, (block, w));
             Ok((Ok(id.into()),))
@@ -363,7 +363,7 @@ pub fn add_to_linker(linker: &mut Linker<TaskState>) -> wasmtime::Result<()> {
             let state = caller.data_mut();
             let id = state.current.id.put_object(state.current.puts);
             state.current.puts += 1;
-            state.rt.objects.expect(id);
+            state.rt.objects.register_pending(id);
             state.hold(id);
             state.rt.objects.seal(id, object);
             Ok((types::ObjectId::from(id),))

@@ -138,13 +138,13 @@ pub(crate) fn to_payload(object: &Object) -> types::Payload {
 }
 
 /// The refs inside the value arguments of a task about to run.
-pub(crate) fn payload_refs(args: &[types::Arg]) -> Vec<ObjectId> {
+pub(crate) fn payload_refs(args: &[types::Arg]) -> impl Iterator<Item = ObjectId> + '_ {
     args.iter()
         .flat_map(|a| match a {
-            types::Arg::Value(p) => p.refs.iter().map(|r| (*r).into()).collect(),
-            types::Arg::Object(_) => Vec::new(),
+            types::Arg::Value(p) => p.refs.as_slice(),
+            types::Arg::Object(_) => &[],
         })
-        .collect()
+        .map(|r| ObjectId::from(*r))
 }
 
 /// A sealed value from a WIT payload (large ones go to the arena).
