@@ -14,6 +14,7 @@ use rkyv::util::AlignedVec;
 use rkyv::{Archive, Deserialize, Serialize};
 
 use crate::bindings::types::{Codec, Payload};
+use crate::stream::HostWriter;
 
 /// A value that can travel between tasks: an argument, a return value or an
 /// object in the store.
@@ -60,6 +61,16 @@ pub trait Value: Sized {
     /// As [`encode`](Value::encode), or `out` is too short.
     fn encode_into(&self, out: &mut [u8]) -> Result<usize, rancor::Error>;
 
+    /// Serializes `self` through `out`, a writer into an object being made
+    /// in the shared-memory store, and returns the writer (with its last
+    /// bytes still staged: flush it).
+    ///
+    /// # Errors
+    ///
+    /// As [`encode`](Value::encode), or the host rejected a write.
+    #[doc(hidden)]
+    fn encode_to_host(&self, out: HostWriter) -> Result<HostWriter, rancor::Error>;
+
     /// Validates `bytes` as an archive of `Self` and deserializes it.
     ///
     /// # Errors
@@ -73,7 +84,8 @@ where
     T: Archive
         + for<'a> Serialize<HighSerializer<AlignedVec, ArenaHandle<'a>, rancor::Error>>
         + for<'a> Serialize<HighSerializer<Counter, ArenaHandle<'a>, rancor::Error>>
-        + for<'a, 'b> Serialize<HighSerializer<Buffer<'b>, ArenaHandle<'a>, rancor::Error>>,
+        + for<'a, 'b> Serialize<HighSerializer<Buffer<'b>, ArenaHandle<'a>, rancor::Error>>
+        + for<'a> Serialize<HighSerializer<HostWriter, ArenaHandle<'a>, rancor::Error>>,
     T::Archived: for<'a> CheckBytes<HighValidator<'a, rancor::Error>>
         + Deserialize<T, HighDeserializer<rancor::Error>>,
 {
@@ -92,6 +104,10 @@ where
     fn encode_into(&self, out: &mut [u8]) -> Result<usize, rancor::Error> {
         let written = rkyv::api::high::to_bytes_in::<_, rancor::Error>(self, Buffer::from(out))?;
         Ok(written.len())
+    }
+
+    fn encode_to_host(&self, out: HostWriter) -> Result<HostWriter, rancor::Error> {
+        rkyv::api::high::to_bytes_in::<_, rancor::Error>(self, out)
     }
 
     fn decode(bytes: &[u8]) -> Result<Self, rancor::Error> {

@@ -90,6 +90,7 @@ mod objects;
 mod panic;
 mod refs;
 mod runtime;
+mod stream;
 mod submit;
 
 #[doc(hidden)]

@@ -32,6 +32,20 @@ pub(crate) const INLINE_MAX: usize = 100 << 10;
 thread_local! {
     /// Unmapped windows: (address, length).
     static FREE: RefCell<Vec<(usize, usize)>> = const { RefCell::new(Vec::new()) };
+    /// The host's window alignment (`mapping.page-size`), once asked.
+    static ALIGN: core::cell::Cell<usize> = const { core::cell::Cell::new(0) };
+}
+
+/// What windows are aligned to: a wasm page, or the host's page when that
+/// is larger (2 MiB for a store on huge pages).
+fn align() -> usize {
+    ALIGN.with(|a| {
+        if a.get() == 0 {
+            let page = usize::try_from(mapping::page_size()).unwrap_or(WASM_PAGE);
+            a.set(page.max(WASM_PAGE).next_power_of_two());
+        }
+        a.get()
+    })
 }
 
 /// A reserved window of linear memory, given back to the pool on drop.
@@ -43,7 +57,8 @@ pub(crate) struct Window {
 impl Window {
     /// A window of at least `len` bytes.
     pub(crate) fn take(len: usize) -> Result<Self> {
-        let need = len.max(1).div_ceil(WASM_PAGE) * WASM_PAGE;
+        let align = align();
+        let need = len.max(1).div_ceil(align) * align;
         let reused = FREE.with(|f| {
             let mut free = f.borrow_mut();
             let best = free
@@ -57,13 +72,17 @@ impl Window {
         if let Some((addr, len)) = reused {
             return Ok(Window { addr, len });
         }
-        let addr = grow(need / WASM_PAGE).ok_or_else(|| {
+        // Grown by `align - WASM_PAGE` more than needed, so an aligned
+        // start lies inside.
+        let pages = (need + align - WASM_PAGE) / WASM_PAGE;
+        let start = grow(pages).ok_or_else(|| {
             Error::from(task_error(
                 ErrorKind::OutOfMemory,
                 "map",
                 format!("cannot reserve a window of {need} bytes of linear memory"),
             ))
         })?;
+        let addr = start.div_ceil(align) * align;
         Ok(Window { addr, len: need })
     }
 

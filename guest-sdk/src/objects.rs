@@ -16,11 +16,54 @@ use crate::runtime::task_error;
 /// When rkyv cannot serialize `value` (a bug in the caller, not a condition
 /// of the host).
 pub fn put<T: Value>(value: &T) -> ObjectRef<T> {
+    let large = matches!(value.encoded_len(), Ok(len) if len >= crate::mapped::INLINE_MAX);
+    let streamed = if large { put_streaming(value) } else { None };
+    let id = match streamed {
+        Some(id) => id,
+        None => put_encoded(value, large),
+    };
+    let r = ObjectRef::from_id(id.into());
+    crate::refs::flush_deferred();
+    r
+}
+
+/// `value` streamed into a reserved object of the shared-memory store (one
+/// copy: see [`crate::stream`]); `None` when the store has no room for it.
+fn put_streaming<T: Value>(value: &T) -> Option<wit::ObjectId> {
+    let len = value.encoded_len().ok()?;
+    let id = mapping::reserve(len as u64).ok()?;
+    let (written, refs) = crate::refs::collecting(|| {
+        value
+            .encode_to_host(crate::stream::HostWriter::new(id))?
+            .finish()
+    });
+    let refs: Vec<wit::ObjectId> = refs.into_iter().map(Into::into).collect();
+    // Sealed even when encoding failed, so the object is not left half made.
+    let size = *written.as_ref().unwrap_or(&0) as u64;
+    let sealed = mapping::seal(id, size, wit::Codec::Rkyv, &refs);
+    match (written, sealed) {
+        (Ok(_), Ok(())) => Some(id),
+        (Err(e), _) => panic!(
+            "wray::put: could not encode {}: {e}",
+            core::any::type_name::<T>()
+        ),
+        (_, Err(e)) => panic!("wray::put: the host did not seal the object: {}", e.message),
+    }
+}
+
+/// `value` encoded into a buffer and handed to the host (which copies it,
+/// spilling to disk when the store is full).
+fn put_encoded<T: Value>(value: &T, large: bool) -> wit::ObjectId {
     // Large values are encoded into a buffer of their exact size (a growing
     // buffer would need up to twice the value's size while it doubles).
-    let (encoded, refs) = crate::refs::collecting(|| match value.encoded_len() {
-        Ok(len) if len >= crate::mapped::INLINE_MAX => value.encode_sized(len),
-        _ => value.encode(),
+    let len = if large {
+        value.encoded_len().ok()
+    } else {
+        None
+    };
+    let (encoded, refs) = crate::refs::collecting(|| match len {
+        Some(len) => value.encode_sized(len),
+        None => value.encode(),
     });
     let encoded = match encoded {
         Ok(bytes) => bytes,
@@ -30,9 +73,9 @@ pub fn put<T: Value>(value: &T) -> ObjectRef<T> {
         ),
     };
     let refs: Vec<wit::ObjectId> = refs.into_iter().map(Into::into).collect();
-    let id = if encoded.len() >= crate::mapped::INLINE_MAX {
+    if encoded.len() >= crate::mapped::INLINE_MAX {
         // Large: the host reads the encoded bytes in place and copies them
-        // once, straight into the shared-memory store.
+        // once, straight into the shared-memory store (or a spill file).
         mapping::put_bytes(&encoded, wit::Codec::Rkyv, &refs)
     } else {
         objects::put(&wit::Payload {
@@ -40,10 +83,7 @@ pub fn put<T: Value>(value: &T) -> ObjectRef<T> {
             data: encoded.into_vec(),
             refs,
         })
-    };
-    let r = ObjectRef::from_id(id.into());
-    crate::refs::flush_deferred();
-    r
+    }
 }
 
 /// Like [`put`], but serializes `value` straight into the object's pages in

@@ -99,6 +99,10 @@ pub struct NodeConfig {
     /// Where objects spill when the store is full (`None`: a directory
     /// under the temporary directory, named after the process).
     pub spill_dir: Option<PathBuf>,
+    /// Put the object store on 2 MiB huge pages (a memfd; `object_store_dir`
+    /// is then unused), falling back to 4 KiB pages with a log line where
+    /// the kernel has too few reserved.
+    pub huge_pages: bool,
 }
 
 /// The default object store capacity: 30% of the machine's memory, as Ray's
@@ -144,6 +148,7 @@ impl Default for NodeConfig {
             object_store_memory: Some(default_object_store_memory()),
             object_store_dir: default_object_store_dir(),
             spill_dir: None,
+            huge_pages: false,
         }
     }
 }

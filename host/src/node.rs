@@ -64,7 +64,7 @@ impl Node {
         let objects = match config.object_store_memory {
             Some(bytes) => {
                 let capacity = usize::try_from(bytes).unwrap_or(usize::MAX);
-                let arena = Arena::create(&config.object_store_dir, capacity)
+                let arena = Arena::create(&config.object_store_dir, capacity, config.huge_pages)
                     .map_err(|e| Error::InvalidConfig(e.to_string()))?;
                 let spill = config.spill_dir.clone().unwrap_or_else(|| {
                     std::env::temp_dir().join(format!("wray-spill-{}", std::process::id()))

@@ -69,14 +69,18 @@ impl Data {
         }
     }
 
-    /// The file and page-aligned offset to map the bytes from, for values
-    /// that live in a file (arena or spill file).
-    pub fn file_range(&self) -> Option<(i32, usize)> {
+    /// The file, page-aligned offset and page size to map the bytes from,
+    /// for values that live in a file (arena or spill file).
+    pub fn file_range(&self) -> Option<(i32, usize, usize)> {
         use std::os::fd::AsRawFd;
         match self {
             Data::Inline(_) => None,
-            Data::Shared(block) => Some((block.arena().fd(), block.offset())),
-            Data::Spilled { file, .. } => Some((file.as_file().as_raw_fd(), 0)),
+            Data::Shared(block) => Some((
+                block.arena().fd(),
+                block.offset(),
+                block.arena().page_size(),
+            )),
+            Data::Spilled { file, .. } => Some((file.as_file().as_raw_fd(), 0, arena::PAGE)),
         }
     }
 
@@ -483,7 +487,7 @@ mod tests {
     #[test]
     fn large_values_go_to_the_arena_or_spill_and_free_their_space() {
         let dir = tempfile::tempdir().unwrap();
-        let arena = arena::Arena::create(dir.path(), 1 << 20).unwrap();
+        let arena = arena::Arena::create(dir.path(), 1 << 20, false).unwrap();
         let store = ObjectStore::with_arena(arena.clone(), dir.path().join("spill"));
         let small = store.value(Codec::Raw, &[1; 16], Arc::from([]));
         assert!(matches!(

@@ -52,10 +52,7 @@ impl TaskState {
 
 impl objects::Host for TaskState {
     fn put(&mut self, value: types::Payload) -> wasmtime::Result<types::ObjectId> {
-        let id = self.current.id.put_object(self.current.puts);
-        self.current.puts += 1;
-        self.rt.objects.register_pending(id);
-        self.hold(id);
+        let id = self.new_put();
         self.rt
             .objects
             .seal(id, from_payload(&self.rt.objects, value));

@@ -41,8 +41,9 @@ pub struct Windows {
     /// Objects mapped for reading, pinned (their blocks cannot be reused
     /// while mapped).
     reading: Vec<(Window, Arc<Object>)>,
-    /// Objects being created: id -> (block, window).
-    creating: HashMap<ObjectId, (Block, Window)>,
+    /// Objects being created: id -> (block, window for `create`, none for
+    /// `reserve`).
+    creating: HashMap<ObjectId, (Block, Option<Window>)>,
 }
 
 /// `mmap`s `len` bytes of `fd` at `offset` over `addr`.
@@ -120,7 +121,9 @@ impl Windows {
         self.creating
             .drain()
             .map(|(id, (_, w))| {
-                zero(&w);
+                if let Some(w) = w {
+                    zero(&w);
+                }
                 id
             })
             .collect()
@@ -187,28 +190,34 @@ fn error(state: &TaskState, kind: ErrorKind, message: String) -> types::TaskErro
     TaskError::new(kind, state.current.label.clone(), state.current.id, message).into()
 }
 
-/// The window's address and length, checked for alignment.
+/// The window's address and length (`need` rounded up to pages of `page`
+/// bytes), checked for alignment to `page`.
 fn window(
     caller: &StoreContextMut<'_, TaskState>,
     list: &WasmList<u8>,
     need: usize,
+    page: usize,
 ) -> Result<Window, String> {
     let slice = list.as_le_slice(caller);
     let (addr, len) = (slice.as_ptr() as usize, slice.len());
-    if addr % PAGE != 0 || len % PAGE != 0 {
+    if addr % page != 0 || len % page.min(PAGE) != 0 {
         return Err(format!(
-            "window {addr:#x}+{len} is not aligned to {PAGE}-byte pages"
+            "window {addr:#x}+{len} is not aligned to {page}-byte pages"
         ));
     }
-    if len < need.div_ceil(PAGE) * PAGE {
+    let span = need.div_ceil(page).max(1) * page;
+    if len < span {
         return Err(format!(
-            "window of {len} bytes is too small for {need} bytes"
+            "window of {len} bytes is too small for {need} bytes on {page}-byte pages"
         ));
     }
-    Ok(Window {
-        addr,
-        len: need.div_ceil(PAGE).max(1) * PAGE,
-    })
+    Ok(Window { addr, len: span })
+}
+
+/// The page size windows must be aligned to: the arena's (2 MiB on huge
+/// pages), else the host's.
+fn page_size(state: &TaskState) -> usize {
+    state.rt.objects.arena().map_or(PAGE, |a| a.page_size())
 }
 
 /// Waits for `id` to be sealed; the object, or the error to return.
@@ -246,7 +255,10 @@ fn sealed(
 /// When wasmtime rejects a definition (a bug).
 pub fn add_to_linker(linker: &mut Linker<TaskState>) -> wasmtime::Result<()> {
     let mut inst = linker.instance("wray:runtime/mapping@0.1.0")?;
-    inst.func_wrap("page-size", |_, (): ()| Ok((PAGE as u64,)))?;
+    inst.func_wrap(
+        "page-size",
+        |caller: StoreContextMut<'_, TaskState>, (): ()| Ok((page_size(caller.data()) as u64,)),
+    )?;
     inst.func_wrap(
         "stat",
         |mut caller: StoreContextMut<'_, TaskState>, (id,): (types::ObjectId,)| {
@@ -269,29 +281,43 @@ pub fn add_to_linker(linker: &mut Linker<TaskState>) -> wasmtime::Result<()> {
                 return Ok((Ok(0),));
             };
             let len = data.bytes().len();
-            let w = match window(&caller, &list, len) {
+            let in_file = data.file_range();
+            let page = in_file.map_or(PAGE, |(_, _, page)| page);
+            let w = match window(&caller, &list, len, page) {
                 Ok(w) => w,
                 Err(msg) => {
                     return Ok((Err(error(caller.data(), ErrorKind::InvalidArgument, msg)),))
                 }
             };
-            let in_file = data.file_range();
-            match in_file {
-                Some((fd, offset)) => {
-                    // SAFETY: `w` lies in this instance's memory (WasmList),
-                    // page-aligned; the guest is blocked in this call.
-                    unsafe { map_file(w.addr, w.len, fd, offset, false) }?;
+            // SAFETY (both): `w` lies in this instance's memory (WasmList),
+            // page-aligned; the guest is blocked in this call, and nothing
+            // else borrows the window.
+            let mapped = match in_file {
+                Some((fd, offset, _)) => {
+                    match unsafe { map_file(w.addr, w.len, fd, offset, false) } {
+                        Ok(()) => true,
+                        Err(e) => {
+                            // A private mapping of huge pages reserves as many
+                            // for copy-on-write; with too few free, copy instead.
+                            tracing::debug!(
+                                "cannot map object {} ({e}); copying it",
+                                ObjectId::from(id)
+                            );
+                            unsafe { map_zero(w.addr, w.len) }?;
+                            false
+                        }
+                    }
                 }
-                None => {
-                    // SAFETY: as above; the window is writable guest memory
-                    // of at least `len` bytes, and nothing else borrows it.
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(data.bytes().as_ptr(), w.addr as *mut u8, len)
-                    };
-                }
+                None => false,
+            };
+            if !mapped {
+                // SAFETY: as above; the window holds at least `len` bytes.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(data.bytes().as_ptr(), w.addr as *mut u8, len)
+                };
             }
             let state = caller.data_mut();
-            if in_file.is_some() {
+            if mapped {
                 // Pinned: its block or file cannot be reused while mapped.
                 state.windows.reading.push((w, object.clone()));
             }
@@ -304,7 +330,8 @@ pub fn add_to_linker(linker: &mut Linker<TaskState>) -> wasmtime::Result<()> {
          (size, list): (u64, WasmList<u8>)|
          -> wasmtime::Result<(Result<types::ObjectId, types::TaskError>,)> {
             let size = usize::try_from(size).unwrap_or(usize::MAX);
-            let w = match window(&caller, &list, size) {
+            let page = page_size(caller.data());
+            let w = match window(&caller, &list, size, page) {
                 Ok(w) => w,
                 Err(msg) => {
                     return Ok((Err(error(caller.data(), ErrorKind::InvalidArgument, msg)),))
@@ -321,12 +348,58 @@ pub fn add_to_linker(linker: &mut Linker<TaskState>) -> wasmtime::Result<()> {
             };
             // SAFETY: as in `map`.
             unsafe { map_file(w.addr, w.len, arena.fd(), block.offset(), true) }?;
-            let id = state.current.id.put_object(state.current.puts);
-            state.current.puts += 1;
-            state.rt.objects.register_pending(id);
-            state.hold(id);
-            state.windows.creating.insert(id, (block, w));
+            let id = state.new_put();
+            state.windows.creating.insert(id, (block, Some(w)));
             Ok((Ok(id.into()),))
+        },
+    )?;
+    inst.func_wrap(
+        "reserve",
+        |mut caller: StoreContextMut<'_, TaskState>,
+         (size,): (u64,)|
+         -> wasmtime::Result<(Result<types::ObjectId, types::TaskError>,)> {
+            let size = usize::try_from(size).unwrap_or(usize::MAX);
+            let state = caller.data_mut();
+            let block = match state.rt.objects.arena().map(|a| a.alloc(size)) {
+                Some(Ok(b)) => b,
+                Some(Err(e)) => return Ok((Err(error(state, ErrorKind::System, e.to_string())),)),
+                None => {
+                    let msg = "this node has no shared-memory object store".to_string();
+                    return Ok((Err(error(state, ErrorKind::System, msg)),));
+                }
+            };
+            let id = state.new_put();
+            state.windows.creating.insert(id, (block, None));
+            Ok((Ok(id.into()),))
+        },
+    )?;
+    inst.func_wrap(
+        "write",
+        |mut caller: StoreContextMut<'_, TaskState>,
+         (id, offset, list): (types::ObjectId, u64, WasmList<u8>)| {
+            let id: ObjectId = id.into();
+            // Out of the table while the guest's bytes are borrowed.
+            let Some((mut block, w)) = caller.data_mut().windows.creating.remove(&id) else {
+                let msg = format!("object {id} is not being created by this task");
+                return Ok((Err(error(caller.data(), ErrorKind::InvalidArgument, msg)),));
+            };
+            let bytes = list.as_le_slice(&caller);
+            let target = usize::try_from(offset)
+                .ok()
+                .and_then(|o| block.bytes_mut().get_mut(o..)?.get_mut(..bytes.len()));
+            let result = match target {
+                Some(target) => {
+                    target.copy_from_slice(bytes);
+                    Ok(())
+                }
+                None => Err(format!(
+                    "writing {} bytes at offset {offset} passes the {} bytes reserved for object {id}",
+                    bytes.len(),
+                    block.len()
+                )),
+            };
+            caller.data_mut().windows.creating.insert(id, (block, w));
+            Ok((result.map_err(|msg| error(caller.data(), ErrorKind::InvalidArgument, msg)),))
         },
     )?;
     inst.func_wrap(
@@ -339,7 +412,9 @@ pub fn add_to_linker(linker: &mut Linker<TaskState>) -> wasmtime::Result<()> {
                 let msg = format!("object {id} is not being created by this task");
                 return Ok((Err(error(state, ErrorKind::InvalidArgument, msg)),));
             };
-            zero(&w);
+            if let Some(w) = w {
+                zero(&w);
+            }
             let size = usize::try_from(size).unwrap_or(usize::MAX);
             if size > block.len() {
                 let msg = format!("sealing {size} bytes of an object created with {}", block.len());
@@ -361,10 +436,7 @@ pub fn add_to_linker(linker: &mut Linker<TaskState>) -> wasmtime::Result<()> {
                 caller.data().rt.objects.value(codec.into(), bytes, refs)
             };
             let state = caller.data_mut();
-            let id = state.current.id.put_object(state.current.puts);
-            state.current.puts += 1;
-            state.rt.objects.register_pending(id);
-            state.hold(id);
+            let id = state.new_put();
             state.rt.objects.seal(id, object);
             Ok((types::ObjectId::from(id),))
         },

@@ -202,6 +202,16 @@ impl TaskState {
         self.holds.hold(&self.rt.objects, id);
     }
 
+    /// The id of the running task's next `put`, registered as pending and
+    /// held by this instance.
+    pub(crate) fn new_put(&mut self) -> ObjectId {
+        let id = self.current.id.put_object(self.current.puts);
+        self.current.puts += 1;
+        self.rt.objects.register_pending(id);
+        self.hold(id);
+        id
+    }
+
     /// Holds every id in `ids`.
     pub(crate) fn hold_all(&mut self, ids: impl IntoIterator<Item = ObjectId>) {
         for id in ids {

@@ -44,6 +44,13 @@ pub(crate) fn zero_copy() -> wray::Result<()> {
     println!("in place {} {}", via_map, built.get()? == data);
     let result = crate::refs::big.remote(3).map()?;
     println!("result {} {}", result.len(), result[0]);
+    // A large value holding a ref, streamed into the store: the ref inside
+    // keeps its object alive once the outer value is all that holds it.
+    let inner = wray::put(&7u64);
+    let outer = wray::put(&(vec![1u8; 200 << 10], inner.clone()));
+    drop(inner);
+    let (bytes, back) = outer.get()?;
+    println!("streamed {} {}", bytes.len(), back.get()?);
     Ok(())
 }
 

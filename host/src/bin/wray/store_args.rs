@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 use wray_host::NodeConfig;
 
-/// `--object-store-memory`, `--object-store-dir`, `--spill-dir`.
+/// `--object-store-memory`, `--object-store-dir`, `--spill-dir`,
+/// `--huge-pages`.
 #[derive(Args, Debug, Clone, Default)]
 pub struct StoreArgs {
     /// Capacity of the shared-memory object store in MiB (default: 30% of
@@ -19,6 +20,11 @@ pub struct StoreArgs {
     /// the temporary directory).
     #[arg(long, value_name = "DIR")]
     spill_dir: Option<PathBuf>,
+    /// Put the object store on 2 MiB huge pages (reserve them in
+    /// /proc/sys/vm/nr_hugepages); falls back to 4 KiB pages with a log
+    /// line where there are too few.
+    #[arg(long)]
+    huge_pages: bool,
 }
 
 impl StoreArgs {
@@ -33,5 +39,6 @@ impl StoreArgs {
         if let Some(dir) = &self.spill_dir {
             config.spill_dir = Some(dir.clone());
         }
+        config.huge_pages |= self.huge_pages;
     }
 }
