@@ -25,8 +25,29 @@ pub enum FunctionKind {
     ActorMethod,
 }
 
+/// What an export declares it needs and may use
+/// (`#[wray::remote(num_gpus = 1, max_memory = ..)]`); `None`: the node's
+/// default. Quantities are fractional.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Declared {
+    /// CPUs per call.
+    pub num_cpus: Option<f64>,
+    /// GPUs per call.
+    pub num_gpus: Option<f64>,
+    /// Bytes of memory reserved per call.
+    pub memory: Option<u64>,
+    /// Custom resources per call.
+    pub resources: Vec<(String, f64)>,
+    /// Memory limit in bytes.
+    pub max_memory: Option<u64>,
+    /// Time limit in milliseconds.
+    pub timeout_ms: Option<u64>,
+    /// Fuel limit.
+    pub fuel: Option<u64>,
+}
+
 /// One export of a component, as its `describe` reported it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FunctionRecord {
     /// Remote function, actor class or actor method.
     pub kind: FunctionKind,
@@ -38,10 +59,13 @@ pub struct FunctionRecord {
     pub num_returns: u32,
     /// Number of arguments.
     pub num_args: u32,
+    /// Declared resources and limits (for a class: its actors').
+    #[serde(default)]
+    pub declared: Declared,
 }
 
 /// A deployed component: the function table's row.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ComponentRecord {
     /// Name the component is deployed under.
     pub name: String,
@@ -180,6 +204,7 @@ mod tests {
                     class: None,
                     num_returns: 1,
                     num_args: 2,
+                    declared: Declared::default(),
                 },
                 FunctionRecord {
                     kind: FunctionKind::ActorMethod,
@@ -187,6 +212,10 @@ mod tests {
                     class: Some("Counter".into()),
                     num_returns: 1,
                     num_args: 0,
+                    declared: Declared {
+                        num_gpus: Some(0.5),
+                        ..Declared::default()
+                    },
                 },
             ],
         }

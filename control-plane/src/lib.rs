@@ -17,7 +17,7 @@ pub mod ids;
 
 pub use error::{Error, Result};
 pub use function_table::{
-    content_hash, ComponentRecord, EmbeddedFunctionTable, FunctionKind, FunctionRecord,
+    content_hash, ComponentRecord, Declared, EmbeddedFunctionTable, FunctionKind, FunctionRecord,
     FunctionTable,
 };
 pub use ids::{ActorId, ObjectId, TaskId, PUT_INDEX_BIT};

@@ -152,6 +152,9 @@ pub trait ActorClass: Actor + Sized {
     const NUM_ARGS: u32;
     /// The remote methods.
     const METHODS: &'static [MethodInfo];
+    /// What its attribute declares (resources held for the actor's
+    /// lifetime, limits of each call).
+    const DECLARED: crate::options::Declared = crate::options::Declared::NONE;
 
     /// Runs the constructor.
     ///

@@ -30,6 +30,10 @@ pub enum ErrorKind {
     ActorDied,
     /// The host failed to run the task (instantiation, resources).
     System,
+    /// No node can ever satisfy the task's resource request.
+    Infeasible,
+    /// The task was cancelled, or its actor killed.
+    Cancelled,
 }
 
 impl ErrorKind {
@@ -45,6 +49,8 @@ impl ErrorKind {
             ErrorKind::NotFound => "not-found",
             ErrorKind::ActorDied => "actor-died",
             ErrorKind::System => "system",
+            ErrorKind::Infeasible => "infeasible",
+            ErrorKind::Cancelled => "cancelled",
         }
     }
 }
@@ -129,6 +135,8 @@ impl From<wit::ErrorKind> for ErrorKind {
             wit::ErrorKind::NotFound => ErrorKind::NotFound,
             wit::ErrorKind::ActorDied => ErrorKind::ActorDied,
             wit::ErrorKind::System => ErrorKind::System,
+            wit::ErrorKind::Infeasible => ErrorKind::Infeasible,
+            wit::ErrorKind::Cancelled => ErrorKind::Cancelled,
         }
     }
 }
@@ -145,6 +153,8 @@ impl From<ErrorKind> for wit::ErrorKind {
             ErrorKind::NotFound => wit::ErrorKind::NotFound,
             ErrorKind::ActorDied => wit::ErrorKind::ActorDied,
             ErrorKind::System => wit::ErrorKind::System,
+            ErrorKind::Infeasible => wit::ErrorKind::Infeasible,
+            ErrorKind::Cancelled => wit::ErrorKind::Cancelled,
         }
     }
 }

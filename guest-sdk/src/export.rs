@@ -8,6 +8,7 @@ use crate::actor::{self, ActorClass, ActorObject, MethodInfo};
 use crate::bindings::app;
 use crate::bindings::types as wit;
 use crate::error::ErrorKind;
+use crate::options::Declared;
 use crate::panic;
 use crate::runtime::task_error;
 
@@ -21,6 +22,8 @@ pub trait RemoteFunction {
     const NUM_ARGS: u32;
     /// Number of return objects.
     const NUM_RETURNS: u32;
+    /// What its attribute declares (resources, limits).
+    const DECLARED: Declared = Declared::NONE;
 
     /// Decodes `args`, runs the function and encodes its results.
     ///
@@ -43,6 +46,7 @@ pub struct FunctionEntry {
     name: &'static str,
     num_args: u32,
     num_returns: u32,
+    declared: Declared,
     invoke: InvokeFn,
 }
 
@@ -53,6 +57,7 @@ impl FunctionEntry {
             name: F::NAME,
             num_args: F::NUM_ARGS,
             num_returns: F::NUM_RETURNS,
+            declared: F::DECLARED,
             invoke: F::invoke,
         }
     }
@@ -64,6 +69,7 @@ impl FunctionEntry {
 pub struct ActorEntry {
     class: &'static str,
     num_args: u32,
+    declared: Declared,
     methods: &'static [MethodInfo],
     create: CreateFn,
 }
@@ -74,6 +80,7 @@ impl ActorEntry {
         ActorEntry {
             class: A::CLASS,
             num_args: A::NUM_ARGS,
+            declared: A::DECLARED,
             methods: A::METHODS,
             create: actor::create::<A>,
         }
@@ -144,6 +151,8 @@ impl<C: Component> app::Guest for Exports<C> {
                 class: None,
                 num_returns: f.num_returns,
                 num_args: f.num_args,
+                resources: f.declared.resources_wit(),
+                limits: f.declared.limits_wit(),
             });
         }
         for a in C::ACTORS {
@@ -153,6 +162,8 @@ impl<C: Component> app::Guest for Exports<C> {
                 class: Some(a.class.to_string()),
                 num_returns: 1,
                 num_args: a.num_args,
+                resources: a.declared.resources_wit(),
+                limits: a.declared.limits_wit(),
             });
             for m in a.methods {
                 functions.push(wit::FunctionInfo {
@@ -161,6 +172,8 @@ impl<C: Component> app::Guest for Exports<C> {
                     class: Some(a.class.to_string()),
                     num_returns: m.num_returns,
                     num_args: m.num_args,
+                    resources: Declared::NONE.resources_wit(),
+                    limits: Declared::NONE.limits_wit(),
                 });
             }
         }

@@ -75,18 +75,27 @@
 //! - **Values**: anything that implements [`Value`], i.e. anything rkyv can
 //!   serialize and check; derive it for your own types with
 //!   [`#[wray::value]`](macro@value).
+//! - **Resources and limits**: `#[wray::remote(num_cpus = 0.5, num_gpus =
+//!   1, resources = {"accelerator": 1}, max_memory = 1 << 26, timeout_ms =
+//!   1000)]` (on `#[wray::actor(..)]` too: held for the actor's lifetime);
+//!   per call, `f.options(Options::new().num_gpus(1.0)).remote(..)`.
+//!   [`get_gpu_ids`] and [`get_resource_ids`] say which units a task got.
+//! - **Control**: [`cancel`] a task, [`kill`] an actor, [`profile`] a span of
+//!   the timeline.
 //! - **Failures**: a panic, a trap, a memory or time limit ends the task with
 //!   an [`Error`] of the matching [`ErrorKind`]; the caller sees it from `get`.
 
 mod actor;
 mod args;
 mod codec;
+mod control;
 mod error;
 mod export;
 mod ids;
 mod mapped;
 mod object_ref;
 mod objects;
+mod options;
 mod panic;
 mod refs;
 mod runtime;
@@ -101,11 +110,13 @@ use __private::bindings;
 pub use actor::{Actor, ActorHandle, ActorMethods};
 pub use args::IntoArg;
 pub use codec::Value;
+pub use control::{cancel, get_gpu_ids, get_resource_ids, kill, profile, ProfileSpan};
 pub use error::{Error, ErrorKind, Result};
 pub use ids::{ActorId, ObjectId, TaskId};
 pub use mapped::Mapped;
 pub use object_ref::ObjectRef;
 pub use objects::{get, get_all, get_timeout, put, put_in_place, wait};
+pub use options::Options;
 pub use runtime::{log, node_id, task_id, LogLevel};
 pub use wray_macros::{actor, export, main, remote, value};
 

@@ -10,7 +10,10 @@ pub use crate::bindings::types::{Arg, Payload, TaskError};
 pub use crate::export::{
     ActorEntry, Component, Exports, FunctionEntry, IntoMainResult, MainFn, RemoteFunction,
 };
-pub use crate::submit::{call_actor, create_actor, submit, submit_raw, Returns};
+pub use crate::options::Declared;
+pub use crate::submit::{
+    call_actor, create_actor, create_actor_with, submit, submit_raw, submit_with, Returns,
+};
 
 use crate::codec::{to_payload, Value};
 use crate::error::ErrorKind;

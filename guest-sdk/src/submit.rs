@@ -6,6 +6,7 @@ use crate::actor::{Actor, ActorHandle};
 use crate::bindings::{tasks, types as wit};
 use crate::ids::{ActorId, ObjectId};
 use crate::object_ref::ObjectRef;
+use crate::options::Options;
 
 /// The return objects of one submission.
 #[doc(hidden)]
@@ -46,11 +47,18 @@ fn returns(ids: Vec<wit::ObjectId>) -> Returns {
 /// Submits remote function `function` of this component.
 #[doc(hidden)]
 pub fn submit(function: &str, args: Vec<wit::Arg>, num_returns: u32) -> Returns {
-    returns(tasks::submit(
-        function,
-        &args,
-        wit::TaskOptions { num_returns },
-    ))
+    submit_with(function, args, num_returns, &Options::new())
+}
+
+/// Submits remote function `function` with per-call `options`.
+#[doc(hidden)]
+pub fn submit_with(
+    function: &str,
+    args: Vec<wit::Arg>,
+    num_returns: u32,
+    options: &Options,
+) -> Returns {
+    returns(tasks::submit(function, &args, &options.to_wit(num_returns)))
 }
 
 /// Submits `function` by name, with arguments already encoded; the host
@@ -64,7 +72,19 @@ pub fn submit_raw(function: &str, args: Vec<wit::Arg>, num_returns: u32) -> Vec<
 /// Creates an actor of class `A` with its constructor's arguments.
 #[doc(hidden)]
 pub fn create_actor<A: Actor>(class: &str, args: Vec<wit::Arg>) -> ActorHandle<A> {
-    let handle = ActorHandle::from_id(tasks::create_actor(class, &args).into());
+    create_actor_with(class, args, &Options::new())
+}
+
+/// Creates an actor of class `A` with per-actor `options` (resources held
+/// for its lifetime, limits of each call).
+#[doc(hidden)]
+pub fn create_actor_with<A: Actor>(
+    class: &str,
+    args: Vec<wit::Arg>,
+    options: &Options,
+) -> ActorHandle<A> {
+    let id = tasks::create_actor(class, &args, &options.to_wit(1));
+    let handle = ActorHandle::from_id(id.into());
     crate::refs::flush_deferred();
     handle
 }
@@ -76,6 +96,6 @@ pub fn call_actor(actor: ActorId, method: &str, args: Vec<wit::Arg>, num_returns
         actor.into(),
         method,
         &args,
-        wit::TaskOptions { num_returns },
+        &Options::new().to_wit(num_returns),
     ))
 }

@@ -4,12 +4,16 @@
 //! An actor's queue holds its tasks in the order they were submitted (the
 //! constructor first). The head runs once its object arguments exist and the
 //! previous call has finished; a later call never overtakes an earlier one
-//! whose arguments are still pending. Actors hold no CPU slot (Ray's default
-//! actors use 0 CPUs while running). A trap kills the actor (the instance may
-//! be in any state): later calls fail with `actor-died`, as in Ray. A method
-//! returning an error value does not.
+//! whose arguments are still pending. The constructor waits in the node's
+//! resource queue for the actor's request (none by default, as Ray's actors
+//! use 0 CPUs while running); the actor then holds those resources until it
+//! dies. A trap kills the actor (the instance may be in any state), as does
+//! `kill-actor`: later calls fail with `actor-died`, as in Ray, and its
+//! resources go back to the node. A method returning an error value does
+//! not kill it.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -19,12 +23,14 @@ use wray_control_plane::ActorId;
 use crate::bindings::Guest;
 use crate::component::LoadedComponent;
 use crate::error::{ErrorKind, TaskError};
+use crate::limits::Limits;
 use crate::object_store::Object;
+use crate::resources::Allocation;
 use crate::runtime::Runtime;
 use crate::task::{PendingTask, TaskKind, TaskSpec};
 use crate::worker::classify::trap_to_task_error;
 use crate::worker::mapping::TaskStore;
-use crate::worker::run::{arm_deadline, finish_call, payload_refs, system_error};
+use crate::worker::run::{arm_limits, finish_call, payload_refs, system_error};
 use crate::worker::state::CurrentTask;
 
 /// A live actor instance: its store, its bindings, and the handle of its
@@ -41,6 +47,12 @@ struct Inner {
     instance: Option<Instance>,
     /// Why the actor is dead, once it is.
     dead: Option<TaskError>,
+    /// Its resources, from admission until it dies.
+    allocation: Option<Allocation>,
+    /// Whether its constructor got its resources.
+    admitted: bool,
+    /// The cancel flag of the call running now.
+    running_cancel: Option<Arc<AtomicBool>>,
 }
 
 /// One actor of a node.
@@ -48,22 +60,67 @@ pub(crate) struct Actor {
     pub id: ActorId,
     pub class: String,
     pub component: Arc<LoadedComponent>,
+    /// Limits of each call (unless the call sets its own).
+    pub limits: Limits,
     inner: Mutex<Inner>,
 }
 
 impl Actor {
-    pub fn new(id: ActorId, class: String, component: Arc<LoadedComponent>) -> Self {
+    pub fn new(
+        id: ActorId,
+        class: String,
+        component: Arc<LoadedComponent>,
+        limits: Limits,
+    ) -> Self {
         Self {
             id,
             class,
             component,
+            limits,
             inner: Mutex::new(Inner {
                 queue: VecDeque::new(),
                 running: false,
                 instance: None,
                 dead: None,
+                allocation: None,
+                admitted: false,
+                running_cancel: None,
             }),
         }
+    }
+
+    /// Gives the actor its resources: its constructor may run now.
+    pub fn admit(&self, allocation: Allocation) {
+        let mut inner = self.inner.lock();
+        inner.admitted = true;
+        inner.allocation = Some(allocation);
+    }
+
+    /// What the actor holds of the node's resources.
+    pub fn allocation(&self) -> Allocation {
+        self.inner.lock().allocation.clone().unwrap_or_default()
+    }
+
+    /// Kills the actor with `cause`: its instance is dropped, its running
+    /// call stopped, and its resources given back to the node. False when it
+    /// was dead already.
+    pub fn die(&self, rt: &Arc<Runtime>, cause: TaskError) -> bool {
+        let allocation = {
+            let mut inner = self.inner.lock();
+            if inner.dead.is_some() {
+                return false;
+            }
+            inner.dead = Some(cause);
+            inner.instance = None;
+            if let Some(flag) = &inner.running_cancel {
+                flag.store(true, Ordering::Release);
+            }
+            inner.allocation.take()
+        };
+        if let Some(a) = allocation {
+            rt.release_resources(&a);
+        }
+        true
     }
 
     /// Appends a submitted task to the queue.
@@ -71,7 +128,8 @@ impl Actor {
         self.inner.lock().queue.push_back(task);
     }
 
-    /// Marks the actor dead with `cause`; its instance is dropped.
+    /// Marks the actor dead with `cause` before it ever got resources; its
+    /// instance is dropped.
     pub fn kill(&self, cause: TaskError) {
         let mut inner = self.inner.lock();
         inner.dead.get_or_insert(cause);
@@ -84,6 +142,9 @@ impl Actor {
             let mut inner = self.inner.lock();
             if inner.running || !inner.queue.front().is_some_and(|t| t.is_ready()) {
                 return;
+            }
+            if !inner.admitted && inner.dead.is_none() {
+                return; // the constructor waits for resources
             }
             let Some(task) = inner.queue.pop_front() else {
                 return;
@@ -105,7 +166,6 @@ impl Actor {
         let mut instance = instance;
         let mut died = None;
         if let Some(mut spec) = task.take() {
-            let returns = spec.returns.clone();
             let holds = std::mem::take(&mut spec.holds);
             let result = match (&dead, instance.as_mut()) {
                 (Some(cause), _) => Err(self.died_error(&spec, cause)),
@@ -133,17 +193,38 @@ impl Actor {
                 }
                 (None, None) => Err(system_error(&spec, "actor has no instance")),
             };
-            rt.complete(&returns, result);
+            let killed = if dead.is_none() {
+                self.inner.lock().dead.clone()
+            } else {
+                None
+            };
+            let result = match (result, killed) {
+                // Killed while this call ran: it reports the kill.
+                (Err(_), Some(cause)) => {
+                    died = None;
+                    Err(self.died_error(&spec, &cause))
+                }
+                (result, _) => result,
+            };
+            rt.finish(&spec, result);
             rt.release_all(&holds);
         }
-        {
+        let died = {
             let mut inner = self.inner.lock();
             inner.running = false;
-            if let Some(cause) = died {
-                inner.dead.get_or_insert(cause);
-            } else if inner.dead.is_none() {
-                inner.instance = instance;
+            inner.running_cancel = None;
+            match died {
+                Some(cause) => Some(cause),
+                None => {
+                    if inner.dead.is_none() {
+                        inner.instance = instance;
+                    }
+                    None
+                }
             }
+        };
+        if let Some(cause) = died {
+            self.die(rt, cause);
         }
         self.try_run(rt);
     }
@@ -159,7 +240,8 @@ impl Actor {
 
     fn construct(&self, rt: &Arc<Runtime>, spec: &mut TaskSpec) -> Result<Instance, TaskError> {
         let args = rt.resolve_args(spec)?;
-        let (mut store, guest) = rt.instantiate(spec, false)?;
+        self.inner.lock().running_cancel = Some(spec.cancel.clone());
+        let (mut store, guest) = rt.instantiate(spec, false, self.allocation())?;
         store.data_mut().hold_all(payload_refs(&args));
         let created =
             guest
@@ -191,16 +273,26 @@ impl Actor {
         let TaskKind::ActorCall { method, .. } = &spec.kind else {
             return (Err(system_error(spec, "not an actor call")), false);
         };
-        let current = CurrentTask::new(spec.id, spec.label.clone(), false, rt.deadline());
-        let deadline = current.deadline;
+        self.inner.lock().running_cancel = Some(spec.cancel.clone());
+        let current = CurrentTask::new(
+            spec.id,
+            spec.label.clone(),
+            false,
+            spec.limits,
+            self.allocation(),
+            spec.cancel.clone(),
+        );
+        rt.registry.started(spec.id);
+        rt.pin_worker(&current.allocation);
         {
             let state = inst.store.data_mut();
             state.current = current;
             state.panic_message = None;
             state.timed_out = false;
+            state.limiter.limit = spec.limits.max_memory;
             state.hold_all(payload_refs(&args));
         }
-        arm_deadline(&mut inst.store, deadline);
+        arm_limits(&mut inst.store);
         let result = inst.guest.wray_runtime_app().actor_instance().call_call(
             &mut inst.store,
             inst.handle,

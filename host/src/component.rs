@@ -9,7 +9,9 @@ use std::sync::Arc;
 
 use wasmtime::component::{Component, Linker};
 use wasmtime::{Engine, Store};
-use wray_control_plane::{content_hash, ComponentRecord, FunctionKind, FunctionRecord, TaskId};
+use wray_control_plane::{
+    content_hash, ComponentRecord, Declared, FunctionKind, FunctionRecord, TaskId,
+};
 
 use crate::bindings::wray::runtime::{objects, runtime, tasks};
 use crate::bindings::{types, GuestPre};
@@ -142,7 +144,14 @@ pub(crate) fn load(rt: &Arc<Runtime>, name: &str, bytes: &[u8]) -> Result<Arc<Lo
         },
         pre: pre.clone(),
     });
-    let current = CurrentTask::new(TaskId::driver(u64::MAX), "describe", false, None);
+    let current = CurrentTask::new(
+        TaskId::driver(u64::MAX),
+        "describe",
+        false,
+        crate::limits::Limits::node(&rt.config),
+        Default::default(),
+        Default::default(),
+    );
     let mut store = TaskStore(Store::new(
         &rt.engine,
         TaskState::new(rt.clone(), placeholder, current, &[]),
@@ -170,6 +179,15 @@ pub(crate) fn load(rt: &Arc<Runtime>, name: &str, bytes: &[u8]) -> Result<Arc<Lo
             class: f.class,
             num_returns: f.num_returns,
             num_args: f.num_args,
+            declared: Declared {
+                num_cpus: f.resources.num_cpus,
+                num_gpus: f.resources.num_gpus,
+                memory: f.resources.memory,
+                resources: f.resources.custom,
+                max_memory: f.limits.max_memory,
+                timeout_ms: f.limits.timeout_ms,
+                fuel: f.limits.fuel,
+            },
         })
         .collect();
     let record = ComponentRecord {

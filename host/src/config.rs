@@ -1,11 +1,31 @@
 //! Node configuration.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 
 use crate::error::{Error, Result};
+use crate::resources::{GpuDiscovery, Nvml};
+
+/// Where a node's GPUs come from (NVML by default; tests inject a fixed
+/// list with [`crate::resources::StaticGpus`]).
+#[derive(Clone)]
+pub struct Discovery(pub Arc<dyn GpuDiscovery>);
+
+impl Default for Discovery {
+    fn default() -> Self {
+        Discovery(Arc::new(Nvml))
+    }
+}
+
+impl std::fmt::Debug for Discovery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Discovery")
+    }
+}
 
 /// A host directory a guest may read, and where the guest sees it
 /// (`--dir HOST[::GUEST]`). Guests get read-only access, nothing else.
@@ -75,12 +95,29 @@ impl Stdio {
 /// How one node runs tasks.
 #[derive(Debug, Clone)]
 pub struct NodeConfig {
-    /// CPU slots: how many tasks run at once (default: the machine's cores).
+    /// CPUs of the node: how many one-CPU tasks run at once (default: the
+    /// machine's cores). Fewer than the machine has pins workers to that
+    /// many cores.
     pub num_cpus: usize,
+    /// GPUs of the node (Ray's `--num-gpus`); `None`: as many as
+    /// [`gpu_discovery`](Self::gpu_discovery) finds.
+    pub num_gpus: Option<u32>,
+    /// Where GPUs are discovered.
+    pub gpu_discovery: Discovery,
+    /// Custom resources and their quantities (`--resources '{"name": 2}'`).
+    pub resources: BTreeMap<String, f64>,
+    /// Bytes of memory tasks may reserve with `memory =` (Ray's `memory`
+    /// resource); `None`: the machine's memory less the object store.
+    pub memory: Option<u64>,
     /// Wall-clock limit of one task, from its start; `None`: no limit.
     pub task_timeout: Option<Duration>,
     /// Largest linear memory one task's instance may grow to, in bytes.
     pub task_memory_limit: u64,
+    /// Count wasm fuel (wasmtime's `consume_fuel`, a few percent slower), so
+    /// that tasks may set a fuel limit.
+    pub fuel_metering: bool,
+    /// Default fuel limit of a task (only with `fuel_metering`).
+    pub task_fuel: Option<u64>,
     /// Directories guests may read.
     pub preopens: Vec<Preopen>,
     /// Where guests' stdout/stderr go.
@@ -108,14 +145,18 @@ pub struct NodeConfig {
 /// The default object store capacity: 30% of the machine's memory, as Ray's
 /// default `object_store_memory` (at least 64 MiB).
 pub fn default_object_store_memory() -> u64 {
-    let total = std::fs::read_to_string("/proc/meminfo")
+    (total_memory() / 10 * 3).max(64 << 20)
+}
+
+/// The machine's memory in bytes (`MemTotal`; 2 GiB when unknown).
+pub fn total_memory() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|m| {
             let line = m.lines().find(|l| l.starts_with("MemTotal:"))?;
             line.split_whitespace().nth(1)?.parse::<u64>().ok()
         })
-        .map_or(2 << 30, |kib| kib * 1024);
-    (total / 10 * 3).max(64 << 20)
+        .map_or(2 << 30, |kib| kib * 1024)
 }
 
 /// `/dev/shm` where it exists, else the temporary directory.
@@ -138,6 +179,12 @@ impl Default for NodeConfig {
     fn default() -> Self {
         Self {
             num_cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            fuel_metering: false,
+            task_fuel: None,
+            num_gpus: None,
+            gpu_discovery: Discovery::default(),
+            resources: BTreeMap::new(),
+            memory: None,
             task_timeout: Some(DEFAULT_TASK_TIMEOUT),
             task_memory_limit: DEFAULT_TASK_MEMORY,
             preopens: Vec::new(),
@@ -172,6 +219,26 @@ impl NodeConfig {
                 "task memory limit {} bytes is below one wasm page (65536)",
                 self.task_memory_limit
             )));
+        }
+        if self.task_fuel.is_some() && !self.fuel_metering {
+            return Err(Error::InvalidConfig(
+                "a default fuel limit needs fuel metering".into(),
+            ));
+        }
+        for (name, qty) in &self.resources {
+            crate::resources::Quantity::from_f64(*qty, &format!("resource `{name}`"))
+                .map_err(Error::InvalidConfig)?;
+            if [
+                crate::resources::CPU,
+                crate::resources::GPU,
+                crate::resources::MEMORY,
+            ]
+            .contains(&name.as_str())
+            {
+                return Err(Error::InvalidConfig(format!(
+                    "resource `{name}` is set with --num-cpus, --num-gpus or --memory, not --resources"
+                )));
+            }
         }
         for p in &self.preopens {
             if !p.host.is_dir() {

@@ -1,6 +1,6 @@
 //! Conversions between the generated WIT types and the host's own types.
 
-use wray_control_plane::{ObjectId, TaskId};
+use wray_control_plane::{Declared, ObjectId, TaskId};
 
 use crate::bindings::types;
 use crate::error::{ErrorKind, TaskError};
@@ -69,6 +69,8 @@ impl From<types::ErrorKind> for ErrorKind {
             types::ErrorKind::NotFound => ErrorKind::NotFound,
             types::ErrorKind::ActorDied => ErrorKind::ActorDied,
             types::ErrorKind::System => ErrorKind::System,
+            types::ErrorKind::Infeasible => ErrorKind::Infeasible,
+            types::ErrorKind::Cancelled => ErrorKind::Cancelled,
         }
     }
 }
@@ -85,6 +87,8 @@ impl From<ErrorKind> for types::ErrorKind {
             ErrorKind::NotFound => types::ErrorKind::NotFound,
             ErrorKind::ActorDied => types::ErrorKind::ActorDied,
             ErrorKind::System => types::ErrorKind::System,
+            ErrorKind::Infeasible => types::ErrorKind::Infeasible,
+            ErrorKind::Cancelled => types::ErrorKind::Cancelled,
         }
     }
 }
@@ -108,5 +112,24 @@ impl From<TaskError> for types::TaskError {
             task: e.task.into(),
             message: e.message,
         }
+    }
+}
+
+/// A function's declared resources, as a request to resolve.
+pub(crate) fn declared_request(d: &Declared) -> types::ResourceRequest {
+    types::ResourceRequest {
+        num_cpus: d.num_cpus,
+        num_gpus: d.num_gpus,
+        memory: d.memory,
+        custom: d.resources.clone(),
+    }
+}
+
+/// A function's declared limits.
+pub(crate) fn declared_limits(d: &Declared) -> types::Limits {
+    types::Limits {
+        max_memory: d.max_memory,
+        timeout_ms: d.timeout_ms,
+        fuel: d.fuel,
     }
 }

@@ -36,7 +36,19 @@ impl Runtime {
         let task = TaskId::driver(self.jobs.fetch_add(1, Ordering::Relaxed) + 1);
         let mut argv = vec![component.record.name.clone()];
         argv.extend_from_slice(args);
-        let current = CurrentTask::new(task, "main", false, None);
+        let limits = crate::limits::Limits {
+            timeout: None,
+            ..crate::limits::Limits::node(&self.config)
+        };
+        let current = CurrentTask::new(
+            task,
+            "main",
+            false,
+            limits,
+            Default::default(),
+            Default::default(),
+        );
+        self.registry.driver_started(task);
         let mut store = self.new_store(component.clone(), current, &argv);
         let result = match component.pre.instantiate(&mut store) {
             Err(e) => Err(format!(
@@ -48,6 +60,15 @@ impl Runtime {
                 Err(trap) => Err(trap_to_task_error(&trap, store.data()).to_string()),
             },
         };
+        let error = result.as_ref().err().map(|message| {
+            crate::error::TaskError::new(
+                crate::error::ErrorKind::Application,
+                "main",
+                task,
+                message.clone(),
+            )
+        });
+        self.registry.ended(task, error.as_ref());
         DriverOutcome {
             result,
             wall: start.elapsed(),

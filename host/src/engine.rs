@@ -34,6 +34,7 @@ pub fn build_engine(config: &NodeConfig) -> Result<Engine> {
     let mut wasm = Config::new();
     wasm.wasm_component_model(true)
         .epoch_interruption(true)
+        .consume_fuel(config.fuel_metering)
         // Zero-copy windows are mapped at fixed addresses of linear memory.
         .memory_may_move(false)
         .cranelift_opt_level(wasmtime::OptLevel::Speed)

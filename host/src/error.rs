@@ -66,6 +66,10 @@ pub enum ErrorKind {
     ActorDied,
     /// The host failed to run the task.
     System,
+    /// No node can ever satisfy the task's resource request.
+    Infeasible,
+    /// The task was cancelled, or its actor killed.
+    Cancelled,
 }
 
 impl ErrorKind {
@@ -81,6 +85,8 @@ impl ErrorKind {
             ErrorKind::NotFound => "not-found",
             ErrorKind::ActorDied => "actor-died",
             ErrorKind::System => "system",
+            ErrorKind::Infeasible => "infeasible",
+            ErrorKind::Cancelled => "cancelled",
         }
     }
 }

@@ -11,8 +11,14 @@
 //! - [`engine`]: the wasmtime engine (pooling allocator, epoch ticker).
 //! - [`component`]: compile once per content hash, link, pre-instantiate,
 //!   `describe`.
-//! - `scheduler`: dependency tracking, CPU slots, blocking `get`/`wait`,
-//!   submission checks.
+//! - `scheduler`: dependency tracking, the resource queue, blocking
+//!   `get`/`wait`, submission checks, cancel and kill.
+//! - [`resources`]: CPUs, GPUs (NVML discovery), memory and custom
+//!   resources; fractional requests; unit ids; pinning.
+//! - [`limits`]: per-task memory, time and fuel limits.
+//! - [`registry`]: the task table (`tasks()`, `errors()`, the timeline).
+//! - [`state`]: cluster state snapshots (nodes, tasks, errors) and
+//!   [`timeline`]: Chrome trace JSON of what ran where.
 //! - [`worker`]: running a task in an instance; the host imports.
 //! - `actor`: actor instances and their ordered queues.
 //! - [`object_store`]: immutable objects and readiness notification.
@@ -32,11 +38,16 @@ mod convert;
 mod driver;
 pub mod engine;
 pub mod error;
+pub mod limits;
 pub mod node;
 pub mod object_store;
+pub mod registry;
+pub mod resources;
 mod runtime;
 mod scheduler;
+pub mod state;
 mod task;
+pub mod timeline;
 pub mod worker;
 
 pub use config::{NodeConfig, Preopen, Stdio};

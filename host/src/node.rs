@@ -15,8 +15,10 @@ use crate::engine::{build_engine, EpochTicker};
 use crate::error::{Error, Result};
 use crate::object_store::arena::Arena;
 use crate::object_store::ObjectStore;
+use crate::registry::Registry;
+use crate::resources::{node_gpus, pin, NodeResources, Quantity, ResourceTotals};
 use crate::runtime::{Runtime, StatsSnapshot};
-use crate::scheduler::cpu::CpuPool;
+use crate::scheduler::queue::ResourcePool;
 use crate::worker::pool::WorkerPool;
 
 /// A running node.
@@ -73,9 +75,35 @@ impl Node {
             }
             None => ObjectStore::new(),
         };
+        let (cpu_ids, pin) = pin::node_cpus(config.num_cpus);
+        let gpus = node_gpus(&*config.gpu_discovery.0, config.num_gpus);
+        let store_bytes = config.object_store_memory.unwrap_or(0);
+        let totals = ResourceTotals {
+            cpu_ids,
+            gpus,
+            memory: config
+                .memory
+                .unwrap_or_else(|| crate::config::total_memory().saturating_sub(store_bytes)),
+            custom: config
+                .resources
+                .iter()
+                .map(|(n, q)| {
+                    Ok((
+                        n.clone(),
+                        Quantity::from_f64(*q, n).map_err(Error::InvalidConfig)?,
+                    ))
+                })
+                .collect::<Result<_>>()?,
+        };
+        if totals.gpus.is_empty() && config.num_gpus.is_none() {
+            tracing::debug!("node has no GPUs");
+        }
         let rt = Arc::new(Runtime {
+            gpus: totals.gpus.clone(),
             node_id: format!("node-{}", std::process::id()),
-            cpus: CpuPool::new(config.num_cpus),
+            pool: ResourcePool::new(NodeResources::new(&totals)),
+            pin: pin.then(pin::allowed_cpus),
+            registry: Registry::default(),
             config,
             engine,
             linker,
@@ -104,9 +132,9 @@ impl Node {
         &self.rt.config
     }
 
-    /// Number of CPU slots.
+    /// Number of CPUs.
     pub fn num_cpus(&self) -> usize {
-        self.rt.cpus.total()
+        self.rt.config.num_cpus
     }
 
     /// Compiles `bytes` (once per content hash), reads its exports, and
@@ -206,9 +234,65 @@ impl Node {
         move || rt.upgrade().map(|rt| rt.stats()).unwrap_or_default()
     }
 
-    /// (free CPU slots, tasks ready and waiting for a slot) now.
-    pub fn cpu_snapshot(&self) -> (usize, usize) {
-        self.rt.cpus.snapshot()
+    /// (free CPUs, tasks ready and waiting for resources) now.
+    pub fn cpu_snapshot(&self) -> (f64, usize) {
+        let (_, free) = self.rt.pool.resources();
+        (
+            free.get(crate::resources::CPU).copied().unwrap_or(0.0),
+            self.rt.pool.queued(),
+        )
+    }
+
+    /// The nodes (Ray's `ray.nodes()`): this one.
+    pub fn nodes(&self) -> Vec<crate::state::NodeInfo> {
+        vec![crate::state::NodeInfo {
+            node_id: self.rt.node_id.clone(),
+            alive: true,
+            resources: self.cluster_resources(),
+            gpus: self.rt.gpus.iter().map(Into::into).collect(),
+        }]
+    }
+
+    /// Resources in all, by name (Ray's `ray.cluster_resources()`): `CPU`,
+    /// `GPU`, `memory` (bytes) and custom ones.
+    pub fn cluster_resources(&self) -> std::collections::BTreeMap<String, f64> {
+        self.rt.pool.resources().0
+    }
+
+    /// Resources free now (Ray's `ray.available_resources()`).
+    pub fn available_resources(&self) -> std::collections::BTreeMap<String, f64> {
+        self.rt.pool.resources().1
+    }
+
+    /// Every task the node knows, oldest first (Ray's `list_tasks()`; the
+    /// last 100,000 finished ones are kept).
+    pub fn tasks(&self) -> Vec<crate::state::TaskInfo> {
+        crate::state::tasks(&self.rt.registry, &self.rt.node_id)
+    }
+
+    /// Errors of failed tasks, oldest first (Ray's `error_info`).
+    pub fn errors(&self) -> Vec<crate::state::ErrorInfo> {
+        crate::state::errors(&self.rt.registry, &self.rt.node_id)
+    }
+
+    /// The timeline as Chrome trace JSON (see [`crate::timeline`]).
+    pub fn timeline(&self) -> serde_json::Value {
+        crate::timeline::chrome_trace(&self.rt.registry, &self.rt.node_id)
+    }
+
+    /// A closure giving the node's status as JSON (nodes, resources total
+    /// and free, task counts by state, errors, and the `tasks_limit` most
+    /// recent tasks), for publishers on another thread; `null` once the node
+    /// is gone.
+    pub fn status_source(
+        &self,
+        tasks_limit: usize,
+    ) -> impl Fn() -> serde_json::Value + Send + 'static {
+        let rt = Arc::downgrade(&self.rt);
+        move || match rt.upgrade() {
+            None => serde_json::Value::Null,
+            Some(rt) => status_json(&rt, tasks_limit),
+        }
     }
 
     /// Objects and bytes the object store holds now, and its peak.
@@ -219,6 +303,34 @@ impl Node {
     fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
         self.control.block_on(f)
     }
+}
+
+fn status_json(rt: &Runtime, tasks_limit: usize) -> serde_json::Value {
+    let (total, free) = rt.pool.resources();
+    let tasks = crate::state::tasks(&rt.registry, &rt.node_id);
+    let mut counts = std::collections::BTreeMap::<String, u64>::new();
+    for t in &tasks {
+        let state = serde_json::to_value(t.state).unwrap_or_default();
+        *counts
+            .entry(state.as_str().unwrap_or("?").to_string())
+            .or_default() += 1;
+    }
+    let recent = &tasks[tasks.len().saturating_sub(tasks_limit)..];
+    let gpus: Vec<crate::state::GpuSummary> = rt.gpus.iter().map(Into::into).collect();
+    serde_json::json!({
+        "time": crate::state::unix_now(),
+        "nodes": [{
+            "node_id": rt.node_id,
+            "alive": true,
+            "resources": total,
+            "gpus": gpus,
+        }],
+        "cluster_resources": total,
+        "available_resources": free,
+        "task_counts": counts,
+        "tasks": recent,
+        "errors": crate::state::errors(&rt.registry, &rt.node_id),
+    })
 }
 
 impl Drop for Node {

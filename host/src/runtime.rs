@@ -14,7 +14,8 @@ use crate::actor::Actor;
 use crate::component::LoadedComponent;
 use crate::config::NodeConfig;
 use crate::object_store::ObjectStore;
-use crate::scheduler::cpu::CpuPool;
+use crate::registry::Registry;
+use crate::scheduler::queue::ResourcePool;
 use crate::worker::pool::WorkerPool;
 use crate::worker::state::TaskState;
 
@@ -50,7 +51,15 @@ pub(crate) struct Runtime {
     pub engine: Engine,
     pub linker: Linker<TaskState>,
     pub objects: ObjectStore,
-    pub cpus: CpuPool,
+    /// Resources and the queue of tasks waiting for them.
+    pub pool: ResourcePool,
+    /// When workers are pinned to the cores of their CPU units (the node
+    /// has fewer CPUs than the machine): every core the process may use.
+    pub pin: Option<Vec<u32>>,
+    /// Every task's state, times and error.
+    pub registry: Registry,
+    /// The node's GPUs.
+    pub gpus: Vec<crate::resources::GpuInfo>,
     pub actors: Mutex<HashMap<ActorId, Arc<Actor>>>,
     /// Loaded components by content hash.
     pub components: Mutex<HashMap<String, Arc<LoadedComponent>>>,

@@ -9,6 +9,8 @@ use wray_control_plane::{ObjectId, TaskId};
 use crate::actor::Actor;
 use crate::bindings::types;
 use crate::component::LoadedComponent;
+use crate::limits::Limits;
+use crate::resources::Request;
 
 /// What a task runs.
 pub(crate) enum TaskKind {
@@ -44,6 +46,14 @@ pub(crate) struct TaskSpec {
     /// What it holds until it finishes: its object arguments and the refs
     /// inside its value arguments (filled in by `Runtime::submit`).
     pub holds: Vec<ObjectId>,
+    /// The resources it runs with (an actor's: for its lifetime).
+    pub request: Request,
+    /// Its limits.
+    pub limits: Limits,
+    /// The task that submitted it (`None`: a driver).
+    pub parent: Option<TaskId>,
+    /// Set to stop it (`cancel`, `kill-actor`).
+    pub cancel: Arc<AtomicBool>,
 }
 
 impl TaskSpec {

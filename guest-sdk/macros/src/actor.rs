@@ -11,19 +11,27 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::{FnArg, Ident, ImplItem, ImplItemFn, Item, ItemImpl, ItemStruct, Type};
 
+use crate::options::{Declared, NAMES};
 use crate::signature::{parse_num_returns, result_ok_type, Params, Returns};
 
 /// Expands `#[wray::actor] item` on a struct or its impl block.
 pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
-    if !attr.is_empty() {
-        return Err(syn::Error::new_spanned(
-            attr,
-            "wray: #[wray::actor] takes no options",
-        ));
-    }
+    let mut declared = Declared::default();
+    let parser = syn::meta::parser(|meta| {
+        if declared.parse(&meta)? {
+            Ok(())
+        } else {
+            Err(meta.error(format!("wray: unknown option; expected {NAMES}")))
+        }
+    });
+    syn::parse::Parser::parse2(parser, attr.clone())?;
     match syn::parse2::<Item>(item)? {
-        Item::Struct(s) => expand_struct(s),
-        Item::Impl(i) => expand_impl(i),
+        Item::Struct(s) if attr.is_empty() => expand_struct(s),
+        Item::Struct(s) => Err(syn::Error::new_spanned(
+            s.ident,
+            "wray: put an actor's options on its #[wray::actor] impl block",
+        )),
+        Item::Impl(i) => expand_impl(i, &declared),
         other => Err(syn::Error::new_spanned(
             other,
             "wray: #[wray::actor] goes on an actor's struct and on its impl block",
@@ -102,7 +110,7 @@ fn take_num_returns(f: &mut ImplItemFn) -> syn::Result<usize> {
     Ok(num_returns)
 }
 
-fn expand_impl(mut imp: ItemImpl) -> syn::Result<TokenStream> {
+fn expand_impl(mut imp: ItemImpl, declared: &Declared) -> syn::Result<TokenStream> {
     if imp.trait_.is_some() || !imp.generics.params.is_empty() {
         return Err(syn::Error::new_spanned(
             &imp.self_ty,
@@ -263,10 +271,19 @@ fn expand_impl(mut imp: ItemImpl) -> syn::Result<TokenStream> {
         });
     }
 
+    let declared = declared.to_tokens();
     Ok(quote! {
         #imp
 
         impl #self_ty {
+            /// Creates an actor of this class with per-actor options
+            /// (resources held for its lifetime, limits of each call):
+            /// `Class::remote_with(wray::Options::new().num_gpus(1.0), args..)`.
+            #[allow(clippy::too_many_arguments)]
+            #new_vis fn remote_with(__options: ::wray::Options, #new_remote_params) -> ::wray::ActorHandle<Self> {
+                ::wray::__private::create_actor_with::<Self>(#class_str, #new_encode_args, &__options)
+            }
+
             /// Creates an actor of this class, running `new` with these
             /// arguments as its first task, and returns its handle at once.
             /// Each argument may be a value, an `ObjectRef` or an
@@ -285,6 +302,7 @@ fn expand_impl(mut imp: ItemImpl) -> syn::Result<TokenStream> {
             const CLASS: &'static str = #class_str;
             const NUM_ARGS: u32 = #new_count;
             const METHODS: &'static [::wray::__private::MethodInfo] = &[#(#infos),*];
+            const DECLARED: ::wray::__private::Declared = #declared;
 
             fn construct(
                 args: ::std::vec::Vec<::wray::__private::Arg>,

@@ -19,6 +19,7 @@ use proc_macro::TokenStream;
 mod actor;
 mod export;
 mod main_fn;
+mod options;
 mod remote;
 mod signature;
 mod value;

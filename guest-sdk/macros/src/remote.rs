@@ -12,17 +12,23 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::{Attribute, ItemFn};
 
+use crate::options::{Declared, NAMES};
 use crate::signature::{parse_num_returns, Params, Returns};
 
 /// Expands `#[wray::remote(attr)] item`.
 pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
     let mut num_returns = 1;
+    let mut declared = Declared::default();
     let parser = syn::meta::parser(|meta| {
         if meta.path.is_ident("num_returns") {
             num_returns = parse_num_returns(&meta)?;
             Ok(())
+        } else if declared.parse(&meta)? {
+            Ok(())
         } else {
-            Err(meta.error("wray: unknown option; expected `num_returns = N`"))
+            Err(meta.error(format!(
+                "wray: unknown option; expected num_returns = N, {NAMES}"
+            )))
         }
     });
     syn::parse::Parser::parse2(parser, attr)?;
@@ -59,6 +65,8 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
     let encode = returns.encode(&name_str);
     let num_args = params.count();
     let num_returns = returns.count();
+    let declared = declared.to_tokens();
+    let with_options = format_ident!("__WrayOptions_{}", name);
 
     Ok(quote! {
         #(#docs)*
@@ -80,6 +88,13 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
                 #unpack
             }
 
+            /// This function with per-call options (Ray's `.options(..)`):
+            /// `f.options(wray::Options::new().num_gpus(1.0)).remote(..)`.
+            #[allow(clippy::unused_self)]
+            #vis fn options(self, options: ::wray::Options) -> #with_options {
+                #with_options(options)
+            }
+
             /// Calls the function's body in the running task (no new task).
             #[allow(clippy::too_many_arguments, clippy::unused_self)]
             #vis fn local(self, #(#idents: #types),*) #output {
@@ -87,10 +102,24 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
             }
         }
 
+        #[doc(hidden)]
+        #[allow(non_camel_case_types)]
+        #vis struct #with_options(::wray::Options);
+
+        impl #with_options {
+            /// Submits a task with these options; as `remote` otherwise.
+            #[allow(clippy::too_many_arguments)]
+            #vis fn remote(self, #remote_params) -> #ref_type {
+                let __returns = ::wray::__private::submit_with(#name_str, #encode_args, #num_returns, &self.0);
+                #unpack
+            }
+        }
+
         impl ::wray::__private::RemoteFunction for #name {
             const NAME: &'static str = #name_str;
             const NUM_ARGS: u32 = #num_args;
             const NUM_RETURNS: u32 = #num_returns;
+            const DECLARED: ::wray::__private::Declared = #declared;
 
             #[allow(clippy::let_unit_value, clippy::unit_arg)]
             fn invoke(

@@ -1,13 +1,28 @@
 //! Blocking until objects exist: the host side of `get` and `wait`.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
-use wray_control_plane::ObjectId;
+use wray_control_plane::{ObjectId, TaskId};
 
 use crate::object_store::Subscription;
+use crate::resources::Allocation;
 use crate::runtime::Runtime;
+
+/// How often a blocked task looks at its cancel flag.
+const CANCEL_POLL: Duration = Duration::from_millis(20);
+
+/// The task that blocks.
+pub(crate) struct Blocker<'a> {
+    /// Its id (for the task table).
+    pub task: TaskId,
+    /// Its allocation, when it gives its CPUs back while blocked.
+    pub allocation: Option<&'a mut Allocation>,
+    /// Its cancel flag: a cancelled task stops waiting.
+    pub cancel: &'a AtomicBool,
+}
 
 /// Counts sealed objects and wakes the blocked thread.
 #[derive(Default)]
@@ -30,18 +45,21 @@ pub(crate) enum WaitEnd {
     Ready,
     /// The deadline passed first.
     TimedOut,
+    /// The task was cancelled while it waited.
+    Cancelled,
 }
 
 impl Runtime {
-    /// Blocks until `need` of `ids` are sealed or `deadline` passes. A
-    /// caller holding a CPU slot (`holds_cpu`) gives it back while blocked and
-    /// takes one again before returning. Ids that name no object never count.
+    /// Blocks until `need` of `ids` are sealed, `deadline` passes or the
+    /// task is cancelled. A task with an allocation gives its CPUs back while
+    /// blocked (keeping GPUs and the rest) and takes them again before
+    /// returning. Ids that name no object never count.
     pub(crate) fn block_until_sealed(
         self: &Arc<Self>,
         ids: &[ObjectId],
         need: usize,
         deadline: Option<Instant>,
-        holds_cpu: bool,
+        blocker: Blocker<'_>,
     ) -> WaitEnd {
         let latch = Arc::new(Latch::default());
         let mut sealed = 0;
@@ -55,30 +73,38 @@ impl Runtime {
         if sealed + *count >= need {
             return WaitEnd::Ready;
         }
-        if holds_cpu {
-            self.release_cpu();
+        self.registry.blocked(blocker.task, true);
+        let mut cpu = None;
+        if let Some(allocation) = blocker.allocation {
+            let (amount, start) = self.pool.release_cpu(allocation);
+            self.start(start);
+            cpu = Some((allocation, amount));
         }
         let end = loop {
             if sealed + *count >= need {
                 break WaitEnd::Ready;
             }
-            match deadline {
-                None => latch.cond.wait(&mut count),
-                Some(d) => {
-                    if latch.cond.wait_until(&mut count, d).timed_out() {
-                        break if sealed + *count >= need {
-                            WaitEnd::Ready
-                        } else {
-                            WaitEnd::TimedOut
-                        };
-                    }
-                }
+            if blocker.cancel.load(Ordering::Acquire) {
+                break WaitEnd::Cancelled;
+            }
+            let poll = Instant::now() + CANCEL_POLL;
+            let until = deadline.map_or(poll, |d| d.min(poll));
+            if latch.cond.wait_until(&mut count, until).timed_out()
+                && deadline.is_some_and(|d| Instant::now() >= d)
+            {
+                break if sealed + *count >= need {
+                    WaitEnd::Ready
+                } else {
+                    WaitEnd::TimedOut
+                };
             }
         };
         drop(count);
-        if holds_cpu {
-            self.cpus.reacquire();
+        if let Some((allocation, amount)) = cpu {
+            self.pool.reacquire(allocation, amount);
+            self.pin_worker(allocation);
         }
+        self.registry.blocked(blocker.task, false);
         end
     }
 }

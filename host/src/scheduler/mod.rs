@@ -1,16 +1,22 @@
-//! The local scheduler: a task runs when its object arguments exist and a
-//! CPU slot is free, first come first served within those gates.
+//! The local scheduler: a task runs when its object arguments exist and its
+//! resource request fits in what is free, first come first served within
+//! those gates.
 //!
-//! - [`cpu`]: CPU slots, the ready queue, blocked tasks resuming.
+//! - [`queue`]: the node's resources, the ready queue by scheduling class,
+//!   blocked tasks resuming.
 //! - [`blocking`]: waiting for objects (`get`, `wait`).
+//! - [`submit`]: checking a submission against the function table and the
+//!   node's totals.
+//! - [`cancel`]: cancelling tasks and killing actors.
 //!
 //! Submission registers the task's return objects as pending, subscribes to
 //! each dependency, and queues the task when the last one is sealed: remote
-//! functions on the CPU pool, actor tasks on their actor's own queue (actors
-//! hold no CPU slot, as Ray's default actors use 0 CPUs while running).
+//! functions and actor constructors in the resource queue, actor calls on
+//! their actor's own queue (they run with the actor's resources).
 
 pub(crate) mod blocking;
-pub(crate) mod cpu;
+pub(crate) mod cancel;
+pub(crate) mod queue;
 pub(crate) mod submit;
 
 use std::sync::atomic::Ordering;
@@ -18,8 +24,10 @@ use std::sync::Arc;
 
 use crate::error::{ErrorKind, TaskError};
 use crate::object_store::{Object, Subscription};
+use crate::resources::Allocation;
 use crate::runtime::Runtime;
-use crate::task::{PendingTask, TaskSpec};
+use crate::scheduler::queue::Start;
+use crate::task::{PendingTask, TaskKind, TaskSpec};
 
 impl Runtime {
     /// Submits a task. Never blocks on the task itself.
@@ -36,6 +44,7 @@ impl Runtime {
         let actor = spec.actor().cloned();
         let label = spec.label.clone();
         let task = PendingTask::new(spec);
+        self.registry.submitted(&task);
         if let Some(actor) = &actor {
             // Queued at once so calls run in submission order.
             actor.enqueue(task.clone());
@@ -68,7 +77,7 @@ impl Runtime {
                                 self.node_id
                             ),
                         );
-                        self.complete(&spec.returns, Err(err));
+                        self.finish(&spec, Err(err));
                         self.release_all(&spec.holds);
                     }
                     // An actor call stays queued: the actor skips it (its
@@ -88,26 +97,53 @@ impl Runtime {
         if !task.dependency_done() {
             return;
         }
-        let actor = task.spec.lock().as_ref().and_then(|s| s.actor().cloned());
+        let (id, actor, request) = {
+            let spec = task.spec.lock();
+            let Some(spec) = spec.as_ref() else {
+                return; // cancelled
+            };
+            let actor = match &spec.kind {
+                TaskKind::ActorCall { actor, .. } => Some(actor.clone()),
+                _ => None,
+            };
+            (spec.id, actor, spec.request.clone())
+        };
+        self.registry.ready(id);
         match actor {
+            // Calls run with their actor's resources, in its order.
             Some(actor) => actor.try_run(self),
+            // Functions and actor constructors wait for resources.
             None => {
-                let start = self.cpus.push_ready(task.clone());
+                let start = self.pool.push_ready(task.clone(), request);
                 self.start(start);
             }
         }
     }
 
-    /// Gives a CPU slot back and starts what can start.
-    pub(crate) fn release_cpu(self: &Arc<Self>) {
-        let start = self.cpus.release();
+    /// Gives `allocation` back and starts what can start.
+    pub(crate) fn release_resources(self: &Arc<Self>, allocation: &Allocation) {
+        let start = self.pool.release(allocation);
         self.start(start);
     }
 
-    fn start(self: &Arc<Self>, tasks: Vec<Arc<PendingTask>>) {
-        for task in tasks {
-            let rt = self.clone();
-            self.spawn_blocking(move || rt.run_function_task(task));
+    /// Starts tasks that got their resources: functions on a worker, actor
+    /// constructors by admitting their actor.
+    pub(crate) fn start(self: &Arc<Self>, tasks: Vec<Start>) {
+        for Start { task, allocation } in tasks {
+            let actor = task.spec.lock().as_ref().and_then(|s| match &s.kind {
+                TaskKind::ActorCreate { actor } => Some(actor.clone()),
+                _ => None,
+            });
+            match actor {
+                Some(actor) => {
+                    actor.admit(allocation);
+                    actor.try_run(self);
+                }
+                None => {
+                    let rt = self.clone();
+                    self.spawn_blocking(move || rt.run_function_task(task, allocation));
+                }
+            }
         }
     }
 
@@ -118,8 +154,15 @@ impl Runtime {
         }
     }
 
-    /// Seals a finished task's return objects with its results, or all of
-    /// them with its error.
+    /// Records how task `spec` ended and seals its return objects with its
+    /// results, or all of them with its error.
+    pub(crate) fn finish(&self, spec: &TaskSpec, result: Result<Vec<Object>, TaskError>) {
+        self.registry.ended(spec.id, result.as_ref().err());
+        self.complete(&spec.returns, result);
+    }
+
+    /// Seals `returns` with a task's results, or all of them with its
+    /// error.
     pub(crate) fn complete(
         &self,
         returns: &[wray_control_plane::ObjectId],

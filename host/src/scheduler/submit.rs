@@ -5,12 +5,15 @@
 
 use std::sync::Arc;
 
-use wray_control_plane::{ActorId, FunctionRecord, ObjectId, TaskId};
+use wray_control_plane::{ActorId, Declared, FunctionRecord, ObjectId, TaskId};
 
 use crate::actor::Actor;
 use crate::bindings::types;
 use crate::component::LoadedComponent;
+use crate::convert::{declared_limits, declared_request};
 use crate::error::{ErrorKind, TaskError};
+use crate::limits::Limits;
+use crate::resources::Request;
 use crate::runtime::Runtime;
 use crate::task::{TaskKind, TaskSpec};
 use crate::worker::state::Holds;
@@ -50,6 +53,19 @@ fn check_call(
     }
 }
 
+/// One submission from a guest: who submits, the new task's id, its
+/// arguments and options.
+pub(crate) struct Submission {
+    /// The submitting task.
+    pub parent: TaskId,
+    /// The new task's id.
+    pub id: TaskId,
+    /// Its arguments.
+    pub args: Vec<types::Arg>,
+    /// Its options (returns, resources, limits).
+    pub options: types::TaskOptions,
+}
+
 impl Runtime {
     /// Registers `returns` as pending objects held by the caller (before the
     /// task can possibly finish, so its results are not freed unread).
@@ -65,25 +81,47 @@ impl Runtime {
         self.stats
             .submitted
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.registry.failed_at_submission(&error);
         self.complete(returns, Err(error));
     }
 
-    /// Submits remote function `function` of `component` as task `id`.
-    /// Returns its return object ids.
+    /// The request and limits of a task: from its options, then what
+    /// `declared`, then `default`; checked against the node's totals.
+    fn resolve_options(
+        &self,
+        options: &types::TaskOptions,
+        declared: &Declared,
+        default: &Request,
+    ) -> Result<(Request, Limits), (ErrorKind, String)> {
+        let request = Request::resolve(&options.resources, &declared_request(declared), default)
+            .map_err(|m| (ErrorKind::InvalidArgument, m))?;
+        let limits = Limits::resolve(&options.limits, &declared_limits(declared), &self.config)
+            .map_err(|m| (ErrorKind::InvalidArgument, m))?;
+        self.pool.check_feasible(&request).map_err(|m| {
+            (
+                ErrorKind::Infeasible,
+                format!("{m} (node {})", self.node_id),
+            )
+        })?;
+        Ok((request, limits))
+    }
+
+    /// Submits remote function `function` of `component`. Returns its
+    /// return object ids.
     pub(crate) fn submit_function(
         self: &Arc<Self>,
         component: &Arc<LoadedComponent>,
         caller: &mut Holds,
-        id: TaskId,
+        call: Submission,
         function: String,
-        args: Vec<types::Arg>,
-        num_returns: u32,
     ) -> Vec<ObjectId> {
-        let returns = return_ids(id, num_returns);
+        let id = call.id;
+        let returns = return_ids(id, call.options.num_returns);
         self.expect_returns(caller, &returns);
         let record = &component.record;
+        let found = record.function(&function);
         let checked = check_call(
-            record.function(&function),
+            found,
             || {
                 format!(
                     "component `{}` has no remote function `{function}`",
@@ -91,39 +129,49 @@ impl Runtime {
                 )
             },
             &function,
-            args.len(),
+            call.args.len(),
             Some(returns.len()),
-        );
-        if let Err((kind, message)) = checked {
-            self.reject(&returns, TaskError::new(kind, function, id, message));
-            return returns;
-        }
+        )
+        .and_then(|()| {
+            let declared = found.map(|f| f.declared.clone()).unwrap_or_default();
+            self.resolve_options(&call.options, &declared, &Request::one_cpu())
+        });
+        let (request, limits) = match checked {
+            Ok(resolved) => resolved,
+            Err((kind, message)) => {
+                self.reject(&returns, TaskError::new(kind, function, id, message));
+                return returns;
+            }
+        };
         self.submit(TaskSpec {
             id,
             label: function.clone(),
             kind: TaskKind::Function { name: function },
             component: component.clone(),
-            args,
+            args: call.args,
             returns: returns.clone(),
             holds: Vec::new(),
+            request,
+            limits,
+            parent: Some(call.parent),
+            cancel: Arc::default(),
         });
         returns
     }
 
-    /// Creates actor `id` of class `class`: registers it and submits its
-    /// constructor as its first task.
+    /// Creates actor `call.id` of class `class`: registers it and submits
+    /// its constructor as its first task, which starts once the actor's
+    /// resources are free.
     pub(crate) fn create_actor(
         self: &Arc<Self>,
         component: &Arc<LoadedComponent>,
-        id: ActorId,
+        call: Submission,
         class: String,
-        args: Vec<types::Arg>,
     ) {
-        let label = format!("{class}.new");
-        let actor = Arc::new(Actor::new(id, class.clone(), component.clone()));
-        self.actors.lock().insert(id, actor.clone());
+        let (id, label) = (call.id, format!("{class}.new"));
+        let found = component.record.actor_class(&class);
         let checked = check_call(
-            component.record.actor_class(&class),
+            found,
             || {
                 format!(
                     "component `{}` has no actor class `{class}`",
@@ -131,35 +179,59 @@ impl Runtime {
                 )
             },
             &label,
-            args.len(),
+            call.args.len(),
             None,
-        );
-        if let Err((kind, message)) = checked {
-            actor.kill(TaskError::new(kind, label, id, message));
-            return;
-        }
+        )
+        .and_then(|()| {
+            let declared = found.map(|f| f.declared.clone()).unwrap_or_default();
+            // Actors use no CPU unless they ask (Ray's default for running).
+            self.resolve_options(&call.options, &declared, &Request::default())
+        });
+        let (request, limits) = match checked {
+            Ok(resolved) => resolved,
+            Err((kind, message)) => {
+                let actor = Arc::new(Actor::new(
+                    id,
+                    class,
+                    component.clone(),
+                    Limits::node(&self.config),
+                ));
+                self.actors.lock().insert(id, actor.clone());
+                let error = TaskError::new(kind, label, id, message);
+                self.registry.failed_at_submission(&error);
+                actor.kill(error);
+                return;
+            }
+        };
+        let actor = Arc::new(Actor::new(id, class, component.clone(), limits));
+        self.actors.lock().insert(id, actor.clone());
         self.submit(TaskSpec {
             id,
             label,
             kind: TaskKind::ActorCreate { actor },
             component: component.clone(),
-            args,
+            args: call.args,
             returns: Vec::new(),
             holds: Vec::new(),
+            request,
+            limits,
+            parent: Some(call.parent),
+            cancel: Arc::default(),
         });
     }
 
-    /// Calls `method` on `actor` as task `id`; returns its return object ids.
+    /// Calls `method` on `actor`; returns its return object ids. The call
+    /// runs with the actor's resources; its limits come from its options,
+    /// then the method's declaration, then the actor's.
     pub(crate) fn call_actor(
         self: &Arc<Self>,
         caller: &mut Holds,
         actor_id: ActorId,
-        id: TaskId,
+        call: Submission,
         method: String,
-        args: Vec<types::Arg>,
-        num_returns: u32,
     ) -> Vec<ObjectId> {
-        let returns = return_ids(id, num_returns);
+        let id = call.id;
+        let returns = return_ids(id, call.options.num_returns);
         self.expect_returns(caller, &returns);
         let Some(actor) = self.actors.lock().get(&actor_id).cloned() else {
             let msg = format!("no actor {actor_id} on node {}", self.node_id);
@@ -170,17 +242,44 @@ impl Runtime {
             return returns;
         };
         let label = format!("{}.{method}", actor.class);
+        let found = actor.component.record.actor_method(&actor.class, &method);
         let checked = check_call(
-            actor.component.record.actor_method(&actor.class, &method),
+            found,
             || format!("actor class `{}` has no method `{method}`", actor.class),
             &label,
-            args.len(),
+            call.args.len(),
             Some(returns.len()),
-        );
-        if let Err((kind, message)) = checked {
-            self.reject(&returns, TaskError::new(kind, label, id, message));
-            return returns;
-        }
+        )
+        .and_then(|()| {
+            let declared = found.map(|f| f.declared.clone()).unwrap_or_default();
+            let limits = &call.options.limits;
+            let method_limits = declared_limits(&declared);
+            let max_memory = limits.max_memory.or(method_limits.max_memory);
+            let timeout = limits.timeout_ms.or(method_limits.timeout_ms);
+            let fuel = limits.fuel.or(method_limits.fuel);
+            let base = actor.limits;
+            let resolved = Limits {
+                max_memory: max_memory.unwrap_or(base.max_memory),
+                timeout: timeout
+                    .map(std::time::Duration::from_millis)
+                    .or(base.timeout),
+                fuel: fuel.or(base.fuel),
+            };
+            if resolved.fuel.is_some() && !self.config.fuel_metering {
+                return Err((
+                    ErrorKind::InvalidArgument,
+                    "a fuel limit needs a node started with fuel metering (--fuel-metering)".into(),
+                ));
+            }
+            Ok(resolved)
+        });
+        let limits = match checked {
+            Ok(l) => l,
+            Err((kind, message)) => {
+                self.reject(&returns, TaskError::new(kind, label, id, message));
+                return returns;
+            }
+        };
         self.submit(TaskSpec {
             id,
             label,
@@ -189,9 +288,13 @@ impl Runtime {
                 method,
             },
             component: actor.component.clone(),
-            args,
+            args: call.args,
             returns: returns.clone(),
             holds: Vec::new(),
+            request: Request::default(),
+            limits,
+            parent: Some(call.parent),
+            cancel: Arc::default(),
         });
         returns
     }
@@ -209,6 +312,7 @@ mod tests {
             class: None,
             num_returns,
             num_args,
+            declared: Declared::default(),
         }
     }
 

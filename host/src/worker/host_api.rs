@@ -9,7 +9,8 @@ use crate::bindings::types;
 use crate::bindings::wray::runtime::{objects, runtime, tasks};
 use crate::error::{ErrorKind, TaskError};
 use crate::object_store::Object;
-use crate::scheduler::blocking::WaitEnd;
+use crate::scheduler::blocking::{Blocker, WaitEnd};
+use crate::scheduler::submit::Submission;
 use crate::worker::run::{from_payload, to_payload};
 use crate::worker::state::TaskState;
 
@@ -35,12 +36,19 @@ impl TaskState {
         timeout_ms: Option<u64>,
     ) -> wasmtime::Result<WaitEnd> {
         let (deadline, is_task_limit) = self.wait_deadline(timeout_ms);
-        let end = self
-            .rt
-            .block_until_sealed(ids, need, deadline, self.current.holds_cpu);
+        let current = &mut self.current;
+        let blocker = Blocker {
+            task: current.id,
+            allocation: current.holds_cpu.then_some(&mut current.allocation),
+            cancel: &current.cancel,
+        };
+        let end = self.rt.block_until_sealed(ids, need, deadline, blocker);
         if end == WaitEnd::TimedOut && is_task_limit {
             self.timed_out = true;
             wasmtime::bail!("task time limit exceeded while blocked in get/wait");
+        }
+        if end == WaitEnd::Cancelled {
+            wasmtime::bail!("task cancelled while blocked in get/wait");
         }
         Ok(end)
     }
@@ -129,6 +137,18 @@ impl objects::Host for TaskState {
     }
 }
 
+impl TaskState {
+    /// A submission by the running task of its next child.
+    fn submission(&mut self, args: Vec<types::Arg>, options: types::TaskOptions) -> Submission {
+        Submission {
+            parent: self.current.id,
+            id: self.current.next_child(),
+            args,
+            options,
+        }
+    }
+}
+
 impl tasks::Host for TaskState {
     fn submit(
         &mut self,
@@ -136,15 +156,10 @@ impl tasks::Host for TaskState {
         args: Vec<types::Arg>,
         options: types::TaskOptions,
     ) -> wasmtime::Result<Vec<types::ObjectId>> {
-        let id = self.current.next_child();
-        let returns = self.rt.submit_function(
-            &self.component,
-            &mut self.holds,
-            id,
-            function,
-            args,
-            options.num_returns,
-        );
+        let call = self.submission(args, options);
+        let returns = self
+            .rt
+            .submit_function(&self.component, &mut self.holds, call, function);
         Ok(returns.into_iter().map(Into::into).collect())
     }
 
@@ -152,9 +167,11 @@ impl tasks::Host for TaskState {
         &mut self,
         class: String,
         args: Vec<types::Arg>,
+        options: types::TaskOptions,
     ) -> wasmtime::Result<types::ActorId> {
-        let id = self.current.next_child();
-        self.rt.create_actor(&self.component, id, class, args);
+        let call = self.submission(args, options);
+        let id = call.id;
+        self.rt.create_actor(&self.component, call, class);
         Ok(id.into())
     }
 
@@ -165,16 +182,26 @@ impl tasks::Host for TaskState {
         args: Vec<types::Arg>,
         options: types::TaskOptions,
     ) -> wasmtime::Result<Vec<types::ObjectId>> {
-        let id = self.current.next_child();
-        let returns = self.rt.call_actor(
-            &mut self.holds,
-            TaskId::from(actor),
-            id,
-            method,
-            args,
-            options.num_returns,
-        );
+        let call = self.submission(args, options);
+        let returns = self
+            .rt
+            .call_actor(&mut self.holds, TaskId::from(actor), call, method);
         Ok(returns.into_iter().map(Into::into).collect())
+    }
+
+    fn cancel(
+        &mut self,
+        id: types::ObjectId,
+        force: bool,
+        recursive: bool,
+    ) -> wasmtime::Result<bool> {
+        let task = ObjectId::from(id).task;
+        Ok(self.rt.cancel(task, force, recursive))
+    }
+
+    fn kill_actor(&mut self, actor: types::ActorId) -> wasmtime::Result<bool> {
+        let by = self.current.label.clone();
+        Ok(self.rt.kill_actor(TaskId::from(actor), &by))
     }
 }
 
@@ -206,6 +233,29 @@ impl runtime::Host for TaskState {
                 tracing::error!(target: "wray::guest", %task, function, "{message}")
             }
         }
+        Ok(())
+    }
+
+    fn get_gpu_ids(&mut self) -> wasmtime::Result<Vec<u32>> {
+        Ok(self.current.allocation.gpu.iter().map(|g| g.id).collect())
+    }
+
+    fn get_resource_ids(&mut self) -> wasmtime::Result<Vec<types::ResourceIds>> {
+        Ok(self
+            .current
+            .allocation
+            .ids()
+            .into_iter()
+            .map(|(name, ids)| types::ResourceIds { name, ids })
+            .collect())
+    }
+
+    fn profile_begin(&mut self, name: String) -> wasmtime::Result<u32> {
+        Ok(self.rt.registry.span_begin(self.current.id, name))
+    }
+
+    fn profile_end(&mut self, span: u32) -> wasmtime::Result<()> {
+        self.rt.registry.span_end(self.current.id, span);
         Ok(())
     }
 

@@ -1,4 +1,4 @@
-//! Running one remote-function task in a fresh instance.
+//! Running one remote-function task in a fresh instance, under its limits.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -9,9 +9,9 @@ use crate::bindings::{types, Guest};
 use wray_control_plane::ObjectId;
 
 use crate::component::LoadedComponent;
-use crate::engine::ticks;
 use crate::error::{ErrorKind, TaskError};
 use crate::object_store::{Object, ObjectStore};
+use crate::resources::Allocation;
 use crate::runtime::Runtime;
 use crate::task::{PendingTask, TaskKind, TaskSpec};
 use crate::worker::classify::trap_to_task_error;
@@ -19,45 +19,86 @@ use crate::worker::mapping::TaskStore;
 use crate::worker::state::{CurrentTask, TaskState};
 
 impl Runtime {
-    /// Runs a remote-function task that holds a CPU slot, seals its results,
-    /// and gives the slot back.
-    pub(crate) fn run_function_task(self: Arc<Self>, task: Arc<PendingTask>) {
+    /// Runs a remote-function task holding `allocation`, seals its results,
+    /// and gives the resources back.
+    pub(crate) fn run_function_task(
+        self: Arc<Self>,
+        task: Arc<PendingTask>,
+        allocation: Allocation,
+    ) {
+        let mut allocation = allocation;
         if let Some(mut spec) = task.take() {
             let holds = std::mem::take(&mut spec.holds);
             let returns = spec.returns.clone();
-            if let Err(e) = self.execute_function(spec) {
+            let id = spec.id;
+            if let Err(e) = self.execute_function(spec, &mut allocation) {
+                self.registry.ended(id, Some(&e));
                 self.complete(&returns, Err(e));
             }
             self.release_all(&holds);
         }
-        self.release_cpu();
+        self.release_resources(&allocation);
     }
 
     /// Runs the task and seals its results while its instance still holds
     /// what it made (a result may contain refs to objects it put).
-    fn execute_function(self: &Arc<Self>, mut spec: TaskSpec) -> Result<(), TaskError> {
+    /// `allocation` is updated (its CPUs may change while the task blocks).
+    fn execute_function(
+        self: &Arc<Self>,
+        mut spec: TaskSpec,
+        allocation: &mut Allocation,
+    ) -> Result<(), TaskError> {
+        if spec.cancel.load(std::sync::atomic::Ordering::Acquire) {
+            return Err(TaskError::new(
+                ErrorKind::Cancelled,
+                spec.label.clone(),
+                spec.id,
+                "cancelled before it ran",
+            ));
+        }
         let args = self.resolve_args(&mut spec)?;
         let TaskKind::Function { name } = &spec.kind else {
             return Err(system_error(&spec, "not a remote-function task"));
         };
-        let (mut store, guest) = self.instantiate(&spec, true)?;
+        self.registry.started(spec.id);
+        self.pin_worker(allocation);
+        let (mut store, guest) = self.instantiate(&spec, true, allocation.clone())?;
         store.data_mut().hold_all(payload_refs(&args));
         let result = guest
             .wray_runtime_app()
             .call_invoke(&mut *store, name, &args);
         let result = finish_call(result, store.data(), spec.returns.len());
-        self.complete(&spec.returns, result);
+        self.finish(&spec, result);
+        *allocation = std::mem::take(&mut store.data_mut().current.allocation);
         Ok(())
     }
 
+    /// Pins the calling worker thread to `allocation`'s cores when the node
+    /// pins (it has fewer CPUs than the machine); all allowed cores for a
+    /// task without CPUs.
+    pub(crate) fn pin_worker(&self, allocation: &Allocation) {
+        if let Some(allowed) = &self.pin {
+            let cores: Vec<u32> = allocation.cpu.iter().map(|g| g.id).collect();
+            crate::resources::pin::pin_current_thread(&cores, allowed);
+        }
+    }
+
     /// A fresh instance of `spec`'s component, in a store running `spec` as
-    /// its current task (holding a CPU slot or not).
+    /// its current task (giving its CPUs back while blocked or not).
     pub(crate) fn instantiate(
         self: &Arc<Self>,
         spec: &TaskSpec,
         holds_cpu: bool,
+        allocation: Allocation,
     ) -> Result<(TaskStore, Guest), TaskError> {
-        let current = CurrentTask::new(spec.id, spec.label.clone(), holds_cpu, self.deadline());
+        let current = CurrentTask::new(
+            spec.id,
+            spec.label.clone(),
+            holds_cpu,
+            spec.limits,
+            allocation,
+            spec.cancel.clone(),
+        );
         let mut store = self.new_store(spec.component.clone(), current, &[]);
         let guest = spec
             .component
@@ -67,22 +108,14 @@ impl Runtime {
         Ok((store, guest))
     }
 
-    /// When a task starting now must end.
-    pub(crate) fn deadline(&self) -> Option<Instant> {
-        self.config
-            .task_timeout
-            .and_then(|t| Instant::now().checked_add(t))
-    }
-
-    /// A store for `current`, with the memory limit and the epoch deadline
-    /// armed.
+    /// A store for `current`, with its memory limit, time limit, fuel and
+    /// cancel flag armed.
     pub(crate) fn new_store(
         self: &Arc<Self>,
         component: Arc<LoadedComponent>,
         current: CurrentTask,
         args: &[String],
     ) -> TaskStore {
-        let deadline = current.deadline;
         let mut store = Store::new(
             &self.engine,
             TaskState::new(self.clone(), component, current, args),
@@ -91,7 +124,7 @@ impl Runtime {
         // Lists are lifted into host memory; bounding them per call is
         // pointless when a guest's memory is bounded by its memory limit.
         store.set_hostcall_fuel(usize::MAX);
-        arm_deadline(&mut store, deadline);
+        arm_limits(&mut store);
         TaskStore(store)
     }
 
@@ -153,13 +186,27 @@ pub(crate) fn from_payload(store: &ObjectStore, p: types::Payload) -> Object {
     store.value(p.codec.into(), &p.data, refs)
 }
 
-/// Arms `store`'s epoch deadline (`None`: effectively never).
-pub(crate) fn arm_deadline(store: &mut Store<TaskState>, deadline: Option<Instant>) {
-    let ticks = deadline.map_or(u64::MAX / 2, |d| {
-        ticks(d.saturating_duration_since(Instant::now()))
+/// Arms `store` for its current task: an epoch callback that, every tick
+/// (10 ms), stops the guest when its task was cancelled or its deadline
+/// passed; and its fuel, when the node meters fuel.
+pub(crate) fn arm_limits(store: &mut Store<TaskState>) {
+    if store.data().rt.config.fuel_metering {
+        let fuel = store.data().current.limits.fuel.unwrap_or(u64::MAX);
+        // Cannot fail: fuel is enabled.
+        let _ = store.set_fuel(fuel);
+    }
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(|mut ctx| {
+        let state = ctx.data_mut();
+        if state.current.is_cancelled() {
+            wasmtime::bail!("task cancelled");
+        }
+        if state.current.deadline.is_some_and(|d| Instant::now() >= d) {
+            state.timed_out = true;
+            wasmtime::bail!("task time limit exceeded");
+        }
+        Ok(wasmtime::UpdateDeadline::Continue(1))
     });
-    store.set_epoch_deadline(ticks);
-    store.epoch_deadline_trap();
 }
 
 /// The outcome of a guest call that returns `result<list<payload>,

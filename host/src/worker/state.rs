@@ -1,6 +1,7 @@
 //! The data a wasm store carries for the task it runs: WASI, limits, and who
 //! is calling (the current task).
 
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -13,7 +14,9 @@ use wray_control_plane::{ObjectId, TaskId};
 
 use crate::component::LoadedComponent;
 use crate::config::Stdio;
+use crate::limits::Limits;
 use crate::object_store::ObjectStore;
+use crate::resources::Allocation;
 use crate::runtime::Runtime;
 use crate::worker::mapping::Windows;
 
@@ -28,19 +31,31 @@ pub struct CurrentTask {
     pub children: u64,
     /// Objects it has put so far (the next put index).
     pub puts: u32,
-    /// Whether it holds a CPU slot (to give back while blocked in `get`).
+    /// Whether it gives its CPUs back while blocked in `get` (a remote
+    /// function does; an actor keeps its resources for its lifetime).
     pub holds_cpu: bool,
     /// When its time limit passes.
     pub deadline: Option<Instant>,
+    /// Its limits.
+    pub limits: Limits,
+    /// What it holds of the node's resources (an actor call: the actor's).
+    pub allocation: Allocation,
+    /// Set to stop it (`cancel`, `kill-actor`).
+    pub cancel: Arc<AtomicBool>,
+    /// When it started.
+    pub started: Instant,
 }
 
 impl CurrentTask {
-    /// A task that has submitted and put nothing yet.
+    /// A task that has submitted and put nothing yet, starting now under
+    /// `limits` (its deadline counts from now).
     pub fn new(
         id: TaskId,
         label: impl Into<String>,
         holds_cpu: bool,
-        deadline: Option<Instant>,
+        limits: Limits,
+        allocation: Allocation,
+        cancel: Arc<AtomicBool>,
     ) -> Self {
         Self {
             id,
@@ -48,8 +63,17 @@ impl CurrentTask {
             children: 0,
             puts: 0,
             holds_cpu,
-            deadline,
+            deadline: limits.timeout.and_then(|t| Instant::now().checked_add(t)),
+            limits,
+            allocation,
+            cancel,
+            started: Instant::now(),
         }
+    }
+
+    /// Whether it was cancelled (or its actor killed).
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// The id of the next task it submits.
@@ -177,7 +201,7 @@ impl TaskState {
                 tracing::warn!(dir = %p.host.display(), "cannot preopen: {e:#}");
             }
         }
-        let limit = rt.config.task_memory_limit;
+        let limit = current.limits.max_memory;
         Self {
             rt,
             component,

@@ -1,0 +1,173 @@
+//! Resource requests and limits: declared on a function or actor class
+//! (`#[wray::remote(num_gpus = 1)]`), or set per call with
+//! [`Options`] (Ray's `.options(..)`).
+
+use core::time::Duration;
+
+use crate::bindings::types as wit;
+
+/// Per-call options, overriding what the function declared (Ray's
+/// `f.options(num_gpus=1).remote(..)`): `add.options(Options::new()
+/// .num_cpus(0.5)).remote(1, 2)`.
+///
+/// Resource quantities are fractional (to 1/10,000): below 1 shares one
+/// unit (a core, a GPU), above 1 must be whole. Limits are wray's own: a
+/// task passing one fails with an error naming it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Options {
+    num_cpus: Option<f64>,
+    num_gpus: Option<f64>,
+    memory: Option<u64>,
+    resources: Vec<(String, f64)>,
+    max_memory: Option<u64>,
+    timeout_ms: Option<u64>,
+    fuel: Option<u64>,
+}
+
+impl Options {
+    /// No overrides.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// CPUs the task holds while it runs (default 1).
+    #[must_use]
+    pub fn num_cpus(mut self, n: f64) -> Self {
+        self.num_cpus = Some(n);
+        self
+    }
+
+    /// GPUs the task holds (default 0); see [`crate::get_gpu_ids`].
+    #[must_use]
+    pub fn num_gpus(mut self, n: f64) -> Self {
+        self.num_gpus = Some(n);
+        self
+    }
+
+    /// Bytes of node memory reserved for the task (Ray's `memory`; a
+    /// reservation, not a limit: see [`max_memory`](Self::max_memory)).
+    #[must_use]
+    pub fn memory(mut self, bytes: u64) -> Self {
+        self.memory = Some(bytes);
+        self
+    }
+
+    /// `quantity` of custom resource `name` (Ray's `resources={..}`); the
+    /// first call replaces what the function declared.
+    #[must_use]
+    pub fn resource(mut self, name: &str, quantity: f64) -> Self {
+        self.resources.push((name.to_string(), quantity));
+        self
+    }
+
+    /// Most bytes the task's linear memory may grow to.
+    #[must_use]
+    pub fn max_memory(mut self, bytes: u64) -> Self {
+        self.max_memory = Some(bytes);
+        self
+    }
+
+    /// Most wall-clock time the task may run.
+    #[must_use]
+    pub fn timeout(mut self, limit: Duration) -> Self {
+        self.timeout_ms = Some(u64::try_from(limit.as_millis()).unwrap_or(u64::MAX));
+        self
+    }
+
+    /// Most wasm fuel the task may burn (nodes with fuel metering only).
+    #[must_use]
+    pub fn fuel(mut self, units: u64) -> Self {
+        self.fuel = Some(units);
+        self
+    }
+
+    /// The WIT options of a call returning `num_returns` objects.
+    pub(crate) fn to_wit(&self, num_returns: u32) -> wit::TaskOptions {
+        wit::TaskOptions {
+            num_returns,
+            resources: wit::ResourceRequest {
+                num_cpus: self.num_cpus,
+                num_gpus: self.num_gpus,
+                memory: self.memory,
+                custom: self.resources.clone(),
+            },
+            limits: wit::Limits {
+                max_memory: self.max_memory,
+                timeout_ms: self.timeout_ms,
+                fuel: self.fuel,
+            },
+        }
+    }
+}
+
+/// What a function or actor class declares in its attribute; built by the
+/// macros as a constant.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Declared {
+    pub num_cpus: Option<f64>,
+    pub num_gpus: Option<f64>,
+    pub memory: Option<u64>,
+    pub resources: &'static [(&'static str, f64)],
+    pub max_memory: Option<u64>,
+    pub timeout_ms: Option<u64>,
+    pub fuel: Option<u64>,
+}
+
+impl Declared {
+    /// Nothing declared: the node's defaults.
+    pub const NONE: Declared = Declared {
+        num_cpus: None,
+        num_gpus: None,
+        memory: None,
+        resources: &[],
+        max_memory: None,
+        timeout_ms: None,
+        fuel: None,
+    };
+
+    pub(crate) fn resources_wit(&self) -> wit::ResourceRequest {
+        wit::ResourceRequest {
+            num_cpus: self.num_cpus,
+            num_gpus: self.num_gpus,
+            memory: self.memory,
+            custom: self
+                .resources
+                .iter()
+                .map(|(n, q)| ((*n).to_string(), *q))
+                .collect(),
+        }
+    }
+
+    pub(crate) fn limits_wit(&self) -> wit::Limits {
+        wit::Limits {
+            max_memory: self.max_memory,
+            timeout_ms: self.timeout_ms,
+            fuel: self.fuel,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_become_wit_options() {
+        let o = Options::new()
+            .num_cpus(0.5)
+            .num_gpus(1.0)
+            .resource("accelerator", 2.0)
+            .timeout(Duration::from_millis(1500))
+            .max_memory(1 << 20);
+        let w = o.to_wit(2);
+        assert_eq!(w.num_returns, 2);
+        assert_eq!(w.resources.num_cpus, Some(0.5));
+        assert_eq!(w.resources.custom, vec![("accelerator".to_string(), 2.0)]);
+        assert_eq!(w.limits.timeout_ms, Some(1500));
+        assert_eq!(w.limits.max_memory, Some(1 << 20));
+        let none = Options::new().to_wit(1);
+        assert_eq!(none.resources.num_gpus, None);
+        assert!(Declared::NONE.resources_wit().custom.is_empty());
+    }
+}

@@ -1,0 +1,118 @@
+//! Per-task limits (beyond Ray): memory, time and fuel, resolved from the
+//! call's options, the function's declaration and the node's defaults.
+
+use std::time::Duration;
+
+use crate::bindings::types;
+use crate::config::NodeConfig;
+
+/// The limits one task (or each call of an actor) runs under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Most bytes its instance's linear memory may grow to.
+    pub max_memory: u64,
+    /// Most wall-clock time it may run, from its start (`None`: no limit).
+    pub timeout: Option<Duration>,
+    /// Most wasm fuel it may burn (`None`: unmetered).
+    pub fuel: Option<u64>,
+}
+
+impl Limits {
+    /// The node's defaults.
+    pub fn node(config: &NodeConfig) -> Self {
+        Limits {
+            max_memory: config.task_memory_limit,
+            timeout: config.task_timeout,
+            fuel: config.task_fuel,
+        }
+    }
+
+    /// Each limit from `call` if set, else from `declared`, else the
+    /// node's.
+    ///
+    /// # Errors
+    /// A message when a fuel limit is asked of a node without fuel metering,
+    /// or a memory limit below one wasm page.
+    pub fn resolve(
+        call: &types::Limits,
+        declared: &types::Limits,
+        config: &NodeConfig,
+    ) -> Result<Self, String> {
+        let node = Self::node(config);
+        let fuel = call.fuel.or(declared.fuel).or(node.fuel);
+        if fuel.is_some() && !config.fuel_metering {
+            return Err(
+                "a fuel limit needs a node started with fuel metering (--fuel-metering)".into(),
+            );
+        }
+        let max_memory = call
+            .max_memory
+            .or(declared.max_memory)
+            .unwrap_or(node.max_memory);
+        if max_memory < 1 << 16 {
+            return Err(format!(
+                "max_memory of {max_memory} bytes is below one wasm page (65536)"
+            ));
+        }
+        Ok(Limits {
+            max_memory,
+            timeout: call
+                .timeout_ms
+                .or(declared.timeout_ms)
+                .map(Duration::from_millis)
+                .or(node.timeout),
+            fuel,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits(mem: Option<u64>, ms: Option<u64>, fuel: Option<u64>) -> types::Limits {
+        types::Limits {
+            max_memory: mem,
+            timeout_ms: ms,
+            fuel,
+        }
+    }
+
+    #[test]
+    fn call_overrides_declaration_overrides_node() {
+        let config = NodeConfig::default();
+        let l = Limits::resolve(
+            &limits(None, Some(5), None),
+            &limits(Some(1 << 20), Some(9), None),
+            &config,
+        )
+        .unwrap();
+        assert_eq!(l.max_memory, 1 << 20);
+        assert_eq!(l.timeout, Some(Duration::from_millis(5)));
+        let l = Limits::resolve(
+            &limits(None, None, None),
+            &limits(None, None, None),
+            &config,
+        )
+        .unwrap();
+        assert_eq!(l, Limits::node(&config));
+        let err = Limits::resolve(
+            &limits(None, None, Some(10)),
+            &limits(None, None, None),
+            &config,
+        )
+        .unwrap_err();
+        assert!(err.contains("fuel metering"), "{err}");
+        let metered = NodeConfig {
+            fuel_metering: true,
+            ..NodeConfig::default()
+        };
+        let l = Limits::resolve(
+            &limits(None, None, Some(10)),
+            &limits(None, None, None),
+            &metered,
+        )
+        .unwrap();
+        assert_eq!(l.fuel, Some(10));
+    }
+}

@@ -1,0 +1,134 @@
+//! What one task asks of a node.
+
+use std::collections::BTreeMap;
+
+use super::quantity::Quantity;
+use super::{CPU, GPU, MEMORY};
+use crate::bindings::types;
+
+/// A task's resource request, fully resolved (no "default" left).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct Request {
+    /// CPU cores.
+    pub cpu: Quantity,
+    /// GPUs.
+    pub gpu: Quantity,
+    /// Bytes of memory reserved.
+    pub memory: u64,
+    /// Custom resources by name.
+    pub custom: BTreeMap<String, Quantity>,
+}
+
+impl Request {
+    /// One CPU: a remote function's default (Ray's `num_cpus=1`).
+    pub fn one_cpu() -> Self {
+        Request {
+            cpu: Quantity::ONE,
+            ..Request::default()
+        }
+    }
+
+    /// Resolves a request: each field from `call` if set, else from
+    /// `declared`, else from `default`.
+    ///
+    /// # Errors
+    /// A message naming the field when a quantity is negative or not a
+    /// number.
+    pub fn resolve(
+        call: &types::ResourceRequest,
+        declared: &types::ResourceRequest,
+        default: &Request,
+    ) -> Result<Request, String> {
+        let pick = |c: Option<f64>, d: Option<f64>, what: &str, fallback: Quantity| match c.or(d) {
+            Some(v) => Quantity::from_f64(v, what),
+            None => Ok(fallback),
+        };
+        let custom_list = if call.custom.is_empty() {
+            &declared.custom
+        } else {
+            &call.custom
+        };
+        let mut custom = BTreeMap::new();
+        for (name, qty) in custom_list {
+            if name == CPU || name == GPU || name == MEMORY {
+                return Err(format!(
+                    "resource `{name}` is set with num_cpus, num_gpus or memory, not as a custom resource"
+                ));
+            }
+            let q = Quantity::from_f64(*qty, &format!("resource `{name}`"))?;
+            if q > Quantity::ZERO {
+                custom.insert(name.clone(), q);
+            }
+        }
+        if custom_list.is_empty() {
+            custom.clone_from(&default.custom);
+        }
+        Ok(Request {
+            cpu: pick(call.num_cpus, declared.num_cpus, "num_cpus", default.cpu)?,
+            gpu: pick(call.num_gpus, declared.num_gpus, "num_gpus", default.gpu)?,
+            memory: call.memory.or(declared.memory).unwrap_or(default.memory),
+            custom,
+        })
+    }
+
+    /// This request without its CPUs (what a task blocked in `get` keeps).
+    pub fn without_cpu(&self) -> Request {
+        Request {
+            cpu: Quantity::ZERO,
+            ..self.clone()
+        }
+    }
+}
+
+impl std::fmt::Display for Request {
+    /// Ray's notation: `{CPU: 1, GPU: 0.5, accelerator: 1}`, zero amounts
+    /// left out.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut parts = Vec::new();
+        if self.cpu > Quantity::ZERO {
+            parts.push(format!("{CPU}: {}", self.cpu));
+        }
+        if self.gpu > Quantity::ZERO {
+            parts.push(format!("{GPU}: {}", self.gpu));
+        }
+        if self.memory > 0 {
+            parts.push(format!("{MEMORY}: {}", self.memory));
+        }
+        for (name, q) in &self.custom {
+            parts.push(format!("{name}: {q}"));
+        }
+        write!(f, "{{{}}}", parts.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(cpus: Option<f64>, gpus: Option<f64>, custom: &[(&str, f64)]) -> types::ResourceRequest {
+        types::ResourceRequest {
+            num_cpus: cpus,
+            num_gpus: gpus,
+            memory: None,
+            custom: custom.iter().map(|(n, q)| (n.to_string(), *q)).collect(),
+        }
+    }
+
+    #[test]
+    fn call_overrides_declaration_overrides_default() {
+        let default = Request::one_cpu();
+        let declared = req(Some(0.5), Some(1.0), &[("accelerator", 1.0)]);
+        let r = Request::resolve(&req(None, None, &[]), &declared, &default).unwrap();
+        assert_eq!(r.to_string(), "{CPU: 0.5, GPU: 1, accelerator: 1}");
+        let r =
+            Request::resolve(&req(Some(2.0), None, &[("x", 0.25)]), &declared, &default).unwrap();
+        assert_eq!(r.to_string(), "{CPU: 2, GPU: 1, x: 0.25}");
+        let r = Request::resolve(&req(None, None, &[]), &req(None, None, &[]), &default).unwrap();
+        assert_eq!(r, Request::one_cpu());
+        let err = Request::resolve(&req(None, Some(-1.0), &[]), &declared, &default).unwrap_err();
+        assert!(err.contains("num_gpus"), "{err}");
+        let err =
+            Request::resolve(&req(None, None, &[("GPU", 1.0)]), &declared, &default).unwrap_err();
+        assert!(err.contains("num_gpus"), "{err}");
+    }
+}

@@ -1,0 +1,81 @@
+//! Cancelling tasks (Ray's `ray.cancel`) and killing actors (`ray.kill`).
+//!
+//! A task not yet started is taken out of the queues and its return objects
+//! sealed with a `cancelled` error at once. A running task has its cancel
+//! flag set: the epoch callback stops it at the next tick (10 ms), and a
+//! task blocked in `get`/`wait` stops waiting within [`CANCEL_POLL`]. Ray's
+//! `force` kills the worker process; stopping a wasm instance is always
+//! safe, so `force` and the default stop a running task the same way.
+//!
+//! [`CANCEL_POLL`]: super::blocking
+
+use std::sync::Arc;
+
+use wray_control_plane::{ActorId, TaskId};
+
+use crate::error::{ErrorKind, TaskError};
+use crate::registry::CancelTarget;
+use crate::runtime::Runtime;
+use crate::task::TaskKind;
+
+impl Runtime {
+    /// Cancels task `task` (and, with `recursive`, what it submitted).
+    /// Returns false when `task` had already finished or is unknown.
+    pub(crate) fn cancel(self: &Arc<Self>, task: TaskId, _force: bool, recursive: bool) -> bool {
+        let mut first = None;
+        for (id, target) in self.registry.cancel(task, recursive) {
+            let live = match target {
+                CancelTarget::Done => false,
+                CancelTarget::Running => true,
+                CancelTarget::Queued(pending) => {
+                    let removed = self.pool.remove(&pending);
+                    match pending.take() {
+                        Some(spec) => {
+                            let error = TaskError::new(
+                                ErrorKind::Cancelled,
+                                spec.label.clone(),
+                                spec.id,
+                                "cancelled before it ran",
+                            );
+                            if let TaskKind::ActorCreate { actor } = &spec.kind {
+                                actor.kill(error.clone());
+                            }
+                            self.finish(&spec, Err(error));
+                            self.release_all(&spec.holds);
+                            if let Some(actor) = spec.actor() {
+                                // Its queue may now start the next call.
+                                actor.try_run(self);
+                            }
+                            true
+                        }
+                        // Taken by a worker in between: it runs, flagged.
+                        None => !removed,
+                    }
+                }
+            };
+            first.get_or_insert((id, live));
+        }
+        first.is_some_and(|(id, live)| id == task && live)
+    }
+
+    /// Kills actor `id` on behalf of `by`; false when it was already dead or
+    /// is unknown.
+    pub(crate) fn kill_actor(self: &Arc<Self>, id: ActorId, by: &str) -> bool {
+        let Some(actor) = self.actors.lock().get(&id).cloned() else {
+            return false;
+        };
+        let cause = TaskError::new(
+            ErrorKind::ActorDied,
+            format!("{}.kill", actor.class),
+            id,
+            format!("killed by {by}"),
+        );
+        let killed = actor.die(self, cause);
+        if killed {
+            // The constructor, if it has not run yet, never will.
+            let _ = self.cancel(id, true, false);
+            actor.try_run(self);
+        }
+        killed
+    }
+}

@@ -1,0 +1,190 @@
+//! The node's resources and the queue of tasks waiting for them.
+//!
+//! A task runs once its arguments exist and its resource request fits in
+//! what is free. Ready tasks queue by *scheduling class* (their request, as
+//! Ray groups them), each class FIFO; a dispatch starts, in submission order
+//! across classes, every head whose request fits, so a task waiting for a GPU
+//! never holds up tasks that only need a CPU. A task blocked in `get`/`wait`
+//! gives its CPUs back (it keeps GPUs and the rest) and, once its objects
+//! exist, queues as a *resumer*; resumers take freed CPUs before new tasks
+//! do, so started work finishes first and nested tasks can never deadlock
+//! the node (Ray releases a blocked worker's CPU the same way).
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use crate::resources::{Allocation, NodeResources, Quantity, Request};
+use crate::task::PendingTask;
+
+/// A ready task and what it asked for.
+struct Queued {
+    seq: u64,
+    task: Arc<PendingTask>,
+}
+
+struct State {
+    node: NodeResources,
+    classes: HashMap<Request, VecDeque<Queued>>,
+    next_seq: u64,
+    queued: usize,
+    /// Blocked tasks whose objects exist, waiting for CPUs again.
+    resumers: VecDeque<(Quantity, SyncSender<Allocation>, Allocation)>,
+}
+
+/// A task that may start now, with what it holds.
+pub(crate) struct Start {
+    pub task: Arc<PendingTask>,
+    pub allocation: Allocation,
+}
+
+/// The node's resources, the ready queue, and blocked tasks waiting to
+/// resume.
+pub(crate) struct ResourcePool {
+    state: Mutex<State>,
+}
+
+impl ResourcePool {
+    pub fn new(node: NodeResources) -> Self {
+        Self {
+            state: Mutex::new(State {
+                node,
+                classes: HashMap::new(),
+                next_seq: 0,
+                queued: 0,
+                resumers: VecDeque::new(),
+            }),
+        }
+    }
+
+    /// Whether `request` could ever run on this node.
+    ///
+    /// # Errors
+    /// Why not, naming the request and the node's totals.
+    pub fn check_feasible(&self, request: &Request) -> Result<(), String> {
+        self.state.lock().node.check_feasible(request)
+    }
+
+    /// (totals, free) by resource name.
+    pub fn resources(
+        &self,
+    ) -> (
+        std::collections::BTreeMap<String, f64>,
+        std::collections::BTreeMap<String, f64>,
+    ) {
+        let s = self.state.lock();
+        (s.node.totals(), s.node.available())
+    }
+
+    /// Ready tasks waiting for resources now.
+    pub fn queued(&self) -> usize {
+        self.state.lock().queued
+    }
+
+    /// Queues a ready task asking for `request`; returns the tasks that may
+    /// start now.
+    #[must_use]
+    pub fn push_ready(&self, task: Arc<PendingTask>, request: Request) -> Vec<Start> {
+        let mut s = self.state.lock();
+        let seq = s.next_seq;
+        s.next_seq += 1;
+        s.queued += 1;
+        s.classes
+            .entry(request)
+            .or_default()
+            .push_back(Queued { seq, task });
+        Self::dispatch(&mut s)
+    }
+
+    /// Removes a queued task (cancelled before it started); true if it was
+    /// queued.
+    pub fn remove(&self, task: &Arc<PendingTask>) -> bool {
+        let mut s = self.state.lock();
+        for queue in s.classes.values_mut() {
+            if let Some(i) = queue.iter().position(|q| Arc::ptr_eq(&q.task, task)) {
+                queue.remove(i);
+                s.queued -= 1;
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Gives back everything in `allocation`; returns the tasks that may
+    /// start now.
+    #[must_use]
+    pub fn release(&self, allocation: &Allocation) -> Vec<Start> {
+        let mut s = self.state.lock();
+        s.node.release(allocation);
+        Self::dispatch(&mut s)
+    }
+
+    /// Gives back the CPUs of `allocation` (its task is blocking); returns
+    /// how many to take again and the tasks that may start now.
+    #[must_use]
+    pub fn release_cpu(&self, allocation: &mut Allocation) -> (Quantity, Vec<Start>) {
+        let mut s = self.state.lock();
+        let cpu = s.node.release_cpu(allocation);
+        (cpu, Self::dispatch(&mut s))
+    }
+
+    /// Takes `cpu` CPUs again into `allocation` for a task that was blocked,
+    /// waiting (ahead of queued tasks) until they are free.
+    pub fn reacquire(&self, allocation: &mut Allocation, cpu: Quantity) {
+        let rx: Receiver<Allocation> = {
+            let mut s = self.state.lock();
+            if s.resumers.is_empty() && s.node.try_reacquire_cpu(allocation, cpu) {
+                return;
+            }
+            let (tx, rx) = sync_channel(1);
+            s.resumers.push_back((cpu, tx, std::mem::take(allocation)));
+            rx
+        };
+        // The sender is only dropped after sending (in `dispatch`).
+        if let Ok(back) = rx.recv() {
+            *allocation = back;
+        }
+    }
+
+    fn dispatch(s: &mut State) -> Vec<Start> {
+        while let Some((cpu, _, _)) = s.resumers.front() {
+            let cpu = *cpu;
+            if !s.node.cpu_fits(cpu) {
+                // Resumers go first: nothing new starts before them.
+                return Vec::new();
+            }
+            if let Some((_, tx, mut allocation)) = s.resumers.pop_front() {
+                s.node.try_reacquire_cpu(&mut allocation, cpu);
+                let _ = tx.send(allocation);
+            }
+        }
+        let mut start = Vec::new();
+        let mut blocked: Vec<&Request> = Vec::new();
+        let requests: Vec<Request> = s.classes.keys().cloned().collect();
+        loop {
+            // The oldest head among classes not yet found not to fit.
+            let head = requests
+                .iter()
+                .filter(|r| !blocked.contains(r))
+                .filter_map(|r| s.classes.get(r)?.front().map(|q| (q.seq, r)))
+                .min_by_key(|(seq, _)| *seq);
+            let Some((_, request)) = head else { break };
+            match s.node.try_allocate(request) {
+                Some(allocation) => {
+                    if let Some(q) = s.classes.get_mut(request).and_then(VecDeque::pop_front) {
+                        s.queued -= 1;
+                        start.push(Start {
+                            task: q.task,
+                            allocation,
+                        });
+                    }
+                }
+                None => blocked.push(request),
+            }
+        }
+        s.classes.retain(|_, q| !q.is_empty());
+        start
+    }
+}
