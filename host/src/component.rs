@@ -156,7 +156,7 @@ pub(crate) fn load(rt: &Arc<Runtime>, name: &str, bytes: &[u8]) -> Result<Arc<Lo
         &rt.engine,
         TaskState::new(rt.clone(), placeholder, current, &[]),
     ));
-    store.set_epoch_deadline(u64::MAX / 2);
+    crate::worker::run::arm_limits(&mut store);
     let guest = pre
         .instantiate(&mut *store)
         .map_err(|e| component_error(format!("instantiate: {e:#}")))?;

@@ -7,6 +7,7 @@ mod cli;
 mod examples;
 mod microbench;
 mod refs;
+mod resources;
 mod support;
 mod wordcount;
 mod zero_copy;

@@ -9,6 +9,7 @@
 //! | `errors`, `trap`, `panic`, `oom`, `spin`, `actor_panic` | [`failures`] | every way a task can fail |
 //! | `refs`, `spill` | [`refs`] | refs inside returned values, objects freed when unreferenced, spilling |
 //! | `zero_copy`, `window_leak`, `hold_mapped` | [`zero_copy`] | objects mapped into guests, private writes, no leak into later instances |
+//! | `gpu_packing`, `infeasible`, `blocked`, `limits`, `fuel`, `cancel` | [`resources`] | resources, limits, cancel and kill |
 //! | `ids` | here | task and node ids |
 
 // The scenarios pass `&ObjectRef`s on purpose (Ray's `f.remote(&x)` style).
@@ -18,6 +19,7 @@ mod actors;
 mod failures;
 mod objects;
 mod refs;
+mod resources;
 mod tasks;
 mod zero_copy;
 
@@ -39,6 +41,12 @@ fn main(args: Vec<String>) -> Result<(), String> {
         "spin" => failures::spin_scenario(),
         "actor_panic" => failures::actor_panic(),
         "ids" => ids(),
+        "gpu_packing" => resources::gpu_packing(),
+        "infeasible" => resources::infeasible(),
+        "blocked" => resources::blocked(),
+        "limits" => resources::limits(),
+        "fuel" => resources::fuel(),
+        "cancel" => resources::cancel(),
         "refs" => refs::refs(),
         "spill" => refs::spill(),
         "zero_copy" => zero_copy::zero_copy(),
@@ -77,6 +85,17 @@ wray::export! {
         refs::big,
         zero_copy::mapped_checksum,
         zero_copy::fresh_pages_are_zero,
+        resources::half_gpu,
+        resources::four_gpus,
+        resources::accelerated,
+        resources::cpu_ids,
+        resources::gpu_parent,
+        resources::gpu_after,
+        resources::small_memory,
+        resources::short_time,
+        resources::forever,
+        resources::waits_long,
+        resources::profiled,
     ],
-    actors: [actors::Counter, actors::Log, failures::Fragile],
+    actors: [actors::Counter, actors::Log, failures::Fragile, resources::GpuHolder],
 }
