@@ -284,11 +284,26 @@ impl Registry {
     /// A submission rejected at once (unknown function, infeasible
     /// request): kept with the errors.
     pub(crate) fn failed_at_submission(&self, error: &TaskError) {
-        let mut t = self.table.lock();
-        t.errors.push_back((SystemTime::now(), error.clone()));
-        if t.errors.len() > MAX_ERRORS {
-            t.errors.pop_front();
-        }
+        let now = Instant::now();
+        self.table.lock().records.insert(
+            error.task,
+            TaskRecord {
+                id: error.task,
+                parent: None,
+                function: error.function.clone(),
+                status: TaskStatus::PendingArgs,
+                request: String::new(),
+                submitted: now,
+                ready: None,
+                started: None,
+                ended: None,
+                worker: None,
+                spans: Vec::new(),
+                error: None,
+                children: Vec::new(),
+            },
+        );
+        self.ended(error.task, Some(error));
     }
 
     /// It ended: with `error`, cancelled (`cancelled`), or with its values.

@@ -113,3 +113,89 @@ fn objects_lists_what_a_running_driver_holds() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("has `wray run` run?"));
 }
+
+#[test]
+fn status_tasks_errors_and_timeline_read_the_latest_session() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trace = tmp.path().join("direct.json");
+    let out = wray()
+        .env("TMPDIR", tmp.path())
+        .args([
+            "run",
+            "--quiet",
+            "--num-gpus",
+            "2",
+            "--resources",
+            r#"{"accelerator": 1}"#,
+        ])
+        .arg("--timeline")
+        .arg(&trace)
+        .arg(component("api"))
+        .args(["--", "infeasible"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cmd = |args: &[&str]| {
+        let out = wray()
+            .env("TMPDIR", tmp.path())
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let status = cmd(&["status"]);
+    for want in [
+        "GPU: 0 / 2",
+        "accelerator: 0 / 1",
+        "CPU: 0 / ",
+        "FINISHED: ",
+        "FAILED: 4",
+        "Errors: 4",
+    ] {
+        assert!(status.contains(want), "no {want:?} in\n{status}");
+    }
+    let failed = cmd(&["tasks", "--state", "failed"]);
+    assert!(
+        failed.contains("four_gpus") && failed.ends_with("4 tasks\n"),
+        "{failed}"
+    );
+    let errors = cmd(&["errors"]);
+    assert!(
+        errors.contains("four_gpus task ")
+            && errors.contains(": infeasible: resource request {CPU: 1, GPU: 4}"),
+        "{errors}"
+    );
+    let written = tmp.path().join("t.json");
+    let said = cmd(&["timeline", "-o", written.to_str().unwrap()]);
+    assert!(said.starts_with("Trace file written to "), "{said}");
+    for file in [&written, &trace] {
+        let text = std::fs::read_to_string(file).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let events = json["traceEvents"].as_array().unwrap();
+        assert!(
+            events
+                .iter()
+                .any(|e| e["name"] == "accelerated" && e["ph"] == "X"),
+            "{text}"
+        );
+    }
+    // Bad flags are named.
+    let out = wray()
+        .args(["run", "--resources", "[1]"])
+        .arg(component("api"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--resources [1]: expected a JSON object")
+    );
+}

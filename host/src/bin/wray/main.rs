@@ -6,12 +6,16 @@
 //!
 //! `wray microbenchmark [--filter S] [--json] [--num-cpus N] [--component PATH] [--scale F]`
 //! runs the cases of `ray microbenchmark` on an embedded node.
+//!
+//! `wray objects|status|tasks|errors|timeline [--session DIR]` read the state
+//! the latest (or a given) `wray run` published.
 
 mod embedded;
 mod microbenchmark;
 mod progress;
 mod run;
 mod session;
+mod state_cmds;
 mod store_args;
 mod timeit;
 
@@ -36,6 +40,17 @@ enum Command {
     /// List the objects of the latest (or a given) `wray run` session: id,
     /// size, location (heap, shared-memory, spilled) and holders.
     Objects(session::ObjectsArgs),
+    /// Show the nodes, resources (used / total) and task counts of the
+    /// latest (or a given) session (Ray's `ray status`).
+    Status(session::SessionArg),
+    /// List the tasks of a session: id, state, function, resources, times
+    /// (Ray's `ray list tasks`).
+    Tasks(state_cmds::TasksArgs),
+    /// List the errors of failed tasks: function, task, node, message.
+    Errors(session::SessionArg),
+    /// Write a session's timeline as Chrome trace JSON (Ray's `ray
+    /// timeline`), for chrome://tracing or Perfetto.
+    Timeline(state_cmds::TimelineArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -50,6 +65,12 @@ fn main() -> std::process::ExitCode {
         Command::Run(args) => run::run(args),
         Command::Microbenchmark(args) => microbenchmark::run(args),
         Command::Objects(args) => session::objects(args).map(|()| std::process::ExitCode::SUCCESS),
+        Command::Status(args) => state_cmds::status(args).map(|()| std::process::ExitCode::SUCCESS),
+        Command::Tasks(args) => state_cmds::tasks(args).map(|()| std::process::ExitCode::SUCCESS),
+        Command::Errors(args) => state_cmds::errors(args).map(|()| std::process::ExitCode::SUCCESS),
+        Command::Timeline(args) => {
+            state_cmds::timeline(args).map(|()| std::process::ExitCode::SUCCESS)
+        }
     };
     match result {
         Ok(code) => code,

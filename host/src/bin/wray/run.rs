@@ -17,7 +17,8 @@ use crate::store_args::StoreArgs;
 pub struct RunArgs {
     /// The component (.wasm) whose `main` is the driver.
     component: PathBuf,
-    /// CPU slots (tasks running at once); default: this machine's cores.
+    /// CPUs of the node (one-CPU tasks running at once); default: this
+    /// machine's cores. Fewer pins workers to that many cores.
     #[arg(long)]
     num_cpus: Option<usize>,
     /// Give guests read-only access to a host directory, seen at GUEST
@@ -30,6 +31,22 @@ pub struct RunArgs {
     /// Per-task memory limit in MiB.
     #[arg(long, value_name = "MIB", default_value_t = wray_host::config::DEFAULT_TASK_MEMORY >> 20)]
     task_memory_mib: u64,
+    /// GPUs of the node (default: as many as NVML finds).
+    #[arg(long)]
+    num_gpus: Option<u32>,
+    /// Custom resources of the node, as JSON: '{"accelerator": 2}'.
+    #[arg(long, value_name = "JSON")]
+    resources: Option<String>,
+    /// Bytes of memory tasks may reserve with `memory =` (default: the
+    /// machine's memory less the object store).
+    #[arg(long, value_name = "BYTES")]
+    memory: Option<u64>,
+    /// Meter wasm fuel, so that tasks may set fuel limits (slower).
+    #[arg(long)]
+    fuel_metering: bool,
+    /// Write the timeline (Chrome trace JSON) here when the driver ends.
+    #[arg(long, value_name = "FILE")]
+    timeline: Option<PathBuf>,
     /// Do not show the progress line.
     #[arg(long)]
     quiet: bool,
@@ -59,6 +76,14 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     config.task_timeout =
         (args.task_timeout > 0.0).then(|| Duration::from_secs_f64(args.task_timeout));
     config.task_memory_limit = args.task_memory_mib.saturating_mul(1 << 20);
+    config.num_gpus = args.num_gpus;
+    config.memory = args.memory;
+    config.fuel_metering = args.fuel_metering;
+    if let Some(json) = &args.resources {
+        config.resources = serde_json::from_str(json).map_err(|e| {
+            anyhow::anyhow!("--resources {json}: expected a JSON object of names to numbers: {e}")
+        })?;
+    }
     args.store.apply(&mut config);
 
     let (node, app) = embedded::start_with_component(config, &args.component)?;
@@ -70,6 +95,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(s) = session {
         s.finish(&node);
+    }
+    if let Some(path) = &args.timeline {
+        std::fs::write(path, node.timeline().to_string())
+            .map_err(|e| anyhow::anyhow!("cannot write --timeline {}: {e}", path.display()))?;
     }
     let stats = node.stats();
     eprintln!(

@@ -1,0 +1,157 @@
+//! `wray status`, `wray tasks`, `wray errors` and `wray timeline`: a
+//! session's state as `wray run` published it (see `session`), printed like
+//! Ray's `ray status`, `ray list tasks` and `ray timeline`.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args;
+use serde_json::Value;
+
+use crate::session::SessionArg;
+
+fn num(v: &Value) -> String {
+    match v.as_f64() {
+        Some(f) if f.fract() == 0.0 => format!("{f:.0}"),
+        Some(f) => format!("{f}"),
+        None => "?".into(),
+    }
+}
+
+/// Prints nodes, resources (used / total) and task counts.
+///
+/// # Errors
+/// No session, or an unreadable `state.json`.
+pub fn status(args: SessionArg) -> anyhow::Result<()> {
+    let state = args.read("state.json")?;
+    println!("======== wray status ========");
+    println!("Nodes:");
+    for n in state["nodes"].as_array().into_iter().flatten() {
+        let alive = if n["alive"].as_bool() == Some(true) {
+            "alive"
+        } else {
+            "dead"
+        };
+        println!("  {} ({alive})", n["node_id"].as_str().unwrap_or("?"));
+        for g in n["gpus"].as_array().into_iter().flatten() {
+            println!(
+                "    GPU {}: {} ({} MiB)",
+                num(&g["index"]),
+                g["name"].as_str().unwrap_or("?"),
+                g["memory"].as_u64().unwrap_or(0) >> 20
+            );
+        }
+    }
+    println!("Resources (used / total):");
+    let total = state["cluster_resources"]
+        .as_object()
+        .context("no cluster_resources")?;
+    for (name, t) in total {
+        let free = state["available_resources"][name].as_f64().unwrap_or(0.0);
+        let used = t.as_f64().unwrap_or(0.0) - free;
+        println!("  {name}: {} / {}", num(&Value::from(used)), num(t));
+    }
+    println!("Tasks:");
+    for (s, n) in state["task_counts"].as_object().into_iter().flatten() {
+        println!("  {s}: {}", num(n));
+    }
+    println!("Errors: {}", state["errors"].as_array().map_or(0, Vec::len));
+    Ok(())
+}
+
+/// Arguments of `wray tasks`.
+#[derive(Args)]
+pub struct TasksArgs {
+    #[command(flatten)]
+    session: SessionArg,
+    /// Only tasks in this state (e.g. RUNNING, FAILED, CANCELLED).
+    #[arg(long)]
+    state: Option<String>,
+}
+
+/// Prints the tasks: id, state, function, resources, queued and run time.
+///
+/// # Errors
+/// No session, or an unreadable `state.json`.
+pub fn tasks(args: TasksArgs) -> anyhow::Result<()> {
+    let state = args.session.read("state.json")?;
+    let want = args.state.map(|s| s.to_uppercase());
+    println!(
+        "{:<34}  {:<12}  {:<24}  {:<24}  {:>10}  {:>10}",
+        "TASK ID", "STATE", "FUNCTION", "RESOURCES", "QUEUED MS", "RUN MS"
+    );
+    let mut shown = 0;
+    for t in state["tasks"].as_array().into_iter().flatten() {
+        let s = t["state"].as_str().unwrap_or("?");
+        if want.as_deref().is_some_and(|w| w != s) {
+            continue;
+        }
+        let ms = |v: &Value| v.as_f64().map_or("-".to_string(), |f| format!("{f:.1}"));
+        println!(
+            "{:<34}  {:<12}  {:<24}  {:<24}  {:>10}  {:>10}",
+            t["task_id"].as_str().unwrap_or("?"),
+            s,
+            t["function"].as_str().unwrap_or("?"),
+            t["resources"].as_str().unwrap_or("?"),
+            ms(&t["queued_ms"]),
+            ms(&t["run_ms"]),
+        );
+        shown += 1;
+    }
+    println!("{shown} tasks");
+    Ok(())
+}
+
+/// Prints the errors of failed tasks: function, task, node, kind, message.
+///
+/// # Errors
+/// No session, or an unreadable `state.json`.
+pub fn errors(args: SessionArg) -> anyhow::Result<()> {
+    let state = args.read("state.json")?;
+    let all = state["errors"].as_array().cloned().unwrap_or_default();
+    for e in &all {
+        println!(
+            "{} task {} on {}: {}: {}",
+            e["function"].as_str().unwrap_or("?"),
+            e["task_id"].as_str().unwrap_or("?"),
+            e["node_id"].as_str().unwrap_or("?"),
+            e["kind"].as_str().unwrap_or("?"),
+            e["message"].as_str().unwrap_or("?"),
+        );
+    }
+    println!("{} errors", all.len());
+    Ok(())
+}
+
+/// Arguments of `wray timeline`.
+#[derive(Args)]
+pub struct TimelineArgs {
+    #[command(flatten)]
+    session: SessionArg,
+    /// Where to write the trace (default: `wray-timeline-<unix time>.json`
+    /// in the temporary directory, as Ray's `ray timeline` does).
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+/// Writes the session's timeline as Chrome trace JSON and says where.
+///
+/// # Errors
+/// No timeline (the run has not ended), or the file cannot be written.
+pub fn timeline(args: TimelineArgs) -> anyhow::Result<()> {
+    let trace = args.session.read("timeline.json")?;
+    let out = args.output.unwrap_or_else(|| {
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        std::env::temp_dir().join(format!("wray-timeline-{secs}.json"))
+    });
+    std::fs::write(&out, trace.to_string())
+        .with_context(|| format!("cannot write {}", out.display()))?;
+    let events = trace["traceEvents"].as_array().map_or(0, Vec::len);
+    println!(
+        "Trace file written to {} ({events} events); open it in chrome://tracing or https://ui.perfetto.dev",
+        out.display()
+    );
+    Ok(())
+}
