@@ -44,6 +44,9 @@ pub struct Declared {
     pub timeout_ms: Option<u64>,
     /// Fuel limit.
     pub fuel: Option<u64>,
+    /// Runs on a long-lived instance reused across tasks.
+    #[serde(default)]
+    pub reuse: bool,
 }
 
 /// One export of a component, as its `describe` reported it.

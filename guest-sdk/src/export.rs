@@ -100,7 +100,15 @@ pub trait Component: 'static {
     const ACTORS: &'static [ActorEntry];
     /// The `#[wray::main]` function, if any.
     const MAIN: Option<MainFn>;
+    /// Runs once on each instance that reusable functions run on.
+    const INIT: Option<HookFn> = None;
+    /// Runs on a reused instance between two of its tasks.
+    const REINIT: Option<HookFn> = None;
 }
+
+/// The shape of the `init` and `reinit` hooks named in `wray::export!`.
+#[doc(hidden)]
+pub type HookFn = fn() -> Result<(), String>;
 
 /// What a `#[wray::main]` function may return: `()`, or `Result<(), E>` with
 /// `E: Display`.
@@ -153,6 +161,7 @@ impl<C: Component> app::Guest for Exports<C> {
                 num_args: f.num_args,
                 resources: f.declared.resources_wit(),
                 limits: f.declared.limits_wit(),
+                reuse: f.declared.reuse,
             });
         }
         for a in C::ACTORS {
@@ -164,6 +173,7 @@ impl<C: Component> app::Guest for Exports<C> {
                 num_args: a.num_args,
                 resources: a.declared.resources_wit(),
                 limits: a.declared.limits_wit(),
+                reuse: false,
             });
             for m in a.methods {
                 functions.push(wit::FunctionInfo {
@@ -174,6 +184,7 @@ impl<C: Component> app::Guest for Exports<C> {
                     num_args: m.num_args,
                     resources: Declared::NONE.resources_wit(),
                     limits: Declared::NONE.limits_wit(),
+                    reuse: false,
                 });
             }
         }
@@ -197,7 +208,12 @@ impl<C: Component> app::Guest for Exports<C> {
 
     fn init() -> Result<(), String> {
         enter();
-        Ok(())
+        C::INIT.map_or(Ok(()), |f| f())
+    }
+
+    fn reinit() -> Result<(), String> {
+        enter();
+        C::REINIT.map_or(Ok(()), |f| f())
     }
 
     fn main(args: Vec<String>) -> Result<(), String> {

@@ -112,6 +112,7 @@ pub struct Declared {
     pub max_memory: Option<u64>,
     pub timeout_ms: Option<u64>,
     pub fuel: Option<u64>,
+    pub reuse: bool,
 }
 
 impl Declared {
@@ -124,6 +125,7 @@ impl Declared {
         max_memory: None,
         timeout_ms: None,
         fuel: None,
+        reuse: false,
     };
 
     pub(crate) fn resources_wit(&self) -> wit::ResourceRequest {

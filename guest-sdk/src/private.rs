@@ -8,7 +8,7 @@ pub use crate::actor::{ActorClass, ActorMethods, MethodInfo};
 pub use crate::args::{ArgReader, IntoArg};
 pub use crate::bindings::types::{Arg, Payload, TaskError};
 pub use crate::export::{
-    ActorEntry, Component, Exports, FunctionEntry, IntoMainResult, MainFn, RemoteFunction,
+    ActorEntry, Component, Exports, FunctionEntry, HookFn, IntoMainResult, MainFn, RemoteFunction,
 };
 pub use crate::options::Declared;
 pub use crate::submit::{

@@ -274,7 +274,7 @@ impl Actor {
             return (Err(system_error(spec, "not an actor call")), false);
         };
         self.inner.lock().running_cancel = Some(spec.cancel.clone());
-        let current = CurrentTask::new(
+        let mut current = CurrentTask::new(
             spec.id,
             spec.label.clone(),
             false,
@@ -282,7 +282,10 @@ impl Actor {
             self.allocation(),
             spec.cancel.clone(),
         );
-        rt.registry.started(spec.id);
+        current.entry = spec.entry.clone();
+        if let Some(entry) = &spec.entry {
+            entry.started();
+        }
         rt.pin_worker(&current.allocation);
         {
             let state = inst.store.data_mut();

@@ -187,6 +187,7 @@ pub(crate) fn load(rt: &Arc<Runtime>, name: &str, bytes: &[u8]) -> Result<Arc<Lo
                 max_memory: f.limits.max_memory,
                 timeout_ms: f.limits.timeout_ms,
                 fuel: f.limits.fuel,
+                reuse: f.reuse,
             },
         })
         .collect();

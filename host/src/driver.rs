@@ -40,7 +40,7 @@ impl Runtime {
             timeout: None,
             ..crate::limits::Limits::node(&self.config)
         };
-        let current = CurrentTask::new(
+        let mut current = CurrentTask::new(
             task,
             "main",
             false,
@@ -48,7 +48,8 @@ impl Runtime {
             Default::default(),
             Default::default(),
         );
-        self.registry.driver_started(task);
+        let entry = self.registry.driver_started(task);
+        current.entry = Some(entry.clone());
         let mut store = self.new_store(component.clone(), current, &argv);
         let result = match component.pre.instantiate(&mut store) {
             Err(e) => Err(format!(
@@ -68,7 +69,7 @@ impl Runtime {
                 message.clone(),
             )
         });
-        self.registry.ended(task, error.as_ref());
+        self.registry.ended(&entry, error.as_ref());
         DriverOutcome {
             result,
             wall: start.elapsed(),

@@ -104,6 +104,7 @@ impl Node {
             pool: ResourcePool::new(NodeResources::new(&totals)),
             pin: pin.then(pin::allowed_cpus),
             registry: Registry::default(),
+            reusable: Default::default(),
             config,
             engine,
             linker,
@@ -339,5 +340,6 @@ impl Drop for Node {
         // Tasks still running are abandoned, not awaited (a guest spinning
         // until its time limit ends on its own).
         self.rt.actors.lock().clear();
+        drop(self.rt.reusable.clear());
     }
 }

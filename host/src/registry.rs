@@ -15,6 +15,7 @@ use parking_lot::Mutex;
 use wray_control_plane::TaskId;
 
 use crate::error::TaskError;
+use crate::resources::Request;
 use crate::task::PendingTask;
 
 /// Finished tasks kept in the table.
@@ -74,8 +75,8 @@ pub struct TaskRecord {
     pub function: String,
     /// Where it is now.
     pub status: TaskStatus,
-    /// Its resource request, in Ray's notation.
-    pub request: String,
+    /// Its resource request.
+    pub request: Request,
     /// When it was submitted.
     pub submitted: Instant,
     /// When its arguments existed.
@@ -85,7 +86,7 @@ pub struct TaskRecord {
     /// When it ended.
     pub ended: Option<Instant>,
     /// The worker thread it ran on (its name).
-    pub worker: Option<String>,
+    pub worker: Option<Arc<str>>,
     /// Its blocked intervals and profile spans.
     pub spans: Vec<Span>,
     /// Its error, if it failed.
@@ -94,8 +95,36 @@ pub struct TaskRecord {
     pub children: Vec<TaskId>,
 }
 
-/// What cancel needs of a live task.
-struct Live {
+impl TaskRecord {
+    fn new(id: TaskId, parent: Option<TaskId>, function: String, request: Request) -> Self {
+        let now = Instant::now();
+        TaskRecord {
+            id,
+            parent,
+            function,
+            status: TaskStatus::PendingArgs,
+            request,
+            submitted: now,
+            ready: None,
+            started: None,
+            ended: None,
+            worker: None,
+            spans: Vec::new(),
+            error: None,
+            children: Vec::new(),
+        }
+    }
+}
+
+thread_local! {
+    /// This thread's name, shared by every record of a task it runs.
+    static THREAD_NAME: Option<Arc<str>> = std::thread::current().name().map(Arc::from);
+}
+
+/// One task's entry: its record (locked on its own, so that workers
+/// updating different tasks never contend) and what `cancel` needs.
+pub struct TaskEntry {
+    record: Mutex<TaskRecord>,
     /// The queued task (to take its spec before it runs).
     pending: Weak<PendingTask>,
     /// Set to stop it while it runs.
@@ -106,18 +135,100 @@ struct Live {
     interruptible: bool,
 }
 
+impl std::fmt::Debug for TaskEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TaskEntry({})", self.record.lock().id)
+    }
+}
+
+impl TaskEntry {
+    fn new(
+        record: TaskRecord,
+        pending: Weak<PendingTask>,
+        cancel: Arc<AtomicBool>,
+        interruptible: bool,
+    ) -> Arc<Self> {
+        Arc::new(TaskEntry {
+            record: Mutex::new(record),
+            pending,
+            cancel,
+            interruptible,
+        })
+    }
+
+    /// Its arguments exist; it waits for resources.
+    pub(crate) fn ready(&self) {
+        let mut r = self.record.lock();
+        r.status = TaskStatus::Queued;
+        r.ready = Some(Instant::now());
+    }
+
+    /// It started on the current thread.
+    pub(crate) fn started(&self) {
+        let worker = THREAD_NAME.with(Clone::clone);
+        let now = Instant::now();
+        let mut r = self.record.lock();
+        r.status = TaskStatus::Running;
+        r.ready.get_or_insert(now);
+        r.started = Some(now);
+        r.worker = worker;
+    }
+
+    /// It blocked in `get`/`wait` (`true`) or woke up (`false`).
+    pub(crate) fn blocked(&self, blocked: bool) {
+        let now = Instant::now();
+        let mut r = self.record.lock();
+        if blocked {
+            r.status = TaskStatus::Blocked;
+            r.spans.push(Span {
+                name: "get".to_string(),
+                start: now,
+                end: None,
+            });
+        } else {
+            r.status = TaskStatus::Running;
+            if let Some(s) = r.spans.iter_mut().rev().find(|s| s.name == "get") {
+                s.end.get_or_insert(now);
+            }
+        }
+    }
+
+    /// Opens a profile span; returns its handle.
+    pub(crate) fn span_begin(&self, name: String) -> u32 {
+        let mut r = self.record.lock();
+        let handle = u32::try_from(r.spans.len()).unwrap_or(u32::MAX);
+        r.spans.push(Span {
+            name,
+            start: Instant::now(),
+            end: None,
+        });
+        handle
+    }
+
+    /// Closes profile span `handle`.
+    pub(crate) fn span_end(&self, handle: u32) {
+        if let Some(s) = self.record.lock().spans.get_mut(handle as usize) {
+            s.end.get_or_insert_with(Instant::now);
+        }
+    }
+}
+
 #[derive(Default)]
 struct Table {
-    records: HashMap<TaskId, TaskRecord>,
-    live: HashMap<TaskId, Live>,
+    entries: HashMap<TaskId, Arc<TaskEntry>>,
+}
+
+#[derive(Default)]
+struct Finished {
     /// Finished tasks, oldest first.
-    finished: VecDeque<TaskId>,
+    order: VecDeque<TaskId>,
     errors: VecDeque<(SystemTime, TaskError)>,
 }
 
 /// The node's task table.
 pub struct Registry {
     table: Mutex<Table>,
+    finished: Mutex<Finished>,
     /// The node's start, the zero of the timeline.
     pub epoch: Instant,
 }
@@ -126,6 +237,7 @@ impl Default for Registry {
     fn default() -> Self {
         Self {
             table: Mutex::default(),
+            finished: Mutex::default(),
             epoch: Instant::now(),
         }
     }
@@ -142,231 +254,124 @@ pub(crate) enum CancelTarget {
 }
 
 impl Registry {
-    /// Records a submitted task (its spec is still in `pending`).
-    pub(crate) fn submitted(&self, pending: &Arc<PendingTask>) {
-        let (id, parent, function, request, cancel, interruptible) = {
+    /// Records a submitted task (its spec is still in `pending`) and hands
+    /// its entry back to be kept with the spec.
+    pub(crate) fn submitted(&self, pending: &Arc<PendingTask>) -> Option<Arc<TaskEntry>> {
+        let (record, cancel, interruptible) = {
             let guard = pending.spec.lock();
-            let Some(spec) = guard.as_ref() else { return };
+            let spec = guard.as_ref()?;
             (
-                spec.id,
-                spec.parent,
-                spec.label.clone(),
-                spec.request.to_string(),
+                TaskRecord::new(
+                    spec.id,
+                    spec.parent,
+                    spec.label.clone(),
+                    spec.request.clone(),
+                ),
                 spec.cancel.clone(),
                 !matches!(spec.kind, crate::task::TaskKind::ActorCall { .. }),
             )
         };
-        let mut t = self.table.lock();
-        if let Some(p) = parent.and_then(|p| t.records.get_mut(&p)) {
-            p.children.push(id);
+        let (id, parent) = (record.id, record.parent);
+        let entry = TaskEntry::new(record, Arc::downgrade(pending), cancel, interruptible);
+        let parent_entry = {
+            let mut t = self.table.lock();
+            t.entries.insert(id, entry.clone());
+            parent.and_then(|p| t.entries.get(&p).cloned())
+        };
+        if let Some(p) = parent_entry {
+            p.record.lock().children.push(id);
         }
-        t.records.insert(
-            id,
-            TaskRecord {
-                id,
-                parent,
-                function,
-                status: TaskStatus::PendingArgs,
-                request,
-                submitted: Instant::now(),
-                ready: None,
-                started: None,
-                ended: None,
-                worker: None,
-                spans: Vec::new(),
-                error: None,
-                children: Vec::new(),
-            },
-        );
-        t.live.insert(
-            id,
-            Live {
-                pending: Arc::downgrade(pending),
-                cancel,
-                interruptible,
-            },
-        );
+        Some(entry)
     }
 
     /// Records a driver (`main`), running from now.
-    pub(crate) fn driver_started(&self, id: TaskId) {
-        let now = Instant::now();
-        let worker = std::thread::current().name().map(str::to_string);
-        self.table.lock().records.insert(
-            id,
-            TaskRecord {
-                id,
-                parent: None,
-                function: "main".to_string(),
-                status: TaskStatus::Running,
-                request: "{}".to_string(),
-                submitted: now,
-                ready: Some(now),
-                started: Some(now),
-                ended: None,
-                worker,
-                spans: Vec::new(),
-                error: None,
-                children: Vec::new(),
-            },
-        );
-    }
-
-    fn update(&self, id: TaskId, f: impl FnOnce(&mut TaskRecord)) {
-        if let Some(r) = self.table.lock().records.get_mut(&id) {
-            f(r);
-        }
-    }
-
-    /// Its arguments exist; it waits for resources.
-    pub(crate) fn ready(&self, id: TaskId) {
-        self.update(id, |r| {
-            r.status = TaskStatus::Queued;
-            r.ready = Some(Instant::now());
-        });
-    }
-
-    /// It started on the current thread.
-    pub(crate) fn started(&self, id: TaskId) {
-        let worker = std::thread::current().name().map(str::to_string);
-        self.update(id, |r| {
-            r.status = TaskStatus::Running;
-            let now = Instant::now();
-            r.ready.get_or_insert(now);
-            r.started = Some(now);
-            r.worker = worker;
-        });
-    }
-
-    /// It blocked in `get`/`wait` (`true`) or woke up (`false`).
-    pub(crate) fn blocked(&self, id: TaskId, blocked: bool) {
-        self.update(id, |r| {
-            let now = Instant::now();
-            if blocked {
-                r.status = TaskStatus::Blocked;
-                r.spans.push(Span {
-                    name: "get".to_string(),
-                    start: now,
-                    end: None,
-                });
-            } else {
-                r.status = TaskStatus::Running;
-                if let Some(s) = r.spans.iter_mut().rev().find(|s| s.name == "get") {
-                    s.end.get_or_insert(now);
-                }
-            }
-        });
-    }
-
-    /// Opens a profile span in task `id`; returns its handle.
-    pub(crate) fn span_begin(&self, id: TaskId, name: String) -> u32 {
-        let mut handle = 0;
-        self.update(id, |r| {
-            handle = u32::try_from(r.spans.len()).unwrap_or(u32::MAX);
-            r.spans.push(Span {
-                name,
-                start: Instant::now(),
-                end: None,
-            });
-        });
-        handle
-    }
-
-    /// Closes profile span `handle` of task `id`.
-    pub(crate) fn span_end(&self, id: TaskId, handle: u32) {
-        self.update(id, |r| {
-            if let Some(s) = r.spans.get_mut(handle as usize) {
-                s.end.get_or_insert_with(Instant::now);
-            }
-        });
+    pub(crate) fn driver_started(&self, id: TaskId) -> Arc<TaskEntry> {
+        let record = TaskRecord::new(id, None, "main".to_string(), Request::default());
+        let entry = TaskEntry::new(record, Weak::new(), Arc::default(), false);
+        entry.started();
+        self.table.lock().entries.insert(id, entry.clone());
+        entry
     }
 
     /// A submission rejected at once (unknown function, infeasible
     /// request): kept with the errors.
     pub(crate) fn failed_at_submission(&self, error: &TaskError) {
-        let now = Instant::now();
-        self.table.lock().records.insert(
-            error.task,
-            TaskRecord {
-                id: error.task,
-                parent: None,
-                function: error.function.clone(),
-                status: TaskStatus::PendingArgs,
-                request: String::new(),
-                submitted: now,
-                ready: None,
-                started: None,
-                ended: None,
-                worker: None,
-                spans: Vec::new(),
-                error: None,
-                children: Vec::new(),
-            },
-        );
-        self.ended(error.task, Some(error));
+        let record = TaskRecord::new(error.task, None, error.function.clone(), Request::default());
+        let entry = TaskEntry::new(record, Weak::new(), Arc::default(), false);
+        self.table.lock().entries.insert(error.task, entry.clone());
+        self.ended(&entry, Some(error));
     }
 
     /// It ended: with `error`, cancelled (`cancelled`), or with its values.
-    pub(crate) fn ended(&self, id: TaskId, error: Option<&TaskError>) {
-        let mut t = self.table.lock();
-        t.live.remove(&id);
-        let Some(r) = t.records.get_mut(&id) else {
-            return;
-        };
-        if r.status.is_done() {
-            return;
-        }
-        let now = Instant::now();
-        r.ended = Some(now);
-        for s in &mut r.spans {
-            s.end.get_or_insert(now);
-        }
-        r.status = match error {
-            None => TaskStatus::Finished,
-            Some(e) if e.kind == crate::error::ErrorKind::Cancelled => TaskStatus::Cancelled,
-            Some(_) => TaskStatus::Failed,
-        };
-        if let Some(e) = error {
-            r.error = Some(e.clone());
-            t.errors.push_back((SystemTime::now(), e.clone()));
-            if t.errors.len() > MAX_ERRORS {
-                t.errors.pop_front();
+    pub(crate) fn ended(&self, entry: &TaskEntry, error: Option<&TaskError>) {
+        let id = {
+            let mut r = entry.record.lock();
+            if r.status.is_done() {
+                return;
             }
-        }
-        t.finished.push_back(id);
-        while t.finished.len() > MAX_FINISHED {
-            if let Some(old) = t.finished.pop_front() {
-                t.records.remove(&old);
+            let now = Instant::now();
+            r.ended = Some(now);
+            for s in &mut r.spans {
+                s.end.get_or_insert(now);
             }
+            r.status = match error {
+                None => TaskStatus::Finished,
+                Some(e) if e.kind == crate::error::ErrorKind::Cancelled => TaskStatus::Cancelled,
+                Some(_) => TaskStatus::Failed,
+            };
+            r.error = error.cloned();
+            r.id
+        };
+        let evicted = {
+            let mut f = self.finished.lock();
+            if let Some(e) = error {
+                f.errors.push_back((SystemTime::now(), e.clone()));
+                if f.errors.len() > MAX_ERRORS {
+                    f.errors.pop_front();
+                }
+            }
+            f.order.push_back(id);
+            (f.order.len() > MAX_FINISHED)
+                .then(|| f.order.pop_front())
+                .flatten()
+        };
+        if let Some(old) = evicted {
+            self.table.lock().entries.remove(&old);
         }
     }
 
     /// Finds task `id` to cancel it, setting its flag when it runs; with
     /// `recursive`, also the tasks it submitted (returned after it).
     pub(crate) fn cancel(&self, id: TaskId, recursive: bool) -> Vec<(TaskId, CancelTarget)> {
-        let t = self.table.lock();
         let mut out = Vec::new();
         let mut work = vec![id];
         while let Some(id) = work.pop() {
-            let target = match t.live.get(&id) {
-                None => CancelTarget::Done,
-                Some(live) => match live.pending.upgrade() {
+            let Some(entry) = self.table.lock().entries.get(&id).cloned() else {
+                out.push((id, CancelTarget::Done));
+                continue;
+            };
+            let (done, children) = {
+                let r = entry.record.lock();
+                (r.status.is_done(), r.children.clone())
+            };
+            let target = if done {
+                CancelTarget::Done
+            } else {
+                match entry.pending.upgrade() {
                     Some(p) if p.spec.lock().is_some() => {
-                        live.cancel.store(true, Ordering::Release);
+                        entry.cancel.store(true, Ordering::Release);
                         CancelTarget::Queued(p)
                     }
-                    _ if live.interruptible => {
-                        live.cancel.store(true, Ordering::Release);
+                    _ if entry.interruptible => {
+                        entry.cancel.store(true, Ordering::Release);
                         CancelTarget::Running
                     }
                     _ => CancelTarget::Done,
-                },
+                }
             };
             out.push((id, target));
             if recursive {
-                if let Some(r) = t.records.get(&id) {
-                    work.extend(r.children.iter().copied());
-                }
+                work.extend(children);
             }
         }
         out
@@ -374,15 +379,15 @@ impl Registry {
 
     /// Every task in the table, oldest submission first.
     pub fn tasks(&self) -> Vec<TaskRecord> {
-        let t = self.table.lock();
-        let mut all: Vec<TaskRecord> = t.records.values().cloned().collect();
+        let entries: Vec<Arc<TaskEntry>> = self.table.lock().entries.values().cloned().collect();
+        let mut all: Vec<TaskRecord> = entries.iter().map(|e| e.record.lock().clone()).collect();
         all.sort_by_key(|r| r.submitted);
         all
     }
 
     /// Errors of failed tasks, oldest first, with when they happened.
     pub fn errors(&self) -> Vec<(SystemTime, TaskError)> {
-        self.table.lock().errors.iter().cloned().collect()
+        self.finished.lock().errors.iter().cloned().collect()
     }
 
     /// Microseconds from the node's start to `t` (the timeline's clock).

@@ -60,6 +60,8 @@ pub(crate) struct Runtime {
     pub registry: Registry,
     /// The node's GPUs.
     pub gpus: Vec<crate::resources::GpuInfo>,
+    /// Idle instances of reusable functions.
+    pub reusable: crate::worker::reuse::InstanceCache,
     pub actors: Mutex<HashMap<ActorId, Arc<Actor>>>,
     /// Loaded components by content hash.
     pub components: Mutex<HashMap<String, Arc<LoadedComponent>>>,

@@ -101,8 +101,8 @@ pub fn tasks(registry: &Registry, node_id: &str) -> Vec<TaskInfo> {
             function: r.function,
             state: r.status,
             node_id: node_id.to_string(),
-            worker: r.worker,
-            resources: r.request,
+            worker: r.worker.map(|w| w.to_string()),
+            resources: r.request.to_string(),
             queued_ms: r
                 .started
                 .map(|s| ms(s.saturating_duration_since(r.submitted))),

@@ -10,6 +10,7 @@ use crate::actor::Actor;
 use crate::bindings::types;
 use crate::component::LoadedComponent;
 use crate::limits::Limits;
+use crate::registry::TaskEntry;
 use crate::resources::Request;
 
 /// What a task runs.
@@ -54,6 +55,8 @@ pub(crate) struct TaskSpec {
     pub parent: Option<TaskId>,
     /// Set to stop it (`cancel`, `kill-actor`).
     pub cancel: Arc<AtomicBool>,
+    /// Its entry in the task table (set at submission).
+    pub entry: Option<Arc<TaskEntry>>,
 }
 
 impl TaskSpec {

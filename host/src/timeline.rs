@@ -28,7 +28,7 @@ pub fn chrome_trace(registry: &Registry, node_id: &str) -> Value {
     let mut events = Vec::new();
     let now = std::time::Instant::now();
     for r in &records {
-        let worker = r.worker.clone().unwrap_or_else(|| "scheduler".into());
+        let worker = r.worker.as_deref().unwrap_or("scheduler").to_string();
         let next = rows.len() as u64;
         let tid = *rows.entry(worker).or_insert(next);
         let args = task_args(r);
@@ -80,7 +80,7 @@ fn task_args(r: &TaskRecord) -> Value {
     json!({
         "task_id": r.id.to_string(),
         "status": r.status,
-        "resources": r.request,
+        "resources": r.request.to_string(),
         "error": r.error.as_ref().map(|e| e.message.clone()),
     })
 }

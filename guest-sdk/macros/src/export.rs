@@ -3,6 +3,9 @@
 //! ```text
 //! wray::export! { main: main, functions: [add, split], actors: [Counter] }
 //! ```
+//! with, optionally, `init: f` and `reinit: g`: hooks (`fn() -> Result<(),
+//! String>`) for instances that reusable functions (`#[wray::remote(reuse)]`)
+//! run on.
 //! builds a `::wray::__private::Component` impl listing them and hands
 //! `::wray::__private::Exports<that>` to wit-bindgen's export macro, which
 //! emits the WIT exports and the component-type custom section.
@@ -16,6 +19,8 @@ use syn::{bracketed, Ident, Path, Token};
 /// The parsed `key: value` list.
 struct Spec {
     main: Option<Path>,
+    init: Option<Path>,
+    reinit: Option<Path>,
     functions: Vec<Path>,
     actors: Vec<Path>,
 }
@@ -24,6 +29,8 @@ impl Parse for Spec {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         let mut spec = Spec {
             main: None,
+            init: None,
+            reinit: None,
             functions: Vec::new(),
             actors: Vec::new(),
         };
@@ -40,12 +47,14 @@ impl Parse for Spec {
             }
             match key_str.as_str() {
                 "main" => spec.main = Some(input.parse()?),
+                "init" => spec.init = Some(input.parse()?),
+                "reinit" => spec.reinit = Some(input.parse()?),
                 "functions" => spec.functions = paths(input)?,
                 "actors" => spec.actors = paths(input)?,
                 _ => {
                     return Err(syn::Error::new(
                         key.span(),
-                        "wray: expected `main`, `functions` or `actors`",
+                        "wray: expected `main`, `init`, `reinit`, `functions` or `actors`",
                     ))
                 }
             }
@@ -81,6 +90,11 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
         }
         None => quote! { ::core::option::Option::None },
     };
+    let hook = |p: &Option<Path>| match p {
+        Some(p) => quote! { ::core::option::Option::Some(#p as ::wray::__private::HookFn) },
+        None => quote! { ::core::option::Option::None },
+    };
+    let (init, reinit) = (hook(&spec.init), hook(&spec.reinit));
     Ok(quote! {
         const _: () = {
             struct __WrayComponent;
@@ -93,6 +107,8 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
                     #(::wray::__private::ActorEntry::of::<#actors>()),*
                 ];
                 const MAIN: ::core::option::Option<::wray::__private::MainFn> = #main;
+                const INIT: ::core::option::Option<::wray::__private::HookFn> = #init;
+                const REINIT: ::core::option::Option<::wray::__private::HookFn> = #reinit;
             }
 
             type __WrayExports = ::wray::__private::Exports<__WrayComponent>;

@@ -17,11 +17,12 @@ pub struct Declared {
     max_memory: Option<u64>,
     timeout_ms: Option<u64>,
     fuel: Option<u64>,
+    reuse: bool,
 }
 
 /// The option names, for error messages.
 pub const NAMES: &str =
-    "num_cpus, num_gpus, memory, resources = {\"name\": qty}, max_memory, timeout_ms, fuel";
+    "num_cpus, num_gpus, memory, resources = {\"name\": qty}, max_memory, timeout_ms, fuel, reuse";
 
 /// A number literal (integer or float) as `f64`.
 fn number(input: syn::parse::ParseStream<'_>) -> syn::Result<f64> {
@@ -81,6 +82,8 @@ impl Declared {
             self.timeout_ms = Some(integer(meta)?);
         } else if p.is_ident("fuel") {
             self.fuel = Some(integer(meta)?);
+        } else if p.is_ident("reuse") {
+            self.reuse = true;
         } else if p.is_ident("resources") {
             let input = meta.value()?;
             let content;
@@ -112,6 +115,7 @@ impl Declared {
         let (cpus, gpus) = (opt(&self.num_cpus), opt(&self.num_gpus));
         let (memory, max_memory) = (opt(&self.memory), opt(&self.max_memory));
         let (timeout, fuel) = (opt(&self.timeout_ms), opt(&self.fuel));
+        let reuse = self.reuse;
         let names = self.resources.iter().map(|(n, _)| n);
         let qtys = self.resources.iter().map(|(_, q)| q);
         quote! {
@@ -123,6 +127,7 @@ impl Declared {
                 max_memory: #max_memory,
                 timeout_ms: #timeout,
                 fuel: #fuel,
+                reuse: #reuse,
             }
         }
     }

@@ -5,9 +5,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
-use wray_control_plane::{ObjectId, TaskId};
+use wray_control_plane::ObjectId;
 
 use crate::object_store::Subscription;
+use crate::registry::TaskEntry;
 use crate::resources::Allocation;
 use crate::runtime::Runtime;
 
@@ -16,8 +17,8 @@ const CANCEL_POLL: Duration = Duration::from_millis(20);
 
 /// The task that blocks.
 pub(crate) struct Blocker<'a> {
-    /// Its id (for the task table).
-    pub task: TaskId,
+    /// Its entry in the task table.
+    pub entry: Option<&'a TaskEntry>,
     /// Its allocation, when it gives its CPUs back while blocked.
     pub allocation: Option<&'a mut Allocation>,
     /// Its cancel flag: a cancelled task stops waiting.
@@ -73,7 +74,9 @@ impl Runtime {
         if sealed + *count >= need {
             return WaitEnd::Ready;
         }
-        self.registry.blocked(blocker.task, true);
+        if let Some(e) = blocker.entry {
+            e.blocked(true);
+        }
         let mut cpu = None;
         if let Some(allocation) = blocker.allocation {
             let (amount, start) = self.pool.release_cpu(allocation);
@@ -104,7 +107,9 @@ impl Runtime {
             self.pool.reacquire(allocation, amount);
             self.pin_worker(allocation);
         }
-        self.registry.blocked(blocker.task, false);
+        if let Some(e) = blocker.entry {
+            e.blocked(false);
+        }
         end
     }
 }

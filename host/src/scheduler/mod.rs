@@ -44,7 +44,11 @@ impl Runtime {
         let actor = spec.actor().cloned();
         let label = spec.label.clone();
         let task = PendingTask::new(spec);
-        self.registry.submitted(&task);
+        if let Some(entry) = self.registry.submitted(&task) {
+            if let Some(spec) = task.spec.lock().as_mut() {
+                spec.entry = Some(entry);
+            }
+        }
         if let Some(actor) = &actor {
             // Queued at once so calls run in submission order.
             actor.enqueue(task.clone());
@@ -106,9 +110,11 @@ impl Runtime {
                 TaskKind::ActorCall { actor, .. } => Some(actor.clone()),
                 _ => None,
             };
-            (spec.id, actor, spec.request.clone())
+            (spec.entry.clone(), actor, spec.request.clone())
         };
-        self.registry.ready(id);
+        if let Some(entry) = id {
+            entry.ready();
+        }
         match actor {
             // Calls run with their actor's resources, in its order.
             Some(actor) => actor.try_run(self),
@@ -157,7 +163,9 @@ impl Runtime {
     /// Records how task `spec` ended and seals its return objects with its
     /// results, or all of them with its error.
     pub(crate) fn finish(&self, spec: &TaskSpec, result: Result<Vec<Object>, TaskError>) {
-        self.registry.ended(spec.id, result.as_ref().err());
+        if let Some(entry) = &spec.entry {
+            self.registry.ended(entry, result.as_ref().err());
+        }
         self.complete(&spec.returns, result);
     }
 

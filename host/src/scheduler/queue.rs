@@ -44,11 +44,14 @@ pub(crate) struct Start {
 /// resume.
 pub(crate) struct ResourcePool {
     state: Mutex<State>,
+    /// The node with everything free: feasibility needs no lock.
+    totals: NodeResources,
 }
 
 impl ResourcePool {
     pub fn new(node: NodeResources) -> Self {
         Self {
+            totals: node.clone(),
             state: Mutex::new(State {
                 node,
                 classes: HashMap::new(),
@@ -64,7 +67,7 @@ impl ResourcePool {
     /// # Errors
     /// Why not, naming the request and the node's totals.
     pub fn check_feasible(&self, request: &Request) -> Result<(), String> {
-        self.state.lock().node.check_feasible(request)
+        self.totals.check_feasible(request)
     }
 
     /// (totals, free) by resource name.
@@ -161,30 +164,44 @@ impl ResourcePool {
             }
         }
         let mut start = Vec::new();
-        let mut blocked: Vec<&Request> = Vec::new();
-        let requests: Vec<Request> = s.classes.keys().cloned().collect();
+        if s.queued == 0 {
+            return start;
+        }
+        // Classes found not to fit during this dispatch (by head seq).
+        let mut blocked: Vec<u64> = Vec::new();
+        let State {
+            node,
+            classes,
+            queued,
+            ..
+        } = s;
         loop {
             // The oldest head among classes not yet found not to fit.
-            let head = requests
-                .iter()
-                .filter(|r| !blocked.contains(r))
-                .filter_map(|r| s.classes.get(r)?.front().map(|q| (q.seq, r)))
-                .min_by_key(|(seq, _)| *seq);
-            let Some((_, request)) = head else { break };
-            match s.node.try_allocate(request) {
+            let head = classes
+                .iter_mut()
+                .filter_map(|(r, q)| Some((q.front()?.seq, r, q)))
+                .filter(|(seq, _, _)| !blocked.contains(seq))
+                .min_by_key(|(seq, _, _)| *seq);
+            let Some((seq, request, queue)) = head else {
+                break;
+            };
+            match node.try_allocate(request) {
                 Some(allocation) => {
-                    if let Some(q) = s.classes.get_mut(request).and_then(VecDeque::pop_front) {
-                        s.queued -= 1;
+                    if let Some(q) = queue.pop_front() {
+                        *queued -= 1;
                         start.push(Start {
                             task: q.task,
                             allocation,
                         });
                     }
                 }
-                None => blocked.push(request),
+                None => blocked.push(seq),
             }
         }
-        s.classes.retain(|_, q| !q.is_empty());
+        if classes.len() > 64 {
+            // Many one-off shapes: drop the empty classes.
+            classes.retain(|_, q| !q.is_empty());
+        }
         start
     }
 }

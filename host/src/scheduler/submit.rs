@@ -90,12 +90,15 @@ impl Runtime {
     fn resolve_options(
         &self,
         options: &types::TaskOptions,
-        declared: &Declared,
+        declared: Option<&Declared>,
         default: &Request,
     ) -> Result<(Request, Limits), (ErrorKind, String)> {
-        let request = Request::resolve(&options.resources, &declared_request(declared), default)
+        let none = Declared::default();
+        let d = declared.unwrap_or(&none);
+        let (request, limits) = (declared_request(d), declared_limits(d));
+        let request = Request::resolve(&options.resources, &request, default)
             .map_err(|m| (ErrorKind::InvalidArgument, m))?;
-        let limits = Limits::resolve(&options.limits, &declared_limits(declared), &self.config)
+        let limits = Limits::resolve(&options.limits, &limits, &self.config)
             .map_err(|m| (ErrorKind::InvalidArgument, m))?;
         self.pool.check_feasible(&request).map_err(|m| {
             (
@@ -133,8 +136,8 @@ impl Runtime {
             Some(returns.len()),
         )
         .and_then(|()| {
-            let declared = found.map(|f| f.declared.clone()).unwrap_or_default();
-            self.resolve_options(&call.options, &declared, &Request::one_cpu())
+            let declared = found.map(|f| &f.declared);
+            self.resolve_options(&call.options, declared, &Request::one_cpu())
         });
         let (request, limits) = match checked {
             Ok(resolved) => resolved,
@@ -155,6 +158,7 @@ impl Runtime {
             limits,
             parent: Some(call.parent),
             cancel: Arc::default(),
+            entry: None,
         });
         returns
     }
@@ -183,9 +187,9 @@ impl Runtime {
             None,
         )
         .and_then(|()| {
-            let declared = found.map(|f| f.declared.clone()).unwrap_or_default();
+            let declared = found.map(|f| &f.declared);
             // Actors use no CPU unless they ask (Ray's default for running).
-            self.resolve_options(&call.options, &declared, &Request::default())
+            self.resolve_options(&call.options, declared, &Request::default())
         });
         let (request, limits) = match checked {
             Ok(resolved) => resolved,
@@ -217,6 +221,7 @@ impl Runtime {
             limits,
             parent: Some(call.parent),
             cancel: Arc::default(),
+            entry: None,
         });
     }
 
@@ -251,9 +256,9 @@ impl Runtime {
             Some(returns.len()),
         )
         .and_then(|()| {
-            let declared = found.map(|f| f.declared.clone()).unwrap_or_default();
+            let method_limits =
+                declared_limits(found.map_or(&Declared::default(), |f| &f.declared));
             let limits = &call.options.limits;
-            let method_limits = declared_limits(&declared);
             let max_memory = limits.max_memory.or(method_limits.max_memory);
             let timeout = limits.timeout_ms.or(method_limits.timeout_ms);
             let fuel = limits.fuel.or(method_limits.fuel);
@@ -295,6 +300,7 @@ impl Runtime {
             limits,
             parent: Some(call.parent),
             cancel: Arc::default(),
+            entry: None,
         });
         returns
     }

@@ -38,7 +38,7 @@ impl TaskState {
         let (deadline, is_task_limit) = self.wait_deadline(timeout_ms);
         let current = &mut self.current;
         let blocker = Blocker {
-            task: current.id,
+            entry: current.entry.as_deref(),
             allocation: current.holds_cpu.then_some(&mut current.allocation),
             cancel: &current.cancel,
         };
@@ -251,11 +251,17 @@ impl runtime::Host for TaskState {
     }
 
     fn profile_begin(&mut self, name: String) -> wasmtime::Result<u32> {
-        Ok(self.rt.registry.span_begin(self.current.id, name))
+        Ok(self
+            .current
+            .entry
+            .as_ref()
+            .map_or(0, |e| e.span_begin(name)))
     }
 
     fn profile_end(&mut self, span: u32) -> wasmtime::Result<()> {
-        self.rt.registry.span_end(self.current.id, span);
+        if let Some(e) = &self.current.entry {
+            e.span_end(span);
+        }
         Ok(())
     }
 

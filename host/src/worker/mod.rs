@@ -11,5 +11,6 @@ pub(crate) mod classify;
 pub(crate) mod host_api;
 pub mod mapping;
 pub mod pool;
+pub(crate) mod reuse;
 pub(crate) mod run;
 pub mod state;

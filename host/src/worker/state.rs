@@ -16,6 +16,7 @@ use crate::component::LoadedComponent;
 use crate::config::Stdio;
 use crate::limits::Limits;
 use crate::object_store::ObjectStore;
+use crate::registry::TaskEntry;
 use crate::resources::Allocation;
 use crate::runtime::Runtime;
 use crate::worker::mapping::Windows;
@@ -44,6 +45,8 @@ pub struct CurrentTask {
     pub cancel: Arc<AtomicBool>,
     /// When it started.
     pub started: Instant,
+    /// Its entry in the task table.
+    pub entry: Option<Arc<TaskEntry>>,
 }
 
 impl CurrentTask {
@@ -68,6 +71,7 @@ impl CurrentTask {
             allocation,
             cancel,
             started: Instant::now(),
+            entry: None,
         }
     }
 

@@ -229,3 +229,15 @@ fn the_timeline_is_chrome_trace_json_with_every_phase() {
         .iter()
         .any(|e| e["ph"] == "M" && e["name"] == "thread_name"));
 }
+
+#[test]
+fn reusable_functions_share_an_instance_set_up_once() {
+    let node = node(1, 0, |_| {});
+    assert_eq!(
+        run(&node, "reuse"),
+        [
+            "1/0/1 1/1/2 1/2/3 1/3/4 1/4/5 1/5/6 1/6/7 1/7/8 1/8/9 1/9/10 ",
+            "0/0/1 0/0/1 0/0/1 ",
+        ]
+    );
+}

@@ -9,7 +9,7 @@
 //! | `errors`, `trap`, `panic`, `oom`, `spin`, `actor_panic` | [`failures`] | every way a task can fail |
 //! | `refs`, `spill` | [`refs`] | refs inside returned values, objects freed when unreferenced, spilling |
 //! | `zero_copy`, `window_leak`, `hold_mapped` | [`zero_copy`] | objects mapped into guests, private writes, no leak into later instances |
-//! | `gpu_packing`, `infeasible`, `blocked`, `limits`, `fuel`, `cancel` | [`resources`] | resources, limits, cancel and kill |
+//! | `gpu_packing`, `infeasible`, `blocked`, `limits`, `fuel`, `cancel`, `reuse` | [`resources`] | resources, limits, cancel and kill |
 //! | `ids` | here | task and node ids |
 
 // The scenarios pass `&ObjectRef`s on purpose (Ray's `f.remote(&x)` style).
@@ -47,6 +47,7 @@ fn main(args: Vec<String>) -> Result<(), String> {
         "limits" => resources::limits(),
         "fuel" => resources::fuel(),
         "cancel" => resources::cancel(),
+        "reuse" => resources::reuse(),
         "refs" => refs::refs(),
         "spill" => refs::spill(),
         "zero_copy" => zero_copy::zero_copy(),
@@ -66,6 +67,8 @@ fn ids() -> wray::Result<()> {
 
 wray::export! {
     main: main,
+    init: resources::on_init,
+    reinit: resources::on_reinit,
     functions: [
         objects::sleep_ms,
         tasks::split,
@@ -96,6 +99,8 @@ wray::export! {
         resources::forever,
         resources::waits_long,
         resources::profiled,
+        resources::reused,
+        resources::fresh,
     ],
     actors: [actors::Counter, actors::Log, failures::Fragile, resources::GpuHolder],
 }

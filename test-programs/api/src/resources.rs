@@ -235,3 +235,54 @@ pub(crate) fn cancel() -> wray::Result<()> {
     println!("profiled {p}");
     Ok(())
 }
+
+/// Instance-wide counters of the reuse hooks (each instance has its own).
+static INITS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+static REINITS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+static TASKS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// `init` hook of this component (see `wray::export!`).
+pub(crate) fn on_init() -> Result<(), String> {
+    INITS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    Ok(())
+}
+
+/// `reinit` hook of this component.
+pub(crate) fn on_reinit() -> Result<(), String> {
+    REINITS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    Ok(())
+}
+
+fn counts() -> (u32, u32, u32) {
+    use std::sync::atomic::Ordering::Relaxed;
+    let tasks = TASKS.fetch_add(1, Relaxed) + 1;
+    (INITS.load(Relaxed), REINITS.load(Relaxed), tasks)
+}
+
+/// Runs on a reused instance: (inits, reinits, tasks) of its instance.
+#[wray::remote(reuse)]
+pub(crate) fn reused() -> (u32, u32, u32) {
+    counts()
+}
+
+/// The same on a fresh instance each time.
+#[wray::remote]
+pub(crate) fn fresh() -> (u32, u32, u32) {
+    counts()
+}
+
+/// `reuse` (1 CPU): ten reusable tasks in a row share one instance, set up
+/// once; ten plain ones each get a fresh instance.
+pub(crate) fn reuse() -> wray::Result<()> {
+    for _ in 0..10 {
+        let (i, r, t) = reused.remote().get()?;
+        print!("{i}/{r}/{t} ");
+    }
+    println!();
+    for _ in 0..3 {
+        let (i, r, t) = fresh.remote().get()?;
+        print!("{i}/{r}/{t} ");
+    }
+    println!();
+    Ok(())
+}
