@@ -278,11 +278,6 @@ pub(crate) fn arm_limits(store: &mut Store<TaskState>) {
         // Cannot fail: fuel is enabled.
         let _ = store.set_fuel(fuel);
     }
-    if std::env::var_os("NOCB").is_some() {
-        store.set_epoch_deadline(u64::MAX / 2);
-        store.epoch_deadline_trap();
-        return;
-    }
     store.set_epoch_deadline(1);
     store.epoch_deadline_callback(|mut ctx| {
         let state = ctx.data_mut();
