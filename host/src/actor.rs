@@ -274,27 +274,14 @@ impl Actor {
             return (Err(system_error(spec, "not an actor call")), false);
         };
         self.inner.lock().running_cancel = Some(spec.cancel.clone());
-        let mut current = CurrentTask::new(
-            spec.id,
-            spec.label.clone(),
-            false,
-            spec.limits,
-            self.allocation(),
-            spec.cancel.clone(),
-        );
-        current.entry = spec.entry.clone();
+        let current = CurrentTask::for_spec(spec, false, self.allocation());
         if let Some(entry) = &spec.entry {
             entry.started();
         }
         rt.pin_worker(&current.allocation);
-        {
-            let state = inst.store.data_mut();
-            state.current = current;
-            state.panic_message = None;
-            state.timed_out = false;
-            state.limiter.limit = spec.limits.max_memory;
-            state.hold_all(payload_refs(&args));
-        }
+        let state = inst.store.data_mut();
+        state.begin(current);
+        state.hold_all(payload_refs(&args));
         arm_limits(&mut inst.store);
         let result = inst.guest.wray_runtime_app().actor_instance().call_call(
             &mut inst.store,

@@ -104,24 +104,9 @@ impl Runtime {
                 (store, guest, true)
             }
         };
-        {
-            let state = store.data_mut();
-            let mut current = CurrentTask::new(
-                spec.id,
-                spec.label.clone(),
-                true,
-                spec.limits,
-                allocation.clone(),
-                spec.cancel.clone(),
-            );
-            current.entry = spec.entry.clone();
-            state.current = current;
-            state.panic_message = None;
-            state.timed_out = false;
-            state.limiter.limit = spec.limits.max_memory;
-            state.limiter.refused = None;
-            state.hold_all(payload_refs(&args));
-        }
+        let state = store.data_mut();
+        state.begin(CurrentTask::for_spec(spec, true, allocation.clone()));
+        state.hold_all(payload_refs(&args));
         arm_limits(&mut store);
         let app = guest.wray_runtime_app();
         let (hook, prepared) = if fresh {
@@ -173,15 +158,7 @@ impl Runtime {
         holds_cpu: bool,
         allocation: Allocation,
     ) -> Result<(TaskStore, Guest), TaskError> {
-        let mut current = CurrentTask::new(
-            spec.id,
-            spec.label.clone(),
-            holds_cpu,
-            spec.limits,
-            allocation,
-            spec.cancel.clone(),
-        );
-        current.entry = spec.entry.clone();
+        let current = CurrentTask::for_spec(spec, holds_cpu, allocation);
         let mut store = self.new_store(spec.component.clone(), current, &[]);
         let guest = spec
             .component

@@ -75,6 +75,25 @@ impl CurrentTask {
         }
     }
 
+    /// The current task of a store about to run `spec` with `allocation`
+    /// (giving its CPUs back while blocked when `holds_cpu`).
+    pub(crate) fn for_spec(
+        spec: &crate::task::TaskSpec,
+        holds_cpu: bool,
+        allocation: Allocation,
+    ) -> Self {
+        let mut current = Self::new(
+            spec.id,
+            spec.label.clone(),
+            holds_cpu,
+            spec.limits,
+            allocation,
+            spec.cancel.clone(),
+        );
+        current.entry = spec.entry.clone();
+        current
+    }
+
     /// Whether it was cancelled (or its actor killed).
     pub fn is_cancelled(&self) -> bool {
         self.cancel.load(std::sync::atomic::Ordering::Acquire)
@@ -225,6 +244,17 @@ impl TaskState {
 }
 
 impl TaskState {
+    /// Makes `current` the task this (long-lived) store runs now: its
+    /// memory limit applies and what the last task left of panics, limits
+    /// and timeouts is forgotten. Arm its limits afterwards.
+    pub(crate) fn begin(&mut self, current: CurrentTask) {
+        self.limiter.limit = current.limits.max_memory;
+        self.limiter.refused = None;
+        self.current = current;
+        self.panic_message = None;
+        self.timed_out = false;
+    }
+
     /// Holds `id` for this instance.
     pub(crate) fn hold(&mut self, id: ObjectId) {
         self.holds.hold(&self.rt.objects, id);

@@ -186,7 +186,7 @@ fn cancel_stops_queued_running_and_blocked_tasks() {
             })
             .collect::<Vec<_>>()
     };
-    assert_eq!(state("forever"), ["CANCELLED", "CANCELLED"]);
+    assert_eq!(state("spin"), ["CANCELLED", "CANCELLED"]);
     assert_eq!(state("waits_long"), ["CANCELLED"]);
     assert!(state("sleep_ms").contains(&"FINISHED".to_string()));
     assert_eq!(state("main"), ["FINISHED"]);

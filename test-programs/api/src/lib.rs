@@ -96,7 +96,6 @@ wray::export! {
         resources::gpu_after,
         resources::small_memory,
         resources::short_time,
-        resources::forever,
         resources::waits_long,
         resources::profiled,
         resources::reused,

@@ -71,20 +71,11 @@ pub(crate) fn short_time() -> u64 {
     }
 }
 
-/// Spins forever (node limit aside); for cancel and fuel.
-#[wray::remote]
-pub(crate) fn forever() -> u64 {
-    let mut n = 0u64;
-    loop {
-        n = std::hint::black_box(n.wrapping_add(1));
-    }
-}
-
 /// Blocks in `get` on a task that never ends; for cancel. (A task asleep
 /// in a WASI call stops only when the call returns, so the child spins.)
 #[wray::remote]
-pub(crate) fn waits_long() -> u64 {
-    forever.remote().get().unwrap_or(0)
+pub(crate) fn waits_long() -> i64 {
+    crate::failures::spin.remote().get().unwrap_or(0)
 }
 
 /// Runs a profiled step.
@@ -195,7 +186,7 @@ pub(crate) fn blocked() -> wray::Result<()> {
 pub(crate) fn limits() -> wray::Result<()> {
     println!("{}", message(small_memory.remote().get()));
     println!("{}", message(short_time.remote().get()));
-    let quick = forever
+    let quick = crate::failures::spin
         .options(Options::new().timeout(Duration::from_millis(100)))
         .remote();
     println!("{}", kind(quick.get()));
@@ -208,7 +199,9 @@ pub(crate) fn limits() -> wray::Result<()> {
 
 /// `fuel` (node with fuel metering): a fuel limit stops a spinning task.
 pub(crate) fn fuel() -> wray::Result<()> {
-    let r = forever.options(Options::new().fuel(1_000_000)).remote();
+    let r = crate::failures::spin
+        .options(Options::new().fuel(1_000_000))
+        .remote();
     println!("{}", message(r.get()));
     Ok(())
 }
@@ -216,7 +209,7 @@ pub(crate) fn fuel() -> wray::Result<()> {
 /// `cancel` (1 CPU): cancel a queued task, a running one, one blocked in
 /// `get`, and a parent with its children.
 pub(crate) fn cancel() -> wray::Result<()> {
-    let running = forever.remote();
+    let running = crate::failures::spin.remote();
     let queued = crate::objects::sleep_ms.remote(1);
     std::thread::sleep(Duration::from_millis(100));
     println!("cancel queued {}", wray::cancel(&queued, false, false));
