@@ -20,6 +20,8 @@ use crate::task::PendingTask;
 
 /// Finished tasks kept in the table.
 pub const MAX_FINISHED: usize = 100_000;
+/// Finished tasks evicted at once when there are too many.
+const EVICT_BATCH: usize = 1024;
 /// Failed tasks' errors kept for `errors()`.
 pub const MAX_ERRORS: usize = 10_000;
 
@@ -125,8 +127,9 @@ thread_local! {
 /// updating different tasks never contend) and what `cancel` needs.
 pub struct TaskEntry {
     record: Mutex<TaskRecord>,
-    /// The queued task (to take its spec before it runs).
-    pending: Weak<PendingTask>,
+    /// The queued task (to take its spec before it runs), set right after
+    /// the entry is made.
+    pending: std::sync::OnceLock<Weak<PendingTask>>,
     /// Set to stop it while it runs.
     cancel: Arc<AtomicBool>,
     /// Whether a running task may be stopped by `cancel` (an actor call may
@@ -142,18 +145,18 @@ impl std::fmt::Debug for TaskEntry {
 }
 
 impl TaskEntry {
-    fn new(
-        record: TaskRecord,
-        pending: Weak<PendingTask>,
-        cancel: Arc<AtomicBool>,
-        interruptible: bool,
-    ) -> Arc<Self> {
+    fn new(record: TaskRecord, cancel: Arc<AtomicBool>, interruptible: bool) -> Arc<Self> {
         Arc::new(TaskEntry {
             record: Mutex::new(record),
-            pending,
+            pending: std::sync::OnceLock::new(),
             cancel,
             interruptible,
         })
+    }
+
+    /// Links the entry to its queued task (once).
+    pub(crate) fn set_pending(&self, pending: &Arc<PendingTask>) {
+        let _ = self.pending.set(Arc::downgrade(pending));
     }
 
     /// Its arguments exist; it waits for resources.
@@ -254,25 +257,19 @@ pub(crate) enum CancelTarget {
 }
 
 impl Registry {
-    /// Records a submitted task (its spec is still in `pending`) and hands
-    /// its entry back to be kept with the spec.
-    pub(crate) fn submitted(&self, pending: &Arc<PendingTask>) -> Option<Arc<TaskEntry>> {
-        let (record, cancel, interruptible) = {
-            let guard = pending.spec.lock();
-            let spec = guard.as_ref()?;
-            (
-                TaskRecord::new(
-                    spec.id,
-                    spec.parent,
-                    spec.label.clone(),
-                    spec.request.clone(),
-                ),
-                spec.cancel.clone(),
-                !matches!(spec.kind, crate::task::TaskKind::ActorCall { .. }),
-            )
-        };
+    /// Records task `spec`, about to be submitted, and hands its entry back
+    /// to be kept with the spec (link it to its queued task with
+    /// [`TaskEntry::set_pending`]).
+    pub(crate) fn submitted(&self, spec: &crate::task::TaskSpec) -> Arc<TaskEntry> {
+        let record = TaskRecord::new(
+            spec.id,
+            spec.parent,
+            spec.label.clone(),
+            spec.request.clone(),
+        );
+        let interruptible = !matches!(spec.kind, crate::task::TaskKind::ActorCall { .. });
         let (id, parent) = (record.id, record.parent);
-        let entry = TaskEntry::new(record, Arc::downgrade(pending), cancel, interruptible);
+        let entry = TaskEntry::new(record, spec.cancel.clone(), interruptible);
         let parent_entry = {
             let mut t = self.table.lock();
             t.entries.insert(id, entry.clone());
@@ -281,13 +278,13 @@ impl Registry {
         if let Some(p) = parent_entry {
             p.record.lock().children.push(id);
         }
-        Some(entry)
+        entry
     }
 
     /// Records a driver (`main`), running from now.
     pub(crate) fn driver_started(&self, id: TaskId) -> Arc<TaskEntry> {
         let record = TaskRecord::new(id, None, "main".to_string(), Request::default());
-        let entry = TaskEntry::new(record, Weak::new(), Arc::default(), false);
+        let entry = TaskEntry::new(record, Arc::default(), false);
         entry.started();
         self.table.lock().entries.insert(id, entry.clone());
         entry
@@ -297,7 +294,7 @@ impl Registry {
     /// request): kept with the errors.
     pub(crate) fn failed_at_submission(&self, error: &TaskError) {
         let record = TaskRecord::new(error.task, None, error.function.clone(), Request::default());
-        let entry = TaskEntry::new(record, Weak::new(), Arc::default(), false);
+        let entry = TaskEntry::new(record, Arc::default(), false);
         self.table.lock().entries.insert(error.task, entry.clone());
         self.ended(&entry, Some(error));
     }
@@ -331,12 +328,19 @@ impl Registry {
                 }
             }
             f.order.push_back(id);
-            (f.order.len() > MAX_FINISHED)
-                .then(|| f.order.pop_front())
-                .flatten()
+            // Evicted in batches, so that the table is locked once per
+            // EVICT_BATCH finished tasks.
+            if f.order.len() >= MAX_FINISHED + EVICT_BATCH {
+                f.order.drain(..EVICT_BATCH).collect()
+            } else {
+                Vec::new()
+            }
         };
-        if let Some(old) = evicted {
-            self.table.lock().entries.remove(&old);
+        if !evicted.is_empty() {
+            let mut t = self.table.lock();
+            for old in evicted {
+                t.entries.remove(&old);
+            }
         }
     }
 
@@ -357,7 +361,7 @@ impl Registry {
             let target = if done {
                 CancelTarget::Done
             } else {
-                match entry.pending.upgrade() {
+                match entry.pending.get().and_then(Weak::upgrade) {
                     Some(p) if p.spec.lock().is_some() => {
                         entry.cancel.store(true, Ordering::Release);
                         CancelTarget::Queued(p)

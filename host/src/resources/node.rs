@@ -115,9 +115,17 @@ impl Units {
         Quantity(self.free.iter().sum())
     }
 
-    /// Whether `q` fits in these units when all are free.
+    /// Whether `q` fits in these units when all are free (no allocation:
+    /// it runs on every submission).
     fn feasible(&self, q: Quantity) -> bool {
-        Self::pick(&self.capacity, &self.capacity, q).is_some()
+        if q == Quantity::ZERO {
+            true
+        } else if q.0 < SCALE {
+            self.capacity.iter().any(|c| *c >= q.0)
+        } else {
+            q.is_whole()
+                && self.capacity.iter().filter(|c| **c == SCALE).count() as u64 >= q.units()
+        }
     }
 
     /// Which units (index, amount) would serve `q` from `free`.

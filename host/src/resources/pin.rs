@@ -22,10 +22,28 @@ pub fn allowed_cpus() -> Vec<u32> {
     (0..n as u32).collect()
 }
 
+thread_local! {
+    /// The cores this thread was last pinned to (a syscall is only made when
+    /// they change).
+    static PINNED: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// Restricts the calling thread to `cpus` (all allowed cores when empty).
 /// Best effort: a failure is logged, the task runs unpinned.
 pub fn pin_current_thread(cpus: &[u32], allowed: &[u32]) {
     let cpus = if cpus.is_empty() { allowed } else { cpus };
+    let unchanged = PINNED.with(|p| {
+        let mut p = p.borrow_mut();
+        if p.as_slice() == cpus {
+            return true;
+        }
+        p.clear();
+        p.extend_from_slice(cpus);
+        false
+    });
+    if unchanged {
+        return;
+    }
     // SAFETY: as in `allowed_cpus`; CPU_SET ignores ids past the set's size.
     let rc = unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();

@@ -43,12 +43,10 @@ impl Runtime {
         let deps: Vec<_> = spec.dependencies().collect();
         let actor = spec.actor().cloned();
         let label = spec.label.clone();
+        let entry = self.registry.submitted(&spec);
+        spec.entry = Some(entry.clone());
         let task = PendingTask::new(spec);
-        if let Some(entry) = self.registry.submitted(&task) {
-            if let Some(spec) = task.spec.lock().as_mut() {
-                spec.entry = Some(entry);
-            }
-        }
+        entry.set_pending(&task);
         if let Some(actor) = &actor {
             // Queued at once so calls run in submission order.
             actor.enqueue(task.clone());
