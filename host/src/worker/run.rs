@@ -40,7 +40,22 @@ impl Runtime {
             }
             self.release_all(&holds);
         }
-        self.release_resources(&allocation);
+        if allocation != Allocation::default() {
+            self.release_resources(&allocation);
+        }
+    }
+
+    /// Gives the task's resources back before its results are sealed, so
+    /// that whoever sees the results also sees the resources free (and the
+    /// next task starts sooner); `allocation` is left empty.
+    fn release_before_sealing(
+        self: &Arc<Self>,
+        store: &mut TaskStore,
+        allocation: &mut Allocation,
+    ) {
+        let held = std::mem::take(&mut store.data_mut().current.allocation);
+        *allocation = Allocation::default();
+        self.release_resources(&held);
     }
 
     /// Runs the task and seals its results while its instance still holds
@@ -81,8 +96,8 @@ impl Runtime {
             .wray_runtime_app()
             .call_invoke(&mut *store, name, &args);
         let result = finish_call(result, store.data(), spec.returns.len());
+        self.release_before_sealing(&mut store, allocation);
         self.finish(&spec, result);
-        *allocation = std::mem::take(&mut store.data_mut().current.allocation);
         Ok(())
     }
 
@@ -131,8 +146,8 @@ impl Runtime {
             Err(trap) => (false, Err(trap_to_task_error(&trap, store.data()))),
         };
         let (keep, result) = result;
+        self.release_before_sealing(&mut store, allocation);
         self.finish(spec, result);
-        *allocation = std::mem::take(&mut store.data_mut().current.allocation);
         if keep && !store.data().current.is_cancelled() {
             self.reusable
                 .put(hash, Idle { store, guest }, self.config.num_cpus);
