@@ -109,13 +109,57 @@ pub fn bench(runs: usize, skip_ray: bool) -> Result<()> {
     run::header("bench: Ray's ray microbenchmark (bench/ray/run.sh)");
     let ray_side = compare::ray_side(&paths::repo_root(), skip_ray)?;
     let comparison = compare::render(&wray_side, ray_side.as_ref())?;
+    let pages = huge_pages(&release.join("wray"), &wasm.join("microbench.wasm"))?;
 
-    let report = render(&comparison, &rows, &micro, runs)?;
+    let mut report = render(&comparison, &rows, &micro, runs)?;
+    report.push_str(&pages);
     print!("{report}");
     let path = paths::repo_root().join("docs").join("benchmarks.md");
     std::fs::write(&path, report).with_context(|| format!("writing {}", path.display()))?;
     println!("written to {}", path.display());
     Ok(())
+}
+
+/// Huge pages the store case needs free: a 2 GiB store (1,024 pages) and
+/// as many again for the copy-on-write reservation of a private mapping of
+/// the 1 GiB object.
+const HUGE_PAGES_NEEDED: u64 = 1_600;
+
+/// The zero-copy read cases on 4 KiB pages and on 2 MiB huge pages, both in
+/// this run, when the kernel has enough huge pages reserved; otherwise a
+/// line saying how to reserve them.
+fn huge_pages(wray: &std::path::Path, component: &std::path::Path) -> Result<String> {
+    run::header("bench: zero-copy reads on 4 KiB and on huge pages");
+    let free = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            let line = m.lines().find(|l| l.starts_with("HugePages_Free:"))?;
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .unwrap_or(0);
+    let mut s = String::from(
+        "
+## Zero-copy reads on huge pages (`--huge-pages`)
+
+",
+    );
+    if free < HUGE_PAGES_NEEDED {
+        writeln!(
+            s,
+            "Not measured: {free} huge pages free, {HUGE_PAGES_NEEDED} needed \
+             (as root: `echo {HUGE_PAGES_NEEDED} > /proc/sys/vm/nr_hugepages`)."
+        )?;
+        return Ok(s);
+    }
+    let small = compare::store_cases(wray, component, 2048, false)?;
+    let huge = compare::store_cases(wray, component, 2048, true)?;
+    writeln!(
+        s,
+        "The same cases with a 2 GiB store, in this run, on 4 KiB pages and on 2 MiB \
+         huge pages.\n"
+    )?;
+    s.push_str(&compare::render_pages(&small, &huge)?);
+    Ok(s)
 }
 
 /// Runs `cmd` and returns its stdout; fails on a non-zero exit.

@@ -121,6 +121,56 @@ pub fn wray_side(wray: &Path, component: &Path) -> Result<Side> {
     Ok(side)
 }
 
+/// The zero-copy read cases (`gigabytes` and `latency`) on a store of
+/// `store_mib` MiB, with `--huge-pages` or not, in one process each.
+///
+/// # Errors
+/// Fails when the command cannot be started.
+pub fn store_cases(wray: &Path, component: &Path, store_mib: u64, huge: bool) -> Result<Side> {
+    let mut all = Side::default();
+    for filter in ["get gigabytes", "latency"] {
+        let mut cmd = Command::new(wray);
+        cmd.args(["microbenchmark", "--json", "--filter", filter])
+            .args(["--object-store-memory", &store_mib.to_string()])
+            .arg("--component")
+            .arg(component);
+        if huge {
+            cmd.arg("--huge-pages");
+        }
+        let side = json_lines(&mut cmd)?;
+        all.results.extend(side.results);
+        all.failed.extend(side.failed);
+        all.note = all.note.or(side.note);
+    }
+    Ok(all)
+}
+
+/// A table of the same cases on 4 KiB and on huge pages, side by side.
+pub fn render_pages(small: &Side, huge: &Side) -> Result<String> {
+    let mut s = String::new();
+    writeln!(s, "| case | 4 KiB pages | 2 MiB huge pages | unit |")?;
+    writeln!(s, "| --- | ---: | ---: | --- |")?;
+    for r in &small.results {
+        let other = huge.get(&r.case).map_or_else(
+            || "-".to_string(),
+            |h| format!("{:.2} ± {:.2}", h.rate, h.sd),
+        );
+        writeln!(
+            s,
+            "| {} | {:.2} ± {:.2} | {other} | {} |",
+            r.case, r.rate, r.sd, r.unit
+        )?;
+    }
+    for (case, message) in small.failed.iter().chain(&huge.failed) {
+        writeln!(
+            s,
+            "
+{case} failed: {message}"
+        )?;
+    }
+    Ok(s)
+}
+
 /// `bench/ray/run.sh --json` if it exists; `None` when skipped.
 ///
 /// # Errors
