@@ -35,12 +35,15 @@ impl InstanceCache {
     }
 
     /// Keeps `instance` for the next task, unless `limit` instances of
-    /// component `hash` are idle already (then it is dropped).
-    pub fn put(&self, hash: &str, instance: Idle, limit: usize) {
+    /// component `hash` are idle already: then it is handed back.
+    pub fn put(&self, hash: &str, instance: Idle, limit: usize) -> Option<Idle> {
         let mut idle = self.idle.lock();
         let list = idle.entry(hash.to_string()).or_default();
         if list.len() < limit {
             list.push(instance);
+            None
+        } else {
+            Some(instance)
         }
     }
 

@@ -45,22 +45,46 @@ impl Runtime {
         }
     }
 
-    /// Gives the task's resources back before its results are sealed, so
-    /// that whoever sees the results also sees the resources free (and the
-    /// next task starts sooner); `allocation` is left empty.
-    fn release_before_sealing(
+    /// Ends a task that ran on `store`: keeps the instance for the next task
+    /// when `keep` (reusable functions; the cache has room), else tears it
+    /// down; then gives the task's resources back and seals `result`, in
+    /// that order: whoever sees the results sees the resources free, and no
+    /// more instances live than the resources (and the cache) allow. What the
+    /// instance held is kept until the results are sealed (a result may
+    /// contain refs to objects it put). `allocation` is emptied.
+    fn end_task(
         self: &Arc<Self>,
-        store: &mut TaskStore,
+        spec: &TaskSpec,
+        mut store: TaskStore,
+        guest: Guest,
+        keep: bool,
+        result: Result<Vec<Object>, TaskError>,
         allocation: &mut Allocation,
     ) {
         let held = std::mem::take(&mut store.data_mut().current.allocation);
         *allocation = Allocation::default();
+        let rejected = if keep {
+            let hash = &spec.component.record.hash;
+            self.reusable
+                .put(hash, Idle { store, guest }, self.config.num_cpus)
+                .map(|idle| idle.store)
+        } else {
+            Some(store)
+        };
+        let mut holds = rejected.map(|mut store| std::mem::take(&mut store.data_mut().holds));
         self.release_resources(&held);
+        self.finish(spec, result);
+        if let Some(holds) = &mut holds {
+            holds.release_all(&self.objects);
+        }
     }
 
-    /// Runs the task and seals its results while its instance still holds
-    /// what it made (a result may contain refs to objects it put).
-    /// `allocation` is updated (its CPUs may change while the task blocks).
+    /// Runs the task, then tears its instance down, gives its resources
+    /// back and seals its results, in that order: whoever sees the results
+    /// sees the resources free, and no more instances live than the
+    /// resources allow. What the instance held is kept until the results
+    /// are sealed (a result may contain refs to objects it put).
+    /// `allocation` is emptied.
     fn execute_function(
         self: &Arc<Self>,
         mut spec: TaskSpec,
@@ -96,8 +120,7 @@ impl Runtime {
             .wray_runtime_app()
             .call_invoke(&mut *store, name, &args);
         let result = finish_call(result, store.data(), spec.returns.len());
-        self.release_before_sealing(&mut store, allocation);
-        self.finish(&spec, result);
+        self.end_task(&spec, store, guest, false, result, allocation);
         Ok(())
     }
 
@@ -145,13 +168,9 @@ impl Runtime {
             ),
             Err(trap) => (false, Err(trap_to_task_error(&trap, store.data()))),
         };
-        let (keep, result) = result;
-        self.release_before_sealing(&mut store, allocation);
-        self.finish(spec, result);
-        if keep && !store.data().current.is_cancelled() {
-            self.reusable
-                .put(hash, Idle { store, guest }, self.config.num_cpus);
-        }
+        let (ran, result) = result;
+        let keep = ran && !store.data().current.is_cancelled();
+        self.end_task(spec, store, guest, keep, result, allocation);
         Ok(())
     }
 
