@@ -30,7 +30,7 @@ use crate::runtime::Runtime;
 use crate::task::{PendingTask, TaskKind, TaskSpec};
 use crate::worker::classify::trap_to_task_error;
 use crate::worker::mapping::TaskStore;
-use crate::worker::run::{arm_limits, finish_call, payload_refs, system_error};
+use crate::worker::run::{finish_call, payload_refs, rearm_limits, system_error};
 use crate::worker::state::CurrentTask;
 
 /// A live actor instance: its store, its bindings, and the handle of its
@@ -282,7 +282,7 @@ impl Actor {
         let state = inst.store.data_mut();
         state.begin(current);
         state.hold_all(payload_refs(&args));
-        arm_limits(&mut inst.store);
+        rearm_limits(&mut inst.store);
         let result = inst.guest.wray_runtime_app().actor_instance().call_call(
             &mut inst.store,
             inst.handle,

@@ -145,7 +145,7 @@ impl Runtime {
         let state = store.data_mut();
         state.begin(CurrentTask::for_spec(spec, true, allocation.clone()));
         state.hold_all(payload_refs(&args));
-        arm_limits(&mut store);
+        rearm_limits(&mut store);
         let app = guest.wray_runtime_app();
         let (hook, prepared) = if fresh {
             ("init", app.call_init(&mut *store))
@@ -284,12 +284,6 @@ pub(crate) fn from_payload(store: &ObjectStore, p: types::Payload) -> Object {
 /// (10 ms), stops the guest when its task was cancelled or its deadline
 /// passed; and its fuel, when the node meters fuel.
 pub(crate) fn arm_limits(store: &mut Store<TaskState>) {
-    if store.data().rt.config.fuel_metering {
-        let fuel = store.data().current.limits.fuel.unwrap_or(u64::MAX);
-        // Cannot fail: fuel is enabled.
-        let _ = store.set_fuel(fuel);
-    }
-    store.set_epoch_deadline(1);
     store.epoch_deadline_callback(|mut ctx| {
         let state = ctx.data_mut();
         if state.current.is_cancelled() {
@@ -301,6 +295,20 @@ pub(crate) fn arm_limits(store: &mut Store<TaskState>) {
         }
         Ok(wasmtime::UpdateDeadline::Continue(1))
     });
+    rearm_limits(store);
+}
+
+/// Re-arms `store` for a new current task (a reused or actor instance,
+/// whose callback from [`arm_limits`] reads the task's deadline and cancel
+/// flag as they are now): the next epoch tick checks, and fuel is refilled
+/// to the task's limit.
+pub(crate) fn rearm_limits(store: &mut Store<TaskState>) {
+    if store.data().rt.config.fuel_metering {
+        let fuel = store.data().current.limits.fuel.unwrap_or(u64::MAX);
+        // Cannot fail: fuel is enabled.
+        let _ = store.set_fuel(fuel);
+    }
+    store.set_epoch_deadline(1);
 }
 
 /// The outcome of a guest call that returns `result<list<payload>,
