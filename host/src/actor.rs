@@ -128,14 +128,6 @@ impl Actor {
         self.inner.lock().queue.push_back(task);
     }
 
-    /// Marks the actor dead with `cause` before it ever got resources; its
-    /// instance is dropped.
-    pub fn kill(&self, cause: TaskError) {
-        let mut inner = self.inner.lock();
-        inner.dead.get_or_insert(cause);
-        inner.instance = None;
-    }
-
     /// Starts the head of the queue if it is ready and nothing is running.
     pub fn try_run(self: &Arc<Self>, rt: &Arc<Runtime>) {
         let (task, instance, dead) = {

@@ -27,20 +27,20 @@ impl Limits {
         }
     }
 
-    /// Each limit from `call` if set, else from `declared`, else the
-    /// node's.
+    /// Each limit from `call` if set, else from `declared`, else from
+    /// `base` (the node's limits, or an actor's for its calls).
     ///
     /// # Errors
-    /// A message when a fuel limit is asked of a node without fuel metering,
-    /// or a memory limit below one wasm page.
+    /// A message when a fuel limit is asked of a node without fuel metering
+    /// (`fuel_metering` false), or a memory limit below one wasm page.
     pub fn resolve(
         call: &types::Limits,
         declared: &types::Limits,
-        config: &NodeConfig,
+        base: Limits,
+        fuel_metering: bool,
     ) -> Result<Self, String> {
-        let node = Self::node(config);
-        let fuel = call.fuel.or(declared.fuel).or(node.fuel);
-        if fuel.is_some() && !config.fuel_metering {
+        let fuel = call.fuel.or(declared.fuel).or(base.fuel);
+        if fuel.is_some() && !fuel_metering {
             return Err(
                 "a fuel limit needs a node started with fuel metering (--fuel-metering)".into(),
             );
@@ -48,7 +48,7 @@ impl Limits {
         let max_memory = call
             .max_memory
             .or(declared.max_memory)
-            .unwrap_or(node.max_memory);
+            .unwrap_or(base.max_memory);
         if max_memory < 1 << 16 {
             return Err(format!(
                 "max_memory of {max_memory} bytes is below one wasm page (65536)"
@@ -60,7 +60,7 @@ impl Limits {
                 .timeout_ms
                 .or(declared.timeout_ms)
                 .map(Duration::from_millis)
-                .or(node.timeout),
+                .or(base.timeout),
             fuel,
         })
     }
@@ -81,10 +81,12 @@ mod tests {
     #[test]
     fn call_overrides_declaration_overrides_node() {
         let config = NodeConfig::default();
+        let node = Limits::node(&config);
         let l = Limits::resolve(
             &limits(None, Some(5), None),
             &limits(Some(1 << 20), Some(9), None),
-            &config,
+            node,
+            false,
         )
         .unwrap();
         assert_eq!(l.max_memory, 1 << 20);
@@ -92,25 +94,24 @@ mod tests {
         let l = Limits::resolve(
             &limits(None, None, None),
             &limits(None, None, None),
-            &config,
+            node,
+            false,
         )
         .unwrap();
         assert_eq!(l, Limits::node(&config));
         let err = Limits::resolve(
             &limits(None, None, Some(10)),
             &limits(None, None, None),
-            &config,
+            node,
+            false,
         )
         .unwrap_err();
         assert!(err.contains("fuel metering"), "{err}");
-        let metered = NodeConfig {
-            fuel_metering: true,
-            ..NodeConfig::default()
-        };
         let l = Limits::resolve(
             &limits(None, None, Some(10)),
             &limits(None, None, None),
-            &metered,
+            node,
+            true,
         )
         .unwrap();
         assert_eq!(l.fuel, Some(10));

@@ -38,7 +38,7 @@ impl Runtime {
                                 "cancelled before it ran",
                             );
                             if let TaskKind::ActorCreate { actor } = &spec.kind {
-                                actor.kill(error.clone());
+                                actor.die(self, error.clone());
                             }
                             self.finish(&spec, Err(error));
                             self.release_all(&spec.holds);

@@ -85,21 +85,42 @@ impl Runtime {
         self.complete(returns, Err(error));
     }
 
-    /// The request and limits of a task: from its options, then what
-    /// `declared`, then `default`; checked against the node's totals.
-    fn resolve_options(
+    /// Checks a call against the function-table row it resolved to (see
+    /// [`check_call`]), then resolves its request and limits: each from the
+    /// call's options, then the row's declaration, then `default` (`None`:
+    /// the task takes no resources of its own, as an actor call) and
+    /// `base`. A request is checked against the node's totals.
+    #[allow(clippy::too_many_arguments)]
+    fn check_and_resolve(
         &self,
-        options: &types::TaskOptions,
-        declared: Option<&Declared>,
-        default: &Request,
+        found: Option<&FunctionRecord>,
+        missing: impl FnOnce() -> String,
+        label: &str,
+        call: &Submission,
+        returns: Option<usize>,
+        default: Option<&Request>,
+        base: Limits,
     ) -> Result<(Request, Limits), (ErrorKind, String)> {
+        check_call(found, missing, label, call.args.len(), returns)?;
         let none = Declared::default();
-        let d = declared.unwrap_or(&none);
-        let (request, limits) = (declared_request(d), declared_limits(d));
-        let request = Request::resolve(&options.resources, &request, default)
-            .map_err(|m| (ErrorKind::InvalidArgument, m))?;
-        let limits = Limits::resolve(&options.limits, &limits, &self.config)
-            .map_err(|m| (ErrorKind::InvalidArgument, m))?;
+        let declared = found.map_or(&none, |f| &f.declared);
+        let invalid = |m| (ErrorKind::InvalidArgument, m);
+        let limits = Limits::resolve(
+            &call.options.limits,
+            &declared_limits(declared),
+            base,
+            self.config.fuel_metering,
+        )
+        .map_err(invalid)?;
+        let Some(default) = default else {
+            return Ok((Request::default(), limits));
+        };
+        let request = Request::resolve(
+            &call.options.resources,
+            &declared_request(declared),
+            default,
+        )
+        .map_err(invalid)?;
         self.pool.check_feasible(&request).map_err(|m| {
             (
                 ErrorKind::Infeasible,
@@ -123,7 +144,7 @@ impl Runtime {
         self.expect_returns(caller, &returns);
         let record = &component.record;
         let found = record.function(&function);
-        let checked = check_call(
+        let checked = self.check_and_resolve(
             found,
             || {
                 format!(
@@ -132,13 +153,11 @@ impl Runtime {
                 )
             },
             &function,
-            call.args.len(),
+            &call,
             Some(returns.len()),
-        )
-        .and_then(|()| {
-            let declared = found.map(|f| &f.declared);
-            self.resolve_options(&call.options, declared, &Request::one_cpu())
-        });
+            Some(&Request::one_cpu()),
+            Limits::node(&self.config),
+        );
         let (request, limits) = match checked {
             Ok(resolved) => resolved,
             Err((kind, message)) => {
@@ -174,7 +193,8 @@ impl Runtime {
     ) {
         let (id, label) = (call.id, format!("{class}.new"));
         let found = component.record.actor_class(&class);
-        let checked = check_call(
+        // Actors use no CPU unless they ask (Ray's default for running).
+        let checked = self.check_and_resolve(
             found,
             || {
                 format!(
@@ -183,14 +203,11 @@ impl Runtime {
                 )
             },
             &label,
-            call.args.len(),
+            &call,
             None,
-        )
-        .and_then(|()| {
-            let declared = found.map(|f| &f.declared);
-            // Actors use no CPU unless they ask (Ray's default for running).
-            self.resolve_options(&call.options, declared, &Request::default())
-        });
+            Some(&Request::default()),
+            Limits::node(&self.config),
+        );
         let (request, limits) = match checked {
             Ok(resolved) => resolved,
             Err((kind, message)) => {
@@ -203,7 +220,7 @@ impl Runtime {
                 self.actors.lock().insert(id, actor.clone());
                 let error = TaskError::new(kind, label, id, message);
                 self.registry.failed_at_submission(&error);
-                actor.kill(error);
+                actor.die(self, error);
                 return;
             }
         };
@@ -248,38 +265,17 @@ impl Runtime {
         };
         let label = format!("{}.{method}", actor.class);
         let found = actor.component.record.actor_method(&actor.class, &method);
-        let checked = check_call(
+        let checked = self.check_and_resolve(
             found,
             || format!("actor class `{}` has no method `{method}`", actor.class),
             &label,
-            call.args.len(),
+            &call,
             Some(returns.len()),
-        )
-        .and_then(|()| {
-            let method_limits =
-                declared_limits(found.map_or(&Declared::default(), |f| &f.declared));
-            let limits = &call.options.limits;
-            let max_memory = limits.max_memory.or(method_limits.max_memory);
-            let timeout = limits.timeout_ms.or(method_limits.timeout_ms);
-            let fuel = limits.fuel.or(method_limits.fuel);
-            let base = actor.limits;
-            let resolved = Limits {
-                max_memory: max_memory.unwrap_or(base.max_memory),
-                timeout: timeout
-                    .map(std::time::Duration::from_millis)
-                    .or(base.timeout),
-                fuel: fuel.or(base.fuel),
-            };
-            if resolved.fuel.is_some() && !self.config.fuel_metering {
-                return Err((
-                    ErrorKind::InvalidArgument,
-                    "a fuel limit needs a node started with fuel metering (--fuel-metering)".into(),
-                ));
-            }
-            Ok(resolved)
-        });
+            None,
+            actor.limits,
+        );
         let limits = match checked {
-            Ok(l) => l,
+            Ok((_, l)) => l,
             Err((kind, message)) => {
                 self.reject(&returns, TaskError::new(kind, label, id, message));
                 return returns;
