@@ -93,8 +93,6 @@ pub struct TaskRecord {
     pub spans: Vec<Span>,
     /// Its error, if it failed.
     pub error: Option<TaskError>,
-    /// Tasks it submitted (for recursive cancel).
-    pub children: Vec<TaskId>,
 }
 
 impl TaskRecord {
@@ -113,7 +111,6 @@ impl TaskRecord {
             worker: None,
             spans: Vec::new(),
             error: None,
-            children: Vec::new(),
         }
     }
 }
@@ -132,6 +129,9 @@ pub struct TaskEntry {
     pending: std::sync::OnceLock<Weak<PendingTask>>,
     /// Set to stop it while it runs.
     cancel: Arc<AtomicBool>,
+    /// The task that submitted it (read without the record's lock, when a
+    /// recursive cancel looks for children).
+    parent: Option<TaskId>,
     /// Whether a running task may be stopped by `cancel` (an actor call may
     /// not: stopping it would kill its actor; Ray leaves running actor
     /// tasks alone too).
@@ -147,6 +147,7 @@ impl std::fmt::Debug for TaskEntry {
 impl TaskEntry {
     fn new(record: TaskRecord, cancel: Arc<AtomicBool>, interruptible: bool) -> Arc<Self> {
         Arc::new(TaskEntry {
+            parent: record.parent,
             record: Mutex::new(record),
             pending: std::sync::OnceLock::new(),
             cancel,
@@ -268,16 +269,9 @@ impl Registry {
             spec.request.clone(),
         );
         let interruptible = !matches!(spec.kind, crate::task::TaskKind::ActorCall { .. });
-        let (id, parent) = (record.id, record.parent);
+        let id = record.id;
         let entry = TaskEntry::new(record, spec.cancel.clone(), interruptible);
-        let parent_entry = {
-            let mut t = self.table.lock();
-            t.entries.insert(id, entry.clone());
-            parent.and_then(|p| t.entries.get(&p).cloned())
-        };
-        if let Some(p) = parent_entry {
-            p.record.lock().children.push(id);
-        }
+        self.table.lock().entries.insert(id, entry.clone());
         entry
     }
 
@@ -345,19 +339,29 @@ impl Registry {
     }
 
     /// Finds task `id` to cancel it, setting its flag when it runs; with
-    /// `recursive`, also the tasks it submitted (returned after it).
+    /// `recursive`, also the tasks it submitted, and theirs (returned after
+    /// it). Children are found by one scan of the table at cancel time, so
+    /// that submission keeps no per-parent lists.
     pub(crate) fn cancel(&self, id: TaskId, recursive: bool) -> Vec<(TaskId, CancelTarget)> {
+        let mut children: HashMap<TaskId, Vec<TaskId>> = HashMap::new();
+        if recursive {
+            for (child, entry) in &self.table.lock().entries {
+                if let Some(parent) = entry.parent {
+                    children.entry(parent).or_default().push(*child);
+                }
+            }
+        }
         let mut out = Vec::new();
         let mut work = vec![id];
         while let Some(id) = work.pop() {
+            if let Some(kids) = children.remove(&id) {
+                work.extend(kids);
+            }
             let Some(entry) = self.table.lock().entries.get(&id).cloned() else {
                 out.push((id, CancelTarget::Done));
                 continue;
             };
-            let (done, children) = {
-                let r = entry.record.lock();
-                (r.status.is_done(), r.children.clone())
-            };
+            let done = entry.record.lock().status.is_done();
             let target = if done {
                 CancelTarget::Done
             } else {
@@ -374,9 +378,6 @@ impl Registry {
                 }
             };
             out.push((id, target));
-            if recursive {
-                work.extend(children);
-            }
         }
         out
     }
