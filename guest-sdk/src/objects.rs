@@ -16,8 +16,12 @@ use crate::runtime::task_error;
 /// When rkyv cannot serialize `value` (a bug in the caller, not a condition
 /// of the host).
 pub fn put<T: Value>(value: &T) -> ObjectRef<T> {
-    let large = matches!(value.encoded_len(), Ok(len) if len >= crate::mapped::INLINE_MAX);
-    let streamed = if large { put_streaming(value) } else { None };
+    // One counting pass sizes the value for every path below.
+    let large = value
+        .encoded_len()
+        .ok()
+        .filter(|len| *len >= crate::mapped::INLINE_MAX);
+    let streamed = large.and_then(|len| put_streaming(value, len));
     let id = match streamed {
         Some(id) => id,
         None => put_encoded(value, large),
@@ -27,10 +31,10 @@ pub fn put<T: Value>(value: &T) -> ObjectRef<T> {
     r
 }
 
-/// `value` streamed into a reserved object of the shared-memory store (one
-/// copy: see [`crate::stream`]); `None` when the store has no room for it.
-fn put_streaming<T: Value>(value: &T) -> Option<wit::ObjectId> {
-    let len = value.encoded_len().ok()?;
+/// `value`, `len` bytes encoded, streamed into a reserved object of the
+/// shared-memory store (one copy: see [`crate::stream`]); `None` when the
+/// store has no room for it.
+fn put_streaming<T: Value>(value: &T, len: usize) -> Option<wit::ObjectId> {
     let id = mapping::reserve(len as u64).ok()?;
     let (written, refs) = crate::refs::collecting(|| {
         value
@@ -52,16 +56,12 @@ fn put_streaming<T: Value>(value: &T) -> Option<wit::ObjectId> {
 }
 
 /// `value` encoded into a buffer and handed to the host (which copies it,
-/// spilling to disk when the store is full).
-fn put_encoded<T: Value>(value: &T, large: bool) -> wit::ObjectId {
+/// spilling to disk when the store is full). `large`: its encoded length,
+/// when that is at least the inline threshold.
+fn put_encoded<T: Value>(value: &T, large: Option<usize>) -> wit::ObjectId {
     // Large values are encoded into a buffer of their exact size (a growing
     // buffer would need up to twice the value's size while it doubles).
-    let len = if large {
-        value.encoded_len().ok()
-    } else {
-        None
-    };
-    let (encoded, refs) = crate::refs::collecting(|| match len {
+    let (encoded, refs) = crate::refs::collecting(|| match large {
         Some(len) => value.encode_sized(len),
         None => value.encode(),
     });
