@@ -14,7 +14,7 @@ use std::hint::black_box;
 use wray::ObjectRef;
 
 use crate::suite::{err, Ctx, RAY_GB};
-use crate::timeit::{timeit, Stat};
+use wray_timeit::{timeit, Stat};
 
 /// A `Vec<u8>` of `len` ones, put by a task (so the driver's memory holds
 /// only what its `get`s bring in). The task returns a ref to the object
@@ -59,7 +59,7 @@ pub fn get_latency(cx: &Ctx, len: u64) -> Result<Stat, String> {
     Ok(timeit(cx.scale, || {
         let mapped = obj.map().map_err(err)?;
         black_box(mapped.len());
-        Ok(())
+        Ok::<(), String>(())
     })?
     .latency_us())
 }

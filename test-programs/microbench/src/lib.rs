@@ -19,7 +19,6 @@
 mod large_objects;
 mod ray_perf;
 mod suite;
-mod timeit;
 
 use std::time::Instant;
 

@@ -13,7 +13,7 @@
 use wray::{ActorHandle, ObjectRef};
 
 use crate::suite::{err, Ctx, RAY_GB};
-use crate::timeit::{timeit, Stat};
+use wray_timeit::{timeit, Stat};
 
 /// Ray's `small_value`: the trivial task.
 #[wray::remote]
@@ -132,7 +132,7 @@ pub fn get_calls(cx: &Ctx) -> Result<Stat, String> {
 pub fn put_calls(cx: &Ctx) -> Result<Stat, String> {
     Ok(timeit(cx.scale, || {
         wray::put(&0i64);
-        Ok(())
+        Ok::<(), String>(())
     })?
     .rate(1.0))
 }
@@ -153,7 +153,7 @@ pub fn put_gigabytes(cx: &Ctx) -> Result<Stat, String> {
     let gb = (LEN * 8) as f64 / RAY_GB; // Ray's 8 * 0.1
     Ok(timeit(cx.scale, || {
         wray::put(&arr);
-        Ok(())
+        Ok::<(), String>(())
     })?
     .rate(gb))
 }
@@ -193,7 +193,7 @@ pub fn wait_1k_refs(cx: &Ctx) -> Result<Stat, String> {
             let (_ready, rest) = wray::wait(&not_ready, 1, None);
             not_ready = rest;
         }
-        Ok(())
+        Ok::<(), String>(())
     })?
     .rate(1.0))
 }

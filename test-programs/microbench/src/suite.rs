@@ -19,7 +19,7 @@
 
 use crate::large_objects;
 use crate::ray_perf;
-use crate::timeit::Stat;
+use wray_timeit::Stat;
 
 /// Ray's "gigabyte": its 800 MiB array counts as 0.8 GB
 /// (`multiplier = 8 * 0.1`), so 1 GB = 1000 MiB.

@@ -17,7 +17,6 @@ mod run;
 mod session;
 mod state_cmds;
 mod store_args;
-mod timeit;
 
 use clap::{Parser, Subcommand};
 use tracing_subscriber::EnvFilter;

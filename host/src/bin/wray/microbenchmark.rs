@@ -24,7 +24,7 @@ use wray_host::{NodeConfig, Stdio};
 use crate::store_args::StoreArgs;
 
 use crate::embedded;
-use crate::timeit::{timeit, Rate};
+use wray_timeit::{timeit, Stat};
 
 /// Name of the native copy case.
 const MEMCPY: &str = "memcpy gigabytes";
@@ -102,7 +102,7 @@ impl SuiteLine {
 }
 
 impl CaseResult {
-    fn host(case: &str, rate: Rate, unit: &str) -> Self {
+    fn host(case: &str, rate: Stat, unit: &str) -> Self {
         Self {
             case: case.to_string(),
             rate: rate.mean,
@@ -277,13 +277,13 @@ fn memcpy(scale: f64) -> CaseResult {
     // kernel's shared zero page.
     let src = vec![1u8; PUT_GIGABYTES_BYTES];
     let mut dst = vec![0u8; PUT_GIGABYTES_BYTES];
-    let rate = timeit(scale, PUT_GIGABYTES_GB, || {
+    let rounds = timeit(scale, || {
         dst.copy_from_slice(black_box(&src));
         black_box(&mut dst);
         Ok::<(), std::convert::Infallible>(())
     });
-    match rate {
-        Ok(rate) => CaseResult::host(MEMCPY, rate, "GB per second"),
+    match rounds {
+        Ok(r) => CaseResult::host(MEMCPY, r.rate(PUT_GIGABYTES_GB), "GB per second"),
         Err(never) => match never {},
     }
 }
@@ -293,8 +293,8 @@ fn memcpy(scale: f64) -> CaseResult {
 fn bare(config: &NodeConfig, path: &Path, scale: f64) -> anyhow::Result<CaseResult> {
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
     let component = BareComponent::new(config, "microbench", &bytes)?;
-    let rate = timeit(scale, 1.0, || component.instantiate_and_init())?;
-    Ok(CaseResult::host(BARE, rate, "per second"))
+    let rounds = timeit(scale, || component.instantiate_and_init())?;
+    Ok(CaseResult::host(BARE, rounds.rate(1.0), "per second"))
 }
 
 #[cfg(test)]
