@@ -1,16 +1,59 @@
-//! Deterministic identifiers: [`TaskId`], [`ObjectId`], [`ActorId`].
+//! Identifiers: [`JobId`], [`TaskId`], [`ObjectId`], [`ActorId`].
 //!
-//! As in Ray, a task's id is derived from its parent task's id and the index
-//! of the submission within the parent, so a re-run of the same program gives
-//! the same ids (the base of lineage). Ids are 128 bits: the first 16 bytes of
-//! SHA-256 over (parent id, index).
+//! Every task, object and actor belongs to a *job* (one driver run; later an
+//! HTTP invocation or a submitted job). A [`TaskId`] is 128 bits: the first
+//! 64 are its job's random id, the last 64 are derived, as in Ray, from the
+//! parent task's id and the index of the submission within the parent (the
+//! first 8 bytes of SHA-256 over both). So within a job a re-run of the same
+//! program gives the same ids (the base of lineage), while ids of another
+//! job cannot be guessed: they carry 64 random bits the guest never sees.
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-/// A task's identity: 16 bytes, shown as 32 hex digits.
+/// A job's identity: 64 random bits (from the operating system's random
+/// source), shown as 16 hex digits. It is the first half of every id the
+/// job makes.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct JobId(pub u64);
+
+impl JobId {
+    /// A fresh job id from the operating system's random source.
+    ///
+    /// # Panics
+    ///
+    /// Never in practice: `getrandom` fails only where the OS has no random
+    /// source at all (then a clock-derived value is used instead).
+    pub fn random() -> Self {
+        let mut bytes = [0u8; 8];
+        if getrandom::fill(&mut bytes).is_err() {
+            // No OS randomness (never on Linux): fall back to the clock,
+            // which still differs between jobs of one node.
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos());
+            bytes = (nanos as u64).to_le_bytes();
+        }
+        JobId(u64::from_le_bytes(bytes))
+    }
+}
+
+impl fmt::Display for JobId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:016x}", self.0)
+    }
+}
+
+impl fmt::Debug for JobId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "JobId({self})")
+    }
+}
+
+/// A task's identity: 16 bytes (its job's 8, then 8 derived from its
+/// parent), shown as 32 hex digits.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct TaskId(pub [u8; 16]);
 
@@ -20,31 +63,47 @@ pub type ActorId = TaskId;
 /// Index bit that marks an object made by `put` rather than returned.
 pub const PUT_INDEX_BIT: u32 = 0x8000_0000;
 
+/// The most objects one task may return (`num-returns`): return indices are
+/// `1..=MAX_RETURNS`.
+pub const MAX_RETURNS: u32 = 1024;
+
+/// The most objects one task may make with `put`, `create` and `reserve`:
+/// put indices are `0..MAX_PUTS`, below [`PUT_INDEX_BIT`].
+pub const MAX_PUTS: u32 = PUT_INDEX_BIT - 1;
+
 impl TaskId {
-    /// The root task of driver `job` (the `main` of one `wray run`).
-    pub fn driver(job: u64) -> Self {
-        Self::hash(b"wray-driver", &job.to_le_bytes())
+    /// The root task of `job` (its driver: the `main` of one `wray run`).
+    pub fn driver(job: JobId) -> Self {
+        Self::derive(job, b"wray-driver", &[])
     }
 
-    /// The `index`-th task submitted by `self` (0-based).
+    /// The `index`-th task submitted by `self` (0-based), in `self`'s job.
     pub fn child(&self, index: u64) -> Self {
-        Self::hash(&self.0, &index.to_le_bytes())
+        Self::derive(self.job(), &self.0, &index.to_le_bytes())
     }
 
-    fn hash(a: &[u8], b: &[u8]) -> Self {
+    /// The job this task belongs to (its first 8 bytes).
+    pub fn job(&self) -> JobId {
+        let mut hi = [0u8; 8];
+        hi.copy_from_slice(&self.0[..8]);
+        JobId(u64::from_be_bytes(hi))
+    }
+
+    fn derive(job: JobId, a: &[u8], b: &[u8]) -> Self {
         let digest = Sha256::new().chain_update(a).chain_update(b).finalize();
         let mut id = [0u8; 16];
-        id.copy_from_slice(&digest[..16]);
+        id[..8].copy_from_slice(&job.0.to_be_bytes());
+        id[8..].copy_from_slice(&digest[..8]);
         Self(id)
     }
 
-    /// The id as two big-endian halves `(hi, lo)`, the WIT `task-id` shape.
+    /// The id as two big-endian halves `(hi, lo)`, the WIT `task-id` shape
+    /// (`hi` is the job).
     pub fn to_parts(&self) -> (u64, u64) {
-        let (hi, lo) = self.0.split_at(8);
-        (
-            u64::from_be_bytes(hi.try_into().unwrap_or_default()),
-            u64::from_be_bytes(lo.try_into().unwrap_or_default()),
-        )
+        let (mut hi, mut lo) = ([0u8; 8], [0u8; 8]);
+        hi.copy_from_slice(&self.0[..8]);
+        lo.copy_from_slice(&self.0[8..]);
+        (u64::from_be_bytes(hi), u64::from_be_bytes(lo))
     }
 
     /// The inverse of [`TaskId::to_parts`].
@@ -55,20 +114,22 @@ impl TaskId {
         Self(id)
     }
 
-    /// The object returned at position `index` (0-based) of this task.
-    pub fn return_object(&self, index: u32) -> ObjectId {
-        ObjectId {
+    /// The object returned at position `index` (0-based) of this task, or
+    /// `None` past [`MAX_RETURNS`].
+    pub fn return_object(&self, index: u32) -> Option<ObjectId> {
+        (index < MAX_RETURNS).then(|| ObjectId {
             task: *self,
             index: index + 1,
-        }
+        })
     }
 
-    /// The `index`-th object this task made with `put` (0-based).
-    pub fn put_object(&self, index: u32) -> ObjectId {
-        ObjectId {
+    /// The `index`-th object this task made with `put` (0-based), or `None`
+    /// past [`MAX_PUTS`].
+    pub fn put_object(&self, index: u32) -> Option<ObjectId> {
+        (index < MAX_PUTS).then_some(ObjectId {
             task: *self,
             index: PUT_INDEX_BIT | index,
-        }
+        })
     }
 }
 
@@ -99,6 +160,11 @@ impl ObjectId {
     pub fn is_put(&self) -> bool {
         self.index & PUT_INDEX_BIT != 0
     }
+
+    /// The job the object belongs to (its task's).
+    pub fn job(&self) -> JobId {
+        self.task.job()
+    }
 }
 
 impl fmt::Display for ObjectId {
@@ -119,16 +185,37 @@ mod tests {
     use proptest::prelude::*;
 
     #[test]
-    fn ids_are_deterministic_and_distinct() {
-        let root = TaskId::driver(1);
-        assert_eq!(root, TaskId::driver(1));
-        assert_ne!(root, TaskId::driver(2));
+    fn ids_are_deterministic_within_a_job_and_carry_it() {
+        let job = JobId(7);
+        let root = TaskId::driver(job);
+        assert_eq!(root, TaskId::driver(job));
+        assert_ne!(root, TaskId::driver(JobId(8)));
         assert_eq!(root.child(0), root.child(0));
         assert_ne!(root.child(0), root.child(1));
-        assert_ne!(root.return_object(0), root.put_object(0));
-        assert!(root.put_object(3).is_put());
-        assert!(!root.return_object(3).is_put());
-        assert_eq!(root.return_object(0).index, 1);
+        assert_eq!(root.child(3).child(1).job(), job);
+        assert_eq!(root.to_parts().0, 7);
+        let (r, p) = (root.return_object(0).unwrap(), root.put_object(0).unwrap());
+        assert_ne!(r, p);
+        assert!(root.put_object(3).unwrap().is_put());
+        assert!(!root.return_object(3).unwrap().is_put());
+        assert_eq!(r.index, 1);
+        assert_eq!(r.job(), job);
+    }
+
+    #[test]
+    fn indices_past_their_bounds_are_refused() {
+        let root = TaskId::driver(JobId(1));
+        assert!(root.return_object(MAX_RETURNS - 1).is_some());
+        assert!(root.return_object(MAX_RETURNS).is_none());
+        assert!(root.return_object(u32::MAX).is_none());
+        assert!(root.put_object(MAX_PUTS - 1).is_some());
+        assert!(root.put_object(MAX_PUTS).is_none());
+        assert!(root.put_object(u32::MAX).is_none());
+    }
+
+    #[test]
+    fn random_jobs_differ() {
+        assert_ne!(JobId::random(), JobId::random());
     }
 
     proptest! {
@@ -136,6 +223,7 @@ mod tests {
         fn parts_round_trip(hi: u64, lo: u64) {
             let id = TaskId::from_parts(hi, lo);
             prop_assert_eq!(id.to_parts(), (hi, lo));
+            prop_assert_eq!(id.job(), JobId(hi));
         }
     }
 }

@@ -3,7 +3,8 @@
 //! The control plane holds what every node of a cluster must agree on. This
 //! crate defines it as traits with backends:
 //!
-//! - [`ids`]: deterministic task, object and actor ids (shared vocabulary).
+//! - [`ids`]: job, task, object and actor ids (shared vocabulary): a random
+//!   job part, then a part derived deterministically within the job.
 //! - [`function_table`]: the [`FunctionTable`] of deployed components, with
 //!   the in-process [`EmbeddedFunctionTable`] used by a single node. The etcd
 //!   backend implements the same trait over the key layout in DESIGN.md.
@@ -20,4 +21,4 @@ pub use function_table::{
     content_hash, ComponentRecord, Declared, EmbeddedFunctionTable, FunctionKind, FunctionRecord,
     FunctionTable,
 };
-pub use ids::{ActorId, ObjectId, TaskId, PUT_INDEX_BIT};
+pub use ids::{ActorId, JobId, ObjectId, TaskId, MAX_PUTS, MAX_RETURNS, PUT_INDEX_BIT};

@@ -1,4 +1,20 @@
-//! How values become payloads and back: rkyv archives, checked on decode.
+//! How values become payloads and back: rkyv archives behind a 16-byte
+//! header, checked on decode.
+//!
+//! An rkyv payload (codec `rkyv`) is laid out as
+//!
+//! | bytes | what |
+//! | --- | --- |
+//! | 0..4 | `wry\x01`: the format and its version |
+//! | 4..12 | the value's type fingerprint, little-endian ([`fingerprint`]) |
+//! | 12..16 | zero |
+//! | 16.. | the rkyv archive |
+//!
+//! Nothing another task wrote is trusted: a reader checks the header (a
+//! value written as another type is an `invalid-argument` error naming the
+//! type asked for), then validates the archive with rkyv's `bytecheck`
+//! before it deserializes or hands out a reference into it. The header is
+//! 16 bytes so the archive stays 16-byte aligned wherever the payload is.
 //!
 //! Payload bytes arrive in a `list<u8>` with no alignment guarantee, so
 //! [`Value::decode`] copies them into an [`AlignedVec`] before validating and
@@ -15,6 +31,79 @@ use rkyv::{Archive, Deserialize, Serialize};
 
 use crate::bindings::types::{Codec, Payload};
 use crate::stream::HostWriter;
+
+/// Bytes of the header before the archive.
+pub const HEADER: usize = 16;
+
+/// The header's first four bytes: the format and its version.
+const MAGIC: [u8; 4] = *b"wry\x01";
+
+/// The type fingerprint of `T`: FNV-1a (64 bit) over `T`'s type name as the
+/// compiler spells it (`alloc::vec::Vec<f64>`, `my_crate::Point`). Two
+/// components built from the same types with the same toolchain agree; a
+/// value read as another type does not.
+pub fn fingerprint<T: ?Sized>() -> u64 {
+    // FNV-1a, 64 bit: http://www.isthe.com/chongo/tech/comp/fnv/
+    core::any::type_name::<T>()
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        })
+}
+
+/// The header of a `T`'s payload.
+fn header<T>() -> [u8; HEADER] {
+    let mut h = [0u8; HEADER];
+    h[..4].copy_from_slice(&MAGIC);
+    h[4..12].copy_from_slice(&fingerprint::<T>().to_le_bytes());
+    h
+}
+
+/// Why a payload is not a `T`'s: a message for an `invalid-argument`
+/// error, naming the type asked for (rkyv's own error type keeps no message
+/// in release builds, so the SDK's decode errors are this instead).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mismatch(pub String);
+
+impl core::fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Mismatch {}
+
+/// The archive inside `bytes`, a payload claimed to hold a `T`, once its
+/// header says it does.
+///
+/// # Errors
+/// [`Mismatch`] when `bytes` is too short, not in this format, or written
+/// as another type.
+pub fn archive_of<T>(bytes: &[u8]) -> Result<&[u8], Mismatch> {
+    let name = core::any::type_name::<T>();
+    let (head, archive) = match bytes.split_at_checked(HEADER) {
+        Some(parts) => parts,
+        None => return Err(Mismatch(format!(
+            "{} bytes are too short to hold a `{name}` (a wray value has a {HEADER}-byte header)",
+            bytes.len()
+        ))),
+    };
+    if head[..4] != MAGIC {
+        return Err(Mismatch(format!(
+            "the bytes are not a wray value (no `wry` header), so not a `{name}`"
+        )));
+    }
+    let mut stored = [0u8; 8];
+    stored.copy_from_slice(&head[4..12]);
+    let stored = u64::from_le_bytes(stored);
+    if stored != fingerprint::<T>() {
+        return Err(Mismatch(format!(
+            "the value was written as another type, not as `{name}` (type fingerprint {stored:016x}, `{name}` is {:016x})",
+            fingerprint::<T>()
+        )));
+    }
+    Ok(archive)
+}
 
 /// A value that can travel between tasks: an argument, a return value or an
 /// object in the store.
@@ -71,12 +160,14 @@ pub trait Value: Sized {
     #[doc(hidden)]
     fn encode_to_host(&self, out: HostWriter) -> Result<HostWriter, rancor::Error>;
 
-    /// Validates `bytes` as an archive of `Self` and deserializes it.
+    /// Checks that `bytes` (a payload: header and archive) hold a `Self`,
+    /// validates the archive and deserializes it.
     ///
     /// # Errors
     ///
-    /// The archive is malformed or holds another type.
-    fn decode(bytes: &[u8]) -> Result<Self, rancor::Error>;
+    /// The header names another type, or the archive is malformed: a
+    /// message saying which.
+    fn decode(bytes: &[u8]) -> Result<Self, Mismatch>;
 }
 
 impl<T> Value for T
@@ -86,34 +177,55 @@ where
         + for<'a> Serialize<HighSerializer<Counter, ArenaHandle<'a>, rancor::Error>>
         + for<'a, 'b> Serialize<HighSerializer<Buffer<'b>, ArenaHandle<'a>, rancor::Error>>
         + for<'a> Serialize<HighSerializer<HostWriter, ArenaHandle<'a>, rancor::Error>>,
-    T::Archived: for<'a> CheckBytes<HighValidator<'a, rancor::Error>>
-        + Deserialize<T, HighDeserializer<rancor::Error>>,
+    T::Archived: for<'a> CheckBytes<HighValidator<'a, rancor::BoxedError>>
+        + Deserialize<T, HighDeserializer<rancor::BoxedError>>,
 {
     fn encode(&self) -> Result<AlignedVec, rancor::Error> {
-        rkyv::to_bytes::<rancor::Error>(self)
-    }
-
-    fn encoded_len(&self) -> Result<usize, rancor::Error> {
-        Ok(rkyv::api::high::to_bytes_in::<_, rancor::Error>(self, Counter(0))?.0)
-    }
-
-    fn encode_sized(&self, len: usize) -> Result<AlignedVec, rancor::Error> {
-        rkyv::api::high::to_bytes_in::<_, rancor::Error>(self, AlignedVec::with_capacity(len))
-    }
-
-    fn encode_into(&self, out: &mut [u8]) -> Result<usize, rancor::Error> {
-        let written = rkyv::api::high::to_bytes_in::<_, rancor::Error>(self, Buffer::from(out))?;
-        Ok(written.len())
-    }
-
-    fn encode_to_host(&self, out: HostWriter) -> Result<HostWriter, rancor::Error> {
+        let mut out = AlignedVec::new();
+        out.extend_from_slice(&header::<T>());
         rkyv::api::high::to_bytes_in::<_, rancor::Error>(self, out)
     }
 
-    fn decode(bytes: &[u8]) -> Result<Self, rancor::Error> {
-        let mut aligned = AlignedVec::<16>::with_capacity(bytes.len());
-        aligned.extend_from_slice(bytes);
-        rkyv::from_bytes::<T, rancor::Error>(&aligned)
+    fn encoded_len(&self) -> Result<usize, rancor::Error> {
+        Ok(rkyv::api::high::to_bytes_in::<_, rancor::Error>(self, Counter(HEADER))?.0)
+    }
+
+    fn encode_sized(&self, len: usize) -> Result<AlignedVec, rancor::Error> {
+        let mut out = AlignedVec::with_capacity(len);
+        out.extend_from_slice(&header::<T>());
+        rkyv::api::high::to_bytes_in::<_, rancor::Error>(self, out)
+    }
+
+    fn encode_into(&self, out: &mut [u8]) -> Result<usize, rancor::Error> {
+        let Some((head, body)) = out.split_at_mut_checked(HEADER) else {
+            return Err(<rancor::Error as rancor::Source>::new(Mismatch(format!(
+                "{} bytes cannot hold a {HEADER}-byte header",
+                out.len()
+            ))));
+        };
+        // (rancor::Error keeps no message in release builds: encoding fails
+        // only on a caller's bug, and says so in debug builds.)
+        head.copy_from_slice(&header::<T>());
+        let written = rkyv::api::high::to_bytes_in::<_, rancor::Error>(self, Buffer::from(body))?;
+        Ok(HEADER + written.len())
+    }
+
+    fn encode_to_host(&self, out: HostWriter) -> Result<HostWriter, rancor::Error> {
+        let mut out = out;
+        Writer::<rancor::Error>::write(&mut out, &header::<T>())?;
+        rkyv::api::high::to_bytes_in::<_, rancor::Error>(self, out)
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Self, Mismatch> {
+        let archive = archive_of::<T>(bytes)?;
+        let mut aligned = AlignedVec::<16>::with_capacity(archive.len());
+        aligned.extend_from_slice(archive);
+        rkyv::from_bytes::<T, rancor::BoxedError>(&aligned).map_err(|e| {
+            Mismatch(format!(
+                "not a valid `{}`: {e}",
+                core::any::type_name::<T>()
+            ))
+        })
     }
 }
 
@@ -150,7 +262,7 @@ pub(crate) fn from_payload<T: Value>(payload: &Payload) -> Result<T, String> {
     match payload.codec {
         Codec::Rkyv => T::decode(&payload.data).map_err(|e| {
             format!(
-                "could not decode {} bytes as {}: {e}",
+                "could not decode {} bytes as `{}`: {e}",
                 payload.data.len(),
                 core::any::type_name::<T>()
             )
@@ -224,5 +336,19 @@ mod tests {
     #[test]
     fn garbage_is_an_error() {
         assert!(String::decode(&[0xff; 3]).is_err());
+        // A valid header over garbage: bytecheck refuses the archive.
+        let mut forged = header::<Vec<u64>>().to_vec();
+        forged.extend_from_slice(&[0xff; 64]);
+        assert!(Vec::<u64>::decode(&forged).is_err());
+    }
+
+    #[test]
+    fn a_value_read_as_another_type_is_refused_naming_it() {
+        let bytes = vec![1u8, 2, 3].encode().expect("encode");
+        let err = Vec::<f64>::decode(&bytes).unwrap_err().to_string();
+        assert!(err.contains("alloc::vec::Vec<f64>"), "{err}");
+        assert!(err.contains("written as another type"), "{err}");
+        assert_eq!(Vec::<u8>::decode(&bytes).expect("same type"), vec![1, 2, 3]);
+        assert_ne!(fingerprint::<u64>(), fingerprint::<i64>());
     }
 }

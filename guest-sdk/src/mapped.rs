@@ -12,10 +12,13 @@ use core::marker::PhantomData;
 use core::ops::Deref;
 use std::cell::RefCell;
 
+use rkyv::api::high::HighValidator;
+use rkyv::bytecheck::CheckBytes;
+use rkyv::rancor;
 use rkyv::Archive;
 
 use crate::bindings::{mapping, types as wit};
-use crate::codec::Value;
+use crate::codec::{archive_of, Value, HEADER};
 use crate::error::{Error, ErrorKind, Result};
 use crate::object_ref::ObjectRef;
 use crate::runtime::task_error;
@@ -137,9 +140,12 @@ pub struct Mapped<T: Archive> {
 }
 
 impl<T: Archive> Mapped<T> {
-    /// The object's bytes (its rkyv archive).
+    /// The object's rkyv archive (its bytes after the header).
     pub fn bytes(&self) -> &[u8] {
-        self.window.bytes(self.len)
+        self.window
+            .bytes(self.len)
+            .get(HEADER..)
+            .unwrap_or_default()
     }
 }
 
@@ -147,9 +153,10 @@ impl<T: Archive> Deref for Mapped<T> {
     type Target = T::Archived;
 
     fn deref(&self) -> &T::Archived {
-        // SAFETY: the bytes are an rkyv archive of `T` written by the SDK's
-        // serializer when the object was made (validated by construction;
-        // objects are immutable), aligned (windows are page-aligned).
+        // SAFETY: `map` checked the header (a `T` was written) and validated
+        // the archive with bytecheck before building this `Mapped`; the
+        // mapping is private to this instance and the object immutable;
+        // the archive is aligned (page-aligned window, 16-byte header).
         unsafe { rkyv::access_unchecked::<T::Archived>(self.bytes()) }
     }
 }
@@ -160,17 +167,25 @@ impl<T: Archive> Drop for Mapped<T> {
     }
 }
 
-impl<T: Archive> ObjectRef<T> {
+impl<T> ObjectRef<T>
+where
+    T: Archive,
+    T::Archived: for<'a> CheckBytes<HighValidator<'a, rancor::BoxedError>>,
+{
     /// Maps the object into this instance's memory and returns its archived
     /// value, read in place: no copy and no deserialization, whatever its
     /// size (Plasma's `get`). Blocks until the object exists, as `get` does.
+    /// The value is checked first: its header must say it is a `T`, and
+    /// rkyv's `bytecheck` must find the archive well formed (for a vector
+    /// of numbers this costs the same at any length).
     ///
     /// # Errors
     ///
     /// The object's own error (as [`get`](crate::get)); kind
     /// [`InvalidArgument`](ErrorKind::InvalidArgument) when it is not an
-    /// rkyv value; [`OutOfMemory`](ErrorKind::OutOfMemory) when no window
-    /// can be reserved.
+    /// rkyv value, was written as another type, or is malformed;
+    /// [`OutOfMemory`](ErrorKind::OutOfMemory) when no window can be
+    /// reserved.
     pub fn map(&self) -> Result<Mapped<T>> {
         let id: wit::ObjectId = self.id().into();
         let (codec, len) = mapping::stat(id).map_err(Error::from)?;
@@ -185,12 +200,27 @@ impl<T: Archive> ObjectRef<T> {
         let len = usize::try_from(len).unwrap_or(usize::MAX);
         let window = Window::take(len)?;
         let mapped = mapping::map(id, window.as_list()).map_err(Error::from)?;
-        Ok(Mapped {
+        let mapped = Mapped {
             window,
             len: usize::try_from(mapped).unwrap_or(len).min(len),
             _object: self.clone(),
             _type: PhantomData,
-        })
+        };
+        let invalid = |message: String| {
+            Error::from(task_error(
+                ErrorKind::InvalidArgument,
+                "map",
+                format!("object {}: {message}", self.id()),
+            ))
+        };
+        let archive = archive_of::<T>(mapped.window.bytes(mapped.len)).map_err(|m| invalid(m.0))?;
+        rkyv::access::<T::Archived, rancor::BoxedError>(archive).map_err(|e| {
+            invalid(format!(
+                "not a valid `{}`: {e}",
+                core::any::type_name::<T>()
+            ))
+        })?;
+        Ok(mapped)
     }
 }
 

@@ -17,10 +17,21 @@ use wasmtime::component::{Component, Linker, ResourceTable};
 use wasmtime::{Engine, Store};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use crate::bindings::GuestPre;
 use crate::config::NodeConfig;
 use crate::engine::build_engine;
 use crate::error::{Error, Result};
+
+/// Bindings of the same world with synchronous exports, as a bare wasmtime
+/// embedding would call them (the node's own are async: `bindings.rs`).
+mod bare {
+    #![allow(missing_docs)] // generated code
+    wasmtime::component::bindgen!({
+        path: "../wit",
+        world: "wray:runtime/guest",
+    });
+}
+
+use bare::GuestPre;
 
 /// A component pre-instantiated on its own engine, ready to be instantiated
 /// and called as bare wasmtime would.
@@ -67,8 +78,8 @@ impl BareComponent {
             reason,
         };
         let engine = build_engine(config)?;
-        let component =
-            Component::new(&engine, bytes).map_err(|e| component_error(format!("{e:#}")))?;
+        let component = Component::from_binary(&engine, bytes)
+            .map_err(|e| component_error(format!("{e:#}")))?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
             .map_err(|e| Error::Engine(format!("linking WASI: {e:#}")))?;

@@ -3,12 +3,21 @@
 //! wasmtime's `bindgen!`.
 //!
 //! Every import is `trappable`: a host function may end the task with a trap
-//! (its time limit passed while it was blocked in `get`, say).
+//! (a limit was passed, say). The imports that block until objects exist
+//! (`objects.get`, `objects.wait`) are `async`, and so is every export: a
+//! task runs as a future on a fiber, so that its time limit, `cancel` and the
+//! node's shutdown can stop it wherever it is, blocked in a host call (a WASI
+//! sleep, a `get`) or running wasm (`worker/run.rs`).
 
 wasmtime::component::bindgen!({
     path: "../wit",
     world: "wray:runtime/guest",
-    imports: { default: trappable },
+    imports: {
+        "wray:runtime/objects.get": async | trappable,
+        "wray:runtime/objects.wait": async | trappable,
+        default: trappable,
+    },
+    exports: { default: async },
 });
 
 pub use exports::wray::runtime::app;

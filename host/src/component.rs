@@ -8,17 +8,77 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use wasmtime::component::{Component, Linker};
-use wasmtime::{Engine, Store};
+use wasmtime::Engine;
 use wray_control_plane::{
     content_hash, ComponentRecord, Declared, FunctionKind, FunctionRecord, TaskId,
 };
 
 use crate::bindings::wray::runtime::{objects, runtime, tasks};
 use crate::bindings::{types, GuestPre};
+use crate::bounds::{MAX_FUNCTIONS, MAX_NAME, MAX_RETURNS};
 use crate::error::{Error, Result};
 use crate::runtime::Runtime;
-use crate::worker::mapping::TaskStore;
+use crate::worker::classify::trap_to_task_error;
+use crate::worker::guard::StopWhen;
 use crate::worker::state::{CurrentTask, TaskState};
+
+/// How long a component's `describe` may run when it is deployed.
+pub const DESCRIBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The first 8 bytes of a wasm component: the magic `\0asm`, then the
+/// component-model version and layer (`0d 00 01 00`).
+const COMPONENT_HEADER: [u8; 8] = [0x00, 0x61, 0x73, 0x6d, 0x0d, 0x00, 0x01, 0x00];
+
+/// Checks that `bytes` look like a wasm component before anything parses
+/// them, so that a wrong file gets an error saying what it is.
+///
+/// # Errors
+/// [`Error::Component`] naming what was found: nothing, not wasm (with its
+/// first bytes), or a core module rather than a component.
+pub fn check_header(name: &str, bytes: &[u8]) -> Result<()> {
+    let refuse = |reason: String| {
+        Err(Error::Component {
+            name: name.to_string(),
+            reason,
+        })
+    };
+    if bytes.is_empty() {
+        return refuse("the file is empty, not a wasm component".to_string());
+    }
+    let head = &bytes[..bytes.len().min(8)];
+    if !head.starts_with(&COMPONENT_HEADER[..4]) || head.len() < 8 {
+        let hex: Vec<String> = head.iter().map(|b| format!("{b:02x}")).collect();
+        let text: String = head
+            .iter()
+            .map(|&b| {
+                if b.is_ascii_graphic() || b == b' ' {
+                    b as char
+                } else {
+                    '.'
+                }
+            })
+            .collect();
+        return refuse(format!(
+            "not a wasm component: it starts with bytes {} (\"{text}\"), not the wasm magic 00 61 73 6d",
+            hex.join(" ")
+        ));
+    }
+    if head[4..8] == [0x01, 0x00, 0x00, 0x00] {
+        return refuse(
+            "a core wasm module, not a component: build it with `cargo component build` \
+             (or wrap it with `wasm-tools component new`)"
+                .to_string(),
+        );
+    }
+    if head != COMPONENT_HEADER {
+        let hex: Vec<String> = head[4..8].iter().map(|b| format!("{b:02x}")).collect();
+        return refuse(format!(
+            "a wasm binary of version and layer {}, not a component (0d 00 01 00)",
+            hex.join(" ")
+        ));
+    }
+    Ok(())
+}
 
 /// A component ready to instantiate: its function-table row and its
 /// pre-instantiated form (imports resolved once, so each task only
@@ -37,7 +97,7 @@ pub struct LoadedComponent {
 /// [`Error::Engine`] if the imports cannot be added.
 pub(crate) fn linker(engine: &Engine) -> Result<Linker<TaskState>> {
     let mut linker = Linker::new(engine);
-    wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker)
         .map_err(|e| Error::Engine(format!("linking WASI: {e:#}")))?;
     let link = |e: wasmtime::Error| Error::Engine(format!("linking wray:runtime: {e:#}"));
     type Me = wasmtime::component::HasSelf<TaskState>;
@@ -63,11 +123,13 @@ fn compile(
         name: name.to_string(),
         reason,
     };
+    check_header(name, bytes)?;
     let cached = cache_dir.map(|dir| cache_path(engine, dir, hash));
-    if let Some(path) = cached.as_deref().filter(|p| p.exists()) {
+    if let Some(path) = cached.as_deref().filter(|p| trusted_cache_entry(p)) {
         // SAFETY: the file was written by `Component::serialize` below, into
-        // a directory only this user writes, under a name that includes the
-        // engine's compatibility hash; wasmtime re-checks the header.
+        // a directory only this user may write (checked just now: owned by
+        // us, not writable by group or others), under a name that includes
+        // the engine's compatibility hash; wasmtime re-checks the header.
         match unsafe { Component::deserialize_file(engine, path) } {
             Ok(c) => return Ok(c),
             Err(e) => {
@@ -75,7 +137,8 @@ fn compile(
             }
         }
     }
-    let component = Component::new(engine, bytes).map_err(|e| component_error(format!("{e:#}")))?;
+    let component =
+        Component::from_binary(engine, bytes).map_err(|e| component_error(format!("{e:#}")))?;
     if let Some(path) = cached {
         if let Err(e) = write_cache(&component, &path) {
             tracing::debug!(path = %path.display(), "not caching compiled component: {e:#}");
@@ -90,23 +153,42 @@ fn cache_path(engine: &Engine, dir: &Path, hash: &str) -> PathBuf {
     dir.join(format!("{hash}-{:016x}.cwasm", h.finish()))
 }
 
-fn write_cache(component: &Component, path: &Path) -> anyhow::Result<()> {
-    let bytes = component.serialize()?;
-    let dir = path
-        .parent()
-        .ok_or_else(|| anyhow::anyhow!("no parent directory"))?;
-    std::fs::create_dir_all(dir)?;
-    let tmp = dir.join(format!(".tmp-{}-{}", std::process::id(), unique_suffix()));
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path)?;
-    Ok(())
+/// Whether a compiled artifact at `path` may be loaded: it exists, and it
+/// and its directory belong to this user and are writable by no one else
+/// (loading one runs its machine code).
+fn trusted_cache_entry(path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: a plain syscall without arguments.
+    let uid = unsafe { libc::geteuid() };
+    let private =
+        |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.uid() == uid && m.mode() & 0o022 == 0);
+    let trusted = path.parent().is_some_and(private) && private(path);
+    if path.exists() && !trusted {
+        tracing::warn!(
+            path = %path.display(),
+            "ignoring a compiled cache entry another user could have written"
+        );
+    }
+    trusted
 }
 
-fn unique_suffix() -> u64 {
-    let mut h = DefaultHasher::new();
-    std::time::SystemTime::now().hash(&mut h);
-    std::thread::current().id().hash(&mut h);
-    h.finish()
+fn write_cache(component: &Component, path: &Path) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::DirBuilderExt;
+    let bytes = component.serialize().map_err(std::io::Error::other)?;
+    let dir = path
+        .parent()
+        .ok_or_else(|| std::io::Error::other("no parent directory"))?;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    // A nameless-until-persisted temporary file (mode 0600), renamed into
+    // place: readers never see half an artifact.
+    let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
+    tmp.write_all(&bytes)?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }
 
 /// Compiles, links and describes component `name`.
@@ -144,28 +226,8 @@ pub(crate) fn load(rt: &Arc<Runtime>, name: &str, bytes: &[u8]) -> Result<Arc<Lo
         },
         pre: pre.clone(),
     });
-    let current = CurrentTask::new(
-        TaskId::driver(u64::MAX),
-        "describe",
-        false,
-        crate::limits::Limits::node(&rt.config),
-        Default::default(),
-        Default::default(),
-    );
-    let mut store = TaskStore(Store::new(
-        &rt.engine,
-        TaskState::new(rt.clone(), placeholder, current, &[]),
-    ));
-    crate::worker::run::arm_limits(&mut store);
-    let guest = pre
-        .instantiate(&mut *store)
-        .map_err(|e| component_error(format!("instantiate: {e:#}")))?;
-    let info = guest
-        .wray_runtime_app()
-        .call_describe(&mut *store)
-        .map_err(|e| component_error(format!("describe: {e:#}")))?;
-    drop(store);
-
+    let info = rt.block_on(describe(rt, placeholder))?;
+    check_described(&info).map_err(component_error)?;
     let functions = info
         .functions
         .into_iter()
@@ -199,4 +261,79 @@ pub(crate) fn load(rt: &Arc<Runtime>, name: &str, bytes: &[u8]) -> Result<Arc<Lo
         functions,
     };
     Ok(Arc::new(LoadedComponent { record, pre }))
+}
+
+/// Calls `describe` of `component` in a fresh instance of its own job,
+/// within [`DESCRIBE_TIMEOUT`].
+async fn describe(
+    rt: &Arc<Runtime>,
+    component: Arc<LoadedComponent>,
+) -> Result<types::ComponentInfo> {
+    let component_error = |reason: String| Error::Component {
+        name: component.record.name.clone(),
+        reason,
+    };
+    let limits = crate::limits::Limits {
+        timeout: Some(DESCRIBE_TIMEOUT),
+        ..crate::limits::Limits::node(&rt.config)
+    };
+    let job = wray_control_plane::JobId::random();
+    let current = CurrentTask::new(
+        TaskId::driver(job),
+        "describe",
+        false,
+        limits,
+        Default::default(),
+        Default::default(),
+    );
+    let mut store = rt.new_store(component.clone(), job, current, &[]);
+    let stop = StopWhen::of(store.data());
+    let guest = stop
+        .guard(component.pre.instantiate_async(&mut *store))
+        .await
+        .map_err(|e| component_error(format!("instantiate: {e:#}")))?;
+    let info = stop
+        .guard(guest.wray_runtime_app().call_describe(&mut *store))
+        .await
+        .map_err(|e| {
+            component_error(format!(
+                "describe: {}",
+                trap_to_task_error(&e, store.data())
+            ))
+        })?;
+    drop(store);
+    rt.end_job(job);
+    Ok(info)
+}
+
+/// Checks what `describe` returned against the bounds a component must
+/// keep (how many exports, how long their names, how many returns).
+fn check_described(info: &types::ComponentInfo) -> std::result::Result<(), String> {
+    if info.functions.len() > MAX_FUNCTIONS {
+        return Err(format!(
+            "describe lists {} functions, more than the {MAX_FUNCTIONS} a component may export",
+            info.functions.len()
+        ));
+    }
+    for f in &info.functions {
+        let long = [Some(&f.name), f.class.as_ref()]
+            .into_iter()
+            .flatten()
+            .find(|n| n.len() > MAX_NAME || n.is_empty());
+        if let Some(n) = long {
+            return Err(format!(
+                "describe names an export of {} bytes: names are 1 to {MAX_NAME} bytes",
+                n.len()
+            ));
+        }
+        if f.num_returns == 0 && f.kind != types::FunctionKind::ActorConstructor
+            || f.num_returns > MAX_RETURNS
+        {
+            return Err(format!(
+                "describe says `{}` returns {} values: a function returns 1 to {MAX_RETURNS}",
+                f.name, f.num_returns
+            ));
+        }
+    }
+    Ok(())
 }

@@ -111,6 +111,9 @@ pub struct NodeConfig {
     pub memory: Option<u64>,
     /// Wall-clock limit of one task, from its start; `None`: no limit.
     pub task_timeout: Option<Duration>,
+    /// Wall-clock limit of a driver's `main`, from its start; `None` (the
+    /// default): no limit.
+    pub driver_timeout: Option<Duration>,
     /// Largest linear memory one task's instance may grow to, in bytes.
     pub task_memory_limit: u64,
     /// Count wasm fuel (wasmtime's `consume_fuel`, a few percent slower), so
@@ -124,6 +127,13 @@ pub struct NodeConfig {
     pub stdio: Stdio,
     /// Most instances (tasks running or blocked, plus live actors) at once.
     pub max_instances: u32,
+    /// Most live actors at once (`None`: `max_instances` less room for
+    /// tasks, see [`NodeConfig::max_live_actors`]); creating one more fails
+    /// with an error, and plain tasks keep their instances.
+    pub max_actors: Option<usize>,
+    /// Most tasks submitted and not finished at once; a submission past it
+    /// fails with a `system` error.
+    pub max_pending_tasks: u64,
     /// Use wasmtime's pooling instance allocator (pre-reserved slots).
     pub pooling: bool,
     /// Directory caching compiled components; `None` disables the disk cache.
@@ -140,12 +150,34 @@ pub struct NodeConfig {
     /// is then unused), falling back to 4 KiB pages with a log line where
     /// the kernel has too few reserved.
     pub huge_pages: bool,
+    /// Tests only: a task of the function with this name makes the host
+    /// panic while running it (a stand-in for a host bug).
+    #[doc(hidden)]
+    pub fail_point: Option<String>,
 }
 
 /// The default object store capacity: 30% of the machine's memory, as Ray's
 /// default `object_store_memory` (at least 64 MiB).
 pub fn default_object_store_memory() -> u64 {
     (total_memory() / 10 * 3).max(64 << 20)
+}
+
+/// The default capacity of a store in `dir`: [`default_object_store_memory`],
+/// or 90% of what the file system under `dir` has free when that is less
+/// (a container's `/dev/shm` is often 64 MiB); `None` when less than 1 MiB
+/// is free (no shared store then: values stay on the heap).
+pub fn fitting_object_store_memory(dir: &std::path::Path) -> Option<u64> {
+    let want = default_object_store_memory();
+    let free = crate::object_store::arena::free_space(dir).unwrap_or(want);
+    let size = want.min(free / 10 * 9);
+    if size < want {
+        tracing::info!(
+            "object store: {size} bytes, all {} has room for (30% of RAM would be {want}); \
+             give --object-store-memory and --object-store-dir to choose",
+            dir.display()
+        );
+    }
+    (size >= 1 << 20).then_some(size)
 }
 
 /// The machine's memory in bytes (`MemTotal`; 2 GiB when unknown).
@@ -175,8 +207,12 @@ pub const DEFAULT_TASK_TIMEOUT: Duration = Duration::from_secs(600);
 /// Default per-task memory limit: 4 GiB, the whole 32-bit address space.
 pub const DEFAULT_TASK_MEMORY: u64 = 4 << 30;
 
+/// Default [`NodeConfig::max_pending_tasks`].
+pub const DEFAULT_MAX_PENDING_TASKS: u64 = 1_000_000;
+
 impl Default for NodeConfig {
     fn default() -> Self {
+        let object_store_dir = default_object_store_dir();
         Self {
             num_cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
             fuel_metering: false,
@@ -186,48 +222,99 @@ impl Default for NodeConfig {
             resources: BTreeMap::new(),
             memory: None,
             task_timeout: Some(DEFAULT_TASK_TIMEOUT),
+            driver_timeout: None,
             task_memory_limit: DEFAULT_TASK_MEMORY,
             preopens: Vec::new(),
             stdio: Stdio::Inherit,
             max_instances: 1000,
+            max_actors: None,
+            max_pending_tasks: DEFAULT_MAX_PENDING_TASKS,
             pooling: true,
             cache_dir: dirs::cache_dir().map(|d| d.join("wray").join("compiled")),
-            object_store_memory: Some(default_object_store_memory()),
-            object_store_dir: default_object_store_dir(),
+            object_store_memory: fitting_object_store_memory(&object_store_dir),
+            object_store_dir,
             spill_dir: None,
             huge_pages: false,
+            fail_point: None,
         }
     }
 }
 
 impl NodeConfig {
-    /// Checks the values that must be positive.
+    /// The most live actors the node allows: [`NodeConfig::max_actors`], or
+    /// `max_instances` less room for tasks (64, or 4 per CPU when that is
+    /// more), at least 1.
+    pub fn max_live_actors(&self) -> usize {
+        self.max_actors.unwrap_or_else(|| {
+            let room = (self.num_cpus.saturating_mul(4)).max(64);
+            (self.max_instances as usize).saturating_sub(room).max(1)
+        })
+    }
+
+    /// Checks every value against its valid range.
     ///
     /// # Errors
-    /// [`Error::InvalidConfig`] naming the bad field.
+    /// [`Error::InvalidConfig`] naming the bad field, its value and the
+    /// valid range.
     pub fn validate(&self) -> Result<()> {
-        if self.num_cpus == 0 {
-            return Err(Error::InvalidConfig("num_cpus must be at least 1".into()));
-        }
-        if self.max_instances == 0 {
-            return Err(Error::InvalidConfig(
-                "max_instances must be at least 1".into(),
+        use crate::bounds::{
+            MAX_CPUS, MAX_CUSTOM_RESOURCES, MAX_CUSTOM_UNITS, MAX_GPUS, MAX_OBJECT_STORE,
+            MAX_TASK_MEMORY, MAX_TIMEOUT,
+        };
+        let bad = |m: String| Err(Error::InvalidConfig(m));
+        if !(1..=MAX_CPUS).contains(&self.num_cpus) {
+            return bad(format!(
+                "num_cpus {} is out of range: 1 to {MAX_CPUS}",
+                self.num_cpus
             ));
         }
-        if self.task_memory_limit < (1 << 16) {
-            return Err(Error::InvalidConfig(format!(
-                "task memory limit {} bytes is below one wasm page (65536)",
+        if let Some(n) = self.num_gpus.filter(|n| *n > MAX_GPUS) {
+            return bad(format!("num_gpus {n} is out of range: 0 to {MAX_GPUS}"));
+        }
+        if !(1..=100_000).contains(&self.max_instances) {
+            return bad(format!(
+                "max_instances {} is out of range: 1 to 100000",
+                self.max_instances
+            ));
+        }
+        if !((1 << 16)..=MAX_TASK_MEMORY).contains(&self.task_memory_limit) {
+            return bad(format!(
+                "task memory limit of {} bytes is out of range: one wasm page (65536) to {MAX_TASK_MEMORY} (4 GiB)",
                 self.task_memory_limit
-            )));
+            ));
+        }
+        for (name, limit) in [
+            ("task timeout", self.task_timeout),
+            ("driver timeout", self.driver_timeout),
+        ] {
+            if let Some(t) = limit.filter(|t| *t > MAX_TIMEOUT || t.is_zero()) {
+                return bad(format!(
+                    "{name} of {t:?} is out of range: more than 0 up to {} s (a year)",
+                    MAX_TIMEOUT.as_secs()
+                ));
+            }
+        }
+        if let Some(bytes) = self
+            .object_store_memory
+            .filter(|b| !(4096..=MAX_OBJECT_STORE).contains(b))
+        {
+            return bad(format!(
+                "object store of {bytes} bytes is out of range: 4096 bytes to {MAX_OBJECT_STORE} (16 TiB)"
+            ));
+        }
+        if self.max_pending_tasks == 0 {
+            return bad("max_pending_tasks must be at least 1".into());
         }
         if self.task_fuel.is_some() && !self.fuel_metering {
-            return Err(Error::InvalidConfig(
-                "a default fuel limit needs fuel metering".into(),
+            return bad("a default fuel limit needs fuel metering".into());
+        }
+        if self.resources.len() > MAX_CUSTOM_RESOURCES {
+            return bad(format!(
+                "{} custom resources, more than the {MAX_CUSTOM_RESOURCES} a node may have",
+                self.resources.len()
             ));
         }
         for (name, qty) in &self.resources {
-            crate::resources::Quantity::from_f64(*qty, &format!("resource `{name}`"))
-                .map_err(Error::InvalidConfig)?;
             if [
                 crate::resources::CPU,
                 crate::resources::GPU,
@@ -235,17 +322,24 @@ impl NodeConfig {
             ]
             .contains(&name.as_str())
             {
-                return Err(Error::InvalidConfig(format!(
+                return bad(format!(
                     "resource `{name}` is set with --num-cpus, --num-gpus or --memory, not --resources"
-                )));
+                ));
             }
+            if !(0.0..=MAX_CUSTOM_UNITS).contains(qty) {
+                return bad(format!(
+                    "resource `{name}` of {qty} is out of range: 0 to {MAX_CUSTOM_UNITS}"
+                ));
+            }
+            crate::resources::Quantity::from_f64(*qty, &format!("resource `{name}`"))
+                .map_err(Error::InvalidConfig)?;
         }
         for p in &self.preopens {
             if !p.host.is_dir() {
-                return Err(Error::InvalidConfig(format!(
+                return bad(format!(
                     "--dir {}: not a directory on this host",
                     p.host.display()
-                )));
+                ));
             }
         }
         Ok(())
@@ -273,5 +367,72 @@ mod tests {
             ..Default::default()
         };
         assert!(cfg.validate().unwrap_err().to_string().contains("num_cpus"));
+    }
+
+    #[test]
+    fn refuses_every_count_past_its_range_naming_the_range() {
+        let cases: Vec<(NodeConfig, &str)> = vec![
+            (
+                NodeConfig {
+                    num_cpus: 1 << 32,
+                    ..Default::default()
+                },
+                "1 to 4096",
+            ),
+            (
+                NodeConfig {
+                    num_gpus: Some(u32::MAX),
+                    ..Default::default()
+                },
+                "0 to 1024",
+            ),
+            (
+                NodeConfig {
+                    object_store_memory: Some(u64::MAX),
+                    ..Default::default()
+                },
+                "16 TiB",
+            ),
+            (
+                NodeConfig {
+                    task_memory_limit: u64::MAX,
+                    ..Default::default()
+                },
+                "4 GiB",
+            ),
+            (
+                NodeConfig {
+                    task_timeout: Some(Duration::from_secs(u64::MAX)),
+                    ..Default::default()
+                },
+                "a year",
+            ),
+            (
+                NodeConfig {
+                    resources: BTreeMap::from([("tpu".to_string(), 1e9)]),
+                    ..Default::default()
+                },
+                "0 to 65536",
+            ),
+        ];
+        for (cfg, range) in cases {
+            let err = cfg.validate().unwrap_err().to_string();
+            assert!(err.contains(range), "{err}");
+        }
+    }
+
+    #[test]
+    fn actors_leave_room_for_tasks() {
+        let cfg = NodeConfig {
+            num_cpus: 2,
+            max_instances: 1000,
+            ..Default::default()
+        };
+        assert_eq!(cfg.max_live_actors(), 936);
+        let tiny = NodeConfig {
+            max_instances: 10,
+            ..cfg
+        };
+        assert_eq!(tiny.max_live_actors(), 1);
     }
 }

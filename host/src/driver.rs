@@ -1,20 +1,23 @@
 //! Running a component's `main` as the driver of a job.
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use wray_control_plane::TaskId;
+use tokio_util::sync::CancellationToken;
+use wray_control_plane::{JobId, TaskId};
 
 use crate::component::LoadedComponent;
+use crate::error::{ErrorKind, TaskError};
 use crate::runtime::Runtime;
-use crate::worker::classify::trap_to_task_error;
+use crate::worker::classify::{trap_to_task_error, Stopped};
+use crate::worker::guard::StopWhen;
 use crate::worker::state::CurrentTask;
 
 /// How a driver ended.
 #[derive(Debug, Clone)]
 pub struct DriverOutcome {
-    /// `main`'s result: `Err` carries its message, or the trap that ended it.
+    /// `main`'s result: `Err` carries its message, or the trap (or limit,
+    /// or cancel) that ended it.
     pub result: Result<(), String>,
     /// Wall time of `main`.
     pub wall: Duration,
@@ -23,57 +26,71 @@ pub struct DriverOutcome {
 }
 
 impl Runtime {
-    /// Runs `main(args)` of `component` on the calling thread. The driver
-    /// holds no CPU slot and has no time limit.
+    /// Runs `main(args)` of `component` as the driver of a new job, on the
+    /// calling thread, then ends the job (see [`Runtime::end_job`]). The
+    /// driver holds no CPU slot; its time limit is the node's
+    /// `driver_timeout` (none by default), and `cancel` or the node's
+    /// shutdown stop it wherever it is.
     pub(crate) fn run_driver(
         self: &Arc<Self>,
         component: Arc<LoadedComponent>,
         args: &[String],
+        cancel: CancellationToken,
     ) -> DriverOutcome {
         let start = Instant::now();
-        // Jobs are numbered per node from 1, so the same program run on a
-        // fresh node gets the same ids every time.
-        let task = TaskId::driver(self.jobs.fetch_add(1, Ordering::Relaxed) + 1);
-        let mut argv = vec![component.record.name.clone()];
-        argv.extend_from_slice(args);
-        let limits = crate::limits::Limits {
-            timeout: None,
-            ..crate::limits::Limits::node(&self.config)
-        };
-        let mut current = CurrentTask::new(
-            task,
-            "main",
-            false,
-            limits,
-            Default::default(),
-            Default::default(),
-        );
-        let entry = self.registry.driver_started(task);
-        current.entry = Some(entry.clone());
-        let mut store = self.new_store(component.clone(), current, &argv);
-        let result = match component.pre.instantiate(&mut store) {
-            Err(e) => Err(format!(
-                "cannot instantiate `{}`: {e:#}",
-                component.record.name
-            )),
-            Ok(guest) => match guest.wray_runtime_app().call_main(&mut store, args) {
-                Ok(r) => r,
-                Err(trap) => Err(trap_to_task_error(&trap, store.data()).to_string()),
-            },
-        };
-        let error = result.as_ref().err().map(|message| {
-            crate::error::TaskError::new(
-                crate::error::ErrorKind::Application,
-                "main",
-                task,
-                message.clone(),
-            )
-        });
-        self.registry.ended(&entry, error.as_ref());
+        let job = JobId::random();
+        let task = TaskId::driver(job);
+        let result = self.block_on(self.drive(component, args, job, cancel));
+        self.end_job(job);
         DriverOutcome {
             result,
             wall: start.elapsed(),
             task,
         }
+    }
+
+    async fn drive(
+        self: &Arc<Self>,
+        component: Arc<LoadedComponent>,
+        args: &[String],
+        job: JobId,
+        cancel: CancellationToken,
+    ) -> Result<(), String> {
+        let task = TaskId::driver(job);
+        let mut argv = vec![component.record.name.clone()];
+        argv.extend_from_slice(args);
+        let limits = crate::limits::Limits {
+            timeout: self.config.driver_timeout,
+            ..crate::limits::Limits::node(&self.config)
+        };
+        let mut current = CurrentTask::new(task, "main", false, limits, Default::default(), cancel);
+        let entry = self.registry.driver_started(task);
+        current.entry = Some(entry.clone());
+        let mut store = self.new_store(component.clone(), job, current, &argv);
+        let stop = StopWhen::of(store.data());
+        let result = match stop
+            .guard(component.pre.instantiate_async(&mut *store))
+            .await
+        {
+            Err(e) if e.is::<Stopped>() => Err(trap_to_task_error(&e, store.data()).to_string()),
+            Err(e) => Err(format!(
+                "cannot instantiate `{}`: {e:#}",
+                component.record.name
+            )),
+            Ok(guest) => match stop
+                .guard(guest.wray_runtime_app().call_main(&mut *store, args))
+                .await
+            {
+                Ok(r) => r.map_err(|m| crate::bounds::truncate(m, crate::bounds::MAX_LOG_LINE)),
+                Err(trap) => Err(trap_to_task_error(&trap, store.data()).to_string()),
+            },
+        };
+        drop(store);
+        let error = result
+            .as_ref()
+            .err()
+            .map(|message| TaskError::new(ErrorKind::Application, "main", task, message.clone()));
+        self.registry.ended(&entry, error.as_ref());
+        result
     }
 }

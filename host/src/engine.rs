@@ -44,7 +44,9 @@ pub fn build_engine(config: &NodeConfig) -> Result<Engine> {
         let mut pool = PoolingAllocationConfig::new();
         // A cargo-component guest is a few core instances (the program, the
         // WASI adapter, shims) with up to two memories and a few tables.
-        pool.total_component_instances(n)
+        // Every task's call runs on a fiber stack of its own (async).
+        pool.total_stacks(n)
+            .total_component_instances(n)
             .total_core_instances(n.saturating_mul(8))
             .total_memories(n.saturating_mul(2))
             .total_tables(n.saturating_mul(4))

@@ -6,7 +6,10 @@
 //! its command line.
 //!
 //! The moving parts, one module each:
-//! - [`node`]: [`Node`], the public entry point: start, deploy, run a driver.
+//! - [`node`]: [`Node`], the public entry point: start, deploy, run a driver,
+//!   shut down.
+//! - [`bounds`]: every bound a guest meets (sizes, counts, tables) and the
+//!   valid range of every node setting.
 //! - [`config`]: [`NodeConfig`] (CPUs, limits, preopened directories).
 //! - [`engine`]: the wasmtime engine (pooling allocator, epoch ticker).
 //! - [`component`]: compile once per content hash, link, pre-instantiate,
@@ -20,7 +23,7 @@
 //! - [`state`]: cluster state snapshots (nodes, tasks, errors) and
 //!   [`timeline`]: Chrome trace JSON of what ran where.
 //! - [`worker`]: running a task in an instance; the host imports.
-//! - `actor`: actor instances and their ordered queues.
+//! - `actor`: actor instances and their ordered queues; the actor table.
 //! - [`object_store`]: immutable objects and readiness notification.
 //! - [`error`]: [`Error`] (host failures) and [`TaskError`] (error objects).
 //! - [`baseline`]: bare wasmtime (instantiate + call, no wray), the
@@ -32,6 +35,7 @@
 mod actor;
 pub mod baseline;
 pub mod bindings;
+pub mod bounds;
 pub mod component;
 pub mod config;
 mod convert;
@@ -53,5 +57,5 @@ pub mod worker;
 pub use config::{NodeConfig, Preopen, Stdio};
 pub use driver::DriverOutcome;
 pub use error::{Error, ErrorKind, Result, TaskError};
-pub use node::Node;
+pub use node::{Node, StopHandle};
 pub use runtime::StatsSnapshot;

@@ -4,8 +4,10 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use parking_lot::Mutex;
+use tokio_util::sync::CancellationToken;
 use wray_control_plane::{ComponentRecord, EmbeddedFunctionTable, FunctionTable};
 
 use crate::component::{self, LoadedComponent};
@@ -13,8 +15,9 @@ use crate::config::NodeConfig;
 use crate::driver::DriverOutcome;
 use crate::engine::{build_engine, EpochTicker};
 use crate::error::{Error, Result};
-use crate::object_store::arena::Arena;
-use crate::object_store::ObjectStore;
+use crate::object_store::arena::{Arena, ArenaError};
+use crate::object_store::data::Budget;
+use crate::object_store::{default_spill_limit, ObjectStore, StoreLimits};
 use crate::registry::Registry;
 use crate::resources::{node_gpus, pin, NodeResources, Quantity, ResourceTotals};
 use crate::runtime::{Runtime, StatsSnapshot};
@@ -36,8 +39,31 @@ pub struct Node {
     table: Arc<dyn FunctionTable>,
     /// Runs control-plane calls (async: the cluster backend is remote).
     control: tokio::runtime::Runtime,
-    _ticker: EpochTicker,
+    /// Drives timers and WASI I/O of running tasks (see
+    /// [`Runtime::block_on`](crate::runtime)); dropped last.
+    io: Option<tokio::runtime::Runtime>,
+    /// Advances the epoch (time limits); stopped only once no task runs.
+    ticker: Option<EpochTicker>,
 }
+
+/// Stops a node from another thread (a signal handler, say): every running
+/// guest call, the driver's included, ends with a `cancelled` error, and no
+/// task starts any more. The node itself is shut down when it is dropped.
+#[derive(Clone, Debug)]
+pub struct StopHandle(CancellationToken);
+
+impl StopHandle {
+    /// Stops the node's work now (idempotent).
+    pub fn stop(&self) {
+        self.0.cancel();
+    }
+}
+
+/// The largest component file a node loads (1 GiB).
+pub const MAX_COMPONENT_BYTES: u64 = 1 << 30;
+
+/// How long [`Node::shutdown`] waits for running tasks to stop.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 
 impl Node {
     /// Starts a node with the embedded (in-process) function table.
@@ -61,20 +87,15 @@ impl Node {
             .enable_all()
             .build()
             .map_err(|e| Error::Engine(format!("cannot start the control-plane runtime: {e}")))?;
+        let io = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("wray-io")
+            .enable_all()
+            .build()
+            .map_err(|e| Error::Engine(format!("cannot start the I/O runtime: {e}")))?;
         let ticker = EpochTicker::start(engine.clone())?;
         let config_threads = config.max_instances as usize + 64;
-        let objects = match config.object_store_memory {
-            Some(bytes) => {
-                let capacity = usize::try_from(bytes).unwrap_or(usize::MAX);
-                let arena = Arena::create(&config.object_store_dir, capacity, config.huge_pages)
-                    .map_err(|e| Error::InvalidConfig(e.to_string()))?;
-                let spill = config.spill_dir.clone().unwrap_or_else(|| {
-                    std::env::temp_dir().join(format!("wray-spill-{}", std::process::id()))
-                });
-                ObjectStore::with_arena(arena, spill)
-            }
-            None => ObjectStore::new(),
-        };
+        let objects = object_store(&config)?;
         let (cpu_ids, pin) = pin::node_cpus(config.num_cpus);
         let gpus = node_gpus(&*config.gpu_discovery.0, config.num_gpus);
         let store_bytes = config.object_store_memory.unwrap_or(0);
@@ -98,6 +119,7 @@ impl Node {
         if totals.gpus.is_empty() && config.num_gpus.is_none() {
             tracing::debug!("node has no GPUs");
         }
+        let windows = crate::bounds::max_map_count() / crate::bounds::WINDOWS_SHARE_OF_MAP_COUNT;
         let rt = Arc::new(Runtime {
             gpus: totals.gpus.clone(),
             node_id: format!("node-{}", std::process::id()),
@@ -105,22 +127,47 @@ impl Node {
             pin: pin.then(pin::allowed_cpus),
             registry: Registry::default(),
             reusable: Default::default(),
+            actors: Default::default(),
+            windows: Budget::new(windows),
             config,
             engine,
             linker,
             objects,
-            actors: Mutex::new(HashMap::new()),
             components: Mutex::new(HashMap::new()),
             stats: Default::default(),
-            jobs: Default::default(),
+            shutdown: CancellationToken::new(),
+            io: io.handle().clone(),
             workers: WorkerPool::new(config_threads),
         });
         Ok(Self {
             rt,
             table,
             control,
-            _ticker: ticker,
+            io: Some(io),
+            ticker: Some(ticker),
         })
+    }
+
+    /// A handle that stops this node's work from another thread.
+    pub fn stop_handle(&self) -> StopHandle {
+        StopHandle(self.rt.shutdown.clone())
+    }
+
+    /// Shuts the node down in order: every running guest call is stopped
+    /// (within one epoch tick), queued tasks are abandoned, the worker
+    /// threads are waited for (up to [`SHUTDOWN_GRACE`]), then actors and
+    /// cached instances are dropped. Idempotent; [`Drop`] calls it. Returns
+    /// how many worker threads were still running after the grace period
+    /// (0 unless a host call would not stop).
+    pub fn shutdown(&self) -> usize {
+        self.rt.shutdown.cancel();
+        let left = self.rt.workers.close(SHUTDOWN_GRACE);
+        if left > 0 {
+            tracing::error!("{left} worker threads still running after {SHUTDOWN_GRACE:?}");
+        }
+        drop(self.rt.actors.drain());
+        drop(self.rt.reusable.clear());
+        left
     }
 
     /// This node's id.
@@ -162,18 +209,32 @@ impl Node {
     /// [`Error::Io`] when the file cannot be read; then as [`Node::deploy`].
     pub fn deploy_file(&self, path: impl AsRef<Path>) -> Result<ComponentRecord> {
         let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|source| Error::Io {
+        let io = |source| Error::Io {
             path: path.display().to_string(),
             source,
-        })?;
+        };
+        let size = std::fs::metadata(path).map_err(io)?.len();
+        if size > MAX_COMPONENT_BYTES {
+            return Err(Error::Component {
+                name: path.display().to_string(),
+                reason: format!(
+                    "the file has {size} bytes, more than the {MAX_COMPONENT_BYTES} a component may have"
+                ),
+            });
+        }
+        let bytes = std::fs::read(path).map_err(io)?;
         let name = path
             .file_stem()
             .map_or_else(|| "app".into(), |s| s.to_string_lossy().into_owned());
         self.deploy(&name, &bytes)
     }
 
-    /// Runs `main(args)` of deployed component `name` as a driver, on the
-    /// calling thread, and returns how it ended. Tasks it left running go on.
+    /// Runs `main(args)` of deployed component `name` as the driver of a
+    /// new job, on the calling thread, and returns how it ended. When `main`
+    /// returns, the job ends (as in Ray when a driver exits): tasks it left
+    /// unfinished are cancelled, its actors killed and its objects freed.
+    /// `main` runs under the node's `driver_timeout`, and stops early when
+    /// the node is stopped ([`Node::stop_handle`]).
     ///
     /// # Errors
     /// [`Error::NotDeployed`], [`Error::NoMain`], or a control-plane error.
@@ -182,7 +243,7 @@ impl Node {
         if !loaded.record.has_main {
             return Err(Error::NoMain(name.to_string()));
         }
-        Ok(self.rt.run_driver(loaded, args))
+        Ok(self.rt.run_driver(loaded, args, CancellationToken::new()))
     }
 
     fn loaded(&self, name: &str) -> Result<Arc<LoadedComponent>> {
@@ -334,12 +395,40 @@ fn status_json(rt: &Runtime, tasks_limit: usize) -> serde_json::Value {
     })
 }
 
+/// The node's object store: a shared-memory arena of the configured size
+/// (refused when it does not fit the file system under it), spilling to
+/// nameless files in the spill directory.
+fn object_store(config: &NodeConfig) -> Result<ObjectStore> {
+    let spill = config.spill_dir.clone().unwrap_or_else(std::env::temp_dir);
+    let Some(bytes) = config.object_store_memory else {
+        let limits = StoreLimits::default();
+        return Ok(ObjectStore::with_limits(None, Some(spill), limits));
+    };
+    // In range (validated): at most 16 TiB.
+    let capacity = usize::try_from(bytes).unwrap_or(usize::MAX);
+    let arena = Arena::create(&config.object_store_dir, capacity, config.huge_pages).map_err(
+        |e| match e {
+            ArenaError::NoRoom { .. } => Error::InvalidConfig(format!(
+                "{e}: give a smaller --object-store-memory, or another --object-store-dir"
+            )),
+            e => Error::InvalidConfig(e.to_string()),
+        },
+    )?;
+    let limits = StoreLimits {
+        inline_bytes: capacity,
+        spilled_objects: default_spill_limit(),
+    };
+    Ok(ObjectStore::with_limits(Some(arena), Some(spill), limits))
+}
+
 impl Drop for Node {
     fn drop(&mut self) {
-        // Actors hold instances (and a reference to the runtime): drop them.
-        // Tasks still running are abandoned, not awaited (a guest spinning
-        // until its time limit ends on its own).
-        self.rt.actors.lock().clear();
-        drop(self.rt.reusable.clear());
+        self.shutdown();
+        // Nothing runs guest code any more: the epoch may stop, and the I/O
+        // runtime go (without blocking, wherever the node is dropped).
+        drop(self.ticker.take());
+        if let Some(io) = self.io.take() {
+            io.shutdown_background();
+        }
     }
 }

@@ -7,12 +7,12 @@
 //! [`MAX_ERRORS`].
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant, SystemTime};
 
 use parking_lot::Mutex;
-use wray_control_plane::TaskId;
+use tokio_util::sync::CancellationToken;
+use wray_control_plane::{JobId, TaskId};
 
 use crate::error::TaskError;
 use crate::resources::Request;
@@ -89,8 +89,11 @@ pub struct TaskRecord {
     pub ended: Option<Instant>,
     /// The worker thread it ran on (its name).
     pub worker: Option<Arc<str>>,
-    /// Its blocked intervals and profile spans.
+    /// Its blocked intervals and profile spans (at most
+    /// [`MAX_SPANS_PER_TASK`](crate::bounds::MAX_SPANS_PER_TASK)).
     pub spans: Vec<Span>,
+    /// Spans not kept because the task had opened too many.
+    pub dropped_spans: u64,
     /// Its error, if it failed.
     pub error: Option<TaskError>,
 }
@@ -110,6 +113,7 @@ impl TaskRecord {
             ended: None,
             worker: None,
             spans: Vec::new(),
+            dropped_spans: 0,
             error: None,
         }
     }
@@ -127,8 +131,8 @@ pub struct TaskEntry {
     /// The queued task (to take its spec before it runs), set right after
     /// the entry is made.
     pending: std::sync::OnceLock<Weak<PendingTask>>,
-    /// Set to stop it while it runs.
-    cancel: Arc<AtomicBool>,
+    /// Cancelled to stop it while it runs.
+    cancel: CancellationToken,
     /// The task that submitted it (read without the record's lock, when a
     /// recursive cancel looks for children).
     parent: Option<TaskId>,
@@ -145,7 +149,7 @@ impl std::fmt::Debug for TaskEntry {
 }
 
 impl TaskEntry {
-    fn new(record: TaskRecord, cancel: Arc<AtomicBool>, interruptible: bool) -> Arc<Self> {
+    fn new(record: TaskRecord, cancel: CancellationToken, interruptible: bool) -> Arc<Self> {
         Arc::new(TaskEntry {
             parent: record.parent,
             record: Mutex::new(record),
@@ -184,11 +188,7 @@ impl TaskEntry {
         let mut r = self.record.lock();
         if blocked {
             r.status = TaskStatus::Blocked;
-            r.spans.push(Span {
-                name: "get".to_string(),
-                start: now,
-                end: None,
-            });
+            push_span(&mut r, "get".to_string(), now);
         } else {
             r.status = TaskStatus::Running;
             if let Some(s) = r.spans.iter_mut().rev().find(|s| s.name == "get") {
@@ -197,24 +197,38 @@ impl TaskEntry {
         }
     }
 
-    /// Opens a profile span; returns its handle.
+    /// Opens a profile span named `name` (cut to
+    /// [`MAX_SPAN_NAME`](crate::bounds::MAX_SPAN_NAME) bytes); returns its
+    /// handle (`u32::MAX`: not kept, the task has too many).
     pub(crate) fn span_begin(&self, name: String) -> u32 {
+        let name = crate::bounds::truncate(name, crate::bounds::MAX_SPAN_NAME);
         let mut r = self.record.lock();
-        let handle = u32::try_from(r.spans.len()).unwrap_or(u32::MAX);
-        r.spans.push(Span {
-            name,
-            start: Instant::now(),
-            end: None,
-        });
-        handle
+        push_span(&mut r, name, Instant::now())
     }
 
-    /// Closes profile span `handle`.
+    /// Closes profile span `handle` (an unknown handle is ignored).
     pub(crate) fn span_end(&self, handle: u32) {
         if let Some(s) = self.record.lock().spans.get_mut(handle as usize) {
             s.end.get_or_insert_with(Instant::now);
         }
     }
+}
+
+/// Adds a span to `r` unless it has [`MAX_SPANS_PER_TASK`] already (then
+/// it is only counted); returns its index (`u32::MAX` when not kept).
+///
+/// [`MAX_SPANS_PER_TASK`]: crate::bounds::MAX_SPANS_PER_TASK
+fn push_span(r: &mut TaskRecord, name: String, start: Instant) -> u32 {
+    if r.spans.len() >= crate::bounds::MAX_SPANS_PER_TASK {
+        r.dropped_spans += 1;
+        return u32::MAX;
+    }
+    r.spans.push(Span {
+        name,
+        start,
+        end: None,
+    });
+    u32::try_from(r.spans.len() - 1).unwrap_or(u32::MAX)
 }
 
 #[derive(Default)]
@@ -278,7 +292,7 @@ impl Registry {
     /// Records a driver (`main`), running from now.
     pub(crate) fn driver_started(&self, id: TaskId) -> Arc<TaskEntry> {
         let record = TaskRecord::new(id, None, "main".to_string(), Request::default());
-        let entry = TaskEntry::new(record, Arc::default(), false);
+        let entry = TaskEntry::new(record, CancellationToken::new(), false);
         entry.started();
         self.table.lock().entries.insert(id, entry.clone());
         entry
@@ -288,7 +302,7 @@ impl Registry {
     /// request): kept with the errors.
     pub(crate) fn failed_at_submission(&self, error: &TaskError) {
         let record = TaskRecord::new(error.task, None, error.function.clone(), Request::default());
-        let entry = TaskEntry::new(record, Arc::default(), false);
+        let entry = TaskEntry::new(record, CancellationToken::new(), false);
         self.table.lock().entries.insert(error.task, entry.clone());
         self.ended(&entry, Some(error));
     }
@@ -367,11 +381,11 @@ impl Registry {
             } else {
                 match entry.pending.get().and_then(Weak::upgrade) {
                     Some(p) if p.spec.lock().is_some() => {
-                        entry.cancel.store(true, Ordering::Release);
+                        entry.cancel.cancel();
                         CancelTarget::Queued(p)
                     }
                     _ if entry.interruptible => {
-                        entry.cancel.store(true, Ordering::Release);
+                        entry.cancel.cancel();
                         CancelTarget::Running
                     }
                     _ => CancelTarget::Done,
@@ -380,6 +394,23 @@ impl Registry {
             out.push((id, target));
         }
         out
+    }
+
+    /// The tasks of job `job` not finished yet (to end them with the job).
+    pub(crate) fn unfinished_of_job(&self, job: JobId) -> Vec<TaskId> {
+        let entries: Vec<Arc<TaskEntry>> = self
+            .table
+            .lock()
+            .entries
+            .iter()
+            .filter(|(id, _)| id.job() == job)
+            .map(|(_, e)| e.clone())
+            .collect();
+        entries
+            .iter()
+            .filter(|e| !e.record.lock().status.is_done())
+            .map(|e| e.record.lock().id)
+            .collect()
     }
 
     /// Every task in the table, oldest submission first.

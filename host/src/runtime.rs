@@ -1,18 +1,21 @@
 //! The state one node's workers share: engine, linker, object store,
-//! scheduler, actors, deployed components and counters.
+//! scheduler, actors, deployed components and counters, and how a job ends.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
+use tokio_util::sync::CancellationToken;
 use wasmtime::component::Linker;
 use wasmtime::Engine;
-use wray_control_plane::ActorId;
+use wray_control_plane::JobId;
 
-use crate::actor::Actor;
+use crate::actor::table::ActorTable;
 use crate::component::LoadedComponent;
 use crate::config::NodeConfig;
+use crate::error::{ErrorKind, TaskError};
+use crate::object_store::data::Budget;
 use crate::object_store::ObjectStore;
 use crate::registry::Registry;
 use crate::scheduler::queue::ResourcePool;
@@ -41,7 +44,8 @@ pub struct StatsSnapshot {
 impl StatsSnapshot {
     /// Tasks submitted and not yet finished (queued, waiting or running).
     pub fn pending(&self) -> u64 {
-        self.submitted.saturating_sub(self.finished + self.failed)
+        self.submitted
+            .saturating_sub(self.finished.saturating_add(self.failed))
     }
 }
 
@@ -62,12 +66,20 @@ pub(crate) struct Runtime {
     pub gpus: Vec<crate::resources::GpuInfo>,
     /// Idle instances of reusable functions.
     pub reusable: crate::worker::reuse::InstanceCache,
-    pub actors: Mutex<HashMap<ActorId, Arc<Actor>>>,
+    /// Live and recently dead actors.
+    pub actors: ActorTable,
+    /// Windows mapped over guests' memories, node-wide (each a kernel
+    /// mapping: a share of `vm.max_map_count`).
+    pub windows: Arc<Budget>,
     /// Loaded components by content hash.
     pub components: Mutex<HashMap<String, Arc<LoadedComponent>>>,
     pub stats: Stats,
-    /// Drivers started so far (the next job's number - 1).
-    pub jobs: AtomicU64,
+    /// Cancelled when the node shuts down: every running guest call stops.
+    pub shutdown: CancellationToken,
+    /// Where guest calls run: workers drive each task's future on their
+    /// own thread; this runtime's one thread drives the timers and WASI's
+    /// I/O.
+    pub io: tokio::runtime::Handle,
     pub workers: WorkerPool,
 }
 
@@ -77,11 +89,47 @@ impl Runtime {
         self.workers.spawn(f);
     }
 
+    /// Drives `future` to completion on the calling (worker or driver)
+    /// thread.
+    ///
+    /// # Panics
+    /// When called from inside an async context (never the case: workers
+    /// and drivers are plain threads).
+    pub fn block_on<F: std::future::Future>(&self, future: F) -> F::Output {
+        self.io.block_on(future)
+    }
+
     pub fn stats(&self) -> StatsSnapshot {
         StatsSnapshot {
             submitted: self.stats.submitted.load(Ordering::Relaxed),
             finished: self.stats.finished.load(Ordering::Relaxed),
             failed: self.stats.failed.load(Ordering::Relaxed),
         }
+    }
+
+    /// Ends job `job` (its driver returned), as Ray does when a driver
+    /// exits: its unfinished tasks are cancelled, its actors killed, its
+    /// reusable instances dropped, and every object it made freed (pending
+    /// ones sealed with a `cancelled` error first), so that nothing a job
+    /// made, reference cycles included, outlives it.
+    pub(crate) fn end_job(self: &Arc<Self>, job: JobId) {
+        for task in self.registry.unfinished_of_job(job) {
+            self.cancel(task, true, false);
+        }
+        for actor in self.actors.of_job(job) {
+            let cause = TaskError::new(
+                ErrorKind::ActorDied,
+                format!("{}.kill", actor.class),
+                actor.id,
+                "its job ended",
+            );
+            if actor.die(self, cause) {
+                actor.try_run(self);
+            }
+        }
+        drop(self.reusable.take_job(job));
+        self.objects.end_job(job, |id| {
+            TaskError::new(ErrorKind::Cancelled, "job", id.task, "its job ended")
+        });
     }
 }

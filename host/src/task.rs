@@ -1,7 +1,9 @@
 //! Task specs: what the scheduler queues and a worker runs.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
 use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
 
 use parking_lot::Mutex;
 use wray_control_plane::{ObjectId, TaskId};
@@ -53,8 +55,8 @@ pub(crate) struct TaskSpec {
     pub limits: Limits,
     /// The task that submitted it (`None`: a driver).
     pub parent: Option<TaskId>,
-    /// Set to stop it (`cancel`, `kill-actor`).
-    pub cancel: Arc<AtomicBool>,
+    /// Cancelled to stop it (`cancel`, `kill-actor`).
+    pub cancel: CancellationToken,
     /// Its entry in the task table (set at submission).
     pub entry: Option<Arc<TaskEntry>>,
 }

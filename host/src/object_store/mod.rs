@@ -1,28 +1,36 @@
 //! The node's object store: immutable objects by [`ObjectId`], with
 //! readiness notification.
 //!
-//! This is the in-memory store of a single node. An object is created
-//! *pending* when the task that will produce it is submitted, and *sealed*
-//! once (with a value or an error); sealing wakes everything subscribed to it
-//! (tasks waiting for their arguments, guests blocked in `get`/`wait`).
-//! Objects are never changed after sealing.
+//! This is the store of a single node. An object is created *pending* when
+//! the task that will produce it is submitted (or when a task starts making
+//! it), and *sealed* once (with a value or an error); sealing wakes
+//! everything subscribed to it (tasks waiting for their arguments, guests
+//! blocked in `get`/`wait`). Objects are never changed after sealing, and
+//! only an object the store expects can be sealed.
 //!
 //! Reference counting (Ray's ownership model on one node): every slot counts
-//! its holders: tasks' instances ([`Holds`]), queued tasks (their arguments)
-//! and sealed objects whose value contains its id. When the count drops to
-//! zero the object is freed, and the refs inside its value are released in
-//! turn. The shared-memory store replaces the value storage later; the
-//! counting stays.
+//! its holders: tasks' instances ([`Holds`](crate::worker::state::Holds)),
+//! queued tasks (their arguments) and sealed objects whose value contains
+//! its id. When the count drops to zero the object is freed, and the refs
+//! inside its value are released in turn. When a job ends, whatever of it is
+//! left is freed at once (Ray frees a job's objects when its driver exits),
+//! so that nothing a job made, reference cycles included, outlives it.
+//!
+//! - [`arena`]: the shared-memory file large values live in.
+//! - [`data`]: where one value's bytes live, and the budgets of each place.
 
 pub mod arena;
+pub mod data;
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use wray_control_plane::ObjectId;
+use wray_control_plane::{JobId, ObjectId};
 
 use crate::error::TaskError;
+pub use data::{Budget, Data};
 
 /// How an object's bytes are encoded (the WIT `codec`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,83 +48,6 @@ pub enum Codec {
 /// guests can map them without a copy. Ray's threshold for inlining small
 /// objects is 100 KiB as well (`max_direct_call_object_size`).
 pub const INLINE_MAX: usize = 100 << 10;
-
-/// Where a value's bytes live.
-#[derive(Debug)]
-pub enum Data {
-    /// On the host's heap.
-    Inline(Arc<[u8]>),
-    /// In a block of the shared-memory arena (freed with the object).
-    Shared(arena::Block),
-    /// Spilled to a file on disk because the arena was full; read through a
-    /// read-only mapping of the file (the page cache restores it on use).
-    /// The file is deleted with the object.
-    Spilled {
-        /// The file (deleted on drop).
-        file: tempfile::NamedTempFile,
-        /// Its mapping.
-        map: memmap2::Mmap,
-    },
-}
-
-impl Data {
-    /// The bytes.
-    pub fn bytes(&self) -> &[u8] {
-        match self {
-            Data::Inline(b) => b,
-            Data::Shared(block) => block.bytes(),
-            Data::Spilled { map, .. } => map,
-        }
-    }
-
-    /// The file, page-aligned offset and page size to map the bytes from,
-    /// for values that live in a file (arena or spill file).
-    pub fn file_range(&self) -> Option<(i32, usize, usize)> {
-        use std::os::fd::AsRawFd;
-        match self {
-            Data::Inline(_) => None,
-            Data::Shared(block) => Some((
-                block.arena().fd(),
-                block.offset(),
-                block.arena().page_size(),
-            )),
-            Data::Spilled { file, .. } => Some((file.as_file().as_raw_fd(), 0, arena::PAGE)),
-        }
-    }
-
-    /// Where the value lives, for listings: `heap`, `shared-memory` or
-    /// `spilled`.
-    pub fn location(&self) -> &'static str {
-        match self {
-            Data::Inline(_) => "heap",
-            Data::Shared(_) => "shared-memory",
-            Data::Spilled { .. } => "spilled",
-        }
-    }
-}
-
-/// Writes `bytes` to a new file in `dir` and maps it read-only.
-fn spill(dir: &std::path::Path, bytes: &[u8]) -> std::io::Result<Data> {
-    use std::io::Write;
-    std::fs::create_dir_all(dir)?;
-    let mut file = tempfile::Builder::new()
-        .prefix("object-")
-        .tempfile_in(dir)?;
-    file.write_all(bytes)?;
-    file.flush()?;
-    // SAFETY: the file is private to this store (a fresh temporary file that
-    // nothing else writes) and never truncated while mapped.
-    let map = unsafe { memmap2::Mmap::map(file.as_file())? };
-    Ok(Data::Spilled { file, map })
-}
-
-impl PartialEq for Data {
-    fn eq(&self, other: &Self) -> bool {
-        self.bytes() == other.bytes()
-    }
-}
-
-impl Eq for Data {}
 
 /// A sealed object: a value or the error of the task that should have made
 /// it.
@@ -146,11 +77,61 @@ impl Object {
     }
 }
 
+/// What the store can hold besides its arena.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoreLimits {
+    /// Bytes of values kept on the host's heap (small values, and large
+    /// ones that fit nowhere else).
+    pub inline_bytes: usize,
+    /// Values spilled to files at once (each holds an open file and a
+    /// mapping).
+    pub spilled_objects: usize,
+}
+
+impl Default for StoreLimits {
+    /// 30% of RAM on the heap, as Ray's default store; 10,000 spill files or
+    /// a quarter of the open-file limit, whichever is less.
+    fn default() -> Self {
+        StoreLimits {
+            inline_bytes: usize::try_from(crate::config::default_object_store_memory())
+                .unwrap_or(usize::MAX),
+            spilled_objects: default_spill_limit(),
+        }
+    }
+}
+
+/// 10,000 spill files, or a quarter of the open-file limit when that is
+/// less (each spilled object keeps its file open).
+pub fn default_spill_limit() -> usize {
+    let quarter = crate::bounds::open_files_limit() / 4;
+    usize::try_from(quarter).unwrap_or(usize::MAX).min(10_000)
+}
+
+/// A value that fits nowhere: the inline budget, the arena and the spill
+/// files are all full.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "object store full: no room for {size} bytes: {inline_used} of {inline_limit} bytes of \
+     inline objects in use; shared memory: {shared}; spilling: {spill}"
+)]
+pub struct StoreFull {
+    /// Bytes of the value.
+    pub size: usize,
+    /// Inline bytes in use.
+    pub inline_used: usize,
+    /// The inline budget.
+    pub inline_limit: usize,
+    /// Why the arena had no room.
+    pub shared: String,
+    /// Why the value could not be spilled.
+    pub spill: String,
+}
+
 /// Called once when a subscribed object is sealed.
 pub type Waiter = Box<dyn FnOnce() + Send>;
 
 enum State {
-    Pending(Vec<Waiter>),
+    Pending(Vec<(u64, Waiter)>),
     Sealed(Arc<Object>),
 }
 
@@ -172,9 +153,13 @@ impl Slot {
 #[derive(Default)]
 struct Slots {
     map: HashMap<ObjectId, Slot>,
+    /// The next subscription token.
+    next_token: u64,
     /// Bytes held by sealed values now, and the most ever held.
     bytes: usize,
     peak_bytes: usize,
+    /// Releases of an object nobody held (a host bug: counted, logged).
+    unmatched_releases: u64,
 }
 
 impl Slots {
@@ -186,19 +171,30 @@ impl Slots {
                 continue;
             };
             if let State::Sealed(object) = slot.state {
-                self.bytes -= object.size();
+                self.bytes = self.bytes.saturating_sub(object.size());
                 if let Object::Value { refs, .. } = &*object {
                     for inner in refs.iter() {
-                        if let Some(s) = self.map.get_mut(inner) {
-                            s.holders = s.holders.saturating_sub(1);
-                            if s.holders == 0 && matches!(s.state, State::Sealed(_)) {
-                                work.push(*inner);
-                            }
+                        if self.drop_holder(inner) {
+                            work.push(*inner);
                         }
                     }
                 }
             }
         }
+    }
+
+    /// Takes one holder from `id`; true when it is sealed and now unheld.
+    fn drop_holder(&mut self, id: &ObjectId) -> bool {
+        let Some(slot) = self.map.get_mut(id) else {
+            return false;
+        };
+        if slot.holders == 0 {
+            self.unmatched_releases += 1;
+            tracing::error!("object {id} released more often than it was held (a host bug)");
+            return false;
+        }
+        slot.holders -= 1;
+        slot.holders == 0 && matches!(slot.state, State::Sealed(_))
     }
 }
 
@@ -224,39 +220,63 @@ pub struct StoreStats {
     pub bytes: usize,
     /// The most bytes ever held at once.
     pub peak_bytes: usize,
+    /// Bytes of values on the host's heap now (the inline budget's use).
+    pub inline_bytes: usize,
+    /// Values spilled to files now.
+    pub spilled: usize,
+    /// Releases of objects nobody held: always 0 unless the host has a bug.
+    pub unmatched_releases: u64,
 }
 
 /// What [`ObjectStore::subscribe`] found.
 pub enum Subscription {
     /// The object is sealed; the waiter was dropped without being called.
     Ready(Arc<Object>),
-    /// The object is pending; the waiter will be called when it is sealed.
-    Pending,
+    /// The object is pending; the waiter will be called when it is sealed,
+    /// unless [`ObjectStore::unsubscribe`] is given this token first.
+    Pending(u64),
     /// No such object exists or is expected.
     Unknown,
 }
 
 /// The object store of one node.
-#[derive(Default)]
 pub struct ObjectStore {
     slots: Mutex<Slots>,
     arena: Option<Arc<arena::Arena>>,
-    spill_dir: Option<std::path::PathBuf>,
+    spill_dir: Option<PathBuf>,
+    /// Bytes of values on the heap.
+    inline: Arc<Budget>,
+    /// Values spilled to files.
+    spilled: Arc<Budget>,
+}
+
+impl Default for ObjectStore {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl ObjectStore {
-    /// An empty store keeping every value on the heap.
+    /// An empty store keeping every value on the heap, within the default
+    /// [`StoreLimits`].
     pub fn new() -> Self {
-        Self::default()
+        Self::with_limits(None, None, StoreLimits::default())
     }
 
-    /// An empty store whose large values live in `arena`, spilling to files
-    /// in `spill_dir` when it is full.
-    pub fn with_arena(arena: Arc<arena::Arena>, spill_dir: std::path::PathBuf) -> Self {
+    /// An empty store whose large values live in `arena` (if any), spilling
+    /// to nameless files in `spill_dir` (if any) when it is full, and
+    /// keeping within `limits`.
+    pub fn with_limits(
+        arena: Option<Arc<arena::Arena>>,
+        spill_dir: Option<PathBuf>,
+        limits: StoreLimits,
+    ) -> Self {
         Self {
             slots: Mutex::default(),
-            arena: Some(arena),
-            spill_dir: Some(spill_dir),
+            arena,
+            spill_dir,
+            inline: Budget::new(limits.inline_bytes),
+            spilled: Budget::new(limits.spilled_objects),
         }
     }
 
@@ -265,40 +285,77 @@ impl ObjectStore {
         self.arena.as_ref()
     }
 
-    /// A value holding `bytes`: in the arena when it is at least
-    /// [`INLINE_MAX`] bytes; when the arena is full, spilled to a file (and,
-    /// should even that fail, kept on the heap: a value is never lost).
-    pub fn value(&self, codec: Codec, bytes: &[u8], refs: Arc<[ObjectId]>) -> Object {
-        let data = match &self.arena {
-            Some(arena) if bytes.len() >= INLINE_MAX => match arena.alloc(bytes.len()) {
-                Ok(mut block) => {
-                    block.bytes_mut().copy_from_slice(bytes);
-                    Data::Shared(block)
-                }
-                Err(full) => self.spill_or_keep(bytes, &full),
-            },
-            _ => Data::Inline(Arc::from(bytes)),
-        };
-        Object::Value { codec, data, refs }
+    /// A value holding a copy of `bytes`. Small values (under
+    /// [`INLINE_MAX`]) go on the heap, else to the arena, else to a spill
+    /// file; large ones to the arena, else a spill file, else the heap.
+    ///
+    /// # Errors
+    /// [`StoreFull`] naming every place's state when none has room.
+    pub fn value(
+        &self,
+        codec: Codec,
+        bytes: &[u8],
+        refs: Arc<[ObjectId]>,
+    ) -> Result<Object, StoreFull> {
+        let data = if bytes.len() < INLINE_MAX {
+            self.inline(bytes)
+                .or_else(|| self.shared(bytes).ok())
+                .map_or_else(|| self.spill_or_heap(bytes, false), Ok)
+        } else {
+            match self.shared(bytes) {
+                Ok(data) => Ok(data),
+                Err(why) => self.spill_or_heap(bytes, true).map_err(|full| StoreFull {
+                    shared: why,
+                    ..full
+                }),
+            }
+        }?;
+        Ok(Object::Value { codec, data, refs })
     }
 
-    fn spill_or_keep(&self, bytes: &[u8], full: &arena::ArenaError) -> Data {
-        let Some(dir) = &self.spill_dir else {
-            return Data::Inline(Arc::from(bytes));
+    fn inline(&self, bytes: &[u8]) -> Option<Data> {
+        let charge = self.inline.take(bytes.len())?;
+        Some(Data::Inline {
+            bytes: Arc::from(bytes),
+            charge: Some(charge),
+        })
+    }
+
+    /// `bytes` copied into a new arena block.
+    fn shared(&self, bytes: &[u8]) -> Result<Data, String> {
+        let Some(arena) = &self.arena else {
+            return Err("this node has none".to_string());
         };
-        match spill(dir, bytes) {
-            Ok(data) => {
-                tracing::debug!("{full}; spilled {} bytes to {}", bytes.len(), dir.display());
-                data
-            }
-            Err(e) => {
-                tracing::warn!(
-                    "{full}; cannot spill to {}: {e}; keeping the object on the heap",
-                    dir.display()
-                );
-                Data::Inline(Arc::from(bytes))
+        let mut block = arena.alloc(bytes.len() as u64).map_err(|e| e.to_string())?;
+        block.bytes_mut().copy_from_slice(bytes);
+        Ok(Data::Shared(block))
+    }
+
+    /// A spill file, else (when `heap_last`) the heap.
+    fn spill_or_heap(&self, bytes: &[u8], heap_last: bool) -> Result<Data, StoreFull> {
+        let spill = match (&self.spill_dir, self.spilled.take(1)) {
+            (None, _) => "this node spills nowhere".to_string(),
+            (Some(_), None) => format!("{} objects spilled already", self.spilled.limit()),
+            (Some(dir), Some(charge)) => match data::spill(dir, bytes, charge) {
+                Ok(data) => {
+                    tracing::debug!("spilled {} bytes to {}", bytes.len(), dir.display());
+                    return Ok(data);
+                }
+                Err(e) => format!("cannot write to {}: {e}", dir.display()),
+            },
+        };
+        if heap_last {
+            if let Some(data) = self.inline(bytes) {
+                return Ok(data);
             }
         }
+        Err(StoreFull {
+            size: bytes.len(),
+            inline_used: self.inline.used(),
+            inline_limit: self.inline.limit(),
+            shared: "not tried".to_string(),
+            spill,
+        })
     }
 
     /// Every object: (id, size in bytes, location, holders), ordered by id
@@ -328,7 +385,8 @@ impl ObjectStore {
         all
     }
 
-    /// Declares that `id` will be sealed later (by a submitted task).
+    /// Declares that `id` will be sealed later (by a submitted task, or by
+    /// the task making it).
     pub fn register_pending(&self, id: ObjectId) {
         self.slots
             .lock()
@@ -337,49 +395,54 @@ impl ObjectStore {
             .or_insert_with(Slot::pending);
     }
 
-    /// Adds a holder to `id` (ignored when it does not exist).
-    pub fn acquire(&self, id: &ObjectId) {
-        if let Some(slot) = self.slots.lock().map.get_mut(id) {
-            slot.holders += 1;
+    /// Adds a holder to `id`; false (and nothing held) when it does not
+    /// exist.
+    pub fn acquire(&self, id: &ObjectId) -> bool {
+        match self.slots.lock().map.get_mut(id) {
+            Some(slot) => {
+                slot.holders = slot.holders.saturating_add(1);
+                true
+            }
+            None => false,
         }
     }
 
     /// Removes a holder from `id`; the last one frees a sealed object (a
-    /// pending one is freed when sealed).
+    /// pending one is freed when sealed). An id that no longer exists (its
+    /// job ended) is ignored.
     pub fn release(&self, id: &ObjectId) {
         let mut slots = self.slots.lock();
-        let Some(slot) = slots.map.get_mut(id) else {
-            return;
-        };
-        slot.holders = slot.holders.saturating_sub(1);
-        if slot.holders == 0 && matches!(slot.state, State::Sealed(_)) {
+        if slots.drop_holder(id) {
             slots.free(*id);
         }
     }
 
-    /// Seals `id` with `object`, waking its waiters. Sealing an already
-    /// sealed object keeps the first value (objects are immutable) and
-    /// returns false.
+    /// Seals `id` with `object`, waking its waiters. Returns false, and
+    /// drops `object`, when `id` is not expected (never registered, or
+    /// freed with its job) or already sealed (objects are immutable).
     pub fn seal(&self, id: ObjectId, object: Object) -> bool {
         let waiters = {
             let mut guard = self.slots.lock();
             let slots = &mut *guard;
-            let slot = slots.map.entry(id).or_insert_with(Slot::pending);
+            let Some(slot) = slots.map.get_mut(&id) else {
+                return false;
+            };
             let waiters = match &mut slot.state {
                 State::Sealed(_) => return false,
                 State::Pending(waiters) => std::mem::take(waiters),
             };
             let unheld = slot.holders == 0;
             let size = object.size();
-            if let Object::Value { refs, .. } = &object {
-                for inner in refs.iter() {
-                    if let Some(s) = slots.map.get_mut(inner) {
-                        s.holders += 1;
-                    }
+            let refs = match &object {
+                Object::Value { refs, .. } => Some(refs.clone()),
+                Object::Error(_) => None,
+            };
+            slot.state = State::Sealed(Arc::new(object));
+            // An object never holds itself (it could never be freed).
+            for inner in refs.iter().flat_map(|r| r.iter()).filter(|r| **r != id) {
+                if let Some(s) = slots.map.get_mut(inner) {
+                    s.holders = s.holders.saturating_add(1);
                 }
-            }
-            if let Some(slot) = slots.map.get_mut(&id) {
-                slot.state = State::Sealed(Arc::new(object));
             }
             slots.bytes += size;
             slots.peak_bytes = slots.peak_bytes.max(slots.bytes);
@@ -390,7 +453,7 @@ impl ObjectStore {
             }
             waiters
         };
-        for waiter in waiters {
+        for (_, waiter) in waiters {
             waiter();
         }
         true
@@ -412,16 +475,69 @@ impl ObjectStore {
         self.slots.lock().map.contains_key(id)
     }
 
+    /// Whether `id` exists and is still pending.
+    pub fn is_pending(&self, id: &ObjectId) -> bool {
+        matches!(
+            self.slots.lock().map.get(id).map(|s| &s.state),
+            Some(State::Pending(_))
+        )
+    }
+
     /// Registers `waiter` to run when `id` is sealed, unless it already is.
     pub fn subscribe(&self, id: &ObjectId, waiter: Waiter) -> Subscription {
-        match self.slots.lock().map.get_mut(id).map(|s| &mut s.state) {
+        let mut guard = self.slots.lock();
+        let slots = &mut *guard;
+        match slots.map.get_mut(id).map(|s| &mut s.state) {
             Some(State::Sealed(object)) => Subscription::Ready(object.clone()),
             Some(State::Pending(waiters)) => {
-                waiters.push(waiter);
-                Subscription::Pending
+                let token = slots.next_token;
+                slots.next_token += 1;
+                waiters.push((token, waiter));
+                Subscription::Pending(token)
             }
             None => Subscription::Unknown,
         }
+    }
+
+    /// Drops the waiter registered on `id` under `token`, if it has not run
+    /// (a wait that ended without the object: a timeout, a cancel).
+    pub fn unsubscribe(&self, id: &ObjectId, token: u64) {
+        if let Some(State::Pending(waiters)) =
+            self.slots.lock().map.get_mut(id).map(|s| &mut s.state)
+        {
+            if let Some(i) = waiters.iter().position(|(t, _)| *t == token) {
+                drop(waiters.swap_remove(i));
+            }
+        }
+    }
+
+    /// Ends job `job` in the store: its objects still pending are sealed
+    /// with `error(id)` (waking whatever waits on them), then every object
+    /// of the job is freed, whoever holds it. Returns how many were freed.
+    pub fn end_job(&self, job: JobId, error: impl Fn(ObjectId) -> TaskError) -> usize {
+        let pending: Vec<ObjectId> = {
+            let slots = self.slots.lock();
+            slots
+                .map
+                .iter()
+                .filter(|(id, s)| id.job() == job && matches!(s.state, State::Pending(_)))
+                .map(|(id, _)| *id)
+                .collect()
+        };
+        for id in pending {
+            self.seal(id, Object::Error(error(id)));
+        }
+        let mut slots = self.slots.lock();
+        let ids: Vec<ObjectId> = slots
+            .map
+            .keys()
+            .filter(|id| id.job() == job)
+            .copied()
+            .collect();
+        for id in &ids {
+            slots.free(*id);
+        }
+        ids.len()
     }
 
     /// Objects and bytes held now, and the peak.
@@ -431,166 +547,12 @@ impl ObjectStore {
             objects: slots.map.len(),
             bytes: slots.bytes,
             peak_bytes: slots.peak_bytes,
+            inline_bytes: self.inline.used(),
+            spilled: self.spilled.used(),
+            unmatched_releases: slots.unmatched_releases,
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use wray_control_plane::TaskId;
-
-    fn value(b: &[u8]) -> Object {
-        Object::Value {
-            codec: Codec::Raw,
-            data: Data::Inline(Arc::from(b)),
-            refs: Arc::from([]),
-        }
-    }
-
-    fn id(i: u32) -> ObjectId {
-        TaskId::driver(0).return_object(i)
-    }
-
-    #[test]
-    fn unheld_objects_are_freed_with_what_they_contain() {
-        let store = ObjectStore::new();
-        let (inner, outer) = (id(1), id(2));
-        store.register_pending(inner);
-        store.acquire(&inner);
-        store.seal(inner, value(b"inner"));
-        store.register_pending(outer);
-        store.acquire(&outer);
-        let holds_inner = Object::Value {
-            codec: Codec::Raw,
-            data: Data::Inline(Arc::from(&b"o"[..])),
-            refs: Arc::from([inner]),
-        };
-        store.seal(outer, holds_inner);
-        // The driver drops its ref to `inner`: `outer` still holds it.
-        store.release(&inner);
-        assert!(store.get(&inner).is_some());
-        assert_eq!(store.stats().objects, 2);
-        // Dropping `outer` frees both.
-        store.release(&outer);
-        assert_eq!(
-            store.stats(),
-            StoreStats {
-                objects: 0,
-                bytes: 0,
-                peak_bytes: 6
-            }
-        );
-    }
-
-    #[test]
-    fn large_values_go_to_the_arena_or_spill_and_free_their_space() {
-        let dir = tempfile::tempdir().unwrap();
-        let arena = arena::Arena::create(dir.path(), 1 << 20, false).unwrap();
-        let store = ObjectStore::with_arena(arena.clone(), dir.path().join("spill"));
-        let small = store.value(Codec::Raw, &[1; 16], Arc::from([]));
-        assert!(matches!(
-            &small,
-            Object::Value {
-                data: Data::Inline(_),
-                ..
-            }
-        ));
-        let big = vec![7u8; INLINE_MAX];
-        store.register_pending(id(1));
-        store.acquire(&id(1));
-        store.seal(id(1), store.value(Codec::Raw, &big, Arc::from([])));
-        let sealed = store.get(&id(1)).unwrap();
-        let Object::Value {
-            data: Data::Shared(block),
-            ..
-        } = &*sealed
-        else {
-            panic!("not shared")
-        };
-        assert_eq!(block.bytes(), &big[..]);
-        let used = arena.capacity() - arena.free_bytes();
-        assert_eq!(used, INLINE_MAX.div_ceil(arena::PAGE) * arena::PAGE);
-        drop(sealed);
-        store.release(&id(1));
-        assert_eq!(arena.free_bytes(), arena.capacity());
-        // Too large for the arena: spilled to a file, not lost.
-        let huge_bytes = vec![1u8; 2 << 20];
-        store.register_pending(id(2));
-        store.acquire(&id(2));
-        store.seal(id(2), store.value(Codec::Raw, &huge_bytes, Arc::from([])));
-        let listed = store.list();
-        assert_eq!(listed.len(), 1);
-        let first = &listed[0];
-        assert_eq!(
-            (first.size, first.location, first.holders),
-            (2 << 20, "spilled", 1)
-        );
-        let huge = store.get(&id(2)).unwrap();
-        let Object::Value { data, .. } = &*huge else {
-            panic!("not a value")
-        };
-        assert_eq!(data.bytes(), &huge_bytes[..]);
-        assert!(data.file_range().is_some());
-        drop(huge);
-        store.release(&id(2));
-        let spilled = std::fs::read_dir(dir.path().join("spill")).unwrap().count();
-        assert_eq!(spilled, 0, "the spill file is deleted with its object");
-    }
-
-    #[test]
-    fn a_result_nobody_holds_is_freed_when_sealed() {
-        let store = ObjectStore::new();
-        store.register_pending(id(1));
-        store.acquire(&id(1));
-        store.release(&id(1)); // pending: kept until sealed
-        assert!(store.exists(&id(1)));
-        store.seal(id(1), value(b"x"));
-        assert!(!store.exists(&id(1)));
-        // Releasing what does not exist is harmless.
-        store.release(&id(1));
-        store.acquire(&id(1));
-    }
-
-    #[test]
-    fn seal_wakes_waiters_once_and_is_immutable() {
-        let store = ObjectStore::new();
-        let id = id(0);
-        assert!(matches!(
-            store.subscribe(&id, Box::new(|| {})),
-            Subscription::Unknown
-        ));
-        store.register_pending(id);
-        store.acquire(&id);
-        let fired = Arc::new(AtomicUsize::new(0));
-        for _ in 0..3 {
-            let f = fired.clone();
-            let sub = store.subscribe(
-                &id,
-                Box::new(move || {
-                    f.fetch_add(1, Ordering::SeqCst);
-                }),
-            );
-            assert!(matches!(sub, Subscription::Pending));
-        }
-        assert!(store.get(&id).is_none());
-        assert!(store.seal(id, value(b"one")));
-        assert_eq!(fired.load(Ordering::SeqCst), 3);
-        assert!(!store.seal(id, value(b"two")));
-        assert_eq!(*store.get(&id).unwrap(), value(b"one"));
-        assert_eq!(value(b"one"), value(b"one"));
-        assert!(matches!(
-            store.subscribe(&id, Box::new(|| {})),
-            Subscription::Ready(_)
-        ));
-        assert_eq!(
-            store.stats(),
-            StoreStats {
-                objects: 1,
-                bytes: 3,
-                peak_bytes: 3
-            }
-        );
-    }
-}
+mod tests;

@@ -1,19 +1,24 @@
-//! Blocking until objects exist: the host side of `get` and `wait`.
+//! Blocking until objects exist: the host side of `get`, `wait` and the
+//! mapping calls that wait for their object.
+//!
+//! A wait is a future. It ends when enough objects are sealed or its own
+//! timeout passes; the task's time limit, `cancel` and the node's shutdown
+//! end it from outside by dropping the task's whole call (see
+//! `worker/run.rs`). Dropping it at any await point leaves nothing behind:
+//! its subscriptions are taken back, and CPUs it was waiting to take again
+//! go back to the node.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use parking_lot::{Condvar, Mutex};
+use tokio::sync::{oneshot, Notify};
 use wray_control_plane::ObjectId;
 
 use crate::object_store::Subscription;
 use crate::registry::TaskEntry;
-use crate::resources::Allocation;
+use crate::resources::{Allocation, Quantity};
 use crate::runtime::Runtime;
-
-/// How often a blocked task looks at its cancel flag.
-const CANCEL_POLL: Duration = Duration::from_millis(20);
 
 /// The task that blocks.
 pub(crate) struct Blocker<'a> {
@@ -21,22 +26,13 @@ pub(crate) struct Blocker<'a> {
     pub entry: Option<&'a TaskEntry>,
     /// Its allocation, when it gives its CPUs back while blocked.
     pub allocation: Option<&'a mut Allocation>,
-    /// Its cancel flag: a cancelled task stops waiting.
-    pub cancel: &'a AtomicBool,
 }
 
-/// Counts sealed objects and wakes the blocked thread.
+/// Counts sealed objects and wakes the blocked task.
 #[derive(Default)]
 struct Latch {
-    sealed: Mutex<usize>,
-    cond: Condvar,
-}
-
-impl Latch {
-    fn bump(&self) {
-        *self.sealed.lock() += 1;
-        self.cond.notify_one();
-    }
+    sealed: AtomicUsize,
+    wake: Notify,
 }
 
 /// How a wait ended.
@@ -44,34 +40,82 @@ impl Latch {
 pub(crate) enum WaitEnd {
     /// At least the requested number of objects is sealed.
     Ready,
-    /// The deadline passed first.
+    /// The wait's own timeout passed first.
     TimedOut,
-    /// The task was cancelled while it waited.
-    Cancelled,
+}
+
+/// The waiters one wait registered, taken back when it ends (however it
+/// ends: a timed-out or dropped wait leaves no waiter behind).
+struct Subscriptions<'a> {
+    rt: &'a Runtime,
+    pending: Vec<(ObjectId, u64)>,
+}
+
+impl Drop for Subscriptions<'_> {
+    fn drop(&mut self) {
+        for (id, token) in self.pending.drain(..) {
+            self.rt.objects.unsubscribe(&id, token);
+        }
+    }
+}
+
+/// CPUs a blocked task waits to take again; given back to the node if the
+/// wait is dropped before it got them or before it took them over.
+struct Resume {
+    rt: Arc<Runtime>,
+    rx: Option<oneshot::Receiver<Allocation>>,
+}
+
+impl Drop for Resume {
+    fn drop(&mut self) {
+        if let Some(mut rx) = self.rx.take() {
+            // After `close` a dispatch can no longer send (it gives the
+            // allocation back itself); one that sent already is received
+            // here and given back.
+            rx.close();
+            if let Ok(allocation) = rx.try_recv() {
+                self.rt.release_resources(&allocation);
+            }
+        }
+    }
 }
 
 impl Runtime {
-    /// Blocks until `need` of `ids` are sealed, `deadline` passes or the
-    /// task is cancelled. A task with an allocation gives its CPUs back while
-    /// blocked (keeping GPUs and the rest) and takes them again before
-    /// returning. Ids that name no object never count.
-    pub(crate) fn block_until_sealed(
+    /// Waits until `need` of `ids` are sealed or `until` passes. Ids that
+    /// name no object count as sealed (`get` on them fails at once with
+    /// `not-found`, so nothing is waited for). A task with an allocation
+    /// gives its CPUs back while blocked (keeping GPUs and the rest) and
+    /// takes them again before returning.
+    ///
+    /// # Cancel safety
+    /// Dropping the future takes its waiters back and, if it was waiting
+    /// for CPUs, gives them back to the node.
+    pub(crate) async fn wait_sealed(
         self: &Arc<Self>,
         ids: &[ObjectId],
         need: usize,
-        deadline: Option<Instant>,
+        until: Option<Instant>,
         blocker: Blocker<'_>,
     ) -> WaitEnd {
         let latch = Arc::new(Latch::default());
+        let mut subs = Subscriptions {
+            rt: self,
+            pending: Vec::new(),
+        };
         let mut sealed = 0;
         for id in ids {
             let l = latch.clone();
-            if let Subscription::Ready(_) = self.objects.subscribe(id, Box::new(move || l.bump())) {
-                sealed += 1;
+            let waiter = Box::new(move || {
+                l.sealed.fetch_add(1, Ordering::AcqRel);
+                l.wake.notify_one();
+            });
+            match self.objects.subscribe(id, waiter) {
+                Subscription::Ready(_) | Subscription::Unknown => sealed += 1,
+                Subscription::Pending(token) => subs.pending.push((*id, token)),
             }
         }
-        let mut count = latch.sealed.lock();
-        if sealed + *count >= need {
+        let done = || sealed + latch.sealed.load(Ordering::Acquire) >= need;
+        if done() {
             return WaitEnd::Ready;
         }
         if let Some(e) = blocker.entry {
@@ -84,32 +128,55 @@ impl Runtime {
             cpu = Some((allocation, amount));
         }
         let end = loop {
-            if sealed + *count >= need {
+            if done() {
                 break WaitEnd::Ready;
             }
-            if blocker.cancel.load(Ordering::Acquire) {
-                break WaitEnd::Cancelled;
-            }
-            let poll = Instant::now() + CANCEL_POLL;
-            let until = deadline.map_or(poll, |d| d.min(poll));
-            if latch.cond.wait_until(&mut count, until).timed_out()
-                && deadline.is_some_and(|d| Instant::now() >= d)
-            {
-                break if sealed + *count >= need {
-                    WaitEnd::Ready
-                } else {
-                    WaitEnd::TimedOut
-                };
+            let woken = latch.wake.notified();
+            match until {
+                None => woken.await,
+                Some(until) => {
+                    let deadline = tokio::time::Instant::from_std(until);
+                    if tokio::time::timeout_at(deadline, woken).await.is_err() {
+                        break if done() {
+                            WaitEnd::Ready
+                        } else {
+                            WaitEnd::TimedOut
+                        };
+                    }
+                }
             }
         };
-        drop(count);
+        drop(subs);
         if let Some((allocation, amount)) = cpu {
-            self.pool.reacquire(allocation, amount);
+            self.reacquire(allocation, amount).await;
             self.pin_worker(allocation);
         }
         if let Some(e) = blocker.entry {
             e.blocked(false);
         }
         end
+    }
+
+    /// Takes `cpu` CPUs again into `allocation` for a task that was
+    /// blocked, waiting (ahead of queued tasks) until they are free.
+    ///
+    /// # Cancel safety
+    /// Dropped while waiting, the CPUs (and the rest of `allocation`, which
+    /// waits with them) go back to the node.
+    async fn reacquire(self: &Arc<Self>, allocation: &mut Allocation, cpu: Quantity) {
+        let Some(rx) = self.pool.reacquire_or_queue(allocation, cpu) else {
+            return;
+        };
+        let mut resume = Resume {
+            rt: self.clone(),
+            rx: Some(rx),
+        };
+        if let Some(rx) = resume.rx.as_mut() {
+            if let Ok(back) = rx.await {
+                *allocation = back;
+            }
+        }
+        // Received (or the sender is gone): nothing to give back.
+        resume.rx = None;
     }
 }

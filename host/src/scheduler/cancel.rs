@@ -61,7 +61,7 @@ impl Runtime {
     /// Kills actor `id` on behalf of `by`; false when it was already dead or
     /// is unknown.
     pub(crate) fn kill_actor(self: &Arc<Self>, id: ActorId, by: &str) -> bool {
-        let Some(actor) = self.actors.lock().get(&id).cloned() else {
+        let Some(actor) = self.actors.get(&id) else {
             return false;
         };
         let cause = TaskError::new(

@@ -36,9 +36,9 @@ impl Runtime {
             self.objects.register_pending(*id);
         }
         spec.holds = spec.referenced();
-        for id in &spec.holds {
-            self.objects.acquire(id);
-        }
+        // Held only where they exist (`submit_*` refused ids the caller may
+        // not name; an id freed meanwhile is not held, and not released).
+        spec.holds.retain(|id| self.objects.acquire(id));
         self.stats.submitted.fetch_add(1, Ordering::Relaxed);
         let deps: Vec<_> = spec.dependencies().collect();
         let actor = spec.actor().cloned();
@@ -64,7 +64,7 @@ impl Runtime {
                 Subscription::Ready(_) => {
                     task.missing.fetch_sub(1, Ordering::AcqRel);
                 }
-                Subscription::Pending => {}
+                Subscription::Pending(_) => {}
                 Subscription::Unknown => {
                     // Forged or foreign id: fail the task now rather than
                     // leave it waiting forever.

@@ -11,10 +11,10 @@
 //! the node (Ray releases a blocked worker's CPU the same way).
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
+use tokio::sync::oneshot;
 
 use crate::resources::{Allocation, NodeResources, Quantity, Request};
 use crate::task::PendingTask;
@@ -31,7 +31,7 @@ struct State {
     next_seq: u64,
     queued: usize,
     /// Blocked tasks whose objects exist, waiting for CPUs again.
-    resumers: VecDeque<(Quantity, SyncSender<Allocation>, Allocation)>,
+    resumers: VecDeque<(Quantity, oneshot::Sender<Allocation>, Allocation)>,
 }
 
 /// A task that may start now, with what it holds.
@@ -134,21 +134,23 @@ impl ResourcePool {
     }
 
     /// Takes `cpu` CPUs again into `allocation` for a task that was blocked,
-    /// waiting (ahead of queued tasks) until they are free.
-    pub fn reacquire(&self, allocation: &mut Allocation, cpu: Quantity) {
-        let rx: Receiver<Allocation> = {
-            let mut s = self.state.lock();
-            if s.resumers.is_empty() && s.node.try_reacquire_cpu(allocation, cpu) {
-                return;
-            }
-            let (tx, rx) = sync_channel(1);
-            s.resumers.push_back((cpu, tx, std::mem::take(allocation)));
-            rx
-        };
-        // The sender is only dropped after sending (in `dispatch`).
-        if let Ok(back) = rx.recv() {
-            *allocation = back;
+    /// at once when they are free and no other blocked task waits first
+    /// (`None`); else queues the task as a resumer, ahead of queued tasks,
+    /// and returns where `allocation` (with the CPUs) will arrive. The
+    /// allocation waits in the queue meanwhile: if the receiver is dropped
+    /// first, [`dispatch`](Self::dispatch) gives it back to the node.
+    pub fn reacquire_or_queue(
+        &self,
+        allocation: &mut Allocation,
+        cpu: Quantity,
+    ) -> Option<oneshot::Receiver<Allocation>> {
+        let mut s = self.state.lock();
+        if s.resumers.is_empty() && s.node.try_reacquire_cpu(allocation, cpu) {
+            return None;
         }
+        let (tx, rx) = oneshot::channel();
+        s.resumers.push_back((cpu, tx, std::mem::take(allocation)));
+        Some(rx)
     }
 
     fn dispatch(s: &mut State) -> Vec<Start> {
@@ -160,7 +162,11 @@ impl ResourcePool {
             }
             if let Some((_, tx, mut allocation)) = s.resumers.pop_front() {
                 s.node.try_reacquire_cpu(&mut allocation, cpu);
-                let _ = tx.send(allocation);
+                if let Err(allocation) = tx.send(allocation) {
+                    // Its task stopped waiting (cancelled, timed out): the
+                    // node takes everything it held back.
+                    s.node.release(&allocation);
+                }
             }
         }
         let mut start = Vec::new();

@@ -5,7 +5,8 @@
 
 use std::sync::Arc;
 
-use wray_control_plane::{ActorId, Declared, FunctionRecord, ObjectId, TaskId};
+use tokio_util::sync::CancellationToken;
+use wray_control_plane::{ActorId, Declared, FunctionRecord, ObjectId, TaskId, MAX_RETURNS};
 
 use crate::actor::Actor;
 use crate::bindings::types;
@@ -18,10 +19,23 @@ use crate::runtime::Runtime;
 use crate::task::{TaskKind, TaskSpec};
 use crate::worker::state::Holds;
 
-fn return_ids(id: TaskId, num_returns: u32) -> Vec<ObjectId> {
-    (0..num_returns.max(1))
+/// The ids of task `id`'s `num_returns` return objects (at least one); a
+/// count past [`MAX_RETURNS`] gets one id, to hold the error saying so,
+/// and the error.
+fn return_ids(id: TaskId, num_returns: u32) -> (Vec<ObjectId>, Option<(ErrorKind, String)>) {
+    let wanted = (0..num_returns.max(1))
         .map(|i| id.return_object(i))
-        .collect()
+        .collect::<Option<Vec<_>>>();
+    match wanted {
+        Some(ids) => (ids, None),
+        None => (
+            id.return_object(0).into_iter().collect(),
+            Some((
+                ErrorKind::InvalidArgument,
+                format!("num_returns {num_returns} is out of range: a task returns 1 to {MAX_RETURNS} objects"),
+            )),
+        ),
+    }
 }
 
 /// Checks a call against the function-table row it resolved to: `None`
@@ -64,16 +78,23 @@ pub(crate) struct Submission {
     pub args: Vec<types::Arg>,
     /// Its options (returns, resources, limits).
     pub options: types::TaskOptions,
+    /// The first object among its arguments the submitter may not name
+    /// (the submission fails as if it did not exist).
+    pub hidden_arg: Option<ObjectId>,
 }
 
 impl Runtime {
     /// Registers `returns` as pending objects held by the caller (before the
     /// task can possibly finish, so its results are not freed unread).
-    fn expect_returns(&self, caller: &mut Holds, returns: &[ObjectId]) {
+    ///
+    /// # Errors
+    /// A trap when the caller holds too many objects already.
+    fn expect_returns(&self, caller: &mut Holds, returns: &[ObjectId]) -> wasmtime::Result<()> {
         for id in returns {
             self.objects.register_pending(*id);
-            caller.hold(&self.objects, *id);
+            caller.hold(&self.objects, *id)?;
         }
+        Ok(())
     }
 
     /// Seals `returns` with an error at once.
@@ -101,6 +122,21 @@ impl Runtime {
         default: Option<&Request>,
         base: Limits,
     ) -> Result<(Request, Limits), (ErrorKind, String)> {
+        if let Some(hidden) = call.hidden_arg {
+            let msg = format!(
+                "argument object {hidden} does not exist on node {}",
+                self.node_id
+            );
+            return Err((ErrorKind::NotFound, msg));
+        }
+        let pending = self.stats().pending();
+        if pending >= self.config.max_pending_tasks {
+            let msg = format!(
+                "the node has {pending} tasks pending, the most it queues (max_pending_tasks); \
+                 get some results first"
+            );
+            return Err((ErrorKind::System, msg));
+        }
         check_call(found, missing, label, call.args.len(), returns)?;
         let none = Declared::default();
         let declared = found.map_or(&none, |f| &f.declared);
@@ -138,10 +174,10 @@ impl Runtime {
         caller: &mut Holds,
         call: Submission,
         function: String,
-    ) -> Vec<ObjectId> {
+    ) -> wasmtime::Result<Vec<ObjectId>> {
         let id = call.id;
-        let returns = return_ids(id, call.options.num_returns);
-        self.expect_returns(caller, &returns);
+        let (returns, bad_count) = return_ids(id, call.options.num_returns);
+        self.expect_returns(caller, &returns)?;
         let record = &component.record;
         let found = record.function(&function);
         let checked = self.check_and_resolve(
@@ -158,11 +194,11 @@ impl Runtime {
             Some(&Request::one_cpu()),
             Limits::node(&self.config),
         );
-        let (request, limits) = match checked {
+        let (request, limits) = match bad_count.map_or(checked, Err) {
             Ok(resolved) => resolved,
             Err((kind, message)) => {
                 self.reject(&returns, TaskError::new(kind, function, id, message));
-                return returns;
+                return Ok(returns);
             }
         };
         self.submit(TaskSpec {
@@ -176,10 +212,10 @@ impl Runtime {
             request,
             limits,
             parent: Some(call.parent),
-            cancel: Arc::default(),
+            cancel: CancellationToken::new(),
             entry: None,
         });
-        returns
+        Ok(returns)
     }
 
     /// Creates actor `call.id` of class `class`: registers it and submits
@@ -208,6 +244,17 @@ impl Runtime {
             Some(&Request::default()),
             Limits::node(&self.config),
         );
+        let checked = checked.and_then(|resolved| {
+            let live = self.actors.live();
+            if live >= self.config.max_live_actors() {
+                let msg = format!(
+                    "the node has {live} live actors, the most it allows (max_actors); \
+                     kill an actor first"
+                );
+                return Err((ErrorKind::System, msg));
+            }
+            Ok(resolved)
+        });
         let (request, limits) = match checked {
             Ok(resolved) => resolved,
             Err((kind, message)) => {
@@ -217,7 +264,7 @@ impl Runtime {
                     component.clone(),
                     Limits::node(&self.config),
                 ));
-                self.actors.lock().insert(id, actor.clone());
+                self.actors.insert(actor.clone());
                 let error = TaskError::new(kind, label, id, message);
                 self.registry.failed_at_submission(&error);
                 actor.die(self, error);
@@ -225,7 +272,7 @@ impl Runtime {
             }
         };
         let actor = Arc::new(Actor::new(id, class, component.clone(), limits));
-        self.actors.lock().insert(id, actor.clone());
+        self.actors.insert(actor.clone());
         self.submit(TaskSpec {
             id,
             label,
@@ -237,7 +284,7 @@ impl Runtime {
             request,
             limits,
             parent: Some(call.parent),
-            cancel: Arc::default(),
+            cancel: CancellationToken::new(),
             entry: None,
         });
     }
@@ -249,19 +296,20 @@ impl Runtime {
         self: &Arc<Self>,
         caller: &mut Holds,
         actor_id: ActorId,
+        reachable: bool,
         call: Submission,
         method: String,
-    ) -> Vec<ObjectId> {
+    ) -> wasmtime::Result<Vec<ObjectId>> {
         let id = call.id;
-        let returns = return_ids(id, call.options.num_returns);
-        self.expect_returns(caller, &returns);
-        let Some(actor) = self.actors.lock().get(&actor_id).cloned() else {
+        let (returns, bad_count) = return_ids(id, call.options.num_returns);
+        self.expect_returns(caller, &returns)?;
+        let Some(actor) = self.actors.get(&actor_id).filter(|_| reachable) else {
             let msg = format!("no actor {actor_id} on node {}", self.node_id);
             self.reject(
                 &returns,
                 TaskError::new(ErrorKind::NotFound, method, id, msg),
             );
-            return returns;
+            return Ok(returns);
         };
         let label = format!("{}.{method}", actor.class);
         let found = actor.component.record.actor_method(&actor.class, &method);
@@ -274,11 +322,11 @@ impl Runtime {
             None,
             actor.limits,
         );
-        let limits = match checked {
+        let limits = match bad_count.map_or(checked, Err) {
             Ok((_, l)) => l,
             Err((kind, message)) => {
                 self.reject(&returns, TaskError::new(kind, label, id, message));
-                return returns;
+                return Ok(returns);
             }
         };
         self.submit(TaskSpec {
@@ -295,17 +343,17 @@ impl Runtime {
             request: Request::default(),
             limits,
             parent: Some(call.parent),
-            cancel: Arc::default(),
+            cancel: CancellationToken::new(),
             entry: None,
         });
-        returns
+        Ok(returns)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wray_control_plane::FunctionKind;
+    use wray_control_plane::{FunctionKind, JobId};
 
     fn record(num_args: u32, num_returns: u32) -> FunctionRecord {
         FunctionRecord {
@@ -331,5 +379,18 @@ mod tests {
         assert_eq!(msg, "`f` returns 1 values, caller expects 2");
         // Constructors return nothing and are not checked for returns.
         assert!(check_call(Some(&f), String::new, "C.new", 2, None).is_ok());
+    }
+
+    #[test]
+    fn return_counts_are_bounded_before_anything_is_allocated() {
+        let id = TaskId::driver(JobId(1));
+        let (ids, err) = return_ids(id, 3);
+        assert_eq!((ids.len(), err), (3, None));
+        assert_eq!(return_ids(id, 0).0.len(), 1);
+        let (ids, err) = return_ids(id, u32::MAX);
+        assert_eq!(ids.len(), 1, "one id to carry the error");
+        let (kind, msg) = err.unwrap();
+        assert_eq!(kind, ErrorKind::InvalidArgument);
+        assert!(msg.contains("1 to 1024"), "{msg}");
     }
 }

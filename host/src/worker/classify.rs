@@ -1,9 +1,27 @@
-//! Turning a trap (or a failed instantiation) into the task's error.
+//! Turning a trap (or a failed instantiation, or a stop from outside) into
+//! the task's error, and a guest's own error into one the host vouches for.
 
 use wasmtime::Trap;
 
+use crate::bindings::types;
 use crate::error::{ErrorKind, TaskError};
 use crate::worker::state::TaskState;
+
+/// Why the host stopped a guest call from outside: the error a stopped call
+/// ends with (from the epoch callback while wasm runs, or from dropping the
+/// call while it waits in a host call: `worker/run.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Stopped {
+    /// The task's time limit passed.
+    #[error("task time limit exceeded")]
+    TimeLimit,
+    /// The task was cancelled, or its actor killed.
+    #[error("task cancelled")]
+    Cancelled,
+    /// The node is shutting down.
+    #[error("the node is shutting down")]
+    Shutdown,
+}
 
 /// The task error for `error`, raised while `state`'s task ran: a cancelled
 /// task is `cancelled`, a refused memory growth `out-of-memory`, a passed
@@ -14,8 +32,15 @@ pub(crate) fn trap_to_task_error(error: &wasmtime::Error, state: &TaskState) -> 
     let current = &state.current;
     let make =
         |kind, message: String| TaskError::new(kind, current.label.clone(), current.id, message);
-    if current.is_cancelled() {
+    let stopped = error.downcast_ref::<Stopped>().copied();
+    if current.is_cancelled() || stopped == Some(Stopped::Cancelled) {
         return make(ErrorKind::Cancelled, "cancelled while running".to_string());
+    }
+    if stopped == Some(Stopped::Shutdown) {
+        return make(
+            ErrorKind::Cancelled,
+            "stopped: the node is shutting down".to_string(),
+        );
     }
     if let Some(desired) = state.limiter.refused {
         return make(
@@ -27,7 +52,7 @@ pub(crate) fn trap_to_task_error(error: &wasmtime::Error, state: &TaskState) -> 
         );
     }
     let trap = error.downcast_ref::<Trap>().copied();
-    if state.timed_out || trap == Some(Trap::Interrupt) {
+    if state.timed_out || stopped == Some(Stopped::TimeLimit) || trap == Some(Trap::Interrupt) {
         let limit = current.limits.timeout.map_or_else(
             || "none".to_string(),
             |t| format!("{:.3} s", t.as_secs_f64()),
@@ -53,4 +78,56 @@ pub(crate) fn trap_to_task_error(error: &wasmtime::Error, state: &TaskState) -> 
         None => format!("{error:#}"),
     };
     make(ErrorKind::Trap, message)
+}
+
+/// Whether a guest may report `kind` for its own failure: the others
+/// (limits, traps, cancellation, the host's own failures) only the host
+/// observes.
+fn guest_may_claim(kind: ErrorKind) -> bool {
+    matches!(
+        kind,
+        ErrorKind::Application | ErrorKind::InvalidArgument | ErrorKind::NotFound
+    )
+}
+
+/// The error of a task whose guest returned `claimed`: the task and
+/// function are the running task's, whatever the guest wrote; the kind is
+/// the guest's only where a guest can know it (`application`,
+/// `invalid-argument`, `not-found`), else `application` with the claimed
+/// kind named in the message.
+pub(crate) fn guest_error(claimed: types::TaskError, state: &TaskState) -> TaskError {
+    let current = &state.current;
+    let kind = ErrorKind::from(claimed.kind);
+    let (kind, message) = if guest_may_claim(kind) {
+        (kind, claimed.message)
+    } else {
+        (
+            ErrorKind::Application,
+            format!("{kind}: {}", claimed.message),
+        )
+    };
+    TaskError::new(kind, current.label.clone(), current.id, message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_guest_observable_kinds_may_be_claimed() {
+        assert!(guest_may_claim(ErrorKind::Application));
+        assert!(guest_may_claim(ErrorKind::InvalidArgument));
+        for kind in [
+            ErrorKind::OutOfMemory,
+            ErrorKind::Timeout,
+            ErrorKind::Cancelled,
+            ErrorKind::System,
+            ErrorKind::ActorDied,
+            ErrorKind::Trap,
+            ErrorKind::Panic,
+            ErrorKind::Infeasible,
+        ] {
+            assert!(!guest_may_claim(kind), "{kind}");
+        }
+    }
 }

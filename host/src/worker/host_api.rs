@@ -1,5 +1,11 @@
 //! The host side of the `wray:runtime` imports, scoped to the task a store
 //! is running.
+//!
+//! Nothing a guest passes is trusted: an id it may not name (another job's,
+//! not handed to it) reads exactly as one that does not exist; every count
+//! and length is bounded (`bounds.rs`); a table that would pass its bound
+//! fails the call (an error value where the WIT has one, else a trap that
+//! ends the task).
 
 use std::time::{Duration, Instant};
 
@@ -7,80 +13,87 @@ use wray_control_plane::{ObjectId, TaskId};
 
 use crate::bindings::types;
 use crate::bindings::wray::runtime::{objects, runtime, tasks};
+use crate::bounds::{truncate, MAX_LOG_LINE};
 use crate::error::{ErrorKind, TaskError};
 use crate::object_store::Object;
 use crate::scheduler::blocking::{Blocker, WaitEnd};
 use crate::scheduler::submit::Submission;
+use crate::worker::mapping::not_found;
 use crate::worker::run::{from_payload, to_payload};
 use crate::worker::state::TaskState;
 
 impl types::Host for TaskState {}
 
 impl TaskState {
-    /// The earlier of the call's own timeout and the task's time limit, and
-    /// whether the task's limit is the one that ends the wait.
-    fn wait_deadline(&self, timeout_ms: Option<u64>) -> (Option<Instant>, bool) {
-        let call = timeout_ms.and_then(|ms| Instant::now().checked_add(Duration::from_millis(ms)));
-        match (call, self.current.deadline) {
-            (Some(c), Some(t)) if t < c => (Some(t), true),
-            (Some(c), _) => (Some(c), false),
-            (None, Some(t)) => (Some(t), true),
-            (None, None) => (None, false),
-        }
-    }
-
-    pub(crate) fn block(
-        &mut self,
-        ids: &[ObjectId],
-        need: usize,
-        timeout_ms: Option<u64>,
-    ) -> wasmtime::Result<WaitEnd> {
-        let (deadline, is_task_limit) = self.wait_deadline(timeout_ms);
+    /// Waits until `need` of `ids` are sealed or `timeout_ms` passes,
+    /// giving the task's CPUs back meanwhile (see
+    /// [`Runtime::wait_sealed`](crate::runtime::Runtime)).
+    async fn block(&mut self, ids: &[ObjectId], need: usize, timeout_ms: Option<u64>) -> WaitEnd {
+        let until = timeout_ms.and_then(|ms| Instant::now().checked_add(Duration::from_millis(ms)));
+        let rt = self.rt.clone();
         let current = &mut self.current;
         let blocker = Blocker {
             entry: current.entry.as_deref(),
             allocation: current.holds_cpu.then_some(&mut current.allocation),
-            cancel: &current.cancel,
         };
-        let end = self.rt.block_until_sealed(ids, need, deadline, blocker);
-        if end == WaitEnd::TimedOut && is_task_limit {
-            self.timed_out = true;
-            wasmtime::bail!("task time limit exceeded while blocked in get/wait");
-        }
-        if end == WaitEnd::Cancelled {
-            wasmtime::bail!("task cancelled while blocked in get/wait");
-        }
-        Ok(end)
+        rt.wait_sealed(ids, need, until, blocker).await
     }
 
     fn error(&self, kind: ErrorKind, message: String) -> types::TaskError {
         TaskError::new(kind, self.current.label.clone(), self.current.id, message).into()
     }
+
+    /// The first object this task may not name among `args` (object
+    /// arguments and refs inside values).
+    fn hidden_arg(&self, args: &[types::Arg]) -> Option<ObjectId> {
+        args.iter()
+            .flat_map(|a| match a {
+                types::Arg::Object(id) => std::slice::from_ref(id),
+                types::Arg::Value(p) => p.refs.as_slice(),
+            })
+            .map(|id| ObjectId::from(*id))
+            .find(|id| !self.visible(id))
+    }
+
+    /// A submission by the running task of its next child.
+    fn submission(&mut self, args: Vec<types::Arg>, options: types::TaskOptions) -> Submission {
+        Submission {
+            parent: self.current.id,
+            id: self.current.next_child(),
+            hidden_arg: self.hidden_arg(&args),
+            args,
+            options,
+        }
+    }
+
+    /// Whether actor `actor` may be called or killed by this task: it
+    /// belongs to the task's job.
+    fn may_reach_actor(&self, actor: &TaskId) -> bool {
+        actor.job() == self.job
+    }
 }
 
 impl objects::Host for TaskState {
     fn put(&mut self, value: types::Payload) -> wasmtime::Result<types::ObjectId> {
-        let id = self.new_put();
-        self.rt
-            .objects
-            .seal(id, from_payload(&self.rt.objects, value));
+        let object = from_payload(self, value);
+        let id = self.new_put()?;
+        self.rt.objects.seal(id, object);
         Ok(id.into())
     }
 
-    fn get(
+    async fn get(
         &mut self,
         ids: Vec<types::ObjectId>,
         timeout_ms: Option<u64>,
     ) -> wasmtime::Result<Result<Vec<types::Payload>, types::TaskError>> {
         let ids: Vec<ObjectId> = ids.into_iter().map(Into::into).collect();
-        if let Some(missing) = ids.iter().find(|id| !self.rt.objects.exists(id)) {
-            let msg = format!(
-                "object {missing} does not exist on node {}",
-                self.rt.node_id
-            );
-            return Ok(Err(self.error(ErrorKind::NotFound, msg)));
+        if let Some(missing) = ids
+            .iter()
+            .find(|id| !self.visible(id) || !self.rt.objects.exists(id))
+        {
+            return Ok(Err(not_found(self, missing)));
         }
-        if self.block(&ids, ids.len(), timeout_ms)? == WaitEnd::TimedOut {
+        if self.block(&ids, ids.len(), timeout_ms).await == WaitEnd::TimedOut {
             let msg = format!(
                 "get of {} objects timed out after {} ms",
                 ids.len(),
@@ -93,34 +106,46 @@ impl objects::Host for TaskState {
             match self.rt.objects.get(id).as_deref() {
                 Some(object @ Object::Value { .. }) => values.push(to_payload(object)),
                 Some(Object::Error(e)) => return Ok(Err(e.clone().into())),
-                None => {
-                    let msg = format!("object {id} vanished while being read");
-                    return Ok(Err(self.error(ErrorKind::System, msg)));
-                }
+                // Freed meanwhile (its job ended): as if it never existed.
+                None => return Ok(Err(not_found(self, id))),
             }
         }
         let refs: Vec<ObjectId> = values
             .iter()
             .flat_map(|p| p.refs.iter().map(|r| (*r).into()))
             .collect();
-        self.hold_all(refs);
+        self.hold_all(refs)?;
         Ok(Ok(values))
     }
 
-    fn wait(
+    async fn wait(
         &mut self,
         ids: Vec<types::ObjectId>,
         num_returns: u32,
         timeout_ms: Option<u64>,
     ) -> wasmtime::Result<Vec<bool>> {
         let ids: Vec<ObjectId> = ids.into_iter().map(Into::into).collect();
+        // An id the task may not name counts as ready, as one that does not
+        // exist does: `get` on it fails at once.
+        let hidden: Vec<bool> = ids.iter().map(|id| !self.visible(id)).collect();
+        let seen: Vec<ObjectId> = ids
+            .iter()
+            .zip(&hidden)
+            .filter(|(_, h)| !**h)
+            .map(|(id, _)| *id)
+            .collect();
         let need = (num_returns as usize).min(ids.len());
-        self.block(&ids, need, timeout_ms)?;
+        let need_seen = need.saturating_sub(ids.len() - seen.len());
+        if need_seen > 0 {
+            self.block(&seen, need_seen, timeout_ms).await;
+        }
         let mut left = need;
         Ok(ids
             .iter()
-            .map(|id| {
-                let ready = left > 0 && self.rt.objects.get(id).is_some();
+            .zip(hidden)
+            .map(|(id, hidden)| {
+                let ready = left > 0
+                    && (hidden || !self.rt.objects.exists(id) || self.rt.objects.get(id).is_some());
                 if ready {
                     left -= 1;
                 }
@@ -137,18 +162,6 @@ impl objects::Host for TaskState {
     }
 }
 
-impl TaskState {
-    /// A submission by the running task of its next child.
-    fn submission(&mut self, args: Vec<types::Arg>, options: types::TaskOptions) -> Submission {
-        Submission {
-            parent: self.current.id,
-            id: self.current.next_child(),
-            args,
-            options,
-        }
-    }
-}
-
 impl tasks::Host for TaskState {
     fn submit(
         &mut self,
@@ -159,7 +172,7 @@ impl tasks::Host for TaskState {
         let call = self.submission(args, options);
         let returns = self
             .rt
-            .submit_function(&self.component, &mut self.holds, call, function);
+            .submit_function(&self.component, &mut self.holds, call, function)?;
         Ok(returns.into_iter().map(Into::into).collect())
     }
 
@@ -182,10 +195,12 @@ impl tasks::Host for TaskState {
         args: Vec<types::Arg>,
         options: types::TaskOptions,
     ) -> wasmtime::Result<Vec<types::ObjectId>> {
+        let actor = TaskId::from(actor);
+        let reachable = self.may_reach_actor(&actor);
         let call = self.submission(args, options);
         let returns = self
             .rt
-            .call_actor(&mut self.holds, TaskId::from(actor), call, method);
+            .call_actor(&mut self.holds, actor, reachable, call, method)?;
         Ok(returns.into_iter().map(Into::into).collect())
     }
 
@@ -196,12 +211,19 @@ impl tasks::Host for TaskState {
         recursive: bool,
     ) -> wasmtime::Result<bool> {
         let task = ObjectId::from(id).task;
+        if task.job() != self.job {
+            return Ok(false);
+        }
         Ok(self.rt.cancel(task, force, recursive))
     }
 
     fn kill_actor(&mut self, actor: types::ActorId) -> wasmtime::Result<bool> {
+        let actor = TaskId::from(actor);
+        if !self.may_reach_actor(&actor) {
+            return Ok(false);
+        }
         let by = self.current.label.clone();
-        Ok(self.rt.kill_actor(TaskId::from(actor), &by))
+        Ok(self.rt.kill_actor(actor, &by))
     }
 }
 
@@ -215,6 +237,7 @@ impl runtime::Host for TaskState {
     }
 
     fn log(&mut self, level: types::LogLevel, message: String) -> wasmtime::Result<()> {
+        let message = truncate(message, MAX_LOG_LINE);
         let (task, function) = (self.current.id, self.current.label.as_str());
         match level {
             types::LogLevel::Trace => {
@@ -255,7 +278,7 @@ impl runtime::Host for TaskState {
             .current
             .entry
             .as_ref()
-            .map_or(0, |e| e.span_begin(name)))
+            .map_or(u32::MAX, |e| e.span_begin(name)))
     }
 
     fn profile_end(&mut self, span: u32) -> wasmtime::Result<()> {
@@ -266,7 +289,7 @@ impl runtime::Host for TaskState {
     }
 
     fn panicked(&mut self, message: String) -> wasmtime::Result<()> {
-        self.panic_message = Some(message);
+        self.panic_message = Some(truncate(message, MAX_LOG_LINE));
         Ok(())
     }
 }

@@ -34,6 +34,8 @@ struct State {
 struct Shared {
     state: Mutex<State>,
     wake: Condvar,
+    /// Signalled when the last thread exits.
+    gone: Condvar,
 }
 
 /// An elastic pool of worker threads.
@@ -54,6 +56,9 @@ impl WorkerPool {
     /// Runs `job` on a pool thread, starting one if none is idle.
     pub fn spawn(&self, job: impl FnOnce() + Send + 'static) {
         let mut state = self.shared.state.lock();
+        if state.closed {
+            return; // the node is shutting down: the job is abandoned
+        }
         state.jobs.push_back(Box::new(job));
         if state.idle > 0 {
             state.idle -= 1;
@@ -80,17 +85,38 @@ impl WorkerPool {
     pub fn threads(&self) -> usize {
         self.shared.state.lock().threads
     }
+
+    /// Closes the pool: idle threads exit now, busy ones when their job
+    /// ends; jobs still queued are dropped (their tasks are abandoned with
+    /// the node). Waits up to `grace` for every thread to be gone; returns
+    /// how many are still running then.
+    pub fn close(&self, grace: Duration) -> usize {
+        let mut state = self.shared.state.lock();
+        state.closed = true;
+        let jobs = std::mem::take(&mut state.jobs);
+        drop(state);
+        // Dropped outside the lock: a job's captures may release things.
+        drop(jobs);
+        self.shared.wake.notify_all();
+        let deadline = std::time::Instant::now() + grace;
+        let mut state = self.shared.state.lock();
+        while state.threads > 0 {
+            if self
+                .shared
+                .gone
+                .wait_until(&mut state, deadline)
+                .timed_out()
+            {
+                break;
+            }
+        }
+        state.threads
+    }
 }
 
 impl Drop for WorkerPool {
     fn drop(&mut self) {
-        // Idle threads exit now; busy ones finish their job and exit. Jobs
-        // still queued are dropped (their tasks were abandoned with the node).
-        let mut state = self.shared.state.lock();
-        state.closed = true;
-        state.jobs.clear();
-        drop(state);
-        self.shared.wake.notify_all();
+        self.close(Duration::ZERO);
     }
 }
 
@@ -99,7 +125,12 @@ fn work(shared: &Shared) {
     loop {
         if let Some(job) = state.jobs.pop_front() {
             drop(state);
-            job();
+            // Jobs catch their own panics (a task's host bug fails that
+            // task); one that still escapes must not take the thread count
+            // with it.
+            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)).is_err() {
+                tracing::error!("a worker job panicked (a bug in wray)");
+            }
             state = shared.state.lock();
             continue;
         }
@@ -117,6 +148,9 @@ fn work(shared: &Shared) {
         }
     }
     state.threads -= 1;
+    if state.threads == 0 {
+        shared.gone.notify_all();
+    }
 }
 
 #[cfg(test)]
@@ -169,5 +203,24 @@ mod tests {
             "{} threads for sequential jobs",
             pool.threads()
         );
+    }
+
+    #[test]
+    fn closing_waits_for_busy_threads_and_a_panicking_job_is_survived() {
+        let pool = WorkerPool::new(4);
+        pool.spawn(|| panic!("a bug"));
+        let (started_tx, started) = mpsc::channel();
+        let (tx, rx) = mpsc::channel();
+        pool.spawn(move || {
+            started_tx.send(()).unwrap();
+            std::thread::sleep(Duration::from_millis(50));
+            tx.send(()).unwrap();
+        });
+        started.recv_timeout(Duration::from_secs(5)).unwrap();
+        assert_eq!(pool.close(Duration::from_secs(10)), 0);
+        assert!(rx.try_recv().is_ok(), "the busy job ran to its end");
+        // A closed pool takes no more jobs.
+        pool.spawn(|| unreachable!());
+        assert_eq!(pool.threads(), 0);
     }
 }

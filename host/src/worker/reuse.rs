@@ -2,16 +2,18 @@
 //! `#[wray::remote(reuse)]` runs on a long-lived instance of its component
 //! instead of a fresh one. `init` runs once when an instance is made and
 //! `reinit` before each later task on it; an instance that traps, or whose
-//! hook fails, is dropped. Idle instances wait in a cache per component, at
-//! most one per CPU of the node.
+//! hook fails, is dropped. Idle instances wait in a cache per job and
+//! component, at most one per CPU of the node.
 //!
 //! What a task leaves in a reused instance (its memory, the objects it
 //! holds) stays until the instance is dropped: the isolation between tasks
-//! of one reusable function is what `reinit` restores, no more.
+//! of one reusable function is what `reinit` restores, no more. Instances
+//! are never shared between jobs, and a job's are dropped when it ends.
 
 use std::collections::HashMap;
 
 use parking_lot::Mutex;
+use wray_control_plane::JobId;
 
 use crate::bindings::Guest;
 use crate::worker::mapping::TaskStore;
@@ -22,23 +24,27 @@ pub(crate) struct Idle {
     pub guest: Guest,
 }
 
-/// Idle reusable instances by component hash.
+/// A job and a component's content hash: whose instances may be reused by
+/// whom.
+pub(crate) type ReuseKey = (JobId, String);
+
+/// Idle reusable instances by job and component.
 #[derive(Default)]
 pub(crate) struct InstanceCache {
-    idle: Mutex<HashMap<String, Vec<Idle>>>,
+    idle: Mutex<HashMap<ReuseKey, Vec<Idle>>>,
 }
 
 impl InstanceCache {
-    /// An idle instance of component `hash`, if one is cached.
-    pub fn take(&self, hash: &str) -> Option<Idle> {
-        self.idle.lock().get_mut(hash)?.pop()
+    /// An idle instance for `key`, if one is cached.
+    pub fn take(&self, key: &ReuseKey) -> Option<Idle> {
+        self.idle.lock().get_mut(key)?.pop()
     }
 
     /// Keeps `instance` for the next task, unless `limit` instances of
-    /// component `hash` are idle already: then it is handed back.
-    pub fn put(&self, hash: &str, instance: Idle, limit: usize) -> Option<Idle> {
+    /// `key` are idle already: then it is handed back.
+    pub fn put(&self, key: ReuseKey, instance: Idle, limit: usize) -> Option<Idle> {
         let mut idle = self.idle.lock();
-        let list = idle.entry(hash.to_string()).or_default();
+        let list = idle.entry(key).or_default();
         if list.len() < limit {
             list.push(instance);
             None
@@ -47,7 +53,18 @@ impl InstanceCache {
         }
     }
 
-    /// Drops every idle instance (they hold the runtime: see `Node::drop`).
+    /// Takes every idle instance of job `job` out (to drop them).
+    pub fn take_job(&self, job: JobId) -> Vec<Idle> {
+        let mut idle = self.idle.lock();
+        let keys: Vec<ReuseKey> = idle.keys().filter(|(j, _)| *j == job).cloned().collect();
+        keys.iter()
+            .filter_map(|k| idle.remove(k))
+            .flatten()
+            .collect()
+    }
+
+    /// Takes every idle instance out (they hold the runtime: see
+    /// `Node::shutdown`).
     pub fn clear(&self) -> Vec<Idle> {
         self.idle.lock().drain().flat_map(|(_, v)| v).collect()
     }

@@ -1,27 +1,35 @@
-//! Running one remote-function task in a fresh instance, under its limits.
+//! Running one remote-function task in a fresh (or reused) instance, under
+//! its limits.
+//!
+//! A task runs on a worker thread as one future (`Runtime::block_on`): the
+//! instance is made and called with wasmtime's async API, each guest call
+//! guarded by [`StopWhen`] so that a time limit, a cancel or the node's
+//! shutdown stops it even inside a blocking host call. A panic anywhere in
+//! the host while the task runs (a host bug) is caught at the worker
+//! boundary: the task fails with a `system` error and the node goes on.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::time::Instant;
 
 use wasmtime::Store;
+use wray_control_plane::{JobId, ObjectId};
 
 use crate::bindings::{types, Guest};
-use wray_control_plane::ObjectId;
-
 use crate::component::LoadedComponent;
 use crate::error::{ErrorKind, TaskError};
-use crate::object_store::{Object, ObjectStore};
+use crate::object_store::Object;
 use crate::resources::Allocation;
 use crate::runtime::Runtime;
 use crate::task::{PendingTask, TaskKind, TaskSpec};
-use crate::worker::classify::trap_to_task_error;
+use crate::worker::classify::{guest_error, trap_to_task_error};
+use crate::worker::guard::{arm_limits, rearm_limits, StopWhen};
 use crate::worker::mapping::TaskStore;
 use crate::worker::reuse::Idle;
 use crate::worker::state::{CurrentTask, TaskState};
 
 impl Runtime {
     /// Runs a remote-function task holding `allocation`, seals its results,
-    /// and gives the resources back.
+    /// and gives the resources back. Never panics: a host bug fails the task.
     pub(crate) fn run_function_task(
         self: Arc<Self>,
         task: Arc<PendingTask>,
@@ -30,9 +38,17 @@ impl Runtime {
         let mut allocation = allocation;
         if let Some(mut spec) = task.take() {
             let holds = std::mem::take(&mut spec.holds);
-            let returns = spec.returns.clone();
-            let entry = spec.entry.clone();
-            if let Err(e) = self.execute_function(spec, &mut allocation) {
+            let (returns, entry) = (spec.returns.clone(), spec.entry.clone());
+            let (label, id) = (spec.label.clone(), spec.id);
+            let ran = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                self.block_on(self.execute_function(spec, &mut allocation))
+            }));
+            let failed = match ran {
+                Ok(Ok(())) => None,
+                Ok(Err(e)) => Some(e),
+                Err(panic) => Some(host_bug(&label, id, &*panic)),
+            };
+            if let Some(e) = failed {
                 if let Some(entry) = &entry {
                     self.registry.ended(entry, Some(&e));
                 }
@@ -51,7 +67,7 @@ impl Runtime {
     /// that order: whoever sees the results sees the resources free, and no
     /// more instances live than the resources (and the cache) allow. What the
     /// instance held is kept until the results are sealed (a result may
-    /// contain refs to objects it put). `allocation` is emptied.
+    /// contain refs to objects it put).
     fn end_task(
         self: &Arc<Self>,
         spec: &TaskSpec,
@@ -59,14 +75,12 @@ impl Runtime {
         guest: Guest,
         keep: bool,
         result: Result<Vec<Object>, TaskError>,
-        allocation: &mut Allocation,
     ) {
         let held = std::mem::take(&mut store.data_mut().current.allocation);
-        *allocation = Allocation::default();
         let rejected = if keep {
-            let hash = &spec.component.record.hash;
+            let key = (spec.id.job(), spec.component.record.hash.clone());
             self.reusable
-                .put(hash, Idle { store, guest }, self.config.num_cpus)
+                .put(key, Idle { store, guest }, self.config.num_cpus)
                 .map(|idle| idle.store)
         } else {
             Some(store)
@@ -80,23 +94,24 @@ impl Runtime {
     }
 
     /// Runs the task, then tears its instance down, gives its resources
-    /// back and seals its results, in that order: whoever sees the results
-    /// sees the resources free, and no more instances live than the
-    /// resources allow. What the instance held is kept until the results
-    /// are sealed (a result may contain refs to objects it put).
-    /// `allocation` is emptied.
-    fn execute_function(
+    /// back and seals its results (see [`Runtime::end_task`]). The
+    /// allocation moves into the task's store (`allocation` is left empty)
+    /// once there is one.
+    async fn execute_function(
         self: &Arc<Self>,
         mut spec: TaskSpec,
         allocation: &mut Allocation,
     ) -> Result<(), TaskError> {
-        if spec.cancel.load(std::sync::atomic::Ordering::Acquire) {
+        if spec.cancel.is_cancelled() {
             return Err(TaskError::new(
                 ErrorKind::Cancelled,
                 spec.label.clone(),
                 spec.id,
                 "cancelled before it ran",
             ));
+        }
+        if self.config.fail_point.as_deref() == Some(spec.label.as_str()) {
+            panic!("fail point `{}` reached", spec.label);
         }
         let args = self.resolve_args(&mut spec)?;
         let TaskKind::Function { name } = &spec.kind else {
@@ -112,49 +127,64 @@ impl Runtime {
             .function(name)
             .is_some_and(|f| f.declared.reuse);
         if reuse {
-            return self.execute_reused(&spec, name, args, allocation);
+            return self.execute_reused(&spec, name, args, allocation).await;
         }
-        let (mut store, guest) = self.instantiate(&spec, true, allocation.clone())?;
-        store.data_mut().hold_all(payload_refs(&args));
-        let result = guest
-            .wray_runtime_app()
-            .call_invoke(&mut *store, name, &args);
+        let current = CurrentTask::for_spec(&spec, true, std::mem::take(allocation));
+        let (mut store, guest) = self
+            .instantiate(&spec.component, spec.id.job(), current)
+            .await?;
+        let stop = StopWhen::of(store.data());
+        let result = match store.data_mut().hold_all(payload_refs(&args)) {
+            Err(trap) => Err(trap),
+            Ok(()) => {
+                stop.guard(
+                    guest
+                        .wray_runtime_app()
+                        .call_invoke(&mut *store, name, &args),
+                )
+                .await
+            }
+        };
         let result = finish_call(result, store.data(), spec.returns.len());
-        self.end_task(&spec, store, guest, false, result, allocation);
+        self.end_task(&spec, store, guest, false, result);
         Ok(())
     }
 
     /// Runs a reusable function's task on a cached instance of its component
-    /// (or a new one, after its `init`), calling `reinit` first on a reused
-    /// one; keeps the instance for the next task unless it trapped.
-    fn execute_reused(
+    /// in its job (or a new one, after its `init`), calling `reinit` first
+    /// on a reused one; keeps the instance for the next task of the job
+    /// unless it trapped. Instances are never shared between jobs: what one
+    /// task leaves in an instance is seen only by later tasks of its job.
+    async fn execute_reused(
         self: &Arc<Self>,
         spec: &TaskSpec,
         name: &str,
         args: Vec<types::Arg>,
         allocation: &mut Allocation,
     ) -> Result<(), TaskError> {
-        let hash = &spec.component.record.hash;
-        let (mut store, guest, fresh) = match self.reusable.take(hash) {
+        let key = (spec.id.job(), spec.component.record.hash.clone());
+        let current = CurrentTask::for_spec(spec, true, std::mem::take(allocation));
+        let (mut store, guest, fresh) = match self.reusable.take(&key) {
             Some(idle) => (idle.store, idle.guest, false),
             None => {
-                let (store, guest) = self.instantiate(spec, true, allocation.clone())?;
+                let (store, guest) = self
+                    .instantiate(&spec.component, spec.id.job(), current.clone())
+                    .await?;
                 (store, guest, true)
             }
         };
-        let state = store.data_mut();
-        state.begin(CurrentTask::for_spec(spec, true, allocation.clone()));
-        state.hold_all(payload_refs(&args));
+        store.data_mut().begin(current);
         rearm_limits(&mut store);
+        let stop = StopWhen::of(store.data());
         let app = guest.wray_runtime_app();
-        let (hook, prepared) = if fresh {
-            ("init", app.call_init(&mut *store))
-        } else {
-            ("reinit", app.call_reinit(&mut *store))
+        let (hook, prepared) = match store.data_mut().hold_all(payload_refs(&args)) {
+            Err(trap) => ("hold", Err(trap)),
+            Ok(()) if fresh => ("init", stop.guard(app.call_init(&mut *store)).await),
+            Ok(()) => ("reinit", stop.guard(app.call_reinit(&mut *store)).await),
         };
-        let result = match prepared {
+        let (ran, result) = match prepared {
             Ok(Ok(())) => {
-                let r = app.call_invoke(&mut *store, name, &args);
+                let r = stop.guard(app.call_invoke(&mut *store, name, &args)).await;
                 (r.is_ok(), finish_call(r, store.data(), spec.returns.len()))
             }
             Ok(Err(message)) => (
@@ -163,14 +193,16 @@ impl Runtime {
                     ErrorKind::Application,
                     spec.label.clone(),
                     spec.id,
-                    format!("the component's {hook} hook failed: {message}"),
+                    format!(
+                        "the component's {hook} hook failed: {}",
+                        crate::bounds::truncate(message, crate::bounds::MAX_LOG_LINE)
+                    ),
                 )),
             ),
             Err(trap) => (false, Err(trap_to_task_error(&trap, store.data()))),
         };
-        let (ran, result) = result;
-        let keep = ran && !store.data().current.is_cancelled();
-        self.end_task(spec, store, guest, keep, result, allocation);
+        let keep = ran && !store.data().current.is_cancelled() && !store.is_tainted();
+        self.end_task(spec, store, guest, keep, result);
         Ok(())
     }
 
@@ -184,42 +216,54 @@ impl Runtime {
         }
     }
 
-    /// A fresh instance of `spec`'s component, in a store running `spec` as
-    /// its current task (giving its CPUs back while blocked or not).
-    pub(crate) fn instantiate(
+    /// A fresh instance of `component` in job `job`, in a store running
+    /// `current` as its current task. A failed instantiation ends the task
+    /// (its store, and with it `current`'s allocation, is dropped: see
+    /// [`TaskState`]).
+    pub(crate) async fn instantiate(
         self: &Arc<Self>,
-        spec: &TaskSpec,
-        holds_cpu: bool,
-        allocation: Allocation,
+        component: &Arc<LoadedComponent>,
+        job: JobId,
+        current: CurrentTask,
     ) -> Result<(TaskStore, Guest), TaskError> {
-        let current = CurrentTask::for_spec(spec, holds_cpu, allocation);
-        let mut store = self.new_store(spec.component.clone(), current, &[]);
-        let guest = spec
-            .component
-            .pre
-            .instantiate(&mut *store)
-            .map_err(|e| system_error(spec, &format!("cannot instantiate: {e:#}")))?;
-        Ok((store, guest))
+        let mut store = self.new_store(component.clone(), job, current, &[]);
+        let stop = StopWhen::of(store.data());
+        match stop
+            .guard(component.pre.instantiate_async(&mut *store))
+            .await
+        {
+            Ok(guest) => Ok((store, guest)),
+            Err(e) if e.is::<crate::worker::classify::Stopped>() => {
+                Err(trap_to_task_error(&e, store.data()))
+            }
+            Err(e) => {
+                let state = store.data();
+                Err(TaskError::new(
+                    ErrorKind::System,
+                    state.current.label.clone(),
+                    state.current.id,
+                    format!("cannot instantiate: {e:#}"),
+                ))
+            }
+        }
     }
 
-    /// A store for `current`, with its memory limit, time limit, fuel and
-    /// cancel flag armed.
+    /// A store for `current` in `job`, with its memory limit, time limit,
+    /// fuel and cancel token armed.
     pub(crate) fn new_store(
         self: &Arc<Self>,
         component: Arc<LoadedComponent>,
+        job: JobId,
         current: CurrentTask,
         args: &[String],
     ) -> TaskStore {
         let mut store = Store::new(
             &self.engine,
-            TaskState::new(self.clone(), component, current, args),
+            TaskState::new(self.clone(), component, job, current, args),
         );
         store.limiter(|s| &mut s.limiter);
-        // Lists are lifted into host memory; bounding them per call is
-        // pointless when a guest's memory is bounded by its memory limit.
-        store.set_hostcall_fuel(usize::MAX);
         arm_limits(&mut store);
-        TaskStore(store)
+        TaskStore::new(store)
     }
 
     /// The task's arguments with object arguments replaced by their values;
@@ -237,15 +281,33 @@ impl Runtime {
                     Some(Object::Error(e)) => Err(e.clone()),
                     None => Err(system_error(
                         spec,
-                        &format!(
-                            "argument {} is not sealed",
-                            wray_control_plane::ObjectId::from(id)
-                        ),
+                        &format!("argument {} is not sealed", ObjectId::from(id)),
                     )),
                 },
             })
             .collect()
     }
+}
+
+/// The `system` error of a task during whose run the host panicked (a host
+/// bug): the panic's message, so the bug can be reported.
+pub(crate) fn host_bug(
+    label: &str,
+    task: wray_control_plane::TaskId,
+    panic: &(dyn std::any::Any + Send),
+) -> TaskError {
+    let message = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".to_string());
+    tracing::error!(%task, function = label, "host bug while running a task: {message}");
+    TaskError::new(
+        ErrorKind::System,
+        label,
+        task,
+        format!("the host failed while running the task (a bug in wray): {message}"),
+    )
 }
 
 /// The WIT payload of a sealed value (the bytes are copied).
@@ -274,41 +336,55 @@ pub(crate) fn payload_refs(args: &[types::Arg]) -> impl Iterator<Item = ObjectId
         .map(|r| ObjectId::from(*r))
 }
 
-/// A sealed value from a WIT payload (large ones go to the arena).
-pub(crate) fn from_payload(store: &ObjectStore, p: types::Payload) -> Object {
-    let refs = p.refs.into_iter().map(Into::into).collect();
-    store.value(p.codec.into(), &p.data, refs)
-}
-
-/// Arms `store` for its current task: an epoch callback that, every tick
-/// (10 ms), stops the guest when its task was cancelled or its deadline
-/// passed; and its fuel, when the node meters fuel.
-pub(crate) fn arm_limits(store: &mut Store<TaskState>) {
-    store.epoch_deadline_callback(|mut ctx| {
-        let state = ctx.data_mut();
-        if state.current.is_cancelled() {
-            wasmtime::bail!("task cancelled");
-        }
-        if state.current.deadline.is_some_and(|d| Instant::now() >= d) {
-            state.timed_out = true;
-            wasmtime::bail!("task time limit exceeded");
-        }
-        Ok(wasmtime::UpdateDeadline::Continue(1))
-    });
-    rearm_limits(store);
-}
-
-/// Re-arms `store` for a new current task (a reused or actor instance,
-/// whose callback from [`arm_limits`] reads the task's deadline and cancel
-/// flag as they are now): the next epoch tick checks, and fuel is refilled
-/// to the task's limit.
-pub(crate) fn rearm_limits(store: &mut Store<TaskState>) {
-    if store.data().rt.config.fuel_metering {
-        let fuel = store.data().current.limits.fuel.unwrap_or(u64::MAX);
-        // Cannot fail: fuel is enabled.
-        let _ = store.set_fuel(fuel);
+/// A sealed value (or the error saying why it could not be stored) from a
+/// payload the guest of `state` hands over: its refs must be ids the guest
+/// may name and not objects it is still making (see
+/// [`TaskState::forbidden_ref`]).
+pub(crate) fn from_payload(state: &TaskState, p: types::Payload) -> Object {
+    let refs: Vec<ObjectId> = p.refs.iter().map(|r| ObjectId::from(*r)).collect();
+    if let Some(bad) = state.forbidden_ref(&refs) {
+        return Object::Error(ref_error(state, bad));
     }
-    store.set_epoch_deadline(1);
+    store_value(state, p.codec.into(), &p.data, refs)
+}
+
+/// `bytes` stored as a value holding `refs`, or the `system` error naming
+/// why the store has no room.
+pub(crate) fn store_value(
+    state: &TaskState,
+    codec: crate::object_store::Codec,
+    bytes: &[u8],
+    refs: Vec<ObjectId>,
+) -> Object {
+    match state.rt.objects.value(codec, bytes, refs.into()) {
+        Ok(object) => object,
+        Err(full) => Object::Error(TaskError::new(
+            ErrorKind::System,
+            state.current.label.clone(),
+            state.current.id,
+            full.to_string(),
+        )),
+    }
+}
+
+/// The `not-found` error of a value naming object `bad`, which its task may
+/// not name: worded as for an object that does not exist, whether it
+/// exists in another job or not at all.
+pub(crate) fn ref_error(state: &TaskState, bad: ObjectId) -> TaskError {
+    let message = if bad.task == state.current.id && state.rt.objects.is_pending(&bad) {
+        format!("a value may not contain object {bad}: the task is still making it")
+    } else {
+        format!(
+            "a value refers to object {bad}, which does not exist on node {}",
+            state.rt.node_id
+        )
+    };
+    TaskError::new(
+        ErrorKind::NotFound,
+        state.current.label.clone(),
+        state.current.id,
+        message,
+    )
 }
 
 /// The outcome of a guest call that returns `result<list<payload>,
@@ -319,10 +395,20 @@ pub(crate) fn finish_call(
     expected: usize,
 ) -> Result<Vec<Object>, TaskError> {
     match result {
-        Ok(Ok(payloads)) if payloads.len() == expected => Ok(payloads
-            .into_iter()
-            .map(|p| from_payload(&state.rt.objects, p))
-            .collect()),
+        Ok(Ok(payloads)) if payloads.len() == expected => {
+            let objects: Vec<Object> = payloads
+                .into_iter()
+                .map(|p| from_payload(state, p))
+                .collect();
+            // A value the task may not return fails the whole task.
+            match objects.iter().find_map(|o| match o {
+                Object::Error(e) => Some(e.clone()),
+                Object::Value { .. } => None,
+            }) {
+                Some(e) => Err(e),
+                None => Ok(objects),
+            }
+        }
         Ok(Ok(payloads)) => Err(TaskError::new(
             ErrorKind::InvalidArgument,
             state.current.label.clone(),
@@ -332,7 +418,7 @@ pub(crate) fn finish_call(
                 payloads.len()
             ),
         )),
-        Ok(Err(e)) => Err(e.into()),
+        Ok(Err(e)) => Err(guest_error(e, state)),
         Err(trap) => Err(trap_to_task_error(&trap, state)),
     }
 }

@@ -1,17 +1,18 @@
-//! The data a wasm store carries for the task it runs: WASI, limits, and who
-//! is calling (the current task).
+//! The data a wasm store carries for the task it runs: WASI, limits, who is
+//! calling (the current task), and what the instance holds.
 
-use std::sync::atomic::AtomicBool;
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Instant;
 
-use std::collections::HashSet;
+use tokio_util::sync::CancellationToken;
 use wasmtime::component::ResourceTable;
 use wasmtime::ResourceLimiter;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
-use wray_control_plane::{ObjectId, TaskId};
+use wray_control_plane::{JobId, ObjectId, TaskId};
 
+use crate::bounds::{MAX_HOLDS_PER_INSTANCE, MAX_PUTS};
 use crate::component::LoadedComponent;
 use crate::config::Stdio;
 use crate::limits::Limits;
@@ -30,7 +31,8 @@ pub struct CurrentTask {
     pub label: String,
     /// Tasks it has submitted so far (the next child's index).
     pub children: u64,
-    /// Objects it has put so far (the next put index).
+    /// Objects it has put so far (the next put index, below
+    /// [`MAX_PUTS`]).
     pub puts: u32,
     /// Whether it gives its CPUs back while blocked in `get` (a remote
     /// function does; an actor keeps its resources for its lifetime).
@@ -41,8 +43,8 @@ pub struct CurrentTask {
     pub limits: Limits,
     /// What it holds of the node's resources (an actor call: the actor's).
     pub allocation: Allocation,
-    /// Set to stop it (`cancel`, `kill-actor`).
-    pub cancel: Arc<AtomicBool>,
+    /// Cancelled to stop it (`cancel`, `kill-actor`).
+    pub cancel: CancellationToken,
     /// When it started.
     pub started: Instant,
     /// Its entry in the task table.
@@ -58,7 +60,7 @@ impl CurrentTask {
         holds_cpu: bool,
         limits: Limits,
         allocation: Allocation,
-        cancel: Arc<AtomicBool>,
+        cancel: CancellationToken,
     ) -> Self {
         Self {
             id,
@@ -96,7 +98,7 @@ impl CurrentTask {
 
     /// Whether it was cancelled (or its actor killed).
     pub fn is_cancelled(&self) -> bool {
-        self.cancel.load(std::sync::atomic::Ordering::Acquire)
+        self.cancel.is_cancelled()
     }
 
     /// The id of the next task it submits.
@@ -105,27 +107,50 @@ impl CurrentTask {
         self.children += 1;
         id
     }
+
+    /// The id of its next `put` (or `create`/`reserve`).
+    ///
+    /// # Errors
+    /// A trap once it has made [`MAX_PUTS`] objects (ids would repeat).
+    pub fn next_put(&mut self) -> wasmtime::Result<ObjectId> {
+        let Some(id) = self.id.put_object(self.puts) else {
+            wasmtime::bail!(
+                "task {} made {MAX_PUTS} objects with put, the most one task may make",
+                self.id
+            );
+        };
+        self.puts += 1;
+        Ok(id)
+    }
 }
 
 /// Enforces the task memory limit and remembers whether it was hit, so the
-/// resulting trap is reported as out-of-memory with both sizes.
+/// resulting trap is reported as out-of-memory with both sizes; also
+/// remembers how large the instance's memories were created (windows may
+/// not lie below: that is where the module's initial data lives).
 pub struct MemoryLimiter {
     /// The limit in bytes.
     pub limit: u64,
     /// The size (bytes) a refused growth asked for.
     pub refused: Option<u64>,
+    /// The largest initial size (bytes) of the instance's memories.
+    pub initial: usize,
 }
 
 impl ResourceLimiter for MemoryLimiter {
     fn memory_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
         if desired as u64 > self.limit {
             self.refused = Some(desired as u64);
             wasmtime::bail!("memory limit of {} bytes exceeded", self.limit);
+        }
+        if current == 0 {
+            // wasmtime asks with `current == 0` when it creates a memory.
+            self.initial = self.initial.max(desired);
         }
         Ok(true)
     }
@@ -141,18 +166,38 @@ impl ResourceLimiter for MemoryLimiter {
 }
 
 /// The objects one instance holds (see the WIT `objects` interface): each
-/// id at most once, however many `ObjectRef`s the guest keeps to it.
+/// id at most once, however many `ObjectRef`s the guest keeps to it, and at
+/// most [`MAX_HOLDS_PER_INSTANCE`] of them.
 #[derive(Default)]
 pub struct Holds {
     ids: HashSet<ObjectId>,
 }
 
 impl Holds {
-    /// Holds `id` (a no-op if already held).
-    pub fn hold(&mut self, store: &ObjectStore, id: ObjectId) {
-        if self.ids.insert(id) {
-            store.acquire(&id);
+    /// Holds `id` (a no-op if already held, or if no such object exists).
+    ///
+    /// # Errors
+    /// A trap when the instance holds [`MAX_HOLDS_PER_INSTANCE`] ids
+    /// already.
+    pub fn hold(&mut self, store: &ObjectStore, id: ObjectId) -> wasmtime::Result<()> {
+        if self.ids.contains(&id) {
+            return Ok(());
         }
+        if self.ids.len() >= MAX_HOLDS_PER_INSTANCE {
+            wasmtime::bail!(
+                "the task holds {MAX_HOLDS_PER_INSTANCE} objects, the most one instance may hold; \
+                 drop some ObjectRefs first"
+            );
+        }
+        if store.acquire(&id) {
+            self.ids.insert(id);
+        }
+        Ok(())
+    }
+
+    /// Whether `id` is held.
+    pub fn contains(&self, id: &ObjectId) -> bool {
+        self.ids.contains(id)
     }
 
     /// Drops the hold on `id`, if any.
@@ -184,11 +229,14 @@ impl Holds {
 pub struct TaskState {
     pub(crate) rt: Arc<Runtime>,
     pub(crate) component: Arc<LoadedComponent>,
+    /// The job the instance belongs to: it reaches this job's objects,
+    /// tasks and actors, and whatever else it was handed.
+    pub(crate) job: JobId,
     pub(crate) current: CurrentTask,
     pub(crate) limiter: MemoryLimiter,
     /// Set by the guest's panic hook (`runtime.panicked`).
     pub(crate) panic_message: Option<String>,
-    /// Set when a host call found the task's time limit passed.
+    /// Set when the task's time limit stopped it.
     pub(crate) timed_out: bool,
     /// Objects this instance holds; released when it ends.
     pub(crate) holds: Holds,
@@ -199,11 +247,12 @@ pub struct TaskState {
 }
 
 impl TaskState {
-    /// State for running `current` from `component`, with `args` as the
-    /// guest's command line (only `main` gets any).
+    /// State for running `current` from `component` in `job`, with `args`
+    /// as the guest's command line (only `main` gets any).
     pub(crate) fn new(
         rt: Arc<Runtime>,
         component: Arc<LoadedComponent>,
+        job: JobId,
         current: CurrentTask,
         args: &[String],
     ) -> Self {
@@ -228,10 +277,12 @@ impl TaskState {
         Self {
             rt,
             component,
+            job,
             current,
             limiter: MemoryLimiter {
                 limit,
                 refused: None,
+                initial: 0,
             },
             panic_message: None,
             timed_out: false,
@@ -241,9 +292,7 @@ impl TaskState {
             table: ResourceTable::new(),
         }
     }
-}
 
-impl TaskState {
     /// Makes `current` the task this (long-lived) store runs now: its
     /// memory limit applies and what the last task left of panics, limits
     /// and timeouts is forgotten. Arm its limits afterwards.
@@ -255,26 +304,60 @@ impl TaskState {
         self.timed_out = false;
     }
 
+    /// Whether this instance may name object `id`: it belongs to the
+    /// instance's job, or the instance holds it (it was handed the id).
+    /// Everything else reads as "does not exist".
+    pub(crate) fn visible(&self, id: &ObjectId) -> bool {
+        id.job() == self.job || self.holds.contains(id)
+    }
+
     /// Holds `id` for this instance.
-    pub(crate) fn hold(&mut self, id: ObjectId) {
-        self.holds.hold(&self.rt.objects, id);
+    ///
+    /// # Errors
+    /// A trap past [`MAX_HOLDS_PER_INSTANCE`].
+    pub(crate) fn hold(&mut self, id: ObjectId) -> wasmtime::Result<()> {
+        self.holds.hold(&self.rt.objects, id)
     }
 
     /// The id of the running task's next `put`, registered as pending and
     /// held by this instance.
-    pub(crate) fn new_put(&mut self) -> ObjectId {
-        let id = self.current.id.put_object(self.current.puts);
-        self.current.puts += 1;
+    ///
+    /// # Errors
+    /// A trap past [`MAX_PUTS`] or [`MAX_HOLDS_PER_INSTANCE`].
+    pub(crate) fn new_put(&mut self) -> wasmtime::Result<ObjectId> {
+        let id = self.current.next_put()?;
         self.rt.objects.register_pending(id);
-        self.hold(id);
-        id
+        self.hold(id)?;
+        Ok(id)
     }
 
     /// Holds every id in `ids`.
-    pub(crate) fn hold_all(&mut self, ids: impl IntoIterator<Item = ObjectId>) {
+    ///
+    /// # Errors
+    /// A trap past [`MAX_HOLDS_PER_INSTANCE`].
+    pub(crate) fn hold_all(
+        &mut self,
+        ids: impl IntoIterator<Item = ObjectId>,
+    ) -> wasmtime::Result<()> {
         for id in ids {
-            self.hold(id);
+            self.hold(id)?;
         }
+        Ok(())
+    }
+
+    /// The first of `refs` (the refs inside a value this instance is about
+    /// to store) that it may not name: one it cannot see, or one it is still
+    /// making itself (an object holding its own unsealed sibling or itself
+    /// could form a cycle that is never freed).
+    pub(crate) fn forbidden_ref<'a>(
+        &self,
+        refs: impl IntoIterator<Item = &'a ObjectId>,
+    ) -> Option<ObjectId> {
+        refs.into_iter()
+            .find(|r| {
+                !self.visible(r) || (r.task == self.current.id && self.rt.objects.is_pending(r))
+            })
+            .copied()
     }
 }
 
@@ -291,5 +374,45 @@ impl WasiView for TaskState {
             ctx: &mut self.wasi,
             table: &mut self.table,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn put_ids_stop_before_they_repeat() {
+        let mut current = CurrentTask::new(
+            TaskId::driver(JobId(3)),
+            "t",
+            false,
+            Limits::node(&crate::NodeConfig::default()),
+            Allocation::default(),
+            CancellationToken::new(),
+        );
+        let first = current.next_put().unwrap();
+        assert!(first.is_put());
+        current.puts = MAX_PUTS - 1;
+        assert!(current.next_put().is_ok());
+        let err = current.next_put().unwrap_err().to_string();
+        assert!(err.contains("the most one task may make"), "{err}");
+        // Still refused: the counter never wraps to an id handed out before.
+        assert!(current.next_put().is_err());
+    }
+
+    #[test]
+    fn holds_are_bounded_and_ignore_unknown_ids() {
+        let store = ObjectStore::new();
+        let mut holds = Holds::default();
+        let root = TaskId::driver(JobId(4));
+        let known = root.return_object(0).unwrap();
+        store.register_pending(known);
+        holds.hold(&store, known).unwrap();
+        holds.hold(&store, known).unwrap();
+        holds.hold(&store, root.return_object(1).unwrap()).unwrap();
+        assert_eq!(holds.len(), 1, "held once; the unknown id not at all");
+        holds.release_all(&store);
+        assert!(holds.is_empty());
     }
 }

@@ -8,15 +8,20 @@
 //! resource queue for the actor's request (none by default, as Ray's actors
 //! use 0 CPUs while running); the actor then holds those resources until it
 //! dies. A trap kills the actor (the instance may be in any state), as does
-//! `kill-actor`: later calls fail with `actor-died`, as in Ray, and its
-//! resources go back to the node. A method returning an error value does
-//! not kill it.
+//! `kill-actor` and a host bug while a call runs: later calls fail with
+//! `actor-died`, as in Ray, and its resources go back to the node. A method
+//! returning an error value does not kill it.
+//!
+//! - [`table`]: the node's actors, live and recently dead, bounded.
+
+pub(crate) mod table;
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
+use tokio_util::sync::CancellationToken;
 use wasmtime::component::ResourceAny;
 use wray_control_plane::ActorId;
 
@@ -29,8 +34,9 @@ use crate::resources::Allocation;
 use crate::runtime::Runtime;
 use crate::task::{PendingTask, TaskKind, TaskSpec};
 use crate::worker::classify::trap_to_task_error;
+use crate::worker::guard::{rearm_limits, StopWhen};
 use crate::worker::mapping::TaskStore;
-use crate::worker::run::{finish_call, payload_refs, rearm_limits, system_error};
+use crate::worker::run::{finish_call, host_bug, payload_refs, system_error};
 use crate::worker::state::CurrentTask;
 
 /// A live actor instance: its store, its bindings, and the handle of its
@@ -51,8 +57,8 @@ struct Inner {
     allocation: Option<Allocation>,
     /// Whether its constructor got its resources.
     admitted: bool,
-    /// The cancel flag of the call running now.
-    running_cancel: Option<Arc<AtomicBool>>,
+    /// The cancel token of the call running now.
+    running_cancel: Option<CancellationToken>,
 }
 
 /// One actor of a node.
@@ -64,6 +70,14 @@ pub(crate) struct Actor {
     pub limits: Limits,
     inner: Mutex<Inner>,
 }
+
+/// How one call on the actor ended: its result, the instance to keep (if
+/// any), and why the actor died (if it did).
+type CallEnd = (
+    Result<Vec<Object>, TaskError>,
+    Option<Instance>,
+    Option<TaskError>,
+);
 
 impl Actor {
     pub fn new(
@@ -101,22 +115,25 @@ impl Actor {
         self.inner.lock().allocation.clone().unwrap_or_default()
     }
 
-    /// Kills the actor with `cause`: its instance is dropped, its running
-    /// call stopped, and its resources given back to the node. False when it
-    /// was dead already.
+    /// Kills the actor with `cause`: its running call is stopped, its
+    /// instance dropped, and its resources given back to the node. False
+    /// when it was dead already.
     pub fn die(&self, rt: &Arc<Runtime>, cause: TaskError) -> bool {
-        let allocation = {
+        let (instance, allocation) = {
             let mut inner = self.inner.lock();
             if inner.dead.is_some() {
                 return false;
             }
             inner.dead = Some(cause);
-            inner.instance = None;
-            if let Some(flag) = &inner.running_cancel {
-                flag.store(true, Ordering::Release);
+            if let Some(token) = &inner.running_cancel {
+                token.cancel();
             }
-            inner.allocation.take()
+            (inner.instance.take(), inner.allocation.take())
         };
+        // Outside the lock: tearing the instance down seals the objects it
+        // left unsealed, and their waiters may call back into this actor.
+        drop(instance);
+        rt.actors.died(self.id);
         if let Some(a) = allocation {
             rt.release_resources(&a);
         }
@@ -148,6 +165,8 @@ impl Actor {
         rt.spawn_blocking(move || actor.run(&rt2, task, instance, dead));
     }
 
+    /// Runs one task of the actor on this (worker) thread, then the next.
+    /// A panic in the host while it runs fails the task and kills the actor.
     fn run(
         self: Arc<Self>,
         rt: &Arc<Runtime>,
@@ -155,70 +174,94 @@ impl Actor {
         instance: Option<Instance>,
         dead: Option<TaskError>,
     ) {
-        let mut instance = instance;
+        let mut kept = None;
         let mut died = None;
         if let Some(mut spec) = task.take() {
             let holds = std::mem::take(&mut spec.holds);
-            let result = match (&dead, instance.as_mut()) {
-                (Some(cause), _) => Err(self.died_error(&spec, cause)),
-                (None, _) if matches!(spec.kind, TaskKind::ActorCreate { .. }) => {
-                    match self.construct(rt, &mut spec) {
-                        Ok(created) => {
-                            instance = Some(created);
-                            Ok(Vec::new())
-                        }
-                        Err(e) => {
-                            died = Some(e.clone());
-                            Err(e)
-                        }
-                    }
-                }
-                (None, Some(inst)) => {
-                    let (result, trapped) = self.call(rt, inst, &mut spec);
-                    if trapped {
-                        if let Err(e) = &result {
-                            died = Some(e.clone());
-                        }
-                        instance = None;
-                    }
+            let ran = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                rt.block_on(self.run_task(rt, &mut spec, instance, dead))
+            }));
+            let result = match ran {
+                Ok((result, instance, why)) => {
+                    (kept, died) = (instance, why);
                     result
                 }
-                (None, None) => Err(system_error(&spec, "actor has no instance")),
-            };
-            let killed = if dead.is_none() {
-                self.inner.lock().dead.clone()
-            } else {
-                None
-            };
-            let result = match (result, killed) {
-                // Killed while this call ran: it reports the kill.
-                (Err(_), Some(cause)) => {
-                    died = None;
-                    Err(self.died_error(&spec, &cause))
+                Err(panic) => {
+                    let e = host_bug(&spec.label, spec.id, &*panic);
+                    died = Some(e.clone());
+                    Err(e)
                 }
-                (result, _) => result,
             };
             rt.finish(&spec, result);
             rt.release_all(&holds);
         }
-        let died = {
+        let dropped = {
             let mut inner = self.inner.lock();
             inner.running = false;
             inner.running_cancel = None;
-            match died {
-                Some(cause) => Some(cause),
-                None => {
-                    if inner.dead.is_none() {
-                        inner.instance = instance;
-                    }
-                    None
-                }
+            if died.is_none() && inner.dead.is_none() {
+                inner.instance = kept.take();
             }
+            kept
         };
+        // Outside the lock, as in `die`.
+        drop(dropped);
         if let Some(cause) = died {
             self.die(rt, cause);
         }
         self.try_run(rt);
+    }
+
+    /// Runs `spec` (the constructor or a call) on `instance`.
+    async fn run_task(
+        &self,
+        rt: &Arc<Runtime>,
+        spec: &mut TaskSpec,
+        instance: Option<Instance>,
+        dead: Option<TaskError>,
+    ) -> CallEnd {
+        let mut instance = instance;
+        let mut died = None;
+        let result = match (&dead, instance.as_mut()) {
+            (Some(cause), _) => Err(self.died_error(spec, cause)),
+            (None, _) if matches!(spec.kind, TaskKind::ActorCreate { .. }) => {
+                match self.construct(rt, spec).await {
+                    Ok(created) => {
+                        instance = Some(created);
+                        Ok(Vec::new())
+                    }
+                    Err(e) => {
+                        died = Some(e.clone());
+                        Err(e)
+                    }
+                }
+            }
+            (None, Some(inst)) => {
+                let (result, trapped) = self.call(rt, inst, spec).await;
+                if trapped || inst.store.is_tainted() {
+                    if let Err(e) = &result {
+                        died = Some(e.clone());
+                    }
+                    instance = None;
+                }
+                result
+            }
+            (None, None) => Err(system_error(spec, "actor has no instance")),
+        };
+        let killed = if dead.is_none() {
+            self.inner.lock().dead.clone()
+        } else {
+            None
+        };
+        let result = match (result, killed) {
+            // Killed while this call ran: it reports the kill.
+            (Err(_), Some(cause)) => {
+                died = None;
+                Err(self.died_error(spec, &cause))
+            }
+            (result, _) => result,
+        };
+        (result, instance, died)
     }
 
     fn died_error(&self, spec: &TaskSpec, cause: &TaskError) -> TaskError {
@@ -230,29 +273,41 @@ impl Actor {
         )
     }
 
-    fn construct(&self, rt: &Arc<Runtime>, spec: &mut TaskSpec) -> Result<Instance, TaskError> {
+    async fn construct(
+        &self,
+        rt: &Arc<Runtime>,
+        spec: &mut TaskSpec,
+    ) -> Result<Instance, TaskError> {
         let args = rt.resolve_args(spec)?;
         self.inner.lock().running_cancel = Some(spec.cancel.clone());
-        let (mut store, guest) = rt.instantiate(spec, false, self.allocation())?;
-        store.data_mut().hold_all(payload_refs(&args));
-        let created =
-            guest
-                .wray_runtime_app()
-                .actor_instance()
-                .call_create(&mut store, &self.class, &args);
+        let current = CurrentTask::for_spec(spec, false, self.allocation());
+        let (mut store, guest) = rt
+            .instantiate(&self.component, self.id.job(), current)
+            .await?;
+        if let Err(trap) = store.data_mut().hold_all(payload_refs(&args)) {
+            return Err(trap_to_task_error(&trap, store.data()));
+        }
+        let stop = StopWhen::of(store.data());
+        let created = stop
+            .guard(guest.wray_runtime_app().actor_instance().call_create(
+                &mut *store,
+                &self.class,
+                &args,
+            ))
+            .await;
         match created {
             Ok(Ok(handle)) => Ok(Instance {
                 store,
                 guest,
                 handle,
             }),
-            Ok(Err(e)) => Err(e.into()),
+            Ok(Err(e)) => Err(crate::worker::classify::guest_error(e, store.data())),
             Err(trap) => Err(trap_to_task_error(&trap, store.data())),
         }
     }
 
     /// Runs one method call; the bool says whether the instance trapped.
-    fn call(
+    async fn call(
         &self,
         rt: &Arc<Runtime>,
         inst: &mut Instance,
@@ -273,14 +328,19 @@ impl Actor {
         rt.pin_worker(&current.allocation);
         let state = inst.store.data_mut();
         state.begin(current);
-        state.hold_all(payload_refs(&args));
+        if let Err(trap) = state.hold_all(payload_refs(&args)) {
+            return (Err(trap_to_task_error(&trap, inst.store.data())), true);
+        }
         rearm_limits(&mut inst.store);
-        let result = inst.guest.wray_runtime_app().actor_instance().call_call(
-            &mut inst.store,
-            inst.handle,
-            method,
-            &args,
-        );
+        let stop = StopWhen::of(inst.store.data());
+        let result = stop
+            .guard(inst.guest.wray_runtime_app().actor_instance().call_call(
+                &mut *inst.store,
+                inst.handle,
+                method,
+                &args,
+            ))
+            .await;
         let trapped = result.is_err();
         (
             finish_call(result, inst.store.data(), spec.returns.len()),

@@ -1,0 +1,82 @@
+//! The node's actor table: live actors by id, and the most recently dead
+//! ones (so that a call to a dead actor says `actor-died` and why), bounded.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use wray_control_plane::{ActorId, JobId};
+
+use super::Actor;
+
+/// Dead actors remembered (the oldest are forgotten first; a call to a
+/// forgotten one reads as a call to an unknown actor).
+pub const MAX_DEAD_ACTORS: usize = 10_000;
+
+#[derive(Default)]
+struct Inner {
+    actors: HashMap<ActorId, Arc<Actor>>,
+    live: usize,
+    dead: VecDeque<ActorId>,
+}
+
+/// Live and recently dead actors of a node.
+#[derive(Default)]
+pub(crate) struct ActorTable {
+    inner: Mutex<Inner>,
+}
+
+impl ActorTable {
+    /// Adds a new (live) actor.
+    pub fn insert(&self, actor: Arc<Actor>) {
+        let mut inner = self.inner.lock();
+        if inner.actors.insert(actor.id, actor).is_none() {
+            inner.live += 1;
+        }
+    }
+
+    /// Actor `id`, live or recently dead.
+    pub fn get(&self, id: &ActorId) -> Option<Arc<Actor>> {
+        self.inner.lock().actors.get(id).cloned()
+    }
+
+    /// Records that actor `id` died (once per actor: `Actor::die` calls it
+    /// the first time only).
+    pub fn died(&self, id: ActorId) {
+        let mut inner = self.inner.lock();
+        if !inner.actors.contains_key(&id) {
+            return;
+        }
+        inner.live = inner.live.saturating_sub(1);
+        inner.dead.push_back(id);
+        while inner.dead.len() > MAX_DEAD_ACTORS {
+            if let Some(old) = inner.dead.pop_front() {
+                inner.actors.remove(&old);
+            }
+        }
+    }
+
+    /// Actors alive now.
+    pub fn live(&self) -> usize {
+        self.inner.lock().live
+    }
+
+    /// The actors of job `job`, live or dead.
+    pub fn of_job(&self, job: JobId) -> Vec<Arc<Actor>> {
+        let inner = self.inner.lock();
+        inner
+            .actors
+            .values()
+            .filter(|a| a.id.job() == job)
+            .cloned()
+            .collect()
+    }
+
+    /// Every actor, the table emptied (the node is shutting down).
+    pub fn drain(&self) -> Vec<Arc<Actor>> {
+        let mut inner = self.inner.lock();
+        inner.live = 0;
+        inner.dead.clear();
+        inner.actors.drain().map(|(_, a)| a).collect()
+    }
+}

@@ -1,0 +1,129 @@
+//! Every bound a guest (or, later, a request) meets, in one place.
+//!
+//! Each number a guest supplies (a size, an offset, a count, an id) is
+//! checked against these before it sizes an allocation, a mapping or a loop,
+//! and each per-task or per-node table has a bound here. Going past one is a
+//! clear error (or, where the WIT has no error channel, a trap) for the task
+//! that tried; the node and every other task go on. The node's own limits
+//! (time, memory, fuel, instances, actors, pending tasks) are in
+//! [`NodeConfig`](crate::NodeConfig), with their valid ranges below.
+
+pub use wray_control_plane::{MAX_PUTS, MAX_RETURNS};
+
+/// Most windows (objects mapped over the guest's memory by `map`, plus
+/// objects being built in place by `create`) one instance may have at once.
+/// Each is a kernel mapping; the whole process may have only
+/// `vm.max_map_count` of them (65,530 by default), and the host's own
+/// allocations need their share.
+pub const MAX_WINDOWS_PER_INSTANCE: usize = 1024;
+
+/// Most objects one instance may be creating (`reserve`/`create` not yet
+/// sealed) at once.
+pub const MAX_CREATING_PER_INSTANCE: usize = 1024;
+
+/// Most object ids one instance may hold at once (its `ObjectRef`s: puts,
+/// submissions' returns, refs received). Past it the task traps.
+pub const MAX_HOLDS_PER_INSTANCE: usize = 1 << 22;
+
+/// Most spans (profile spans and blocked `get`s) the task table keeps per
+/// task; later ones are counted, not kept.
+pub const MAX_SPANS_PER_TASK: usize = 10_000;
+
+/// Longest profile-span name kept, in bytes (longer ones are cut).
+pub const MAX_SPAN_NAME: usize = 256;
+
+/// Longest guest log line written, in bytes (longer ones are cut).
+pub const MAX_LOG_LINE: usize = 64 << 10;
+
+/// Most functions, actor classes and methods a component may describe.
+pub const MAX_FUNCTIONS: usize = 10_000;
+
+/// Longest function, class or method name a component may describe, in
+/// bytes.
+pub const MAX_NAME: usize = 1024;
+
+/// The share of `vm.max_map_count` the windows of all instances of a node
+/// may use (a quarter): each window can split one kernel mapping into three,
+/// and the host's allocator, stacks and pooling slots need the rest.
+pub const WINDOWS_SHARE_OF_MAP_COUNT: usize = 4;
+
+/// Most CPUs a node may be given (`--num-cpus`).
+pub const MAX_CPUS: usize = 4096;
+
+/// Most GPUs a node may be given (`--num-gpus`).
+pub const MAX_GPUS: u32 = 1024;
+
+/// Most units of one custom resource (`--resources`): every unit is tracked
+/// on its own, with an id.
+pub const MAX_CUSTOM_UNITS: f64 = 65_536.0;
+
+/// Most custom resources a node may have.
+pub const MAX_CUSTOM_RESOURCES: usize = 256;
+
+/// Largest per-task memory limit: a wasm32 memory is at most 4 GiB.
+pub const MAX_TASK_MEMORY: u64 = 4 << 30;
+
+/// Largest shared-memory object store: 16 TiB (the file system under it
+/// must also have room, checked when the node starts).
+pub const MAX_OBJECT_STORE: u64 = 16 << 40;
+
+/// Longest time limit a task, actor call or driver may be given: one year.
+pub const MAX_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(365 * 24 * 3600);
+
+/// `vm.max_map_count` (65,530 when it cannot be read).
+pub fn max_map_count() -> usize {
+    std::fs::read_to_string("/proc/sys/vm/max_map_count")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(65_530)
+}
+
+/// The soft limit on open files (`RLIMIT_NOFILE`; 1,024 when it cannot be
+/// read).
+pub fn open_files_limit() -> u64 {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `limit` is a valid rlimit the kernel fills in.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0 {
+        limit.rlim_cur
+    } else {
+        1024
+    }
+}
+
+/// Cuts `text` to at most `max` bytes on a character boundary, saying how
+/// many bytes were cut.
+pub fn truncate(mut text: String, max: usize) -> String {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let cut = text.len() - end;
+    text.truncate(end);
+    text.push_str(&format!("… ({cut} bytes cut)"));
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncation_keeps_characters_whole() {
+        assert_eq!(truncate("abc".into(), 3), "abc");
+        assert_eq!(truncate("abcdef".into(), 3), "abc… (3 bytes cut)");
+        // "é" is two bytes: a cut inside it moves back before it.
+        assert_eq!(truncate("aé".into(), 2), "a… (2 bytes cut)");
+    }
+
+    #[test]
+    fn system_limits_are_read() {
+        assert!(max_map_count() > 1000);
+        assert!(open_files_limit() > 16);
+    }
+}

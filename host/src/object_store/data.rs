@@ -1,0 +1,212 @@
+//! Where a value's bytes live ([`Data`]), and what each place may hold.
+//!
+//! Three places, tried in an order that depends on the value's size (see
+//! [`ObjectStore::value`](super::ObjectStore::value)):
+//! - the host's heap ([`Data::Inline`]), for values under
+//!   [`INLINE_MAX`](super::INLINE_MAX), counted against the store's inline
+//!   budget (a guest cannot grow the heap past it with small objects);
+//! - a block of the shared-memory arena ([`Data::Shared`]);
+//! - a spill file ([`Data::Spilled`]): a nameless file (`O_TMPFILE`) in the
+//!   spill directory, mapped read-only; at most a bounded number at once,
+//!   since each costs an open file and a kernel mapping.
+//!
+//! Every place gives its room back when the value is dropped (the last
+//! `Arc<Object>` to it), by RAII: the budgets cannot drift.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use super::arena;
+
+/// A budget of bytes or items shared by every value in one place:
+/// [`Budget::take`] reserves, the returned [`Charge`] gives back on drop.
+#[derive(Debug)]
+pub struct Budget {
+    used: AtomicUsize,
+    limit: usize,
+}
+
+impl Budget {
+    /// A budget of `limit` units, none used.
+    pub fn new(limit: usize) -> Arc<Self> {
+        Arc::new(Self {
+            used: AtomicUsize::new(0),
+            limit,
+        })
+    }
+
+    /// Reserves `n` units, or `None` when that would pass the limit.
+    pub fn take(self: &Arc<Self>, n: usize) -> Option<Charge> {
+        let mut used = self.used.load(Ordering::Relaxed);
+        loop {
+            let next = used.checked_add(n).filter(|next| *next <= self.limit)?;
+            match self
+                .used
+                .compare_exchange_weak(used, next, Ordering::AcqRel, Ordering::Relaxed)
+            {
+                Ok(_) => {
+                    return Some(Charge {
+                        budget: self.clone(),
+                        n,
+                    })
+                }
+                Err(now) => used = now,
+            }
+        }
+    }
+
+    /// Units in use now.
+    pub fn used(&self) -> usize {
+        self.used.load(Ordering::Relaxed)
+    }
+
+    /// The limit.
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+}
+
+/// Units taken from a [`Budget`], given back when dropped.
+#[derive(Debug)]
+pub struct Charge {
+    budget: Arc<Budget>,
+    n: usize,
+}
+
+impl Drop for Charge {
+    fn drop(&mut self) {
+        self.budget.used.fetch_sub(self.n, Ordering::AcqRel);
+    }
+}
+
+/// Where a value's bytes live.
+#[derive(Debug)]
+pub enum Data {
+    /// On the host's heap, charged to the inline budget.
+    Inline {
+        /// The bytes.
+        bytes: Arc<[u8]>,
+        /// Its share of the inline budget (none for values made by the host
+        /// itself, such as tests').
+        charge: Option<Charge>,
+    },
+    /// In a block of the shared-memory arena (freed with the object).
+    Shared(arena::Block),
+    /// Spilled to a nameless file on disk because the arena was full; read
+    /// through a read-only mapping of the file (the page cache restores it
+    /// on use). The file goes away with its last descriptor and mapping.
+    Spilled {
+        /// The file (its descriptor maps it into guests).
+        file: std::fs::File,
+        /// Its mapping.
+        map: memmap2::Mmap,
+        /// Its place among the spilled objects.
+        charge: Charge,
+    },
+}
+
+impl Data {
+    /// Bytes kept on the heap, outside any budget (the host's own values).
+    pub fn inline(bytes: &[u8]) -> Self {
+        Data::Inline {
+            bytes: Arc::from(bytes),
+            charge: None,
+        }
+    }
+
+    /// The bytes.
+    pub fn bytes(&self) -> &[u8] {
+        match self {
+            Data::Inline { bytes, .. } => bytes,
+            Data::Shared(block) => block.bytes(),
+            Data::Spilled { map, .. } => map,
+        }
+    }
+
+    /// The file, page-aligned offset and page size to map the bytes from,
+    /// for values that live in a file (arena or spill file).
+    pub fn file_range(&self) -> Option<(i32, usize, usize)> {
+        use std::os::fd::AsRawFd;
+        match self {
+            Data::Inline { .. } => None,
+            Data::Shared(block) => Some((
+                block.arena().fd(),
+                block.offset(),
+                block.arena().page_size(),
+            )),
+            Data::Spilled { file, .. } => Some((file.as_raw_fd(), 0, arena::PAGE)),
+        }
+    }
+
+    /// Where the value lives, for listings: `heap`, `shared-memory` or
+    /// `spilled`.
+    pub fn location(&self) -> &'static str {
+        match self {
+            Data::Inline { .. } => "heap",
+            Data::Shared(_) => "shared-memory",
+            Data::Spilled { .. } => "spilled",
+        }
+    }
+}
+
+impl PartialEq for Data {
+    fn eq(&self, other: &Self) -> bool {
+        self.bytes() == other.bytes()
+    }
+}
+
+impl Eq for Data {}
+
+/// Writes `bytes` to a new nameless file in `dir` and maps it read-only;
+/// `charge` is its place among the spilled objects.
+///
+/// # Errors
+/// The directory cannot be made, or the file written or mapped (a full disk
+/// included: an error, never a signal, since the file is written through
+/// its descriptor before it is mapped).
+pub fn spill(dir: &std::path::Path, bytes: &[u8], charge: Charge) -> std::io::Result<Data> {
+    use std::io::Write;
+    std::fs::create_dir_all(dir)?;
+    let mut file = tempfile::tempfile_in(dir)?;
+    file.write_all(bytes)?;
+    file.flush()?;
+    // An empty value maps nothing: memmap2 refuses zero-length maps.
+    if bytes.is_empty() {
+        return Ok(Data::inline(bytes));
+    }
+    // SAFETY: the file is private to this store (a fresh nameless file that
+    // nothing else can open) and never truncated while mapped.
+    let map = unsafe { memmap2::Mmap::map(&file)? };
+    Ok(Data::Spilled { file, map, charge })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budgets_refuse_past_their_limit_and_refill_on_drop() {
+        let budget = Budget::new(10);
+        let a = budget.take(6).unwrap();
+        assert!(budget.take(5).is_none());
+        let b = budget.take(4).unwrap();
+        assert_eq!(budget.used(), 10);
+        drop(a);
+        assert_eq!(budget.used(), 4);
+        assert!(budget.take(usize::MAX).is_none());
+        drop(b);
+        assert_eq!(budget.used(), 0);
+    }
+
+    #[test]
+    fn spill_files_have_no_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let budget = Budget::new(1);
+        let data = spill(dir.path(), b"abc", budget.take(1).unwrap()).unwrap();
+        assert_eq!(data.bytes(), b"abc");
+        assert_eq!(data.location(), "spilled");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        drop(data);
+        assert_eq!(budget.used(), 0);
+    }
+}

@@ -1,0 +1,270 @@
+use super::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use wray_control_plane::TaskId;
+
+fn value(b: &[u8]) -> Object {
+    Object::Value {
+        codec: Codec::Raw,
+        data: Data::inline(b),
+        refs: Arc::from([]),
+    }
+}
+
+fn id(i: u32) -> ObjectId {
+    TaskId::driver(JobId(0)).return_object(i).unwrap()
+}
+
+fn limits(inline_bytes: usize, spilled_objects: usize) -> StoreLimits {
+    StoreLimits {
+        inline_bytes,
+        spilled_objects,
+    }
+}
+
+#[test]
+fn unheld_objects_are_freed_with_what_they_contain() {
+    let store = ObjectStore::new();
+    let (inner, outer) = (id(1), id(2));
+    store.register_pending(inner);
+    store.acquire(&inner);
+    store.seal(inner, value(b"inner"));
+    store.register_pending(outer);
+    store.acquire(&outer);
+    let holds_inner = Object::Value {
+        codec: Codec::Raw,
+        data: Data::inline(b"o"),
+        refs: Arc::from([inner]),
+    };
+    store.seal(outer, holds_inner);
+    // The driver drops its ref to `inner`: `outer` still holds it.
+    store.release(&inner);
+    assert!(store.get(&inner).is_some());
+    assert_eq!(store.stats().objects, 2);
+    // Dropping `outer` frees both.
+    store.release(&outer);
+    let stats = store.stats();
+    assert_eq!((stats.objects, stats.bytes, stats.peak_bytes), (0, 0, 6));
+    assert_eq!(stats.unmatched_releases, 0);
+}
+
+#[test]
+fn an_object_naming_itself_is_still_freed() {
+    let store = ObjectStore::new();
+    store.register_pending(id(1));
+    store.acquire(&id(1));
+    let selfish = Object::Value {
+        codec: Codec::Raw,
+        data: Data::inline(b"me"),
+        refs: Arc::from([id(1), id(1)]),
+    };
+    assert!(store.seal(id(1), selfish));
+    store.release(&id(1));
+    assert_eq!(store.stats().objects, 0);
+    assert_eq!(store.stats().unmatched_releases, 0);
+}
+
+#[test]
+fn double_releases_are_counted_not_hidden() {
+    let store = ObjectStore::new();
+    store.register_pending(id(1));
+    store.acquire(&id(1));
+    store.acquire(&id(1));
+    store.release(&id(1));
+    store.release(&id(1));
+    // Pending and unheld: kept until sealed. A third release is a bug.
+    store.release(&id(1));
+    assert_eq!(store.stats().unmatched_releases, 1);
+    // Releasing what does not exist at all is not (its job may have ended).
+    store.release(&id(9));
+    assert_eq!(store.stats().unmatched_releases, 1);
+}
+
+#[test]
+fn large_values_go_to_the_arena_or_spill_and_free_their_space() {
+    let dir = tempfile::tempdir().unwrap();
+    let arena = arena::Arena::create(dir.path(), 1 << 20, false).unwrap();
+    let spill = dir.path().join("spill");
+    let store = ObjectStore::with_limits(Some(arena.clone()), Some(spill.clone()), limits(64, 4));
+    let small = store.value(Codec::Raw, &[1; 16], Arc::from([])).unwrap();
+    assert!(matches!(
+        &small,
+        Object::Value {
+            data: Data::Inline { .. },
+            ..
+        }
+    ));
+    assert_eq!(store.stats().inline_bytes, 16);
+    drop(small);
+    assert_eq!(store.stats().inline_bytes, 0);
+    let big = vec![7u8; INLINE_MAX];
+    store.register_pending(id(1));
+    store.acquire(&id(1));
+    store.seal(id(1), store.value(Codec::Raw, &big, Arc::from([])).unwrap());
+    let sealed = store.get(&id(1)).unwrap();
+    let Object::Value {
+        data: Data::Shared(block),
+        ..
+    } = &*sealed
+    else {
+        panic!("not shared")
+    };
+    assert_eq!(block.bytes(), &big[..]);
+    let used = arena.capacity() - arena.free_bytes();
+    assert_eq!(used, INLINE_MAX.div_ceil(arena::PAGE) * arena::PAGE);
+    drop(sealed);
+    store.release(&id(1));
+    assert_eq!(arena.free_bytes(), arena.capacity());
+    // Too large for the arena: spilled to a nameless file, not lost.
+    let huge_bytes = vec![1u8; 2 << 20];
+    store.register_pending(id(2));
+    store.acquire(&id(2));
+    store.seal(
+        id(2),
+        store.value(Codec::Raw, &huge_bytes, Arc::from([])).unwrap(),
+    );
+    let listed = store.list();
+    assert_eq!(listed.len(), 1);
+    let first = &listed[0];
+    assert_eq!(
+        (first.size, first.location, first.holders),
+        (2 << 20, "spilled", 1)
+    );
+    assert_eq!(std::fs::read_dir(&spill).unwrap().count(), 0, "no names");
+    let huge = store.get(&id(2)).unwrap();
+    let Object::Value { data, .. } = &*huge else {
+        panic!("not a value")
+    };
+    assert_eq!(data.bytes(), &huge_bytes[..]);
+    assert!(data.file_range().is_some());
+    assert_eq!(store.stats().spilled, 1);
+    drop(huge);
+    store.release(&id(2));
+    assert_eq!(store.stats().spilled, 0);
+}
+
+#[test]
+fn a_value_that_fits_nowhere_is_an_error_naming_each_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let arena = arena::Arena::create(dir.path(), 1 << 20, false).unwrap();
+    let store = ObjectStore::with_limits(Some(arena), Some(dir.path().into()), limits(1000, 1));
+    let small = [0u8; 600];
+    let kept = store.value(Codec::Raw, &small, Arc::from([])).unwrap();
+    // The inline budget is spent: small values go to the arena next.
+    let in_arena = store.value(Codec::Raw, &small, Arc::from([])).unwrap();
+    assert!(matches!(
+        in_arena,
+        Object::Value {
+            data: Data::Shared(_),
+            ..
+        }
+    ));
+    let big = vec![1u8; 2 << 20];
+    let spilled = store.value(Codec::Raw, &big, Arc::from([])).unwrap();
+    let err = store.value(Codec::Raw, &big, Arc::from([])).unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("object store full"), "{msg}");
+    assert!(msg.contains("1 objects spilled already"), "{msg}");
+    assert!(msg.contains("600 of 1000 bytes of inline"), "{msg}");
+    drop((kept, in_arena, spilled));
+    assert!(store.value(Codec::Raw, &big, Arc::from([])).is_ok());
+}
+
+#[test]
+fn a_result_nobody_holds_is_freed_when_sealed() {
+    let store = ObjectStore::new();
+    store.register_pending(id(1));
+    store.acquire(&id(1));
+    store.release(&id(1)); // pending: kept until sealed
+    assert!(store.exists(&id(1)));
+    store.seal(id(1), value(b"x"));
+    assert!(!store.exists(&id(1)));
+    // Releasing or holding what does not exist is harmless.
+    store.release(&id(1));
+    assert!(!store.acquire(&id(1)));
+}
+
+#[test]
+fn only_expected_objects_can_be_sealed() {
+    let store = ObjectStore::new();
+    assert!(!store.seal(id(5), value(b"forged")));
+    assert!(!store.exists(&id(5)));
+}
+
+#[test]
+fn seal_wakes_waiters_once_and_is_immutable() {
+    let store = ObjectStore::new();
+    let id = id(1);
+    assert!(matches!(
+        store.subscribe(&id, Box::new(|| {})),
+        Subscription::Unknown
+    ));
+    store.register_pending(id);
+    store.acquire(&id);
+    let fired = Arc::new(AtomicUsize::new(0));
+    let mut tokens = Vec::new();
+    for _ in 0..3 {
+        let f = fired.clone();
+        let sub = store.subscribe(
+            &id,
+            Box::new(move || {
+                f.fetch_add(1, Ordering::SeqCst);
+            }),
+        );
+        let Subscription::Pending(token) = sub else {
+            panic!("not pending")
+        };
+        tokens.push(token);
+    }
+    // A wait that gave up takes its waiter back: it never runs.
+    store.unsubscribe(&id, tokens[1]);
+    assert!(store.get(&id).is_none());
+    assert!(store.seal(id, value(b"one")));
+    assert_eq!(fired.load(Ordering::SeqCst), 2);
+    assert!(!store.seal(id, value(b"two")));
+    assert_eq!(*store.get(&id).unwrap(), value(b"one"));
+    assert!(matches!(
+        store.subscribe(&id, Box::new(|| {})),
+        Subscription::Ready(_)
+    ));
+    let stats = store.stats();
+    assert_eq!((stats.objects, stats.bytes, stats.peak_bytes), (1, 3, 3));
+}
+
+#[test]
+fn ending_a_job_frees_its_objects_cycles_included() {
+    let store = ObjectStore::new();
+    let (a, b, pending) = (id(1), id(2), id(3));
+    let other = TaskId::driver(JobId(1)).return_object(0).unwrap();
+    for x in [a, b, pending, other] {
+        store.register_pending(x);
+        store.acquire(&x);
+    }
+    // a -> b -> a: a cycle reference counting alone never frees.
+    let pointing = |to: ObjectId| Object::Value {
+        codec: Codec::Raw,
+        data: Data::inline(b"c"),
+        refs: Arc::from([to]),
+    };
+    store.seal(a, pointing(b));
+    store.seal(b, pointing(a));
+    store.release(&a);
+    store.release(&b);
+    assert_eq!(store.stats().objects, 4);
+    let woken = Arc::new(AtomicUsize::new(0));
+    let w = woken.clone();
+    store.subscribe(
+        &pending,
+        Box::new(move || {
+            w.fetch_add(1, Ordering::SeqCst);
+        }),
+    );
+    let freed = store.end_job(JobId(0), |id| {
+        TaskError::new(crate::ErrorKind::Cancelled, "f", id.task, "job ended")
+    });
+    assert_eq!(freed, 3);
+    assert_eq!(woken.load(Ordering::SeqCst), 1, "waiters are woken");
+    // Another job's object is untouched.
+    assert_eq!(store.list().len(), 1);
+    assert!(store.exists(&other));
+    assert_eq!(store.stats().unmatched_releases, 0);
+}

@@ -1,0 +1,120 @@
+//! Stopping a guest call from outside, wherever it is.
+//!
+//! A task's call into its guest runs as a future (wasmtime's async support:
+//! the guest runs on a fiber, and a host call that waits suspends it). Two
+//! mechanisms stop it when its time limit passes, it is cancelled, or the
+//! node shuts down:
+//! - while wasm runs, the epoch callback ([`arm_limits`]), every
+//!   [`EPOCH_TICK`](crate::engine::EPOCH_TICK), traps with [`Stopped`];
+//! - while it waits in a host call (a WASI sleep or read, a `get`),
+//!   [`StopWhen::guard`] drops the call: wasmtime unwinds the fiber and the
+//!   call ends with [`Stopped`].
+//!
+//! Either way the call returns at most one tick after the limit or the
+//! cancel, and the task's store stays usable for its teardown.
+
+use std::future::Future;
+use std::time::Instant;
+
+use tokio_util::sync::CancellationToken;
+use wasmtime::Store;
+
+use crate::worker::classify::Stopped;
+use crate::worker::state::TaskState;
+
+/// What stops one guest call: its deadline, its cancel token, the node's
+/// shutdown.
+pub(crate) struct StopWhen {
+    deadline: Option<Instant>,
+    cancel: CancellationToken,
+    shutdown: CancellationToken,
+}
+
+impl StopWhen {
+    /// The stop conditions of the task `state` runs now.
+    pub fn of(state: &TaskState) -> Self {
+        StopWhen {
+            deadline: state.current.deadline,
+            cancel: state.current.cancel.clone(),
+            shutdown: state.rt.shutdown.clone(),
+        }
+    }
+
+    /// Runs `call` to its end, or until a stop condition holds: then `call`
+    /// is dropped (the guest unwinds) and the result is [`Stopped`].
+    ///
+    /// # Cancel safety
+    /// Dropping the returned future drops `call`, as a stop does.
+    pub async fn guard<R>(
+        &self,
+        call: impl Future<Output = wasmtime::Result<R>>,
+    ) -> wasmtime::Result<R> {
+        tokio::select! {
+            biased;
+            result = call => result,
+            why = self.stopped() => Err(wasmtime::Error::new(why)),
+        }
+    }
+
+    /// Resolves when the call must stop, with why.
+    async fn stopped(&self) -> Stopped {
+        let deadline = async {
+            match self.deadline {
+                Some(d) => tokio::time::sleep_until(tokio::time::Instant::from_std(d)).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            biased;
+            () = self.shutdown.cancelled() => Stopped::Shutdown,
+            () = self.cancel.cancelled() => Stopped::Cancelled,
+            () = deadline => Stopped::TimeLimit,
+        }
+    }
+}
+
+/// Why the task `state` runs must stop now, if it must.
+fn must_stop(state: &TaskState) -> Option<Stopped> {
+    if state.rt.shutdown.is_cancelled() {
+        Some(Stopped::Shutdown)
+    } else if state.current.is_cancelled() {
+        Some(Stopped::Cancelled)
+    } else if state.current.deadline.is_some_and(|d| Instant::now() >= d) {
+        Some(Stopped::TimeLimit)
+    } else {
+        None
+    }
+}
+
+/// Arms `store` for its current task: an epoch callback that, every tick,
+/// stops the guest when it must stop ([`must_stop`]); and its fuel, when
+/// the node meters fuel.
+pub(crate) fn arm_limits(store: &mut Store<TaskState>) {
+    store.epoch_deadline_callback(|ctx| match must_stop(ctx.data()) {
+        Some(why) => Err(wasmtime::Error::new(why)),
+        None => Ok(wasmtime::UpdateDeadline::Continue(1)),
+    });
+    rearm_limits(store);
+}
+
+/// Re-arms `store` for a new current task (a reused or actor instance,
+/// whose callback from [`arm_limits`] reads the task's deadline and cancel
+/// token as they are now): the next epoch tick checks, and fuel is refilled
+/// to the task's limit. The task's host calls may lift as many bytes from
+/// the guest as its memory limit allows (wasmtime's hostcall fuel; the
+/// default of 128 MiB would refuse a large return value).
+pub(crate) fn rearm_limits(store: &mut Store<TaskState>) {
+    let state = store.data();
+    let lift = usize::try_from(state.current.limits.max_memory).unwrap_or(usize::MAX);
+    let fuel = state
+        .rt
+        .config
+        .fuel_metering
+        .then(|| state.current.limits.fuel.unwrap_or(u64::MAX));
+    store.set_hostcall_fuel(lift.saturating_add(1 << 20));
+    if let Some(fuel) = fuel {
+        // Cannot fail: fuel is enabled.
+        let _ = store.set_fuel(fuel);
+    }
+    store.set_epoch_deadline(1);
+}

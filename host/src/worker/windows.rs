@@ -1,0 +1,387 @@
+//! Windows: regions of a guest's linear memory with object pages mapped over
+//! them (`mmap(MAP_FIXED)`), and the store wrapper that puts zero pages back
+//! over every window before an instance's memory is released.
+//!
+//! A window is a kernel mapping, and a process may have only
+//! `vm.max_map_count` of them; the host's own allocations need their share,
+//! and an `mmap` that fails for want of one would fail the host. So windows
+//! are bounded twice: [`MAX_WINDOWS_PER_INSTANCE`] per instance and a
+//! node-wide budget (a share of `vm.max_map_count`); past either, the call
+//! fails with an error for that task. A window must also lie at or above the
+//! memory's initial size: below it is the module's data, which wasmtime
+//! restores from its memory image when the instance slot is reused (a
+//! window there would leave zero pages where that data belongs, for the
+//! next instance of the component).
+//!
+//! Putting zero pages back can only fail if the kernel refuses the mapping
+//! (out of memory, or of mappings). The instance's memory then still shows
+//! an object: its store is *tainted* and never dropped, so that wasmtime
+//! never hands its slot to another instance; the task fails, the node goes
+//! on, and the leak is logged.
+
+use std::collections::HashMap;
+use std::io;
+use std::mem::ManuallyDrop;
+use std::ops::{Deref, DerefMut};
+use std::sync::Arc;
+
+use wasmtime::{AsContext, AsContextMut, Store, StoreContext, StoreContextMut};
+use wray_control_plane::ObjectId;
+
+use crate::bounds::{MAX_CREATING_PER_INSTANCE, MAX_WINDOWS_PER_INSTANCE};
+use crate::error::{ErrorKind, TaskError};
+use crate::object_store::arena::{round_up, Block, PAGE};
+use crate::object_store::data::{Budget, Charge};
+use crate::object_store::Object;
+use crate::worker::guest_bytes::GuestBytes;
+use crate::worker::state::TaskState;
+
+/// A window with something of the host's mapped over it.
+#[derive(Debug)]
+pub(crate) struct Window {
+    addr: usize,
+    len: usize,
+    /// Its place in the node's window budget.
+    _charge: Charge,
+}
+
+/// An object a task is making (`reserve` or `create`, not yet sealed).
+pub(crate) struct Creating {
+    /// Its block of the arena.
+    pub block: Block,
+    /// The window it is mapped over (`create`), none for `reserve`.
+    pub window: Option<Window>,
+}
+
+/// What one instance has mapped.
+#[derive(Default)]
+pub struct Windows {
+    /// Objects mapped for reading, pinned (their blocks cannot be reused
+    /// while mapped).
+    reading: Vec<(Window, Arc<Object>)>,
+    /// Objects being made, by id.
+    creating: HashMap<ObjectId, Creating>,
+    /// A window could not be given zero pages back: the instance's memory
+    /// must never be reused.
+    tainted: bool,
+}
+
+/// `mmap`s `len` bytes of `fd` at `offset` over `addr`.
+///
+/// # Safety
+/// `addr..addr + len` must be page-aligned memory of the calling instance
+/// that nothing in the host is borrowing.
+pub(crate) unsafe fn map_file(
+    addr: usize,
+    len: usize,
+    fd: i32,
+    offset: usize,
+    shared: bool,
+) -> io::Result<()> {
+    let flags = libc::MAP_FIXED
+        | if shared {
+            libc::MAP_SHARED
+        } else {
+            libc::MAP_PRIVATE
+        };
+    let offset =
+        libc::off_t::try_from(offset).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: the caller guarantees the range.
+    unsafe { mmap_fixed(addr, len, flags, fd, offset) }?;
+    if shared {
+        // A window for a new object is written in full right away: make its
+        // pages present and writable in one call (a write fault per page
+        // costs more than the copy). Best effort: older kernels lack it.
+        // A read mapping stays lazy, so mapping costs the same at any size.
+        // SAFETY: the range was just mapped.
+        unsafe { libc::madvise(addr as *mut libc::c_void, len, libc::MADV_POPULATE_WRITE) };
+    }
+    Ok(())
+}
+
+/// Puts fresh zero pages over `addr..addr + len` (as linear memory had).
+///
+/// # Safety
+/// As [`map_file`].
+pub(crate) unsafe fn map_zero(addr: usize, len: usize) -> io::Result<()> {
+    let flags = libc::MAP_FIXED | libc::MAP_PRIVATE | libc::MAP_ANONYMOUS;
+    // SAFETY: as above.
+    unsafe { mmap_fixed(addr, len, flags, -1, 0) }
+}
+
+/// `mmap(addr, len, READ | WRITE, flags, fd, offset)`, with `MAP_FIXED` in
+/// `flags`: replaces exactly `addr..addr + len`.
+///
+/// # Safety
+/// As [`map_file`].
+unsafe fn mmap_fixed(
+    addr: usize,
+    len: usize,
+    flags: i32,
+    fd: i32,
+    offset: libc::off_t,
+) -> io::Result<()> {
+    let prot = libc::PROT_READ | libc::PROT_WRITE;
+    // SAFETY: the caller guarantees the range.
+    let p = unsafe { libc::mmap(addr as *mut libc::c_void, len, prot, flags, fd, offset) };
+    if p == libc::MAP_FAILED {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+impl Window {
+    /// Address of its first byte.
+    pub fn addr(&self) -> usize {
+        self.addr
+    }
+
+    /// Length in bytes (whole pages).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Gives the window zero pages back.
+    ///
+    /// # Errors
+    /// The kernel refused the mapping (see the module's doc).
+    fn zero(&self) -> io::Result<()> {
+        // SAFETY: the window was validated when it was mapped and the
+        // instance's memory is still alive (this runs before the store is
+        // dropped).
+        unsafe { map_zero(self.addr, self.len) }.inspect_err(|e| {
+            tracing::error!("cannot unmap a guest window at {:#x}: {e}", self.addr);
+        })
+    }
+}
+
+impl Windows {
+    /// Windows mapped now.
+    pub(crate) fn count(&self) -> usize {
+        self.reading.len()
+            + self
+                .creating
+                .values()
+                .filter(|c| c.window.is_some())
+                .count()
+    }
+
+    /// Whether a window could not be given zero pages back.
+    pub fn is_tainted(&self) -> bool {
+        self.tainted
+    }
+
+    /// Checks `list` as a window for `need` bytes on pages of `page` bytes,
+    /// in the memory of `state`'s instance, and reserves its place in the
+    /// instance's and the node's window budgets.
+    ///
+    /// # Errors
+    /// A message for an `invalid-argument` error: the window is misaligned,
+    /// too small or lies below the memory's initial size, or a budget is
+    /// spent.
+    pub(crate) fn admit(
+        state: &TaskState,
+        list: GuestBytes,
+        need: u64,
+        page: usize,
+    ) -> Result<Window, String> {
+        let (addr, len) = (list.addr(), list.len());
+        let initial = state.limiter.initial;
+        if list.offset() < initial {
+            return Err(format!(
+                "a window may not lie below offset {initial} of linear memory, where the \
+                 module's data was loaded (this one is at {}); reserve windows with memory.grow",
+                list.offset()
+            ));
+        }
+        if addr % page != 0 || len % page.min(PAGE) != 0 {
+            return Err(format!(
+                "window at offset {}, {len} bytes long, is not aligned to {page}-byte pages",
+                list.offset()
+            ));
+        }
+        let span = usize::try_from(need)
+            .ok()
+            .and_then(|n| round_up(n, page))
+            .filter(|span| *span <= len)
+            .ok_or_else(|| {
+                format!("window of {len} bytes is too small for {need} bytes on {page}-byte pages")
+            })?;
+        let windows = &state.windows;
+        if windows.count() >= MAX_WINDOWS_PER_INSTANCE {
+            return Err(format!(
+                "the task has {MAX_WINDOWS_PER_INSTANCE} windows mapped, the most one instance \
+                 may have; unmap some first"
+            ));
+        }
+        let budget: &Arc<Budget> = &state.rt.windows;
+        let charge = budget.take(1).ok_or_else(|| {
+            format!(
+                "the node has {} windows mapped, the most it allows (a quarter of \
+                 vm.max_map_count); try again later",
+                budget.limit()
+            )
+        })?;
+        Ok(Window {
+            addr,
+            len: span,
+            _charge: charge,
+        })
+    }
+
+    /// Whether the instance may start making one more object.
+    pub(crate) fn may_create(&self) -> Result<(), String> {
+        if self.creating.len() >= MAX_CREATING_PER_INSTANCE {
+            return Err(format!(
+                "the task is making {MAX_CREATING_PER_INSTANCE} objects at once, the most one \
+                 instance may; seal some first"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Records an object mapped over `window` for reading (pinned until
+    /// unmapped).
+    pub(crate) fn add_reading(&mut self, window: Window, object: Arc<Object>) {
+        self.reading.push((window, object));
+    }
+
+    /// Records an object being made.
+    pub(crate) fn add_creating(&mut self, id: ObjectId, creating: Creating) {
+        self.creating.insert(id, creating);
+    }
+
+    /// The object `id` being made, taken out of the table (put it back with
+    /// [`Windows::add_creating`] if it is not sealed).
+    pub(crate) fn take_creating(&mut self, id: &ObjectId) -> Option<Creating> {
+        self.creating.remove(id)
+    }
+
+    /// Gives zero pages back over `window`; a failure taints the instance.
+    ///
+    /// # Errors
+    /// The kernel refused (the instance is tainted now).
+    pub(crate) fn zero(&mut self, window: &Window) -> io::Result<()> {
+        window.zero().inspect_err(|_| self.tainted = true)
+    }
+
+    /// Unmaps every reading window lying inside `start..end`.
+    ///
+    /// # Errors
+    /// A window could not be given zero pages back (the instance is tainted
+    /// now).
+    pub(crate) fn unmap_inside(&mut self, start: usize, end: usize) -> io::Result<()> {
+        let mut result = Ok(());
+        let mut kept = Vec::with_capacity(self.reading.len());
+        for (w, object) in self.reading.drain(..) {
+            if w.addr >= start && w.addr + w.len <= end {
+                if let Err(e) = w.zero() {
+                    self.tainted = true;
+                    result = Err(e);
+                }
+            } else {
+                kept.push((w, object));
+            }
+        }
+        self.reading = kept;
+        result
+    }
+
+    /// Gives every window zero pages back; objects being created and never
+    /// sealed are dropped (their blocks freed) and returned.
+    pub(crate) fn unmap_all(&mut self) -> Vec<ObjectId> {
+        for (w, _) in std::mem::take(&mut self.reading) {
+            if w.zero().is_err() {
+                self.tainted = true;
+            }
+        }
+        let creating: Vec<(ObjectId, Creating)> = self.creating.drain().collect();
+        creating
+            .into_iter()
+            .map(|(id, c)| {
+                if let Some(w) = &c.window {
+                    if w.zero().is_err() {
+                        self.tainted = true;
+                    }
+                }
+                id
+            })
+            .collect()
+    }
+}
+
+/// A store whose windows are unmapped before it is dropped: use it for every
+/// store that runs guest code.
+pub struct TaskStore {
+    store: ManuallyDrop<Store<TaskState>>,
+}
+
+impl TaskStore {
+    /// Wraps `store`.
+    pub fn new(store: Store<TaskState>) -> Self {
+        Self {
+            store: ManuallyDrop::new(store),
+        }
+    }
+
+    /// Whether a window of this instance could not be given zero pages
+    /// back (the instance must not be reused).
+    pub fn is_tainted(&self) -> bool {
+        self.store.data().windows.is_tainted()
+    }
+}
+
+impl Deref for TaskStore {
+    type Target = Store<TaskState>;
+    fn deref(&self) -> &Store<TaskState> {
+        &self.store
+    }
+}
+
+impl DerefMut for TaskStore {
+    fn deref_mut(&mut self) -> &mut Store<TaskState> {
+        &mut self.store
+    }
+}
+
+impl AsContext for TaskStore {
+    type Data = TaskState;
+    fn as_context(&self) -> StoreContext<'_, TaskState> {
+        self.store.as_context()
+    }
+}
+
+impl AsContextMut for TaskStore {
+    fn as_context_mut(&mut self) -> StoreContextMut<'_, TaskState> {
+        self.store.as_context_mut()
+    }
+}
+
+impl Drop for TaskStore {
+    fn drop(&mut self) {
+        let state = self.store.data_mut();
+        let abandoned = state.windows.unmap_all();
+        for id in abandoned {
+            let err = TaskError::new(
+                ErrorKind::System,
+                state.current.label.clone(),
+                state.current.id,
+                format!("object {id} was created but never sealed"),
+            );
+            state.rt.objects.seal(id, Object::Error(err));
+        }
+        if state.windows.is_tainted() {
+            // Its memory still shows an object: never let wasmtime reuse
+            // the slot. What it holds is given back; the store is leaked.
+            state.holds.release_all(&state.rt.objects);
+            tracing::error!(
+                task = %state.current.id,
+                "an instance's memory could not be cleaned; its slot is retired"
+            );
+            return;
+        }
+        // SAFETY: dropped exactly once, here; never used again.
+        unsafe { ManuallyDrop::drop(&mut self.store) };
+    }
+}
