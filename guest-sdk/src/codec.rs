@@ -83,10 +83,12 @@ pub fn archive_of<T>(bytes: &[u8]) -> Result<&[u8], Mismatch> {
     let name = core::any::type_name::<T>();
     let (head, archive) = match bytes.split_at_checked(HEADER) {
         Some(parts) => parts,
-        None => return Err(Mismatch(format!(
+        None => {
+            return Err(Mismatch(format!(
             "{} bytes are too short to hold a `{name}` (a wray value has a {HEADER}-byte header)",
             bytes.len()
-        ))),
+        )))
+        }
     };
     if head[..4] != MAGIC {
         return Err(Mismatch(format!(

@@ -357,43 +357,75 @@ impl Registry {
     /// it). Children are found by one scan of the table at cancel time, so
     /// that submission keeps no per-parent lists.
     pub(crate) fn cancel(&self, id: TaskId, recursive: bool) -> Vec<(TaskId, CancelTarget)> {
-        let mut children: HashMap<TaskId, Vec<TaskId>> = HashMap::new();
-        if recursive {
-            for (child, entry) in &self.table.lock().entries {
-                if let Some(parent) = entry.parent {
-                    children.entry(parent).or_default().push(*child);
-                }
-            }
-        }
         let mut out = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         let mut work = vec![id];
-        while let Some(id) = work.pop() {
-            if let Some(kids) = children.remove(&id) {
-                work.extend(kids);
-            }
-            let Some(entry) = self.table.lock().entries.get(&id).cloned() else {
-                out.push((id, CancelTarget::Done));
-                continue;
-            };
-            let done = entry.record.lock().status.is_done();
-            let target = if done {
-                CancelTarget::Done
+        // A cancelled task can submit no more (`Runtime::submit_*` refuse),
+        // but one may have submitted a child between the scan and its
+        // cancel: scan again until a scan finds no new child.
+        for _ in 0..8 {
+            let children = if recursive {
+                self.children()
             } else {
-                match entry.pending.get().and_then(Weak::upgrade) {
-                    Some(p) if p.spec.lock().is_some() => {
-                        entry.cancel.cancel();
-                        CancelTarget::Queued(p)
-                    }
-                    _ if entry.interruptible => {
-                        entry.cancel.cancel();
-                        CancelTarget::Running
-                    }
-                    _ => CancelTarget::Done,
-                }
+                HashMap::new()
             };
-            out.push((id, target));
+            while let Some(id) = work.pop() {
+                if !seen.insert(id) {
+                    continue;
+                }
+                if let Some(kids) = children.get(&id) {
+                    work.extend(kids.iter().copied());
+                }
+                out.push((id, self.cancel_one(id)));
+            }
+            if !recursive {
+                break;
+            }
+            let fresh = self.children();
+            work.extend(
+                seen.iter()
+                    .filter_map(|p| fresh.get(p))
+                    .flatten()
+                    .filter(|c| !seen.contains(*c))
+                    .copied(),
+            );
+            if work.is_empty() {
+                break;
+            }
         }
         out
+    }
+
+    /// Every task's children, by parent (one scan of the table).
+    fn children(&self) -> HashMap<TaskId, Vec<TaskId>> {
+        let mut children: HashMap<TaskId, Vec<TaskId>> = HashMap::new();
+        for (child, entry) in &self.table.lock().entries {
+            if let Some(parent) = entry.parent {
+                children.entry(parent).or_default().push(*child);
+            }
+        }
+        children
+    }
+
+    /// Cancels task `id` alone: what it found.
+    fn cancel_one(&self, id: TaskId) -> CancelTarget {
+        let Some(entry) = self.table.lock().entries.get(&id).cloned() else {
+            return CancelTarget::Done;
+        };
+        if entry.record.lock().status.is_done() {
+            return CancelTarget::Done;
+        }
+        match entry.pending.get().and_then(Weak::upgrade) {
+            Some(p) if p.spec.lock().is_some() => {
+                entry.cancel.cancel();
+                CancelTarget::Queued(p)
+            }
+            _ if entry.interruptible => {
+                entry.cancel.cancel();
+                CancelTarget::Running
+            }
+            _ => CancelTarget::Done,
+        }
     }
 
     /// The tasks of job `job` not finished yet (to end them with the job).

@@ -71,7 +71,7 @@ impl Runtime {
                     task.missing.fetch_sub(1, Ordering::AcqRel);
                     if let Some(spec) = task.take() {
                         let err = TaskError::new(
-                            ErrorKind::InvalidArgument,
+                            ErrorKind::NotFound,
                             label,
                             spec.id,
                             format!(

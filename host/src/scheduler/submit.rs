@@ -81,6 +81,9 @@ pub(crate) struct Submission {
     /// The first object among its arguments the submitter may not name
     /// (the submission fails as if it did not exist).
     pub hidden_arg: Option<ObjectId>,
+    /// Whether the submitter was cancelled (a cancelled task starts
+    /// nothing: a recursive cancel cannot be outrun).
+    pub parent_cancelled: bool,
 }
 
 impl Runtime {
@@ -122,6 +125,10 @@ impl Runtime {
         default: Option<&Request>,
         base: Limits,
     ) -> Result<(Request, Limits), (ErrorKind, String)> {
+        if call.parent_cancelled {
+            let msg = format!("submitted by task {}, which was cancelled", call.parent);
+            return Err((ErrorKind::Cancelled, msg));
+        }
         if let Some(hidden) = call.hidden_arg {
             let msg = format!(
                 "argument object {hidden} does not exist on node {}",

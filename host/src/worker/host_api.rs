@@ -18,7 +18,7 @@ use crate::error::{ErrorKind, TaskError};
 use crate::object_store::Object;
 use crate::scheduler::blocking::{Blocker, WaitEnd};
 use crate::scheduler::submit::Submission;
-use crate::worker::mapping::not_found;
+use crate::worker::mapping::{not_found, waits_on_itself};
 use crate::worker::run::{from_payload, to_payload};
 use crate::worker::state::TaskState;
 
@@ -43,8 +43,8 @@ impl TaskState {
         TaskError::new(kind, self.current.label.clone(), self.current.id, message).into()
     }
 
-    /// The first object this task may not name among `args` (object
-    /// arguments and refs inside values).
+    /// The first object among `args` (object arguments and refs inside
+    /// values) that this task may not name or that does not exist.
     fn hidden_arg(&self, args: &[types::Arg]) -> Option<ObjectId> {
         args.iter()
             .flat_map(|a| match a {
@@ -52,7 +52,7 @@ impl TaskState {
                 types::Arg::Value(p) => p.refs.as_slice(),
             })
             .map(|id| ObjectId::from(*id))
-            .find(|id| !self.visible(id))
+            .find(|id| !self.visible(id) || !self.rt.objects.exists(id))
     }
 
     /// A submission by the running task of its next child.
@@ -61,6 +61,7 @@ impl TaskState {
             parent: self.current.id,
             id: self.current.next_child(),
             hidden_arg: self.hidden_arg(&args),
+            parent_cancelled: self.current.is_cancelled() || self.rt.shutdown.is_cancelled(),
             args,
             options,
         }
@@ -92,6 +93,9 @@ impl objects::Host for TaskState {
             .find(|id| !self.visible(id) || !self.rt.objects.exists(id))
         {
             return Ok(Err(not_found(self, missing)));
+        }
+        if let Some(own) = ids.iter().find(|id| self.waits_on_itself(id)) {
+            return Ok(Err(waits_on_itself(self, own)));
         }
         if self.block(&ids, ids.len(), timeout_ms).await == WaitEnd::TimedOut {
             let msg = format!(
@@ -126,8 +130,12 @@ impl objects::Host for TaskState {
     ) -> wasmtime::Result<Vec<bool>> {
         let ids: Vec<ObjectId> = ids.into_iter().map(Into::into).collect();
         // An id the task may not name counts as ready, as one that does not
-        // exist does: `get` on it fails at once.
-        let hidden: Vec<bool> = ids.iter().map(|id| !self.visible(id)).collect();
+        // exist does, and one the task makes itself: `get` on it fails at
+        // once.
+        let hidden: Vec<bool> = ids
+            .iter()
+            .map(|id| !self.visible(id) || self.waits_on_itself(id))
+            .collect();
         let seen: Vec<ObjectId> = ids
             .iter()
             .zip(&hidden)

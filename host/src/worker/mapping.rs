@@ -47,6 +47,15 @@ pub(crate) fn not_found(state: &TaskState, id: &ObjectId) -> types::TaskError {
     error(state, ErrorKind::NotFound, msg)
 }
 
+/// The `invalid-argument` error of a task waiting for an object it makes
+/// itself (it would wait forever).
+pub(crate) fn waits_on_itself(state: &TaskState, id: &ObjectId) -> types::TaskError {
+    let msg = format!(
+        "the task waits for object {id}, which it makes itself: it would wait forever"
+    );
+    error(state, ErrorKind::InvalidArgument, msg)
+}
+
 /// The page size windows must be aligned to: the arena's (2 MiB on huge
 /// pages), else the host's.
 fn page_size(state: &TaskState) -> usize {
@@ -60,6 +69,9 @@ async fn sealed(
 ) -> wasmtime::Result<Result<Arc<Object>, types::TaskError>> {
     if !state.visible(&id) || !state.rt.objects.exists(&id) {
         return Ok(Err(not_found(state, &id)));
+    }
+    if state.waits_on_itself(&id) {
+        return Ok(Err(waits_on_itself(state, &id)));
     }
     let rt = state.rt.clone();
     let current = &mut state.current;

@@ -217,9 +217,12 @@ impl Runtime {
     }
 
     /// A fresh instance of `component` in job `job`, in a store running
-    /// `current` as its current task. A failed instantiation ends the task
-    /// (its store, and with it `current`'s allocation, is dropped: see
-    /// [`TaskState`]).
+    /// `current` as its current task. When every instance slot of the node
+    /// is taken (blocked tasks keep theirs: a fork bomb takes them all),
+    /// the task fails at once with a clear error rather than wait: waiting
+    /// tasks would hold their CPUs and slow the bomb's collapse. A failed
+    /// instantiation ends the task (its store, and with it `current`'s
+    /// allocation, is dropped: see [`TaskState`]).
     pub(crate) async fn instantiate(
         self: &Arc<Self>,
         component: &Arc<LoadedComponent>,
@@ -238,11 +241,17 @@ impl Runtime {
             }
             Err(e) => {
                 let state = store.data();
+                let hint = if e.is::<wasmtime::PoolConcurrencyLimitError>() {
+                    " (every instance slot of the node is taken: tasks blocked in `get` \
+                     keep theirs; see max_instances)"
+                } else {
+                    ""
+                };
                 Err(TaskError::new(
                     ErrorKind::System,
                     state.current.label.clone(),
                     state.current.id,
-                    format!("cannot instantiate: {e:#}"),
+                    format!("cannot instantiate: {e:#}{hint}"),
                 ))
             }
         }
@@ -367,24 +376,26 @@ pub(crate) fn store_value(
     }
 }
 
-/// The `not-found` error of a value naming object `bad`, which its task may
-/// not name: worded as for an object that does not exist, whether it
-/// exists in another job or not at all.
+/// The error of a value naming object `bad`, which its task may not name:
+/// `not-found`, worded as for an object that does not exist whether it
+/// exists in another job or not at all; `invalid-argument` for an object
+/// the task is still making itself.
 pub(crate) fn ref_error(state: &TaskState, bad: ObjectId) -> TaskError {
-    let message = if bad.task == state.current.id && state.rt.objects.is_pending(&bad) {
-        format!("a value may not contain object {bad}: the task is still making it")
+    let (kind, message) = if state.visible(&bad) && state.waits_on_itself(&bad) {
+        (
+            ErrorKind::InvalidArgument,
+            format!("a value may not contain object {bad}: the task is still making it"),
+        )
     } else {
-        format!(
-            "a value refers to object {bad}, which does not exist on node {}",
-            state.rt.node_id
+        (
+            ErrorKind::NotFound,
+            format!(
+                "a value refers to object {bad}, which does not exist on node {}",
+                state.rt.node_id
+            ),
         )
     };
-    TaskError::new(
-        ErrorKind::NotFound,
-        state.current.label.clone(),
-        state.current.id,
-        message,
-    )
+    TaskError::new(kind, state.current.label.clone(), state.current.id, message)
 }
 
 /// The outcome of a guest call that returns `result<list<payload>,

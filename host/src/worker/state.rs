@@ -311,6 +311,13 @@ impl TaskState {
         id.job() == self.job || self.holds.contains(id)
     }
 
+    /// Whether the running task would wait forever for `id`: an object it
+    /// makes itself (one of its own returns, or a put it has not sealed),
+    /// still pending.
+    pub(crate) fn waits_on_itself(&self, id: &ObjectId) -> bool {
+        id.task == self.current.id && self.rt.objects.is_pending(id)
+    }
+
     /// Holds `id` for this instance.
     ///
     /// # Errors
@@ -346,25 +353,42 @@ impl TaskState {
     }
 
     /// The first of `refs` (the refs inside a value this instance is about
-    /// to store) that it may not name: one it cannot see, or one it is still
-    /// making itself (an object holding its own unsealed sibling or itself
-    /// could form a cycle that is never freed).
+    /// to store) that it may not name: one it cannot see, one that does not
+    /// exist, or one it is still making itself (an object holding its own
+    /// unsealed sibling or itself could form a cycle that is never freed).
     pub(crate) fn forbidden_ref<'a>(
         &self,
         refs: impl IntoIterator<Item = &'a ObjectId>,
     ) -> Option<ObjectId> {
         refs.into_iter()
             .find(|r| {
-                !self.visible(r) || (r.task == self.current.id && self.rt.objects.is_pending(r))
+                !self.visible(r) || !self.rt.objects.exists(r) || self.waits_on_itself(r)
             })
             .copied()
+    }
+}
+
+impl TaskState {
+    /// Gives back what the instance holds: its objects, and the running
+    /// task's resources when it owns them (a remote function's; an actor
+    /// call runs on its actor's). Runs when the store is dropped, so that a
+    /// task that ends early (a failed instantiation, a host bug) loses
+    /// nothing; a task that ends normally has taken its allocation already.
+    pub(crate) fn give_back(&mut self) {
+        self.holds.release_all(&self.rt.objects);
+        if self.current.holds_cpu {
+            let allocation = std::mem::take(&mut self.current.allocation);
+            if allocation != Allocation::default() {
+                self.rt.release_resources(&allocation);
+            }
+        }
     }
 }
 
 impl Drop for TaskState {
     fn drop(&mut self) {
         // The instance is gone, and with it every ObjectRef it had.
-        self.holds.release_all(&self.rt.objects);
+        self.give_back();
     }
 }
 

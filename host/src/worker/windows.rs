@@ -374,7 +374,7 @@ impl Drop for TaskStore {
         if state.windows.is_tainted() {
             // Its memory still shows an object: never let wasmtime reuse
             // the slot. What it holds is given back; the store is leaked.
-            state.holds.release_all(&state.rt.objects);
+            state.give_back();
             tracing::error!(
                 task = %state.current.id,
                 "an instance's memory could not be cleaned; its slot is retired"

@@ -1,8 +1,9 @@
 //! `wray`: the command line of a wray node.
 //!
-//! `wray run app.wasm [--num-cpus N] [--dir HOST[::GUEST]] [--task-timeout SECS] [-- args]`
-//! starts an embedded single node, deploys the component and runs its
-//! `main` as the driver.
+//! `wray run app.wasm [--num-cpus N] [--dir HOST[::GUEST]] [--task-timeout SECS]
+//! [--driver-timeout SECS] [-- args]` starts an embedded single node, deploys the
+//! component and runs its `main` as the driver; SIGINT or SIGTERM stops it in
+//! order.
 //!
 //! `wray microbenchmark [--filter S] [--json] [--num-cpus N] [--component PATH] [--scale F]`
 //! runs the cases of `ray microbenchmark` on an embedded node.
@@ -15,6 +16,7 @@ mod microbenchmark;
 mod progress;
 mod run;
 mod session;
+mod signals;
 mod state_cmds;
 mod store_args;
 

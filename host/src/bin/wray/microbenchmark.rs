@@ -48,8 +48,8 @@ pub struct MicrobenchmarkArgs {
     #[arg(long)]
     json: bool,
     /// CPU slots of the node; default: this machine's cores.
-    #[arg(long)]
-    num_cpus: Option<usize>,
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=4096))]
+    num_cpus: Option<u16>,
     /// The microbench component; default: $WRAY_MICROBENCH, else
     /// <dir of wray>/../wasm/microbench.wasm.
     #[arg(long, value_name = "PATH")]
@@ -155,7 +155,7 @@ pub fn run(args: MicrobenchmarkArgs) -> anyhow::Result<ExitCode> {
         ..NodeConfig::default()
     };
     if let Some(n) = args.num_cpus {
-        config.num_cpus = n;
+        config.num_cpus = usize::from(n);
     }
     args.store.apply(&mut config);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());

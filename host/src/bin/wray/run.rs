@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use clap::Args;
 use wray_host::{NodeConfig, Preopen};
@@ -10,29 +9,36 @@ use wray_host::{NodeConfig, Preopen};
 use crate::embedded;
 use crate::progress::Progress;
 use crate::session::Session;
-use crate::store_args::StoreArgs;
+use crate::signals::Interrupts;
+use crate::store_args::{parse_seconds, Seconds, StoreArgs};
 
 /// Arguments of `wray run`.
 #[derive(Args)]
 pub struct RunArgs {
     /// The component (.wasm) whose `main` is the driver.
     component: PathBuf,
-    /// CPUs of the node (one-CPU tasks running at once); default: this
-    /// machine's cores. Fewer pins workers to that many cores.
-    #[arg(long)]
-    num_cpus: Option<usize>,
+    /// CPUs of the node (one-CPU tasks running at once), 1 to 4096;
+    /// default: this machine's cores. Fewer pins workers to that many cores.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=4096))]
+    num_cpus: Option<u16>,
     /// Give guests read-only access to a host directory, seen at GUEST
     /// (default: the same path). Repeatable.
     #[arg(long = "dir", value_name = "HOST[::GUEST]")]
     dirs: Vec<String>,
-    /// Per-task time limit in seconds (0: none).
-    #[arg(long, value_name = "SECS", default_value_t = wray_host::config::DEFAULT_TASK_TIMEOUT.as_secs_f64())]
-    task_timeout: f64,
-    /// Per-task memory limit in MiB.
-    #[arg(long, value_name = "MIB", default_value_t = wray_host::config::DEFAULT_TASK_MEMORY >> 20)]
+    /// Per-task time limit in seconds, up to a year (0: none).
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds,
+          default_value = "600")]
+    task_timeout: Seconds,
+    /// Time limit of the driver's `main` in seconds, up to a year (0, the
+    /// default: none).
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds, default_value = "0")]
+    driver_timeout: Seconds,
+    /// Per-task memory limit in MiB, 1 to 4096 (a wasm32 memory's most).
+    #[arg(long, value_name = "MIB", default_value_t = wray_host::config::DEFAULT_TASK_MEMORY >> 20,
+          value_parser = clap::value_parser!(u64).range(1..=4096))]
     task_memory_mib: u64,
-    /// GPUs of the node (default: as many as NVML finds).
-    #[arg(long)]
+    /// GPUs of the node, 0 to 1024 (default: as many as NVML finds).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=1024))]
     num_gpus: Option<u32>,
     /// Custom resources of the node, as JSON: '{"accelerator": 2}'.
     #[arg(long, value_name = "JSON")]
@@ -58,24 +64,20 @@ pub struct RunArgs {
 }
 
 /// Runs the driver; the exit code is 0 when `main` succeeded, 1 when it
-/// failed.
+/// failed, and 128 + the signal's number when SIGINT or SIGTERM stopped it
+/// (a second signal exits at once). Either way the node shuts down in
+/// order and leaves no file behind.
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let mut config = NodeConfig::default();
     if let Some(n) = args.num_cpus {
-        config.num_cpus = n;
+        config.num_cpus = usize::from(n);
     }
     for spec in &args.dirs {
         config.preopens.push(Preopen::parse(spec)?);
     }
-    if !(args.task_timeout.is_finite() && args.task_timeout >= 0.0) {
-        anyhow::bail!(
-            "--task-timeout {}: expected a number of seconds >= 0",
-            args.task_timeout
-        );
-    }
-    config.task_timeout =
-        (args.task_timeout > 0.0).then(|| Duration::from_secs_f64(args.task_timeout));
-    config.task_memory_limit = args.task_memory_mib.saturating_mul(1 << 20);
+    config.task_timeout = args.task_timeout.0;
+    config.driver_timeout = args.driver_timeout.0;
+    config.task_memory_limit = args.task_memory_mib << 20;
     config.num_gpus = args.num_gpus;
     config.memory = args.memory;
     config.fuel_metering = args.fuel_metering;
@@ -87,6 +89,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     args.store.apply(&mut config);
 
     let (node, app) = embedded::start_with_component(config, &args.component)?;
+    let interrupts = Interrupts::watch(node.stop_handle())?;
     let progress = (!args.quiet).then(|| Progress::start(&node));
     let session = Session::start(&node);
     let outcome = node.run_main(&app, &args.args)?;
@@ -108,9 +111,15 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         node.num_cpus(),
         outcome.wall.as_secs_f64()
     );
-    match outcome.result {
-        Ok(()) => Ok(ExitCode::SUCCESS),
-        Err(message) => {
+    let signal = interrupts.received();
+    drop(node);
+    match (outcome.result, signal) {
+        (_, Some(signal)) => {
+            eprintln!("wray: stopped by signal {signal}");
+            Ok(ExitCode::from(128 + signal as u8))
+        }
+        (Ok(()), None) => Ok(ExitCode::SUCCESS),
+        (Err(message), None) => {
             eprintln!("error: main of `{app}` failed: {message}");
             Ok(ExitCode::FAILURE)
         }

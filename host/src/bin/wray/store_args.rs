@@ -1,23 +1,54 @@
 //! Object-store flags shared by the commands that start a node.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::Args;
+use wray_host::bounds::MAX_TIMEOUT;
 use wray_host::NodeConfig;
+
+/// A time limit given in seconds on the command line (`None`: 0, no limit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Seconds(pub Option<Duration>);
+
+/// Parses a time limit in seconds: 0 for none, else up to a year.
+///
+/// # Errors
+/// A message naming the valid range when `text` is not such a number.
+pub fn parse_seconds(text: &str) -> Result<Seconds, String> {
+    parse_limit(text).map(Seconds)
+}
+
+fn parse_limit(text: &str) -> Result<Option<Duration>, String> {
+    let range = format!(
+        "expected seconds from 0 (no limit) to {} (a year)",
+        MAX_TIMEOUT.as_secs()
+    );
+    let secs: f64 = text.parse().map_err(|_| range.clone())?;
+    if secs == 0.0 {
+        return Ok(None);
+    }
+    match Duration::try_from_secs_f64(secs) {
+        Ok(d) if d <= MAX_TIMEOUT && !d.is_zero() => Ok(Some(d)),
+        _ => Err(range),
+    }
+}
 
 /// `--object-store-memory`, `--object-store-dir`, `--spill-dir`,
 /// `--huge-pages`.
 #[derive(Args, Debug, Clone, Default)]
 pub struct StoreArgs {
-    /// Capacity of the shared-memory object store in MiB (default: 30% of
-    /// RAM, as Ray's; 0: no shared store, values stay on the heap).
-    #[arg(long, value_name = "MIB")]
+    /// Capacity of the shared-memory object store in MiB, up to 16 TiB and
+    /// the free space of its directory (default: 30% of RAM, as Ray's, or
+    /// what the directory has room for; 0: no shared store, values stay on
+    /// the heap).
+    #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(0..=16 << 20))]
     object_store_memory: Option<u64>,
     /// Directory of the object store's file (default: /dev/shm).
     #[arg(long, value_name = "DIR")]
     object_store_dir: Option<PathBuf>,
-    /// Directory objects spill to when the store is full (default: under
-    /// the temporary directory).
+    /// Directory objects spill to when the store is full (default: the
+    /// temporary directory; spill files have no name there).
     #[arg(long, value_name = "DIR")]
     spill_dir: Option<PathBuf>,
     /// Put the object store on 2 MiB huge pages (reserve them in
@@ -27,11 +58,29 @@ pub struct StoreArgs {
     huge_pages: bool,
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds_are_checked_against_their_range() {
+        assert_eq!(parse_seconds("0"), Ok(Seconds(None)));
+        assert_eq!(
+            parse_seconds("1.5"),
+            Ok(Seconds(Some(Duration::from_millis(1500))))
+        );
+        for bad in ["1e20", "-1", "nan", "inf", "x", "31536001"] {
+            let err = parse_seconds(bad).unwrap_err();
+            assert!(err.contains("a year"), "{bad}: {err}");
+        }
+    }
+}
+
 impl StoreArgs {
     /// Applies the flags to `config`.
     pub fn apply(&self, config: &mut NodeConfig) {
         if let Some(mib) = self.object_store_memory {
-            config.object_store_memory = (mib > 0).then(|| mib.saturating_mul(1 << 20));
+            config.object_store_memory = (mib > 0).then_some(mib << 20);
         }
         if let Some(dir) = &self.object_store_dir {
             config.object_store_dir = dir.clone();
