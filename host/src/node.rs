@@ -425,10 +425,15 @@ impl Drop for Node {
     fn drop(&mut self) {
         self.shutdown();
         // Nothing runs guest code any more: the epoch may stop, and the I/O
-        // runtime go (without blocking, wherever the node is dropped).
+        // runtime go: waiting for its threads, unless the node is dropped
+        // inside an async context (where waiting is not allowed).
         drop(self.ticker.take());
         if let Some(io) = self.io.take() {
-            io.shutdown_background();
+            if tokio::runtime::Handle::try_current().is_ok() {
+                io.shutdown_background();
+            } else {
+                io.shutdown_timeout(Duration::from_secs(5));
+            }
         }
     }
 }

@@ -97,6 +97,15 @@ impl Runtime {
         until: Option<Instant>,
         blocker: Blocker<'_>,
     ) -> WaitEnd {
+        if until.is_some_and(|u| u <= Instant::now()) {
+            // A poll: look, do not wait (no waiter, no timer).
+            let sealed = ids.iter().filter(|id| !self.objects.is_pending(id)).count();
+            return if sealed >= need {
+                WaitEnd::Ready
+            } else {
+                WaitEnd::TimedOut
+            };
+        }
         let latch = Arc::new(Latch::default());
         let mut subs = Subscriptions {
             rt: self,

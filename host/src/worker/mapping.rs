@@ -50,9 +50,8 @@ pub(crate) fn not_found(state: &TaskState, id: &ObjectId) -> types::TaskError {
 /// The `invalid-argument` error of a task waiting for an object it makes
 /// itself (it would wait forever).
 pub(crate) fn waits_on_itself(state: &TaskState, id: &ObjectId) -> types::TaskError {
-    let msg = format!(
-        "the task waits for object {id}, which it makes itself: it would wait forever"
-    );
+    let msg =
+        format!("the task waits for object {id}, which it makes itself: it would wait forever");
     error(state, ErrorKind::InvalidArgument, msg)
 }
 

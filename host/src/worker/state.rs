@@ -361,9 +361,7 @@ impl TaskState {
         refs: impl IntoIterator<Item = &'a ObjectId>,
     ) -> Option<ObjectId> {
         refs.into_iter()
-            .find(|r| {
-                !self.visible(r) || !self.rt.objects.exists(r) || self.waits_on_itself(r)
-            })
+            .find(|r| !self.visible(r) || !self.rt.objects.exists(r) || self.waits_on_itself(r))
             .copied()
     }
 }

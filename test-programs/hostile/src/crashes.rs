@@ -130,9 +130,10 @@ pub(crate) fn windows(n: u32) -> Result<String, String> {
     ))
 }
 
-/// A value larger than the store (`mib` MiB) is spilled, and read back; an
-/// object reserved larger than the store is refused.
-pub(crate) fn bigger_than_store_scenario(mib: u64) {
+/// A value larger than the store (`mib` MiB) is spilled, and read back
+/// (then held for `hold` seconds: a run to interrupt mid-flight); an object
+/// reserved larger than the store is refused.
+pub(crate) fn bigger_than_store_scenario(mib: u64, hold: u64) {
     let big = vec![9u8; (mib as usize) << 20];
     let r = wray::put(&big);
     report(
@@ -141,4 +142,6 @@ pub(crate) fn bigger_than_store_scenario(mib: u64) {
     );
     let reserved = mapping::reserve((mib + 1) << 20);
     println!("reserve past the store: {}", raw::kind(&reserved));
+    std::thread::sleep(std::time::Duration::from_secs(hold));
+    drop(r);
 }

@@ -126,7 +126,11 @@ pub(crate) fn fork_scenario(levels: u32, fanout: u32) {
         tries += 1;
         std::thread::sleep(Duration::from_millis(50));
     }
-    println!("fork cleaned up: {} ({tries} probes, {} ms)", tries < 100, start.elapsed().as_millis());
+    println!(
+        "fork cleaned up: {} ({tries} probes, {} ms)",
+        tries < 100,
+        start.elapsed().as_millis()
+    );
 }
 
 /// Waits for its own return value.

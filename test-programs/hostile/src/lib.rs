@@ -55,7 +55,7 @@ fn main(args: Vec<String>) -> Result<(), String> {
         "foreign_writes" => crashes::foreign_writes_scenario(),
         "num_returns" => crashes::num_returns_scenario(),
         "windows" => report("windows", crashes::windows.remote(p(1) as u32).get()),
-        "bigger_than_store" => crashes::bigger_than_store_scenario(p(1)),
+        "bigger_than_store" => crashes::bigger_than_store_scenario(p(1), p(2)),
         "sleep" => hangs::sleep_scenario(p(1), p(2)),
         "cancel_sleep" => hangs::cancel_sleep_scenario(),
         "wait_unknown" => hangs::wait_unknown_scenario(),

@@ -106,11 +106,7 @@ pub(crate) fn forged_ids() -> String {
         let arg = tasks::submit("ping", &[wit::Arg::Object(id)], &raw::returns(1));
         let arg = objects::get(&arg, None);
         let inside = raw::payload(wit::Codec::Raw, vec![], vec![id]);
-        let by_ref = tasks::submit(
-            "ping",
-            &[wit::Arg::Value(inside.clone())],
-            &raw::returns(1),
-        );
+        let by_ref = tasks::submit("ping", &[wit::Arg::Value(inside.clone())], &raw::returns(1));
         let by_ref = objects::get(&by_ref, None);
         let put = objects::put(&inside);
         let put = objects::get(&[put], None);
@@ -169,16 +165,14 @@ fn parse_object(text: &str) -> Option<wit::ObjectId> {
 /// Tries to reach the object, actor and task of another job (their ids
 /// as `cross_job_hold` printed them).
 pub(crate) fn cross_job_steal_scenario(ids: &[String]) {
-    let parsed: Vec<wit::ObjectId> = ids.iter().filter_map(|t| parse_object(t)).collect();
+    let at = |i: usize| ids.get(i).and_then(|t| parse_object(t));
     let actor_id = ids
         .get(2)
         .and_then(|t| parse_object(&format!("{t}00000000")));
-    let (Some(obj), Some(small), Some(actor), Some(task)) =
-        (parsed.first(), parsed.get(1), actor_id, parsed.get(3))
-    else {
+    let (Some(obj), Some(small), Some(actor), Some(task)) = (at(0), at(1), actor_id, at(3)) else {
         return println!("cross_job_steal: bad ids {ids:?}");
     };
-    for (label, id) in [("object", *obj), ("small object", *small)] {
+    for (label, id) in [("object", obj), ("small object", small)] {
         let get = objects::get(&[id], Some(100));
         let stat = mapping::stat(id);
         let map = raw::grow(8).map(|at| mapping::map(id, raw::window(at, 8 * raw::WASM_PAGE)));
@@ -190,7 +184,7 @@ pub(crate) fn cross_job_steal_scenario(ids: &[String]) {
             map.map_or_else(|e| e, |m| raw::kind(&m)),
         );
     }
-    objects::release(&[*obj]);
+    objects::release(&[obj]);
     let call = tasks::call_actor(actor.task, "read", &[], &raw::returns(1));
     let call = objects::get(&call, None);
     println!(
@@ -198,8 +192,8 @@ pub(crate) fn cross_job_steal_scenario(ids: &[String]) {
         call.err().map_or("called it!".into(), |e| raw::text(&e)),
         tasks::kill_actor(actor.task)
     );
-    println!("steal task: cancel {}", tasks::cancel(*task, true, true));
-    let arg = tasks::submit("ping", &[wit::Arg::Object(*obj)], &raw::returns(1));
+    println!("steal task: cancel {}", tasks::cancel(task, true, true));
+    let arg = tasks::submit("ping", &[wit::Arg::Object(obj)], &raw::returns(1));
     println!(
         "steal as argument: {}",
         objects::get(&arg, None)

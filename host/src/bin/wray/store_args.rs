@@ -58,6 +58,22 @@ pub struct StoreArgs {
     huge_pages: bool,
 }
 
+impl StoreArgs {
+    /// Applies the flags to `config`.
+    pub fn apply(&self, config: &mut NodeConfig) {
+        if let Some(mib) = self.object_store_memory {
+            config.object_store_memory = (mib > 0).then_some(mib << 20);
+        }
+        if let Some(dir) = &self.object_store_dir {
+            config.object_store_dir = dir.clone();
+        }
+        if let Some(dir) = &self.spill_dir {
+            config.spill_dir = Some(dir.clone());
+        }
+        config.huge_pages |= self.huge_pages;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -73,21 +89,5 @@ mod tests {
             let err = parse_seconds(bad).unwrap_err();
             assert!(err.contains("a year"), "{bad}: {err}");
         }
-    }
-}
-
-impl StoreArgs {
-    /// Applies the flags to `config`.
-    pub fn apply(&self, config: &mut NodeConfig) {
-        if let Some(mib) = self.object_store_memory {
-            config.object_store_memory = (mib > 0).then_some(mib << 20);
-        }
-        if let Some(dir) = &self.object_store_dir {
-            config.object_store_dir = dir.clone();
-        }
-        if let Some(dir) = &self.spill_dir {
-            config.spill_dir = Some(dir.clone());
-        }
-        config.huge_pages |= self.huge_pages;
     }
 }
