@@ -11,6 +11,8 @@
 //! - `cargo xtask test`: fmt, clippy and the whole test suite, as CI runs it ([`suite`]).
 //! - `cargo xtask bench [--runs N] [--skip-ray]`: the benchmarks, wray vs Ray on
 //!   `ray microbenchmark`'s cases included, into `docs/benchmarks.md` ([`bench`]).
+//! - `cargo xtask fuzz [--calls N]`: the fuzzing guest run long against a node
+//!   ([`fuzz`]).
 //!
 //! The guest toolchain comes in two flavours, chosen once per machine ([`toolchain`]):
 //! the ordinary rustup `wasm32-wasip1` target, or, where rustup's server is unreachable,
@@ -18,6 +20,7 @@
 
 mod bench;
 mod demo;
+mod fuzz;
 mod guests;
 mod paths;
 mod run;
@@ -63,6 +66,19 @@ enum Command {
         #[arg(long)]
         skip_ray: bool,
     },
+    /// Run the fuzzing guest: random calls of every host import, checking the
+    /// node survives them and leaves nothing behind.
+    Fuzz {
+        /// Host calls in all.
+        #[arg(long, default_value_t = 1_000_000)]
+        calls: u64,
+        /// Seeds (tasks) to split them over (default: one per 10,000 calls).
+        #[arg(long)]
+        seeds: Option<u64>,
+        /// The first seed.
+        #[arg(long, default_value_t = 0)]
+        first_seed: u64,
+    },
 }
 
 fn main() -> ExitCode {
@@ -87,5 +103,10 @@ fn run_command(command: Command) -> Result<()> {
         Command::Demo { num_cpus } => demo::demo(num_cpus),
         Command::Test => suite::test(),
         Command::Bench { runs, skip_ray } => bench::bench(runs, skip_ray),
+        Command::Fuzz {
+            calls,
+            seeds,
+            first_seed,
+        } => fuzz::fuzz(calls, seeds, first_seed),
     }
 }

@@ -149,4 +149,5 @@ fn a_file_system_that_fills_up_makes_objects_spill_not_kill_the_node() {
     );
     out.expect("bigger_than_store: ok: read back true", &[]);
     std::fs::remove_file(filler).ok();
+    out.expect("next: ok: 42", &[]);
 }

@@ -23,4 +23,5 @@ fn random_calls_of_every_import_never_hurt_the_node() {
         &["fuzz", "3 seeds"],
     );
     out.expect("total: 60000 calls,", &["0 seeds stopped"]);
+    out.expect("next: ok: 42", &[]);
 }

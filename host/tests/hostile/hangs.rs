@@ -99,3 +99,30 @@ fn a_hundred_thousand_tiny_tasks_all_run() {
     let out = attack(|_| {}, &["tiny_tasks", "100000"]);
     out.expect("tiny_tasks: ok: 4200000", &[]);
 }
+
+#[test]
+fn shutting_down_stops_a_spinning_task_and_joins_every_thread() {
+    // Default limits (600 s per task): only the shutdown can stop the spin.
+    let out = crate::support::run_on_node(
+        |c| c.task_timeout = Some(Duration::from_secs(600)),
+        |node| {
+            let driver = {
+                let node = node.clone();
+                std::thread::spawn(move || node.run_main("hostile", &["spin".to_string()]))
+            };
+            std::thread::sleep(Duration::from_millis(300));
+            assert_eq!(node.shutdown(), 0, "every worker thread stopped");
+            let outcome = driver.join().expect("driver thread").expect("runs");
+            // The driver itself, blocked in `get` on the spinning task, is
+            // stopped too.
+            let err = outcome.result.unwrap_err();
+            assert!(
+                err.contains("cancelled: stopped: the node is shutting down"),
+                "{err}"
+            );
+            assert!(outcome.wall < Duration::from_secs(30), "{:?}", outcome.wall);
+        },
+        &["spin then shutdown"],
+    );
+    assert!(out.lines.is_empty(), "{:?}", out.lines);
+}

@@ -257,7 +257,7 @@ pub fn attack(tweak: impl FnOnce(&mut NodeConfig), args: &[&str]) -> Lines {
 }
 
 /// Like [`attack`], with `drive` running whatever drivers it likes on the
-/// node (`hostile` is deployed).
+/// node (`hostile` is deployed), and no check of what they printed.
 pub fn run_on_node(
     tweak: impl FnOnce(&mut NodeConfig),
     drive: impl FnOnce(&Arc<Node>),
@@ -288,8 +288,5 @@ pub fn run_on_node(
         lines,
         rss_growth_kib,
     };
-    if !args.is_empty() && args[0] != "cross_job_hold" {
-        out.expect("next: ok: 42", &[]);
-    }
     out
 }

@@ -93,6 +93,7 @@ fn a_job_cannot_reach_another_jobs_objects_actors_or_tasks() {
     out.expect("still mine: ok: true Some(7)", &[]);
     out.expect("my actor: ok: 5", &[]);
     out.expect("my task: ok:", &[]);
+    out.expect("next: ok: 42", &[]);
 }
 
 #[test]
