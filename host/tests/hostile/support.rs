@@ -283,10 +283,9 @@ pub fn run_on_node(
     }
     assert_back(&label, &before, spill.path());
     let lines: Vec<String> = stdio.stdout_text().lines().map(str::to_string).collect();
-    let out = Lines {
+    Lines {
         label,
         lines,
         rss_growth_kib,
-    };
-    out
+    }
 }
