@@ -47,6 +47,9 @@ pub struct BareComponent {
     name: String,
     engine: Engine,
     pre: GuestPre<BareState>,
+    /// The same component linked with WASI's async imports, called with
+    /// wasmtime's async API as a node calls it (see [`Self::instantiate_and_init_async`]).
+    async_pre: crate::bindings::GuestPre<BareState>,
 }
 
 /// Store data: WASI only.
@@ -90,10 +93,55 @@ impl BareComponent {
             .instantiate_pre(&component)
             .map_err(|e| component_error(format!("{e:#}")))?;
         let pre = GuestPre::new(pre).map_err(|e| component_error(format!("{e:#}")))?;
+        let mut async_linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut async_linker)
+            .map_err(|e| Error::Engine(format!("linking WASI: {e:#}")))?;
+        async_linker
+            .define_unknown_imports_as_traps(&component)
+            .map_err(|e| Error::Engine(format!("stubbing wray:runtime: {e:#}")))?;
+        let async_pre = async_linker
+            .instantiate_pre(&component)
+            .map_err(|e| component_error(format!("{e:#}")))?;
+        let async_pre = crate::bindings::GuestPre::new(async_pre)
+            .map_err(|e| component_error(format!("{e:#}")))?;
         Ok(Self {
             name: name.to_string(),
             engine,
             pre,
+            async_pre,
+        })
+    }
+
+    /// Like [`Self::instantiate_and_init`], with wasmtime's async API driven
+    /// by `io`'s `block_on` on the calling thread: what a node does for
+    /// every task (so that a time limit or a cancel can stop a guest inside
+    /// a blocking host call), minus wray.
+    ///
+    /// # Errors
+    /// As [`Self::instantiate_and_init`].
+    pub fn instantiate_and_init_async(&self, io: &tokio::runtime::Handle) -> Result<()> {
+        let component_error = |reason: String| Error::Component {
+            name: self.name.clone(),
+            reason,
+        };
+        let state = BareState {
+            wasi: WasiCtx::builder().build(),
+            table: ResourceTable::new(),
+        };
+        let mut store = Store::new(&self.engine, state);
+        store.set_epoch_deadline(u64::MAX / 2);
+        io.block_on(async {
+            let guest = self
+                .async_pre
+                .instantiate_async(&mut store)
+                .await
+                .map_err(|e| component_error(format!("instantiate: {e:#}")))?;
+            guest
+                .wray_runtime_app()
+                .call_init(&mut store)
+                .await
+                .map_err(|e| component_error(format!("init trapped: {e:#}")))?
+                .map_err(|e| component_error(format!("init failed: {e}")))
         })
     }
 

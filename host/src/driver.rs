@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio_util::sync::CancellationToken;
+use crate::cancel_token::CancelToken;
 use wray_control_plane::{JobId, TaskId};
 
 use crate::component::LoadedComponent;
@@ -35,7 +35,7 @@ impl Runtime {
         self: &Arc<Self>,
         component: Arc<LoadedComponent>,
         args: &[String],
-        cancel: CancellationToken,
+        cancel: CancelToken,
     ) -> DriverOutcome {
         let start = Instant::now();
         let job = JobId::random();
@@ -54,7 +54,7 @@ impl Runtime {
         component: Arc<LoadedComponent>,
         args: &[String],
         job: JobId,
-        cancel: CancellationToken,
+        cancel: CancelToken,
     ) -> Result<(), String> {
         let task = TaskId::driver(job);
         let mut argv = vec![component.record.name.clone()];

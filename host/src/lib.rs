@@ -8,6 +8,7 @@
 //! The moving parts, one module each:
 //! - [`node`]: [`Node`], the public entry point: start, deploy, run a driver,
 //!   shut down.
+//! - [`cancel_token`]: the cancel flag of every task and of the node.
 //! - [`bounds`]: every bound a guest meets (sizes, counts, tables) and the
 //!   valid range of every node setting.
 //! - [`config`]: [`NodeConfig`] (CPUs, limits, preopened directories).
@@ -36,6 +37,7 @@ mod actor;
 pub mod baseline;
 pub mod bindings;
 pub mod bounds;
+pub mod cancel_token;
 pub mod component;
 pub mod config;
 mod convert;

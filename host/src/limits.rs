@@ -28,7 +28,10 @@ impl Limits {
     }
 
     /// Each limit from `call` if set, else from `declared`, else from
-    /// `base` (the node's limits, or an actor's for its calls).
+    /// `base` (the node's limits, or an actor's for its calls); `base` is
+    /// also the ceiling: a call or a declaration may lower a limit, never
+    /// raise it past the node's (a guest asking for `u64::MAX` ms gets the
+    /// node's time limit).
     ///
     /// # Errors
     /// A message when a fuel limit is asked of a node without fuel metering
@@ -39,7 +42,10 @@ impl Limits {
         base: Limits,
         fuel_metering: bool,
     ) -> Result<Self, String> {
-        let fuel = call.fuel.or(declared.fuel).or(base.fuel);
+        let fuel = match (call.fuel.or(declared.fuel), base.fuel) {
+            (Some(asked), Some(ceiling)) => Some(asked.min(ceiling)),
+            (asked, ceiling) => asked.or(ceiling),
+        };
         if fuel.is_some() && !fuel_metering {
             return Err(
                 "a fuel limit needs a node started with fuel metering (--fuel-metering)".into(),
@@ -48,19 +54,24 @@ impl Limits {
         let max_memory = call
             .max_memory
             .or(declared.max_memory)
-            .unwrap_or(base.max_memory);
+            .unwrap_or(base.max_memory)
+            .min(base.max_memory);
         if max_memory < 1 << 16 {
             return Err(format!(
                 "max_memory of {max_memory} bytes is below one wasm page (65536)"
             ));
         }
+        let asked = call
+            .timeout_ms
+            .or(declared.timeout_ms)
+            .map(Duration::from_millis);
+        let timeout = match (asked, base.timeout) {
+            (Some(asked), Some(ceiling)) => Some(asked.min(ceiling)),
+            (asked, ceiling) => asked.or(ceiling),
+        };
         Ok(Limits {
             max_memory,
-            timeout: call
-                .timeout_ms
-                .or(declared.timeout_ms)
-                .map(Duration::from_millis)
-                .or(base.timeout),
+            timeout,
             fuel,
         })
     }
@@ -115,5 +126,29 @@ mod tests {
         )
         .unwrap();
         assert_eq!(l.fuel, Some(10));
+    }
+
+    #[test]
+    fn the_node_is_the_ceiling() {
+        let config = NodeConfig::default();
+        let node = Limits::node(&config);
+        let greedy = limits(Some(u64::MAX), Some(u64::MAX), None);
+        let l = Limits::resolve(&greedy, &limits(None, None, None), node, false).unwrap();
+        assert_eq!(l.max_memory, config.task_memory_limit);
+        assert_eq!(l.timeout, config.task_timeout);
+        let metered = Limits {
+            fuel: Some(100),
+            ..node
+        };
+        let l =
+            Limits::resolve(&limits(None, None, Some(u64::MAX)), &greedy, metered, true).unwrap();
+        assert_eq!(l.fuel, Some(100));
+        // Without a node limit, what is asked applies.
+        let unlimited = Limits {
+            timeout: None,
+            ..node
+        };
+        let l = Limits::resolve(&greedy, &greedy, unlimited, false).unwrap();
+        assert_eq!(l.timeout, Some(Duration::from_millis(u64::MAX)));
     }
 }

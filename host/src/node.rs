@@ -6,8 +6,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::cancel_token::CancelToken;
 use parking_lot::Mutex;
-use tokio_util::sync::CancellationToken;
 use wray_control_plane::{ComponentRecord, EmbeddedFunctionTable, FunctionTable};
 
 use crate::component::{self, LoadedComponent};
@@ -50,7 +50,7 @@ pub struct Node {
 /// guest call, the driver's included, ends with a `cancelled` error, and no
 /// task starts any more. The node itself is shut down when it is dropped.
 #[derive(Clone, Debug)]
-pub struct StopHandle(CancellationToken);
+pub struct StopHandle(CancelToken);
 
 impl StopHandle {
     /// Stops the node's work now (idempotent).
@@ -135,7 +135,7 @@ impl Node {
             objects,
             components: Mutex::new(HashMap::new()),
             stats: Default::default(),
-            shutdown: CancellationToken::new(),
+            shutdown: CancelToken::new(),
             io: io.handle().clone(),
             workers: WorkerPool::new(config_threads),
         });
@@ -243,7 +243,7 @@ impl Node {
         if !loaded.record.has_main {
             return Err(Error::NoMain(name.to_string()));
         }
-        Ok(self.rt.run_driver(loaded, args, CancellationToken::new()))
+        Ok(self.rt.run_driver(loaded, args, CancelToken::new()))
     }
 
     fn loaded(&self, name: &str) -> Result<Arc<LoadedComponent>> {

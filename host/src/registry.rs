@@ -10,8 +10,8 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::cancel_token::CancelToken;
 use parking_lot::Mutex;
-use tokio_util::sync::CancellationToken;
 use wray_control_plane::{JobId, TaskId};
 
 use crate::error::TaskError;
@@ -132,7 +132,7 @@ pub struct TaskEntry {
     /// the entry is made.
     pending: std::sync::OnceLock<Weak<PendingTask>>,
     /// Cancelled to stop it while it runs.
-    cancel: CancellationToken,
+    cancel: CancelToken,
     /// The task that submitted it (read without the record's lock, when a
     /// recursive cancel looks for children).
     parent: Option<TaskId>,
@@ -149,7 +149,7 @@ impl std::fmt::Debug for TaskEntry {
 }
 
 impl TaskEntry {
-    fn new(record: TaskRecord, cancel: CancellationToken, interruptible: bool) -> Arc<Self> {
+    fn new(record: TaskRecord, cancel: CancelToken, interruptible: bool) -> Arc<Self> {
         Arc::new(TaskEntry {
             parent: record.parent,
             record: Mutex::new(record),
@@ -292,7 +292,7 @@ impl Registry {
     /// Records a driver (`main`), running from now.
     pub(crate) fn driver_started(&self, id: TaskId) -> Arc<TaskEntry> {
         let record = TaskRecord::new(id, None, "main".to_string(), Request::default());
-        let entry = TaskEntry::new(record, CancellationToken::new(), false);
+        let entry = TaskEntry::new(record, CancelToken::new(), false);
         entry.started();
         self.table.lock().entries.insert(id, entry.clone());
         entry
@@ -302,7 +302,7 @@ impl Registry {
     /// request): kept with the errors.
     pub(crate) fn failed_at_submission(&self, error: &TaskError) {
         let record = TaskRecord::new(error.task, None, error.function.clone(), Request::default());
-        let entry = TaskEntry::new(record, CancellationToken::new(), false);
+        let entry = TaskEntry::new(record, CancelToken::new(), false);
         self.table.lock().entries.insert(error.task, entry.clone());
         self.ended(&entry, Some(error));
     }

@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use crate::cancel_token::CancelToken;
 use parking_lot::Mutex;
-use tokio_util::sync::CancellationToken;
 use wasmtime::component::Linker;
 use wasmtime::Engine;
 use wray_control_plane::JobId;
@@ -75,7 +75,7 @@ pub(crate) struct Runtime {
     pub components: Mutex<HashMap<String, Arc<LoadedComponent>>>,
     pub stats: Stats,
     /// Cancelled when the node shuts down: every running guest call stops.
-    pub shutdown: CancellationToken,
+    pub shutdown: CancelToken,
     /// Where guest calls run: workers drive each task's future on their
     /// own thread; this runtime's one thread drives the timers and WASI's
     /// I/O.

@@ -2,8 +2,8 @@
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
+use crate::cancel_token::CancelToken;
 use std::sync::Arc;
-use tokio_util::sync::CancellationToken;
 
 use parking_lot::Mutex;
 use wray_control_plane::{ObjectId, TaskId};
@@ -56,7 +56,7 @@ pub(crate) struct TaskSpec {
     /// The task that submitted it (`None`: a driver).
     pub parent: Option<TaskId>,
     /// Cancelled to stop it (`cancel`, `kill-actor`).
-    pub cancel: CancellationToken,
+    pub cancel: CancelToken,
     /// Its entry in the task table (set at submission).
     pub entry: Option<Arc<TaskEntry>>,
 }

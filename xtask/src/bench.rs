@@ -15,6 +15,11 @@
 //!   trivial task's round trip (submit + get), the throughput of 10,000
 //!   trivial tasks submitted at once, one actor call's round trip, and a
 //!   put + get of a small value; the median of `--runs` runs.
+//! - Before and after (with `--baseline DIR`): another build's
+//!   `wray microbenchmark` against this one's, alternating; see
+//!   [`before_after`].
+//! - Security: every attack of the sandbox suite through `wray run`, and the
+//!   fuzzing guest on `--fuzz-calls` calls; see [`security`].
 
 use std::fmt::Write as _;
 use std::process::Command;
@@ -25,7 +30,24 @@ use anyhow::{bail, Context, Result};
 use crate::run;
 use crate::{guests, paths, setup};
 
+mod before_after;
 mod compare;
+mod security;
+
+/// What `cargo xtask bench` runs besides its fixed parts.
+#[derive(Debug, Clone)]
+pub struct BenchOptions {
+    /// Runs of each word-count and first-look measurement.
+    pub runs: usize,
+    /// Skip Ray's side of the comparison.
+    pub skip_ray: bool,
+    /// Another build (`wray` and `wasm/microbench.wasm`) to compare with.
+    pub baseline: Option<std::path::PathBuf>,
+    /// Alternating rounds of the before-and-after comparison.
+    pub ab_rounds: usize,
+    /// Calls of the fuzzing run in the security section.
+    pub fuzz_calls: u64,
+}
 
 /// The word count's input, as in the demo.
 const CORPUS: &str = "/usr/lib/rustlib/src/rust/library";
@@ -37,7 +59,8 @@ const CORPUS: &str = "/usr/lib/rustlib/src/rust/library";
 /// # Errors
 /// Fails when a build fails, a command fails, or wray's output differs from
 /// the native count.
-pub fn bench(runs: usize, skip_ray: bool) -> Result<()> {
+pub fn bench(options: BenchOptions) -> Result<()> {
+    let BenchOptions { runs, skip_ray, .. } = options;
     let toolchain = setup::setup()?;
     guests::build_guests(toolchain)?;
     run::header("bench: cargo build --release --workspace --all-targets");
@@ -110,9 +133,28 @@ pub fn bench(runs: usize, skip_ray: bool) -> Result<()> {
     let ray_side = compare::ray_side(&paths::repo_root(), skip_ray)?;
     let comparison = compare::render(&wray_side, ray_side.as_ref())?;
     let pages = huge_pages(&release.join("wray"), &wasm.join("microbench.wasm"))?;
+    let before_after = match &options.baseline {
+        Some(baseline) => {
+            let (before, after) = before_after::measure(
+                baseline,
+                &release.join("wray"),
+                &wasm.join("microbench.wasm"),
+                options.ab_rounds,
+            )?;
+            format!(
+                "\n## Before and after\n\nThis build against `{}`.\n\n{}",
+                baseline.display(),
+                before_after::render(&before, &after)?
+            )
+        }
+        None => String::new(),
+    };
+    let security = security::section(&release.join("wray"), &wasm, options.fuzz_calls)?;
 
     let mut report = render(&comparison, &rows, &micro, runs)?;
     report.push_str(&pages);
+    report.push_str(&before_after);
+    report.push_str(&security);
     print!("{report}");
     let path = paths::repo_root().join("docs").join("benchmarks.md");
     std::fs::write(&path, report).with_context(|| format!("writing {}", path.display()))?;

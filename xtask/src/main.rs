@@ -9,8 +9,9 @@
 //! - `cargo xtask demo [--num-cpus N]`: the distributed word count over the Rust standard
 //!   library sources ([`demo`]).
 //! - `cargo xtask test`: fmt, clippy and the whole test suite, as CI runs it ([`suite`]).
-//! - `cargo xtask bench [--runs N] [--skip-ray]`: the benchmarks, wray vs Ray on
-//!   `ray microbenchmark`'s cases included, into `docs/benchmarks.md` ([`bench`]).
+//! - `cargo xtask bench [--runs N] [--skip-ray] [--baseline DIR]`: the benchmarks,
+//!   wray vs Ray on `ray microbenchmark`'s cases, before vs after a baseline build,
+//!   and the attacks of the sandbox suite, into `docs/benchmarks.md` ([`bench`]).
 //! - `cargo xtask fuzz [--calls N]`: the fuzzing guest run long against a node
 //!   ([`fuzz`]).
 //!
@@ -65,6 +66,16 @@ enum Command {
         /// Run only the wray side of the `ray microbenchmark` comparison.
         #[arg(long)]
         skip_ray: bool,
+        /// Another build to compare with, before and after: a directory
+        /// holding its `wray` binary and `wasm/microbench.wasm`.
+        #[arg(long, value_name = "DIR")]
+        baseline: Option<std::path::PathBuf>,
+        /// Alternating rounds of the before-and-after comparison.
+        #[arg(long, default_value_t = 8)]
+        ab_rounds: usize,
+        /// Host calls of the fuzzing run in the security section.
+        #[arg(long, default_value_t = 1_000_000)]
+        fuzz_calls: u64,
     },
     /// Run the fuzzing guest: random calls of every host import, checking the
     /// node survives them and leaves nothing behind.
@@ -102,7 +113,19 @@ fn run_command(command: Command) -> Result<()> {
         }
         Command::Demo { num_cpus } => demo::demo(num_cpus),
         Command::Test => suite::test(),
-        Command::Bench { runs, skip_ray } => bench::bench(runs, skip_ray),
+        Command::Bench {
+            runs,
+            skip_ray,
+            baseline,
+            ab_rounds,
+            fuzz_calls,
+        } => bench::bench(bench::BenchOptions {
+            runs,
+            skip_ray,
+            baseline,
+            ab_rounds,
+            fuzz_calls,
+        }),
         Command::Fuzz {
             calls,
             seeds,

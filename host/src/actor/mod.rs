@@ -20,8 +20,8 @@ use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
+use crate::cancel_token::CancelToken;
 use parking_lot::Mutex;
-use tokio_util::sync::CancellationToken;
 use wasmtime::component::ResourceAny;
 use wray_control_plane::ActorId;
 
@@ -58,7 +58,7 @@ struct Inner {
     /// Whether its constructor got its resources.
     admitted: bool,
     /// The cancel token of the call running now.
-    running_cancel: Option<CancellationToken>,
+    running_cancel: Option<CancelToken>,
 }
 
 /// One actor of a node.
@@ -145,30 +145,52 @@ impl Actor {
         self.inner.lock().queue.push_back(task);
     }
 
-    /// Starts the head of the queue if it is ready and nothing is running.
-    pub fn try_run(self: &Arc<Self>, rt: &Arc<Runtime>) {
-        let (task, instance, dead) = {
-            let mut inner = self.inner.lock();
-            if inner.running || !inner.queue.front().is_some_and(|t| t.is_ready()) {
-                return;
-            }
-            if !inner.admitted && inner.dead.is_none() {
-                return; // the constructor waits for resources
-            }
-            let Some(task) = inner.queue.pop_front() else {
-                return;
-            };
-            inner.running = true;
-            (task, inner.instance.take(), inner.dead.clone())
-        };
-        let (actor, rt2) = (self.clone(), rt.clone());
-        rt.spawn_blocking(move || actor.run(&rt2, task, instance, dead));
+    /// Takes the head of the queue to run it, if it is ready and nothing is
+    /// running: (the task, the instance, why the actor is dead if it is).
+    fn take_next(&self) -> Option<(Arc<PendingTask>, Option<Instance>, Option<TaskError>)> {
+        let mut inner = self.inner.lock();
+        if inner.running || !inner.queue.front().is_some_and(|t| t.is_ready()) {
+            return None;
+        }
+        if !inner.admitted && inner.dead.is_none() {
+            return None; // the constructor waits for resources
+        }
+        let task = inner.queue.pop_front()?;
+        inner.running = true;
+        Some((task, inner.instance.take(), inner.dead.clone()))
     }
 
-    /// Runs one task of the actor on this (worker) thread, then the next.
-    /// A panic in the host while it runs fails the task and kills the actor.
+    /// Starts the head of the queue on a worker thread if it is ready and
+    /// nothing is running.
+    pub fn try_run(self: &Arc<Self>, rt: &Arc<Runtime>) {
+        if let Some((task, instance, dead)) = self.take_next() {
+            let (actor, rt2) = (self.clone(), rt.clone());
+            rt.spawn_blocking(move || actor.run(&rt2, task, instance, dead));
+        }
+    }
+
+    /// Runs tasks of the actor on this (worker) thread: `task`, then each
+    /// next one that is ready by then (calls queued back to back run on one
+    /// thread, with no hand-over). A panic in the host while a task runs
+    /// fails the task and kills the actor.
     fn run(
         self: Arc<Self>,
+        rt: &Arc<Runtime>,
+        task: Arc<PendingTask>,
+        instance: Option<Instance>,
+        dead: Option<TaskError>,
+    ) {
+        let mut next = Some((task, instance, dead));
+        while let Some((task, instance, dead)) = next.take() {
+            self.run_one(rt, task, instance, dead);
+            next = self.take_next();
+        }
+    }
+
+    /// Runs one task of the actor and puts the instance back (or lets the
+    /// actor die).
+    fn run_one(
+        &self,
         rt: &Arc<Runtime>,
         task: Arc<PendingTask>,
         instance: Option<Instance>,
@@ -209,7 +231,6 @@ impl Actor {
         if let Some(cause) = died {
             self.die(rt, cause);
         }
-        self.try_run(rt);
     }
 
     /// Runs `spec` (the constructor or a call) on `instance`.

@@ -28,11 +28,41 @@ pub(crate) struct Blocker<'a> {
     pub allocation: Option<&'a mut Allocation>,
 }
 
-/// Counts sealed objects and wakes the blocked task.
-#[derive(Default)]
+/// Counts sealed objects and wakes the blocked task once enough are: one
+/// wake-up per wait, not one per object (waking a task re-enters its
+/// guest's fiber, far dearer than a check).
 struct Latch {
     sealed: AtomicUsize,
+    /// How many sealings end the wait (`usize::MAX` while the wait is still
+    /// subscribing).
+    target: AtomicUsize,
     wake: Notify,
+}
+
+impl Latch {
+    fn new() -> Self {
+        Latch {
+            sealed: AtomicUsize::new(0),
+            target: AtomicUsize::new(usize::MAX),
+            wake: Notify::new(),
+        }
+    }
+
+    /// One subscribed object was sealed: wake the task if that was enough.
+    fn bump(&self) {
+        // SeqCst, as `arm`: of a bump and an arm racing, at least one sees
+        // the other.
+        let now = self.sealed.fetch_add(1, Ordering::SeqCst) + 1;
+        if now >= self.target.load(Ordering::SeqCst) {
+            self.wake.notify_one();
+        }
+    }
+
+    /// Sets how many sealings end the wait; whether that many happened.
+    fn arm(&self, target: usize) -> bool {
+        self.target.store(target, Ordering::SeqCst);
+        self.sealed.load(Ordering::SeqCst) >= target
+    }
 }
 
 /// How a wait ended.
@@ -106,7 +136,7 @@ impl Runtime {
                 WaitEnd::TimedOut
             };
         }
-        let latch = Arc::new(Latch::default());
+        let latch = Arc::new(Latch::new());
         let mut subs = Subscriptions {
             rt: self,
             pending: Vec::new(),
@@ -114,19 +144,17 @@ impl Runtime {
         let mut sealed = 0;
         for id in ids {
             let l = latch.clone();
-            let waiter = Box::new(move || {
-                l.sealed.fetch_add(1, Ordering::AcqRel);
-                l.wake.notify_one();
-            });
+            let waiter = Box::new(move || l.bump());
             match self.objects.subscribe(id, waiter) {
                 Subscription::Ready(_) | Subscription::Unknown => sealed += 1,
                 Subscription::Pending(token) => subs.pending.push((*id, token)),
             }
         }
-        let done = || sealed + latch.sealed.load(Ordering::Acquire) >= need;
-        if done() {
+        // Ready already, or armed to be woken when the rest are sealed.
+        if sealed >= need || latch.arm(need - sealed) {
             return WaitEnd::Ready;
         }
+        let done = || sealed + latch.sealed.load(Ordering::Acquire) >= need;
         if let Some(e) = blocker.entry {
             e.blocked(true);
         }

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use tokio_util::sync::CancellationToken;
+use crate::cancel_token::CancelToken;
 use wray_control_plane::{ActorId, Declared, FunctionRecord, ObjectId, TaskId, MAX_RETURNS};
 
 use crate::actor::Actor;
@@ -219,7 +219,7 @@ impl Runtime {
             request,
             limits,
             parent: Some(call.parent),
-            cancel: CancellationToken::new(),
+            cancel: CancelToken::new(),
             entry: None,
         });
         Ok(returns)
@@ -291,7 +291,7 @@ impl Runtime {
             request,
             limits,
             parent: Some(call.parent),
-            cancel: CancellationToken::new(),
+            cancel: CancelToken::new(),
             entry: None,
         });
     }
@@ -350,7 +350,7 @@ impl Runtime {
             request: Request::default(),
             limits,
             parent: Some(call.parent),
-            cancel: CancellationToken::new(),
+            cancel: CancelToken::new(),
             entry: None,
         });
         Ok(returns)

@@ -16,7 +16,7 @@
 use std::future::Future;
 use std::time::Instant;
 
-use tokio_util::sync::CancellationToken;
+use crate::cancel_token::CancelToken;
 use wasmtime::Store;
 
 use crate::worker::classify::Stopped;
@@ -26,8 +26,8 @@ use crate::worker::state::TaskState;
 /// shutdown.
 pub(crate) struct StopWhen {
     deadline: Option<Instant>,
-    cancel: CancellationToken,
-    shutdown: CancellationToken,
+    cancel: CancelToken,
+    shutdown: CancelToken,
 }
 
 impl StopWhen {

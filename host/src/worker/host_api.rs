@@ -7,6 +7,7 @@
 //! fails the call (an error value where the WIT has one, else a trap that
 //! ends the task).
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use wray_control_plane::{ObjectId, TaskId};
@@ -88,26 +89,39 @@ impl objects::Host for TaskState {
         timeout_ms: Option<u64>,
     ) -> wasmtime::Result<Result<Vec<types::Payload>, types::TaskError>> {
         let ids: Vec<ObjectId> = ids.into_iter().map(Into::into).collect();
-        if let Some(missing) = ids
+        // The usual case first: every object sealed already (one lookup
+        // each, no waiting).
+        let mut found: Vec<Option<Arc<Object>>> = ids
             .iter()
-            .find(|id| !self.visible(id) || !self.rt.objects.exists(id))
-        {
-            return Ok(Err(not_found(self, missing)));
-        }
-        if let Some(own) = ids.iter().find(|id| self.waits_on_itself(id)) {
-            return Ok(Err(waits_on_itself(self, own)));
-        }
-        if self.block(&ids, ids.len(), timeout_ms).await == WaitEnd::TimedOut {
-            let msg = format!(
-                "get of {} objects timed out after {} ms",
-                ids.len(),
-                timeout_ms.unwrap_or(0)
-            );
-            return Ok(Err(self.error(ErrorKind::Timeout, msg)));
+            .map(|id| self.visible(id).then(|| self.rt.objects.get(id)).flatten())
+            .collect();
+        if found.iter().any(Option::is_none) {
+            if let Some(missing) = ids
+                .iter()
+                .find(|id| !self.visible(id) || !self.rt.objects.exists(id))
+            {
+                return Ok(Err(not_found(self, missing)));
+            }
+            if let Some(own) = ids.iter().find(|id| self.waits_on_itself(id)) {
+                return Ok(Err(waits_on_itself(self, own)));
+            }
+            if self.block(&ids, ids.len(), timeout_ms).await == WaitEnd::TimedOut {
+                let msg = format!(
+                    "get of {} objects timed out after {} ms",
+                    ids.len(),
+                    timeout_ms.unwrap_or(0)
+                );
+                return Ok(Err(self.error(ErrorKind::Timeout, msg)));
+            }
+            for (slot, id) in found.iter_mut().zip(&ids) {
+                if slot.is_none() {
+                    *slot = self.rt.objects.get(id);
+                }
+            }
         }
         let mut values = Vec::with_capacity(ids.len());
-        for id in &ids {
-            match self.rt.objects.get(id).as_deref() {
+        for (object, id) in found.iter().zip(&ids) {
+            match object.as_deref() {
                 Some(object @ Object::Value { .. }) => values.push(to_payload(object)),
                 Some(Object::Error(e)) => return Ok(Err(e.clone().into())),
                 // Freed meanwhile (its job ended): as if it never existed.

@@ -66,6 +66,17 @@ async fn sealed(
     state: &mut TaskState,
     id: ObjectId,
 ) -> wasmtime::Result<Result<Arc<Object>, types::TaskError>> {
+    // The usual case first: sealed already (one lookup, no waiting).
+    if let Some(object) = state
+        .visible(&id)
+        .then(|| state.rt.objects.get(&id))
+        .flatten()
+    {
+        return Ok(match &*object {
+            Object::Error(e) => Err(e.clone().into()),
+            Object::Value { .. } => Ok(object),
+        });
+    }
     if !state.visible(&id) || !state.rt.objects.exists(&id) {
         return Ok(Err(not_found(state, &id)));
     }

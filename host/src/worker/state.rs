@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Instant;
 
-use tokio_util::sync::CancellationToken;
+use crate::cancel_token::CancelToken;
 use wasmtime::component::ResourceTable;
 use wasmtime::ResourceLimiter;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
@@ -44,7 +44,7 @@ pub struct CurrentTask {
     /// What it holds of the node's resources (an actor call: the actor's).
     pub allocation: Allocation,
     /// Cancelled to stop it (`cancel`, `kill-actor`).
-    pub cancel: CancellationToken,
+    pub cancel: CancelToken,
     /// When it started.
     pub started: Instant,
     /// Its entry in the task table.
@@ -60,7 +60,7 @@ impl CurrentTask {
         holds_cpu: bool,
         limits: Limits,
         allocation: Allocation,
-        cancel: CancellationToken,
+        cancel: CancelToken,
     ) -> Self {
         Self {
             id,
@@ -411,7 +411,7 @@ mod tests {
             false,
             Limits::node(&crate::NodeConfig::default()),
             Allocation::default(),
-            CancellationToken::new(),
+            CancelToken::new(),
         );
         let first = current.next_put().unwrap();
         assert!(first.is_put());

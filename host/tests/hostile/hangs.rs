@@ -54,6 +54,11 @@ fn a_driver_stops_at_its_own_time_limit() {
 fn runaway_loops_recursion_and_memory_fail_their_task_only() {
     let spin = attack(|c| c.task_timeout = Some(Duration::from_secs(1)), &["spin"]);
     spin.expect("spin: timeout: time limit of 1.000 s exceeded", &[]);
+    let greedy = attack(
+        |c| c.task_timeout = Some(Duration::from_secs(1)),
+        &["escape_limit"],
+    );
+    greedy.expect("escape_limit: timeout: time limit of 1.000 s exceeded", &[]);
     let stack = attack(|_| {}, &["deep_stack"]);
     stack.expect("deep_stack: trap:", &["call stack exhausted"]);
     let grow = attack(|_| {}, &["grow_4g"]);

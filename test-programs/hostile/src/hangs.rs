@@ -67,6 +67,15 @@ pub(crate) fn spin() -> u64 {
     }
 }
 
+/// A spinning task asking for a time limit of `u64::MAX` ms and a memory
+/// limit of `u64::MAX` bytes: the node's limits are ceilings.
+pub(crate) fn escape_limit_scenario() {
+    let greedy = Options::new()
+        .timeout(Duration::from_millis(u64::MAX))
+        .max_memory(u64::MAX);
+    report("escape_limit", spin.options(greedy).remote().get());
+}
+
 /// Recurses until the stack is exhausted.
 #[wray::remote]
 pub(crate) fn deep_stack(n: u64) -> u64 {

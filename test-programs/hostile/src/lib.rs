@@ -61,6 +61,7 @@ fn main(args: Vec<String>) -> Result<(), String> {
         "wait_unknown" => hangs::wait_unknown_scenario(),
         "hang_driver" => std::thread::sleep(std::time::Duration::from_secs(p(1))),
         "spin" => report("spin", hangs::spin.remote().get()),
+        "escape_limit" => hangs::escape_limit_scenario(),
         "deep_stack" => report("deep_stack", hangs::deep_stack.remote(1).get()),
         "grow_4g" => report("grow_4g", hangs::grow_4g.remote().get()),
         "fork" => hangs::fork_scenario(p(1) as u32, p(2) as u32),

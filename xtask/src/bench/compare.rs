@@ -45,7 +45,7 @@ pub struct Side {
 }
 
 impl Side {
-    fn get(&self, case: &str) -> Option<&CaseResult> {
+    pub(crate) fn get(&self, case: &str) -> Option<&CaseResult> {
         self.results.iter().find(|r| r.case == case)
     }
 }
@@ -80,7 +80,7 @@ fn parse_line(line: &str, side: &mut Side) {
 ///
 /// # Errors
 /// Fails when the command cannot be started.
-fn json_lines(cmd: &mut Command) -> Result<Side> {
+pub(crate) fn json_lines(cmd: &mut Command) -> Result<Side> {
     println!("$ {}", run::display(cmd));
     let mut child = cmd
         .stdout(Stdio::piped())

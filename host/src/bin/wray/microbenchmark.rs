@@ -30,6 +30,7 @@ use wray_timeit::{timeit, Stat};
 const MEMCPY: &str = "memcpy gigabytes";
 /// Name of the bare-wasmtime case.
 const BARE: &str = "bare wasmtime instantiate+call";
+const BARE_ASYNC: &str = "bare wasmtime instantiate+call async";
 /// Bytes of Ray's `np.zeros(100 * 1024 * 1024, dtype=np.int64)`, and the GB
 /// Ray counts them as (`8 * 0.1`).
 const PUT_GIGABYTES_BYTES: usize = 100 * 1024 * 1024 * 8;
@@ -207,6 +208,13 @@ pub fn run(args: MicrobenchmarkArgs) -> anyhow::Result<ExitCode> {
         println!("{}", bare(&config, &path, args.scale)?.render(args.json));
         reported += 1;
     }
+    if BARE_ASYNC.contains(args.filter.as_str()) {
+        println!(
+            "{}",
+            bare_async(&config, &path, args.scale)?.render(args.json)
+        );
+        reported += 1;
+    }
     if !failed.is_empty() {
         eprintln!(
             "error: {} case(s) failed: {}",
@@ -295,6 +303,21 @@ fn bare(config: &NodeConfig, path: &Path, scale: f64) -> anyhow::Result<CaseResu
     let component = BareComponent::new(config, "microbench", &bytes)?;
     let rounds = timeit(scale, || component.instantiate_and_init())?;
     Ok(CaseResult::host(BARE, rounds.rate(1.0), "per second"))
+}
+
+/// `bare wasmtime instantiate+call async`: the same with wasmtime's async
+/// API, each instance made and called inside a `block_on` of a runtime like
+/// the node's (what stopping a guest inside a blocking host call costs).
+fn bare_async(config: &NodeConfig, path: &Path, scale: f64) -> anyhow::Result<CaseResult> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let component = BareComponent::new(config, "microbench", &bytes)?;
+    let io = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()?;
+    let handle = io.handle().clone();
+    let rounds = timeit(scale, || component.instantiate_and_init_async(&handle))?;
+    Ok(CaseResult::host(BARE_ASYNC, rounds.rate(1.0), "per second"))
 }
 
 #[cfg(test)]
