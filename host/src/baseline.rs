@@ -13,7 +13,7 @@
 //! export called is `init`, which the Rust SDK implements as a no-op that
 //! calls no import.
 
-use wasmtime::component::{Component, Linker, ResourceTable};
+use wasmtime::component::{Component, InstancePre, Linker, ResourceTable};
 use wasmtime::{Engine, Store};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
@@ -83,25 +83,19 @@ impl BareComponent {
         let engine = build_engine(config)?;
         let component = Component::from_binary(&engine, bytes)
             .map_err(|e| component_error(format!("{e:#}")))?;
-        let mut linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
-            .map_err(|e| Error::Engine(format!("linking WASI: {e:#}")))?;
-        linker
-            .define_unknown_imports_as_traps(&component)
-            .map_err(|e| Error::Engine(format!("stubbing wray:runtime: {e:#}")))?;
-        let pre = linker
-            .instantiate_pre(&component)
-            .map_err(|e| component_error(format!("{e:#}")))?;
+        let pre = instance_pre(
+            name,
+            &engine,
+            &component,
+            wasmtime_wasi::p2::add_to_linker_sync,
+        )?;
         let pre = GuestPre::new(pre).map_err(|e| component_error(format!("{e:#}")))?;
-        let mut async_linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_async(&mut async_linker)
-            .map_err(|e| Error::Engine(format!("linking WASI: {e:#}")))?;
-        async_linker
-            .define_unknown_imports_as_traps(&component)
-            .map_err(|e| Error::Engine(format!("stubbing wray:runtime: {e:#}")))?;
-        let async_pre = async_linker
-            .instantiate_pre(&component)
-            .map_err(|e| component_error(format!("{e:#}")))?;
+        let async_pre = instance_pre(
+            name,
+            &engine,
+            &component,
+            wasmtime_wasi::p2::add_to_linker_async,
+        )?;
         let async_pre = crate::bindings::GuestPre::new(async_pre)
             .map_err(|e| component_error(format!("{e:#}")))?;
         Ok(Self {
@@ -120,28 +114,15 @@ impl BareComponent {
     /// # Errors
     /// As [`Self::instantiate_and_init`].
     pub fn instantiate_and_init_async(&self, io: &tokio::runtime::Handle) -> Result<()> {
-        let component_error = |reason: String| Error::Component {
-            name: self.name.clone(),
-            reason,
-        };
-        let state = BareState {
-            wasi: WasiCtx::builder().build(),
-            table: ResourceTable::new(),
-        };
-        let mut store = Store::new(&self.engine, state);
-        store.set_epoch_deadline(u64::MAX / 2);
+        let mut store = self.fresh_store();
         io.block_on(async {
             let guest = self
                 .async_pre
                 .instantiate_async(&mut store)
                 .await
-                .map_err(|e| component_error(format!("instantiate: {e:#}")))?;
-            guest
-                .wray_runtime_app()
-                .call_init(&mut store)
-                .await
-                .map_err(|e| component_error(format!("init trapped: {e:#}")))?
-                .map_err(|e| component_error(format!("init failed: {e}")))
+                .map_err(|e| self.component_error(format!("instantiate: {e:#}")))?;
+            let init = guest.wray_runtime_app().call_init(&mut store).await;
+            self.init_result(init)
         })
     }
 
@@ -152,28 +133,60 @@ impl BareComponent {
     /// [`Error::Component`] when instantiation fails, the call traps or
     /// `init` returns an error.
     pub fn instantiate_and_init(&self) -> Result<()> {
-        let component_error = |reason: String| Error::Component {
-            name: self.name.clone(),
-            reason,
-        };
+        let mut store = self.fresh_store();
+        let guest = self
+            .pre
+            .instantiate(&mut store)
+            .map_err(|e| self.component_error(format!("instantiate: {e:#}")))?;
+        let init = guest.wray_runtime_app().call_init(&mut store);
+        self.init_result(init)
+    }
+
+    /// A store with an empty WASI context whose epoch deadline never passes
+    /// (the engine checks epochs; nothing ticks this one).
+    fn fresh_store(&self) -> Store<BareState> {
         let state = BareState {
             wasi: WasiCtx::builder().build(),
             table: ResourceTable::new(),
         };
         let mut store = Store::new(&self.engine, state);
-        // The engine checks epochs; nothing ticks this one, so any deadline
-        // above 0 never passes.
         store.set_epoch_deadline(u64::MAX / 2);
-        let guest = self
-            .pre
-            .instantiate(&mut store)
-            .map_err(|e| component_error(format!("instantiate: {e:#}")))?;
-        guest
-            .wray_runtime_app()
-            .call_init(&mut store)
-            .map_err(|e| component_error(format!("init trapped: {e:#}")))?
-            .map_err(|e| component_error(format!("init failed: {e}")))
+        store
     }
+
+    /// The outcome of a call to `init`: a trap or the guest's own error.
+    fn init_result(&self, init: wasmtime::Result<std::result::Result<(), String>>) -> Result<()> {
+        init.map_err(|e| self.component_error(format!("init trapped: {e:#}")))?
+            .map_err(|e| self.component_error(format!("init failed: {e}")))
+    }
+
+    fn component_error(&self, reason: String) -> Error {
+        Error::Component {
+            name: self.name.clone(),
+            reason,
+        }
+    }
+}
+
+/// `component` (called `name` in errors) pre-instantiated on a linker with WASI (added by `add_wasi`,
+/// sync or async) and every `wray:runtime` import a trap.
+fn instance_pre(
+    name: &str,
+    engine: &Engine,
+    component: &Component,
+    add_wasi: fn(&mut Linker<BareState>) -> wasmtime::Result<()>,
+) -> Result<InstancePre<BareState>> {
+    let mut linker = Linker::new(engine);
+    add_wasi(&mut linker).map_err(|e| Error::Engine(format!("linking WASI: {e:#}")))?;
+    linker
+        .define_unknown_imports_as_traps(component)
+        .map_err(|e| Error::Engine(format!("stubbing wray:runtime: {e:#}")))?;
+    linker
+        .instantiate_pre(component)
+        .map_err(|e| Error::Component {
+            name: name.to_string(),
+            reason: format!("{e:#}"),
+        })
 }
 
 #[cfg(test)]

@@ -29,8 +29,26 @@ fn entries(dir: &Path) -> Vec<String> {
 }
 
 /// Seeds for `calls` calls when none are given: one per 10,000 calls.
-fn default_seeds(calls: u64) -> u64 {
+pub fn default_seeds(calls: u64) -> u64 {
     calls.div_ceil(10_000).max(1)
+}
+
+/// `wray run` of the fuzzing component `wasm` with `[seeds, calls per seed,
+/// first seed]`, on a 256 MiB store that spills into `spill`.
+pub fn command(wray: &Path, wasm: &Path, spill: &Path, args: [u64; 3]) -> Command {
+    let mut cmd = Command::new(wray);
+    cmd.args([
+        "run",
+        "--quiet",
+        "--object-store-memory",
+        "256",
+        "--spill-dir",
+    ])
+    .arg(spill)
+    .arg(wasm)
+    .arg("--")
+    .args(args.map(|a| a.to_string()));
+    cmd
 }
 
 /// Runs the fuzzer.
@@ -50,24 +68,14 @@ pub fn fuzz(calls: u64, seeds: Option<u64>, first_seed: u64) -> Result<()> {
         "fuzz: {seeds} seeds x {per_seed} calls, from seed {first_seed}"
     ));
     let start = Instant::now();
-    let out = Command::new(paths::target_dir().join("release").join("wray"))
-        .args([
-            "run",
-            "--quiet",
-            "--object-store-memory",
-            "256",
-            "--spill-dir",
-        ])
-        .arg(spill.path())
-        .arg(&wasm)
-        .args([
-            "--",
-            &seeds.to_string(),
-            &per_seed.to_string(),
-            &first_seed.to_string(),
-        ])
-        .output()
-        .context("cannot start wray")?;
+    let out = command(
+        &paths::target_dir().join("release").join("wray"),
+        &wasm,
+        spill.path(),
+        [seeds, per_seed, first_seed],
+    )
+    .output()
+    .context("cannot start wray")?;
     let wall = start.elapsed();
     let stdout = String::from_utf8_lossy(&out.stdout);
     for line in stdout.lines().filter(|l| !l.contains(" calls, ")) {

@@ -2,11 +2,12 @@
 //! component get clear errors; SIGKILL, SIGTERM and SIGINT mid-run leave no
 //! file behind; two runs at once do not collide.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::{component, serial};
+use crate::support::{component, entries, serial};
 
 fn wray() -> Command {
     Command::new(env!("CARGO_BIN_EXE_wray"))
@@ -90,17 +91,6 @@ fn spilling_run(tmp: &Path, spill: &Path, hold: &str) -> Child {
         .expect("spawns")
 }
 
-/// Entries of `dir`.
-fn entries(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .map(|d| {
-            d.filter_map(|e| e.ok())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// Waits until `pid` maps a spilled object (its spill file exists, with no
 /// name): the run is mid-flight with files open.
 fn wait_for_spill(pid: u32) {
@@ -143,17 +133,17 @@ fn a_run_killed_or_interrupted_mid_run_leaves_no_file_behind() {
         );
         assert_eq!(
             entries(spill.path()),
-            Vec::<String>::new(),
+            BTreeSet::<String>::new(),
             "signal {signal}: spill files"
         );
         // Only the session directory (kept, as Ray's) is under TMPDIR.
-        let left: Vec<String> = entries(tmp.path())
+        let left: BTreeSet<String> = entries(tmp.path())
             .into_iter()
             .filter(|e| e != "wray")
             .collect();
         assert_eq!(
             left,
-            Vec::<String>::new(),
+            BTreeSet::<String>::new(),
             "signal {signal}: temporary files"
         );
     }
@@ -178,5 +168,5 @@ fn two_runs_at_once_do_not_collide() {
         );
     }
     assert_eq!(entries(Path::new("/dev/shm")), shm_before);
-    assert_eq!(entries(spill.path()), Vec::<String>::new());
+    assert_eq!(entries(spill.path()), BTreeSet::<String>::new());
 }

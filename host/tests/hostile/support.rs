@@ -6,7 +6,7 @@
 //! binary run one at a time ([`serial`]).
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -21,28 +21,9 @@ pub fn serial() -> MutexGuard<'static, ()> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// Directory holding the built components (`WRAY_WASM_DIR`, else
-/// `<target>/wasm`).
-pub fn wasm_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("WRAY_WASM_DIR") {
-        return dir.into();
-    }
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"));
-    target.join("wasm")
-}
-
-/// Path of the built component `name`.
-pub fn component(name: &str) -> PathBuf {
-    let path = wasm_dir().join(format!("{name}.wasm"));
-    assert!(
-        path.exists(),
-        "{} is missing: run `cargo xtask build-guests` (or `cargo xtask test`) first",
-        path.display()
-    );
-    path
-}
+#[path = "../common/components.rs"]
+mod components;
+pub use components::component;
 
 /// Where each open file descriptor points (for failure messages).
 fn open_files() -> String {
@@ -83,7 +64,8 @@ pub struct Usage {
     pub spill: BTreeSet<String>,
 }
 
-fn entries(dir: &Path) -> BTreeSet<String> {
+/// Entries of `dir` (none when it cannot be read).
+pub fn entries(dir: &Path) -> BTreeSet<String> {
     std::fs::read_dir(dir)
         .map(|d| {
             d.filter_map(|e| e.ok())

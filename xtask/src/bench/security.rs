@@ -376,19 +376,14 @@ pub fn section(wray: &Path, wasm: &Path, fuzz_calls: u64) -> Result<String> {
 /// The fuzzing guest on `calls` calls (one seed per 10,000).
 fn fuzz(wray: &Path, wasm: &Path, calls: u64) -> Result<String> {
     run::header(&format!("bench: fuzzing, {calls} calls"));
-    let seeds = calls.div_ceil(10_000).max(1);
+    let seeds = crate::fuzz::default_seeds(calls);
     let spill = tempfile::tempdir()?;
-    let mut cmd = Command::new(wray);
-    cmd.args([
-        "run",
-        "--quiet",
-        "--object-store-memory",
-        "256",
-        "--spill-dir",
-    ])
-    .arg(spill.path())
-    .arg(wasm.join("fuzz.wasm"))
-    .args(["--", &seeds.to_string(), "10000"]);
+    let mut cmd = crate::fuzz::command(
+        wray,
+        &wasm.join("fuzz.wasm"),
+        spill.path(),
+        [seeds, 10_000, 0],
+    );
     let (out, _, code, wall, rss) = measured(&mut cmd)?;
     let total = out
         .lines()
