@@ -3,9 +3,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::cancel_token::CancelToken;
 use wray_control_plane::{JobId, TaskId};
 
+use crate::cancel_token::CancelToken;
 use crate::component::LoadedComponent;
 use crate::error::{ErrorKind, TaskError};
 use crate::runtime::Runtime;

@@ -44,6 +44,7 @@ mod convert;
 mod driver;
 pub mod engine;
 pub mod error;
+pub mod id_map;
 pub mod limits;
 pub mod node;
 pub mod object_store;

@@ -6,10 +6,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::cancel_token::CancelToken;
 use parking_lot::Mutex;
 use wray_control_plane::{ComponentRecord, EmbeddedFunctionTable, FunctionTable};
 
+use crate::cancel_token::CancelToken;
 use crate::component::{self, LoadedComponent};
 use crate::config::NodeConfig;
 use crate::driver::DriverOutcome;

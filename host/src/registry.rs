@@ -10,11 +10,12 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::cancel_token::CancelToken;
 use parking_lot::Mutex;
 use wray_control_plane::{JobId, TaskId};
 
+use crate::cancel_token::CancelToken;
 use crate::error::TaskError;
+use crate::id_map::IdMap;
 use crate::resources::Request;
 use crate::task::PendingTask;
 
@@ -233,7 +234,7 @@ fn push_span(r: &mut TaskRecord, name: String, start: Instant) -> u32 {
 
 #[derive(Default)]
 struct Table {
-    entries: HashMap<TaskId, Arc<TaskEntry>>,
+    entries: IdMap<TaskId, Arc<TaskEntry>>,
 }
 
 #[derive(Default)]

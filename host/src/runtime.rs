@@ -5,13 +5,13 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::cancel_token::CancelToken;
 use parking_lot::Mutex;
 use wasmtime::component::Linker;
 use wasmtime::Engine;
 use wray_control_plane::JobId;
 
 use crate::actor::table::ActorTable;
+use crate::cancel_token::CancelToken;
 use crate::component::LoadedComponent;
 use crate::config::NodeConfig;
 use crate::error::{ErrorKind, TaskError};

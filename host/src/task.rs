@@ -1,8 +1,6 @@
 //! Task specs: what the scheduler queues and a worker runs.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-
-use crate::cancel_token::CancelToken;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -10,6 +8,7 @@ use wray_control_plane::{ObjectId, TaskId};
 
 use crate::actor::Actor;
 use crate::bindings::types;
+use crate::cancel_token::CancelToken;
 use crate::component::LoadedComponent;
 use crate::limits::Limits;
 use crate::registry::TaskEntry;

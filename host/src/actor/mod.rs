@@ -20,12 +20,12 @@ use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
-use crate::cancel_token::CancelToken;
 use parking_lot::Mutex;
 use wasmtime::component::ResourceAny;
 use wray_control_plane::ActorId;
 
 use crate::bindings::Guest;
+use crate::cancel_token::CancelToken;
 use crate::component::LoadedComponent;
 use crate::error::{ErrorKind, TaskError};
 use crate::limits::Limits;

@@ -1,13 +1,14 @@
 //! The node's actor table: live actors by id, and the most recently dead
 //! ones (so that a call to a dead actor says `actor-died` and why), bounded.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
 use wray_control_plane::{ActorId, JobId};
 
 use super::Actor;
+use crate::id_map::IdMap;
 
 /// Dead actors remembered (the oldest are forgotten first; a call to a
 /// forgotten one reads as a call to an unknown actor).
@@ -15,7 +16,7 @@ pub const MAX_DEAD_ACTORS: usize = 10_000;
 
 #[derive(Default)]
 struct Inner {
-    actors: HashMap<ActorId, Arc<Actor>>,
+    actors: IdMap<ActorId, Arc<Actor>>,
     live: usize,
     dead: VecDeque<ActorId>,
 }

@@ -22,7 +22,6 @@
 pub mod arena;
 pub mod data;
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -30,6 +29,8 @@ use parking_lot::Mutex;
 use wray_control_plane::{JobId, ObjectId};
 
 use crate::error::TaskError;
+use crate::id_map::IdMap;
+
 pub use data::{Budget, Data};
 
 /// How an object's bytes are encoded (the WIT `codec`).
@@ -152,7 +153,7 @@ impl Slot {
 
 #[derive(Default)]
 struct Slots {
-    map: HashMap<ObjectId, Slot>,
+    map: IdMap<ObjectId, Slot>,
     /// The next subscription token.
     next_token: u64,
     /// Bytes held by sealed values now, and the most ever held.

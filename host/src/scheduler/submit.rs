@@ -5,11 +5,11 @@
 
 use std::sync::Arc;
 
-use crate::cancel_token::CancelToken;
 use wray_control_plane::{ActorId, Declared, FunctionRecord, ObjectId, TaskId, MAX_RETURNS};
 
 use crate::actor::Actor;
 use crate::bindings::types;
+use crate::cancel_token::CancelToken;
 use crate::component::LoadedComponent;
 use crate::convert::{declared_limits, declared_request};
 use crate::error::{ErrorKind, TaskError};

@@ -16,9 +16,9 @@
 use std::future::Future;
 use std::time::Instant;
 
-use crate::cancel_token::CancelToken;
 use wasmtime::Store;
 
+use crate::cancel_token::CancelToken;
 use crate::worker::classify::Stopped;
 use crate::worker::state::TaskState;
 

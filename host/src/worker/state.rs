@@ -1,20 +1,19 @@
 //! The data a wasm store carries for the task it runs: WASI, limits, who is
 //! calling (the current task), and what the instance holds.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::cancel_token::CancelToken;
 use wasmtime::component::ResourceTable;
 use wasmtime::ResourceLimiter;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
-
 use wray_control_plane::{JobId, ObjectId, TaskId};
 
 use crate::bounds::{MAX_HOLDS_PER_INSTANCE, MAX_PUTS};
+use crate::cancel_token::CancelToken;
 use crate::component::LoadedComponent;
 use crate::config::Stdio;
+use crate::id_map::IdSet;
 use crate::limits::Limits;
 use crate::object_store::ObjectStore;
 use crate::registry::TaskEntry;
@@ -170,7 +169,7 @@ impl ResourceLimiter for MemoryLimiter {
 /// most [`MAX_HOLDS_PER_INSTANCE`] of them.
 #[derive(Default)]
 pub struct Holds {
-    ids: HashSet<ObjectId>,
+    ids: IdSet<ObjectId>,
 }
 
 impl Holds {

@@ -19,7 +19,6 @@
 //! never hands its slot to another instance; the task fails, the node goes
 //! on, and the leak is logged.
 
-use std::collections::HashMap;
 use std::io;
 use std::mem::ManuallyDrop;
 use std::ops::{Deref, DerefMut};
@@ -30,6 +29,7 @@ use wray_control_plane::ObjectId;
 
 use crate::bounds::{MAX_CREATING_PER_INSTANCE, MAX_WINDOWS_PER_INSTANCE};
 use crate::error::{ErrorKind, TaskError};
+use crate::id_map::IdMap;
 use crate::object_store::arena::{round_up, Block, PAGE};
 use crate::object_store::data::{Budget, Charge};
 use crate::object_store::Object;
@@ -60,7 +60,7 @@ pub struct Windows {
     /// while mapped).
     reading: Vec<(Window, Arc<Object>)>,
     /// Objects being made, by id.
-    creating: HashMap<ObjectId, Creating>,
+    creating: IdMap<ObjectId, Creating>,
     /// A window could not be given zero pages back: the instance's memory
     /// must never be reused.
     tainted: bool,
