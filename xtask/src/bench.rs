@@ -28,7 +28,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 
 use crate::run;
-use crate::{guests, paths, setup};
+use crate::{guests, paths};
 
 mod before_after;
 mod compare;
@@ -61,11 +61,7 @@ const CORPUS: &str = "/usr/lib/rustlib/src/rust/library";
 /// the native count.
 pub fn bench(options: BenchOptions) -> Result<()> {
     let BenchOptions { runs, skip_ray, .. } = options;
-    let toolchain = setup::setup()?;
-    guests::build_guests(toolchain)?;
-    run::header("bench: cargo build --release --workspace --all-targets");
-    // The same selection as `cargo xtask test`: one shared build.
-    run::run(run::cargo().args(["build", "--release", "--workspace", "--all-targets"]))?;
+    guests::build_all("bench")?;
     let release = paths::target_dir().join("release");
     let wasm = paths::wasm_dir();
     let runs = runs.max(1);
@@ -128,7 +124,7 @@ pub fn bench(options: BenchOptions) -> Result<()> {
     }
 
     run::header("bench: wray microbenchmark (ray microbenchmark's cases)");
-    let wray_side = compare::wray_side(&release.join("wray"), &wasm.join("microbench.wasm"))?;
+    let wray_side = compare::wray_side(&release.join("wray"), &wasm.join("microbench.wasm"), None)?;
     run::header("bench: Ray's ray microbenchmark (bench/ray/run.sh)");
     let ray_side = compare::ray_side(&paths::repo_root(), skip_ray)?;
     let comparison = compare::render(&wray_side, ray_side.as_ref())?;
@@ -244,9 +240,11 @@ fn parse_value(out: &str) -> Option<f64> {
     out.lines().last()?.rsplit(' ').next()?.parse().ok()
 }
 
-fn median(values: &mut [f64]) -> f64 {
+/// The median of `values` (the upper one of an even count; `NaN` when
+/// there are none).
+pub(crate) fn median(values: &mut [f64]) -> f64 {
     values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
+    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
 fn render(

@@ -10,28 +10,10 @@ use std::process::{self, Command};
 use anyhow::{bail, Result};
 
 use crate::run;
-use crate::{guests, paths, setup};
+use crate::{guests, paths};
 
 /// The word count's input: the Rust standard library sources from `rust-web-src`.
 const CORPUS: &str = "/usr/lib/rustlib/src/rust/library";
-
-/// Sets up, builds the guests and the workspace, for `step` (the command
-/// that needs them): what the demo and the fuzzer run on.
-///
-/// # Errors
-///
-/// Fails when a set-up or build step fails.
-pub fn build_all(step: &str) -> Result<()> {
-    let toolchain = setup::setup()?;
-    guests::build_guests(toolchain)?;
-    // The same package selection and targets as `cargo xtask test`, so both
-    // share one build of every dependency (building `-p wray-host` alone
-    // unifies features differently and rebuilds wasmtime: ~9 minutes).
-    run::header(&format!(
-        "{step}: cargo build --release --workspace --all-targets"
-    ));
-    run::run(run::cargo().args(["build", "--release", "--workspace", "--all-targets"]))
-}
 
 /// Runs the demo; on success does not return but exits with `wray run`'s status.
 ///
@@ -39,7 +21,7 @@ pub fn build_all(step: &str) -> Result<()> {
 ///
 /// Fails when a set-up or build step fails or `wray` cannot be started.
 pub fn demo(num_cpus: Option<u32>) -> Result<()> {
-    build_all("demo")?;
+    guests::build_all("demo")?;
     let wasm = paths::wasm_dir().join("wordcount.wasm");
     if !wasm.is_file() {
         bail!(

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use crate::{demo, paths, run};
+use crate::{guests, paths, run};
 
 fn entries(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
@@ -28,8 +28,26 @@ fn entries(dir: &Path) -> Vec<String> {
     names
 }
 
+/// Seeds and calls per seed for `calls` calls over `seeds` seeds (default:
+/// one per 10,000 calls).
+pub fn plan(calls: u64, seeds: Option<u64>) -> (u64, u64) {
+    let seeds = seeds.unwrap_or_else(|| default_seeds(calls)).max(1);
+    (seeds, calls.div_ceil(seeds))
+}
+
+/// The calls the guest made, from its `total: N calls, …` line.
+pub fn calls_made(stdout: &str) -> Option<u64> {
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("total: "))?
+        .split(' ')
+        .next()?
+        .parse()
+        .ok()
+}
+
 /// Seeds for `calls` calls when none are given: one per 10,000 calls.
-pub fn default_seeds(calls: u64) -> u64 {
+fn default_seeds(calls: u64) -> u64 {
     calls.div_ceil(10_000).max(1)
 }
 
@@ -58,9 +76,8 @@ pub fn command(wray: &Path, wasm: &Path, spill: &Path, args: [u64; 3]) -> Comman
 /// Fails when a build fails, `wray` cannot be started, or the node did not survive
 /// (non-zero exit, no plain task at the end, files left behind).
 pub fn fuzz(calls: u64, seeds: Option<u64>, first_seed: u64) -> Result<()> {
-    demo::build_all("fuzz")?;
-    let seeds = seeds.unwrap_or_else(|| default_seeds(calls)).max(1);
-    let per_seed = calls.div_ceil(seeds);
+    guests::build_all("fuzz")?;
+    let (seeds, per_seed) = plan(calls, seeds);
     let wasm = paths::wasm_dir().join("fuzz.wasm");
     let spill = tempfile::tempdir().context("cannot make a spill directory")?;
     let shm_before = entries(Path::new("/dev/shm"));
@@ -98,7 +115,7 @@ pub fn fuzz(calls: u64, seeds: Option<u64>, first_seed: u64) -> Result<()> {
     if entries(Path::new("/dev/shm")) != shm_before || !entries(spill.path()).is_empty() {
         bail!("files were left in /dev/shm or the spill directory");
     }
-    let made = seeds * per_seed;
+    let made = calls_made(&stdout).unwrap_or(0);
     println!(
         "fuzz: {made} calls in {:.1} s ({:.0} calls/s); the node survived and left nothing behind",
         wall.as_secs_f64(),
@@ -117,5 +134,16 @@ mod tests {
         assert_eq!(default_seeds(10_000), 1);
         assert_eq!(default_seeds(1_000_000), 100);
         assert_eq!(default_seeds(0), 1);
+    }
+
+    #[test]
+    fn plans_never_overflow_and_totals_parse() {
+        assert_eq!(plan(u64::MAX, Some(2)), (2, u64::MAX.div_ceil(2)));
+        assert_eq!(plan(30, Some(0)), (1, 30));
+        assert_eq!(
+            calls_made("seed 1: ...\ntotal: 60000 calls, 12 errors, 0 seeds stopped\n"),
+            Some(60000)
+        );
+        assert_eq!(calls_made("nothing"), None);
     }
 }

@@ -12,6 +12,7 @@ use anyhow::{Context, Result};
 
 use crate::paths;
 use crate::run;
+use crate::setup;
 use crate::toolchain::{GuestToolchain, GUEST_TARGET};
 
 /// The guest workspaces, relative to the repository root.
@@ -69,6 +70,24 @@ fn stage_components(from: &Path, to: &Path) -> Result<()> {
     names.sort();
     println!("staged in {}: {}", to.display(), names.join(" "));
     Ok(())
+}
+
+/// Sets up, builds the guests and the workspace, for `step` (the command
+/// that needs them): what the demo, the fuzzer and the benchmarks run on.
+///
+/// # Errors
+///
+/// Fails when a set-up or build step fails.
+pub fn build_all(step: &str) -> Result<()> {
+    let toolchain = setup::setup()?;
+    build_guests(toolchain)?;
+    // The same package selection and targets as `cargo xtask test`, so both
+    // share one build of every dependency (building `-p wray-host` alone
+    // unifies features differently and rebuilds wasmtime: ~9 minutes).
+    run::header(&format!(
+        "{step}: cargo build --release --workspace --all-targets"
+    ));
+    run::run(run::cargo().args(["build", "--release", "--workspace", "--all-targets"]))
 }
 
 #[cfg(test)]

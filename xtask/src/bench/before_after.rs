@@ -11,11 +11,11 @@
 
 use std::fmt::Write as _;
 use std::path::Path;
-use std::process::Command;
 
 use anyhow::{Context, Result};
 
-use super::compare::{json_lines, Side};
+use super::compare::{wray_side, Side};
+use super::median;
 use crate::run;
 
 /// Durations are Ray's scaled by this (1 s warm-up and 4 × 2 s become 0.3 s
@@ -39,12 +39,8 @@ pub fn measure(
     let base_wray = baseline.join("wray");
     let base_component = baseline.join("wasm").join("microbench.wasm");
     let side = |wray: &Path, component: &Path| {
-        json_lines(
-            Command::new(wray)
-                .args(["microbenchmark", "--json", "--scale", SCALE, "--component"])
-                .arg(component),
-        )
-        .with_context(|| format!("running {}", wray.display()))
+        wray_side(wray, component, Some(SCALE))
+            .with_context(|| format!("running {}", wray.display()))
     };
     let (mut before, mut after) = (Vec::new(), Vec::new());
     for round in 1..=rounds.max(1) {
@@ -53,14 +49,6 @@ pub fn measure(
         after.push(side(wray, component)?);
     }
     Ok((before, after))
-}
-
-fn median(mut values: Vec<f64>) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    values.sort_by(f64::total_cmp);
-    Some(values[values.len() / 2])
 }
 
 /// Whether a higher figure is better for `unit` (rates; not latencies).
@@ -94,15 +82,11 @@ pub fn render(before: &[Side], after: &[Side]) -> Result<String> {
             let unit = sides
                 .iter()
                 .find_map(|s| s.get(&case).map(|r| r.unit.clone()));
-            (
-                median(
-                    sides
-                        .iter()
-                        .filter_map(|s| s.get(&case).map(|r| r.rate))
-                        .collect(),
-                ),
-                unit,
-            )
+            let mut rates: Vec<f64> = sides
+                .iter()
+                .filter_map(|s| s.get(&case).map(|r| r.rate))
+                .collect();
+            ((!rates.is_empty()).then(|| median(&mut rates)), unit)
         };
         let ((Some(b), unit), (Some(a), _)) = (pick(before), pick(after)) else {
             continue;

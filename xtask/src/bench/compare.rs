@@ -106,12 +106,14 @@ pub(crate) fn json_lines(cmd: &mut Command) -> Result<Side> {
 ///
 /// # Errors
 /// Fails when it cannot start, or reports nothing at all.
-pub fn wray_side(wray: &Path, component: &Path) -> Result<Side> {
-    let side = json_lines(
-        Command::new(wray)
-            .args(["microbenchmark", "--json", "--component"])
-            .arg(component),
-    )?;
+pub fn wray_side(wray: &Path, component: &Path, scale: Option<&str>) -> Result<Side> {
+    let mut cmd = Command::new(wray);
+    cmd.args(["microbenchmark", "--json", "--component"])
+        .arg(component);
+    if let Some(scale) = scale {
+        cmd.args(["--scale", scale]);
+    }
+    let side = json_lines(&mut cmd)?;
     if side.results.is_empty() && side.failed.is_empty() {
         bail!(
             "wray microbenchmark reported no case ({})",
@@ -309,12 +311,13 @@ fn one_line(message: &str) -> String {
 }
 
 /// (wray case, the yardstick it is compared with).
-const YARDSTICKS: [(&str, &str); 2] = [
+const YARDSTICKS: [(&str, &str); 3] = [
     ("single client put gigabytes", "memcpy gigabytes"),
     (
         "single client tasks async",
-        "bare wasmtime instantiate+call",
+        "bare wasmtime instantiate+call async",
     ),
+    ("single client tasks sync", "bare wasmtime instantiate+call"),
 ];
 
 fn is_yardstick(case: &str) -> bool {
