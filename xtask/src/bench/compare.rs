@@ -355,7 +355,7 @@ mod tests {
             r#"{"case": "single client tasks async", "rate": 20000, "sd": 10, "unit": "per second"}"#,
             r#"{"case": "guest get latency 4KiB", "rate": 1.5, "sd": 0.1, "unit": "us"}"#,
             r#"{"case": "single client put gigabytes", "error": "fuel\nmore"}"#,
-            r#"{"case": "bare wasmtime instantiate+call", "rate": 40000, "sd": 10, "unit": "per second"}"#,
+            r#"{"case": "bare wasmtime instantiate+call async", "rate": 40000, "sd": 10, "unit": "per second"}"#,
         ]);
         let ray = side(&[
             r#"{"case": "single client tasks async", "rate": 10000, "sd": 5, "unit": "per second"}"#,
@@ -379,7 +379,7 @@ mod tests {
             "{md}"
         );
         assert!(
-            md.contains("| bare wasmtime instantiate+call: 40000 ± 10 /s | 0.50 |"),
+            md.contains("| bare wasmtime instantiate+call async: 40000 ± 10 /s | 0.50 |"),
             "{md}"
         );
         assert!(
