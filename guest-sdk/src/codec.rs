@@ -18,7 +18,7 @@
 //!
 //! Payload bytes arrive in a `list<u8>` with no alignment guarantee, so
 //! [`Value::decode`] copies them into an [`AlignedVec`] before validating and
-//! deserializing the archive.
+//! deserializing the archive, unless they are 16-byte aligned already.
 
 use rkyv::api::high::{HighDeserializer, HighSerializer, HighValidator};
 use rkyv::bytecheck::CheckBytes;
@@ -220,14 +220,21 @@ where
 
     fn decode(bytes: &[u8]) -> Result<Self, Mismatch> {
         let archive = archive_of::<T>(bytes)?;
-        let mut aligned = AlignedVec::<16>::with_capacity(archive.len());
-        aligned.extend_from_slice(archive);
-        rkyv::from_bytes::<T, rancor::BoxedError>(&aligned).map_err(|e| {
+        let invalid = |e: rancor::BoxedError| {
             Mismatch(format!(
                 "not a valid `{}`: {e}",
                 core::any::type_name::<T>()
             ))
-        })
+        };
+        // Read in place when the bytes happen to be 16-byte aligned (the
+        // header keeps the archive aligned whenever the payload is);
+        // otherwise copied to an aligned buffer first.
+        if archive.as_ptr().align_offset(16) == 0 {
+            return rkyv::from_bytes::<T, rancor::BoxedError>(archive).map_err(invalid);
+        }
+        let mut aligned = AlignedVec::<16>::with_capacity(archive.len());
+        aligned.extend_from_slice(archive);
+        rkyv::from_bytes::<T, rancor::BoxedError>(&aligned).map_err(invalid)
     }
 }
 
