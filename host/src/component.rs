@@ -288,22 +288,26 @@ async fn describe(
     );
     let mut store = rt.new_store(component.clone(), job, current, &[]);
     let stop = StopWhen::of(store.data());
-    let guest = stop
-        .guard(component.pre.instantiate_async(&mut *store))
-        .await
-        .map_err(|e| component_error(format!("instantiate: {e:#}")))?;
-    let info = stop
-        .guard(guest.wray_runtime_app().call_describe(&mut *store))
-        .await
-        .map_err(|e| {
-            component_error(format!(
-                "describe: {}",
-                trap_to_task_error(&e, store.data())
-            ))
-        })?;
+    let info = async {
+        let guest = stop
+            .guard(component.pre.instantiate_async(&mut *store))
+            .await
+            .map_err(|e| component_error(format!("instantiate: {e:#}")))?;
+        stop.guard(guest.wray_runtime_app().call_describe(&mut *store))
+            .await
+            .map_err(|e| {
+                component_error(format!(
+                    "describe: {}",
+                    trap_to_task_error(&e, store.data())
+                ))
+            })
+    }
+    .await;
+    // Whatever `describe` started (tasks, objects) ends with its job, on
+    // every path.
     drop(store);
     rt.end_job(job);
-    Ok(info)
+    info
 }
 
 /// Checks what `describe` returned against the bounds a component must

@@ -6,7 +6,7 @@
 //! first, as Ray's `task_events_max_num_task_in_gcs`); errors are kept up to
 //! [`MAX_ERRORS`].
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -15,7 +15,7 @@ use wray_control_plane::{JobId, TaskId};
 
 use crate::cancel_token::CancelToken;
 use crate::error::TaskError;
-use crate::id_map::IdMap;
+use crate::id_map::{IdMap, IdSet};
 use crate::resources::Request;
 use crate::task::PendingTask;
 
@@ -286,7 +286,14 @@ impl Registry {
         let interruptible = !matches!(spec.kind, crate::task::TaskKind::ActorCall { .. });
         let id = record.id;
         let entry = TaskEntry::new(record, spec.cancel.clone(), interruptible);
-        self.table.lock().entries.insert(id, entry.clone());
+        let mut table = self.table.lock();
+        // A child recorded after its parent was cancelled is cancelled too
+        // (see `cancel`): a cancelled task submits nothing that runs.
+        let parent = spec.parent.and_then(|p| table.entries.get(&p));
+        if parent.is_some_and(|p| p.cancel.is_cancelled()) {
+            entry.cancel.cancel();
+        }
+        table.entries.insert(id, entry.clone());
         entry
     }
 
@@ -355,37 +362,31 @@ impl Registry {
 
     /// Finds task `id` to cancel it, setting its flag when it runs; with
     /// `recursive`, also the tasks it submitted, and theirs (returned after
-    /// it). Children are found by one scan of the table at cancel time, so
+    /// it). Children are found by scans of the table at cancel time, so
     /// that submission keeps no per-parent lists.
+    ///
+    /// A child submitted while this runs cannot escape: its parent's flag is
+    /// set before each scan, and [`Registry::submitted`] cancels a child
+    /// whose parent is cancelled already (under the table's lock), so a
+    /// child is either seen by the next scan or cancelled as it is
+    /// recorded. Scans repeat until one finds no new child.
     pub(crate) fn cancel(&self, id: TaskId, recursive: bool) -> Vec<(TaskId, CancelTarget)> {
         let mut out = Vec::new();
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = IdSet::default();
         let mut work = vec![id];
-        // A cancelled task can submit no more (`Runtime::submit_*` refuse),
-        // but one may have submitted a child between the scan and its
-        // cancel: scan again until a scan finds no new child.
-        for _ in 0..8 {
-            let children = if recursive {
-                self.children()
-            } else {
-                HashMap::new()
-            };
+        loop {
             while let Some(id) = work.pop() {
-                if !seen.insert(id) {
-                    continue;
+                if seen.insert(id) {
+                    out.push((id, self.cancel_one(id)));
                 }
-                if let Some(kids) = children.get(&id) {
-                    work.extend(kids.iter().copied());
-                }
-                out.push((id, self.cancel_one(id)));
             }
             if !recursive {
                 break;
             }
-            let fresh = self.children();
+            let children = self.children();
             work.extend(
                 seen.iter()
-                    .filter_map(|p| fresh.get(p))
+                    .filter_map(|p| children.get(p))
                     .flatten()
                     .filter(|c| !seen.contains(*c))
                     .copied(),
@@ -398,8 +399,8 @@ impl Registry {
     }
 
     /// Every task's children, by parent (one scan of the table).
-    fn children(&self) -> HashMap<TaskId, Vec<TaskId>> {
-        let mut children: HashMap<TaskId, Vec<TaskId>> = HashMap::new();
+    fn children(&self) -> IdMap<TaskId, Vec<TaskId>> {
+        let mut children: IdMap<TaskId, Vec<TaskId>> = IdMap::default();
         for (child, entry) in &self.table.lock().entries {
             if let Some(parent) = entry.parent {
                 children.entry(parent).or_default().push(*child);

@@ -128,8 +128,6 @@ impl Runtime {
             }
         }
         drop(self.reusable.take_job(job));
-        self.objects.end_job(job, |id| {
-            TaskError::new(ErrorKind::Cancelled, "job", id.task, "its job ended")
-        });
+        self.objects.end_job(job);
     }
 }

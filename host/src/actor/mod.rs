@@ -260,9 +260,16 @@ impl Actor {
             (None, Some(inst)) => {
                 let (result, trapped) = self.call(rt, inst, spec).await;
                 if trapped || inst.store.is_tainted() {
-                    if let Err(e) = &result {
-                        died = Some(e.clone());
-                    }
+                    // The actor dies with its instance, for a reason either
+                    // way (a call that succeeded on a tainted store too).
+                    died = Some(match &result {
+                        Err(e) => e.clone(),
+                        Ok(_) => system_error(
+                            spec,
+                            "the actor's instance is lost: a window of its memory could not \
+                             be unmapped",
+                        ),
+                    });
                     instance = None;
                 }
                 result
@@ -285,6 +292,17 @@ impl Actor {
         (result, instance, died)
     }
 
+    /// Records `cancel` as the running task's, so that `kill` stops it; a
+    /// kill that came first (between taking the task and now) cancels it
+    /// at once.
+    fn starting(&self, cancel: &CancelToken) {
+        let mut inner = self.inner.lock();
+        if inner.dead.is_some() {
+            cancel.cancel();
+        }
+        inner.running_cancel = Some(cancel.clone());
+    }
+
     fn died_error(&self, spec: &TaskSpec, cause: &TaskError) -> TaskError {
         TaskError::new(
             ErrorKind::ActorDied,
@@ -300,7 +318,7 @@ impl Actor {
         spec: &mut TaskSpec,
     ) -> Result<Instance, TaskError> {
         let args = rt.resolve_args(spec)?;
-        self.inner.lock().running_cancel = Some(spec.cancel.clone());
+        self.starting(&spec.cancel);
         let current = CurrentTask::for_spec(spec, false, self.allocation());
         let (mut store, guest) = rt
             .instantiate(&self.component, self.id.job(), current)
@@ -341,7 +359,7 @@ impl Actor {
         let TaskKind::ActorCall { method, .. } = &spec.kind else {
             return (Err(system_error(spec, "not an actor call")), false);
         };
-        self.inner.lock().running_cancel = Some(spec.cancel.clone());
+        self.starting(&spec.cancel);
         let current = CurrentTask::for_spec(spec, false, self.allocation());
         if let Some(entry) = &spec.entry {
             entry.started();

@@ -16,6 +16,8 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use wray_control_plane::ObjectId;
+
 use super::arena;
 
 /// A budget of bytes or items shared by every value in one place:
@@ -76,6 +78,51 @@ pub struct Charge {
 impl Drop for Charge {
     fn drop(&mut self) {
         self.budget.used.fetch_sub(self.n, Ordering::AcqRel);
+    }
+}
+
+/// The ids a value refers to, held while it lives: on the host's heap, so
+/// those a guest hands over are charged to the inline budget
+/// ([`ObjectStore::refs`](super::ObjectStore::refs)).
+#[derive(Debug, Clone, Default)]
+pub struct Refs {
+    ids: Arc<[ObjectId]>,
+    _charge: Option<Arc<Charge>>,
+}
+
+impl Refs {
+    /// `ids` with their share of a budget.
+    pub(super) fn charged(ids: Vec<ObjectId>, charge: Charge) -> Self {
+        Refs {
+            ids: ids.into(),
+            _charge: Some(Arc::new(charge)),
+        }
+    }
+}
+
+impl std::ops::Deref for Refs {
+    type Target = [ObjectId];
+
+    fn deref(&self) -> &[ObjectId] {
+        &self.ids
+    }
+}
+
+impl PartialEq for Refs {
+    fn eq(&self, other: &Self) -> bool {
+        self.ids == other.ids
+    }
+}
+
+impl Eq for Refs {}
+
+/// Refs outside any budget (the host's own values, tests').
+impl From<Vec<ObjectId>> for Refs {
+    fn from(ids: Vec<ObjectId>) -> Self {
+        Refs {
+            ids: ids.into(),
+            _charge: None,
+        }
     }
 }
 

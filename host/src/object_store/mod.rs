@@ -31,7 +31,7 @@ use wray_control_plane::{JobId, ObjectId};
 use crate::error::TaskError;
 use crate::id_map::IdMap;
 
-pub use data::{Budget, Data};
+pub use data::{Budget, Data, Refs};
 
 /// How an object's bytes are encoded (the WIT `codec`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,7 +62,7 @@ pub enum Object {
         data: Data,
         /// Object refs serialized inside `data`; held while this object
         /// lives.
-        refs: Arc<[ObjectId]>,
+        refs: Refs,
     },
     /// The producing task failed.
     Error(TaskError),
@@ -163,9 +163,28 @@ struct Slots {
     unmatched_releases: u64,
 }
 
+/// Objects taken out of the store, dropped once its lock is released (the
+/// last drop of a value unmaps and closes a spill file or gives an arena
+/// block back). One in the usual case, without allocating.
+#[derive(Default)]
+#[must_use = "drop it after the store's lock"]
+struct Freed {
+    first: Option<Arc<Object>>,
+    rest: Vec<Arc<Object>>,
+}
+
+impl Freed {
+    fn push(&mut self, object: Arc<Object>) {
+        match self.first {
+            None => self.first = Some(object),
+            Some(_) => self.rest.push(object),
+        }
+    }
+}
+
 impl Slots {
-    /// Removes `id` and, in turn, whatever only it held.
-    fn free(&mut self, id: ObjectId) {
+    /// Removes `id` and, in turn, whatever only it held, into `freed`.
+    fn free(&mut self, id: ObjectId, freed: &mut Freed) {
         let mut work = vec![id];
         while let Some(id) = work.pop() {
             let Some(slot) = self.map.remove(&id) else {
@@ -180,6 +199,7 @@ impl Slots {
                         }
                     }
                 }
+                freed.push(object);
             }
         }
     }
@@ -292,12 +312,7 @@ impl ObjectStore {
     ///
     /// # Errors
     /// [`StoreFull`] naming every place's state when none has room.
-    pub fn value(
-        &self,
-        codec: Codec,
-        bytes: &[u8],
-        refs: Arc<[ObjectId]>,
-    ) -> Result<Object, StoreFull> {
+    pub fn value(&self, codec: Codec, bytes: &[u8], refs: Refs) -> Result<Object, StoreFull> {
         let data = if bytes.len() < INLINE_MAX {
             self.inline(bytes)
                 .or_else(|| self.shared(bytes).ok())
@@ -312,6 +327,31 @@ impl ObjectStore {
             }
         }?;
         Ok(Object::Value { codec, data, refs })
+    }
+
+    /// The refs a guest hands over with a value, each once (a value holds
+    /// an object once however often it names it), charged to the inline
+    /// budget.
+    ///
+    /// # Errors
+    /// [`StoreFull`] when the inline budget has no room for them.
+    pub fn refs(&self, mut ids: Vec<ObjectId>) -> Result<Refs, StoreFull> {
+        if ids.is_empty() {
+            return Ok(Refs::default());
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        let size = ids.len().saturating_mul(std::mem::size_of::<ObjectId>());
+        match self.inline.take(size) {
+            Some(charge) => Ok(Refs::charged(ids, charge)),
+            None => Err(StoreFull {
+                size,
+                inline_used: self.inline.used(),
+                inline_limit: self.inline.limit(),
+                shared: "not tried (refs stay on the heap)".to_string(),
+                spill: "not tried".to_string(),
+            }),
+        }
     }
 
     fn inline(&self, bytes: &[u8]) -> Option<Data> {
@@ -412,16 +452,20 @@ impl ObjectStore {
     /// pending one is freed when sealed). An id that no longer exists (its
     /// job ended) is ignored.
     pub fn release(&self, id: &ObjectId) {
+        let mut freed = Freed::default();
         let mut slots = self.slots.lock();
         if slots.drop_holder(id) {
-            slots.free(*id);
+            slots.free(*id, &mut freed);
         }
+        drop(slots);
+        drop(freed);
     }
 
     /// Seals `id` with `object`, waking its waiters. Returns false, and
     /// drops `object`, when `id` is not expected (never registered, or
     /// freed with its job) or already sealed (objects are immutable).
     pub fn seal(&self, id: ObjectId, object: Object) -> bool {
+        let mut freed = Freed::default();
         let waiters = {
             let mut guard = self.slots.lock();
             let slots = &mut *guard;
@@ -450,10 +494,11 @@ impl ObjectStore {
             if unheld {
                 // Nothing can read it (a dependent or a blocked get would
                 // hold it): free it at once.
-                slots.free(id);
+                slots.free(id, &mut freed);
             }
             waiters
         };
+        drop(freed);
         for (_, waiter) in waiters {
             waiter();
         }
@@ -512,22 +557,14 @@ impl ObjectStore {
         }
     }
 
-    /// Ends job `job` in the store: its objects still pending are sealed
-    /// with `error(id)` (waking whatever waits on them), then every object
-    /// of the job is freed, whoever holds it. Returns how many were freed.
-    pub fn end_job(&self, job: JobId, error: impl Fn(ObjectId) -> TaskError) -> usize {
-        let pending: Vec<ObjectId> = {
-            let slots = self.slots.lock();
-            slots
-                .map
-                .iter()
-                .filter(|(id, s)| id.job() == job && matches!(s.state, State::Pending(_)))
-                .map(|(id, _)| *id)
-                .collect()
-        };
-        for id in pending {
-            self.seal(id, Object::Error(error(id)));
-        }
+    /// Ends job `job` in the store: every object of the job is freed,
+    /// whoever holds it, and whatever waits on one still pending is woken
+    /// (it finds the object gone: not-found). One critical section, so an
+    /// object the job's last tasks register meanwhile cannot slip between
+    /// the wake-ups and the freeing. Returns how many were freed.
+    pub fn end_job(&self, job: JobId) -> usize {
+        let mut freed = Freed::default();
+        let mut waiters = Vec::new();
         let mut slots = self.slots.lock();
         let ids: Vec<ObjectId> = slots
             .map
@@ -536,7 +573,15 @@ impl ObjectStore {
             .copied()
             .collect();
         for id in &ids {
-            slots.free(*id);
+            if let Some(State::Pending(w)) = slots.map.get_mut(id).map(|s| &mut s.state) {
+                waiters.append(w);
+            }
+            slots.free(*id, &mut freed);
+        }
+        drop(slots);
+        drop(freed);
+        for (_, waiter) in waiters {
+            waiter();
         }
         ids.len()
     }

@@ -6,7 +6,7 @@ fn value(b: &[u8]) -> Object {
     Object::Value {
         codec: Codec::Raw,
         data: Data::inline(b),
-        refs: Arc::from([]),
+        refs: Refs::default(),
     }
 }
 
@@ -33,7 +33,7 @@ fn unheld_objects_are_freed_with_what_they_contain() {
     let holds_inner = Object::Value {
         codec: Codec::Raw,
         data: Data::inline(b"o"),
-        refs: Arc::from([inner]),
+        refs: Refs::from(vec![inner]),
     };
     store.seal(outer, holds_inner);
     // The driver drops its ref to `inner`: `outer` still holds it.
@@ -55,7 +55,7 @@ fn an_object_naming_itself_is_still_freed() {
     let selfish = Object::Value {
         codec: Codec::Raw,
         data: Data::inline(b"me"),
-        refs: Arc::from([id(1), id(1)]),
+        refs: Refs::from(vec![id(1), id(1)]),
     };
     assert!(store.seal(id(1), selfish));
     store.release(&id(1));
@@ -85,7 +85,7 @@ fn large_values_go_to_the_arena_or_spill_and_free_their_space() {
     let arena = arena::Arena::create(dir.path(), 1 << 20, false).unwrap();
     let spill = dir.path().join("spill");
     let store = ObjectStore::with_limits(Some(arena.clone()), Some(spill.clone()), limits(64, 4));
-    let small = store.value(Codec::Raw, &[1; 16], Arc::from([])).unwrap();
+    let small = store.value(Codec::Raw, &[1; 16], Refs::default()).unwrap();
     assert!(matches!(
         &small,
         Object::Value {
@@ -99,7 +99,10 @@ fn large_values_go_to_the_arena_or_spill_and_free_their_space() {
     let big = vec![7u8; INLINE_MAX];
     store.register_pending(id(1));
     store.acquire(&id(1));
-    store.seal(id(1), store.value(Codec::Raw, &big, Arc::from([])).unwrap());
+    store.seal(
+        id(1),
+        store.value(Codec::Raw, &big, Refs::default()).unwrap(),
+    );
     let sealed = store.get(&id(1)).unwrap();
     let Object::Value {
         data: Data::Shared(block),
@@ -120,7 +123,9 @@ fn large_values_go_to_the_arena_or_spill_and_free_their_space() {
     store.acquire(&id(2));
     store.seal(
         id(2),
-        store.value(Codec::Raw, &huge_bytes, Arc::from([])).unwrap(),
+        store
+            .value(Codec::Raw, &huge_bytes, Refs::default())
+            .unwrap(),
     );
     let listed = store.list();
     assert_eq!(listed.len(), 1);
@@ -148,9 +153,9 @@ fn a_value_that_fits_nowhere_is_an_error_naming_each_place() {
     let arena = arena::Arena::create(dir.path(), 1 << 20, false).unwrap();
     let store = ObjectStore::with_limits(Some(arena), Some(dir.path().into()), limits(1000, 1));
     let small = [0u8; 600];
-    let kept = store.value(Codec::Raw, &small, Arc::from([])).unwrap();
+    let kept = store.value(Codec::Raw, &small, Refs::default()).unwrap();
     // The inline budget is spent: small values go to the arena next.
-    let in_arena = store.value(Codec::Raw, &small, Arc::from([])).unwrap();
+    let in_arena = store.value(Codec::Raw, &small, Refs::default()).unwrap();
     assert!(matches!(
         in_arena,
         Object::Value {
@@ -159,14 +164,14 @@ fn a_value_that_fits_nowhere_is_an_error_naming_each_place() {
         }
     ));
     let big = vec![1u8; 2 << 20];
-    let spilled = store.value(Codec::Raw, &big, Arc::from([])).unwrap();
-    let err = store.value(Codec::Raw, &big, Arc::from([])).unwrap_err();
+    let spilled = store.value(Codec::Raw, &big, Refs::default()).unwrap();
+    let err = store.value(Codec::Raw, &big, Refs::default()).unwrap_err();
     let msg = err.to_string();
     assert!(msg.contains("object store full"), "{msg}");
     assert!(msg.contains("1 objects spilled already"), "{msg}");
     assert!(msg.contains("600 of 1000 bytes of inline"), "{msg}");
     drop((kept, in_arena, spilled));
-    assert!(store.value(Codec::Raw, &big, Arc::from([])).is_ok());
+    assert!(store.value(Codec::Raw, &big, Refs::default()).is_ok());
 }
 
 #[test]
@@ -243,7 +248,7 @@ fn ending_a_job_frees_its_objects_cycles_included() {
     let pointing = |to: ObjectId| Object::Value {
         codec: Codec::Raw,
         data: Data::inline(b"c"),
-        refs: Arc::from([to]),
+        refs: Refs::from(vec![to]),
     };
     store.seal(a, pointing(b));
     store.seal(b, pointing(a));
@@ -258,13 +263,28 @@ fn ending_a_job_frees_its_objects_cycles_included() {
             w.fetch_add(1, Ordering::SeqCst);
         }),
     );
-    let freed = store.end_job(JobId(0), |id| {
-        TaskError::new(crate::ErrorKind::Cancelled, "f", id.task, "job ended")
-    });
+    let freed = store.end_job(JobId(0));
     assert_eq!(freed, 3);
     assert_eq!(woken.load(Ordering::SeqCst), 1, "waiters are woken");
     // Another job's object is untouched.
     assert_eq!(store.list().len(), 1);
     assert!(store.exists(&other));
     assert_eq!(store.stats().unmatched_releases, 0);
+}
+
+#[test]
+fn a_guests_refs_count_once_each_and_are_charged_to_the_inline_budget() {
+    let store = ObjectStore::with_limits(None, None, limits(100, 4));
+    let refs = store.refs(vec![id(2), id(1), id(2), id(1)]).unwrap();
+    assert_eq!(&*refs, &[id(1), id(2)]);
+    let each = std::mem::size_of::<ObjectId>();
+    assert_eq!(store.stats().inline_bytes, 2 * each);
+    let value = store.value(Codec::Raw, &[1; 4], refs).unwrap();
+    assert_eq!(store.stats().inline_bytes, 2 * each + 4);
+    drop(value);
+    assert_eq!(store.stats().inline_bytes, 0);
+    let many: Vec<ObjectId> = (1..=100).map(id).collect();
+    let full = store.refs(many).unwrap_err();
+    assert_eq!(full.size, 100 * each);
+    assert!(full.to_string().contains("refs stay on the heap"), "{full}");
 }

@@ -52,7 +52,7 @@ pub(crate) fn trap_to_task_error(error: &wasmtime::Error, state: &TaskState) -> 
         );
     }
     let trap = error.downcast_ref::<Trap>().copied();
-    if state.timed_out || stopped == Some(Stopped::TimeLimit) || trap == Some(Trap::Interrupt) {
+    if stopped == Some(Stopped::TimeLimit) || trap == Some(Trap::Interrupt) {
         let limit = current.limits.timeout.map_or_else(
             || "none".to_string(),
             |t| format!("{:.3} s", t.as_secs_f64()),

@@ -41,7 +41,9 @@ impl StopWhen {
     }
 
     /// Runs `call` to its end, or until a stop condition holds: then `call`
-    /// is dropped (the guest unwinds) and the result is [`Stopped`].
+    /// is dropped (the guest unwinds) and the result is [`Stopped`]. A call
+    /// whose condition holds already does not start (after a node's stop, a
+    /// queued task runs no guest code).
     ///
     /// # Cancel safety
     /// Dropping the returned future drops `call`, as a stop does.
@@ -49,10 +51,26 @@ impl StopWhen {
         &self,
         call: impl Future<Output = wasmtime::Result<R>>,
     ) -> wasmtime::Result<R> {
+        if let Some(why) = self.holds() {
+            return Err(wasmtime::Error::new(why));
+        }
         tokio::select! {
             biased;
             result = call => result,
             why = self.stopped() => Err(wasmtime::Error::new(why)),
+        }
+    }
+
+    /// Why the call must stop now, if it must.
+    fn holds(&self) -> Option<Stopped> {
+        if self.shutdown.is_cancelled() {
+            Some(Stopped::Shutdown)
+        } else if self.cancel.is_cancelled() {
+            Some(Stopped::Cancelled)
+        } else if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            Some(Stopped::TimeLimit)
+        } else {
+            None
         }
     }
 

@@ -166,8 +166,7 @@ impl objects::Host for TaskState {
             .iter()
             .zip(hidden)
             .map(|(id, hidden)| {
-                let ready = left > 0
-                    && (hidden || !self.rt.objects.exists(id) || self.rt.objects.get(id).is_some());
+                let ready = left > 0 && (hidden || !self.rt.objects.is_pending(id));
                 if ready {
                     left -= 1;
                 }

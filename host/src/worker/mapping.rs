@@ -28,9 +28,9 @@ use crate::object_store::arena::PAGE;
 use crate::object_store::{Data, Object};
 use crate::scheduler::blocking::Blocker;
 use crate::worker::guest_bytes::GuestBytes;
-use crate::worker::run::{ref_error, store_value};
+use crate::worker::run::{guest_refs, store_value};
 use crate::worker::state::TaskState;
-use crate::worker::windows::{map_file, map_zero, Creating};
+use crate::worker::windows::{map_file, Creating};
 pub use crate::worker::windows::{TaskStore, Windows};
 
 /// A `mapping` call's outcome: a value, or the task error to return.
@@ -134,6 +134,7 @@ fn map_into(
         },
         None => false,
     };
+    state.windows.replaced_by(&w);
     if !mapped {
         // SAFETY: as above; the window holds at least `len` bytes.
         unsafe { std::ptr::copy_nonoverlapping(data.bytes().as_ptr(), w.addr() as *mut u8, len) };
@@ -166,15 +167,24 @@ fn create(state: &mut TaskState, size: u64, list: GuestBytes) -> Outcome<types::
     // SAFETY: as in `map_into`.
     if let Err(e) = unsafe { map_file(w.addr(), w.len(), arena.fd(), block.offset(), true) } {
         // The window may be half replaced: zero pages again, then report.
-        // SAFETY: as above.
-        if let Err(z) = unsafe { map_zero(w.addr(), w.len()) } {
-            state.windows.zero(&w).ok();
+        if let Err(z) = state.windows.zero(&w) {
             wasmtime::bail!("cannot restore a window after a failed create: {e}; {z}");
         }
         let msg = format!("cannot map a new object of {size} bytes: {e}");
         return Ok((Err(error(state, ErrorKind::System, msg)),));
     }
-    let id = state.new_put()?;
+    state.windows.replaced_by(&w);
+    let id = match state.new_put() {
+        Ok(id) => id,
+        Err(trap) => {
+            // The block goes back to the arena: the window must not keep
+            // its pages (the instance's slot is reused).
+            if let Err(z) = state.windows.zero(&w) {
+                wasmtime::bail!("{trap:#}; and the window could not be restored: {z}");
+            }
+            return Err(trap);
+        }
+    };
     let window = Some(w);
     state.windows.add_creating(id, Creating { block, window });
     Ok((Ok(id.into()),))
@@ -246,7 +256,6 @@ fn seal(
         return Ok((Err(error(state, ErrorKind::InvalidArgument, msg)),));
     };
     let reserved = making.block.len();
-    let refs: Vec<ObjectId> = refs.into_iter().map(Into::into).collect();
     let size = match usize::try_from(size).ok().filter(|s| *s <= reserved) {
         Some(size) => size,
         None => {
@@ -255,12 +264,17 @@ fn seal(
             return Ok((Err(error(state, ErrorKind::InvalidArgument, msg)),));
         }
     };
-    if let Some(bad) = state.forbidden_ref(&refs) {
-        state.windows.add_creating(id, making);
-        return Ok((Err(ref_error(state, bad).into()),));
-    }
+    let refs = match guest_refs(state, &refs) {
+        Ok(refs) => refs,
+        Err(e) => {
+            state.windows.add_creating(id, making);
+            return Ok((Err(e.into()),));
+        }
+    };
     if let Some(w) = making.window.take() {
         if let Err(e) = state.windows.zero(&w) {
+            // Still being made: sealed with an error when the task ends.
+            state.windows.add_creating(id, making);
             wasmtime::bail!("cannot unmap the window of object {id}: {e}");
         }
     }
@@ -268,7 +282,7 @@ fn seal(
     let object = Object::Value {
         codec: codec.into(),
         data: Data::Shared(making.block),
-        refs: refs.into(),
+        refs,
     };
     state.rt.objects.seal(id, object);
     Ok((Ok(()),))
@@ -282,11 +296,10 @@ fn put_bytes(
     codec: types::Codec,
     refs: Vec<types::ObjectId>,
 ) -> wasmtime::Result<(types::ObjectId,)> {
-    let refs: Vec<ObjectId> = refs.into_iter().map(Into::into).collect();
-    let object = match state.forbidden_ref(&refs) {
-        Some(bad) => Object::Error(ref_error(state, bad)),
+    let object = match guest_refs(state, &refs) {
         // SAFETY: during this call (see `GuestBytes::as_slice`).
-        None => store_value(state, codec.into(), unsafe { list.as_slice() }, refs),
+        Ok(refs) => store_value(state, codec.into(), unsafe { list.as_slice() }, refs),
+        Err(e) => Object::Error(e),
     };
     let id = state.new_put()?;
     state.rt.objects.seal(id, object);

@@ -17,7 +17,7 @@ use wray_control_plane::{JobId, ObjectId};
 use crate::bindings::{types, Guest};
 use crate::component::LoadedComponent;
 use crate::error::{ErrorKind, TaskError};
-use crate::object_store::Object;
+use crate::object_store::{Object, Refs, StoreFull};
 use crate::resources::Allocation;
 use crate::runtime::Runtime;
 use crate::task::{PendingTask, TaskKind, TaskSpec};
@@ -346,15 +346,33 @@ pub(crate) fn payload_refs(args: &[types::Arg]) -> impl Iterator<Item = ObjectId
 }
 
 /// A sealed value (or the error saying why it could not be stored) from a
-/// payload the guest of `state` hands over: its refs must be ids the guest
-/// may name and not objects it is still making (see
-/// [`TaskState::forbidden_ref`]).
+/// payload the guest of `state` hands over (its refs checked by
+/// [`guest_refs`]).
 pub(crate) fn from_payload(state: &TaskState, p: types::Payload) -> Object {
-    let refs: Vec<ObjectId> = p.refs.iter().map(|r| ObjectId::from(*r)).collect();
-    if let Some(bad) = state.forbidden_ref(&refs) {
-        return Object::Error(ref_error(state, bad));
+    match guest_refs(state, &p.refs) {
+        Ok(refs) => store_value(state, p.codec.into(), &p.data, refs),
+        Err(e) => Object::Error(e),
     }
-    store_value(state, p.codec.into(), &p.data, refs)
+}
+
+/// The refs of a value the guest of `state` hands over, each once and
+/// charged to the store's inline budget; every one must be an id the guest
+/// may name and not an object it is still making (see
+/// [`TaskState::forbidden_ref`]).
+///
+/// # Errors
+/// The error object for the value: [`ref_error`] naming the first ref it
+/// may not name, or `system` when the store has no room for the refs.
+pub(crate) fn guest_refs(state: &TaskState, refs: &[types::ObjectId]) -> Result<Refs, TaskError> {
+    let refs = state
+        .rt
+        .objects
+        .refs(refs.iter().map(|r| ObjectId::from(*r)).collect())
+        .map_err(|full| system(state, full))?;
+    match state.forbidden_ref(refs.iter()) {
+        Some(bad) => Err(ref_error(state, bad)),
+        None => Ok(refs),
+    }
 }
 
 /// `bytes` stored as a value holding `refs`, or the `system` error naming
@@ -363,17 +381,22 @@ pub(crate) fn store_value(
     state: &TaskState,
     codec: crate::object_store::Codec,
     bytes: &[u8],
-    refs: Vec<ObjectId>,
+    refs: Refs,
 ) -> Object {
-    match state.rt.objects.value(codec, bytes, refs.into()) {
+    match state.rt.objects.value(codec, bytes, refs) {
         Ok(object) => object,
-        Err(full) => Object::Error(TaskError::new(
-            ErrorKind::System,
-            state.current.label.clone(),
-            state.current.id,
-            full.to_string(),
-        )),
+        Err(full) => Object::Error(system(state, full)),
     }
+}
+
+/// The `system` error of the running task for a full store.
+fn system(state: &TaskState, full: StoreFull) -> TaskError {
+    TaskError::new(
+        ErrorKind::System,
+        state.current.label.clone(),
+        state.current.id,
+        full.to_string(),
+    )
 }
 
 /// The error of a value naming object `bad`, which its task may not name:

@@ -179,19 +179,33 @@ impl Holds {
     /// A trap when the instance holds [`MAX_HOLDS_PER_INSTANCE`] ids
     /// already.
     pub fn hold(&mut self, store: &ObjectStore, id: ObjectId) -> wasmtime::Result<()> {
-        if self.ids.contains(&id) {
-            return Ok(());
+        if self.ids.len() >= MAX_HOLDS_PER_INSTANCE && !self.ids.contains(&id) {
+            return Err(Self::full());
         }
-        if self.ids.len() >= MAX_HOLDS_PER_INSTANCE {
-            wasmtime::bail!(
-                "the task holds {MAX_HOLDS_PER_INSTANCE} objects, the most one instance may hold; \
-                 drop some ObjectRefs first"
-            );
-        }
-        if store.acquire(&id) {
-            self.ids.insert(id);
+        // One lookup in the common case (a new id that exists).
+        if self.ids.insert(id) && !store.acquire(&id) {
+            self.ids.remove(&id);
         }
         Ok(())
+    }
+
+    /// Whether one more id can be held.
+    ///
+    /// # Errors
+    /// A trap when the instance holds [`MAX_HOLDS_PER_INSTANCE`] ids
+    /// already.
+    pub fn room(&self) -> wasmtime::Result<()> {
+        if self.ids.len() >= MAX_HOLDS_PER_INSTANCE {
+            return Err(Self::full());
+        }
+        Ok(())
+    }
+
+    fn full() -> wasmtime::Error {
+        wasmtime::format_err!(
+            "the task holds {MAX_HOLDS_PER_INSTANCE} objects, the most one instance may hold; \
+             drop some ObjectRefs first"
+        )
     }
 
     /// Whether `id` is held.
@@ -235,8 +249,6 @@ pub struct TaskState {
     pub(crate) limiter: MemoryLimiter,
     /// Set by the guest's panic hook (`runtime.panicked`).
     pub(crate) panic_message: Option<String>,
-    /// Set when the task's time limit stopped it.
-    pub(crate) timed_out: bool,
     /// Objects this instance holds; released when it ends.
     pub(crate) holds: Holds,
     /// Windows of its memory with objects mapped over them.
@@ -284,7 +296,6 @@ impl TaskState {
                 initial: 0,
             },
             panic_message: None,
-            timed_out: false,
             holds: Holds::default(),
             windows: Windows::default(),
             wasi: wasi.build(),
@@ -300,7 +311,6 @@ impl TaskState {
         self.limiter.refused = None;
         self.current = current;
         self.panic_message = None;
-        self.timed_out = false;
     }
 
     /// Whether this instance may name object `id`: it belongs to the
@@ -331,6 +341,9 @@ impl TaskState {
     /// # Errors
     /// A trap past [`MAX_PUTS`] or [`MAX_HOLDS_PER_INSTANCE`].
     pub(crate) fn new_put(&mut self) -> wasmtime::Result<ObjectId> {
+        // Both limits are checked before the id is registered, so a trap
+        // here leaves nothing pending.
+        self.holds.room()?;
         let id = self.current.next_put()?;
         self.rt.objects.register_pending(id);
         self.hold(id)?;

@@ -157,9 +157,11 @@ impl Window {
 }
 
 impl Windows {
-    /// Windows mapped now.
-    pub(crate) fn count(&self) -> usize {
-        self.reading.len()
+    /// Windows mapped now, less the reading windows lying inside
+    /// `start..end` (a window mapped there replaces them).
+    fn count_outside(&self, start: usize, end: usize) -> usize {
+        let inside = |w: &Window| w.addr >= start && w.addr.saturating_add(w.len) <= end;
+        self.reading.iter().filter(|(w, _)| !inside(w)).count()
             + self
                 .creating
                 .values()
@@ -209,7 +211,7 @@ impl Windows {
                 format!("window of {len} bytes is too small for {need} bytes on {page}-byte pages")
             })?;
         let windows = &state.windows;
-        if windows.count() >= MAX_WINDOWS_PER_INSTANCE {
+        if windows.count_outside(addr, addr.saturating_add(span)) >= MAX_WINDOWS_PER_INSTANCE {
             return Err(format!(
                 "the task has {MAX_WINDOWS_PER_INSTANCE} windows mapped, the most one instance \
                  may have; unmap some first"
@@ -247,6 +249,17 @@ impl Windows {
         self.reading.push((window, object));
     }
 
+    /// Forgets the reading windows lying inside `window`, which was just
+    /// mapped or copied over them (the kernel replaced their pages): their
+    /// objects are no longer pinned and their budget places come back, so
+    /// reading objects one after another through one buffer needs one
+    /// window, not one per object.
+    pub(crate) fn replaced_by(&mut self, window: &Window) {
+        let (start, end) = (window.addr, window.addr.saturating_add(window.len));
+        self.reading
+            .retain(|(w, _)| !(w.addr >= start && w.addr.saturating_add(w.len) <= end));
+    }
+
     /// Records an object being made.
     pub(crate) fn add_creating(&mut self, id: ObjectId, creating: Creating) {
         self.creating.insert(id, creating);
@@ -275,7 +288,7 @@ impl Windows {
         let mut result = Ok(());
         let mut kept = Vec::with_capacity(self.reading.len());
         for (w, object) in self.reading.drain(..) {
-            if w.addr >= start && w.addr + w.len <= end {
+            if w.addr >= start && w.addr.saturating_add(w.len) <= end {
                 if let Err(e) = w.zero() {
                     self.tainted = true;
                     result = Err(e);

@@ -57,6 +57,12 @@ fn windows_are_capped_per_instance_and_unmapped() {
 }
 
 #[test]
+fn mapping_over_one_buffer_again_and_again_replaces_the_window() {
+    let out = attack(|_| {}, &["remap", "5000"]);
+    out.expect("remap: ok: mapped 5000 of 5000, last byte 4 then 0", &[]);
+}
+
+#[test]
 fn a_value_larger_than_the_store_spills_and_a_larger_block_is_refused() {
     let out = attack(|_| {}, &["bigger_than_store", "80"]);
     out.expect("bigger_than_store: ok: read back true", &[]);

@@ -130,6 +130,28 @@ pub(crate) fn windows(n: u32) -> Result<String, String> {
     ))
 }
 
+/// Maps objects `n` times over one buffer, as a guest reading objects one
+/// after another does: each map replaces the last, so the window cap
+/// (1,024) is never reached and the earlier objects are not pinned.
+#[wray::remote]
+pub(crate) fn remap(n: u32) -> Result<String, String> {
+    let ids = [raw::shared_object(4096, 3)?, raw::shared_object(4096, 4)?];
+    let base = raw::grow(1)?;
+    let mut mapped = 0;
+    for i in 0..n as usize {
+        match mapping::map(ids[i % 2], raw::window(base, 4096)) {
+            Ok(_) => mapped += 1,
+            Err(e) => return Err(format!("map {i} refused: {}", raw::text(&e))),
+        }
+    }
+    let last = raw::window(base, 1)[0];
+    mapping::unmap(raw::window(base, 4096));
+    Ok(format!(
+        "mapped {mapped} of {n}, last byte {last} then {}",
+        raw::window(base, 1)[0]
+    ))
+}
+
 /// A value larger than the store (`mib` MiB) is spilled, and read back
 /// (then held for `hold` seconds: a run to interrupt mid-flight); an object
 /// reserved larger than the store is refused.
