@@ -20,12 +20,8 @@ use sha2::{Digest, Sha256};
 pub struct JobId(pub u64);
 
 impl JobId {
-    /// A fresh job id from the operating system's random source.
-    ///
-    /// # Panics
-    ///
-    /// Never in practice: `getrandom` fails only where the OS has no random
-    /// source at all (then a clock-derived value is used instead).
+    /// A fresh job id from the operating system's random source (a
+    /// clock-derived value where the OS has none).
     pub fn random() -> Self {
         let mut bytes = [0u8; 8];
         if getrandom::fill(&mut bytes).is_err() {

@@ -6,7 +6,12 @@
 //! clear error (or, where the WIT has no error channel, a trap) for the task
 //! that tried; the node and every other task go on. The node's own limits
 //! (time, memory, fuel, instances, actors, pending tasks) are in
-//! [`NodeConfig`](crate::NodeConfig), with their valid ranges below.
+//! [`NodeConfig`](crate::NodeConfig), whose `validate` checks their ranges
+//! (those of CPUs, GPUs, custom resources, task memory, store and time
+//! limits are below). A few bounds live beside the table they bound: the
+//! task table's finished tasks and errors (`registry.rs`), dead actors
+//! (`actor/table.rs`), spill files (`object_store`), an instance's table
+//! elements (`worker/state.rs`).
 
 pub use wray_control_plane::{MAX_PUTS, MAX_RETURNS};
 
@@ -93,8 +98,9 @@ pub fn open_files_limit() -> u64 {
     }
 }
 
-/// Cuts `text` to at most `max` bytes on a character boundary, saying how
-/// many bytes were cut.
+/// Cuts `text` to at most `max` bytes on a character boundary, then adds
+/// a short note of how many bytes were cut (so the result may pass `max` by
+/// that note's length).
 pub fn truncate(mut text: String, max: usize) -> String {
     if text.len() <= max {
         return text;

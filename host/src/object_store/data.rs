@@ -3,8 +3,10 @@
 //! Three places, tried in an order that depends on the value's size (see
 //! [`ObjectStore::value`](super::ObjectStore::value)):
 //! - the host's heap ([`Data::Inline`]), for values under
-//!   [`INLINE_MAX`](super::INLINE_MAX), counted against the store's inline
-//!   budget (a guest cannot grow the heap past it with small objects);
+//!   [`INLINE_MAX`](super::INLINE_MAX) (and, last, larger ones that fit
+//!   nowhere else), counted against the store's inline budget with the refs
+//!   of every value a guest hands over ([`Refs`]): a guest cannot grow the
+//!   heap past it with small objects;
 //! - a block of the shared-memory arena ([`Data::Shared`]);
 //! - a spill file ([`Data::Spilled`]): a nameless file (`O_TMPFILE`) in the
 //!   spill directory, mapped read-only; at most a bounded number at once,

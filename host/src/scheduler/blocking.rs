@@ -4,7 +4,7 @@
 //! A wait is a future. It ends when enough objects are sealed or its own
 //! timeout passes; the task's time limit, `cancel` and the node's shutdown
 //! end it from outside by dropping the task's whole call (see
-//! `worker/run.rs`). Dropping it at any await point leaves nothing behind:
+//! `worker/guard.rs`). Dropping it at any await point leaves nothing behind:
 //! its subscriptions are taken back, and CPUs it was waiting to take again
 //! go back to the node.
 

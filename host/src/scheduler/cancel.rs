@@ -2,12 +2,11 @@
 //!
 //! A task not yet started is taken out of the queues and its return objects
 //! sealed with a `cancelled` error at once. A running task has its cancel
-//! flag set: the epoch callback stops it at the next tick (10 ms), and a
-//! task blocked in `get`/`wait` stops waiting within [`CANCEL_POLL`]. Ray's
-//! `force` kills the worker process; stopping a wasm instance is always
-//! safe, so `force` and the default stop a running task the same way.
-//!
-//! [`CANCEL_POLL`]: super::blocking
+//! flag set: the epoch callback stops it at the next tick (10 ms) while wasm
+//! runs, and a task waiting in a host call (`get`, `wait`, a WASI sleep)
+//! stops at once (see `worker/guard.rs`). Ray's `force` kills the worker
+//! process; stopping a wasm instance is always safe, so `force` and the
+//! default stop a running task the same way.
 
 use std::sync::Arc;
 

@@ -154,8 +154,16 @@ impl ResourcePool {
     }
 
     fn dispatch(s: &mut State) -> Vec<Start> {
-        while let Some((cpu, _, _)) = s.resumers.front() {
+        while let Some((cpu, tx, _)) = s.resumers.front() {
             let cpu = *cpu;
+            if tx.is_closed() {
+                // Its task stopped waiting (cancelled, timed out) before
+                // its turn: it must not hold the queue up.
+                if let Some((_, _, allocation)) = s.resumers.pop_front() {
+                    s.node.release(&allocation);
+                }
+                continue;
+            }
             if !s.node.cpu_fits(cpu) {
                 // Resumers go first: nothing new starts before them.
                 return Vec::new();

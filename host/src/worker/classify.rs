@@ -9,7 +9,7 @@ use crate::worker::state::TaskState;
 
 /// Why the host stopped a guest call from outside: the error a stopped call
 /// ends with (from the epoch callback while wasm runs, or from dropping the
-/// call while it waits in a host call: `worker/run.rs`).
+/// call while it waits in a host call: `worker/guard.rs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum Stopped {
     /// The task's time limit passed.

@@ -10,7 +10,8 @@
 //! lift their lists as this type instead. It implements wasmtime's lifting
 //! traits the way `WasmList` does (pointer and length from the canonical
 //! ABI's pointer pair, bounds-checked against the memory); those traits are
-//! `doc(hidden)`, which is why wasmtime is pinned to one version.
+//! `doc(hidden)`, which is why wasmtime is pinned to one version (`=48.0.8`
+//! in the workspace's Cargo.toml).
 
 use wasmtime::component::__internal::{CanonicalAbiInfo, InstanceType, InterfaceType, LiftContext};
 use wasmtime::component::{ComponentType, Lift};

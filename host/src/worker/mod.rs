@@ -6,7 +6,8 @@
 //! - [`mapping`]: zero-copy windows (objects mapped into guest memory);
 //!   [`windows`]: the windows themselves, bounded, and the store that
 //!   cleans them; [`guest_bytes`]: lists read in place.
-//! - [`run`]: one remote-function task in a fresh instance.
+//! - [`run`]: one remote-function task in a fresh instance, or a cached
+//!   one of its job for `reuse` functions ([`reuse`]).
 //! - [`guard`]: stopping a guest call from outside (limits, cancel,
 //!   shutdown).
 //! - [`classify`]: traps to task errors.

@@ -5,10 +5,10 @@
 //! Elastic because a task blocked in `get` keeps its thread while giving its
 //! CPU slot back: the slot's next task needs another thread, so the number
 //! of threads follows the number of tasks started and not finished, while
-//! the CPU slots (not this pool) bound how many run at once. The threads are
-//! plain OS threads outside any tokio runtime, so WASI's blocking calls use
-//! wasmtime-wasi's own runtime and a node's shutdown cannot pull a runtime
-//! from under a running guest.
+//! the CPU slots (not this pool) bound how many run at once. Each thread
+//! drives its task's async guest call with the node's `io` runtime
+//! (`block_on`); the node joins these threads on shutdown before it shuts
+//! that runtime down.
 
 use std::collections::VecDeque;
 use std::sync::Arc;

@@ -3,7 +3,8 @@
 //! instead of a fresh one. `init` runs once when an instance is made and
 //! `reinit` before each later task on it; an instance that traps, or whose
 //! hook fails, is dropped. Idle instances wait in a cache per job and
-//! component, at most one per CPU of the node.
+//! component, at most one per CPU of the node in all (idle instances hold
+//! slots of the instance pool, which every job shares).
 //!
 //! What a task leaves in a reused instance (its memory, the objects it
 //! holds) stays until the instance is dropped: the isolation between tasks
@@ -31,41 +32,60 @@ pub(crate) type ReuseKey = (JobId, String);
 /// Idle reusable instances by job and component.
 #[derive(Default)]
 pub(crate) struct InstanceCache {
-    idle: Mutex<HashMap<ReuseKey, Vec<Idle>>>,
+    idle: Mutex<Idles>,
+}
+
+#[derive(Default)]
+struct Idles {
+    by_key: HashMap<ReuseKey, Vec<Idle>>,
+    /// Idle instances of every key.
+    total: usize,
 }
 
 impl InstanceCache {
     /// An idle instance for `key`, if one is cached.
     pub fn take(&self, key: &ReuseKey) -> Option<Idle> {
-        self.idle.lock().get_mut(key)?.pop()
+        let mut idle = self.idle.lock();
+        let instance = idle.by_key.get_mut(key)?.pop()?;
+        idle.total -= 1;
+        Some(instance)
     }
 
-    /// Keeps `instance` for the next task, unless `limit` instances of
-    /// `key` are idle already: then it is handed back.
+    /// Keeps `instance` for the next task, unless `limit` instances (of any
+    /// key) are idle already: then it is handed back.
     pub fn put(&self, key: ReuseKey, instance: Idle, limit: usize) -> Option<Idle> {
         let mut idle = self.idle.lock();
-        let list = idle.entry(key).or_default();
-        if list.len() < limit {
-            list.push(instance);
-            None
-        } else {
-            Some(instance)
+        if idle.total >= limit {
+            return Some(instance);
         }
+        idle.total += 1;
+        idle.by_key.entry(key).or_default().push(instance);
+        None
     }
 
     /// Takes every idle instance of job `job` out (to drop them).
     pub fn take_job(&self, job: JobId) -> Vec<Idle> {
         let mut idle = self.idle.lock();
-        let keys: Vec<ReuseKey> = idle.keys().filter(|(j, _)| *j == job).cloned().collect();
-        keys.iter()
-            .filter_map(|k| idle.remove(k))
+        let keys: Vec<ReuseKey> = idle
+            .by_key
+            .keys()
+            .filter(|(j, _)| *j == job)
+            .cloned()
+            .collect();
+        let taken: Vec<Idle> = keys
+            .iter()
+            .filter_map(|k| idle.by_key.remove(k))
             .flatten()
-            .collect()
+            .collect();
+        idle.total -= taken.len();
+        taken
     }
 
     /// Takes every idle instance out (they hold the runtime: see
     /// `Node::shutdown`).
     pub fn clear(&self) -> Vec<Idle> {
-        self.idle.lock().drain().flat_map(|(_, v)| v).collect()
+        let mut idle = self.idle.lock();
+        idle.total = 0;
+        idle.by_key.drain().flat_map(|(_, v)| v).collect()
     }
 }

@@ -53,7 +53,7 @@ pub struct MicrobenchmarkArgs {
     #[arg(long)]
     json: bool,
     /// CPU slots of the node; default: this machine's cores.
-    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=4096))]
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=wray_host::bounds::MAX_CPUS as i64))]
     num_cpus: Option<u16>,
     /// The microbench component; default: $WRAY_MICROBENCH, else
     /// <dir of wray>/../wasm/microbench.wasm.

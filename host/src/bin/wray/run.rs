@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
+use wray_host::bounds::{MAX_CPUS, MAX_GPUS, MAX_TASK_MEMORY};
 use wray_host::{NodeConfig, Preopen};
 
 use crate::embedded;
@@ -19,7 +20,7 @@ pub struct RunArgs {
     component: PathBuf,
     /// CPUs of the node (one-CPU tasks running at once), 1 to 4096;
     /// default: this machine's cores. Fewer pins workers to that many cores.
-    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=4096))]
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=MAX_CPUS as i64))]
     num_cpus: Option<u16>,
     /// Give guests read-only access to a host directory, seen at GUEST
     /// (default: the same path). Repeatable.
@@ -35,10 +36,10 @@ pub struct RunArgs {
     driver_timeout: Seconds,
     /// Per-task memory limit in MiB, 1 to 4096 (a wasm32 memory's most).
     #[arg(long, value_name = "MIB", default_value_t = wray_host::config::DEFAULT_TASK_MEMORY >> 20,
-          value_parser = clap::value_parser!(u64).range(1..=4096))]
+          value_parser = clap::value_parser!(u64).range(1..=MAX_TASK_MEMORY >> 20))]
     task_memory_mib: u64,
     /// GPUs of the node, 0 to 1024 (default: as many as NVML finds).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=1024))]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_GPUS)))]
     num_gpus: Option<u32>,
     /// Custom resources of the node, as JSON: '{"accelerator": 2}'.
     #[arg(long, value_name = "JSON")]
@@ -77,7 +78,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     config.task_timeout = args.task_timeout.0;
     config.driver_timeout = args.driver_timeout.0;
-    config.task_memory_limit = args.task_memory_mib << 20;
+    config.task_memory_limit = args.task_memory_mib.saturating_mul(1 << 20);
     config.num_gpus = args.num_gpus;
     config.memory = args.memory;
     config.fuel_metering = args.fuel_metering;

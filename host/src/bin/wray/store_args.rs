@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
-use wray_host::bounds::MAX_TIMEOUT;
+use wray_host::bounds::{MAX_OBJECT_STORE, MAX_TIMEOUT};
 use wray_host::NodeConfig;
 
 /// A time limit given in seconds on the command line (`None`: 0, no limit).
@@ -42,7 +42,7 @@ pub struct StoreArgs {
     /// the free space of its directory (default: 30% of RAM, as Ray's, or
     /// what the directory has room for; 0: no shared store, values stay on
     /// the heap).
-    #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(0..=16 << 20))]
+    #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(0..=MAX_OBJECT_STORE >> 20))]
     object_store_memory: Option<u64>,
     /// Directory of the object store's file (default: /dev/shm).
     #[arg(long, value_name = "DIR")]
@@ -62,7 +62,7 @@ impl StoreArgs {
     /// Applies the flags to `config`.
     pub fn apply(&self, config: &mut NodeConfig) {
         if let Some(mib) = self.object_store_memory {
-            config.object_store_memory = (mib > 0).then_some(mib << 20);
+            config.object_store_memory = (mib > 0).then_some(mib.saturating_mul(1 << 20));
         }
         if let Some(dir) = &self.object_store_dir {
             config.object_store_dir = dir.clone();
