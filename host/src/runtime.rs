@@ -109,8 +109,8 @@ impl Runtime {
 
     /// Ends job `job` (its driver returned), as Ray does when a driver
     /// exits: its unfinished tasks are cancelled, its actors killed, its
-    /// reusable instances dropped, and every object it made freed (pending
-    /// ones sealed with a `cancelled` error first), so that nothing a job
+    /// reusable instances dropped, and every object it made freed (see
+    /// `ObjectStore::end_job`), so that nothing a job
     /// made, reference cycles included, outlives it.
     pub(crate) fn end_job(self: &Arc<Self>, job: JobId) {
         for task in self.registry.unfinished_of_job(job) {
