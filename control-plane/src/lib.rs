@@ -9,12 +9,16 @@
 //!   the in-process [`EmbeddedFunctionTable`] used by a single node. The etcd
 //!   backend implements the same trait over the key layout in DESIGN.md.
 //!
+//! - [`job_table`]: the [`JobTable`]: every job's id comes from it, so ids
+//!   are unique across the cluster.
+//!
 //! Node registry, object directory and actor directory join when the cluster
 //! arrives; a single node keeps them in its own memory.
 
 pub mod error;
 pub mod function_table;
 pub mod ids;
+pub mod job_table;
 
 pub use error::{Error, Result};
 pub use function_table::{
@@ -22,3 +26,4 @@ pub use function_table::{
     FunctionTable,
 };
 pub use ids::{ActorId, JobId, ObjectId, TaskId, MAX_PUTS, MAX_RETURNS, PUT_INDEX_BIT};
+pub use job_table::{EmbeddedJobTable, JobRecord, JobTable};

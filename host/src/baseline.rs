@@ -8,7 +8,7 @@
 //! interruption, the pooling allocator with the same limits). The store data
 //! is minimal: a default WASI context (what every component links), and the
 //! `wray:runtime` imports are stubs that trap if called. The node's own
-//! linker ([`component::linker`](crate::component)) cannot serve here: it is
+//! linker ([`component::linker`](crate::executor::component)) cannot serve here: it is
 //! typed over the node's task state, which only a running node can build. The
 //! export called is `init`, which the Rust SDK implements as a no-op that
 //! calls no import.
@@ -18,8 +18,8 @@ use wasmtime::{Engine, Store};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use crate::config::NodeConfig;
-use crate::engine::build_engine;
 use crate::error::{Error, Result};
+use crate::executor::engine::build_engine;
 
 /// Bindings of the same world with synchronous exports, as a bare wasmtime
 /// embedding would call them (the node's own are async: `bindings.rs`).
@@ -49,7 +49,7 @@ pub struct BareComponent {
     pre: GuestPre<BareState>,
     /// The same component linked with WASI's async imports, called with
     /// wasmtime's async API as a node calls it (see [`Self::instantiate_and_init_async`]).
-    async_pre: crate::bindings::GuestPre<BareState>,
+    async_pre: crate::executor::bindings::GuestPre<BareState>,
 }
 
 /// Store data: WASI only.
@@ -96,7 +96,7 @@ impl BareComponent {
             &component,
             wasmtime_wasi::p2::add_to_linker_async,
         )?;
-        let async_pre = crate::bindings::GuestPre::new(async_pre)
+        let async_pre = crate::executor::bindings::GuestPre::new(async_pre)
             .map_err(|e| component_error(format!("{e:#}")))?;
         Ok(Self {
             name: name.to_string(),

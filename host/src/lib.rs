@@ -1,64 +1,49 @@
 //! wray-host: a wray node.
 //!
 //! A node runs tasks and actors of WebAssembly components (the
-//! `wray:runtime` world in `wit/`) on wasmtime, with one worker per CPU slot,
-//! an object store, and a local scheduler. The `wray` binary (`src/bin`) is
-//! its command line.
+//! `wray:runtime` world in `wit/`) on wasmtime, with worker threads bounded
+//! by its CPUs, an object store, and a local scheduler. The `wray` binary
+//! (`src/bin`) is its command line.
 //!
-//! The moving parts, one module each:
-//! - [`node`]: [`Node`], the public entry point: start, deploy, run a driver,
-//!   shut down.
-//! - [`cancel_token`]: the cancel flag of every task and of the node.
-//! - [`bounds`]: every bound a guest meets (sizes, counts, tables) and the
-//!   valid range of every node setting.
-//! - [`config`]: [`NodeConfig`] (CPUs, limits, preopened directories).
-//! - [`engine`]: the wasmtime engine (pooling allocator, epoch ticker).
-//! - [`component`]: compile once per content hash, link, pre-instantiate,
-//!   `describe`.
-//! - `scheduler`: dependency tracking, the resource queue, blocking
-//!   `get`/`wait`, submission checks, cancel and kill.
-//! - [`resources`]: CPUs, GPUs (NVML discovery), memory and custom
-//!   resources; fractional requests; unit ids; pinning.
-//! - [`limits`]: per-task memory, time and fuel limits.
-//! - [`registry`]: the task table (`tasks()`, `errors()`, the timeline).
-//! - [`state`]: cluster state snapshots (nodes, tasks, errors) and
-//!   [`timeline`]: Chrome trace JSON of what ran where.
-//! - [`worker`]: running a task in an instance; the host imports.
-//! - `actor`: actor instances and their ordered queues; the actor table.
-//! - [`object_store`]: immutable objects and readiness notification.
-//! - [`error`]: [`Error`] (host failures) and [`TaskError`] (error objects).
-//! - [`baseline`]: bare wasmtime (instantiate + call, no wray), the
-//!   yardstick of `wray microbenchmark`.
+//! The layers, lowest first; each uses only those before it (see
+//! `docs/architecture.md` for the check):
+//! - [`proto`]: ids, [`TaskSpec`](proto::TaskSpec), options, resource
+//!   requests, limits, [`TaskError`] and its one [`ErrorKind`]: plain data.
+//! - the control plane (`wray-control-plane` crate): the function table and
+//!   the job table, embedded by default.
+//! - [`objects`]: the object store, its arena and spill files, holds
+//!   (reference counts by holder), readiness.
+//! - [`scheduler`]: dependencies, the resource queue, actor mailboxes, the
+//!   task table, cancel; it starts work through a narrow executor
+//!   interface and knows no wasmtime.
+//! - [`executor`]: wasmtime: engine, components, linker, host imports,
+//!   mapping, reusable and actor instances, the worker threads; its stores
+//!   reach the node through `executor::services::Services`.
+//! - [`node`]: [`Node`] wires them, owns the runtimes, and shuts down in
+//!   order; drivers, state snapshots, the timeline.
+//! - [`session`]: [`Session`], the one door for code outside a guest.
 //!
-//! See `docs/architecture.md` for the path of one task from `.remote()` to
-//! `get`.
+//! Leaves any layer may use: [`bounds`] (every bound a guest meets, every
+//! setting's range), [`config`] ([`NodeConfig`]), [`resources`] (CPUs,
+//! GPUs, pinning), [`cancel_token`], [`id_map`], [`error`].
 
-mod actor;
 pub mod baseline;
-pub mod bindings;
 pub mod bounds;
 pub mod cancel_token;
-pub mod component;
 pub mod config;
-mod convert;
-mod driver;
-pub mod engine;
 pub mod error;
+pub mod executor;
 pub mod id_map;
-pub mod limits;
 pub mod node;
-pub mod object_store;
-pub mod registry;
+pub mod objects;
+pub mod proto;
 pub mod resources;
-mod runtime;
-mod scheduler;
-pub mod state;
-mod task;
-pub mod timeline;
-pub mod worker;
+pub mod scheduler;
+pub mod session;
 
 pub use config::{NodeConfig, Preopen, Stdio};
-pub use driver::DriverOutcome;
 pub use error::{Error, ErrorKind, Result, TaskError};
+pub use node::driver::DriverOutcome;
 pub use node::{Node, StopHandle};
-pub use runtime::StatsSnapshot;
+pub use scheduler::StatsSnapshot;
+pub use session::Session;

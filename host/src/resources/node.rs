@@ -12,9 +12,9 @@
 use std::collections::BTreeMap;
 
 use super::discovery::GpuInfo;
-use super::quantity::{Quantity, SCALE};
-use super::request::Request;
 use super::{CPU, GPU, MEMORY};
+use crate::proto::quantity::{Quantity, SCALE};
+use crate::proto::Request;
 
 /// What a node has in all.
 #[derive(Debug, Clone, Default)]

@@ -15,10 +15,10 @@ use std::time::Instant;
 use tokio::sync::{oneshot, Notify};
 use wray_control_plane::ObjectId;
 
-use crate::object_store::Subscription;
-use crate::registry::TaskEntry;
+use crate::objects::Subscription;
 use crate::resources::{Allocation, Quantity};
-use crate::runtime::Runtime;
+use crate::scheduler::core::Scheduler;
+use crate::scheduler::task_table::TaskEntry;
 
 /// The task that blocks.
 pub(crate) struct Blocker<'a> {
@@ -77,7 +77,7 @@ pub(crate) enum WaitEnd {
 /// The waiters one wait registered, taken back when it ends (however it
 /// ends: a timed-out or dropped wait leaves no waiter behind).
 struct Subscriptions<'a> {
-    rt: &'a Runtime,
+    rt: &'a Scheduler,
     pending: Vec<(ObjectId, u64)>,
 }
 
@@ -92,7 +92,7 @@ impl Drop for Subscriptions<'_> {
 /// CPUs a blocked task waits to take again; given back to the node if the
 /// wait is dropped before it got them or before it took them over.
 struct Resume {
-    rt: Arc<Runtime>,
+    rt: Arc<Scheduler>,
     rx: Option<oneshot::Receiver<Allocation>>,
 }
 
@@ -110,7 +110,7 @@ impl Drop for Resume {
     }
 }
 
-impl Runtime {
+impl Scheduler {
     /// Waits until `need` of `ids` are sealed or `until` passes. Ids that
     /// name no object count as sealed (`get` on them fails at once with
     /// `not-found`, so nothing is waited for). A task with an allocation

@@ -13,16 +13,16 @@ use std::sync::Arc;
 use wray_control_plane::{ActorId, TaskId};
 
 use crate::error::{ErrorKind, TaskError};
-use crate::registry::CancelTarget;
-use crate::runtime::Runtime;
-use crate::task::TaskKind;
+use crate::proto::Target;
+use crate::scheduler::core::Scheduler;
+use crate::scheduler::task_table::CancelTarget;
 
-impl Runtime {
+impl Scheduler {
     /// Cancels task `task` (and, with `recursive`, what it submitted).
     /// Returns false when `task` had already finished or is unknown.
     pub(crate) fn cancel(self: &Arc<Self>, task: TaskId, _force: bool, recursive: bool) -> bool {
         let mut first = None;
-        for (id, target) in self.registry.cancel(task, recursive) {
+        for (id, target) in self.tasks.cancel(task, recursive) {
             let live = match target {
                 CancelTarget::Done => false,
                 CancelTarget::Running => true,
@@ -36,12 +36,14 @@ impl Runtime {
                                 spec.id,
                                 "cancelled before it ran",
                             );
-                            if let TaskKind::ActorCreate { actor } = &spec.kind {
+                            if let (Target::ActorCreate { .. }, Some(actor)) =
+                                (&spec.target, &spec.actor)
+                            {
                                 actor.die(self, error.clone());
                             }
                             self.finish(&spec, Err(error));
                             self.release_all(&spec.holds);
-                            if let Some(actor) = spec.actor() {
+                            if let Some(actor) = &spec.actor {
                                 // Its queue may now start the next call.
                                 actor.try_run(self);
                             }

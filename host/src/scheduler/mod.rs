@@ -2,6 +2,13 @@
 //! resource request fits in what is free, first come first served within
 //! those gates.
 //!
+//! - [`core`]: [`Scheduler`], the scheduling state of a node, and how a
+//!   job ends.
+//! - [`task`]: a queued task ([`Task`]: a [`TaskSpec`] with what it holds
+//!   on this node) and its dependency count.
+//! - [`task_table`]: the task table (every task's state, times, error).
+//! - [`actor`]: actor mailboxes: each actor's ordered queue, resources and
+//!   death; [`actor_table`]: the live and recently dead actors.
 //! - [`queue`]: the node's resources, the ready queue by scheduling class,
 //!   blocked tasks resuming.
 //! - [`blocking`]: waiting for objects (`get`, `wait`).
@@ -12,26 +19,56 @@
 //! Submission registers the task's return objects as pending, subscribes to
 //! each dependency, and queues the task when the last one is sealed: remote
 //! functions and actor constructors in the resource queue, actor calls on
-//! their actor's own queue (they run with the actor's resources).
+//! their actor's own queue (they run with the actor's resources). Work
+//! that can start goes to the node's [`Executor`]: the scheduler knows no
+//! wasmtime.
 
+pub(crate) mod actor;
+pub(crate) mod actor_table;
 pub(crate) mod blocking;
 pub(crate) mod cancel;
+pub mod core;
 pub(crate) mod queue;
 pub(crate) mod submit;
+pub(crate) mod task;
+pub mod task_table;
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use crate::error::{ErrorKind, TaskError};
-use crate::object_store::{Object, Subscription};
-use crate::resources::Allocation;
-use crate::runtime::Runtime;
-use crate::scheduler::queue::Start;
-use crate::task::{PendingTask, TaskKind, TaskSpec};
+use wray_control_plane::{ActorId, JobId, ObjectId};
 
-impl Runtime {
+pub use self::core::{Scheduler, StatsSnapshot};
+use crate::error::TaskError;
+use crate::objects::{Object, Subscription};
+use crate::proto::{ErrorKind, Target};
+use crate::resources::Allocation;
+use crate::scheduler::actor::Actor;
+use crate::scheduler::queue::Start;
+pub(crate) use crate::scheduler::task::{PendingTask, Task};
+
+/// What the scheduler asks of the layer that runs tasks (the node's
+/// wasmtime executor). Every method returns at once: work runs on the
+/// executor's own threads.
+pub(crate) trait Executor: Send + Sync {
+    /// Runs remote-function task `task` holding `allocation`; the executor
+    /// seals its results and gives `allocation` back when it ends.
+    fn run_function(&self, task: Arc<PendingTask>, allocation: Allocation);
+    /// Runs `task` (the constructor or a call) of `actor`, then each next
+    /// call that is ready by then; `dead` is why the actor is dead, if it
+    /// was when the task was taken.
+    fn run_actor(&self, actor: Arc<Actor>, task: Arc<PendingTask>, dead: Option<TaskError>);
+    /// Drops the instance of `actor` (it died), unless a call runs on it
+    /// now (then it is dropped when the call ends).
+    fn drop_actor(&self, actor: ActorId);
+    /// Drops what the executor keeps for job `job` (its reusable
+    /// instances): the job ended.
+    fn end_job(&self, job: JobId);
+}
+
+impl Scheduler {
     /// Submits a task. Never blocks on the task itself.
-    pub(crate) fn submit(self: &Arc<Self>, mut spec: TaskSpec) {
+    pub(crate) fn submit(self: &Arc<Self>, mut spec: Task) {
         for id in &spec.returns {
             self.objects.register_pending(*id);
         }
@@ -41,9 +78,9 @@ impl Runtime {
         spec.holds.retain(|id| self.objects.acquire(id));
         self.stats.submitted.fetch_add(1, Ordering::Relaxed);
         let deps: Vec<_> = spec.dependencies().collect();
-        let actor = spec.actor().cloned();
+        let actor = spec.actor.clone();
         let label = spec.label.clone();
-        let entry = self.registry.submitted(&spec);
+        let entry = self.tasks.submitted(&spec);
         spec.entry = Some(entry.clone());
         let task = PendingTask::new(spec);
         entry.set_pending(&task);
@@ -104,8 +141,8 @@ impl Runtime {
             let Some(spec) = spec.as_ref() else {
                 return; // cancelled
             };
-            let actor = match &spec.kind {
-                TaskKind::ActorCall { actor, .. } => Some(actor.clone()),
+            let actor = match &spec.target {
+                Target::ActorCall { .. } => spec.actor.clone(),
                 _ => None,
             };
             (spec.entry.clone(), actor, spec.request.clone())
@@ -134,8 +171,8 @@ impl Runtime {
     /// constructors by admitting their actor.
     pub(crate) fn start(self: &Arc<Self>, tasks: Vec<Start>) {
         for Start { task, allocation } in tasks {
-            let actor = task.spec.lock().as_ref().and_then(|s| match &s.kind {
-                TaskKind::ActorCreate { actor } => Some(actor.clone()),
+            let actor = task.spec.lock().as_ref().and_then(|s| match &s.target {
+                Target::ActorCreate { .. } => s.actor.clone(),
                 _ => None,
             });
             match actor {
@@ -143,16 +180,17 @@ impl Runtime {
                     actor.admit(allocation);
                     actor.try_run(self);
                 }
-                None => {
-                    let rt = self.clone();
-                    self.spawn_blocking(move || rt.run_function_task(task, allocation));
-                }
+                None => match self.executor() {
+                    Some(executor) => executor.run_function(task, allocation),
+                    // The node is going away: nothing runs any more.
+                    None => drop(self.pool.release(&allocation)),
+                },
             }
         }
     }
 
     /// Drops one hold on each of `ids` (a finished task's arguments).
-    pub(crate) fn release_all(&self, ids: &[wray_control_plane::ObjectId]) {
+    pub(crate) fn release_all(&self, ids: &[ObjectId]) {
         for id in ids {
             self.objects.release(id);
         }
@@ -160,20 +198,16 @@ impl Runtime {
 
     /// Records how task `spec` ended and seals its return objects with its
     /// results, or all of them with its error.
-    pub(crate) fn finish(&self, spec: &TaskSpec, result: Result<Vec<Object>, TaskError>) {
+    pub(crate) fn finish(&self, spec: &Task, result: Result<Vec<Object>, TaskError>) {
         if let Some(entry) = &spec.entry {
-            self.registry.ended(entry, result.as_ref().err());
+            self.tasks.ended(entry, result.as_ref().err());
         }
         self.complete(&spec.returns, result);
     }
 
     /// Seals `returns` with a task's results, or all of them with its
     /// error.
-    pub(crate) fn complete(
-        &self,
-        returns: &[wray_control_plane::ObjectId],
-        result: Result<Vec<Object>, TaskError>,
-    ) {
+    pub(crate) fn complete(&self, returns: &[ObjectId], result: Result<Vec<Object>, TaskError>) {
         match result {
             Ok(values) => {
                 self.stats.finished.fetch_add(1, Ordering::Relaxed);

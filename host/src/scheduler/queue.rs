@@ -17,7 +17,7 @@ use parking_lot::Mutex;
 use tokio::sync::oneshot;
 
 use crate::resources::{Allocation, NodeResources, Quantity, Request};
-use crate::task::PendingTask;
+use crate::scheduler::task::PendingTask;
 
 /// A ready task and what it asked for.
 struct Queued {

@@ -7,17 +7,14 @@ use std::sync::Arc;
 
 use wray_control_plane::{ActorId, Declared, FunctionRecord, ObjectId, TaskId, MAX_RETURNS};
 
-use crate::actor::Actor;
-use crate::bindings::types;
-use crate::cancel_token::CancelToken;
-use crate::component::LoadedComponent;
-use crate::convert::{declared_limits, declared_request};
 use crate::error::{ErrorKind, TaskError};
-use crate::limits::Limits;
-use crate::resources::Request;
-use crate::runtime::Runtime;
-use crate::task::{TaskKind, TaskSpec};
-use crate::worker::state::Holds;
+use crate::objects::holds::{Holds, TooManyHolds};
+use crate::proto::{
+    Arg, LimitOptions, Limits, Request, ResourceOptions, Target, TaskOptions, TaskSpec,
+};
+use crate::scheduler::actor::Actor;
+use crate::scheduler::core::Scheduler;
+use crate::scheduler::task::Task;
 
 /// The ids of task `id`'s `num_returns` return objects (at least one); a
 /// count past [`MAX_RETURNS`] gets one id, to hold the error saying so,
@@ -75,9 +72,9 @@ pub(crate) struct Submission {
     /// The new task's id.
     pub id: TaskId,
     /// Its arguments.
-    pub args: Vec<types::Arg>,
+    pub args: Vec<Arg>,
     /// Its options (returns, resources, limits).
-    pub options: types::TaskOptions,
+    pub options: TaskOptions,
     /// The first object among its arguments the submitter may not name
     /// (the submission fails as if it did not exist).
     pub hidden_arg: Option<ObjectId>,
@@ -86,13 +83,13 @@ pub(crate) struct Submission {
     pub parent_cancelled: bool,
 }
 
-impl Runtime {
+impl Scheduler {
     /// Registers `returns` as pending objects held by the caller (before the
     /// task can possibly finish, so its results are not freed unread).
     ///
     /// # Errors
     /// A trap when the caller holds too many objects already.
-    fn expect_returns(&self, caller: &mut Holds, returns: &[ObjectId]) -> wasmtime::Result<()> {
+    fn expect_returns(&self, caller: &mut Holds, returns: &[ObjectId]) -> Result<(), TooManyHolds> {
         for id in returns {
             self.objects.register_pending(*id);
             caller.hold(&self.objects, *id)?;
@@ -105,7 +102,7 @@ impl Runtime {
         self.stats
             .submitted
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        self.registry.failed_at_submission(&error);
+        self.tasks.failed_at_submission(&error);
         self.complete(returns, Err(error));
     }
 
@@ -150,7 +147,7 @@ impl Runtime {
         let invalid = |m| (ErrorKind::InvalidArgument, m);
         let limits = Limits::resolve(
             &call.options.limits,
-            &declared_limits(declared),
+            &LimitOptions::from(declared),
             base,
             self.config.fuel_metering,
         )
@@ -160,7 +157,7 @@ impl Runtime {
         };
         let request = Request::resolve(
             &call.options.resources,
-            &declared_request(declared),
+            &ResourceOptions::from(declared),
             default,
         )
         .map_err(invalid)?;
@@ -177,29 +174,30 @@ impl Runtime {
     /// return object ids.
     pub(crate) fn submit_function(
         self: &Arc<Self>,
-        component: &Arc<LoadedComponent>,
+        component: &str,
         caller: &mut Holds,
         call: Submission,
         function: String,
-    ) -> wasmtime::Result<Vec<ObjectId>> {
+    ) -> Result<Vec<ObjectId>, TooManyHolds> {
         let id = call.id;
         let (returns, bad_count) = return_ids(id, call.options.num_returns);
         self.expect_returns(caller, &returns)?;
-        let record = &component.record;
-        let found = record.function(&function);
+        let record = self.component(component);
+        let found = record.as_ref().and_then(|r| r.function(&function));
         let checked = self.check_and_resolve(
             found,
-            || {
-                format!(
-                    "component `{}` has no remote function `{function}`",
-                    record.name
-                )
+            || match &record {
+                Some(r) => format!("component `{}` has no remote function `{function}`", r.name),
+                None => format!(
+                    "component {component} is not deployed on node {}",
+                    self.node_id
+                ),
             },
             &function,
             &call,
             Some(returns.len()),
             Some(&Request::one_cpu()),
-            Limits::node(&self.config),
+            self.config.limits(),
         );
         let (request, limits) = match bad_count.map_or(checked, Err) {
             Ok(resolved) => resolved,
@@ -208,48 +206,43 @@ impl Runtime {
                 return Ok(returns);
             }
         };
-        self.submit(TaskSpec {
+        let spec = TaskSpec {
             id,
             label: function.clone(),
-            kind: TaskKind::Function { name: function },
-            component: component.clone(),
+            target: Target::Function { name: function },
+            component: component.to_string(),
             args: call.args,
             returns: returns.clone(),
-            holds: Vec::new(),
             request,
             limits,
             parent: Some(call.parent),
-            cancel: CancelToken::new(),
-            entry: None,
-        });
+        };
+        self.submit(Task::new(spec, None));
         Ok(returns)
     }
 
     /// Creates actor `call.id` of class `class`: registers it and submits
     /// its constructor as its first task, which starts once the actor's
     /// resources are free.
-    pub(crate) fn create_actor(
-        self: &Arc<Self>,
-        component: &Arc<LoadedComponent>,
-        call: Submission,
-        class: String,
-    ) {
+    pub(crate) fn create_actor(self: &Arc<Self>, component: &str, call: Submission, class: String) {
         let (id, label) = (call.id, format!("{class}.new"));
-        let found = component.record.actor_class(&class);
+        let record = self.component(component);
+        let found = record.as_ref().and_then(|r| r.actor_class(&class));
         // Actors use no CPU unless they ask (Ray's default for running).
         let checked = self.check_and_resolve(
             found,
-            || {
-                format!(
-                    "component `{}` has no actor class `{class}`",
-                    component.record.name
-                )
+            || match &record {
+                Some(r) => format!("component `{}` has no actor class `{class}`", r.name),
+                None => format!(
+                    "component {component} is not deployed on node {}",
+                    self.node_id
+                ),
             },
             &label,
             &call,
             None,
             Some(&Request::default()),
-            Limits::node(&self.config),
+            self.config.limits(),
         );
         let checked = checked.and_then(|resolved| {
             let live = self.actors.live();
@@ -268,32 +261,30 @@ impl Runtime {
                 let actor = Arc::new(Actor::new(
                     id,
                     class,
-                    component.clone(),
-                    Limits::node(&self.config),
+                    component.to_string(),
+                    self.config.limits(),
                 ));
                 self.actors.insert(actor.clone());
                 let error = TaskError::new(kind, label, id, message);
-                self.registry.failed_at_submission(&error);
+                self.tasks.failed_at_submission(&error);
                 actor.die(self, error);
                 return;
             }
         };
-        let actor = Arc::new(Actor::new(id, class, component.clone(), limits));
+        let actor = Arc::new(Actor::new(id, class.clone(), component.to_string(), limits));
         self.actors.insert(actor.clone());
-        self.submit(TaskSpec {
+        let spec = TaskSpec {
             id,
             label,
-            kind: TaskKind::ActorCreate { actor },
-            component: component.clone(),
+            target: Target::ActorCreate { actor: id, class },
+            component: component.to_string(),
             args: call.args,
             returns: Vec::new(),
-            holds: Vec::new(),
             request,
             limits,
             parent: Some(call.parent),
-            cancel: CancelToken::new(),
-            entry: None,
-        });
+        };
+        self.submit(Task::new(spec, Some(actor)));
     }
 
     /// Calls `method` on `actor`; returns its return object ids. The call
@@ -306,7 +297,7 @@ impl Runtime {
         reachable: bool,
         call: Submission,
         method: String,
-    ) -> wasmtime::Result<Vec<ObjectId>> {
+    ) -> Result<Vec<ObjectId>, TooManyHolds> {
         let id = call.id;
         let (returns, bad_count) = return_ids(id, call.options.num_returns);
         self.expect_returns(caller, &returns)?;
@@ -319,7 +310,10 @@ impl Runtime {
             return Ok(returns);
         };
         let label = format!("{}.{method}", actor.class);
-        let found = actor.component.record.actor_method(&actor.class, &method);
+        let record = self.component(&actor.component);
+        let found = record
+            .as_ref()
+            .and_then(|r| r.actor_method(&actor.class, &method));
         let checked = self.check_and_resolve(
             found,
             || format!("actor class `{}` has no method `{method}`", actor.class),
@@ -336,23 +330,21 @@ impl Runtime {
                 return Ok(returns);
             }
         };
-        self.submit(TaskSpec {
+        let spec = TaskSpec {
             id,
             label,
-            kind: TaskKind::ActorCall {
-                actor: actor.clone(),
+            target: Target::ActorCall {
+                actor: actor_id,
                 method,
             },
             component: actor.component.clone(),
             args: call.args,
             returns: returns.clone(),
-            holds: Vec::new(),
             request: Request::default(),
             limits,
             parent: Some(call.parent),
-            cancel: CancelToken::new(),
-            entry: None,
-        });
+        };
+        self.submit(Task::new(spec, Some(actor)));
         Ok(returns)
     }
 }

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
-use wray_host::object_store::ObjectInfo;
+use wray_host::objects::ObjectInfo;
 use wray_host::Node;
 
 /// Tasks listed in `state.json` while the driver runs (all of them once it

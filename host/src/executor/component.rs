@@ -13,14 +13,14 @@ use wray_control_plane::{
     content_hash, ComponentRecord, Declared, FunctionKind, FunctionRecord, TaskId,
 };
 
-use crate::bindings::wray::runtime::{objects, runtime, tasks};
-use crate::bindings::{types, GuestPre};
 use crate::bounds::{MAX_FUNCTIONS, MAX_NAME, MAX_RETURNS};
 use crate::error::{Error, Result};
-use crate::runtime::Runtime;
-use crate::worker::classify::trap_to_task_error;
-use crate::worker::guard::StopWhen;
-use crate::worker::state::{CurrentTask, TaskState};
+use crate::executor::bindings::wray::runtime::{objects, runtime, tasks};
+use crate::executor::bindings::{types, GuestPre};
+use crate::executor::classify::trap_to_task_error;
+use crate::executor::guard::StopWhen;
+use crate::executor::state::{CurrentTask, TaskState};
+use crate::executor::WasmExecutor;
 
 /// How long a component's `describe` may run when it is deployed.
 pub const DESCRIBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
@@ -106,7 +106,7 @@ pub(crate) fn linker(engine: &Engine) -> Result<Linker<TaskState>> {
     runtime::add_to_linker::<TaskState, Me>(&mut linker, |s| s).map_err(link)?;
     // `mapping` takes its windows as `WasmList<u8>` (no copy), so it is
     // defined by hand rather than from the generated trait.
-    crate::worker::mapping::add_to_linker(&mut linker).map_err(link)?;
+    crate::executor::mapping::add_to_linker(&mut linker).map_err(link)?;
     Ok(linker)
 }
 
@@ -196,7 +196,11 @@ fn write_cache(component: &Component, path: &Path) -> std::io::Result<()> {
 /// # Errors
 /// [`Error::Component`] when the bytes are not a component, do not
 /// implement `wray:runtime/guest`, or `describe` fails.
-pub(crate) fn load(rt: &Arc<Runtime>, name: &str, bytes: &[u8]) -> Result<Arc<LoadedComponent>> {
+pub(crate) fn load(
+    rt: &Arc<WasmExecutor>,
+    name: &str,
+    bytes: &[u8],
+) -> Result<Arc<LoadedComponent>> {
     let component_error = |reason: String| Error::Component {
         name: name.to_string(),
         reason,
@@ -207,7 +211,7 @@ pub(crate) fn load(rt: &Arc<Runtime>, name: &str, bytes: &[u8]) -> Result<Arc<Lo
         name,
         &hash,
         bytes,
-        rt.config.cache_dir.as_deref(),
+        rt.sched.config.cache_dir.as_deref(),
     )?;
     let pre = rt
         .linker
@@ -266,16 +270,16 @@ pub(crate) fn load(rt: &Arc<Runtime>, name: &str, bytes: &[u8]) -> Result<Arc<Lo
 /// Calls `describe` of `component` in a fresh instance of its own job,
 /// within [`DESCRIBE_TIMEOUT`].
 async fn describe(
-    rt: &Arc<Runtime>,
+    rt: &Arc<WasmExecutor>,
     component: Arc<LoadedComponent>,
 ) -> Result<types::ComponentInfo> {
     let component_error = |reason: String| Error::Component {
         name: component.record.name.clone(),
         reason,
     };
-    let limits = crate::limits::Limits {
+    let limits = crate::proto::limits::Limits {
         timeout: Some(DESCRIBE_TIMEOUT),
-        ..crate::limits::Limits::node(&rt.config)
+        ..rt.sched.config.limits()
     };
     let job = wray_control_plane::JobId::random();
     let current = CurrentTask::new(
@@ -306,7 +310,7 @@ async fn describe(
     // Whatever `describe` started (tasks, objects) ends with its job, on
     // every path.
     drop(store);
-    rt.end_job(job);
+    rt.sched.end_job(job);
     info
 }
 

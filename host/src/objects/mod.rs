@@ -9,7 +9,7 @@
 //! only an object the store expects can be sealed.
 //!
 //! Reference counting (Ray's ownership model on one node): every slot counts
-//! its holders: tasks' instances ([`Holds`](crate::worker::state::Holds)),
+//! its holders: holders ([`Holds`]: instances, sessions),
 //! queued tasks (their arguments) and sealed objects whose value contains
 //! its id. When the count drops to zero the object is freed, and the refs
 //! inside its value are released in turn. When a job ends, whatever of it is
@@ -21,6 +21,8 @@
 
 pub mod arena;
 pub mod data;
+pub mod holds;
+pub mod sizing;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -31,18 +33,9 @@ use wray_control_plane::{JobId, ObjectId};
 use crate::error::TaskError;
 use crate::id_map::IdMap;
 
+pub use crate::proto::Codec;
 pub use data::{Budget, Data, Refs};
-
-/// How an object's bytes are encoded (the WIT `codec`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Codec {
-    /// rkyv archive.
-    Rkyv,
-    /// JSON text.
-    Json,
-    /// Uninterpreted bytes.
-    Raw,
-}
+pub use holds::{Holds, TooManyHolds};
 
 /// Values smaller than this (bytes) stay on the host's heap and travel
 /// inline with tasks; larger ones go to the shared-memory arena, from where
@@ -94,7 +87,7 @@ impl Default for StoreLimits {
     /// a quarter of the open-file limit, whichever is less.
     fn default() -> Self {
         StoreLimits {
-            inline_bytes: usize::try_from(crate::config::default_object_store_memory())
+            inline_bytes: usize::try_from(sizing::default_object_store_memory())
                 .unwrap_or(usize::MAX),
             spilled_objects: default_spill_limit(),
         }

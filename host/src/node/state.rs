@@ -9,8 +9,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
-use crate::registry::{Registry, TaskStatus};
 use crate::resources::GpuInfo;
+use crate::scheduler::task_table::{TaskStatus, TaskTable};
 
 /// One node (Ray's `ray.nodes()` entry).
 #[derive(Debug, Clone, Serialize)]
@@ -89,7 +89,7 @@ pub struct ErrorInfo {
 }
 
 /// The tasks of `registry`, oldest first.
-pub fn tasks(registry: &Registry, node_id: &str) -> Vec<TaskInfo> {
+pub fn tasks(registry: &TaskTable, node_id: &str) -> Vec<TaskInfo> {
     let now = std::time::Instant::now();
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
     registry
@@ -115,7 +115,7 @@ pub fn tasks(registry: &Registry, node_id: &str) -> Vec<TaskInfo> {
 }
 
 /// The errors kept by `registry`, oldest first.
-pub fn errors(registry: &Registry, node_id: &str) -> Vec<ErrorInfo> {
+pub fn errors(registry: &TaskTable, node_id: &str) -> Vec<ErrorInfo> {
     registry
         .errors()
         .into_iter()

@@ -3,11 +3,12 @@
 
 use std::time::Duration;
 
-use crate::bindings::types;
-use crate::config::NodeConfig;
+use serde::{Deserialize, Serialize};
+
+use super::LimitOptions;
 
 /// The limits one task (or each call of an actor) runs under.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Limits {
     /// Most bytes its instance's linear memory may grow to.
     pub max_memory: u64,
@@ -18,15 +19,6 @@ pub struct Limits {
 }
 
 impl Limits {
-    /// The node's defaults.
-    pub fn node(config: &NodeConfig) -> Self {
-        Limits {
-            max_memory: config.task_memory_limit,
-            timeout: config.task_timeout,
-            fuel: config.task_fuel,
-        }
-    }
-
     /// Each limit from `call` if set, else from `declared`, else from
     /// `base` (the node's limits, or an actor's for its calls); `base` is
     /// also the ceiling: a call or a declaration may lower a limit, never
@@ -37,8 +29,8 @@ impl Limits {
     /// A message when a fuel limit is asked of a node without fuel metering
     /// (`fuel_metering` false), or a memory limit below one wasm page.
     pub fn resolve(
-        call: &types::Limits,
-        declared: &types::Limits,
+        call: &LimitOptions,
+        declared: &LimitOptions,
         base: Limits,
         fuel_metering: bool,
     ) -> Result<Self, String> {
@@ -80,9 +72,10 @@ impl Limits {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::NodeConfig;
 
-    fn limits(mem: Option<u64>, ms: Option<u64>, fuel: Option<u64>) -> types::Limits {
-        types::Limits {
+    fn limits(mem: Option<u64>, ms: Option<u64>, fuel: Option<u64>) -> LimitOptions {
+        LimitOptions {
             max_memory: mem,
             timeout_ms: ms,
             fuel,
@@ -92,7 +85,7 @@ mod tests {
     #[test]
     fn call_overrides_declaration_overrides_node() {
         let config = NodeConfig::default();
-        let node = Limits::node(&config);
+        let node = config.limits();
         let l = Limits::resolve(
             &limits(None, Some(5), None),
             &limits(Some(1 << 20), Some(9), None),
@@ -109,7 +102,7 @@ mod tests {
             false,
         )
         .unwrap();
-        assert_eq!(l, Limits::node(&config));
+        assert_eq!(l, config.limits());
         let err = Limits::resolve(
             &limits(None, None, Some(10)),
             &limits(None, None, None),
@@ -131,7 +124,7 @@ mod tests {
     #[test]
     fn the_node_is_the_ceiling() {
         let config = NodeConfig::default();
-        let node = Limits::node(&config);
+        let node = config.limits();
         let greedy = limits(Some(u64::MAX), Some(u64::MAX), None);
         let l = Limits::resolve(&greedy, &limits(None, None, None), node, false).unwrap();
         assert_eq!(l.max_memory, config.task_memory_limit);

@@ -6,7 +6,19 @@
 pub const SCALE: u64 = 10_000;
 
 /// A non-negative amount of a resource, in 1/[`SCALE`] units.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct Quantity(pub u64);
 
 impl Quantity {

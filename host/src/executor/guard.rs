@@ -5,7 +5,7 @@
 //! mechanisms stop it when its time limit passes, it is cancelled, or the
 //! node shuts down:
 //! - while wasm runs, the epoch callback ([`arm_limits`]), every
-//!   [`EPOCH_TICK`](crate::engine::EPOCH_TICK), traps with [`Stopped`];
+//!   [`EPOCH_TICK`](crate::executor::engine::EPOCH_TICK), traps with [`Stopped`];
 //! - while it waits in a host call (a WASI sleep or read, a `get`),
 //!   [`StopWhen::guard`] drops the call: wasmtime unwinds the fiber and the
 //!   call ends with [`Stopped`].
@@ -19,8 +19,8 @@ use std::time::Instant;
 use wasmtime::Store;
 
 use crate::cancel_token::CancelToken;
-use crate::worker::classify::Stopped;
-use crate::worker::state::TaskState;
+use crate::executor::classify::Stopped;
+use crate::executor::state::TaskState;
 
 /// What stops one guest call: its deadline, its cancel token, the node's
 /// shutdown.
@@ -36,7 +36,7 @@ impl StopWhen {
         StopWhen {
             deadline: state.current.deadline,
             cancel: state.current.cancel.clone(),
-            shutdown: state.rt.shutdown.clone(),
+            shutdown: state.node.shutdown().clone(),
         }
     }
 
@@ -93,7 +93,7 @@ impl StopWhen {
 
 /// Why the task `state` runs must stop now, if it must.
 fn must_stop(state: &TaskState) -> Option<Stopped> {
-    if state.rt.shutdown.is_cancelled() {
+    if state.node.shutdown().is_cancelled() {
         Some(Stopped::Shutdown)
     } else if state.current.is_cancelled() {
         Some(Stopped::Cancelled)
@@ -125,8 +125,8 @@ pub(crate) fn rearm_limits(store: &mut Store<TaskState>) {
     let state = store.data();
     let lift = usize::try_from(state.current.limits.max_memory).unwrap_or(usize::MAX);
     let fuel = state
-        .rt
-        .config
+        .node
+        .config()
         .fuel_metering
         .then(|| state.current.limits.fuel.unwrap_or(u64::MAX));
     store.set_hostcall_fuel(lift.saturating_add(1 << 20));

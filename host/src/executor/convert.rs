@@ -1,10 +1,11 @@
 //! Conversions between the generated WIT types and the host's own types.
 
-use wray_control_plane::{Declared, ObjectId, TaskId};
+use wray_control_plane::{ObjectId, TaskId};
 
-use crate::bindings::types;
 use crate::error::{ErrorKind, TaskError};
-use crate::object_store::Codec;
+use crate::executor::bindings::types;
+use crate::objects::Codec;
+use crate::proto;
 
 impl From<TaskId> for types::TaskId {
     fn from(id: TaskId) -> Self {
@@ -115,21 +116,64 @@ impl From<TaskError> for types::TaskError {
     }
 }
 
-/// A function's declared resources, as a request to resolve.
-pub(crate) fn declared_request(d: &Declared) -> types::ResourceRequest {
-    types::ResourceRequest {
-        num_cpus: d.num_cpus,
-        num_gpus: d.num_gpus,
-        memory: d.memory,
-        custom: d.resources.clone(),
+impl From<proto::Payload> for types::Payload {
+    /// Moves the bytes (no copy).
+    fn from(p: proto::Payload) -> Self {
+        types::Payload {
+            codec: p.codec.into(),
+            data: p.data,
+            refs: p.refs.into_iter().map(Into::into).collect(),
+        }
     }
 }
 
-/// A function's declared limits.
-pub(crate) fn declared_limits(d: &Declared) -> types::Limits {
-    types::Limits {
-        max_memory: d.max_memory,
-        timeout_ms: d.timeout_ms,
-        fuel: d.fuel,
+impl From<types::Payload> for proto::Payload {
+    /// Moves the bytes (no copy).
+    fn from(p: types::Payload) -> Self {
+        proto::Payload {
+            codec: p.codec.into(),
+            data: p.data,
+            refs: p.refs.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
+impl From<types::Arg> for proto::Arg {
+    fn from(a: types::Arg) -> Self {
+        match a {
+            types::Arg::Value(p) => proto::Arg::Value(p.into()),
+            types::Arg::Object(id) => proto::Arg::Object(id.into()),
+        }
+    }
+}
+
+impl From<types::ResourceRequest> for proto::ResourceOptions {
+    fn from(r: types::ResourceRequest) -> Self {
+        proto::ResourceOptions {
+            num_cpus: r.num_cpus,
+            num_gpus: r.num_gpus,
+            memory: r.memory,
+            custom: r.custom,
+        }
+    }
+}
+
+impl From<types::Limits> for proto::LimitOptions {
+    fn from(l: types::Limits) -> Self {
+        proto::LimitOptions {
+            max_memory: l.max_memory,
+            timeout_ms: l.timeout_ms,
+            fuel: l.fuel,
+        }
+    }
+}
+
+impl From<types::TaskOptions> for proto::TaskOptions {
+    fn from(o: types::TaskOptions) -> Self {
+        proto::TaskOptions {
+            num_returns: o.num_returns,
+            resources: o.resources.into(),
+            limits: o.limits.into(),
+        }
     }
 }

@@ -22,16 +22,16 @@ use wasmtime::component::Linker;
 use wasmtime::StoreContextMut;
 use wray_control_plane::ObjectId;
 
-use crate::bindings::types;
 use crate::error::{ErrorKind, TaskError};
-use crate::object_store::arena::PAGE;
-use crate::object_store::{Data, Object};
+use crate::executor::bindings::types;
+use crate::executor::guest_bytes::GuestBytes;
+use crate::executor::run::{guest_refs, store_value};
+use crate::executor::state::TaskState;
+use crate::executor::windows::{map_file, Creating};
+pub use crate::executor::windows::{TaskStore, Windows};
+use crate::objects::arena::PAGE;
+use crate::objects::{Data, Object};
 use crate::scheduler::blocking::Blocker;
-use crate::worker::guest_bytes::GuestBytes;
-use crate::worker::run::{guest_refs, store_value};
-use crate::worker::state::TaskState;
-use crate::worker::windows::{map_file, Creating};
-pub use crate::worker::windows::{TaskStore, Windows};
 
 /// A `mapping` call's outcome: a value, or the task error to return.
 type Outcome<T> = wasmtime::Result<(Result<T, types::TaskError>,)>;
@@ -43,7 +43,10 @@ fn error(state: &TaskState, kind: ErrorKind, message: String) -> types::TaskErro
 /// The `not-found` error for an object this task may not see or that does
 /// not exist (the same words for both).
 pub(crate) fn not_found(state: &TaskState, id: &ObjectId) -> types::TaskError {
-    let msg = format!("object {id} does not exist on node {}", state.rt.node_id);
+    let msg = format!(
+        "object {id} does not exist on node {}",
+        state.node.node_id()
+    );
     error(state, ErrorKind::NotFound, msg)
 }
 
@@ -58,7 +61,7 @@ pub(crate) fn waits_on_itself(state: &TaskState, id: &ObjectId) -> types::TaskEr
 /// The page size windows must be aligned to: the arena's (2 MiB on huge
 /// pages), else the host's.
 fn page_size(state: &TaskState) -> usize {
-    state.rt.objects.arena().map_or(PAGE, |a| a.page_size())
+    state.node.objects().arena().map_or(PAGE, |a| a.page_size())
 }
 
 /// Waits for `id` to be sealed; the object, or the error to return.
@@ -69,7 +72,7 @@ async fn sealed(
     // The usual case first: sealed already (one lookup, no waiting).
     if let Some(object) = state
         .visible(&id)
-        .then(|| state.rt.objects.get(&id))
+        .then(|| state.node.objects().get(&id))
         .flatten()
     {
         return Ok(match &*object {
@@ -77,20 +80,20 @@ async fn sealed(
             Object::Value { .. } => Ok(object),
         });
     }
-    if !state.visible(&id) || !state.rt.objects.exists(&id) {
+    if !state.visible(&id) || !state.node.objects().exists(&id) {
         return Ok(Err(not_found(state, &id)));
     }
     if state.waits_on_itself(&id) {
         return Ok(Err(waits_on_itself(state, &id)));
     }
-    let rt = state.rt.clone();
+    let node = state.node.clone();
     let current = &mut state.current;
     let blocker = Blocker {
         entry: current.entry.as_deref(),
         allocation: current.holds_cpu.then_some(&mut current.allocation),
     };
-    rt.wait_sealed(&[id], 1, None, blocker).await;
-    match state.rt.objects.get(&id) {
+    node.wait_sealed(&[id], 1, None, blocker).await;
+    match state.node.objects().get(&id) {
         Some(object) => match &*object {
             Object::Error(e) => Ok(Err(e.clone().into())),
             Object::Value { .. } => Ok(Ok(object)),
@@ -156,7 +159,7 @@ fn create(state: &mut TaskState, size: u64, list: GuestBytes) -> Outcome<types::
         Ok(w) => w,
         Err(msg) => return Ok((Err(error(state, ErrorKind::InvalidArgument, msg)),)),
     };
-    let Some(arena) = state.rt.objects.arena().cloned() else {
+    let Some(arena) = state.node.objects().arena().cloned() else {
         let msg = "this node has no shared-memory object store".to_string();
         return Ok((Err(error(state, ErrorKind::System, msg)),));
     };
@@ -195,7 +198,7 @@ fn reserve(state: &mut TaskState, size: u64) -> Outcome<types::ObjectId> {
     if let Err(msg) = state.windows.may_create() {
         return Ok((Err(error(state, ErrorKind::InvalidArgument, msg)),));
     }
-    let block = match state.rt.objects.arena().map(|a| a.alloc(size)) {
+    let block = match state.node.objects().arena().map(|a| a.alloc(size)) {
         Some(Ok(b)) => b,
         Some(Err(e)) => return Ok((Err(error(state, ErrorKind::System, e.to_string())),)),
         None => {
@@ -284,7 +287,7 @@ fn seal(
         data: Data::Shared(making.block),
         refs,
     };
-    state.rt.objects.seal(id, object);
+    state.node.objects().seal(id, object);
     Ok((Ok(()),))
 }
 
@@ -302,7 +305,7 @@ fn put_bytes(
         Err(e) => Object::Error(e),
     };
     let id = state.new_put()?;
-    state.rt.objects.seal(id, object);
+    state.node.objects().seal(id, object);
     Ok((types::ObjectId::from(id),))
 }
 

@@ -3,11 +3,11 @@
 use std::collections::BTreeMap;
 
 use super::quantity::Quantity;
-use super::{CPU, GPU, MEMORY};
-use crate::bindings::types;
+use super::{ResourceOptions, CPU, GPU, MEMORY};
+use serde::{Deserialize, Serialize};
 
 /// A task's resource request, fully resolved (no "default" left).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 pub struct Request {
     /// CPU cores.
     pub cpu: Quantity,
@@ -35,8 +35,8 @@ impl Request {
     /// A message naming the field when a quantity is negative or not a
     /// number.
     pub fn resolve(
-        call: &types::ResourceRequest,
-        declared: &types::ResourceRequest,
+        call: &ResourceOptions,
+        declared: &ResourceOptions,
         default: &Request,
     ) -> Result<Request, String> {
         let pick = |c: Option<f64>, d: Option<f64>, what: &str, fallback: Quantity| match c.or(d) {
@@ -105,8 +105,8 @@ impl std::fmt::Display for Request {
 mod tests {
     use super::*;
 
-    fn req(cpus: Option<f64>, gpus: Option<f64>, custom: &[(&str, f64)]) -> types::ResourceRequest {
-        types::ResourceRequest {
+    fn req(cpus: Option<f64>, gpus: Option<f64>, custom: &[(&str, f64)]) -> ResourceOptions {
+        ResourceOptions {
             num_cpus: cpus,
             num_gpus: gpus,
             memory: None,

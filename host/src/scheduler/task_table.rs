@@ -17,7 +17,7 @@ use crate::cancel_token::CancelToken;
 use crate::error::TaskError;
 use crate::id_map::{IdMap, IdSet};
 use crate::resources::Request;
-use crate::task::PendingTask;
+use crate::scheduler::task::PendingTask;
 
 /// Finished tasks kept in the table.
 pub const MAX_FINISHED: usize = 100_000;
@@ -245,14 +245,14 @@ struct Finished {
 }
 
 /// The node's task table.
-pub struct Registry {
+pub struct TaskTable {
     table: Mutex<Table>,
     finished: Mutex<Finished>,
     /// The node's start, the zero of the timeline.
     pub epoch: Instant,
 }
 
-impl Default for Registry {
+impl Default for TaskTable {
     fn default() -> Self {
         Self {
             table: Mutex::default(),
@@ -272,18 +272,18 @@ pub(crate) enum CancelTarget {
     Done,
 }
 
-impl Registry {
+impl TaskTable {
     /// Records task `spec`, about to be submitted, and hands its entry back
     /// to be kept with the spec (link it to its queued task with
     /// [`TaskEntry::set_pending`]).
-    pub(crate) fn submitted(&self, spec: &crate::task::TaskSpec) -> Arc<TaskEntry> {
+    pub(crate) fn submitted(&self, spec: &crate::scheduler::task::Task) -> Arc<TaskEntry> {
         let record = TaskRecord::new(
             spec.id,
             spec.parent,
             spec.label.clone(),
             spec.request.clone(),
         );
-        let interruptible = !matches!(spec.kind, crate::task::TaskKind::ActorCall { .. });
+        let interruptible = !matches!(spec.target, crate::proto::Target::ActorCall { .. });
         let id = record.id;
         let entry = TaskEntry::new(record, spec.cancel.clone(), interruptible);
         let mut table = self.table.lock();
@@ -366,7 +366,7 @@ impl Registry {
     /// that submission keeps no per-parent lists.
     ///
     /// A child submitted while this runs cannot escape: its parent's flag is
-    /// set before each scan, and [`Registry::submitted`] cancels a child
+    /// set before each scan, and [`TaskTable::submitted`] cancels a child
     /// whose parent is cancelled already (under the table's lock), so a
     /// child is either seen by the next scan or cancelled as it is
     /// recorded. Scans repeat until one finds no new child.

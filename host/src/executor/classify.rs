@@ -3,9 +3,9 @@
 
 use wasmtime::Trap;
 
-use crate::bindings::types;
 use crate::error::{ErrorKind, TaskError};
-use crate::worker::state::TaskState;
+use crate::executor::bindings::types;
+use crate::executor::state::TaskState;
 
 /// Why the host stopped a guest call from outside: the error a stopped call
 /// ends with (from the epoch callback while wasm runs, or from dropping the

@@ -9,17 +9,16 @@ use wasmtime::ResourceLimiter;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use wray_control_plane::{JobId, ObjectId, TaskId};
 
-use crate::bounds::{MAX_HOLDS_PER_INSTANCE, MAX_PUTS};
+use crate::bounds::MAX_PUTS;
 use crate::cancel_token::CancelToken;
-use crate::component::LoadedComponent;
 use crate::config::Stdio;
-use crate::id_map::IdSet;
-use crate::limits::Limits;
-use crate::object_store::ObjectStore;
-use crate::registry::TaskEntry;
+use crate::executor::component::LoadedComponent;
+use crate::executor::mapping::Windows;
+use crate::executor::services::Services;
+use crate::objects::{Budget, Holds, TooManyHolds};
+use crate::proto::limits::Limits;
 use crate::resources::Allocation;
-use crate::runtime::Runtime;
-use crate::worker::mapping::Windows;
+use crate::scheduler::task_table::TaskEntry;
 
 /// The task a store is running now (an actor's store runs many in turn).
 #[derive(Debug, Clone)]
@@ -79,7 +78,7 @@ impl CurrentTask {
     /// The current task of a store about to run `spec` with `allocation`
     /// (giving its CPUs back while blocked when `holds_cpu`).
     pub(crate) fn for_spec(
-        spec: &crate::task::TaskSpec,
+        spec: &crate::scheduler::Task,
         holds_cpu: bool,
         allocation: Allocation,
     ) -> Self {
@@ -164,83 +163,12 @@ impl ResourceLimiter for MemoryLimiter {
     }
 }
 
-/// The objects one instance holds (see the WIT `objects` interface): each
-/// id at most once, however many `ObjectRef`s the guest keeps to it, and at
-/// most [`MAX_HOLDS_PER_INSTANCE`] of them.
-#[derive(Default)]
-pub struct Holds {
-    ids: IdSet<ObjectId>,
-}
-
-impl Holds {
-    /// Holds `id` (a no-op if already held, or if no such object exists).
-    ///
-    /// # Errors
-    /// A trap when the instance holds [`MAX_HOLDS_PER_INSTANCE`] ids
-    /// already.
-    pub fn hold(&mut self, store: &ObjectStore, id: ObjectId) -> wasmtime::Result<()> {
-        if self.ids.len() >= MAX_HOLDS_PER_INSTANCE && !self.ids.contains(&id) {
-            return Err(Self::full());
-        }
-        // One lookup in the common case (a new id that exists).
-        if self.ids.insert(id) && !store.acquire(&id) {
-            self.ids.remove(&id);
-        }
-        Ok(())
-    }
-
-    /// Whether one more id can be held.
-    ///
-    /// # Errors
-    /// A trap when the instance holds [`MAX_HOLDS_PER_INSTANCE`] ids
-    /// already.
-    pub fn room(&self) -> wasmtime::Result<()> {
-        if self.ids.len() >= MAX_HOLDS_PER_INSTANCE {
-            return Err(Self::full());
-        }
-        Ok(())
-    }
-
-    fn full() -> wasmtime::Error {
-        wasmtime::format_err!(
-            "the task holds {MAX_HOLDS_PER_INSTANCE} objects, the most one instance may hold; \
-             drop some ObjectRefs first"
-        )
-    }
-
-    /// Whether `id` is held.
-    pub fn contains(&self, id: &ObjectId) -> bool {
-        self.ids.contains(id)
-    }
-
-    /// Drops the hold on `id`, if any.
-    pub fn release(&mut self, store: &ObjectStore, id: &ObjectId) {
-        if self.ids.remove(id) {
-            store.release(id);
-        }
-    }
-
-    /// Drops every hold.
-    pub fn release_all(&mut self, store: &ObjectStore) {
-        for id in self.ids.drain() {
-            store.release(&id);
-        }
-    }
-
-    /// Number of ids held.
-    pub fn len(&self) -> usize {
-        self.ids.len()
-    }
-
-    /// Whether nothing is held.
-    pub fn is_empty(&self) -> bool {
-        self.ids.is_empty()
-    }
-}
-
 /// The `T` of every `Store<T>` the node creates.
 pub struct TaskState {
-    pub(crate) rt: Arc<Runtime>,
+    /// What it may ask of the node.
+    pub(crate) node: Arc<dyn Services>,
+    /// The node's budget of windows.
+    pub(crate) window_budget: Arc<Budget>,
     pub(crate) component: Arc<LoadedComponent>,
     /// The job the instance belongs to: it reaches this job's objects,
     /// tasks and actors, and whatever else it was handed.
@@ -261,7 +189,8 @@ impl TaskState {
     /// State for running `current` from `component` in `job`, with `args`
     /// as the guest's command line (only `main` gets any).
     pub(crate) fn new(
-        rt: Arc<Runtime>,
+        node: Arc<dyn Services>,
+        window_budget: Arc<Budget>,
         component: Arc<LoadedComponent>,
         job: JobId,
         current: CurrentTask,
@@ -269,7 +198,7 @@ impl TaskState {
     ) -> Self {
         let mut wasi = WasiCtxBuilder::new();
         wasi.allow_blocking_current_thread(true).args(args);
-        match &rt.config.stdio {
+        match &node.config().stdio {
             Stdio::Inherit => {
                 wasi.inherit_stdout().inherit_stderr();
             }
@@ -277,7 +206,7 @@ impl TaskState {
                 wasi.stdout(stdout.clone()).stderr(stderr.clone());
             }
         }
-        for p in &rt.config.preopens {
+        for p in &node.config().preopens {
             // Checked to be a directory when the node started; a directory
             // removed since then is simply not visible to the guest.
             if let Err(e) = wasi.preopened_dir(&p.host, &p.guest, FsPerms::ReadOnly) {
@@ -286,7 +215,8 @@ impl TaskState {
         }
         let limit = current.limits.max_memory;
         Self {
-            rt,
+            node,
+            window_budget,
             component,
             job,
             current,
@@ -324,28 +254,28 @@ impl TaskState {
     /// makes itself (one of its own returns, or a put it has not sealed),
     /// still pending.
     pub(crate) fn waits_on_itself(&self, id: &ObjectId) -> bool {
-        id.task == self.current.id && self.rt.objects.is_pending(id)
+        id.task == self.current.id && self.node.objects().is_pending(id)
     }
 
     /// Holds `id` for this instance.
     ///
     /// # Errors
-    /// A trap past [`MAX_HOLDS_PER_INSTANCE`].
-    pub(crate) fn hold(&mut self, id: ObjectId) -> wasmtime::Result<()> {
-        self.holds.hold(&self.rt.objects, id)
+    /// [`TooManyHolds`] past [`MAX_HOLDS_PER_INSTANCE`](crate::bounds::MAX_HOLDS_PER_INSTANCE).
+    pub(crate) fn hold(&mut self, id: ObjectId) -> Result<(), TooManyHolds> {
+        self.holds.hold(self.node.objects(), id)
     }
 
     /// The id of the running task's next `put`, registered as pending and
     /// held by this instance.
     ///
     /// # Errors
-    /// A trap past [`MAX_PUTS`] or [`MAX_HOLDS_PER_INSTANCE`].
+    /// A trap past [`MAX_PUTS`] or [`MAX_HOLDS_PER_INSTANCE`](crate::bounds::MAX_HOLDS_PER_INSTANCE).
     pub(crate) fn new_put(&mut self) -> wasmtime::Result<ObjectId> {
         // Both limits are checked before the id is registered, so a trap
         // here leaves nothing pending.
         self.holds.room()?;
         let id = self.current.next_put()?;
-        self.rt.objects.register_pending(id);
+        self.node.objects().register_pending(id);
         self.hold(id)?;
         Ok(id)
     }
@@ -353,11 +283,11 @@ impl TaskState {
     /// Holds every id in `ids`.
     ///
     /// # Errors
-    /// A trap past [`MAX_HOLDS_PER_INSTANCE`].
+    /// [`TooManyHolds`] past [`MAX_HOLDS_PER_INSTANCE`](crate::bounds::MAX_HOLDS_PER_INSTANCE).
     pub(crate) fn hold_all(
         &mut self,
         ids: impl IntoIterator<Item = ObjectId>,
-    ) -> wasmtime::Result<()> {
+    ) -> Result<(), TooManyHolds> {
         for id in ids {
             self.hold(id)?;
         }
@@ -373,7 +303,7 @@ impl TaskState {
         refs: impl IntoIterator<Item = &'a ObjectId>,
     ) -> Option<ObjectId> {
         refs.into_iter()
-            .find(|r| !self.visible(r) || !self.rt.objects.exists(r) || self.waits_on_itself(r))
+            .find(|r| !self.visible(r) || !self.node.objects().exists(r) || self.waits_on_itself(r))
             .copied()
     }
 }
@@ -385,11 +315,11 @@ impl TaskState {
     /// task that ends early (a failed instantiation, a host bug) loses
     /// nothing; a task that ends normally has taken its allocation already.
     pub(crate) fn give_back(&mut self) {
-        self.holds.release_all(&self.rt.objects);
+        self.holds.release_all(self.node.objects());
         if self.current.holds_cpu {
             let allocation = std::mem::take(&mut self.current.allocation);
             if allocation != Allocation::default() {
-                self.rt.release_resources(&allocation);
+                self.node.release_resources(&allocation);
             }
         }
     }
@@ -414,6 +344,7 @@ impl WasiView for TaskState {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::objects::ObjectStore;
 
     #[test]
     fn put_ids_stop_before_they_repeat() {
@@ -421,7 +352,7 @@ mod tests {
             TaskId::driver(JobId(3)),
             "t",
             false,
-            Limits::node(&crate::NodeConfig::default()),
+            crate::NodeConfig::default().limits(),
             Allocation::default(),
             CancelToken::new(),
         );

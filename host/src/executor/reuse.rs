@@ -16,8 +16,8 @@ use std::collections::HashMap;
 use parking_lot::Mutex;
 use wray_control_plane::JobId;
 
-use crate::bindings::Guest;
-use crate::worker::mapping::TaskStore;
+use crate::executor::bindings::Guest;
+use crate::executor::mapping::TaskStore;
 
 /// An idle instance.
 pub(crate) struct Idle {

@@ -1,28 +1,36 @@
 //! [`Node`]: one wray node (workers, scheduler, object store) embedded in
 //! this process, with the embedded control plane by default.
 
+pub mod driver;
+pub mod services;
+pub mod state;
+pub mod timeline;
+
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::Mutex;
-use wray_control_plane::{ComponentRecord, EmbeddedFunctionTable, FunctionTable};
+use wray_control_plane::{
+    ComponentRecord, EmbeddedFunctionTable, EmbeddedJobTable, FunctionTable, JobId, JobTable,
+};
 
 use crate::cancel_token::CancelToken;
-use crate::component::{self, LoadedComponent};
 use crate::config::NodeConfig;
-use crate::driver::DriverOutcome;
-use crate::engine::{build_engine, EpochTicker};
 use crate::error::{Error, Result};
-use crate::object_store::arena::{Arena, ArenaError};
-use crate::object_store::data::Budget;
-use crate::object_store::{default_spill_limit, ObjectStore, StoreLimits};
-use crate::registry::Registry;
-use crate::resources::{node_gpus, pin, NodeResources, Quantity, ResourceTotals};
-use crate::runtime::{Runtime, StatsSnapshot};
+use crate::executor::component::{self, LoadedComponent};
+use crate::executor::engine::{build_engine, EpochTicker};
+use crate::executor::pool::WorkerPool;
+use crate::executor::{Handle, WasmExecutor};
+use crate::node::driver::DriverOutcome;
+use crate::node::services::NodeServices;
+use crate::objects::arena::{Arena, ArenaError};
+use crate::objects::data::Budget;
+use crate::objects::{default_spill_limit, ObjectStore, StoreLimits};
+use crate::resources::{node_gpus, pin, GpuInfo, NodeResources, Quantity, ResourceTotals};
 use crate::scheduler::queue::ResourcePool;
-use crate::worker::pool::WorkerPool;
+use crate::scheduler::{Executor, Scheduler, StatsSnapshot};
 
 /// A running node.
 ///
@@ -35,12 +43,20 @@ use crate::worker::pool::WorkerPool;
 /// # Ok::<(), wray_host::Error>(())
 /// ```
 pub struct Node {
-    rt: Arc<Runtime>,
+    pub(crate) sched: Arc<Scheduler>,
+    pub(crate) exec: Arc<WasmExecutor>,
+    /// The executor as the scheduler sees it (the scheduler holds it
+    /// weakly; this keeps it).
+    _handle: Arc<dyn Executor>,
+    /// The node's GPUs.
+    gpus: Vec<GpuInfo>,
     table: Arc<dyn FunctionTable>,
+    /// Where job ids come from.
+    jobs: Arc<dyn JobTable>,
     /// Runs control-plane calls (async: the cluster backend is remote).
     control: tokio::runtime::Runtime,
     /// Drives timers and WASI I/O of running tasks (see
-    /// [`Runtime::block_on`](crate::runtime)); dropped last.
+    /// [`WasmExecutor::block_on`]); dropped last.
     io: Option<tokio::runtime::Runtime>,
     /// Advances the epoch (time limits); stopped only once no task runs.
     ticker: Option<EpochTicker>,
@@ -120,28 +136,36 @@ impl Node {
             tracing::debug!("node has no GPUs");
         }
         let windows = crate::bounds::max_map_count() / crate::bounds::WINDOWS_SHARE_OF_MAP_COUNT;
-        let rt = Arc::new(Runtime {
-            gpus: totals.gpus.clone(),
-            node_id: format!("node-{}", std::process::id()),
-            pool: ResourcePool::new(NodeResources::new(&totals)),
-            pin: pin.then(pin::allowed_cpus),
-            registry: Registry::default(),
-            reusable: Default::default(),
-            actors: Default::default(),
-            windows: Budget::new(windows),
+        let sched = Arc::new(Scheduler::new(
             config,
+            crate::node::random_node_id(),
+            Arc::new(objects),
+            ResourcePool::new(NodeResources::new(&totals)),
+            pin.then(pin::allowed_cpus),
+        ));
+        let services: Arc<dyn crate::executor::services::Services> =
+            Arc::new(NodeServices(sched.clone()));
+        let exec = Arc::new(WasmExecutor {
             engine,
             linker,
-            objects,
             components: Mutex::new(HashMap::new()),
-            stats: Default::default(),
-            shutdown: CancelToken::new(),
+            reusable: Default::default(),
+            instances: Mutex::new(Default::default()),
+            windows: Budget::new(windows),
+            sched: sched.clone(),
+            services,
             io: io.handle().clone(),
             workers: WorkerPool::new(config_threads),
         });
+        let handle: Arc<dyn Executor> = Arc::new(Handle(exec.clone()));
+        sched.connect(Arc::downgrade(&handle));
         Ok(Self {
-            rt,
+            sched,
+            exec,
+            _handle: handle,
+            gpus: totals.gpus,
             table,
+            jobs: Arc::new(EmbeddedJobTable::new()),
             control,
             io: Some(io),
             ticker: Some(ticker),
@@ -150,7 +174,7 @@ impl Node {
 
     /// A handle that stops this node's work from another thread.
     pub fn stop_handle(&self) -> StopHandle {
-        StopHandle(self.rt.shutdown.clone())
+        StopHandle(self.sched.shutdown.clone())
     }
 
     /// Shuts the node down in order: every running guest call is stopped
@@ -160,29 +184,31 @@ impl Node {
     /// how many worker threads were still running after the grace period
     /// (0 unless a host call would not stop).
     pub fn shutdown(&self) -> usize {
-        self.rt.shutdown.cancel();
-        let left = self.rt.workers.close(SHUTDOWN_GRACE);
+        self.sched.shutdown.cancel();
+        let left = self.exec.workers.close(SHUTDOWN_GRACE);
         if left > 0 {
             tracing::error!("{left} worker threads still running after {SHUTDOWN_GRACE:?}");
         }
-        drop(self.rt.actors.drain());
-        drop(self.rt.reusable.clear());
+        drop(self.sched.actors.drain());
+        let instances = std::mem::take(&mut *self.exec.instances.lock());
+        drop(instances);
+        drop(self.exec.reusable.clear());
         left
     }
 
     /// This node's id.
     pub fn id(&self) -> &str {
-        &self.rt.node_id
+        &self.sched.node_id
     }
 
     /// The configuration the node runs with.
     pub fn config(&self) -> &NodeConfig {
-        &self.rt.config
+        &self.sched.config
     }
 
     /// Number of CPUs.
     pub fn num_cpus(&self) -> usize {
-        self.rt.config.num_cpus
+        self.sched.config.num_cpus
     }
 
     /// Compiles `bytes` (once per content hash), reads its exports, and
@@ -192,13 +218,10 @@ impl Node {
     /// [`Error::Component`] when the bytes are not a wray component;
     /// [`Error::ControlPlane`] when the function table refuses it.
     pub fn deploy(&self, name: &str, bytes: &[u8]) -> Result<ComponentRecord> {
-        let loaded = component::load(&self.rt, name, bytes)?;
+        let loaded = component::load(&self.exec, name, bytes)?;
         let record = loaded.record.clone();
         self.block_on(self.table.deploy(record.clone(), Arc::from(bytes)))?;
-        self.rt
-            .components
-            .lock()
-            .insert(record.hash.clone(), loaded);
+        self.add_loaded(loaded);
         Ok(record)
     }
 
@@ -243,103 +266,131 @@ impl Node {
         if !loaded.record.has_main {
             return Err(Error::NoMain(name.to_string()));
         }
-        Ok(self.rt.run_driver(loaded, args, CancelToken::new()))
+        let job = self.start_job(&format!("{name} main"))?;
+        let outcome = driver::run_driver(&self.exec, loaded, args, job, CancelToken::new());
+        self.end_job(job);
+        Ok(outcome)
     }
 
-    fn loaded(&self, name: &str) -> Result<Arc<LoadedComponent>> {
+    /// A new job's id, from the control plane's job table.
+    ///
+    /// # Errors
+    /// [`Error::ControlPlane`] when the job table refuses.
+    pub(crate) fn start_job(&self, driver: &str) -> Result<JobId> {
+        Ok(self.block_on(self.jobs.start_job(driver))?)
+    }
+
+    /// Ends job `job` here (its tasks cancelled, actors killed, objects
+    /// freed) and in the job table.
+    pub(crate) fn end_job(&self, job: JobId) {
+        self.sched.end_job(job);
+        if let Err(e) = self.block_on(self.jobs.end_job(job)) {
+            tracing::warn!(%job, "the job table did not record the job's end: {e}");
+        }
+    }
+
+    /// Makes `loaded` runnable here: the executor keeps it, the scheduler
+    /// checks submissions against its function-table row.
+    fn add_loaded(&self, loaded: Arc<LoadedComponent>) {
+        let record = Arc::new(loaded.record.clone());
+        self.exec
+            .components
+            .lock()
+            .insert(record.hash.clone(), loaded);
+        self.sched.add_component(record);
+    }
+
+    /// Deployed component `name`, loaded here (compiled from the function
+    /// table's blob the first time).
+    pub(crate) fn loaded(&self, name: &str) -> Result<Arc<LoadedComponent>> {
         let record = self
             .block_on(self.table.component(name))
             .map_err(|e| match e {
                 wray_control_plane::Error::ComponentNotFound(n) => Error::NotDeployed(n),
                 other => other.into(),
             })?;
-        if let Some(loaded) = self.rt.components.lock().get(&record.hash) {
-            return Ok(loaded.clone());
+        if let Some(loaded) = self.exec.component(&record.hash) {
+            return Ok(loaded);
         }
         let bytes = self.block_on(self.table.blob(&record.hash))?;
-        let loaded = component::load(&self.rt, name, &bytes)?;
-        self.rt
-            .components
-            .lock()
-            .insert(record.hash, loaded.clone());
+        let loaded = component::load(&self.exec, name, &bytes)?;
+        self.add_loaded(loaded.clone());
         Ok(loaded)
     }
 
     /// The path of the shared-memory object store's file, if any.
     pub fn object_store_path(&self) -> Option<std::path::PathBuf> {
-        self.rt.objects.arena().map(|a| a.path().to_path_buf())
+        self.sched.objects.arena().map(|a| a.path().to_path_buf())
     }
 
     /// A closure listing the store's objects (for publishers on another
     /// thread); empty once the node is gone.
-    pub fn objects_source(
-        &self,
-    ) -> impl Fn() -> Vec<crate::object_store::ObjectInfo> + Send + 'static {
-        let rt = Arc::downgrade(&self.rt);
-        move || rt.upgrade().map(|rt| rt.objects.list()).unwrap_or_default()
+    pub fn objects_source(&self) -> impl Fn() -> Vec<crate::objects::ObjectInfo> + Send + 'static {
+        let objects = Arc::downgrade(&self.sched.objects);
+        move || objects.upgrade().map(|o| o.list()).unwrap_or_default()
     }
 
     /// Every object in the store, with size, location and holders.
-    pub fn objects(&self) -> Vec<crate::object_store::ObjectInfo> {
-        self.rt.objects.list()
+    pub fn objects(&self) -> Vec<crate::objects::ObjectInfo> {
+        self.sched.objects.list()
     }
 
     /// Task counters so far.
     pub fn stats(&self) -> StatsSnapshot {
-        self.rt.stats()
+        self.sched.stats()
     }
 
     /// A cheap closure that reads the task counters (for progress displays
     /// on another thread).
     pub fn stats_source(&self) -> impl Fn() -> StatsSnapshot + Send + 'static {
-        let rt = Arc::downgrade(&self.rt);
-        move || rt.upgrade().map(|rt| rt.stats()).unwrap_or_default()
+        let sched = Arc::downgrade(&self.sched);
+        move || sched.upgrade().map(|s| s.stats()).unwrap_or_default()
     }
 
     /// (free CPUs, tasks ready and waiting for resources) now.
     pub fn cpu_snapshot(&self) -> (f64, usize) {
-        let (_, free) = self.rt.pool.resources();
+        let (_, free) = self.sched.pool.resources();
         (
             free.get(crate::resources::CPU).copied().unwrap_or(0.0),
-            self.rt.pool.queued(),
+            self.sched.pool.queued(),
         )
     }
 
     /// The nodes (Ray's `ray.nodes()`): this one.
-    pub fn nodes(&self) -> Vec<crate::state::NodeInfo> {
-        vec![crate::state::NodeInfo {
-            node_id: self.rt.node_id.clone(),
+    pub fn nodes(&self) -> Vec<crate::node::state::NodeInfo> {
+        vec![crate::node::state::NodeInfo {
+            node_id: self.sched.node_id.clone(),
             alive: true,
             resources: self.cluster_resources(),
-            gpus: self.rt.gpus.iter().map(Into::into).collect(),
+            gpus: self.gpus.iter().map(Into::into).collect(),
         }]
     }
 
     /// Resources in all, by name (Ray's `ray.cluster_resources()`): `CPU`,
     /// `GPU`, `memory` (bytes) and custom ones.
     pub fn cluster_resources(&self) -> std::collections::BTreeMap<String, f64> {
-        self.rt.pool.resources().0
+        self.sched.pool.resources().0
     }
 
     /// Resources free now (Ray's `ray.available_resources()`).
     pub fn available_resources(&self) -> std::collections::BTreeMap<String, f64> {
-        self.rt.pool.resources().1
+        self.sched.pool.resources().1
     }
 
     /// Every task the node knows, oldest first (Ray's `list_tasks()`; the
     /// last 100,000 finished ones are kept).
-    pub fn tasks(&self) -> Vec<crate::state::TaskInfo> {
-        crate::state::tasks(&self.rt.registry, &self.rt.node_id)
+    pub fn tasks(&self) -> Vec<crate::node::state::TaskInfo> {
+        crate::node::state::tasks(&self.sched.tasks, &self.sched.node_id)
     }
 
     /// Errors of failed tasks, oldest first (Ray's `error_info`).
-    pub fn errors(&self) -> Vec<crate::state::ErrorInfo> {
-        crate::state::errors(&self.rt.registry, &self.rt.node_id)
+    pub fn errors(&self) -> Vec<crate::node::state::ErrorInfo> {
+        crate::node::state::errors(&self.sched.tasks, &self.sched.node_id)
     }
 
-    /// The timeline as Chrome trace JSON (see [`crate::timeline`]).
+    /// The timeline as Chrome trace JSON (see [`crate::node::timeline`]).
     pub fn timeline(&self) -> serde_json::Value {
-        crate::timeline::chrome_trace(&self.rt.registry, &self.rt.node_id)
+        crate::node::timeline::chrome_trace(&self.sched.tasks, &self.sched.node_id)
     }
 
     /// A closure giving the node's status as JSON (nodes, resources total
@@ -350,16 +401,17 @@ impl Node {
         &self,
         tasks_limit: usize,
     ) -> impl Fn() -> serde_json::Value + Send + 'static {
-        let rt = Arc::downgrade(&self.rt);
-        move || match rt.upgrade() {
+        let sched = Arc::downgrade(&self.sched);
+        let gpus: Vec<crate::node::state::GpuSummary> = self.gpus.iter().map(Into::into).collect();
+        move || match sched.upgrade() {
             None => serde_json::Value::Null,
-            Some(rt) => status_json(&rt, tasks_limit),
+            Some(sched) => status_json(&sched, &gpus, tasks_limit),
         }
     }
 
     /// Objects and bytes the object store holds now, and its peak.
-    pub fn object_store_stats(&self) -> crate::object_store::StoreStats {
-        self.rt.objects.stats()
+    pub fn object_store_stats(&self) -> crate::objects::StoreStats {
+        self.sched.objects.stats()
     }
 
     fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
@@ -367,9 +419,27 @@ impl Node {
     }
 }
 
-fn status_json(rt: &Runtime, tasks_limit: usize) -> serde_json::Value {
+/// A node's id: `node-` and 16 random hex digits (unique beyond this
+/// process and machine, as Ray's random `NodeID`).
+pub(crate) fn random_node_id() -> String {
+    let mut bytes = [0u8; 8];
+    if getrandom::fill(&mut bytes).is_err() {
+        // No entropy source: the clock and the pid, still unlikely to repeat.
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        bytes = (nanos ^ u64::from(std::process::id()).rotate_left(32)).to_le_bytes();
+    }
+    format!("node-{}", hex::encode(bytes))
+}
+
+fn status_json(
+    rt: &Scheduler,
+    gpus: &[crate::node::state::GpuSummary],
+    tasks_limit: usize,
+) -> serde_json::Value {
     let (total, free) = rt.pool.resources();
-    let tasks = crate::state::tasks(&rt.registry, &rt.node_id);
+    let tasks = crate::node::state::tasks(&rt.tasks, &rt.node_id);
     let mut counts = std::collections::BTreeMap::<String, u64>::new();
     for t in &tasks {
         let state = serde_json::to_value(t.state).unwrap_or_default();
@@ -378,9 +448,8 @@ fn status_json(rt: &Runtime, tasks_limit: usize) -> serde_json::Value {
             .or_default() += 1;
     }
     let recent = &tasks[tasks.len().saturating_sub(tasks_limit)..];
-    let gpus: Vec<crate::state::GpuSummary> = rt.gpus.iter().map(Into::into).collect();
     serde_json::json!({
-        "time": crate::state::unix_now(),
+        "time": crate::node::state::unix_now(),
         "nodes": [{
             "node_id": rt.node_id,
             "alive": true,
@@ -391,7 +460,7 @@ fn status_json(rt: &Runtime, tasks_limit: usize) -> serde_json::Value {
         "available_resources": free,
         "task_counts": counts,
         "tasks": recent,
-        "errors": crate::state::errors(&rt.registry, &rt.node_id),
+        "errors": crate::node::state::errors(&rt.tasks, &rt.node_id),
     })
 }
 

@@ -1,7 +1,7 @@
 //! Running one remote-function task in a fresh (or reused) instance, under
 //! its limits.
 //!
-//! A task runs on a worker thread as one future (`Runtime::block_on`): the
+//! A task runs on a worker thread as one future (`WasmExecutor::block_on`): the
 //! instance is made and called with wasmtime's async API, each guest call
 //! guarded by [`StopWhen`] so that a time limit, a cancel or the node's
 //! shutdown stops it even inside a blocking host call. A panic anywhere in
@@ -14,20 +14,21 @@ use std::sync::Arc;
 use wasmtime::Store;
 use wray_control_plane::{JobId, ObjectId};
 
-use crate::bindings::{types, Guest};
-use crate::component::LoadedComponent;
+use super::bindings::{types, Guest};
+use super::classify::{guest_error, trap_to_task_error};
+use super::component::LoadedComponent;
+use super::guard::{arm_limits, rearm_limits, StopWhen};
+use super::mapping::TaskStore;
+use super::reuse::Idle;
+use super::state::{CurrentTask, TaskState};
+use super::WasmExecutor;
 use crate::error::{ErrorKind, TaskError};
-use crate::object_store::{Object, Refs, StoreFull};
+use crate::objects::{Object, Refs, StoreFull};
+use crate::proto::{Arg, Target};
 use crate::resources::Allocation;
-use crate::runtime::Runtime;
-use crate::task::{PendingTask, TaskKind, TaskSpec};
-use crate::worker::classify::{guest_error, trap_to_task_error};
-use crate::worker::guard::{arm_limits, rearm_limits, StopWhen};
-use crate::worker::mapping::TaskStore;
-use crate::worker::reuse::Idle;
-use crate::worker::state::{CurrentTask, TaskState};
+use crate::scheduler::{PendingTask, Task};
 
-impl Runtime {
+impl WasmExecutor {
     /// Runs a remote-function task holding `allocation`, seals its results,
     /// and gives the resources back. Never panics: a host bug fails the task.
     pub(crate) fn run_function_task(
@@ -50,14 +51,14 @@ impl Runtime {
             };
             if let Some(e) = failed {
                 if let Some(entry) = &entry {
-                    self.registry.ended(entry, Some(&e));
+                    self.sched.tasks.ended(entry, Some(&e));
                 }
-                self.complete(&returns, Err(e));
+                self.sched.complete(&returns, Err(e));
             }
-            self.release_all(&holds);
+            self.sched.release_all(&holds);
         }
         if allocation != Allocation::default() {
-            self.release_resources(&allocation);
+            self.sched.release_resources(&allocation);
         }
     }
 
@@ -70,7 +71,7 @@ impl Runtime {
     /// contain refs to objects it put).
     fn end_task(
         self: &Arc<Self>,
-        spec: &TaskSpec,
+        spec: &Task,
         mut store: TaskStore,
         guest: Guest,
         keep: bool,
@@ -78,28 +79,28 @@ impl Runtime {
     ) {
         let held = std::mem::take(&mut store.data_mut().current.allocation);
         let rejected = if keep {
-            let key = (spec.id.job(), spec.component.record.hash.clone());
+            let key = (spec.id.job(), spec.component.clone());
             self.reusable
-                .put(key, Idle { store, guest }, self.config.num_cpus)
+                .put(key, Idle { store, guest }, self.sched.config.num_cpus)
                 .map(|idle| idle.store)
         } else {
             Some(store)
         };
         let mut holds = rejected.map(|mut store| std::mem::take(&mut store.data_mut().holds));
-        self.release_resources(&held);
-        self.finish(spec, result);
+        self.sched.release_resources(&held);
+        self.sched.finish(spec, result);
         if let Some(holds) = &mut holds {
-            holds.release_all(&self.objects);
+            holds.release_all(&self.sched.objects);
         }
     }
 
     /// Runs the task, then tears its instance down, gives its resources
-    /// back and seals its results (see [`Runtime::end_task`]). The
+    /// back and seals its results (see [`WasmExecutor::end_task`]). The
     /// allocation moves into the task's store (`allocation` is left empty)
     /// once there is one.
     async fn execute_function(
         self: &Arc<Self>,
-        mut spec: TaskSpec,
+        mut spec: Task,
         allocation: &mut Allocation,
     ) -> Result<(), TaskError> {
         if spec.cancel.is_cancelled() {
@@ -110,32 +111,37 @@ impl Runtime {
                 "cancelled before it ran",
             ));
         }
-        if self.config.fail_point.as_deref() == Some(spec.label.as_str()) {
+        if self.sched.config.fail_point.as_deref() == Some(spec.label.as_str()) {
             panic!("fail point `{}` reached", spec.label);
         }
         let args = self.resolve_args(&mut spec)?;
-        let TaskKind::Function { name } = &spec.kind else {
+        let Target::Function { name } = &spec.target else {
             return Err(system_error(&spec, "not a remote-function task"));
+        };
+        let Some(component) = self.component(&spec.component) else {
+            return Err(system_error(
+                &spec,
+                "its component is not loaded on this node",
+            ));
         };
         if let Some(entry) = &spec.entry {
             entry.started();
         }
-        self.pin_worker(allocation);
-        let reuse = spec
-            .component
+        self.sched.pin_worker(allocation);
+        let reuse = component
             .record
             .function(name)
             .is_some_and(|f| f.declared.reuse);
         if reuse {
-            return self.execute_reused(&spec, name, args, allocation).await;
+            return self
+                .execute_reused(&spec, &component, name, args, allocation)
+                .await;
         }
         let current = CurrentTask::for_spec(&spec, true, std::mem::take(allocation));
-        let (mut store, guest) = self
-            .instantiate(&spec.component, spec.id.job(), current)
-            .await?;
+        let (mut store, guest) = self.instantiate(&component, spec.id.job(), current).await?;
         let stop = StopWhen::of(store.data());
         let result = match store.data_mut().hold_all(payload_refs(&args)) {
-            Err(trap) => Err(trap),
+            Err(e) => Err(e.into()),
             Ok(()) => {
                 stop.guard(
                     guest
@@ -157,18 +163,19 @@ impl Runtime {
     /// task leaves in an instance is seen only by later tasks of its job.
     async fn execute_reused(
         self: &Arc<Self>,
-        spec: &TaskSpec,
+        spec: &Task,
+        component: &Arc<LoadedComponent>,
         name: &str,
         args: Vec<types::Arg>,
         allocation: &mut Allocation,
     ) -> Result<(), TaskError> {
-        let key = (spec.id.job(), spec.component.record.hash.clone());
+        let key = (spec.id.job(), spec.component.clone());
         let current = CurrentTask::for_spec(spec, true, std::mem::take(allocation));
         let (mut store, guest, fresh) = match self.reusable.take(&key) {
             Some(idle) => (idle.store, idle.guest, false),
             None => {
                 let (store, guest) = self
-                    .instantiate(&spec.component, spec.id.job(), current.clone())
+                    .instantiate(component, spec.id.job(), current.clone())
                     .await?;
                 (store, guest, true)
             }
@@ -178,7 +185,7 @@ impl Runtime {
         let stop = StopWhen::of(store.data());
         let app = guest.wray_runtime_app();
         let (hook, prepared) = match store.data_mut().hold_all(payload_refs(&args)) {
-            Err(trap) => ("hold", Err(trap)),
+            Err(e) => ("hold", Err(e.into())),
             Ok(()) if fresh => ("init", stop.guard(app.call_init(&mut *store)).await),
             Ok(()) => ("reinit", stop.guard(app.call_reinit(&mut *store)).await),
         };
@@ -206,16 +213,6 @@ impl Runtime {
         Ok(())
     }
 
-    /// Pins the calling worker thread to `allocation`'s cores when the node
-    /// pins (it has fewer CPUs than the machine); all allowed cores for a
-    /// task without CPUs.
-    pub(crate) fn pin_worker(&self, allocation: &Allocation) {
-        if let Some(allowed) = &self.pin {
-            let cores: Vec<u32> = allocation.cpu.iter().map(|g| g.id).collect();
-            crate::resources::pin::pin_current_thread(&cores, allowed);
-        }
-    }
-
     /// A fresh instance of `component` in job `job`, in a store running
     /// `current` as its current task. When every instance slot of the node
     /// is taken (blocked tasks keep theirs: a fork bomb takes them all),
@@ -236,7 +233,7 @@ impl Runtime {
             .await
         {
             Ok(guest) => Ok((store, guest)),
-            Err(e) if e.is::<crate::worker::classify::Stopped>() => {
+            Err(e) if e.is::<crate::executor::classify::Stopped>() => {
                 Err(trap_to_task_error(&e, store.data()))
             }
             Err(e) => {
@@ -266,10 +263,15 @@ impl Runtime {
         current: CurrentTask,
         args: &[String],
     ) -> TaskStore {
-        let mut store = Store::new(
-            &self.engine,
-            TaskState::new(self.clone(), component, job, current, args),
+        let state = TaskState::new(
+            self.services.clone(),
+            self.windows.clone(),
+            component,
+            job,
+            current,
+            args,
         );
+        let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limiter);
         arm_limits(&mut store);
         TaskStore::new(store)
@@ -278,20 +280,17 @@ impl Runtime {
     /// The task's arguments with object arguments replaced by their values;
     /// an argument holding an error fails the task with that error,
     /// unchanged (errors propagate through dependencies).
-    pub(crate) fn resolve_args(&self, spec: &mut TaskSpec) -> Result<Vec<types::Arg>, TaskError> {
+    pub(crate) fn resolve_args(&self, spec: &mut Task) -> Result<Vec<types::Arg>, TaskError> {
         std::mem::take(&mut spec.args)
             .into_iter()
             .map(|arg| match arg {
-                types::Arg::Value(p) => Ok(types::Arg::Value(p)),
-                types::Arg::Object(id) => match self.objects.get(&id.into()).as_deref() {
+                Arg::Value(p) => Ok(types::Arg::Value(p.into())),
+                Arg::Object(id) => match self.sched.objects.get(&id).as_deref() {
                     Some(object @ Object::Value { .. }) => {
                         Ok(types::Arg::Value(to_payload(object)))
                     }
                     Some(Object::Error(e)) => Err(e.clone()),
-                    None => Err(system_error(
-                        spec,
-                        &format!("argument {} is not sealed", ObjectId::from(id)),
-                    )),
+                    None => Err(system_error(spec, &format!("argument {id} is not sealed"))),
                 },
             })
             .collect()
@@ -365,8 +364,8 @@ pub(crate) fn from_payload(state: &TaskState, p: types::Payload) -> Object {
 /// may not name, or `system` when the store has no room for the refs.
 pub(crate) fn guest_refs(state: &TaskState, refs: &[types::ObjectId]) -> Result<Refs, TaskError> {
     let refs = state
-        .rt
-        .objects
+        .node
+        .objects()
         .refs(refs.iter().map(|r| ObjectId::from(*r)).collect())
         .map_err(|full| system(state, full))?;
     match state.forbidden_ref(refs.iter()) {
@@ -379,11 +378,11 @@ pub(crate) fn guest_refs(state: &TaskState, refs: &[types::ObjectId]) -> Result<
 /// why the store has no room.
 pub(crate) fn store_value(
     state: &TaskState,
-    codec: crate::object_store::Codec,
+    codec: crate::objects::Codec,
     bytes: &[u8],
     refs: Refs,
 ) -> Object {
-    match state.rt.objects.value(codec, bytes, refs) {
+    match state.node.objects().value(codec, bytes, refs) {
         Ok(object) => object,
         Err(full) => Object::Error(system(state, full)),
     }
@@ -414,7 +413,7 @@ pub(crate) fn ref_error(state: &TaskState, bad: ObjectId) -> TaskError {
             ErrorKind::NotFound,
             format!(
                 "a value refers to object {bad}, which does not exist on node {}",
-                state.rt.node_id
+                state.node.node_id()
             ),
         )
     };
@@ -457,6 +456,6 @@ pub(crate) fn finish_call(
     }
 }
 
-pub(crate) fn system_error(spec: &TaskSpec, message: &str) -> TaskError {
+pub(crate) fn system_error(spec: &Task, message: &str) -> TaskError {
     TaskError::new(ErrorKind::System, spec.label.clone(), spec.id, message)
 }

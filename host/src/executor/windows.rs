@@ -29,12 +29,12 @@ use wray_control_plane::ObjectId;
 
 use crate::bounds::{MAX_CREATING_PER_INSTANCE, MAX_WINDOWS_PER_INSTANCE};
 use crate::error::{ErrorKind, TaskError};
+use crate::executor::guest_bytes::GuestBytes;
+use crate::executor::state::TaskState;
 use crate::id_map::IdMap;
-use crate::object_store::arena::{round_up, Block, PAGE};
-use crate::object_store::data::{Budget, Charge};
-use crate::object_store::Object;
-use crate::worker::guest_bytes::GuestBytes;
-use crate::worker::state::TaskState;
+use crate::objects::arena::{round_up, Block, PAGE};
+use crate::objects::data::{Budget, Charge};
+use crate::objects::Object;
 
 /// A window with something of the host's mapped over it.
 #[derive(Debug)]
@@ -217,7 +217,7 @@ impl Windows {
                  may have; unmap some first"
             ));
         }
-        let budget: &Arc<Budget> = &state.rt.windows;
+        let budget: &Arc<Budget> = &state.window_budget;
         let charge = budget.take(1).ok_or_else(|| {
             format!(
                 "the node has {} windows mapped, the most it allows (a quarter of \
@@ -382,7 +382,7 @@ impl Drop for TaskStore {
                 state.current.id,
                 format!("object {id} was created but never sealed"),
             );
-            state.rt.objects.seal(id, Object::Error(err));
+            state.node.objects().seal(id, Object::Error(err));
         }
         if state.windows.is_tainted() {
             // Its memory still shows an object: never let wasmtime reuse

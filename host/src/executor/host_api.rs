@@ -12,32 +12,32 @@ use std::time::{Duration, Instant};
 
 use wray_control_plane::{ObjectId, TaskId};
 
-use crate::bindings::types;
-use crate::bindings::wray::runtime::{objects, runtime, tasks};
 use crate::bounds::{truncate, MAX_LOG_LINE};
 use crate::error::{ErrorKind, TaskError};
-use crate::object_store::Object;
+use crate::executor::bindings::types;
+use crate::executor::bindings::wray::runtime::{objects, runtime, tasks};
+use crate::executor::mapping::{not_found, waits_on_itself};
+use crate::executor::run::{from_payload, to_payload};
+use crate::executor::state::TaskState;
+use crate::objects::Object;
 use crate::scheduler::blocking::{Blocker, WaitEnd};
 use crate::scheduler::submit::Submission;
-use crate::worker::mapping::{not_found, waits_on_itself};
-use crate::worker::run::{from_payload, to_payload};
-use crate::worker::state::TaskState;
 
 impl types::Host for TaskState {}
 
 impl TaskState {
     /// Waits until `need` of `ids` are sealed or `timeout_ms` passes,
     /// giving the task's CPUs back meanwhile (see
-    /// [`Runtime::wait_sealed`](crate::runtime::Runtime)).
+    /// [`Services::wait_sealed`](crate::executor::services::Services)).
     async fn block(&mut self, ids: &[ObjectId], need: usize, timeout_ms: Option<u64>) -> WaitEnd {
         let until = timeout_ms.and_then(|ms| Instant::now().checked_add(Duration::from_millis(ms)));
-        let rt = self.rt.clone();
+        let node = self.node.clone();
         let current = &mut self.current;
         let blocker = Blocker {
             entry: current.entry.as_deref(),
             allocation: current.holds_cpu.then_some(&mut current.allocation),
         };
-        rt.wait_sealed(ids, need, until, blocker).await
+        node.wait_sealed(ids, need, until, blocker).await
     }
 
     fn error(&self, kind: ErrorKind, message: String) -> types::TaskError {
@@ -53,7 +53,7 @@ impl TaskState {
                 types::Arg::Value(p) => p.refs.as_slice(),
             })
             .map(|id| ObjectId::from(*id))
-            .find(|id| !self.visible(id) || !self.rt.objects.exists(id))
+            .find(|id| !self.visible(id) || !self.node.objects().exists(id))
     }
 
     /// A submission by the running task of its next child.
@@ -62,9 +62,9 @@ impl TaskState {
             parent: self.current.id,
             id: self.current.next_child(),
             hidden_arg: self.hidden_arg(&args),
-            parent_cancelled: self.current.is_cancelled() || self.rt.shutdown.is_cancelled(),
-            args,
-            options,
+            parent_cancelled: self.current.is_cancelled() || self.node.shutdown().is_cancelled(),
+            args: args.into_iter().map(Into::into).collect(),
+            options: options.into(),
         }
     }
 
@@ -79,7 +79,7 @@ impl objects::Host for TaskState {
     fn put(&mut self, value: types::Payload) -> wasmtime::Result<types::ObjectId> {
         let object = from_payload(self, value);
         let id = self.new_put()?;
-        self.rt.objects.seal(id, object);
+        self.node.objects().seal(id, object);
         Ok(id.into())
     }
 
@@ -93,12 +93,16 @@ impl objects::Host for TaskState {
         // each, no waiting).
         let mut found: Vec<Option<Arc<Object>>> = ids
             .iter()
-            .map(|id| self.visible(id).then(|| self.rt.objects.get(id)).flatten())
+            .map(|id| {
+                self.visible(id)
+                    .then(|| self.node.objects().get(id))
+                    .flatten()
+            })
             .collect();
         if found.iter().any(Option::is_none) {
             if let Some(missing) = ids
                 .iter()
-                .find(|id| !self.visible(id) || !self.rt.objects.exists(id))
+                .find(|id| !self.visible(id) || !self.node.objects().exists(id))
             {
                 return Ok(Err(not_found(self, missing)));
             }
@@ -115,7 +119,7 @@ impl objects::Host for TaskState {
             }
             for (slot, id) in found.iter_mut().zip(&ids) {
                 if slot.is_none() {
-                    *slot = self.rt.objects.get(id);
+                    *slot = self.node.objects().get(id);
                 }
             }
         }
@@ -166,7 +170,7 @@ impl objects::Host for TaskState {
             .iter()
             .zip(hidden)
             .map(|(id, hidden)| {
-                let ready = left > 0 && (hidden || !self.rt.objects.is_pending(id));
+                let ready = left > 0 && (hidden || !self.node.objects().is_pending(id));
                 if ready {
                     left -= 1;
                 }
@@ -177,7 +181,7 @@ impl objects::Host for TaskState {
 
     fn release(&mut self, ids: Vec<types::ObjectId>) -> wasmtime::Result<()> {
         for id in ids {
-            self.holds.release(&self.rt.objects, &id.into());
+            self.holds.release(self.node.objects(), &id.into());
         }
         Ok(())
     }
@@ -191,9 +195,12 @@ impl tasks::Host for TaskState {
         options: types::TaskOptions,
     ) -> wasmtime::Result<Vec<types::ObjectId>> {
         let call = self.submission(args, options);
-        let returns = self
-            .rt
-            .submit_function(&self.component, &mut self.holds, call, function)?;
+        let returns = self.node.submit_function(
+            &self.component.record.hash,
+            &mut self.holds,
+            call,
+            function,
+        )?;
         Ok(returns.into_iter().map(Into::into).collect())
     }
 
@@ -205,7 +212,8 @@ impl tasks::Host for TaskState {
     ) -> wasmtime::Result<types::ActorId> {
         let call = self.submission(args, options);
         let id = call.id;
-        self.rt.create_actor(&self.component, call, class);
+        self.node
+            .create_actor(&self.component.record.hash, call, class);
         Ok(id.into())
     }
 
@@ -220,7 +228,7 @@ impl tasks::Host for TaskState {
         let reachable = self.may_reach_actor(&actor);
         let call = self.submission(args, options);
         let returns = self
-            .rt
+            .node
             .call_actor(&mut self.holds, actor, reachable, call, method)?;
         Ok(returns.into_iter().map(Into::into).collect())
     }
@@ -235,7 +243,7 @@ impl tasks::Host for TaskState {
         if task.job() != self.job {
             return Ok(false);
         }
-        Ok(self.rt.cancel(task, force, recursive))
+        Ok(self.node.cancel(task, force, recursive))
     }
 
     fn kill_actor(&mut self, actor: types::ActorId) -> wasmtime::Result<bool> {
@@ -244,7 +252,7 @@ impl tasks::Host for TaskState {
             return Ok(false);
         }
         let by = self.current.label.clone();
-        Ok(self.rt.kill_actor(actor, &by))
+        Ok(self.node.kill_actor(actor, &by))
     }
 }
 
@@ -254,7 +262,7 @@ impl runtime::Host for TaskState {
     }
 
     fn node_id(&mut self) -> wasmtime::Result<String> {
-        Ok(self.rt.node_id.clone())
+        Ok(self.node.node_id().to_string())
     }
 
     fn log(&mut self, level: types::LogLevel, message: String) -> wasmtime::Result<()> {

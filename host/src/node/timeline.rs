@@ -18,10 +18,10 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use crate::registry::{Registry, TaskRecord};
+use crate::scheduler::task_table::{TaskRecord, TaskTable};
 
 /// The trace of every task in `registry` (see the module docs).
-pub fn chrome_trace(registry: &Registry, node_id: &str) -> Value {
+pub fn chrome_trace(registry: &TaskTable, node_id: &str) -> Value {
     let records = registry.tasks();
     let mut rows: BTreeMap<String, u64> = BTreeMap::new();
     rows.insert("scheduler".to_string(), 0);

@@ -1,0 +1,145 @@
+//! The executor layer: everything that knows wasmtime. It runs the tasks
+//! the scheduler starts (through [`Executor`](crate::scheduler::Executor)),
+//! and its store data reaches the rest of the node only through
+//! [`Services`](services::Services).
+//!
+//! - [`engine`]: the wasmtime engine (pooling allocator, epoch ticker).
+//! - [`component`]: compile once per content hash, link, pre-instantiate,
+//!   `describe`; [`bindings`]: the generated `wray:runtime` bindings;
+//!   [`convert`]: between them and the [`proto`](crate::proto) types.
+//! - [`state`]: what each store carries (WASI, limits, the current task,
+//!   what the instance holds and may name).
+//! - [`host_api`]: the `wray:runtime` imports guests call.
+//! - [`mapping`]: zero-copy windows (objects mapped into guest memory);
+//!   [`windows`]: the windows themselves, bounded, and the store that
+//!   cleans them; [`guest_bytes`]: lists read in place.
+//! - [`run`]: one remote-function task in a fresh instance, or a cached
+//!   one of its job for `reuse` functions ([`reuse`]).
+//! - [`actor`]: actor instances keyed by actor id, and running their calls.
+//! - [`guard`]: stopping a guest call from outside (limits, cancel,
+//!   shutdown); [`classify`]: traps to task errors.
+//! - [`pool`]: the bounded pool of worker threads.
+//! - [`services`]: what a store may ask of the node.
+
+pub(crate) mod actor;
+pub mod bindings;
+pub(crate) mod classify;
+pub mod component;
+pub(crate) mod convert;
+pub mod engine;
+pub(crate) mod guard;
+pub mod guest_bytes;
+pub(crate) mod host_api;
+pub mod mapping;
+pub mod pool;
+pub(crate) mod reuse;
+pub(crate) mod run;
+pub(crate) mod services;
+pub mod state;
+pub mod windows;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use wasmtime::component::Linker;
+use wasmtime::Engine;
+use wray_control_plane::{ActorId, JobId};
+
+use self::actor::Instance;
+use self::component::LoadedComponent;
+use self::pool::WorkerPool;
+use self::reuse::InstanceCache;
+use self::services::Services;
+use self::state::TaskState;
+use crate::error::TaskError;
+use crate::id_map::IdMap;
+use crate::objects::Budget;
+use crate::resources::Allocation;
+use crate::scheduler::{Executor, PendingTask, Scheduler};
+
+/// The node's wasmtime executor: it compiles components, makes instances
+/// and runs tasks in them on its worker threads.
+pub struct WasmExecutor {
+    /// The wasmtime engine.
+    pub engine: Engine,
+    /// The host's imports, linked once.
+    pub(crate) linker: Linker<TaskState>,
+    /// Loaded components by content hash.
+    pub(crate) components: Mutex<HashMap<String, Arc<LoadedComponent>>>,
+    /// Idle instances of reusable functions.
+    pub(crate) reusable: InstanceCache,
+    /// Live actors' instances, by actor id (absent while a call runs on
+    /// one).
+    pub(crate) instances: Mutex<IdMap<ActorId, Instance>>,
+    /// Windows mapped over guests' memories, node-wide (each a kernel
+    /// mapping: a share of `vm.max_map_count`).
+    pub(crate) windows: Arc<Budget>,
+    /// The scheduler whose tasks it runs (results, resources, actors).
+    pub(crate) sched: Arc<Scheduler>,
+    /// What its instances may ask of the node.
+    pub(crate) services: Arc<dyn Services>,
+    /// Where guest calls run: workers drive each task's future on their
+    /// own thread; this runtime's one thread drives the timers and WASI's
+    /// I/O.
+    pub(crate) io: tokio::runtime::Handle,
+    /// The worker threads.
+    pub(crate) workers: WorkerPool,
+}
+
+impl WasmExecutor {
+    /// Runs `f` on a worker thread.
+    pub(crate) fn spawn_blocking(&self, f: impl FnOnce() + Send + 'static) {
+        self.workers.spawn(f);
+    }
+
+    /// Drives `future` to completion on the calling (worker or driver)
+    /// thread.
+    ///
+    /// # Panics
+    /// When called from inside an async context (never the case: workers
+    /// and drivers are plain threads).
+    pub(crate) fn block_on<F: std::future::Future>(&self, future: F) -> F::Output {
+        self.io.block_on(future)
+    }
+
+    /// The loaded component with content hash `hash`, if deployed here.
+    pub(crate) fn component(&self, hash: &str) -> Option<Arc<LoadedComponent>> {
+        self.components.lock().get(hash).cloned()
+    }
+}
+
+/// The executor's side of the scheduler's interface. `Arc<WasmExecutor>`
+/// implements it: each method hands the work to a worker thread that owns
+/// a strong reference while it runs.
+pub(crate) struct Handle(pub Arc<WasmExecutor>);
+
+impl Executor for Handle {
+    fn run_function(&self, task: Arc<PendingTask>, allocation: Allocation) {
+        let exec = self.0.clone();
+        self.0
+            .spawn_blocking(move || exec.run_function_task(task, allocation));
+    }
+
+    fn run_actor(
+        &self,
+        actor: Arc<crate::scheduler::actor::Actor>,
+        task: Arc<PendingTask>,
+        dead: Option<TaskError>,
+    ) {
+        let exec = self.0.clone();
+        self.0
+            .spawn_blocking(move || exec.run_actor(&actor, task, dead));
+    }
+
+    fn drop_actor(&self, actor: ActorId) {
+        let instance = self.0.instances.lock().remove(&actor);
+        // Outside the lock: tearing the instance down seals what it left
+        // unsealed, and their waiters may call back.
+        drop(instance);
+    }
+
+    fn end_job(&self, job: JobId) {
+        drop(self.0.reusable.take_job(job));
+    }
+}

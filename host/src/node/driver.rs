@@ -1,0 +1,94 @@
+//! Running a component's `main` as the driver of a job.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use wray_control_plane::{JobId, TaskId};
+
+use crate::cancel_token::CancelToken;
+use crate::error::{ErrorKind, TaskError};
+use crate::executor::classify::{trap_to_task_error, Stopped};
+use crate::executor::component::LoadedComponent;
+use crate::executor::guard::StopWhen;
+use crate::executor::state::CurrentTask;
+use crate::executor::WasmExecutor;
+
+/// How a driver ended.
+#[derive(Debug, Clone)]
+pub struct DriverOutcome {
+    /// `main`'s result: `Err` carries its message, or the trap (or limit,
+    /// or cancel) that ended it.
+    pub result: Result<(), String>,
+    /// Wall time of `main`.
+    pub wall: Duration,
+    /// The driver's task id (root of every id the job made).
+    pub task: TaskId,
+}
+
+/// Runs `main(args)` of `component` as the driver of a new job, on the
+/// calling thread (the caller ends the job: see
+/// [`Scheduler::end_job`](crate::scheduler::Scheduler::end_job)). The
+/// driver holds no CPU slot; its time limit is the node's
+/// `driver_timeout` (none by default), and `cancel` or the node's
+/// shutdown stop it wherever it is.
+pub(crate) fn run_driver(
+    exec: &Arc<WasmExecutor>,
+    component: Arc<LoadedComponent>,
+    args: &[String],
+    job: JobId,
+    cancel: CancelToken,
+) -> DriverOutcome {
+    let start = Instant::now();
+    let task = TaskId::driver(job);
+    let result = exec.block_on(drive(exec, component, args, job, cancel));
+    DriverOutcome {
+        result,
+        wall: start.elapsed(),
+        task,
+    }
+}
+
+async fn drive(
+    exec: &Arc<WasmExecutor>,
+    component: Arc<LoadedComponent>,
+    args: &[String],
+    job: JobId,
+    cancel: CancelToken,
+) -> Result<(), String> {
+    let task = TaskId::driver(job);
+    let mut argv = vec![component.record.name.clone()];
+    argv.extend_from_slice(args);
+    let limits = crate::proto::limits::Limits {
+        timeout: exec.sched.config.driver_timeout,
+        ..exec.sched.config.limits()
+    };
+    let mut current = CurrentTask::new(task, "main", false, limits, Default::default(), cancel);
+    let entry = exec.sched.tasks.driver_started(task);
+    current.entry = Some(entry.clone());
+    let mut store = exec.new_store(component.clone(), job, current, &argv);
+    let stop = StopWhen::of(store.data());
+    let result = match stop
+        .guard(component.pre.instantiate_async(&mut *store))
+        .await
+    {
+        Err(e) if e.is::<Stopped>() => Err(trap_to_task_error(&e, store.data()).to_string()),
+        Err(e) => Err(format!(
+            "cannot instantiate `{}`: {e:#}",
+            component.record.name
+        )),
+        Ok(guest) => match stop
+            .guard(guest.wray_runtime_app().call_main(&mut *store, args))
+            .await
+        {
+            Ok(r) => r.map_err(|m| crate::bounds::truncate(m, crate::bounds::MAX_LOG_LINE)),
+            Err(trap) => Err(trap_to_task_error(&trap, store.data()).to_string()),
+        },
+    };
+    drop(store);
+    let error = result
+        .as_ref()
+        .err()
+        .map(|message| TaskError::new(ErrorKind::Application, "main", task, message.clone()));
+    exec.sched.tasks.ended(&entry, error.as_ref());
+    result
+}

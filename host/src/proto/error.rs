@@ -1,0 +1,144 @@
+//! Host errors, and the task errors that fill error objects.
+
+use std::fmt;
+
+use wray_control_plane::TaskId;
+
+/// What can go wrong when starting a node, deploying a component or running
+/// a driver. (Failures *inside* tasks are [`TaskError`] values, not these.)
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The node's configuration is unusable.
+    #[error("invalid node configuration: {0}")]
+    InvalidConfig(String),
+    /// wasmtime could not be set up with this configuration.
+    #[error("failed to create the wasm engine: {0}")]
+    Engine(String),
+    /// The bytes are not a valid component, or it does not implement the
+    /// `wray:runtime/guest` world.
+    #[error("component `{name}` is not usable: {reason}")]
+    Component {
+        /// Name the component was deployed under.
+        name: String,
+        /// What wasmtime or `describe` said.
+        reason: String,
+    },
+    /// No component is deployed under this name on this node.
+    #[error("component `{0}` is not deployed on this node")]
+    NotDeployed(String),
+    /// The component has no driver entry point.
+    #[error("component `{0}` has no `#[wray::main]` entry point")]
+    NoMain(String),
+    /// A file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// A bound of the session was reached (objects held, puts made).
+    #[error("{0}")]
+    Limit(String),
+    /// The control plane failed.
+    #[error(transparent)]
+    ControlPlane(#[from] wray_control_plane::Error),
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Why a task failed; mirrors the WIT `error-kind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// The function returned an error value.
+    Application,
+    /// The guest panicked.
+    Panic,
+    /// The guest trapped.
+    Trap,
+    /// The guest grew its memory past the task's memory limit.
+    OutOfMemory,
+    /// The task ran past its time limit, or a `get`/`wait` timed out.
+    Timeout,
+    /// A value could not be decoded or an argument had the wrong shape.
+    InvalidArgument,
+    /// The named function, class or method does not exist.
+    NotFound,
+    /// The actor is dead.
+    ActorDied,
+    /// The host failed to run the task.
+    System,
+    /// No node can ever satisfy the task's resource request.
+    Infeasible,
+    /// The task was cancelled, or its actor killed.
+    Cancelled,
+}
+
+impl ErrorKind {
+    /// The WIT name of the kind (`out-of-memory`, ...).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ErrorKind::Application => "application",
+            ErrorKind::Panic => "panic",
+            ErrorKind::Trap => "trap",
+            ErrorKind::OutOfMemory => "out-of-memory",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::InvalidArgument => "invalid-argument",
+            ErrorKind::NotFound => "not-found",
+            ErrorKind::ActorDied => "actor-died",
+            ErrorKind::System => "system",
+            ErrorKind::Infeasible => "infeasible",
+            ErrorKind::Cancelled => "cancelled",
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A failed task: what its error object holds, and what `get` on it (or on
+/// anything depending on it) returns, unchanged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskError {
+    /// Why it failed.
+    pub kind: ErrorKind,
+    /// The function (`name`) or actor method (`Class.method`) that failed.
+    pub function: String,
+    /// The task that failed.
+    pub task: TaskId,
+    /// The guest's (or the host's) message.
+    pub message: String,
+}
+
+impl TaskError {
+    /// A new task error.
+    pub fn new(
+        kind: ErrorKind,
+        function: impl Into<String>,
+        task: TaskId,
+        message: impl Into<String>,
+    ) -> Self {
+        Self {
+            kind,
+            function: function.into(),
+            task,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for TaskError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "task {} ({}) failed: {}: {}",
+            self.task, self.function, self.kind, self.message
+        )
+    }
+}
+
+impl std::error::Error for TaskError {}

@@ -1,0 +1,34 @@
+//! The protocol layer: what travels between a session, the scheduler, the
+//! executor and (later) other nodes, as plain serializable data. Nothing
+//! here knows wasmtime or holds a live handle.
+//!
+//! - ids ([`TaskId`], [`ObjectId`], [`ActorId`], [`JobId`]) come from the
+//!   control plane crate and are re-exported;
+//! - [`spec`]: [`TaskSpec`], what one task runs, with which arguments;
+//! - [`options`]: what a caller asks of a task ([`TaskOptions`]);
+//! - [`request`] and [`quantity`]: resource requests ([`Request`]);
+//! - [`limits`]: per-task memory, time and fuel limits ([`Limits`]);
+//! - [`error`]: [`TaskError`] (what an error object holds), its one
+//!   [`ErrorKind`], and the host's [`Error`].
+
+pub mod error;
+pub mod limits;
+pub mod options;
+pub mod quantity;
+pub mod request;
+pub mod spec;
+
+pub use error::{Error, ErrorKind, TaskError};
+pub use limits::Limits;
+pub use options::{LimitOptions, ResourceOptions, TaskOptions};
+pub use quantity::Quantity;
+pub use request::Request;
+pub use spec::{Arg, Codec, Payload, Target, TaskSpec};
+pub use wray_control_plane::{ActorId, JobId, ObjectId, TaskId};
+
+/// Name of the CPU resource.
+pub const CPU: &str = "CPU";
+/// Name of the GPU resource.
+pub const GPU: &str = "GPU";
+/// Name of the memory resource (bytes).
+pub const MEMORY: &str = "memory";

@@ -1,0 +1,77 @@
+//! What a caller asks of one task: how many objects it returns, the
+//! resources it needs and the limits it runs under. Every field is
+//! optional; unset ones come from the function's declaration, then the
+//! node's defaults (see [`Request::resolve`](super::Request::resolve) and
+//! [`Limits::resolve`](super::Limits::resolve)). The same shapes as the
+//! WIT `task-options`, without wasmtime.
+
+use serde::{Deserialize, Serialize};
+use wray_control_plane::Declared;
+
+/// Resources a call or a declaration asks for (`None`: not said).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ResourceOptions {
+    /// CPU cores (fractional: 0.5 is half a core).
+    pub num_cpus: Option<f64>,
+    /// GPUs (fractional).
+    pub num_gpus: Option<f64>,
+    /// Bytes of memory to reserve.
+    pub memory: Option<u64>,
+    /// Custom resources by name, with amounts.
+    pub custom: Vec<(String, f64)>,
+}
+
+/// Limits a call or a declaration asks for (`None`: not said).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LimitOptions {
+    /// Most bytes of linear memory.
+    pub max_memory: Option<u64>,
+    /// Most wall-clock milliseconds.
+    pub timeout_ms: Option<u64>,
+    /// Most wasm fuel.
+    pub fuel: Option<u64>,
+}
+
+/// The options of one submission.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TaskOptions {
+    /// Objects the task returns (0 is taken as 1, as Ray's default).
+    pub num_returns: u32,
+    /// Resources it asks for.
+    pub resources: ResourceOptions,
+    /// Limits it asks for.
+    pub limits: LimitOptions,
+}
+
+impl TaskOptions {
+    /// One return object, everything else from the declaration and the node.
+    pub fn new() -> Self {
+        Self {
+            num_returns: 1,
+            ..Self::default()
+        }
+    }
+}
+
+impl From<&Declared> for ResourceOptions {
+    /// The resources a function-table row declares.
+    fn from(d: &Declared) -> Self {
+        Self {
+            num_cpus: d.num_cpus,
+            num_gpus: d.num_gpus,
+            memory: d.memory,
+            custom: d.resources.clone(),
+        }
+    }
+}
+
+impl From<&Declared> for LimitOptions {
+    /// The limits a function-table row declares.
+    fn from(d: &Declared) -> Self {
+        Self {
+            max_memory: d.max_memory,
+            timeout_ms: d.timeout_ms,
+            fuel: d.fuel,
+        }
+    }
+}

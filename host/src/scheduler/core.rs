@@ -1,0 +1,165 @@
+//! [`Scheduler`]: the node's scheduling state (the task table, the
+//! resource queue, actor mailboxes, the node's view of the function table,
+//! counters) and how a job ends. It starts work through the
+//! [`Executor`] interface and knows nothing of wasmtime.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock, Weak};
+
+use parking_lot::Mutex;
+use wray_control_plane::{ComponentRecord, JobId};
+
+use crate::cancel_token::CancelToken;
+use crate::config::NodeConfig;
+use crate::error::{ErrorKind, TaskError};
+use crate::objects::ObjectStore;
+use crate::scheduler::actor_table::ActorTable;
+use crate::scheduler::queue::ResourcePool;
+use crate::scheduler::task_table::TaskTable;
+use crate::scheduler::Executor;
+
+/// Task counters of a node.
+#[derive(Default)]
+pub(crate) struct Stats {
+    pub submitted: AtomicU64,
+    pub finished: AtomicU64,
+    pub failed: AtomicU64,
+}
+
+/// A point-in-time copy of a node's task counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StatsSnapshot {
+    /// Tasks submitted (functions, actor constructors and calls).
+    pub submitted: u64,
+    /// Tasks that finished with a value.
+    pub finished: u64,
+    /// Tasks that finished with an error object.
+    pub failed: u64,
+}
+
+impl StatsSnapshot {
+    /// Tasks submitted and not yet finished (queued, waiting or running).
+    pub fn pending(&self) -> u64 {
+        self.submitted
+            .saturating_sub(self.finished.saturating_add(self.failed))
+    }
+}
+
+/// The scheduling state of one node.
+pub struct Scheduler {
+    /// The node's configuration.
+    pub config: NodeConfig,
+    /// The node's id (random: unique beyond this process).
+    pub node_id: String,
+    /// The node's object store.
+    pub objects: Arc<ObjectStore>,
+    /// Resources and the queue of tasks waiting for them.
+    pub(crate) pool: ResourcePool,
+    /// Every task's state, times and error.
+    pub(crate) tasks: TaskTable,
+    /// Live and recently dead actors (their mailboxes).
+    pub(crate) actors: ActorTable,
+    /// The node's view of the function table: deployed components' rows
+    /// by content hash (what submissions are checked against).
+    pub(crate) functions: Mutex<HashMap<String, Arc<ComponentRecord>>>,
+    pub(crate) stats: Stats,
+    /// Cancelled when the node shuts down: every running guest call stops.
+    pub shutdown: CancelToken,
+    /// When workers are pinned to the cores of their CPU units (the node
+    /// has fewer CPUs than the machine): every core the process may use.
+    pub(crate) pin: Option<Vec<u32>>,
+    /// Where started work goes (set once the executor exists; weak: the
+    /// node owns the executor, and the executor's stores own this).
+    executor: OnceLock<Weak<dyn Executor>>,
+}
+
+impl Scheduler {
+    /// A scheduler for a node with `config`, `objects` and `pool`.
+    pub(crate) fn new(
+        config: NodeConfig,
+        node_id: String,
+        objects: Arc<ObjectStore>,
+        pool: ResourcePool,
+        pin: Option<Vec<u32>>,
+    ) -> Self {
+        Self {
+            config,
+            node_id,
+            objects,
+            pool,
+            tasks: TaskTable::default(),
+            actors: ActorTable::default(),
+            functions: Mutex::new(HashMap::new()),
+            stats: Stats::default(),
+            shutdown: CancelToken::new(),
+            pin,
+            executor: OnceLock::new(),
+        }
+    }
+
+    /// Connects the executor that runs what this scheduler starts (once).
+    pub(crate) fn connect(&self, executor: Weak<dyn Executor>) {
+        let _ = self.executor.set(executor);
+    }
+
+    /// The executor, while the node lives.
+    pub(crate) fn executor(&self) -> Option<Arc<dyn Executor>> {
+        self.executor.get().and_then(Weak::upgrade)
+    }
+
+    /// Pins the calling worker thread to `allocation`'s cores when the node
+    /// pins (it has fewer CPUs than the machine); all allowed cores for a
+    /// task without CPUs.
+    pub(crate) fn pin_worker(&self, allocation: &crate::resources::Allocation) {
+        if let Some(allowed) = &self.pin {
+            let cores: Vec<u32> = allocation.cpu.iter().map(|g| g.id).collect();
+            crate::resources::pin::pin_current_thread(&cores, allowed);
+        }
+    }
+
+    /// The function-table row of component `hash`, if deployed here.
+    pub fn component(&self, hash: &str) -> Option<Arc<ComponentRecord>> {
+        self.functions.lock().get(hash).cloned()
+    }
+
+    /// Records component `record` as deployed on this node.
+    pub(crate) fn add_component(&self, record: Arc<ComponentRecord>) {
+        self.functions.lock().insert(record.hash.clone(), record);
+    }
+
+    /// The node's task counters now.
+    pub fn stats(&self) -> StatsSnapshot {
+        StatsSnapshot {
+            submitted: self.stats.submitted.load(Ordering::Relaxed),
+            finished: self.stats.finished.load(Ordering::Relaxed),
+            failed: self.stats.failed.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Ends job `job` (its driver returned), as Ray does when a driver
+    /// exits: its unfinished tasks are cancelled, its actors killed, its
+    /// reusable instances dropped, and every object it made freed (see
+    /// `ObjectStore::end_job`), so that nothing a job
+    /// made, reference cycles included, outlives it.
+    pub(crate) fn end_job(self: &Arc<Self>, job: JobId) {
+        for task in self.tasks.unfinished_of_job(job) {
+            self.cancel(task, true, false);
+        }
+        for actor in self.actors.of_job(job) {
+            let cause = TaskError::new(
+                ErrorKind::ActorDied,
+                format!("{}.kill", actor.class),
+                actor.id,
+                "its job ended",
+            );
+            if actor.die(self, cause) {
+                actor.try_run(self);
+            }
+        }
+        if let Some(executor) = self.executor() {
+            executor.end_job(job);
+        }
+        self.objects.end_job(job);
+    }
+}

@@ -1,0 +1,95 @@
+//! A task on this node: its [`TaskSpec`] with what it holds here (its
+//! arguments' objects, its cancel token, its task-table entry, its actor's
+//! mailbox), and its dependency count while it waits.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use wray_control_plane::ObjectId;
+
+use crate::cancel_token::CancelToken;
+use crate::proto::TaskSpec;
+use crate::scheduler::actor::Actor;
+use crate::scheduler::task_table::TaskEntry;
+
+/// A submitted task: its spec (reached through `Deref`) and its live state
+/// on this node.
+pub(crate) struct Task {
+    /// What it runs.
+    pub spec: TaskSpec,
+    /// What it holds until it finishes: its object arguments and the refs
+    /// inside its value arguments (filled in by `Scheduler::submit`).
+    pub holds: Vec<ObjectId>,
+    /// Cancelled to stop it (`cancel`, `kill-actor`).
+    pub cancel: CancelToken,
+    /// Its entry in the task table (set at submission).
+    pub entry: Option<Arc<TaskEntry>>,
+    /// Its actor's mailbox (a constructor or a call).
+    pub actor: Option<Arc<Actor>>,
+}
+
+impl Task {
+    /// A task for `spec`, of `actor` if any, holding nothing yet.
+    pub fn new(spec: TaskSpec, actor: Option<Arc<Actor>>) -> Self {
+        Self {
+            spec,
+            holds: Vec::new(),
+            cancel: CancelToken::new(),
+            entry: None,
+            actor,
+        }
+    }
+}
+
+impl std::ops::Deref for Task {
+    type Target = TaskSpec;
+    fn deref(&self) -> &TaskSpec {
+        &self.spec
+    }
+}
+
+impl std::ops::DerefMut for Task {
+    fn deref_mut(&mut self) -> &mut TaskSpec {
+        &mut self.spec
+    }
+}
+
+/// A submitted task waiting for its dependencies, then to run.
+pub(crate) struct PendingTask {
+    /// The spec; `None` once a worker took it.
+    pub spec: Mutex<Option<Task>>,
+    /// Dependencies not sealed yet, plus one while submission is under way.
+    pub missing: AtomicUsize,
+    /// Whether every dependency is sealed (actor queues check this).
+    pub ready: AtomicBool,
+}
+
+impl PendingTask {
+    pub fn new(spec: Task) -> Arc<Self> {
+        Arc::new(Self {
+            spec: Mutex::new(Some(spec)),
+            missing: AtomicUsize::new(1),
+            ready: AtomicBool::new(false),
+        })
+    }
+
+    /// Takes the spec to run it (only the first caller gets it).
+    pub fn take(&self) -> Option<Task> {
+        self.spec.lock().take()
+    }
+
+    /// Counts one dependency sealed; true when none is missing any more.
+    pub fn dependency_done(&self) -> bool {
+        if self.missing.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.ready.store(true, Ordering::Release);
+            true
+        } else {
+            false
+        }
+    }
+
+    pub fn is_ready(&self) -> bool {
+        self.ready.load(Ordering::Acquire)
+    }
+}

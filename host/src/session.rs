@@ -1,0 +1,314 @@
+//! [`Session`]: the one door into a node for code outside a guest (plain
+//! Rust, the CLI, later the HTTP API and other nodes): submit, create and
+//! call actors, put, get (async, or blocking), wait, release and cancel,
+//! with its own job and its own holds.
+//!
+//! A session is a driver without a guest: it is the root task
+//! (`TaskId::driver(job)`) of a job that the control plane's job table
+//! issued; what it submits are that task's children, what it puts are its
+//! puts. Everything it receives (returned ids, puts) it holds until it
+//! releases them or ends; when it ends, its job ends as a driver's does
+//! (unfinished tasks cancelled, actors killed, objects freed). A guest's
+//! host calls reach the same scheduler operations through the executor's
+//! [`Services`](crate::executor::services::Services).
+
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use wray_control_plane::{ActorId, JobId, ObjectId, TaskId};
+
+use crate::error::{Error, Result, TaskError};
+use crate::node::Node;
+use crate::objects::{Holds, Object};
+use crate::proto::{Arg, ErrorKind, Payload, TaskOptions};
+use crate::scheduler::blocking::Blocker;
+use crate::scheduler::submit::Submission;
+
+/// A client's session with a node (see the module docs). Dropping it ends
+/// its job.
+pub struct Session<'n> {
+    node: &'n Node,
+    job: JobId,
+    root: TaskId,
+    holds: Mutex<Holds>,
+    children: AtomicU64,
+    puts: AtomicU32,
+}
+
+impl Node {
+    /// Opens a session: a new job, from the control plane's job table.
+    ///
+    /// # Errors
+    /// [`Error::ControlPlane`] when the job table refuses.
+    pub fn session(&self) -> Result<Session<'_>> {
+        let job = self.start_job("session")?;
+        Ok(Session {
+            node: self,
+            job,
+            root: TaskId::driver(job),
+            holds: Mutex::new(Holds::default()),
+            children: AtomicU64::new(0),
+            puts: AtomicU32::new(0),
+        })
+    }
+}
+
+impl Session<'_> {
+    /// The session's job.
+    pub fn job(&self) -> JobId {
+        self.job
+    }
+
+    /// Whether this session may name `id`: its job's, or one it holds.
+    fn visible(&self, id: &ObjectId) -> bool {
+        id.job() == self.job || self.holds.lock().contains(id)
+    }
+
+    /// A submission of the session's next child.
+    fn submission(&self, args: Vec<Arg>, options: TaskOptions) -> Submission {
+        let objects = &self.node.sched.objects;
+        let hidden_arg = args
+            .iter()
+            .flat_map(|a| match a {
+                Arg::Object(id) => std::slice::from_ref(id),
+                Arg::Value(p) => p.refs.as_slice(),
+            })
+            .find(|id| !self.visible(id) || !objects.exists(id))
+            .copied();
+        Submission {
+            parent: self.root,
+            id: self
+                .root
+                .child(self.children.fetch_add(1, Ordering::Relaxed)),
+            hidden_arg,
+            parent_cancelled: self.node.sched.shutdown.is_cancelled(),
+            args,
+            options,
+        }
+    }
+
+    /// Submits remote function `function` of deployed component
+    /// `component` (by name); returns its return object ids, held by the
+    /// session. A call the function table says is wrong (no such function,
+    /// wrong argument count, infeasible resources) is not an error here:
+    /// its returns hold the error, as in Ray.
+    ///
+    /// # Errors
+    /// [`Error::NotDeployed`] for an unknown component; [`Error::Limit`]
+    /// when the session holds too many objects.
+    pub fn submit(
+        &self,
+        component: &str,
+        function: &str,
+        args: Vec<Arg>,
+        options: TaskOptions,
+    ) -> Result<Vec<ObjectId>> {
+        let hash = self.node.loaded(component)?.record.hash.clone();
+        let call = self.submission(args, options);
+        let mut holds = self.holds.lock();
+        self.node
+            .sched
+            .submit_function(&hash, &mut holds, call, function.to_string())
+            .map_err(|e| Error::Limit(e.to_string()))
+    }
+
+    /// Creates an actor of class `class` of deployed component
+    /// `component`; its constructor runs once its resources are free.
+    ///
+    /// # Errors
+    /// [`Error::NotDeployed`] for an unknown component.
+    pub fn create_actor(
+        &self,
+        component: &str,
+        class: &str,
+        args: Vec<Arg>,
+        options: TaskOptions,
+    ) -> Result<ActorId> {
+        let hash = self.node.loaded(component)?.record.hash.clone();
+        let call = self.submission(args, options);
+        let id = call.id;
+        self.node.sched.create_actor(&hash, call, class.to_string());
+        Ok(id)
+    }
+
+    /// Calls `method` of actor `actor`; returns its return object ids,
+    /// held by the session.
+    ///
+    /// # Errors
+    /// [`Error::Limit`] when the session holds too many objects.
+    pub fn call(
+        &self,
+        actor: ActorId,
+        method: &str,
+        args: Vec<Arg>,
+        options: TaskOptions,
+    ) -> Result<Vec<ObjectId>> {
+        let reachable = actor.job() == self.job;
+        let call = self.submission(args, options);
+        let mut holds = self.holds.lock();
+        self.node
+            .sched
+            .call_actor(&mut holds, actor, reachable, call, method.to_string())
+            .map_err(|e| Error::Limit(e.to_string()))
+    }
+
+    /// Stores `value` as a new object, held by the session.
+    ///
+    /// # Errors
+    /// [`Error::Limit`] past the puts one task may make or the objects one
+    /// holder may hold; a ref inside `value` the session may not name, or
+    /// a full store, makes the object an error object instead.
+    pub fn put(&self, value: Payload) -> Result<ObjectId> {
+        let objects = &self.node.sched.objects;
+        let mut holds = self.holds.lock();
+        holds.room().map_err(|e| Error::Limit(e.to_string()))?;
+        let index = self.puts.fetch_add(1, Ordering::Relaxed);
+        let id = self.root.put_object(index).ok_or_else(|| {
+            Error::Limit(format!(
+                "the session made {index} objects with put, the most one task may make"
+            ))
+        })?;
+        let bad = value
+            .refs
+            .iter()
+            .find(|r| !(r.job() == self.job || holds.contains(r)) || !objects.exists(r))
+            .copied();
+        let error =
+            |kind, message: String| Object::Error(TaskError::new(kind, "put", self.root, message));
+        let object = match bad {
+            Some(bad) => error(
+                ErrorKind::NotFound,
+                format!(
+                    "a value refers to object {bad}, which does not exist on node {}",
+                    self.node.id()
+                ),
+            ),
+            None => match objects.refs(value.refs) {
+                Err(full) => error(ErrorKind::System, full.to_string()),
+                Ok(refs) => match objects.value(value.codec, &value.data, refs) {
+                    Ok(object) => object,
+                    Err(full) => error(ErrorKind::System, full.to_string()),
+                },
+            },
+        };
+        objects.register_pending(id);
+        holds
+            .hold(objects, id)
+            .map_err(|e| Error::Limit(e.to_string()))?;
+        objects.seal(id, object);
+        Ok(id)
+    }
+
+    /// The value of object `id` once it is sealed: its payload (bytes
+    /// copied out of the store), or the error of the task that should have
+    /// made it. Waits without a thread of its own (an async fn); `timeout`
+    /// bounds the wait.
+    ///
+    /// # Errors
+    /// The task's [`TaskError`]; `not-found` for an id the session may not
+    /// name or that does not exist; `timeout` when `timeout` passed first.
+    pub async fn get(&self, id: ObjectId, timeout: Option<Duration>) -> Result<Payload, TaskError> {
+        let objects = &self.node.sched.objects;
+        let not_found = || {
+            TaskError::new(
+                ErrorKind::NotFound,
+                "get",
+                self.root,
+                format!("object {id} does not exist on node {}", self.node.id()),
+            )
+        };
+        if !self.visible(&id) || !objects.exists(&id) {
+            return Err(not_found());
+        }
+        let until = timeout.and_then(|t| Instant::now().checked_add(t));
+        let blocker = Blocker {
+            entry: None,
+            allocation: None,
+        };
+        self.node.sched.wait_sealed(&[id], 1, until, blocker).await;
+        match objects.get(&id).as_deref() {
+            Some(Object::Value { codec, data, refs }) => Ok(Payload {
+                codec: *codec,
+                data: data.bytes().to_vec(),
+                refs: refs.iter().copied().collect(),
+            }),
+            Some(Object::Error(e)) => Err(e.clone()),
+            None if objects.is_pending(&id) => Err(TaskError::new(
+                ErrorKind::Timeout,
+                "get",
+                self.root,
+                format!("object {id} was not ready within {timeout:?}"),
+            )),
+            None => Err(not_found()),
+        }
+    }
+
+    /// [`Session::get`] on the calling thread (which must not be inside
+    /// an async runtime).
+    ///
+    /// # Errors
+    /// As [`Session::get`].
+    pub fn get_blocking(
+        &self,
+        id: ObjectId,
+        timeout: Option<Duration>,
+    ) -> Result<Payload, TaskError> {
+        self.node.exec.block_on(self.get(id, timeout))
+    }
+
+    /// Waits until `num_returns` of `ids` are sealed or `timeout` passes;
+    /// says which are (Ray's `ray.wait`). Ids the session may not name
+    /// count as ready (a `get` of them fails at once).
+    pub async fn wait(
+        &self,
+        ids: &[ObjectId],
+        num_returns: usize,
+        timeout: Option<Duration>,
+    ) -> Vec<bool> {
+        let until = timeout.and_then(|t| Instant::now().checked_add(t));
+        let blocker = Blocker {
+            entry: None,
+            allocation: None,
+        };
+        let need = num_returns.min(ids.len());
+        self.node.sched.wait_sealed(ids, need, until, blocker).await;
+        let objects = &self.node.sched.objects;
+        ids.iter()
+            .map(|id| !self.visible(id) || !objects.is_pending(id))
+            .collect()
+    }
+
+    /// Drops the session's holds on `ids` (their objects are freed once
+    /// nothing else holds them).
+    pub fn release(&self, ids: &[ObjectId]) {
+        let objects = &self.node.sched.objects;
+        let mut holds = self.holds.lock();
+        for id in ids {
+            holds.release(objects, id);
+        }
+    }
+
+    /// Cancels the task that makes `id` (and what it submitted, with
+    /// `recursive`); false when it finished already or is not the
+    /// session's.
+    pub fn cancel(&self, id: ObjectId, force: bool, recursive: bool) -> bool {
+        if id.task.job() != self.job {
+            return false;
+        }
+        self.node.sched.cancel(id.task, force, recursive)
+    }
+
+    /// Kills actor `actor`; false when it was dead already or is not the
+    /// session's.
+    pub fn kill_actor(&self, actor: ActorId) -> bool {
+        actor.job() == self.job && self.node.sched.kill_actor(actor, "session")
+    }
+}
+
+impl Drop for Session<'_> {
+    fn drop(&mut self) {
+        self.holds.get_mut().release_all(&self.node.sched.objects);
+        self.node.end_job(self.job);
+    }
+}
