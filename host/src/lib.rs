@@ -2,8 +2,8 @@
 //!
 //! A node runs tasks and actors of WebAssembly components (the
 //! `wray:runtime` world in `wit/`) on wasmtime, with one worker per CPU slot,
-//! an object store, and a local scheduler. The `wray` binary (`src/bin`) is
-//! its command line.
+//! an object store, and a local scheduler. The `wray` binary (the `wray-cli`
+//! crate, `cli/`) is its command line.
 //!
 //! The moving parts, one module each:
 //! - [`node`]: [`Node`], the public entry point: start, deploy, run a driver,
@@ -27,14 +27,11 @@
 //! - `actor`: actor instances and their ordered queues; the actor table.
 //! - [`object_store`]: immutable objects and readiness notification.
 //! - [`error`]: [`Error`] (host failures) and [`TaskError`] (error objects).
-//! - [`baseline`]: bare wasmtime (instantiate + call, no wray), the
-//!   yardstick of `wray microbenchmark`.
 //!
 //! See `docs/architecture.md` for the path of one task from `.remote()` to
 //! `get`.
 
 mod actor;
-pub mod baseline;
 pub mod bindings;
 pub mod bounds;
 pub mod cancel_token;
