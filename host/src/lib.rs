@@ -3,7 +3,7 @@
 //! A node runs tasks and actors of WebAssembly components (the
 //! `wray:runtime` world in `wit/`) on wasmtime, with worker threads bounded
 //! by its CPUs, an object store, and a local scheduler. The `wray` binary
-//! (`src/bin`) is its command line.
+//! (the `wray-cli` crate, `cli/`) is its command line.
 //!
 //! The layers, lowest first; each uses only those before it (see
 //! `docs/architecture.md` for the check):
@@ -27,7 +27,6 @@
 //! setting's range), [`config`] ([`NodeConfig`]), [`resources`] (CPUs,
 //! GPUs, pinning), [`cancel_token`], [`id_map`], [`error`].
 
-pub mod baseline;
 pub mod bounds;
 pub mod cancel_token;
 pub mod config;

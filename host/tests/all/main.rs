@@ -3,7 +3,6 @@
 //! real nodes.
 
 mod api;
-mod cli;
 mod examples;
 mod microbench;
 mod refs;

@@ -1,10 +1,8 @@
-//! The microbenchmark component and `wray microbenchmark` run each case
-//! correctly (their timings are reported by `cargo xtask bench`, never
-//! asserted here).
+//! The microbenchmark component runs each case correctly (its timings are
+//! reported by `cargo xtask bench`, never asserted here; `wray
+//! microbenchmark` is tested in `cli/tests/all/microbench.rs`).
 
-use std::process::Command;
-
-use crate::support::{component, Setup, TestNode};
+use crate::support::{Setup, TestNode};
 
 #[test]
 fn every_microbenchmark_case_runs_and_checks_its_results() {
@@ -89,74 +87,4 @@ fn suite_lists_distinct_case_names() {
     }
     let (result, _) = node.run("microbench", &["suite", "", "0"]);
     assert!(result.unwrap_err().contains("scale `0`"));
-}
-
-fn wray() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_wray"))
-}
-
-#[test]
-fn the_cli_prints_json_lines_and_the_bare_wasmtime_yardstick() {
-    let out = wray()
-        .args([
-            "microbenchmark",
-            "--json",
-            "--scale",
-            "0.01",
-            "--num-cpus",
-            "2",
-        ])
-        .args(["--filter", "1:1 actor calls sync"])
-        .arg("--component")
-        .arg(component("microbench"))
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let lines: Vec<serde_json::Value> = stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
-        .collect();
-    assert_eq!(lines.len(), 1, "{stdout}");
-    assert_eq!(lines[0]["case"], "1:1 actor calls sync");
-    assert_eq!(lines[0]["unit"], "per second");
-    assert!(lines[0]["rate"].as_f64().unwrap() > 0.0, "{stdout}");
-
-    let out = wray()
-        .args([
-            "microbenchmark",
-            "--scale",
-            "0.01",
-            "--filter",
-            "bare wasmtime",
-        ])
-        .env("WRAY_MICROBENCH", component("microbench"))
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        stdout.starts_with("bare wasmtime instantiate+call per second "),
-        "{stdout}"
-    );
-}
-
-#[test]
-fn the_cli_names_a_missing_component_and_how_to_build_it() {
-    let out = wray()
-        .args(["microbenchmark", "--component", "/no/such/microbench.wasm"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("/no/such/microbench.wasm"), "{stderr}");
-    assert!(stderr.contains("cargo xtask build-guests"), "{stderr}");
 }

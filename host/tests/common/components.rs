@@ -1,5 +1,6 @@
 //! Finding the built components; shared by the `all` and `hostile` test
-//! binaries (each includes this file with `#[path]`).
+//! binaries of this crate and of `cli/` (each includes this file with
+//! `#[path]`).
 
 use std::path::PathBuf;
 

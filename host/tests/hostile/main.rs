@@ -1,8 +1,8 @@
 //! The sandbox suite: every attack of `test-programs/hostile` on a fresh
 //! node (each must end in a clear error for the task that tried, the node
 //! must run the next task, and the process must get back its files,
-//! mappings, threads and memory), the fuzzing guest on a few seeds, and the
-//! `wray` process killed or interrupted mid-run.
+//! mappings, threads and memory) and the fuzzing guest on a few seeds. The
+//! `wray` process killed or interrupted mid-run is `cli/tests/hostile`.
 //!
 //! | module | what |
 //! | --- | --- |
@@ -11,12 +11,10 @@
 //! | [`leaks`] | memory and tables a guest could grow without bound |
 //! | [`trust`] | values, errors and ids one guest or job forges for another |
 //! | [`fuzz`] | random calls of every import from a few seeds |
-//! | [`process`] | `wray run` flags, files, and its process killed mid-run |
 
 mod crashes;
 mod fuzz;
 mod hangs;
 mod leaks;
-mod process;
 mod support;
 mod trust;

@@ -8,21 +8,22 @@
 //! interruption, the pooling allocator with the same limits). The store data
 //! is minimal: a default WASI context (what every component links), and the
 //! `wray:runtime` imports are stubs that trap if called. The node's own
-//! linker ([`component::linker`](crate::executor::component)) cannot serve here: it is
-//! typed over the node's task state, which only a running node can build. The
-//! export called is `init`, which the Rust SDK implements as a no-op that
-//! calls no import.
+//! linker ([`wray_host::executor::component`]) cannot serve here: it is typed over the
+//! node's task state, which only a running node can build. The export called
+//! is `init`, which the Rust SDK implements as a no-op that calls no import.
+//!
+//! A yardstick of the benchmark, not part of a node: it lives here, beside
+//! [`crate::microbenchmark`], and the library stays free of it.
 
 use wasmtime::component::{Component, InstancePre, Linker, ResourceTable};
 use wasmtime::{Engine, Store};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use crate::config::NodeConfig;
-use crate::error::{Error, Result};
-use crate::executor::engine::build_engine;
+use wray_host::executor::engine::build_engine;
+use wray_host::{Error, NodeConfig, Result};
 
 /// Bindings of the same world with synchronous exports, as a bare wasmtime
-/// embedding would call them (the node's own are async: `bindings.rs`).
+/// embedding would call them (the node's own are async: [`wray_host::executor::bindings`]).
 mod bare {
     #![allow(missing_docs)] // generated code
     wasmtime::component::bindgen!({
@@ -36,12 +37,10 @@ use bare::GuestPre;
 /// A component pre-instantiated on its own engine, ready to be instantiated
 /// and called as bare wasmtime would.
 ///
-/// ```no_run
-/// use wray_host::{baseline::BareComponent, NodeConfig};
+/// ```ignore
 /// let bytes = std::fs::read("target/wasm/microbench.wasm")?;
 /// let bare = BareComponent::new(&NodeConfig::default(), "microbench", &bytes)?;
 /// bare.instantiate_and_init()?; // one fresh instance, one call
-/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct BareComponent {
     name: String,
@@ -49,7 +48,7 @@ pub struct BareComponent {
     pre: GuestPre<BareState>,
     /// The same component linked with WASI's async imports, called with
     /// wasmtime's async API as a node calls it (see [`Self::instantiate_and_init_async`]).
-    async_pre: crate::executor::bindings::GuestPre<BareState>,
+    async_pre: wray_host::executor::bindings::GuestPre<BareState>,
 }
 
 /// Store data: WASI only.
@@ -96,7 +95,7 @@ impl BareComponent {
             &component,
             wasmtime_wasi::p2::add_to_linker_async,
         )?;
-        let async_pre = crate::executor::bindings::GuestPre::new(async_pre)
+        let async_pre = wray_host::executor::bindings::GuestPre::new(async_pre)
             .map_err(|e| component_error(format!("{e:#}")))?;
         Ok(Self {
             name: name.to_string(),

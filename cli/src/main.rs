@@ -11,6 +11,7 @@
 //! `wray objects|status|tasks|errors|timeline [--session DIR]` read the state
 //! the latest (or a given) `wray run` published.
 
+mod baseline;
 mod embedded;
 mod microbenchmark;
 mod progress;
@@ -26,7 +27,7 @@ use tracing_subscriber::EnvFilter;
 /// wray: a distributed execution engine whose tasks and actors are
 /// WebAssembly components.
 #[derive(Parser)]
-#[command(name = "wray", version, about)]
+#[command(name = "wray", version)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

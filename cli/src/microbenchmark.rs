@@ -10,7 +10,7 @@
 //! <sd>`), or as JSON lines with `--json`. Two yardsticks follow, measured
 //! in the same run with the same method: `memcpy gigabytes` (a native copy
 //! of the bytes of "single client put gigabytes") and `bare wasmtime
-//! instantiate+call` ([`wray_host::baseline`]).
+//! instantiate+call` ([`crate::baseline`]).
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -18,9 +18,9 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use clap::Args;
-use wray_host::baseline::BareComponent;
 use wray_host::{NodeConfig, Stdio};
 
+use crate::baseline::BareComponent;
 use crate::store_args::StoreArgs;
 
 use crate::embedded;

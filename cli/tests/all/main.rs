@@ -1,0 +1,7 @@
+//! Integration tests of the `wray` binary, run as a process on real
+//! components (built by `cargo xtask build-guests` from `test-programs/` and
+//! `examples/`).
+
+mod cli;
+mod microbench;
+mod support;
