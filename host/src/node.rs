@@ -327,7 +327,8 @@ impl Node {
     }
 
     /// Every task the node knows, oldest first (Ray's `list_tasks()`; the
-    /// last 100,000 finished ones are kept).
+    /// last [`MAX_FINISHED_TASKS`](crate::bounds::MAX_FINISHED_TASKS)
+    /// finished ones are kept).
     pub fn tasks(&self) -> Vec<crate::state::TaskInfo> {
         crate::state::tasks(&self.rt.registry, &self.rt.node_id)
     }
@@ -343,9 +344,10 @@ impl Node {
     }
 
     /// A closure giving the node's status as JSON (nodes, resources total
-    /// and free, task counts by state, errors, and the `tasks_limit` most
-    /// recent tasks), for publishers on another thread; `null` once the node
-    /// is gone.
+    /// and free, task counts by state (exact), errors, and the pending and
+    /// running tasks, at most `tasks_limit`, the most recent), for
+    /// publishers on another thread; `null` once the node is gone. Its cost
+    /// does not grow with the tasks that have finished.
     pub fn status_source(
         &self,
         tasks_limit: usize,
@@ -355,6 +357,33 @@ impl Node {
             None => serde_json::Value::Null,
             Some(rt) => status_json(&rt, tasks_limit),
         }
+    }
+
+    /// A closure giving the finished tasks from number `from` on (numbered
+    /// from 0 as they finish), at most `limit`, and the number after the
+    /// last one given (see [`Registry::finished_since`]), for publishers on
+    /// another thread; nothing once the node is gone.
+    ///
+    /// [`Registry::finished_since`]: crate::registry::Registry::finished_since
+    pub fn finished_source(
+        &self,
+    ) -> impl Fn(u64, usize) -> (Vec<crate::registry::TaskRow>, u64) + Send + 'static {
+        let rt = Arc::downgrade(&self.rt);
+        move |from, limit| match rt.upgrade() {
+            None => (Vec::new(), from),
+            Some(rt) => rt.registry.finished_since(from, limit),
+        }
+    }
+
+    /// Writes the timeline as Chrome trace JSON to `out`, event by event
+    /// (see [`crate::timeline`]); how many events it wrote.
+    ///
+    /// # Errors
+    /// Writing to `out` failed.
+    pub fn write_timeline(&self, out: impl std::io::Write) -> std::io::Result<usize> {
+        let registry = &self.rt.registry;
+        let now = registry.nanos(std::time::Instant::now());
+        crate::timeline::write_chrome_trace(&registry.tasks(), &self.rt.node_id, now, out)
     }
 
     /// Objects and bytes the object store holds now, and its peak.
@@ -369,15 +398,14 @@ impl Node {
 
 fn status_json(rt: &Runtime, tasks_limit: usize) -> serde_json::Value {
     let (total, free) = rt.pool.resources();
-    let tasks = crate::state::tasks(&rt.registry, &rt.node_id);
-    let mut counts = std::collections::BTreeMap::<String, u64>::new();
-    for t in &tasks {
-        let state = serde_json::to_value(t.state).unwrap_or_default();
-        *counts
-            .entry(state.as_str().unwrap_or("?").to_string())
-            .or_default() += 1;
-    }
-    let recent = &tasks[tasks.len().saturating_sub(tasks_limit)..];
+    let counts = rt.registry.counts();
+    let now = rt.registry.nanos(std::time::Instant::now());
+    let live: Vec<crate::state::TaskInfo> = rt
+        .registry
+        .live(tasks_limit)
+        .into_iter()
+        .map(|r| crate::state::task_info(r, &rt.node_id, now))
+        .collect();
     let gpus: Vec<crate::state::GpuSummary> = rt.gpus.iter().map(Into::into).collect();
     serde_json::json!({
         "time": crate::state::unix_now(),
@@ -390,7 +418,7 @@ fn status_json(rt: &Runtime, tasks_limit: usize) -> serde_json::Value {
         "cluster_resources": total,
         "available_resources": free,
         "task_counts": counts,
-        "tasks": recent,
+        "tasks": live,
         "errors": crate::state::errors(&rt.registry, &rt.node_id),
     })
 }
