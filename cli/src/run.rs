@@ -98,10 +98,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         p.finish();
     }
     if let Some(s) = session {
-        s.finish(&node);
+        s.finish();
     }
     if let Some(path) = &args.timeline {
-        std::fs::write(path, node.timeline().to_string())
+        std::fs::File::create(path)
+            .and_then(|f| node.write_timeline(f))
             .map_err(|e| anyhow::anyhow!("cannot write --timeline {}: {e}", path.display()))?;
     }
     let stats = node.stats();

@@ -2,13 +2,24 @@
 //!
 //! Until nodes run as daemons with an API, a running `wray run` publishes
 //! its state in a session directory (`<tmp>/wray/session-<pid>`, linked from
-//! `<tmp>/wray/session_latest`, as Ray's `/tmp/ray/session_latest`): it
-//! rewrites `objects.json` and `state.json` (nodes, resources, task counts,
-//! the last [`LIVE_TASKS`] tasks, errors) every second, and when the driver
-//! ends writes them once more with every task, plus `timeline.json`.
+//! `<tmp>/wray/session_latest`, as Ray's `/tmp/ray/session_latest`). Every
+//! second, and once more when the driver ends, it
+//! - rewrites `objects.json` and `state.json` (nodes, resources, exact task
+//!   counts by state, errors, and at most [`LIVE_TASKS`] pending and running
+//!   tasks), whose cost does not grow with the tasks that finished;
+//! - appends the tasks finished since to `tasks-<n>.jsonl`, one
+//!   [`TaskRow`] a line: a file holds [`SEGMENT_TASKS`] rows, then the next
+//!   begins and the one before the last is removed, so that the directory
+//!   keeps between one and two files' worth, as the task table keeps its
+//!   last [`MAX_FINISHED_TASKS`]. Writing as tasks finish keeps the exit
+//!   short: what is left then is at most a second's tasks.
+//!
 //! `wray objects`, `wray status`, `wray tasks`, `wray errors` and
-//! `wray timeline` read them (see `state_cmds`).
+//! `wray timeline` read them (see `state_cmds`); the timeline is drawn from
+//! the rows when asked for.
 
+use std::fs::File;
+use std::io::{BufRead, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread::JoinHandle;
@@ -16,12 +27,19 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
+use wray_host::bounds::MAX_FINISHED_TASKS;
 use wray_host::objects::ObjectInfo;
+use wray_host::scheduler::task_table::TaskRow;
 use wray_host::Node;
 
-/// Tasks listed in `state.json` while the driver runs (all of them once it
-/// has ended).
+/// Pending and running tasks listed in `state.json`.
 pub const LIVE_TASKS: usize = 1000;
+
+/// Finished tasks per `tasks-<n>.jsonl` file.
+pub const SEGMENT_TASKS: u64 = MAX_FINISHED_TASKS as u64 / 2;
+
+/// Finished tasks taken from the node at once (to bound the rows in memory).
+const ROWS_PER_READ: usize = 10_000;
 
 /// Root of session directories.
 fn root() -> PathBuf {
@@ -54,23 +72,120 @@ fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
     std::fs::rename(tmp, path)
 }
 
-/// A session: its directory and the thread publishing the node's objects.
-pub struct Session {
+/// The file of segment `n`.
+fn segment(dir: &Path, n: u64) -> PathBuf {
+    dir.join(format!("tasks-{n}.jsonl"))
+}
+
+/// The `tasks-<n>.jsonl` files of `dir`, oldest first.
+fn segments(dir: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<(u64, PathBuf)> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let n = name.strip_prefix("tasks-")?.strip_suffix(".jsonl")?;
+            Some((n.parse().ok()?, e.path()))
+        })
+        .collect();
+    found.sort();
+    found.into_iter().map(|(_, p)| p).collect()
+}
+
+/// The finished tasks' log: `tasks-<n>.jsonl` files (see the module docs).
+struct TaskLog {
     dir: PathBuf,
-    /// Dropping it wakes and stops the publisher at once.
+    /// The number of the next finished task to write.
+    next: u64,
+    /// The segment written now, its rows, and its file.
+    segment: u64,
+    rows: u64,
+    file: Option<BufWriter<File>>,
+    /// Finished tasks dropped by the node before they were written.
+    missed: u64,
+}
+
+impl TaskLog {
+    fn new(dir: &Path) -> Self {
+        Self {
+            dir: dir.to_path_buf(),
+            next: 0,
+            segment: 0,
+            rows: 0,
+            file: None,
+            missed: 0,
+        }
+    }
+
+    /// Appends the tasks finished since the last call.
+    fn append(
+        &mut self,
+        source: &impl Fn(u64, usize) -> (Vec<TaskRow>, u64),
+    ) -> std::io::Result<()> {
+        loop {
+            let (rows, next) = source(self.next, ROWS_PER_READ);
+            self.missed += next - self.next - rows.len() as u64;
+            self.next = next;
+            if rows.is_empty() {
+                break;
+            }
+            for row in &rows {
+                let file = self.file()?;
+                serde_json::to_writer(&mut *file, row)?;
+                file.write_all(b"\n")?;
+                self.rows += 1;
+            }
+        }
+        if let Some(f) = &mut self.file {
+            f.flush()?;
+        }
+        Ok(())
+    }
+
+    /// The file to append to: a new segment when the current one is full
+    /// (the one before it is removed then).
+    fn file(&mut self) -> std::io::Result<&mut BufWriter<File>> {
+        if self.rows >= SEGMENT_TASKS {
+            if let Some(mut f) = self.file.take() {
+                f.flush()?;
+            }
+            self.segment += 1;
+            self.rows = 0;
+            if let Some(old) = self.segment.checked_sub(2) {
+                let _ = std::fs::remove_file(segment(&self.dir, old));
+            }
+        }
+        match &mut self.file {
+            Some(f) => Ok(f),
+            file => Ok(file.insert(BufWriter::new(File::create(segment(
+                &self.dir,
+                self.segment,
+            ))?))),
+        }
+    }
+}
+
+/// A session: its directory and the thread publishing the node's state.
+pub struct Session {
+    /// Dropping it wakes the publisher, which publishes once more and stops.
     stop: Option<mpsc::Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl Session {
     /// Creates the session directory, points `session_latest` at it and
-    /// starts publishing `node`'s objects. `None` (with a log line) when the
+    /// starts publishing `node`'s state. `None` (with a log line) when the
     /// directory cannot be made: a run never fails for it.
     pub fn start(node: &Node) -> Option<Self> {
         let dir = root().join(format!("session-{}", std::process::id()));
         if let Err(e) = std::fs::create_dir_all(&dir) {
             tracing::warn!("no session directory {}: {e}", dir.display());
             return None;
+        }
+        // A run before with the same process id left its log here.
+        for old in segments(&dir) {
+            let _ = std::fs::remove_file(old);
         }
         let link = latest();
         let _ = std::fs::remove_file(&link);
@@ -80,41 +195,41 @@ impl Session {
         let (stop, stopped) = mpsc::channel::<()>();
         let objects = node.objects_source();
         let status = node.status_source(LIVE_TASKS);
+        let finished = node.finished_source();
         let (file, state_file) = (dir.join("objects.json"), dir.join("state.json"));
+        let mut log = TaskLog::new(&dir);
+        let mut publish = move || {
+            if let Err(e) = log.append(&finished) {
+                tracing::warn!("cannot write the tasks of {}: {e}", log.dir.display());
+            }
+            let _ = write_atomically(&file, &to_json(&objects()).to_string());
+            let mut state = status();
+            if log.missed > 0 {
+                state["tasks_not_logged"] = log.missed.into();
+            }
+            let _ = write_atomically(&state_file, &state.to_string());
+        };
         let thread = std::thread::Builder::new()
             .name("wray-session".into())
             .spawn(move || loop {
-                let _ = write_atomically(&file, &to_json(&objects()).to_string());
-                let _ = write_atomically(&state_file, &status().to_string());
+                publish();
                 if stopped.recv_timeout(Duration::from_secs(1)) != Err(RecvTimeoutError::Timeout) {
+                    publish();
                     break;
                 }
             })
             .ok();
         Some(Self {
-            dir,
             stop: Some(stop),
             thread,
         })
     }
 
-    /// Stops publishing and writes the final state of `node`: objects,
-    /// state with every task, and the timeline.
-    pub fn finish(mut self, node: &Node) {
+    /// Publishes the final state (the node must still be up) and stops.
+    pub fn finish(mut self) {
         drop(self.stop.take());
         if let Some(t) = self.thread.take() {
             let _ = t.join();
-        }
-        let files = [
-            ("objects.json", to_json(&node.objects())),
-            ("state.json", node.status_source(usize::MAX)()),
-            ("timeline.json", node.timeline()),
-        ];
-        for (name, value) in files {
-            let file = self.dir.join(name);
-            if let Err(e) = write_atomically(&file, &value.to_string()) {
-                tracing::warn!("cannot write {}: {e}", file.display());
-            }
         }
     }
 }
@@ -128,13 +243,39 @@ pub struct SessionArg {
 }
 
 impl SessionArg {
+    /// The session directory.
+    fn dir(&self) -> PathBuf {
+        self.session.clone().unwrap_or_else(latest)
+    }
+
+    /// The finished tasks the session logged, in the order they finished
+    /// (a line being written, or not a row, is skipped).
+    ///
+    /// # Errors
+    /// A log file that cannot be read.
+    pub fn finished_tasks(&self) -> anyhow::Result<Vec<TaskRow>> {
+        let mut rows = Vec::new();
+        for file in segments(&self.dir()) {
+            let reader = match File::open(&file) {
+                Ok(f) => std::io::BufReader::new(f),
+                // Removed by the writer since listed: its rows were old.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(e).with_context(|| format!("cannot read {}", file.display())),
+            };
+            for line in reader.lines() {
+                let line = line.with_context(|| format!("cannot read {}", file.display()))?;
+                rows.extend(serde_json::from_str::<TaskRow>(&line).ok());
+            }
+        }
+        Ok(rows)
+    }
+
     /// Reads `name` of the session as JSON.
     ///
     /// # Errors
     /// No such file (no session yet), or not JSON.
     pub fn read(&self, name: &str) -> anyhow::Result<serde_json::Value> {
-        let dir = self.session.clone().unwrap_or_else(latest);
-        let file = dir.join(name);
+        let file = self.dir().join(name);
         let text = std::fs::read_to_string(&file)
             .with_context(|| format!("no {name} at {} (has `wray run` run?)", file.display()))?;
         serde_json::from_str(&text).with_context(|| format!("{} is not JSON", file.display()))

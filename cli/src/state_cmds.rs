@@ -1,6 +1,8 @@
 //! `wray status`, `wray tasks`, `wray errors` and `wray timeline`: a
 //! session's state as `wray run` published it (see `session`), printed like
-//! Ray's `ray status`, `ray list tasks` and `ray timeline`.
+//! Ray's `ray status`, `ray list tasks` and `ray timeline`. Finished tasks
+//! come from the session's task log, pending and running ones from
+//! `state.json`.
 
 use std::path::PathBuf;
 
@@ -9,6 +11,11 @@ use clap::Args;
 use serde_json::Value;
 
 use crate::session::SessionArg;
+
+/// The node's id as `state.json` gives it.
+fn node_id(state: &Value) -> &str {
+    state["nodes"][0]["node_id"].as_str().unwrap_or("?")
+}
 
 fn num(v: &Value) -> String {
     match v.as_f64() {
@@ -69,19 +76,35 @@ pub struct TasksArgs {
     state: Option<String>,
 }
 
-/// Prints the tasks: id, state, function, resources, queued and run time.
+/// Prints the tasks: id, state, function, resources, queued and run time
+/// (the finished ones logged, in the order they finished, then the pending
+/// and running ones).
 ///
 /// # Errors
-/// No session, or an unreadable `state.json`.
+/// No session, or an unreadable `state.json` or task log.
 pub fn tasks(args: TasksArgs) -> anyhow::Result<()> {
     let state = args.session.read("state.json")?;
+    let finished = args.session.finished_tasks()?;
+    let ids: std::collections::HashSet<String> =
+        finished.iter().map(|r| r.task_id.clone()).collect();
+    let mut all = Vec::with_capacity(finished.len());
+    for row in finished {
+        // Every logged task has ended: the clock's now is not needed.
+        let info = wray_host::state::task_info(row, node_id(&state), 0);
+        all.push(serde_json::to_value(info)?);
+    }
+    let live = state["tasks"].as_array().into_iter().flatten();
+    all.extend(
+        live.filter(|t| !ids.contains(t["task_id"].as_str().unwrap_or("?")))
+            .cloned(),
+    );
     let want = args.state.map(|s| s.to_uppercase());
     println!(
         "{:<34}  {:<12}  {:<24}  {:<24}  {:>10}  {:>10}",
         "TASK ID", "STATE", "FUNCTION", "RESOURCES", "QUEUED MS", "RUN MS"
     );
     let mut shown = 0;
-    for t in state["tasks"].as_array().into_iter().flatten() {
+    for t in &all {
         let s = t["state"].as_str().unwrap_or("?");
         if want.as_deref().is_some_and(|w| w != s) {
             continue;
@@ -134,21 +157,24 @@ pub struct TimelineArgs {
     output: Option<PathBuf>,
 }
 
-/// Writes the session's timeline as Chrome trace JSON and says where.
+/// Writes the timeline of the session's finished tasks as Chrome trace
+/// JSON and says where.
 ///
 /// # Errors
-/// No timeline (the run has not ended), or the file cannot be written.
+/// No session, an unreadable task log, or the file cannot be written.
 pub fn timeline(args: TimelineArgs) -> anyhow::Result<()> {
-    let trace = args.session.read("timeline.json")?;
+    let state = args.session.read("state.json")?;
+    let rows = args.session.finished_tasks()?;
     let out = args.output.unwrap_or_else(|| {
         let secs = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
         std::env::temp_dir().join(format!("wray-timeline-{secs}.json"))
     });
-    std::fs::write(&out, trace.to_string())
+    let now = rows.iter().filter_map(|r| r.ended_ns).max().unwrap_or(0);
+    let events = std::fs::File::create(&out)
+        .and_then(|f| wray_host::timeline::write_chrome_trace(&rows, node_id(&state), now, f))
         .with_context(|| format!("cannot write {}", out.display()))?;
-    let events = trace["traceEvents"].as_array().map_or(0, Vec::len);
     println!(
         "Trace file written to {} ({events} events); open it in chrome://tracing or https://ui.perfetto.dev",
         out.display()

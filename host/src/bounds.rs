@@ -9,7 +9,7 @@
 //! [`NodeConfig`](crate::NodeConfig), whose `validate` checks their ranges
 //! (those of CPUs, GPUs, custom resources, task memory, store and time
 //! limits are below). A few bounds live beside the table they bound: the
-//! task table's finished tasks and errors (`registry.rs`), dead actors
+//! task table's errors (`registry.rs`), dead actors
 //! (`actor/table.rs`), spill files (`object_store`), an instance's table
 //! elements (`worker/state.rs`).
 
@@ -33,6 +33,24 @@ pub const MAX_HOLDS_PER_INSTANCE: usize = 1 << 22;
 /// Most spans (profile spans and blocked `get`s) the task table keeps per
 /// task; later ones are counted, not kept.
 pub const MAX_SPANS_PER_TASK: usize = 10_000;
+
+/// Finished tasks the task table keeps (the oldest are dropped first; the
+/// counts by state stay exact). Ray's GCS keeps as many task events:
+/// `RAY_task_events_max_num_task_in_gcs`, 100,000 by default
+/// (`ray/src/ray/common/ray_config_def.h`). At about 170 bytes a record,
+/// 17 MB.
+pub const MAX_FINISHED_TASKS: usize = 100_000;
+
+/// Spans (profile spans and blocked `get`s) of finished tasks the task
+/// table keeps, all tasks together (the oldest are dropped first). 48 bytes
+/// each plus a name not shared (at most [`MAX_SPAN_NAME`] bytes): at most
+/// about 30 MB.
+pub const MAX_FINISHED_SPANS: usize = 100_000;
+
+/// Distinct function names, resource requests and span names the task
+/// table shares among its finished records (each kind); past it a record
+/// keeps a copy of its own (and is dropped with it).
+pub const MAX_TASK_LABELS: usize = 4096;
 
 /// Longest profile-span name kept, in bytes (longer ones are cut).
 pub const MAX_SPAN_NAME: usize = 256;

@@ -378,7 +378,8 @@ impl Node {
     }
 
     /// Every task the node knows, oldest first (Ray's `list_tasks()`; the
-    /// last 100,000 finished ones are kept).
+    /// last [`MAX_FINISHED_TASKS`](crate::bounds::MAX_FINISHED_TASKS)
+    /// finished ones are kept).
     pub fn tasks(&self) -> Vec<crate::node::state::TaskInfo> {
         crate::node::state::tasks(&self.sched.tasks, &self.sched.node_id)
     }
@@ -394,9 +395,10 @@ impl Node {
     }
 
     /// A closure giving the node's status as JSON (nodes, resources total
-    /// and free, task counts by state, errors, and the `tasks_limit` most
-    /// recent tasks), for publishers on another thread; `null` once the node
-    /// is gone.
+    /// and free, task counts by state (exact), errors, and the pending and
+    /// running tasks, at most `tasks_limit`, the most recent), for
+    /// publishers on another thread; `null` once the node is gone. Its cost
+    /// does not grow with the tasks that have finished.
     pub fn status_source(
         &self,
         tasks_limit: usize,
@@ -407,6 +409,33 @@ impl Node {
             None => serde_json::Value::Null,
             Some(sched) => status_json(&sched, &gpus, tasks_limit),
         }
+    }
+
+    /// A closure giving the finished tasks from number `from` on (numbered
+    /// from 0 as they finish), at most `limit`, and the number after the
+    /// last one given (see [`TaskTable::finished_since`]), for publishers on
+    /// another thread; nothing once the node is gone.
+    ///
+    /// [`TaskTable::finished_since`]: crate::scheduler::task_table::TaskTable::finished_since
+    pub fn finished_source(
+        &self,
+    ) -> impl Fn(u64, usize) -> (Vec<crate::scheduler::task_table::TaskRow>, u64) + Send + 'static {
+        let sched = Arc::downgrade(&self.sched);
+        move |from, limit| match sched.upgrade() {
+            None => (Vec::new(), from),
+            Some(sched) => sched.tasks.finished_since(from, limit),
+        }
+    }
+
+    /// Writes the timeline as Chrome trace JSON to `out`, event by event
+    /// (see [`crate::node::timeline`]); how many events it wrote.
+    ///
+    /// # Errors
+    /// Writing to `out` failed.
+    pub fn write_timeline(&self, out: impl std::io::Write) -> std::io::Result<usize> {
+        let registry = &self.sched.tasks;
+        let now = registry.nanos(std::time::Instant::now());
+        crate::node::timeline::write_chrome_trace(&registry.tasks(), &self.sched.node_id, now, out)
     }
 
     /// Objects and bytes the object store holds now, and its peak.
@@ -439,15 +468,14 @@ fn status_json(
     tasks_limit: usize,
 ) -> serde_json::Value {
     let (total, free) = rt.pool.resources();
-    let tasks = crate::node::state::tasks(&rt.tasks, &rt.node_id);
-    let mut counts = std::collections::BTreeMap::<String, u64>::new();
-    for t in &tasks {
-        let state = serde_json::to_value(t.state).unwrap_or_default();
-        *counts
-            .entry(state.as_str().unwrap_or("?").to_string())
-            .or_default() += 1;
-    }
-    let recent = &tasks[tasks.len().saturating_sub(tasks_limit)..];
+    let counts = rt.tasks.counts();
+    let now = rt.tasks.nanos(std::time::Instant::now());
+    let live: Vec<crate::node::state::TaskInfo> = rt
+        .tasks
+        .live(tasks_limit)
+        .into_iter()
+        .map(|r| crate::node::state::task_info(r, &rt.node_id, now))
+        .collect();
     serde_json::json!({
         "time": crate::node::state::unix_now(),
         "nodes": [{
@@ -459,7 +487,7 @@ fn status_json(
         "cluster_resources": total,
         "available_resources": free,
         "task_counts": counts,
-        "tasks": recent,
+        "tasks": live,
         "errors": crate::node::state::errors(&rt.tasks, &rt.node_id),
     })
 }

@@ -9,6 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
+use crate::scheduler::task_table::{TaskTable, TaskRow, TaskStatus};
 use crate::resources::GpuInfo;
 use crate::scheduler::task_table::{TaskStatus, TaskTable};
 
@@ -88,30 +89,36 @@ pub struct ErrorInfo {
     pub message: String,
 }
 
-/// The tasks of `registry`, oldest first.
+/// The tasks of `registry`, oldest first (pending, running, and the last
+/// [`MAX_FINISHED_TASKS`](crate::bounds::MAX_FINISHED_TASKS) finished).
 pub fn tasks(registry: &TaskTable, node_id: &str) -> Vec<TaskInfo> {
-    let now = std::time::Instant::now();
-    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+    let now = registry.nanos(std::time::Instant::now());
     registry
         .tasks()
         .into_iter()
-        .map(|r| TaskInfo {
-            task_id: r.id.to_string(),
-            parent_task_id: r.parent.map(|p| p.to_string()),
-            function: r.function,
-            state: r.status,
-            node_id: node_id.to_string(),
-            worker: r.worker.map(|w| w.to_string()),
-            resources: r.request.to_string(),
-            queued_ms: r
-                .started
-                .map(|s| ms(s.saturating_duration_since(r.submitted))),
-            run_ms: r
-                .started
-                .map(|s| ms(r.ended.unwrap_or(now).saturating_duration_since(s))),
-            error: r.error.map(|e| e.message),
-        })
+        .map(|r| task_info(r, node_id, now))
         .collect()
+}
+
+/// The [`TaskInfo`] of `row`, of a task on node `node_id`; `now_ns` (on
+/// the row's clock: nanoseconds since the node started) ends the run time
+/// of a task still running.
+pub fn task_info(row: TaskRow, node_id: &str, now_ns: u64) -> TaskInfo {
+    let ms = |from: u64, to: u64| to.saturating_sub(from) as f64 / 1e6;
+    TaskInfo {
+        queued_ms: row.started_ns.map(|s| ms(row.submitted_ns, s)),
+        run_ms: row
+            .started_ns
+            .map(|s| ms(s, row.ended_ns.unwrap_or(now_ns))),
+        task_id: row.task_id,
+        parent_task_id: row.parent_task_id,
+        function: row.function,
+        state: row.state,
+        node_id: node_id.to_string(),
+        worker: row.worker,
+        resources: row.resources,
+        error: row.error,
+    }
 }
 
 /// The errors kept by `registry`, oldest first.

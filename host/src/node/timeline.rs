@@ -13,74 +13,159 @@
 //!
 //! Waiting phases go on a row of their own (`scheduler`), since no worker
 //! holds the task yet. Thread rows are named with metadata events.
+//!
+//! The trace is written event by event ([`write_chrome_trace`]), so that
+//! the trace of 100,000 tasks never exists as one JSON value in memory.
 
 use std::collections::BTreeMap;
+use std::io::{self, Write};
 
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
-use crate::scheduler::task_table::{TaskRecord, TaskTable};
+use crate::scheduler::task_table::{TaskTable, TaskRow, TaskStatus};
 
-/// The trace of every task in `registry` (see the module docs).
+/// The trace of every task in `registry` (see the module docs), as a JSON
+/// value.
 pub fn chrome_trace(registry: &TaskTable, node_id: &str) -> Value {
-    let records = registry.tasks();
-    let mut rows: BTreeMap<String, u64> = BTreeMap::new();
-    rows.insert("scheduler".to_string(), 0);
-    let mut events = Vec::new();
-    let now = std::time::Instant::now();
-    for r in &records {
-        let worker = r.worker.as_deref().unwrap_or("scheduler").to_string();
-        let next = rows.len() as u64;
-        let tid = *rows.entry(worker).or_insert(next);
-        let args = task_args(r);
-        let mut phase = |name: String, cat: &str, tid: u64, from, to| {
-            if let (Some(from), Some(to)) = (from, to) {
-                events.push(json!({
-                    "name": name, "cat": cat, "ph": "X", "pid": 1, "tid": tid,
-                    "ts": registry.micros(from),
-                    "dur": registry.micros(to) - registry.micros(from),
-                    "args": args,
-                }));
-            }
+    let now = registry.nanos(std::time::Instant::now());
+    let mut text = Vec::new();
+    // Writing to memory fails only on a serializer bug.
+    if write_chrome_trace(&registry.tasks(), node_id, now, &mut text).is_err() {
+        return Value::Null;
+    }
+    serde_json::from_slice(&text).unwrap_or(Value::Null)
+}
+
+/// A complete event (`"ph": "X"`).
+#[derive(Serialize)]
+struct Complete<'a> {
+    name: &'a str,
+    cat: &'a str,
+    ph: &'static str,
+    pid: u32,
+    tid: u64,
+    /// Microseconds since the node started.
+    ts: f64,
+    /// Microseconds.
+    dur: f64,
+    args: &'a Args<'a>,
+}
+
+/// What every event of a task carries.
+#[derive(Serialize)]
+struct Args<'a> {
+    task_id: &'a str,
+    status: TaskStatus,
+    resources: &'a str,
+    error: Option<&'a str>,
+}
+
+/// Writes the trace of `rows` (see the module docs) to `out`; `now_ns`
+/// (nanoseconds since the node started, the rows' clock) ends the phases of
+/// tasks that have not ended. Returns how many events it wrote.
+///
+/// # Errors
+/// Writing to `out` failed.
+pub fn write_chrome_trace(
+    rows: &[TaskRow],
+    node_id: &str,
+    now_ns: u64,
+    out: impl Write,
+) -> io::Result<usize> {
+    let mut out = io::BufWriter::new(out);
+    let mut rows_by_worker: BTreeMap<&str, u64> = BTreeMap::new();
+    rows_by_worker.insert("scheduler", 0);
+    let micros = |ns: u64| ns as f64 / 1e3;
+    out.write_all(b"{\"traceEvents\":[")?;
+    let mut events = 0usize;
+    for r in rows {
+        let worker = r.worker.as_deref().unwrap_or("scheduler");
+        let next = rows_by_worker.len() as u64;
+        let tid = *rows_by_worker.entry(worker).or_insert(next);
+        let args = Args {
+            task_id: &r.task_id,
+            status: r.state,
+            resources: &r.resources,
+            error: r.error.as_deref(),
         };
-        let end = r.ended.or(Some(now));
+        let mut phase = |out: &mut io::BufWriter<_>,
+                         name: &str,
+                         cat: &str,
+                         tid: u64,
+                         from: Option<u64>,
+                         to: Option<u64>|
+         -> io::Result<()> {
+            let (Some(from), Some(to)) = (from, to) else {
+                return Ok(());
+            };
+            if events > 0 {
+                out.write_all(b",")?;
+            }
+            events += 1;
+            let event = Complete {
+                name,
+                cat,
+                ph: "X",
+                pid: 1,
+                tid,
+                ts: micros(from),
+                dur: micros(to.saturating_sub(from)),
+                args: &args,
+            };
+            serde_json::to_writer(&mut *out, &event).map_err(io::Error::from)
+        };
+        let end = r.ended_ns.or(Some(now_ns));
+        let waited = format!("wait for args: {}", r.function);
+        let ready = r.ready_ns.or(r.started_ns).or(end);
         phase(
-            format!("wait for args: {}", r.function),
+            &mut out,
+            &waited,
             "scheduling",
             0,
-            Some(r.submitted),
-            r.ready.or(r.started).or(end),
-        );
+            Some(r.submitted_ns),
+            ready,
+        )?;
+        let queued = format!("queued: {}", r.function);
         phase(
-            format!("queued: {}", r.function),
+            &mut out,
+            &queued,
             "scheduling",
             0,
-            r.ready,
-            r.started.or(end),
-        );
-        phase(r.function.clone(), "task", tid, r.started, end);
+            r.ready_ns,
+            r.started_ns.or(end),
+        )?;
+        phase(&mut out, &r.function, "task", tid, r.started_ns, end)?;
         for s in &r.spans {
             let cat = if s.name == "get" { "get" } else { "profile" };
-            phase(s.name.clone(), cat, tid, Some(s.start), s.end.or(end));
+            phase(
+                &mut out,
+                &s.name,
+                cat,
+                tid,
+                Some(s.start_ns),
+                s.end_ns.or(end),
+            )?;
         }
     }
-    events.push(json!({
+    let mut meta = vec![serde_json::json!({
         "name": "process_name", "ph": "M", "pid": 1,
         "args": {"name": format!("wray {node_id}")},
-    }));
-    for (name, tid) in &rows {
-        events.push(json!({
+    })];
+    for (name, tid) in &rows_by_worker {
+        meta.push(serde_json::json!({
             "name": "thread_name", "ph": "M", "pid": 1, "tid": tid,
             "args": {"name": name},
         }));
     }
-    json!({ "traceEvents": events, "displayTimeUnit": "ms" })
-}
-
-fn task_args(r: &TaskRecord) -> Value {
-    json!({
-        "task_id": r.id.to_string(),
-        "status": r.status,
-        "resources": r.request.to_string(),
-        "error": r.error.as_ref().map(|e| e.message.clone()),
-    })
+    for m in meta {
+        if events > 0 {
+            out.write_all(b",")?;
+        }
+        events += 1;
+        serde_json::to_writer(&mut out, &m).map_err(io::Error::from)?;
+    }
+    out.write_all(b"],\"displayTimeUnit\":\"ms\"}")?;
+    out.flush()?;
+    Ok(events)
 }
