@@ -419,7 +419,8 @@ impl Node {
     /// [`TaskTable::finished_since`]: crate::scheduler::task_table::TaskTable::finished_since
     pub fn finished_source(
         &self,
-    ) -> impl Fn(u64, usize) -> (Vec<crate::scheduler::task_table::TaskRow>, u64) + Send + 'static {
+    ) -> impl Fn(u64, usize) -> (Vec<crate::scheduler::task_table::TaskRow>, u64) + Send + 'static
+    {
         let sched = Arc::downgrade(&self.sched);
         move |from, limit| match sched.upgrade() {
             None => (Vec::new(), from),

@@ -9,9 +9,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
-use crate::scheduler::task_table::{TaskTable, TaskRow, TaskStatus};
 use crate::resources::GpuInfo;
-use crate::scheduler::task_table::{TaskStatus, TaskTable};
+use crate::scheduler::task_table::{TaskRow, TaskStatus, TaskTable};
 
 /// One node (Ray's `ray.nodes()` entry).
 #[derive(Debug, Clone, Serialize)]

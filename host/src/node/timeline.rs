@@ -23,7 +23,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::scheduler::task_table::{TaskTable, TaskRow, TaskStatus};
+use crate::scheduler::task_table::{TaskRow, TaskStatus, TaskTable};
 
 /// The trace of every task in `registry` (see the module docs), as a JSON
 /// value.

@@ -7,6 +7,7 @@ mod examples;
 mod microbench;
 mod refs;
 mod resources;
+mod session;
 mod support;
 mod wordcount;
 mod zero_copy;

@@ -1,0 +1,135 @@
+//! The `Session` door from plain Rust (no guest): submit, call, put, get
+//! (async and blocking), wait, release, cancel, on a real node running the
+//! `microbench` component.
+
+use wray_host::proto::{Arg, Codec, ErrorKind, Payload, TaskOptions};
+
+use crate::support::{component, Setup, TestNode};
+
+/// FNV-1a (64 bit) of a type name: the SDK's type fingerprint.
+fn fingerprint(type_name: &str) -> u64 {
+    type_name.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// A `u64` as the Rust SDK encodes it: the 16-byte header (`wry\x01`, the
+/// type fingerprint, 4 zero bytes), then rkyv's archive of a `u64` (its 8
+/// little-endian bytes).
+fn u64_payload(x: u64) -> Payload {
+    let mut data = b"wry\x01".to_vec();
+    data.extend_from_slice(&fingerprint("u64").to_le_bytes());
+    data.extend_from_slice(&[0; 4]);
+    data.extend_from_slice(&x.to_le_bytes());
+    Payload {
+        codec: Codec::Rkyv,
+        data,
+        refs: Vec::new(),
+    }
+}
+
+fn u64_of(p: &Payload) -> u64 {
+    assert_eq!(p.data.len(), 24, "a u64 payload");
+    u64::from_le_bytes(p.data[16..24].try_into().expect("8 bytes"))
+}
+
+#[test]
+fn a_session_submits_from_plain_rust_and_gets_results_asynchronously() {
+    let t = TestNode::start(Setup::default());
+    t.node
+        .deploy_file(component("microbench"))
+        .expect("deploys");
+    let session = t.node.session().expect("a session");
+    let ids: Vec<_> = (0..50u64)
+        .map(|i| {
+            let returns = session
+                .submit(
+                    "microbench",
+                    "noop",
+                    vec![Arg::Value(u64_payload(i))],
+                    TaskOptions::new(),
+                )
+                .expect("submits");
+            assert_eq!(returns.len(), 1);
+            returns[0]
+        })
+        .collect();
+    // Gets on an async runtime of the caller's own: no thread per get.
+    let io = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let values = io.block_on(async {
+        let mut values = Vec::new();
+        for id in &ids {
+            values.push(u64_of(&session.get(*id, None).await.expect("a value")));
+        }
+        values
+    });
+    assert_eq!(values, (0..50).collect::<Vec<_>>());
+    let ready = io.block_on(session.wait(&ids, ids.len(), None));
+    assert!(ready.iter().all(|r| *r));
+
+    // An object argument: put, then pass by reference.
+    let put = session.put(u64_payload(41)).expect("puts");
+    let r = session
+        .submit(
+            "microbench",
+            "noop",
+            vec![Arg::Object(put)],
+            TaskOptions::new(),
+        )
+        .expect("submits")[0];
+    assert_eq!(u64_of(&session.get_blocking(r, None).expect("a value")), 41);
+
+    // An actor: created and called through the session.
+    let echo = session
+        .create_actor("microbench", "Echo", Vec::new(), TaskOptions::default())
+        .expect("creates");
+    let r = session
+        .call(
+            echo,
+            "echo",
+            vec![Arg::Value(u64_payload(7))],
+            TaskOptions::new(),
+        )
+        .expect("calls")[0];
+    assert_eq!(u64_of(&session.get_blocking(r, None).expect("a value")), 7);
+    assert!(session.kill_actor(echo));
+
+    // What the function table refuses surfaces at `get`, as in Ray.
+    let r = session
+        .submit(
+            "microbench",
+            "no_such_function",
+            Vec::new(),
+            TaskOptions::new(),
+        )
+        .expect("submits")[0];
+    let err = session.get_blocking(r, None).expect_err("an error object");
+    assert_eq!(err.kind, ErrorKind::NotFound);
+    assert!(err.message.contains("no_such_function"), "{err}");
+    let err = session
+        .submit("nothing-deployed", "f", Vec::new(), TaskOptions::new())
+        .expect_err("an unknown component");
+    assert!(err.to_string().contains("nothing-deployed"), "{err}");
+
+    // Released objects are freed; an id of another job reads as missing.
+    session.release(&ids);
+    let other = t.node.session().expect("a second session");
+    let err = other.get_blocking(put, None).expect_err("not visible");
+    assert_eq!(err.kind, ErrorKind::NotFound);
+    assert_ne!(
+        other.job(),
+        session.job(),
+        "job ids come from the job table"
+    );
+}
+
+#[test]
+fn node_ids_are_random_not_the_pid() {
+    let a = TestNode::start(Setup::default());
+    let b = TestNode::start(Setup::default());
+    assert_ne!(a.node.id(), b.node.id());
+    assert!(!a.node.id().contains(&std::process::id().to_string()));
+}
