@@ -125,7 +125,12 @@ impl TaskLog {
     ) -> std::io::Result<()> {
         loop {
             let (rows, next) = source(self.next, ROWS_PER_READ);
-            self.missed += next - self.next - rows.len() as u64;
+            // Rows dropped from the table before they were read (saturating: the
+            // source's numbering is its own).
+            let read = u64::try_from(rows.len()).unwrap_or(u64::MAX);
+            self.missed = self
+                .missed
+                .saturating_add(next.saturating_sub(self.next).saturating_sub(read));
             self.next = next;
             if rows.is_empty() {
                 break;

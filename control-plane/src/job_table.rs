@@ -2,7 +2,7 @@
 //! job ids are unique across the cluster, and is listed while it lives
 //! (Ray's GCS job table).
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
@@ -52,7 +52,7 @@ pub trait JobTable: Send + Sync {
 /// The in-process job table of a single node.
 #[derive(Default)]
 pub struct EmbeddedJobTable {
-    jobs: Mutex<BTreeMap<(u64, JobId), JobRecord>>,
+    jobs: Mutex<HashMap<JobId, JobRecord>>,
 }
 
 impl EmbeddedJobTable {
@@ -81,7 +81,7 @@ impl JobTable for EmbeddedJobTable {
         // drawn again.
         let id = loop {
             let id = JobId::random();
-            if !jobs.values().any(|j| j.id == id) {
+            if !jobs.contains_key(&id) {
                 break id;
             }
         };
@@ -91,17 +91,19 @@ impl JobTable for EmbeddedJobTable {
             driver: driver.to_string(),
             started_ms,
         };
-        jobs.insert((started_ms, id), record);
+        jobs.insert(id, record);
         Ok(id)
     }
 
     async fn end_job(&self, job: JobId) -> Result<()> {
-        self.jobs.lock().retain(|_, j| j.id != job);
+        self.jobs.lock().remove(&job);
         Ok(())
     }
 
     async fn live_jobs(&self) -> Result<Vec<JobRecord>> {
-        Ok(self.jobs.lock().values().cloned().collect())
+        let mut jobs: Vec<JobRecord> = self.jobs.lock().values().cloned().collect();
+        jobs.sort_by_key(|j| (j.started_ms, j.id));
+        Ok(jobs)
     }
 }
 

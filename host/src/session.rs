@@ -1,4 +1,4 @@
-//! [`Session`]: the one door into a node for code outside a guest (plain
+//! `Session`: the one door into a node for code outside a guest (plain
 //! Rust, the CLI, later the HTTP API and other nodes): submit, create and
 //! call actors, put, get (async, or blocking), wait, release and cancel,
 //! with its own job and its own holds.
@@ -10,7 +10,7 @@
 //! releases them or ends; when it ends, its job ends as a driver's does
 //! (unfinished tasks cancelled, actors killed, objects freed). A guest's
 //! host calls reach the same scheduler operations through the executor's
-//! [`Services`](crate::executor::services::Services).
+//! `Services`.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -67,25 +67,16 @@ impl Session<'_> {
 
     /// A submission of the session's next child.
     fn submission(&self, args: Vec<Arg>, options: TaskOptions) -> Submission {
-        let objects = &self.node.sched.objects;
-        let hidden_arg = args
-            .iter()
-            .flat_map(|a| match a {
-                Arg::Object(id) => std::slice::from_ref(id),
-                Arg::Value(p) => p.refs.as_slice(),
-            })
-            .find(|id| !self.visible(id) || !objects.exists(id))
-            .copied();
-        Submission {
-            parent: self.root,
-            id: self
-                .root
+        Submission::new(
+            self.root,
+            self.root
                 .child(self.children.fetch_add(1, Ordering::Relaxed)),
-            hidden_arg,
-            parent_cancelled: self.node.sched.shutdown.is_cancelled(),
             args,
             options,
-        }
+            self.node.sched.shutdown.is_cancelled(),
+            &self.node.sched.objects,
+            |id| self.visible(id),
+        )
     }
 
     /// Submits remote function `function` of deployed component
@@ -104,7 +95,7 @@ impl Session<'_> {
         args: Vec<Arg>,
         options: TaskOptions,
     ) -> Result<Vec<ObjectId>> {
-        let hash = self.node.loaded(component)?.record.hash.clone();
+        let hash = self.node.loaded(component)?.hash.clone();
         let call = self.submission(args, options);
         let mut holds = self.holds.lock();
         self.node
@@ -125,7 +116,7 @@ impl Session<'_> {
         args: Vec<Arg>,
         options: TaskOptions,
     ) -> Result<ActorId> {
-        let hash = self.node.loaded(component)?.record.hash.clone();
+        let hash = self.node.loaded(component)?.hash.clone();
         let call = self.submission(args, options);
         let id = call.id;
         self.node.sched.create_actor(&hash, call, class.to_string());

@@ -11,14 +11,14 @@ use wasmtime::component::ResourceAny;
 use super::bindings::Guest;
 use super::classify::{guest_error, trap_to_task_error};
 use super::guard::{rearm_limits, StopWhen};
-use super::mapping::TaskStore;
-use super::run::{finish_call, host_bug, payload_refs, system_error};
 use super::state::CurrentTask;
+use super::store::TaskStore;
+use super::values::{finish_call, host_bug, payload_refs, system_error};
 use super::WasmExecutor;
 use crate::error::TaskError;
 use crate::objects::Object;
 use crate::proto::Target;
-use crate::scheduler::actor::Actor;
+use crate::scheduler::task::Actor;
 use crate::scheduler::{PendingTask, Task};
 
 /// A live actor instance: its store, its bindings, and the handle of its
@@ -91,7 +91,7 @@ impl WasmExecutor {
         // Outside the actor's lock, as in `Actor::die`.
         drop(rejected);
         if let Some(cause) = died {
-            actor.die(&self.sched, cause);
+            self.sched.actor_died(actor, cause);
         }
     }
 

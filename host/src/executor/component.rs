@@ -86,6 +86,8 @@ pub fn check_header(name: &str, bytes: &[u8]) -> Result<()> {
 pub struct LoadedComponent {
     /// The function-table row (name, hash, exports).
     pub record: ComponentRecord,
+    /// `record.hash`, shared (every task of the component names it).
+    pub hash: Arc<str>,
     pub(crate) pre: GuestPre<TaskState>,
 }
 
@@ -228,6 +230,7 @@ pub(crate) fn load(
             has_main: false,
             functions: Vec::new(),
         },
+        hash: Arc::from(hash.as_str()),
         pre: pre.clone(),
     });
     let info = rt.block_on(describe(rt, placeholder))?;
@@ -264,7 +267,11 @@ pub(crate) fn load(
         has_main: info.has_main,
         functions,
     };
-    Ok(Arc::new(LoadedComponent { record, pre }))
+    Ok(Arc::new(LoadedComponent {
+        hash: Arc::from(record.hash.as_str()),
+        record,
+        pre,
+    }))
 }
 
 /// Calls `describe` of `component` in a fresh instance of its own job,
@@ -290,7 +297,7 @@ async fn describe(
         Default::default(),
         Default::default(),
     );
-    let mut store = rt.new_store(component.clone(), job, current, &[]);
+    let mut store = rt.new_store(&component, job, current, &[]);
     let stop = StopWhen::of(store.data());
     let info = async {
         let guest = stop

@@ -17,8 +17,8 @@ use crate::error::{ErrorKind, TaskError};
 use crate::executor::bindings::types;
 use crate::executor::bindings::wray::runtime::{objects, runtime, tasks};
 use crate::executor::mapping::{not_found, waits_on_itself};
-use crate::executor::run::{from_payload, to_payload};
 use crate::executor::state::TaskState;
+use crate::executor::values::{from_payload, to_payload};
 use crate::objects::Object;
 use crate::scheduler::blocking::{Blocker, WaitEnd};
 use crate::scheduler::submit::Submission;
@@ -44,28 +44,19 @@ impl TaskState {
         TaskError::new(kind, self.current.label.clone(), self.current.id, message).into()
     }
 
-    /// The first object among `args` (object arguments and refs inside
-    /// values) that this task may not name or that does not exist.
-    fn hidden_arg(&self, args: &[types::Arg]) -> Option<ObjectId> {
-        args.iter()
-            .flat_map(|a| match a {
-                types::Arg::Object(id) => std::slice::from_ref(id),
-                types::Arg::Value(p) => p.refs.as_slice(),
-            })
-            .map(|id| ObjectId::from(*id))
-            .find(|id| !self.visible(id) || !self.node.objects().exists(id))
-    }
-
     /// A submission by the running task of its next child.
     fn submission(&mut self, args: Vec<types::Arg>, options: types::TaskOptions) -> Submission {
-        Submission {
-            parent: self.current.id,
-            id: self.current.next_child(),
-            hidden_arg: self.hidden_arg(&args),
-            parent_cancelled: self.current.is_cancelled() || self.node.shutdown().is_cancelled(),
-            args: args.into_iter().map(Into::into).collect(),
-            options: options.into(),
-        }
+        let id = self.current.next_child();
+        let cancelled = self.current.is_cancelled() || self.node.shutdown().is_cancelled();
+        Submission::new(
+            self.current.id,
+            id,
+            args.into_iter().map(Into::into).collect(),
+            options.into(),
+            cancelled,
+            self.node.objects(),
+            |id| self.visible(id),
+        )
     }
 
     /// Whether actor `actor` may be called or killed by this task: it
@@ -195,12 +186,9 @@ impl tasks::Host for TaskState {
         options: types::TaskOptions,
     ) -> wasmtime::Result<Vec<types::ObjectId>> {
         let call = self.submission(args, options);
-        let returns = self.node.submit_function(
-            &self.component.record.hash,
-            &mut self.holds,
-            call,
-            function,
-        )?;
+        let returns =
+            self.node
+                .submit_function(&self.component, &mut self.holds, call, function)?;
         Ok(returns.into_iter().map(Into::into).collect())
     }
 
@@ -212,8 +200,7 @@ impl tasks::Host for TaskState {
     ) -> wasmtime::Result<types::ActorId> {
         let call = self.submission(args, options);
         let id = call.id;
-        self.node
-            .create_actor(&self.component.record.hash, call, class);
+        self.node.create_actor(&self.component, call, class);
         Ok(id.into())
     }
 

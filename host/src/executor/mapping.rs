@@ -9,7 +9,7 @@
 //! can never change a sealed object, and host code writing into the window
 //! cannot fault) and `MAP_SHARED` for an object being created. Every window
 //! is given zero pages back before the instance's memory is released
-//! ([`TaskStore`]), so a reused pooling slot never shows an earlier object.
+//! ([`TaskStore`](super::store::TaskStore)), so a reused pooling slot never shows an earlier object.
 //! Needs `Config::memory_may_move(false)` (set in `engine.rs`) so that
 //! windows stay where they were mapped.
 //!
@@ -25,10 +25,9 @@ use wray_control_plane::ObjectId;
 use crate::error::{ErrorKind, TaskError};
 use crate::executor::bindings::types;
 use crate::executor::guest_bytes::GuestBytes;
-use crate::executor::run::{guest_refs, store_value};
 use crate::executor::state::TaskState;
+use crate::executor::values::{guest_refs, store_value};
 use crate::executor::windows::{map_file, Creating};
-pub use crate::executor::windows::{TaskStore, Windows};
 use crate::objects::arena::PAGE;
 use crate::objects::{Data, Object};
 use crate::scheduler::blocking::Blocker;
@@ -115,7 +114,13 @@ fn map_into(
     let len = data.bytes().len();
     let in_file = data.file_range();
     let page = in_file.map_or(PAGE, |(_, _, page)| page);
-    let w = match Windows::admit(state, list, len as u64, page) {
+    let w = match state.windows.admit(
+        state.limiter.initial,
+        &state.window_budget,
+        list,
+        len as u64,
+        page,
+    ) {
         Ok(w) => w,
         Err(msg) => return Ok(Err(error(state, ErrorKind::InvalidArgument, msg))),
     };
@@ -155,7 +160,13 @@ fn create(state: &mut TaskState, size: u64, list: GuestBytes) -> Outcome<types::
         return Ok((Err(error(state, ErrorKind::InvalidArgument, msg)),));
     }
     let page = page_size(state);
-    let w = match Windows::admit(state, list, size, page) {
+    let w = match state.windows.admit(
+        state.limiter.initial,
+        &state.window_budget,
+        list,
+        size,
+        page,
+    ) {
         Ok(w) => w,
         Err(msg) => return Ok((Err(error(state, ErrorKind::InvalidArgument, msg)),)),
     };

@@ -1,25 +1,27 @@
 //! The executor layer: everything that knows wasmtime. It runs the tasks
-//! the scheduler starts (through [`Executor`](crate::scheduler::Executor)),
+//! the scheduler starts (through `Executor`),
 //! and its store data reaches the rest of the node only through
-//! [`Services`](services::Services).
+//! `Services`.
 //!
-//! - [`engine`]: the wasmtime engine (pooling allocator, epoch ticker).
-//! - [`component`]: compile once per content hash, link, pre-instantiate,
-//!   `describe`; [`bindings`]: the generated `wray:runtime` bindings;
-//!   [`convert`]: between them and the [`proto`](crate::proto) types.
-//! - [`state`]: what each store carries (WASI, limits, the current task,
+//! - `engine`: the wasmtime engine (pooling allocator, epoch ticker).
+//! - `component`: compile once per content hash, link, pre-instantiate,
+//!   `describe`; `bindings`: the generated `wray:runtime` bindings;
+//!   `convert`: between them and the `proto` types.
+//! - `state`: what each store carries (WASI, limits, the current task,
 //!   what the instance holds and may name).
-//! - [`host_api`]: the `wray:runtime` imports guests call.
-//! - [`mapping`]: zero-copy windows (objects mapped into guest memory);
-//!   [`windows`]: the windows themselves, bounded, and the store that
-//!   cleans them; [`guest_bytes`]: lists read in place.
-//! - [`run`]: one remote-function task in a fresh instance, or a cached
-//!   one of its job for `reuse` functions ([`reuse`]).
-//! - [`actor`]: actor instances keyed by actor id, and running their calls.
-//! - [`guard`]: stopping a guest call from outside (limits, cancel,
-//!   shutdown); [`classify`]: traps to task errors.
-//! - [`pool`]: the bounded pool of worker threads.
-//! - [`services`]: what a store may ask of the node.
+//! - `host_api`: the `wray:runtime` imports guests call.
+//! - `mapping`: zero-copy windows (objects mapped into guest memory);
+//!   `windows`: the windows themselves, bounded, and the store that
+//!   cleans them; `guest_bytes`: lists read in place.
+//! - `store`: the store that cleans its windows before it goes;
+//!   `values`: payloads to objects and back, results, host errors.
+//! - `run`: one remote-function task in a fresh instance, or a cached
+//!   one of its job for `reuse` functions (`reuse`).
+//! - `actor`: actor instances keyed by actor id, and running their calls.
+//! - `guard`: stopping a guest call from outside (limits, cancel,
+//!   shutdown); `classify`: traps to task errors.
+//! - `pool`: the bounded pool of worker threads.
+//! - `services`: what a store may ask of the node.
 
 pub(crate) mod actor;
 pub mod bindings;
@@ -36,12 +38,14 @@ pub(crate) mod reuse;
 pub(crate) mod run;
 pub(crate) mod services;
 pub mod state;
+pub mod store;
+pub(crate) mod values;
 pub mod windows;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 use wasmtime::component::Linker;
 use wasmtime::Engine;
 use wray_control_plane::{ActorId, JobId};
@@ -65,8 +69,9 @@ pub struct WasmExecutor {
     pub engine: Engine,
     /// The host's imports, linked once.
     pub(crate) linker: Linker<TaskState>,
-    /// Loaded components by content hash.
-    pub(crate) components: Mutex<HashMap<String, Arc<LoadedComponent>>>,
+    /// Loaded components by content hash (read by every task, written on
+    /// deploy).
+    pub(crate) components: RwLock<HashMap<String, Arc<LoadedComponent>>>,
     /// Idle instances of reusable functions.
     pub(crate) reusable: InstanceCache,
     /// Live actors' instances, by actor id (absent while a call runs on
@@ -105,7 +110,7 @@ impl WasmExecutor {
 
     /// The loaded component with content hash `hash`, if deployed here.
     pub(crate) fn component(&self, hash: &str) -> Option<Arc<LoadedComponent>> {
-        self.components.lock().get(hash).cloned()
+        self.components.read().get(hash).cloned()
     }
 }
 
@@ -123,7 +128,7 @@ impl Executor for Handle {
 
     fn run_actor(
         &self,
-        actor: Arc<crate::scheduler::actor::Actor>,
+        actor: Arc<crate::scheduler::Actor>,
         task: Arc<PendingTask>,
         dead: Option<TaskError>,
     ) {

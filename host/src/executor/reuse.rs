@@ -12,12 +12,13 @@
 //! are never shared between jobs, and a job's are dropped when it ends.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use parking_lot::Mutex;
 use wray_control_plane::JobId;
 
 use crate::executor::bindings::Guest;
-use crate::executor::mapping::TaskStore;
+use crate::executor::store::TaskStore;
 
 /// An idle instance.
 pub(crate) struct Idle {
@@ -27,7 +28,7 @@ pub(crate) struct Idle {
 
 /// A job and a component's content hash: whose instances may be reused by
 /// whom.
-pub(crate) type ReuseKey = (JobId, String);
+pub(crate) type ReuseKey = (JobId, Arc<str>);
 
 /// Idle reusable instances by job and component.
 #[derive(Default)]

@@ -5,6 +5,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Instant;
 
 use wray_control_plane::{ActorId, ObjectId, TaskId};
@@ -39,13 +40,13 @@ pub(crate) trait Services: Send + Sync {
     /// [`TooManyHolds`] when `caller` cannot hold the returns.
     fn submit_function(
         &self,
-        component: &str,
+        component: &Arc<str>,
         caller: &mut Holds,
         call: Submission,
         function: String,
     ) -> Result<Vec<ObjectId>, TooManyHolds>;
     /// Creates actor `call.id` of class `class` of component `component`.
-    fn create_actor(&self, component: &str, call: Submission, class: String);
+    fn create_actor(&self, component: &Arc<str>, call: Submission, class: String);
     /// Calls `method` of actor `actor` (`reachable`: the caller may name
     /// it); returns its return ids, held by `caller`.
     ///

@@ -12,9 +12,8 @@ use wray_control_plane::{JobId, ObjectId, TaskId};
 use crate::bounds::MAX_PUTS;
 use crate::cancel_token::CancelToken;
 use crate::config::Stdio;
-use crate::executor::component::LoadedComponent;
-use crate::executor::mapping::Windows;
 use crate::executor::services::Services;
+use crate::executor::windows::Windows;
 use crate::objects::{Budget, Holds, TooManyHolds};
 use crate::proto::limits::Limits;
 use crate::resources::Allocation;
@@ -169,7 +168,8 @@ pub struct TaskState {
     pub(crate) node: Arc<dyn Services>,
     /// The node's budget of windows.
     pub(crate) window_budget: Arc<Budget>,
-    pub(crate) component: Arc<LoadedComponent>,
+    /// Content hash of the component it runs (what it submits within).
+    pub(crate) component: Arc<str>,
     /// The job the instance belongs to: it reaches this job's objects,
     /// tasks and actors, and whatever else it was handed.
     pub(crate) job: JobId,
@@ -191,7 +191,7 @@ impl TaskState {
     pub(crate) fn new(
         node: Arc<dyn Services>,
         window_budget: Arc<Budget>,
-        component: Arc<LoadedComponent>,
+        component: Arc<str>,
         job: JobId,
         current: CurrentTask,
         args: &[String],

@@ -20,17 +20,12 @@
 //! on, and the leak is logged.
 
 use std::io;
-use std::mem::ManuallyDrop;
-use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
-use wasmtime::{AsContext, AsContextMut, Store, StoreContext, StoreContextMut};
 use wray_control_plane::ObjectId;
 
 use crate::bounds::{MAX_CREATING_PER_INSTANCE, MAX_WINDOWS_PER_INSTANCE};
-use crate::error::{ErrorKind, TaskError};
 use crate::executor::guest_bytes::GuestBytes;
-use crate::executor::state::TaskState;
 use crate::id_map::IdMap;
 use crate::objects::arena::{round_up, Block, PAGE};
 use crate::objects::data::{Budget, Charge};
@@ -175,21 +170,23 @@ impl Windows {
     }
 
     /// Checks `list` as a window for `need` bytes on pages of `page` bytes,
-    /// in the memory of `state`'s instance, and reserves its place in the
-    /// instance's and the node's window budgets.
+    /// in the memory of this instance (whose module data ends at offset
+    /// `initial`), and reserves its place in the instance's and the node's
+    /// (`budget`) window budgets.
     ///
     /// # Errors
     /// A message for an `invalid-argument` error: the window is misaligned,
     /// too small or lies below the memory's initial size, or a budget is
     /// spent.
     pub(crate) fn admit(
-        state: &TaskState,
+        &self,
+        initial: usize,
+        budget: &Arc<Budget>,
         list: GuestBytes,
         need: u64,
         page: usize,
     ) -> Result<Window, String> {
         let (addr, len) = (list.addr(), list.len());
-        let initial = state.limiter.initial;
         if list.offset() < initial {
             return Err(format!(
                 "a window may not lie below offset {initial} of linear memory, where the \
@@ -210,14 +207,12 @@ impl Windows {
             .ok_or_else(|| {
                 format!("window of {len} bytes is too small for {need} bytes on {page}-byte pages")
             })?;
-        let windows = &state.windows;
-        if windows.count_outside(addr, addr.saturating_add(span)) >= MAX_WINDOWS_PER_INSTANCE {
+        if self.count_outside(addr, addr.saturating_add(span)) >= MAX_WINDOWS_PER_INSTANCE {
             return Err(format!(
                 "the task has {MAX_WINDOWS_PER_INSTANCE} windows mapped, the most one instance \
                  may have; unmap some first"
             ));
         }
-        let budget: &Arc<Budget> = &state.window_budget;
         let charge = budget.take(1).ok_or_else(|| {
             format!(
                 "the node has {} windows mapped, the most it allows (a quarter of \
@@ -321,80 +316,5 @@ impl Windows {
                 id
             })
             .collect()
-    }
-}
-
-/// A store whose windows are unmapped before it is dropped: use it for every
-/// store that runs guest code.
-pub struct TaskStore {
-    store: ManuallyDrop<Store<TaskState>>,
-}
-
-impl TaskStore {
-    /// Wraps `store`.
-    pub fn new(store: Store<TaskState>) -> Self {
-        Self {
-            store: ManuallyDrop::new(store),
-        }
-    }
-
-    /// Whether a window of this instance could not be given zero pages
-    /// back (the instance must not be reused).
-    pub fn is_tainted(&self) -> bool {
-        self.store.data().windows.is_tainted()
-    }
-}
-
-impl Deref for TaskStore {
-    type Target = Store<TaskState>;
-    fn deref(&self) -> &Store<TaskState> {
-        &self.store
-    }
-}
-
-impl DerefMut for TaskStore {
-    fn deref_mut(&mut self) -> &mut Store<TaskState> {
-        &mut self.store
-    }
-}
-
-impl AsContext for TaskStore {
-    type Data = TaskState;
-    fn as_context(&self) -> StoreContext<'_, TaskState> {
-        self.store.as_context()
-    }
-}
-
-impl AsContextMut for TaskStore {
-    fn as_context_mut(&mut self) -> StoreContextMut<'_, TaskState> {
-        self.store.as_context_mut()
-    }
-}
-
-impl Drop for TaskStore {
-    fn drop(&mut self) {
-        let state = self.store.data_mut();
-        let abandoned = state.windows.unmap_all();
-        for id in abandoned {
-            let err = TaskError::new(
-                ErrorKind::System,
-                state.current.label.clone(),
-                state.current.id,
-                format!("object {id} was created but never sealed"),
-            );
-            state.node.objects().seal(id, Object::Error(err));
-        }
-        if state.windows.is_tainted() {
-            // Its memory still shows an object: never let wasmtime reuse
-            // the slot. What it holds is given back; the store is leaked.
-            state.give_back();
-            tracing::error!(
-                task = %state.current.id,
-                "an instance's memory could not be cleaned; its slot is retired"
-            );
-            return;
-        }
-        // SAFETY: dropped exactly once, here; never used again.
-        unsafe { ManuallyDrop::drop(&mut self.store) };
     }
 }

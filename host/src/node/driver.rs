@@ -65,7 +65,7 @@ async fn drive(
     let mut current = CurrentTask::new(task, "main", false, limits, Default::default(), cancel);
     let entry = exec.sched.tasks.driver_started(task);
     current.entry = Some(entry.clone());
-    let mut store = exec.new_store(component.clone(), job, current, &argv);
+    let mut store = exec.new_store(&component, job, current, &argv);
     let stop = StopWhen::of(store.data());
     let result = match stop
         .guard(component.pre.instantiate_async(&mut *store))

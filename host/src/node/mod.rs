@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 use wray_control_plane::{
     ComponentRecord, EmbeddedFunctionTable, EmbeddedJobTable, FunctionTable, JobId, JobTable,
 };
@@ -148,7 +148,7 @@ impl Node {
         let exec = Arc::new(WasmExecutor {
             engine,
             linker,
-            components: Mutex::new(HashMap::new()),
+            components: RwLock::new(HashMap::new()),
             reusable: Default::default(),
             instances: Mutex::new(Default::default()),
             windows: Budget::new(windows),
@@ -295,7 +295,7 @@ impl Node {
         let record = Arc::new(loaded.record.clone());
         self.exec
             .components
-            .lock()
+            .write()
             .insert(record.hash.clone(), loaded);
         self.sched.add_component(record);
     }
@@ -457,7 +457,7 @@ pub(crate) fn random_node_id() -> String {
         // No entropy source: the clock and the pid, still unlikely to repeat.
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64);
+            .map_or(0, |d| d.as_nanos() as u64); // the low 64 bits: entropy, not a time
         bytes = (nanos ^ u64::from(std::process::id()).rotate_left(32)).to_le_bytes();
     }
     format!("node-{}", hex::encode(bytes))

@@ -1,5 +1,5 @@
-//! [`NodeServices`]: the node's side of the executor's
-//! [`Services`] — what a running instance may ask — over the
+//! `NodeServices`: the node's side of the executor's
+//! `Services` — what a running instance may ask — over the
 //! node's scheduler and object store.
 
 use std::sync::Arc;
@@ -38,7 +38,7 @@ impl Services for NodeServices {
 
     fn submit_function(
         &self,
-        component: &str,
+        component: &Arc<str>,
         caller: &mut Holds,
         call: Submission,
         function: String,
@@ -46,7 +46,7 @@ impl Services for NodeServices {
         self.0.submit_function(component, caller, call, function)
     }
 
-    fn create_actor(&self, component: &str, call: Submission, class: String) {
+    fn create_actor(&self, component: &Arc<str>, call: Submission, class: String) {
         self.0.create_actor(component, call, class);
     }
 

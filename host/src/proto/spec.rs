@@ -2,6 +2,8 @@
 //! another node: plain data, with no live handles (a function is named by
 //! its component's content hash and its name, an actor by its id).
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use wray_control_plane::{ActorId, ObjectId, TaskId};
 
@@ -36,6 +38,17 @@ pub enum Arg {
     Value(Payload),
     /// An object: the task waits until it is sealed and gets its value.
     Object(ObjectId),
+}
+
+impl Arg {
+    /// The objects the argument names: the object itself, or the refs
+    /// inside the value.
+    pub fn named(&self) -> &[ObjectId] {
+        match self {
+            Arg::Object(id) => std::slice::from_ref(id),
+            Arg::Value(p) => &p.refs,
+        }
+    }
 }
 
 /// What a task runs.
@@ -73,7 +86,7 @@ pub struct TaskSpec {
     /// `name`, `Class.method` or `Class.new`: how errors and logs name it.
     pub label: String,
     /// Content hash of the component it runs in (its function-table key).
-    pub component: String,
+    pub component: Arc<str>,
     /// Its arguments.
     pub args: Vec<Arg>,
     /// The objects it returns, in order (none for a constructor).
@@ -98,14 +111,7 @@ impl TaskSpec {
     /// Every object the arguments name: object arguments and the refs
     /// inside value arguments.
     pub fn referenced(&self) -> Vec<ObjectId> {
-        let mut ids = Vec::new();
-        for arg in &self.args {
-            match arg {
-                Arg::Object(id) => ids.push(*id),
-                Arg::Value(p) => ids.extend(p.refs.iter().copied()),
-            }
-        }
-        ids
+        self.args.iter().flat_map(Arg::named).copied().collect()
     }
 
     /// The actor the task belongs to, if any.

@@ -1,5 +1,9 @@
 //! Actor mailboxes: each actor's calls run one at a time in submission
-//! order; its instance lives in the executor (keyed by actor id).
+//! order; its instance lives in the executor (keyed by actor id). A
+//! [`Mailbox`] is generic over what it queues (the scheduler's queued task:
+//! see `task::Actor`), so it depends on nothing else of the scheduler; the
+//! scheduler kills actors and starts their next call
+//! (`Scheduler::actor_died`, `Scheduler::run_actor_next`).
 //!
 //! An actor's queue holds its tasks in the order they were submitted (the
 //! constructor first). The head runs once its object arguments exist and the
@@ -20,13 +24,18 @@ use wray_control_plane::ActorId;
 
 use crate::cancel_token::CancelToken;
 use crate::error::{ErrorKind, TaskError};
-use crate::proto::Limits;
+use crate::proto::{Limits, TaskSpec};
 use crate::resources::Allocation;
-use crate::scheduler::core::Scheduler;
-use crate::scheduler::task::{PendingTask, Task};
 
-struct Inner {
-    queue: VecDeque<Arc<PendingTask>>,
+/// What a mailbox queues: a task that knows whether its arguments are
+/// ready.
+pub(crate) trait Queued {
+    /// Whether every dependency is sealed.
+    fn is_ready(&self) -> bool;
+}
+
+struct Inner<T> {
+    queue: VecDeque<Arc<T>>,
     running: bool,
     /// Why the actor is dead, once it is.
     dead: Option<TaskError>,
@@ -39,18 +48,18 @@ struct Inner {
 }
 
 /// One actor of a node: its identity, its queue and its state.
-pub(crate) struct Actor {
+pub(crate) struct Mailbox<T> {
     pub id: ActorId,
     pub class: String,
     /// Content hash of its component.
-    pub component: String,
+    pub component: Arc<str>,
     /// Limits of each call (unless the call sets its own).
     pub limits: Limits,
-    inner: Mutex<Inner>,
+    inner: Mutex<Inner<T>>,
 }
 
-impl Actor {
-    pub fn new(id: ActorId, class: String, component: String, limits: Limits) -> Self {
+impl<T: Queued> Mailbox<T> {
+    pub fn new(id: ActorId, class: String, component: Arc<str>, limits: Limits) -> Self {
         Self {
             id,
             class,
@@ -84,41 +93,29 @@ impl Actor {
         self.inner.lock().dead.clone()
     }
 
-    /// Kills the actor with `cause`: its running call is stopped, its
-    /// instance dropped, and its resources given back to the node. False
-    /// when it was dead already.
-    pub fn die(&self, sched: &Arc<Scheduler>, cause: TaskError) -> bool {
-        let allocation = {
-            let mut inner = self.inner.lock();
-            if inner.dead.is_some() {
-                return false;
-            }
-            inner.dead = Some(cause);
-            if let Some(token) = &inner.running_cancel {
-                token.cancel();
-            }
-            inner.allocation.take()
-        };
-        // Outside the lock: tearing the instance down seals the objects it
-        // left unsealed, and their waiters may call back into this actor.
-        if let Some(executor) = sched.executor() {
-            executor.drop_actor(self.id);
+    /// Marks the actor dead of `cause` and stops its running call: the
+    /// resources it held, for the caller to give back (see
+    /// `Scheduler::actor_died`); `None` when it was dead already.
+    pub fn mark_dead(&self, cause: TaskError) -> Option<Option<Allocation>> {
+        let mut inner = self.inner.lock();
+        if inner.dead.is_some() {
+            return None;
         }
-        sched.actors.died(self.id);
-        if let Some(a) = allocation {
-            sched.release_resources(&a);
+        inner.dead = Some(cause);
+        if let Some(token) = &inner.running_cancel {
+            token.cancel();
         }
-        true
+        Some(inner.allocation.take())
     }
 
     /// Appends a submitted task to the queue.
-    pub fn enqueue(&self, task: Arc<PendingTask>) {
+    pub fn enqueue(&self, task: Arc<T>) {
         self.inner.lock().queue.push_back(task);
     }
 
     /// Takes the head of the queue to run it, if it is ready and nothing is
     /// running: (the task, why the actor is dead if it is).
-    pub fn take_next(&self) -> Option<(Arc<PendingTask>, Option<TaskError>)> {
+    pub fn take_next(&self) -> Option<(Arc<T>, Option<TaskError>)> {
         let mut inner = self.inner.lock();
         if inner.running || !inner.queue.front().is_some_and(|t| t.is_ready()) {
             return None;
@@ -131,24 +128,19 @@ impl Actor {
         Some((task, inner.dead.clone()))
     }
 
-    /// Starts the head of the queue on the executor if it is ready and
-    /// nothing is running.
-    pub fn try_run(self: &Arc<Self>, sched: &Arc<Scheduler>) {
-        if let Some((task, dead)) = self.take_next() {
-            match sched.executor() {
-                Some(executor) => executor.run_actor(self.clone(), task, dead),
-                None => self.inner.lock().running = false,
-            }
-        }
+    /// Gives up the call taken by [`Mailbox::take_next`] without running
+    /// it (nothing can run it any more).
+    pub fn abandon(&self) {
+        self.inner.lock().running = false;
     }
 
     /// Ends the running call: `instance` (what it ran on, if it is to be
     /// kept) goes to `keep` unless the call killed the actor (`died`) or
     /// the actor died meanwhile; then returns what was not kept, for the
-    /// caller to drop outside the lock (see [`Actor::die`]). `keep` runs
+    /// caller to drop outside the lock (see `Scheduler::actor_died`). `keep` runs
     /// under the actor's lock, so a concurrent `die` either sees the
     /// instance kept (and drops it) or keeps it from being kept.
-    pub fn end_call<T>(&self, died: bool, instance: Option<T>, keep: impl FnOnce(T)) -> Option<T> {
+    pub fn end_call<I>(&self, died: bool, instance: Option<I>, keep: impl FnOnce(I)) -> Option<I> {
         let mut inner = self.inner.lock();
         inner.running = false;
         inner.running_cancel = None;
@@ -174,7 +166,7 @@ impl Actor {
 
     /// The error of `task`, which cannot run because the actor died of
     /// `cause`.
-    pub fn died_error(&self, task: &Task, cause: &TaskError) -> TaskError {
+    pub fn died_error(&self, task: &TaskSpec, cause: &TaskError) -> TaskError {
         TaskError::new(
             ErrorKind::ActorDied,
             task.label.clone(),

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use wray_control_plane::{ActorId, JobId};
 
-use super::Actor;
 use crate::id_map::IdMap;
+use crate::scheduler::task::Actor;
 
 /// Dead actors remembered (the oldest are forgotten first; a call to a
 /// forgotten one reads as a call to an unknown actor).

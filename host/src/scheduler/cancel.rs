@@ -15,6 +15,7 @@ use wray_control_plane::{ActorId, TaskId};
 use crate::error::{ErrorKind, TaskError};
 use crate::proto::Target;
 use crate::scheduler::core::Scheduler;
+use crate::scheduler::task::PendingTask;
 use crate::scheduler::task_table::CancelTarget;
 
 impl Scheduler {
@@ -27,6 +28,9 @@ impl Scheduler {
                 CancelTarget::Done => false,
                 CancelTarget::Running => true,
                 CancelTarget::Queued(pending) => {
+                    let Ok(pending) = pending.downcast::<PendingTask>() else {
+                        continue; // linked by `submit`: always a PendingTask
+                    };
                     let removed = self.pool.remove(&pending);
                     match pending.take() {
                         Some(spec) => {
@@ -39,13 +43,13 @@ impl Scheduler {
                             if let (Target::ActorCreate { .. }, Some(actor)) =
                                 (&spec.target, &spec.actor)
                             {
-                                actor.die(self, error.clone());
+                                self.actor_died(actor, error.clone());
                             }
                             self.finish(&spec, Err(error));
                             self.release_all(&spec.holds);
                             if let Some(actor) = &spec.actor {
                                 // Its queue may now start the next call.
-                                actor.try_run(self);
+                                self.run_actor_next(actor);
                             }
                             true
                         }
@@ -71,11 +75,11 @@ impl Scheduler {
             id,
             format!("killed by {by}"),
         );
-        let killed = actor.die(self, cause);
+        let killed = self.actor_died(&actor, cause);
         if killed {
             // The constructor, if it has not run yet, never will.
             let _ = self.cancel(id, true, false);
-            actor.try_run(self);
+            self.run_actor_next(&actor);
         }
         killed
     }

@@ -1,13 +1,13 @@
-//! [`Scheduler`]: the node's scheduling state (the task table, the
+//! `Scheduler`: the node's scheduling state (the task table, the
 //! resource queue, actor mailboxes, the node's view of the function table,
 //! counters) and how a job ends. It starts work through the
-//! [`Executor`] interface and knows nothing of wasmtime.
+//! `Executor` interface and knows nothing of wasmtime.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 
-use parking_lot::Mutex;
+use parking_lot::RwLock;
 use wray_control_plane::{ComponentRecord, JobId};
 
 use crate::cancel_token::CancelToken;
@@ -15,9 +15,10 @@ use crate::config::NodeConfig;
 use crate::error::{ErrorKind, TaskError};
 use crate::objects::ObjectStore;
 use crate::scheduler::actor_table::ActorTable;
+use crate::scheduler::exec::Executor;
 use crate::scheduler::queue::ResourcePool;
+use crate::scheduler::task::Actor;
 use crate::scheduler::task_table::TaskTable;
-use crate::scheduler::Executor;
 
 /// Task counters of a node.
 #[derive(Default)]
@@ -61,8 +62,9 @@ pub struct Scheduler {
     /// Live and recently dead actors (their mailboxes).
     pub(crate) actors: ActorTable,
     /// The node's view of the function table: deployed components' rows
-    /// by content hash (what submissions are checked against).
-    pub(crate) functions: Mutex<HashMap<String, Arc<ComponentRecord>>>,
+    /// by content hash (what submissions are checked against). Read on
+    /// every submission, written on deploy.
+    pub(crate) functions: RwLock<HashMap<String, Arc<ComponentRecord>>>,
     pub(crate) stats: Stats,
     /// Cancelled when the node shuts down: every running guest call stops.
     pub shutdown: CancelToken,
@@ -90,7 +92,7 @@ impl Scheduler {
             pool,
             tasks: TaskTable::default(),
             actors: ActorTable::default(),
-            functions: Mutex::new(HashMap::new()),
+            functions: RwLock::new(HashMap::new()),
             stats: Stats::default(),
             shutdown: CancelToken::new(),
             pin,
@@ -108,6 +110,37 @@ impl Scheduler {
         self.executor.get().and_then(Weak::upgrade)
     }
 
+    /// Kills `actor` with `cause`: its running call is stopped, its
+    /// instance dropped, and its resources given back to the node. False
+    /// when it was dead already.
+    pub(crate) fn actor_died(self: &Arc<Self>, actor: &Actor, cause: TaskError) -> bool {
+        let Some(allocation) = actor.mark_dead(cause) else {
+            return false;
+        };
+        // Outside the actor's lock: tearing the instance down seals the
+        // objects it left unsealed, and their waiters may call back into
+        // this actor.
+        if let Some(executor) = self.executor() {
+            executor.drop_actor(actor.id);
+        }
+        self.actors.died(actor.id);
+        if let Some(a) = allocation {
+            self.release_resources(&a);
+        }
+        true
+    }
+
+    /// Starts the head of `actor`'s queue on the executor if it is ready
+    /// and nothing of the actor is running.
+    pub(crate) fn run_actor_next(self: &Arc<Self>, actor: &Arc<Actor>) {
+        if let Some((task, dead)) = actor.take_next() {
+            match self.executor() {
+                Some(executor) => executor.run_actor(actor.clone(), task, dead),
+                None => actor.abandon(),
+            }
+        }
+    }
+
     /// Pins the calling worker thread to `allocation`'s cores when the node
     /// pins (it has fewer CPUs than the machine); all allowed cores for a
     /// task without CPUs.
@@ -120,12 +153,12 @@ impl Scheduler {
 
     /// The function-table row of component `hash`, if deployed here.
     pub fn component(&self, hash: &str) -> Option<Arc<ComponentRecord>> {
-        self.functions.lock().get(hash).cloned()
+        self.functions.read().get(hash).cloned()
     }
 
     /// Records component `record` as deployed on this node.
     pub(crate) fn add_component(&self, record: Arc<ComponentRecord>) {
-        self.functions.lock().insert(record.hash.clone(), record);
+        self.functions.write().insert(record.hash.clone(), record);
     }
 
     /// The node's task counters now.
@@ -153,8 +186,8 @@ impl Scheduler {
                 actor.id,
                 "its job ended",
             );
-            if actor.die(self, cause) {
-                actor.try_run(self);
+            if self.actor_died(&actor, cause) {
+                self.run_actor_next(&actor);
             }
         }
         if let Some(executor) = self.executor() {

@@ -9,11 +9,12 @@ use wray_control_plane::{ActorId, Declared, FunctionRecord, ObjectId, TaskId, MA
 
 use crate::error::{ErrorKind, TaskError};
 use crate::objects::holds::{Holds, TooManyHolds};
+use crate::objects::ObjectStore;
 use crate::proto::{
     Arg, LimitOptions, Limits, Request, ResourceOptions, Target, TaskOptions, TaskSpec,
 };
-use crate::scheduler::actor::Actor;
 use crate::scheduler::core::Scheduler;
+use crate::scheduler::task::Actor;
 use crate::scheduler::task::Task;
 
 /// The ids of task `id`'s `num_returns` return objects (at least one); a
@@ -81,6 +82,37 @@ pub(crate) struct Submission {
     /// Whether the submitter was cancelled (a cancelled task starts
     /// nothing: a recursive cancel cannot be outrun).
     pub parent_cancelled: bool,
+}
+
+impl Submission {
+    /// The submission of child `id` of `parent` (`parent_cancelled`: the
+    /// parent, or the node, was cancelled); `may_name` says which objects
+    /// the submitter may name, and the first argument object (or ref
+    /// inside a value) it may not, or that does not exist in `objects`,
+    /// fails the submission as not found.
+    pub fn new(
+        parent: TaskId,
+        id: TaskId,
+        args: Vec<Arg>,
+        options: TaskOptions,
+        parent_cancelled: bool,
+        objects: &ObjectStore,
+        may_name: impl Fn(&ObjectId) -> bool,
+    ) -> Self {
+        let hidden_arg = args
+            .iter()
+            .flat_map(Arg::named)
+            .find(|id| !may_name(id) || !objects.exists(id))
+            .copied();
+        Self {
+            parent,
+            id,
+            args,
+            options,
+            hidden_arg,
+            parent_cancelled,
+        }
+    }
 }
 
 impl Scheduler {
@@ -174,7 +206,7 @@ impl Scheduler {
     /// return object ids.
     pub(crate) fn submit_function(
         self: &Arc<Self>,
-        component: &str,
+        component: &Arc<str>,
         caller: &mut Holds,
         call: Submission,
         function: String,
@@ -210,7 +242,7 @@ impl Scheduler {
             id,
             label: function.clone(),
             target: Target::Function { name: function },
-            component: component.to_string(),
+            component: component.clone(),
             args: call.args,
             returns: returns.clone(),
             request,
@@ -224,7 +256,12 @@ impl Scheduler {
     /// Creates actor `call.id` of class `class`: registers it and submits
     /// its constructor as its first task, which starts once the actor's
     /// resources are free.
-    pub(crate) fn create_actor(self: &Arc<Self>, component: &str, call: Submission, class: String) {
+    pub(crate) fn create_actor(
+        self: &Arc<Self>,
+        component: &Arc<str>,
+        call: Submission,
+        class: String,
+    ) {
         let (id, label) = (call.id, format!("{class}.new"));
         let record = self.component(component);
         let found = record.as_ref().and_then(|r| r.actor_class(&class));
@@ -261,23 +298,23 @@ impl Scheduler {
                 let actor = Arc::new(Actor::new(
                     id,
                     class,
-                    component.to_string(),
+                    component.clone(),
                     self.config.limits(),
                 ));
                 self.actors.insert(actor.clone());
                 let error = TaskError::new(kind, label, id, message);
                 self.tasks.failed_at_submission(&error);
-                actor.die(self, error);
+                self.actor_died(&actor, error);
                 return;
             }
         };
-        let actor = Arc::new(Actor::new(id, class.clone(), component.to_string(), limits));
+        let actor = Arc::new(Actor::new(id, class.clone(), component.clone(), limits));
         self.actors.insert(actor.clone());
         let spec = TaskSpec {
             id,
             label,
             target: Target::ActorCreate { actor: id, class },
-            component: component.to_string(),
+            component: component.clone(),
             args: call.args,
             returns: Vec::new(),
             request,

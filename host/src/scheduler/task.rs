@@ -10,8 +10,11 @@ use wray_control_plane::ObjectId;
 
 use crate::cancel_token::CancelToken;
 use crate::proto::TaskSpec;
-use crate::scheduler::actor::Actor;
-use crate::scheduler::task_table::TaskEntry;
+use crate::scheduler::actor::{Mailbox, Queued};
+use crate::scheduler::task_table::{QueuedTask, TaskEntry};
+
+/// An actor's mailbox, queueing the scheduler's tasks.
+pub(crate) type Actor = Mailbox<PendingTask>;
 
 /// A submitted task: its spec (reached through `Deref`) and its live state
 /// on this node.
@@ -91,5 +94,21 @@ impl PendingTask {
 
     pub fn is_ready(&self) -> bool {
         self.ready.load(Ordering::Acquire)
+    }
+}
+
+impl QueuedTask for PendingTask {
+    fn waiting(&self) -> bool {
+        self.spec.lock().is_some()
+    }
+
+    fn into_any(self: Arc<Self>) -> Arc<dyn std::any::Any + Send + Sync> {
+        self
+    }
+}
+
+impl Queued for PendingTask {
+    fn is_ready(&self) -> bool {
+        PendingTask::is_ready(self)
     }
 }

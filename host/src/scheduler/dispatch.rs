@@ -1,0 +1,179 @@
+//! Submission and dispatch: a task's return objects registered, its
+//! dependencies subscribed, then (once they are sealed) the resource queue
+//! or its actor's mailbox; started work handed to the [`Executor`]; results
+//! sealed when it ends.
+//!
+//! [`Executor`]: crate::scheduler::exec::Executor
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use wray_control_plane::ObjectId;
+
+use crate::error::TaskError;
+use crate::objects::{Object, Subscription};
+use crate::proto::{ErrorKind, Target};
+use crate::resources::Allocation;
+use crate::scheduler::core::Scheduler;
+use crate::scheduler::queue::Start;
+use crate::scheduler::task::{PendingTask, Task};
+
+impl Scheduler {
+    /// Submits a task. Never blocks on the task itself.
+    pub(crate) fn submit(self: &Arc<Self>, mut spec: Task) {
+        for id in &spec.returns {
+            self.objects.register_pending(*id);
+        }
+        spec.holds = spec.referenced();
+        // Held only where they exist (`submit_*` refused ids the caller may
+        // not name; an id freed meanwhile is not held, and not released).
+        spec.holds.retain(|id| self.objects.acquire(id));
+        self.stats.submitted.fetch_add(1, Ordering::Relaxed);
+        let deps: Vec<_> = spec.dependencies().collect();
+        let actor = spec.actor.clone();
+        let label = spec.label.clone();
+        let entry = self.tasks.submitted(&spec, &spec.cancel);
+        spec.entry = Some(entry.clone());
+        let task = PendingTask::new(spec);
+        entry.set_pending(&task);
+        if let Some(actor) = &actor {
+            // Queued at once so calls run in submission order.
+            actor.enqueue(task.clone());
+        }
+        for dep in deps {
+            task.missing.fetch_add(1, Ordering::AcqRel);
+            let weak = Arc::downgrade(self);
+            let t = task.clone();
+            let waiter = Box::new(move || {
+                if let Some(rt) = weak.upgrade() {
+                    rt.dependency_sealed(&t);
+                }
+            });
+            match self.objects.subscribe(&dep, waiter) {
+                Subscription::Ready(_) => {
+                    task.missing.fetch_sub(1, Ordering::AcqRel);
+                }
+                Subscription::Pending(_) => {}
+                Subscription::Unknown => {
+                    // Forged or foreign id: fail the task now rather than
+                    // leave it waiting forever.
+                    task.missing.fetch_sub(1, Ordering::AcqRel);
+                    if let Some(spec) = task.take() {
+                        let err = TaskError::new(
+                            ErrorKind::NotFound,
+                            label,
+                            spec.id,
+                            format!(
+                                "argument object {dep} does not exist on node {}",
+                                self.node_id
+                            ),
+                        );
+                        self.finish(&spec, Err(err));
+                        self.release_all(&spec.holds);
+                    }
+                    // An actor call stays queued: the actor skips it (its
+                    // spec is gone) and moves on.
+                    task.ready.store(true, Ordering::Release);
+                    if let Some(actor) = &actor {
+                        self.run_actor_next(actor);
+                    }
+                    return;
+                }
+            }
+        }
+        self.dependency_sealed(&task);
+    }
+
+    fn dependency_sealed(self: &Arc<Self>, task: &Arc<PendingTask>) {
+        if !task.dependency_done() {
+            return;
+        }
+        let (id, actor, request) = {
+            let spec = task.spec.lock();
+            let Some(spec) = spec.as_ref() else {
+                return; // cancelled
+            };
+            let actor = match &spec.target {
+                Target::ActorCall { .. } => spec.actor.clone(),
+                _ => None,
+            };
+            (spec.entry.clone(), actor, spec.request.clone())
+        };
+        if let Some(entry) = id {
+            entry.ready();
+        }
+        match actor {
+            // Calls run with their actor's resources, in its order.
+            Some(actor) => self.run_actor_next(&actor),
+            // Functions and actor constructors wait for resources.
+            None => {
+                let start = self.pool.push_ready(task.clone(), request);
+                self.start(start);
+            }
+        }
+    }
+
+    /// Gives `allocation` back and starts what can start.
+    pub(crate) fn release_resources(self: &Arc<Self>, allocation: &Allocation) {
+        let start = self.pool.release(allocation);
+        self.start(start);
+    }
+
+    /// Starts tasks that got their resources: functions on a worker, actor
+    /// constructors by admitting their actor.
+    pub(crate) fn start(self: &Arc<Self>, tasks: Vec<Start>) {
+        for Start { task, allocation } in tasks {
+            let actor = task.spec.lock().as_ref().and_then(|s| match &s.target {
+                Target::ActorCreate { .. } => s.actor.clone(),
+                _ => None,
+            });
+            match actor {
+                Some(actor) => {
+                    actor.admit(allocation);
+                    self.run_actor_next(&actor);
+                }
+                None => match self.executor() {
+                    Some(executor) => executor.run_function(task, allocation),
+                    // The node is going away: nothing runs any more.
+                    None => drop(self.pool.release(&allocation)),
+                },
+            }
+        }
+    }
+
+    /// Drops one hold on each of `ids` (a finished task's arguments).
+    pub(crate) fn release_all(&self, ids: &[ObjectId]) {
+        for id in ids {
+            self.objects.release(id);
+        }
+    }
+
+    /// Records how task `spec` ended and seals its return objects with its
+    /// results, or all of them with its error.
+    pub(crate) fn finish(&self, spec: &Task, result: Result<Vec<Object>, TaskError>) {
+        if let Some(entry) = &spec.entry {
+            self.tasks.ended(entry, result.as_ref().err());
+        }
+        self.complete(&spec.returns, result);
+    }
+
+    /// Seals `returns` with a task's results, or all of them with its
+    /// error.
+    pub(crate) fn complete(&self, returns: &[ObjectId], result: Result<Vec<Object>, TaskError>) {
+        match result {
+            Ok(values) => {
+                self.stats.finished.fetch_add(1, Ordering::Relaxed);
+                for (id, value) in returns.iter().zip(values) {
+                    self.objects.seal(*id, value);
+                }
+            }
+            Err(err) => {
+                self.stats.failed.fetch_add(1, Ordering::Relaxed);
+                tracing::debug!(task = %err.task, function = %err.function, "task failed: {}", err.message);
+                for id in returns {
+                    self.objects.seal(*id, Object::Error(err.clone()));
+                }
+            }
+        }
+    }
+}
