@@ -17,7 +17,7 @@ use wray_control_plane::{JobId, ObjectId};
 use crate::bindings::{types, Guest};
 use crate::component::LoadedComponent;
 use crate::error::{ErrorKind, TaskError};
-use crate::object_store::{Object, Refs, StoreFull};
+use crate::object_store::{Codec, Object, Refs, StoreFull};
 use crate::resources::Allocation;
 use crate::runtime::Runtime;
 use crate::task::{PendingTask, TaskKind, TaskSpec};
@@ -275,15 +275,25 @@ impl Runtime {
         TaskStore::new(store)
     }
 
-    /// The task's arguments with object arguments replaced by their values;
-    /// an argument holding an error fails the task with that error,
-    /// unchanged (errors propagate through dependencies).
+    /// The task's arguments with object arguments replaced by their values,
+    /// except rkyv objects in a file (shared memory or spilled): those stay
+    /// `object` arguments, which the guest maps into its memory and decodes
+    /// there (the one copy; the SDK's `ArgReader`) rather than receive a
+    /// host copy of the bytes that wasmtime copies again into its memory.
+    /// The instance holds them while it runs ([`payload_refs`]). An
+    /// argument holding an error fails the task with that error, unchanged
+    /// (errors propagate through dependencies).
     pub(crate) fn resolve_args(&self, spec: &mut TaskSpec) -> Result<Vec<types::Arg>, TaskError> {
         std::mem::take(&mut spec.args)
             .into_iter()
             .map(|arg| match arg {
                 types::Arg::Value(p) => Ok(types::Arg::Value(p)),
                 types::Arg::Object(id) => match self.objects.get(&id.into()).as_deref() {
+                    Some(Object::Value {
+                        codec: Codec::Rkyv,
+                        data,
+                        ..
+                    }) if data.file_range().is_some() => Ok(types::Arg::Object(id)),
                     Some(object @ Object::Value { .. }) => {
                         Ok(types::Arg::Value(to_payload(object)))
                     }
@@ -335,12 +345,14 @@ pub(crate) fn to_payload(object: &Object) -> types::Payload {
     }
 }
 
-/// The refs inside the value arguments of a task about to run.
+/// The objects the arguments of a task about to run name: the refs inside
+/// its values, and the object arguments left for the guest to map (see
+/// [`Runtime::resolve_args`]).
 pub(crate) fn payload_refs(args: &[types::Arg]) -> impl Iterator<Item = ObjectId> + '_ {
     args.iter()
         .flat_map(|a| match a {
             types::Arg::Value(p) => p.refs.as_slice(),
-            types::Arg::Object(_) => &[],
+            types::Arg::Object(id) => std::slice::from_ref(id),
         })
         .map(|r| ObjectId::from(*r))
 }
