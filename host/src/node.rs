@@ -94,8 +94,8 @@ impl Node {
             .build()
             .map_err(|e| Error::Engine(format!("cannot start the I/O runtime: {e}")))?;
         let ticker = EpochTicker::start(engine.clone())?;
-        let config_threads = config.max_instances as usize + 64;
         let objects = object_store(&config)?;
+        let worker_cpus = config.num_cpus;
         let (cpu_ids, pin) = pin::node_cpus(config.num_cpus);
         let gpus = node_gpus(&*config.gpu_discovery.0, config.num_gpus);
         let store_bytes = config.object_store_memory.unwrap_or(0);
@@ -137,7 +137,7 @@ impl Node {
             stats: Default::default(),
             shutdown: CancelToken::new(),
             io: io.handle().clone(),
-            workers: WorkerPool::new(config_threads),
+            workers: WorkerPool::new(worker_cpus, crate::bounds::MAX_BLOCKED_WORKERS),
         });
         Ok(Self {
             rt,
@@ -183,6 +183,12 @@ impl Node {
     /// Number of CPUs.
     pub fn num_cpus(&self) -> usize {
         self.rt.config.num_cpus
+    }
+
+    /// Counts of the worker threads: now, at the peak, blocked, and their
+    /// bound (see [`crate::worker::pool`]).
+    pub fn worker_threads(&self) -> crate::worker::pool::PoolStats {
+        self.rt.workers.stats()
     }
 
     /// Compiles `bytes` (once per content hash), reads its exports, and

@@ -17,7 +17,7 @@ use crate::bindings::wray::runtime::{objects, runtime, tasks};
 use crate::bounds::{truncate, MAX_LOG_LINE};
 use crate::error::{ErrorKind, TaskError};
 use crate::object_store::Object;
-use crate::scheduler::blocking::{Blocker, WaitEnd};
+use crate::scheduler::blocking::{too_many_blocked, Blocker, WaitEnd};
 use crate::scheduler::submit::Submission;
 use crate::worker::mapping::{not_found, waits_on_itself};
 use crate::worker::run::{from_payload, to_payload};
@@ -105,13 +105,20 @@ impl objects::Host for TaskState {
             if let Some(own) = ids.iter().find(|id| self.waits_on_itself(id)) {
                 return Ok(Err(waits_on_itself(self, own)));
             }
-            if self.block(&ids, ids.len(), timeout_ms).await == WaitEnd::TimedOut {
-                let msg = format!(
-                    "get of {} objects timed out after {} ms",
-                    ids.len(),
-                    timeout_ms.unwrap_or(0)
-                );
-                return Ok(Err(self.error(ErrorKind::Timeout, msg)));
+            match self.block(&ids, ids.len(), timeout_ms).await {
+                WaitEnd::Ready => {}
+                WaitEnd::TimedOut => {
+                    let msg = format!(
+                        "get of {} objects timed out after {} ms",
+                        ids.len(),
+                        timeout_ms.unwrap_or(0)
+                    );
+                    return Ok(Err(self.error(ErrorKind::Timeout, msg)));
+                }
+                WaitEnd::Refused => {
+                    let msg = too_many_blocked(&self.rt.node_id);
+                    return Ok(Err(self.error(ErrorKind::System, msg)));
+                }
             }
             for (slot, id) in found.iter_mut().zip(&ids) {
                 if slot.is_none() {
@@ -158,8 +165,9 @@ impl objects::Host for TaskState {
             .collect();
         let need = (num_returns as usize).min(ids.len());
         let need_seen = need.saturating_sub(ids.len() - seen.len());
-        if need_seen > 0 {
-            self.block(&seen, need_seen, timeout_ms).await;
+        // `wait` has no error value: a refused wait traps (a node limit).
+        if need_seen > 0 && self.block(&seen, need_seen, timeout_ms).await == WaitEnd::Refused {
+            wasmtime::bail!("{}", too_many_blocked(&self.rt.node_id));
         }
         let mut left = need;
         Ok(ids

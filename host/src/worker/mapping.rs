@@ -26,7 +26,7 @@ use crate::bindings::types;
 use crate::error::{ErrorKind, TaskError};
 use crate::object_store::arena::PAGE;
 use crate::object_store::{Data, Object};
-use crate::scheduler::blocking::Blocker;
+use crate::scheduler::blocking::{too_many_blocked, Blocker, WaitEnd};
 use crate::worker::guest_bytes::GuestBytes;
 use crate::worker::run::{guest_refs, store_value};
 use crate::worker::state::TaskState;
@@ -89,7 +89,10 @@ async fn sealed(
         entry: current.entry.as_deref(),
         allocation: current.holds_cpu.then_some(&mut current.allocation),
     };
-    rt.wait_sealed(&[id], 1, None, blocker).await;
+    if rt.wait_sealed(&[id], 1, None, blocker).await == WaitEnd::Refused {
+        let msg = too_many_blocked(&state.rt.node_id);
+        return Ok(Err(error(state, ErrorKind::System, msg)));
+    }
     match state.rt.objects.get(&id) {
         Some(object) => match &*object {
             Object::Error(e) => Ok(Err(e.clone().into())),

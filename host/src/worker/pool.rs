@@ -1,25 +1,56 @@
-//! The worker threads: an elastic pool that starts a thread whenever a job
-//! arrives and none is idle, and lets a thread go after it has been idle for
-//! [`KEEP_ALIVE`].
+//! The worker threads: a pool bounded by the node's CPU slots, plus one
+//! replacement for each worker blocked in `get`/`wait`, within
+//! [`MAX_BLOCKED_WORKERS`].
 //!
-//! Elastic because a task blocked in `get` keeps its thread while giving its
-//! CPU slot back: the slot's next task needs another thread, so the number
-//! of threads follows the number of tasks started and not finished, while
-//! the CPU slots (not this pool) bound how many run at once. Each thread
-//! drives its task's async guest call with the node's `io` runtime
-//! (`block_on`); the node joins these threads on shutdown before it shuts
-//! that runtime down.
+//! A task blocked in `get` keeps its thread while giving its CPU slot back
+//! (`scheduler/blocking.rs`): the slot's next task needs another thread.
+//! So the pool runs at most `cpus + blocked` threads, where `blocked` counts
+//! its threads parked in a wait ([`WorkerPool::block`]); jobs beyond that
+//! queue, first come first served, for the next thread that is done. Every
+//! job (a task or an actor call) takes a thread from the same bound, so
+//! the threads follow the CPUs, never the number of tasks submitted
+//! (100,000 tiny tasks on 2 CPUs used to start over a thousand).
+//!
+//! # Why a chain of blocked tasks cannot deadlock
+//!
+//! Each wait raises the bound by one while it lasts, so a chain of tasks
+//! each blocked on its child always has a thread for the child: the
+//! threads that are not blocked are never fewer than the CPU slots. The
+//! bound grows with blocked workers only up to [`MAX_BLOCKED_WORKERS`]; a
+//! wait that would pass it is refused ([`WorkerPool::block`] returns
+//! `None`) and fails its task with a clear error at once, rather than
+//! block a thread that nothing would replace (which, once every thread
+//! waited, would hang the node). A job that waits on something other than
+//! objects (a WASI sleep, a socket) keeps its thread: it counts against the
+//! CPU slots like a running task.
+//!
+//! Threads are named `wray-worker-N`, N the smallest number no live worker
+//! of the pool has, so the timeline has one row per worker and never more
+//! rows than the pool's peak. Each thread drives its task's async guest
+//! call with the node's `io` runtime (`block_on`); the node joins these
+//! threads on shutdown before it shuts that runtime down. A thread idle for
+//! [`KEEP_ALIVE`] exits.
 
-use std::collections::VecDeque;
+use std::cell::Cell;
+use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
 
+#[cfg(doc)]
+use crate::bounds::MAX_BLOCKED_WORKERS;
+
 /// How long an idle worker thread waits for a job before it exits.
 pub const KEEP_ALIVE: Duration = Duration::from_secs(10);
 
 type Job = Box<dyn FnOnce() + Send>;
+
+thread_local! {
+    /// The pool (its `Shared`'s address) the current thread works for, and
+    /// whether it is blocked now (0: not a worker thread).
+    static WORKER_OF: Cell<(usize, bool)> = const { Cell::new((0, false)) };
+}
 
 #[derive(Default)]
 struct State {
@@ -27,63 +58,176 @@ struct State {
     /// Threads waiting for a job and not yet claimed by one.
     idle: usize,
     threads: usize,
+    /// Threads blocked in a wait (each replaced by another).
+    blocked: usize,
+    /// The most threads alive at once so far.
+    peak: usize,
+    /// Numbers of live threads (`wray-worker-N`).
+    names: BTreeSet<usize>,
     closed: bool,
 }
 
-#[derive(Default)]
+impl State {
+    /// How many threads may be alive now.
+    fn limit(&self, cpus: usize) -> usize {
+        cpus + self.blocked
+    }
+
+    /// The smallest number no live thread has.
+    fn next_name(&mut self) -> usize {
+        let n = (0..).find(|n| !self.names.contains(n)).unwrap_or(0);
+        self.names.insert(n);
+        n
+    }
+}
+
 struct Shared {
     state: Mutex<State>,
     wake: Condvar,
     /// Signalled when the last thread exits.
     gone: Condvar,
+    /// The node's CPU slots (at least 1).
+    cpus: usize,
+    /// Most workers blocked at once ([`MAX_BLOCKED_WORKERS`] for a node).
+    max_blocked: usize,
 }
 
-/// An elastic pool of worker threads.
+/// Counts of a pool's threads (see [`WorkerPool::stats`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolStats {
+    /// Threads alive now.
+    pub threads: usize,
+    /// The most threads alive at once since the pool started.
+    pub peak: usize,
+    /// Threads blocked in `get`/`wait` now.
+    pub blocked: usize,
+    /// The CPU slots: threads not blocked are never more.
+    pub cpus: usize,
+    /// The most threads the pool may ever run: `cpus` plus the most
+    /// workers that may block ([`MAX_BLOCKED_WORKERS`] for a node).
+    pub max_threads: usize,
+}
+
+/// A pool of worker threads bounded by the node's CPU slots (see the
+/// module docs).
 pub struct WorkerPool {
     shared: Arc<Shared>,
-    max_threads: usize,
+}
+
+/// A worker blocked in a wait: the pool may run one more thread until it
+/// is dropped (see [`WorkerPool::block`]).
+#[must_use = "the worker counts as blocked only while the guard lives"]
+pub struct Blocked {
+    /// `None` for a thread that is not one of the pool's workers.
+    shared: Option<Arc<Shared>>,
+}
+
+impl Drop for Blocked {
+    fn drop(&mut self) {
+        if let Some(shared) = self.shared.take() {
+            WORKER_OF.with(|w| w.set((w.get().0, false)));
+            shared.state.lock().blocked -= 1;
+        }
+    }
 }
 
 impl WorkerPool {
-    /// A pool of at most `max_threads` threads (jobs beyond that queue).
-    pub fn new(max_threads: usize) -> Self {
+    /// A pool for a node of `cpus` CPU slots (at least one thread) that
+    /// lets at most `max_blocked` workers block at once (a node uses
+    /// [`MAX_BLOCKED_WORKERS`]).
+    pub fn new(cpus: usize, max_blocked: usize) -> Self {
         Self {
-            shared: Arc::default(),
-            max_threads: max_threads.max(1),
+            shared: Arc::new(Shared {
+                state: Mutex::default(),
+                wake: Condvar::new(),
+                gone: Condvar::new(),
+                cpus: cpus.max(1),
+                max_blocked,
+            }),
         }
     }
 
-    /// Runs `job` on a pool thread, starting one if none is idle.
+    /// Runs `job` on a pool thread: an idle one, a new one while the pool
+    /// is under its bound, else the next one done with its job.
     pub fn spawn(&self, job: impl FnOnce() + Send + 'static) {
         let mut state = self.shared.state.lock();
         if state.closed {
             return; // the node is shutting down: the job is abandoned
         }
         state.jobs.push_back(Box::new(job));
+        self.wake_or_start(state);
+    }
+
+    /// Hands the queue's head to an idle thread, or starts a thread for it
+    /// while the pool is under its bound.
+    fn wake_or_start(&self, mut state: parking_lot::MutexGuard<'_, State>) {
         if state.idle > 0 {
             state.idle -= 1;
             drop(state);
             self.shared.wake.notify_one();
             return;
         }
-        if state.threads >= self.max_threads {
+        if state.threads >= state.limit(self.shared.cpus) {
             return; // a busy thread takes it when it is done
         }
         state.threads += 1;
+        state.peak = state.peak.max(state.threads);
+        let n = state.next_name();
         drop(state);
         let shared = self.shared.clone();
         let started = std::thread::Builder::new()
-            .name("wray-worker".into())
-            .spawn(move || work(&shared));
+            .name(format!("wray-worker-{n}"))
+            .spawn(move || work(&shared, n));
         if let Err(e) = started {
             tracing::error!("cannot start a worker thread: {e}; the job waits for a busy one");
-            self.shared.state.lock().threads -= 1;
+            let mut state = self.shared.state.lock();
+            state.threads -= 1;
+            state.names.remove(&n);
         }
+    }
+
+    /// The calling worker is about to block in a wait: until the returned
+    /// guard is dropped the pool may run one more thread, so the task it
+    /// waits for finds one. A thread that is not this pool's worker (a
+    /// driver) or is blocked already gets a guard that changes nothing.
+    /// `None` when `max_blocked` ([`MAX_BLOCKED_WORKERS`]) workers are
+    /// blocked already: the wait must fail instead (see the module docs).
+    pub fn block(&self) -> Option<Blocked> {
+        let me = Arc::as_ptr(&self.shared) as usize;
+        let (pool, blocked) = WORKER_OF.with(Cell::get);
+        if pool != me || blocked {
+            return Some(Blocked { shared: None });
+        }
+        let mut state = self.shared.state.lock();
+        if state.blocked >= self.shared.max_blocked {
+            return None;
+        }
+        state.blocked += 1;
+        WORKER_OF.with(|w| w.set((me, true)));
+        let guard = Blocked {
+            shared: Some(self.shared.clone()),
+        };
+        if !state.jobs.is_empty() {
+            self.wake_or_start(state);
+        }
+        Some(guard)
     }
 
     /// Threads alive now.
     pub fn threads(&self) -> usize {
         self.shared.state.lock().threads
+    }
+
+    /// Counts of the pool's threads.
+    pub fn stats(&self) -> PoolStats {
+        let state = self.shared.state.lock();
+        PoolStats {
+            threads: state.threads,
+            peak: state.peak,
+            blocked: state.blocked,
+            cpus: self.shared.cpus,
+            max_threads: self.shared.cpus + self.shared.max_blocked,
+        }
     }
 
     /// Closes the pool: idle threads exit now, busy ones when their job
@@ -120,9 +264,19 @@ impl Drop for WorkerPool {
     }
 }
 
-fn work(shared: &Shared) {
+fn work(shared: &Arc<Shared>, name: usize) {
+    WORKER_OF.with(|w| w.set((Arc::as_ptr(shared) as usize, false)));
     let mut state = shared.state.lock();
     loop {
+        if state.threads > state.limit(shared.cpus) {
+            // A blocked worker woke up: its replacement (or another
+            // thread) leaves, handing on the queue to an idle thread.
+            if !state.jobs.is_empty() && state.idle > 0 {
+                state.idle -= 1;
+                shared.wake.notify_one();
+            }
+            break;
+        }
         if let Some(job) = state.jobs.pop_front() {
             drop(state);
             // Jobs catch their own panics (a task's host bug fails that
@@ -148,6 +302,7 @@ fn work(shared: &Shared) {
         }
     }
     state.threads -= 1;
+    state.names.remove(&name);
     if state.threads == 0 {
         shared.gone.notify_all();
     }
@@ -159,38 +314,106 @@ mod tests {
     use std::sync::mpsc;
 
     #[test]
-    fn runs_every_job_and_grows_while_jobs_block() {
-        let pool = WorkerPool::new(64);
+    fn many_tiny_jobs_use_no_more_threads_than_cpus() {
+        let pool = WorkerPool::new(2, 8);
         let (tx, rx) = mpsc::channel();
-        let gate = Arc::new((Mutex::new(false), Condvar::new()));
-        // Eight jobs that block until released: the pool must grow to run
-        // the ninth.
-        for _ in 0..8 {
-            let gate = gate.clone();
+        for i in 0..20_000u32 {
             let tx = tx.clone();
+            pool.spawn(move || tx.send(i).unwrap());
+        }
+        let mut got: Vec<u32> = (0..20_000)
+            .map(|_| rx.recv_timeout(Duration::from_secs(10)).unwrap())
+            .collect();
+        got.sort_unstable();
+        assert!(got.into_iter().eq(0..20_000), "every job ran once");
+        let stats = pool.stats();
+        assert!(stats.peak <= 2, "{stats:?}");
+        assert_eq!(stats.max_threads, 10);
+    }
+
+    /// Job `depth` of a chain: spawns job `depth - 1` and blocks until it
+    /// has answered (as a task blocked in `get` on its child), then
+    /// answers `depth` plus what it got.
+    fn chain(pool: &Arc<WorkerPool>, depth: u32, answer: mpsc::Sender<Result<u32, String>>) {
+        if depth == 0 {
+            let _ = answer.send(Ok(0));
+            return;
+        }
+        let (tx, rx) = mpsc::channel();
+        let p = pool.clone();
+        pool.spawn(move || chain(&p, depth - 1, tx));
+        let Some(_blocked) = pool.block() else {
+            let _ = answer.send(Err(format!("refused at depth {depth}")));
+            return;
+        };
+        let got = rx
+            .recv_timeout(Duration::from_secs(10))
+            .map_err(|e| e.to_string())
+            .and_then(|got| got);
+        // The asker is gone when the chain was refused below it.
+        let _ = answer.send(got.map(|v| v + depth));
+    }
+
+    #[test]
+    fn a_chain_of_blocked_jobs_deeper_than_the_cpus_completes() {
+        let pool = Arc::new(WorkerPool::new(1, 64));
+        let (tx, rx) = mpsc::channel();
+        let p = pool.clone();
+        pool.spawn(move || chain(&p, 20, tx));
+        let sum = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!(sum, Ok((1..=20).sum()));
+        let stats = pool.stats();
+        // One thread per blocked job, plus the CPU's: never more.
+        assert!(stats.peak > 1 && stats.peak <= 21, "{stats:?}");
+        assert_eq!(stats.blocked, 0);
+    }
+
+    #[test]
+    fn a_wait_past_the_blocked_bound_is_refused_not_a_hang() {
+        let pool = Arc::new(WorkerPool::new(1, 3));
+        let (tx, rx) = mpsc::channel();
+        let p = pool.clone();
+        pool.spawn(move || chain(&p, 10, tx));
+        // Depths 10, 9 and 8 block; 7 is refused and the chain unwinds.
+        let got = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!(got, Err("refused at depth 7".to_string()));
+        assert!(pool.stats().peak <= 4, "{:?}", pool.stats());
+    }
+
+    #[test]
+    fn a_thread_not_of_the_pool_blocks_without_raising_the_bound() {
+        let pool = WorkerPool::new(1, 0);
+        let guard = pool.block();
+        assert!(guard.is_some(), "a driver's wait is never refused");
+        assert_eq!(pool.stats().blocked, 0);
+    }
+
+    #[test]
+    fn concurrent_workers_have_distinct_names() {
+        let pool = WorkerPool::new(2, 8);
+        let barrier = Arc::new(std::sync::Barrier::new(2));
+        let (tx, rx) = mpsc::channel();
+        for _ in 0..2 {
+            let (barrier, tx) = (barrier.clone(), tx.clone());
             pool.spawn(move || {
-                let mut open = gate.0.lock();
-                while !*open {
-                    gate.1.wait(&mut open);
-                }
-                tx.send(1).unwrap();
+                barrier.wait();
+                tx.send(std::thread::current().name().map(str::to_string))
+                    .unwrap();
             });
         }
-        let tx9 = tx.clone();
-        pool.spawn(move || tx9.send(9).unwrap());
-        assert_eq!(rx.recv_timeout(Duration::from_secs(5)).unwrap(), 9);
-        *gate.0.lock() = true;
-        gate.1.notify_all();
-        let rest: Vec<_> = (0..8)
+        let mut names: Vec<_> = (0..2)
             .map(|_| rx.recv_timeout(Duration::from_secs(5)).unwrap())
             .collect();
-        assert_eq!(rest, vec![1; 8]);
-        assert!(pool.threads() >= 9);
+        names.sort();
+        assert_eq!(
+            names,
+            [Some("wray-worker-0".into()), Some("wray-worker-1".into())]
+        );
     }
 
     #[test]
     fn idle_threads_are_reused() {
-        let pool = WorkerPool::new(64);
+        let pool = WorkerPool::new(64, 8);
         let (tx, rx) = mpsc::channel();
         for i in 0..100 {
             let tx = tx.clone();
@@ -207,7 +430,7 @@ mod tests {
 
     #[test]
     fn closing_waits_for_busy_threads_and_a_panicking_job_is_survived() {
-        let pool = WorkerPool::new(4);
+        let pool = WorkerPool::new(4, 8);
         pool.spawn(|| panic!("a bug"));
         let (started_tx, started) = mpsc::channel();
         let (tx, rx) = mpsc::channel();

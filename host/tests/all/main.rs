@@ -10,4 +10,5 @@ mod refs;
 mod resources;
 mod support;
 mod wordcount;
+mod workers;
 mod zero_copy;
