@@ -84,9 +84,14 @@ pub(crate) struct Runtime {
 }
 
 impl Runtime {
-    /// Runs `f` on a worker thread.
-    pub fn spawn_blocking(&self, f: impl FnOnce() + Send + 'static) {
-        self.workers.spawn(f);
+    /// Runs `f` on a worker thread; `light` when it holds less than one
+    /// whole CPU (see [`WorkerPool::spawn_light`]).
+    pub fn spawn_blocking(&self, light: bool, f: impl FnOnce() + Send + 'static) {
+        if light {
+            self.workers.spawn_light(f);
+        } else {
+            self.workers.spawn(f);
+        }
     }
 
     /// Drives `future` to completion on the calling (worker or driver)

@@ -165,7 +165,9 @@ impl Actor {
     pub fn try_run(self: &Arc<Self>, rt: &Arc<Runtime>) {
         if let Some((task, instance, dead)) = self.take_next() {
             let (actor, rt2) = (self.clone(), rt.clone());
-            rt.spawn_blocking(move || actor.run(&rt2, task, instance, dead));
+            // Light: an actor runs one call at a time, like Ray's worker
+            // process of its own, whatever CPUs it holds.
+            rt.spawn_blocking(true, move || actor.run(&rt2, task, instance, dead));
         }
     }
 

@@ -145,7 +145,11 @@ impl Runtime {
                 }
                 None => {
                     let rt = self.clone();
-                    self.spawn_blocking(move || rt.run_function_task(task, allocation));
+                    let light = !allocation
+                        .cpu
+                        .iter()
+                        .any(|g| g.amount >= crate::resources::Quantity::ONE);
+                    self.spawn_blocking(light, move || rt.run_function_task(task, allocation));
                 }
             }
         }

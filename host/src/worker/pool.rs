@@ -6,17 +6,24 @@
 //! (`scheduler/blocking.rs`): the slot's next task needs another thread.
 //! So the pool runs at most `cpus + blocked` threads, where `blocked` counts
 //! its threads parked in a wait ([`WorkerPool::block`]); jobs beyond that
-//! queue, first come first served, for the next thread that is done. Every
-//! job (a task or an actor call) takes a thread from the same bound, so
-//! the threads follow the CPUs, never the number of tasks submitted
-//! (100,000 tiny tasks on 2 CPUs used to start over a thousand).
+//! queue, first come first served, for the next thread that is done. The
+//! threads follow the CPUs, never the number of tasks submitted (100,000
+//! tiny tasks on 2 CPUs used to start over a thousand). Light jobs, which
+//! hold less than one CPU (zero-CPU and fractional tasks, actor calls), are
+//! admitted by their other resources, not by the CPU slots: each raises the
+//! bound by one while it is queued or running ([`WorkerPool::spawn_light`]).
+//! Blocked workers and light jobs together get at most
+//! [`MAX_BLOCKED_WORKERS`] threads beyond the CPU slots; light jobs past
+//! that queue.
 //!
 //! # Why a chain of blocked tasks cannot deadlock
 //!
 //! Each wait raises the bound by one while it lasts, so a chain of tasks
 //! each blocked on its child always has a thread for the child: the
-//! threads that are not blocked are never fewer than the CPU slots. The
-//! bound grows with blocked workers only up to [`MAX_BLOCKED_WORKERS`]; a
+//! threads that are not blocked are never fewer than the CPU slots (the
+//! extra threads are capped at [`MAX_BLOCKED_WORKERS`], and so are the
+//! blocked workers). The bound grows with blocked workers only up to
+//! [`MAX_BLOCKED_WORKERS`]; a
 //! wait that would pass it is refused ([`WorkerPool::block`] returns
 //! `None`) and fails its task with a clear error at once, rather than
 //! block a thread that nothing would replace (which, once every thread
@@ -60,6 +67,8 @@ struct State {
     threads: usize,
     /// Threads blocked in a wait (each replaced by another).
     blocked: usize,
+    /// Light jobs queued or running (each with a thread of its own).
+    light: usize,
     /// The most threads alive at once so far.
     peak: usize,
     /// Numbers of live threads (`wray-worker-N`).
@@ -68,9 +77,11 @@ struct State {
 }
 
 impl State {
-    /// How many threads may be alive now.
-    fn limit(&self, cpus: usize) -> usize {
-        cpus + self.blocked
+    /// How many threads may be alive now: the CPU slots, plus one per
+    /// blocked worker and per light job, those two together at most
+    /// `max_extra`.
+    fn limit(&self, cpus: usize, max_extra: usize) -> usize {
+        cpus + (self.blocked + self.light).min(max_extra)
     }
 
     /// The smallest number no live thread has.
@@ -103,8 +114,9 @@ pub struct PoolStats {
     pub blocked: usize,
     /// The CPU slots: threads not blocked are never more.
     pub cpus: usize,
-    /// The most threads the pool may ever run: `cpus` plus the most
-    /// workers that may block ([`MAX_BLOCKED_WORKERS`] for a node).
+    /// The most threads the pool may ever run: `cpus` plus the extra
+    /// threads of blocked workers and light jobs ([`MAX_BLOCKED_WORKERS`]
+    /// for a node).
     pub max_threads: usize,
 }
 
@@ -131,6 +143,15 @@ impl Drop for Blocked {
     }
 }
 
+/// One light job, queued or running (see [`WorkerPool::spawn_light`]).
+struct Light(Arc<Shared>);
+
+impl Drop for Light {
+    fn drop(&mut self) {
+        self.0.state.lock().light -= 1;
+    }
+}
+
 impl WorkerPool {
     /// A pool for a node of `cpus` CPU slots (at least one thread) that
     /// lets at most `max_blocked` workers block at once (a node uses
@@ -147,14 +168,35 @@ impl WorkerPool {
         }
     }
 
-    /// Runs `job` on a pool thread: an idle one, a new one while the pool
-    /// is under its bound, else the next one done with its job.
+    /// Runs `job`, which holds one CPU slot or more, on a pool thread: an
+    /// idle one, a new one while the pool is under its bound, else the next
+    /// one done with its job.
     pub fn spawn(&self, job: impl FnOnce() + Send + 'static) {
         let mut state = self.shared.state.lock();
         if state.closed {
             return; // the node is shutting down: the job is abandoned
         }
         state.jobs.push_back(Box::new(job));
+        self.wake_or_start(state);
+    }
+
+    /// Runs `job`, a light one (a task holding less than one whole CPU,
+    /// or an actor call), as [`spawn`](Self::spawn) does, but raises the
+    /// bound by one until the job ends: light jobs run as many at once as
+    /// the scheduler starts (four half-GPU tasks on a 2-CPU node run
+    /// together), within the pool's extra threads (see the module docs).
+    pub fn spawn_light(&self, job: impl FnOnce() + Send + 'static) {
+        let mut state = self.shared.state.lock();
+        if state.closed {
+            return;
+        }
+        state.light += 1;
+        // Counted down when the job ends or is dropped unrun.
+        let light = Light(self.shared.clone());
+        state.jobs.push_back(Box::new(move || {
+            let _light = light;
+            job();
+        }));
         self.wake_or_start(state);
     }
 
@@ -167,7 +209,7 @@ impl WorkerPool {
             self.shared.wake.notify_one();
             return;
         }
-        if state.threads >= state.limit(self.shared.cpus) {
+        if state.threads >= state.limit(self.shared.cpus, self.shared.max_blocked) {
             return; // a busy thread takes it when it is done
         }
         state.threads += 1;
@@ -268,7 +310,7 @@ fn work(shared: &Arc<Shared>, name: usize) {
     WORKER_OF.with(|w| w.set((Arc::as_ptr(shared) as usize, false)));
     let mut state = shared.state.lock();
     loop {
-        if state.threads > state.limit(shared.cpus) {
+        if state.threads > state.limit(shared.cpus, shared.max_blocked) {
             // A blocked worker woke up: its replacement (or another
             // thread) leaves, handing on the queue to an idle thread.
             if !state.jobs.is_empty() && state.idle > 0 {
@@ -378,6 +420,27 @@ mod tests {
         let got = rx.recv_timeout(Duration::from_secs(10)).unwrap();
         assert_eq!(got, Err("refused at depth 7".to_string()));
         assert!(pool.stats().peak <= 4, "{:?}", pool.stats());
+    }
+
+    #[test]
+    fn light_jobs_run_together_past_the_cpus_within_the_extra_threads() {
+        let pool = WorkerPool::new(1, 3);
+        // Three light jobs that only end together: they need three threads
+        // on a one-CPU pool.
+        let barrier = Arc::new(std::sync::Barrier::new(3));
+        let (tx, rx) = mpsc::channel();
+        for _ in 0..3 {
+            let (barrier, tx) = (barrier.clone(), tx.clone());
+            pool.spawn_light(move || {
+                barrier.wait();
+                tx.send(()).unwrap();
+            });
+        }
+        for _ in 0..3 {
+            rx.recv_timeout(Duration::from_secs(5)).unwrap();
+        }
+        let stats = pool.stats();
+        assert!(stats.peak >= 3 && stats.peak <= 4, "{stats:?}");
     }
 
     #[test]
