@@ -108,6 +108,11 @@ impl ArgReader {
         let payload = match self.args.next() {
             Some(wit::Arg::Value(payload)) => payload,
             Some(wit::Arg::Object(id)) => {
+                // A large object is mapped and decoded in place (one copy);
+                // a small one is fetched.
+                if let Some(decoded) = crate::mapped::decode_in_place::<T>(id)? {
+                    return decoded.map_err(|e| self.invalid(index, e));
+                }
                 let mut payloads = objects::get(&[id], None)?;
                 match payloads.pop() {
                     Some(payload) if payloads.is_empty() => payload,
@@ -128,12 +133,16 @@ impl ArgReader {
                 ))
             }
         };
-        from_payload(&payload).map_err(|e| {
-            task_error(
-                ErrorKind::InvalidArgument,
-                self.function,
-                format!("argument {index} of {}: {e}", self.function),
-            )
-        })
+        from_payload(&payload).map_err(|e| self.invalid(index, e))
+    }
+
+    /// The error of argument `index`, which is not a value of its
+    /// parameter's type (`message` says why).
+    fn invalid(&self, index: usize, message: String) -> wit::TaskError {
+        task_error(
+            ErrorKind::InvalidArgument,
+            self.function,
+            format!("argument {index} of {}: {message}", self.function),
+        )
     }
 }

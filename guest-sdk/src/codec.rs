@@ -269,13 +269,7 @@ pub(crate) fn to_payload<T: Value>(value: &T) -> Result<Payload, rancor::Error> 
 /// Decodes an rkyv payload; the error is a message naming what went wrong.
 pub(crate) fn from_payload<T: Value>(payload: &Payload) -> Result<T, String> {
     match payload.codec {
-        Codec::Rkyv => T::decode(&payload.data).map_err(|e| {
-            format!(
-                "could not decode {} bytes as `{}`: {e}",
-                payload.data.len(),
-                core::any::type_name::<T>()
-            )
-        }),
+        Codec::Rkyv => decode_rkyv(&payload.data),
         Codec::Json => Err(format!(
             "expected an rkyv payload for {}, got json",
             core::any::type_name::<T>()
@@ -285,6 +279,21 @@ pub(crate) fn from_payload<T: Value>(payload: &Payload) -> Result<T, String> {
             core::any::type_name::<T>()
         )),
     }
+}
+
+/// Decodes `bytes`, an rkyv payload (header, then archive), as a `T`.
+///
+/// # Errors
+///
+/// A message naming the length and the type when the bytes are not a `T`.
+pub(crate) fn decode_rkyv<T: Value>(bytes: &[u8]) -> Result<T, String> {
+    T::decode(bytes).map_err(|e| {
+        format!(
+            "could not decode {} bytes as `{}`: {e}",
+            bytes.len(),
+            core::any::type_name::<T>()
+        )
+    })
 }
 
 #[cfg(test)]

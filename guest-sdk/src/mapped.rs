@@ -224,6 +224,34 @@ where
     }
 }
 
+/// Decodes object `id` as a `T` read in place: mapped into a window (no
+/// copy), decoded from there (the one copy), unmapped. `Ok(None)` when the
+/// object is not an rkyv value of at least [`INLINE_MAX`] bytes (then
+/// `get`, which copies a small value in, is as cheap); `Ok(Some(Err(m)))`
+/// when its bytes are not a `T` (`m` says why).
+///
+/// # Errors
+///
+/// The object's own error, or the host's refusal to map it (as
+/// [`ObjectRef::map`]).
+pub(crate) fn decode_in_place<T: Value>(
+    id: wit::ObjectId,
+) -> core::result::Result<Option<core::result::Result<T, String>>, wit::TaskError> {
+    let (codec, len) = mapping::stat(id)?;
+    let len = usize::try_from(len).unwrap_or(usize::MAX);
+    if codec != wit::Codec::Rkyv || len < INLINE_MAX {
+        return Ok(None);
+    }
+    let window = Window::take(len).map_err(wit::TaskError::from)?;
+    let mapped = mapping::map(id, window.as_list());
+    let decoded = mapped.map(|n| {
+        let n = usize::try_from(n).unwrap_or(len).min(len);
+        crate::codec::decode_rkyv::<T>(window.bytes(n))
+    });
+    mapping::unmap(window.as_list());
+    decoded.map(Some)
+}
+
 /// Puts `value` as a new object serialized in place, in a window mapped over
 /// the object's shared-memory pages: the value is written once, and never
 /// copied afterwards.

@@ -70,6 +70,21 @@ pub const MAX_NAME: usize = 1024;
 /// and the host's allocator, stacks and pooling slots need the rest.
 pub const WINDOWS_SHARE_OF_MAP_COUNT: usize = 4;
 
+/// Most worker threads of a node blocked in `get`/`wait` (or a mapping call
+/// waiting for its object) at once. The worker pool runs one thread per
+/// CPU slot plus one replacement per blocked worker (a blocked task gives
+/// its CPU back, and its slot's next task needs a thread), so a node runs
+/// at most `num_cpus + MAX_BLOCKED_WORKERS` worker threads (the same extra
+/// threads also run light jobs: tasks holding less than one CPU, actor
+/// calls); a wait past it fails its task with a clear error instead of
+/// blocking a thread nothing would replace (see `worker/pool.rs`). 1,024: a blocked task also keeps
+/// its instance, and a node has 1,000 instance slots by default
+/// (`max_instances`), so the slots, not this bound, stop a fork bomb first;
+/// 1,024 threads cost 2 GiB of stack address space (Rust's 2 MiB per
+/// thread, little of it resident) and stay far below the kernel's
+/// `threads-max`.
+pub const MAX_BLOCKED_WORKERS: usize = 1024;
+
 /// Most CPUs a node may be given (`--num-cpus`).
 pub const MAX_CPUS: usize = 4096;
 

@@ -25,7 +25,8 @@
 //!
 //! Leaves any layer may use: [`bounds`] (every bound a guest meets, every
 //! setting's range), [`config`] ([`NodeConfig`]), [`resources`] (CPUs,
-//! GPUs, pinning), [`cancel_token`], [`id_map`], [`error`].
+//! GPUs, pinning), [`cancel_token`], [`id_map`], [`error`], [`worker_pool`] (the worker
+//! threads, bounded by the CPUs).
 
 pub mod bounds;
 pub mod cancel_token;
@@ -39,6 +40,7 @@ pub mod proto;
 pub mod resources;
 pub mod scheduler;
 pub mod session;
+pub mod worker_pool;
 
 pub use config::{NodeConfig, Preopen, Stdio};
 pub use error::{Error, ErrorKind, Result, TaskError};

@@ -20,7 +20,7 @@ use crate::executor::mapping::{not_found, waits_on_itself};
 use crate::executor::state::TaskState;
 use crate::executor::values::{from_payload, to_payload};
 use crate::objects::Object;
-use crate::scheduler::blocking::{Blocker, WaitEnd};
+use crate::scheduler::blocking::{too_many_blocked, Blocker, WaitEnd};
 use crate::scheduler::submit::Submission;
 
 impl types::Host for TaskState {}
@@ -100,13 +100,20 @@ impl objects::Host for TaskState {
             if let Some(own) = ids.iter().find(|id| self.waits_on_itself(id)) {
                 return Ok(Err(waits_on_itself(self, own)));
             }
-            if self.block(&ids, ids.len(), timeout_ms).await == WaitEnd::TimedOut {
-                let msg = format!(
-                    "get of {} objects timed out after {} ms",
-                    ids.len(),
-                    timeout_ms.unwrap_or(0)
-                );
-                return Ok(Err(self.error(ErrorKind::Timeout, msg)));
+            match self.block(&ids, ids.len(), timeout_ms).await {
+                WaitEnd::Ready => {}
+                WaitEnd::TimedOut => {
+                    let msg = format!(
+                        "get of {} objects timed out after {} ms",
+                        ids.len(),
+                        timeout_ms.unwrap_or(0)
+                    );
+                    return Ok(Err(self.error(ErrorKind::Timeout, msg)));
+                }
+                WaitEnd::Refused => {
+                    let msg = too_many_blocked(self.node.node_id());
+                    return Ok(Err(self.error(ErrorKind::System, msg)));
+                }
             }
             for (slot, id) in found.iter_mut().zip(&ids) {
                 if slot.is_none() {
@@ -153,8 +160,9 @@ impl objects::Host for TaskState {
             .collect();
         let need = (num_returns as usize).min(ids.len());
         let need_seen = need.saturating_sub(ids.len() - seen.len());
-        if need_seen > 0 {
-            self.block(&seen, need_seen, timeout_ms).await;
+        // `wait` has no error value: a refused wait traps (a node limit).
+        if need_seen > 0 && self.block(&seen, need_seen, timeout_ms).await == WaitEnd::Refused {
+            wasmtime::bail!("{}", too_many_blocked(self.node.node_id()));
         }
         let mut left = need;
         Ok(ids

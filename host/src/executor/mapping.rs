@@ -30,7 +30,7 @@ use crate::executor::values::{guest_refs, store_value};
 use crate::executor::windows::{map_file, Creating};
 use crate::objects::arena::PAGE;
 use crate::objects::{Data, Object};
-use crate::scheduler::blocking::Blocker;
+use crate::scheduler::blocking::{too_many_blocked, Blocker, WaitEnd};
 
 /// A `mapping` call's outcome: a value, or the task error to return.
 type Outcome<T> = wasmtime::Result<(Result<T, types::TaskError>,)>;
@@ -91,7 +91,10 @@ async fn sealed(
         entry: current.entry.as_deref(),
         allocation: current.holds_cpu.then_some(&mut current.allocation),
     };
-    node.wait_sealed(&[id], 1, None, blocker).await;
+    if node.wait_sealed(&[id], 1, None, blocker).await == WaitEnd::Refused {
+        let msg = too_many_blocked(state.node.node_id());
+        return Ok(Err(error(state, ErrorKind::System, msg)));
+    }
     match state.node.objects().get(&id) {
         Some(object) => match &*object {
             Object::Error(e) => Ok(Err(e.clone().into())),

@@ -20,7 +20,6 @@
 //! - `actor`: actor instances keyed by actor id, and running their calls.
 //! - `guard`: stopping a guest call from outside (limits, cancel,
 //!   shutdown); `classify`: traps to task errors.
-//! - `pool`: the bounded pool of worker threads.
 //! - `services`: what a store may ask of the node.
 
 pub(crate) mod actor;
@@ -33,7 +32,6 @@ pub(crate) mod guard;
 pub mod guest_bytes;
 pub(crate) mod host_api;
 pub mod mapping;
-pub mod pool;
 pub(crate) mod reuse;
 pub(crate) mod run;
 pub(crate) mod services;
@@ -52,14 +50,14 @@ use wray_control_plane::{ActorId, JobId};
 
 use self::actor::Instance;
 use self::component::LoadedComponent;
-use self::pool::WorkerPool;
+use crate::worker_pool::WorkerPool;
 use self::reuse::InstanceCache;
 use self::services::Services;
 use self::state::TaskState;
 use crate::error::TaskError;
 use crate::id_map::IdMap;
 use crate::objects::Budget;
-use crate::resources::Allocation;
+use crate::resources::{Allocation, Quantity};
 use crate::scheduler::{Executor, PendingTask, Scheduler};
 
 /// The node's wasmtime executor: it compiles components, makes instances
@@ -93,9 +91,14 @@ pub struct WasmExecutor {
 }
 
 impl WasmExecutor {
-    /// Runs `f` on a worker thread.
-    pub(crate) fn spawn_blocking(&self, f: impl FnOnce() + Send + 'static) {
-        self.workers.spawn(f);
+    /// Runs `f` on a worker thread; `light` when it holds less than one
+    /// whole CPU (see [`WorkerPool::spawn_light`]).
+    pub(crate) fn spawn_blocking(&self, light: bool, f: impl FnOnce() + Send + 'static) {
+        if light {
+            self.workers.spawn_light(f);
+        } else {
+            self.workers.spawn(f);
+        }
     }
 
     /// Drives `future` to completion on the calling (worker or driver)
@@ -122,8 +125,10 @@ pub(crate) struct Handle(pub Arc<WasmExecutor>);
 impl Executor for Handle {
     fn run_function(&self, task: Arc<PendingTask>, allocation: Allocation) {
         let exec = self.0.clone();
+        // Light: less than one whole CPU (zero-CPU and fractional tasks).
+        let light = !allocation.cpu.iter().any(|g| g.amount >= Quantity::ONE);
         self.0
-            .spawn_blocking(move || exec.run_function_task(task, allocation));
+            .spawn_blocking(light, move || exec.run_function_task(task, allocation));
     }
 
     fn run_actor(
@@ -133,8 +138,10 @@ impl Executor for Handle {
         dead: Option<TaskError>,
     ) {
         let exec = self.0.clone();
+        // Light: an actor runs one call at a time, like Ray's worker
+        // process of its own, whatever CPUs it holds.
         self.0
-            .spawn_blocking(move || exec.run_actor(&actor, task, dead));
+            .spawn_blocking(true, move || exec.run_actor(&actor, task, dead));
     }
 
     fn drop_actor(&self, actor: ActorId) {

@@ -24,7 +24,7 @@ use super::store::TaskStore;
 use super::values::{finish_call, host_bug, payload_refs, system_error, to_payload};
 use super::WasmExecutor;
 use crate::error::{ErrorKind, TaskError};
-use crate::objects::Object;
+use crate::objects::{Codec, Object};
 use crate::proto::{Arg, Target};
 use crate::resources::Allocation;
 use crate::scheduler::{PendingTask, Task};
@@ -278,15 +278,25 @@ impl WasmExecutor {
         TaskStore::new(store)
     }
 
-    /// The task's arguments with object arguments replaced by their values;
-    /// an argument holding an error fails the task with that error,
-    /// unchanged (errors propagate through dependencies).
+    /// The task's arguments with object arguments replaced by their values,
+    /// except rkyv objects in a file (shared memory or spilled): those stay
+    /// `object` arguments, which the guest maps into its memory and decodes
+    /// there (the one copy; the SDK's `ArgReader`) rather than receive a
+    /// host copy of the bytes that wasmtime copies again into its memory.
+    /// The instance holds them while it runs ([`payload_refs`]). An
+    /// argument holding an error fails the task with that error, unchanged
+    /// (errors propagate through dependencies).
     pub(crate) fn resolve_args(&self, spec: &mut Task) -> Result<Vec<types::Arg>, TaskError> {
         std::mem::take(&mut spec.args)
             .into_iter()
             .map(|arg| match arg {
                 Arg::Value(p) => Ok(types::Arg::Value(p.into())),
                 Arg::Object(id) => match self.sched.objects.get(&id).as_deref() {
+                    Some(Object::Value {
+                        codec: Codec::Rkyv,
+                        data,
+                        ..
+                    }) if data.file_range().is_some() => Ok(types::Arg::Object(id.into())),
                     Some(object @ Object::Value { .. }) => {
                         Ok(types::Arg::Value(to_payload(object)))
                     }

@@ -48,12 +48,14 @@ pub(crate) fn to_payload(object: &Object) -> types::Payload {
     }
 }
 
-/// The refs inside the value arguments of a task about to run.
+/// The objects the arguments of a task about to run name: the refs inside
+/// its values, and the object arguments left for the guest to map (see
+/// `WasmExecutor::resolve_args`).
 pub(crate) fn payload_refs(args: &[types::Arg]) -> impl Iterator<Item = ObjectId> + '_ {
     args.iter()
         .flat_map(|a| match a {
             types::Arg::Value(p) => p.refs.as_slice(),
-            types::Arg::Object(_) => &[],
+            types::Arg::Object(id) => std::slice::from_ref(id),
         })
         .map(|r| ObjectId::from(*r))
 }

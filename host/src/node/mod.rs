@@ -21,7 +21,7 @@ use crate::config::NodeConfig;
 use crate::error::{Error, Result};
 use crate::executor::component::{self, LoadedComponent};
 use crate::executor::engine::{build_engine, EpochTicker};
-use crate::executor::pool::WorkerPool;
+use crate::worker_pool::WorkerPool;
 use crate::executor::{Handle, WasmExecutor};
 use crate::node::driver::DriverOutcome;
 use crate::node::services::NodeServices;
@@ -110,8 +110,8 @@ impl Node {
             .build()
             .map_err(|e| Error::Engine(format!("cannot start the I/O runtime: {e}")))?;
         let ticker = EpochTicker::start(engine.clone())?;
-        let config_threads = config.max_instances as usize + 64;
         let objects = object_store(&config)?;
+        let worker_cpus = config.num_cpus;
         let (cpu_ids, pin) = pin::node_cpus(config.num_cpus);
         let gpus = node_gpus(&*config.gpu_discovery.0, config.num_gpus);
         let store_bytes = config.object_store_memory.unwrap_or(0);
@@ -155,7 +155,7 @@ impl Node {
             sched: sched.clone(),
             services,
             io: io.handle().clone(),
-            workers: WorkerPool::new(config_threads),
+            workers: WorkerPool::new(worker_cpus, crate::bounds::MAX_BLOCKED_WORKERS),
         });
         let handle: Arc<dyn Executor> = Arc::new(Handle(exec.clone()));
         sched.connect(Arc::downgrade(&handle));
@@ -209,6 +209,12 @@ impl Node {
     /// Number of CPUs.
     pub fn num_cpus(&self) -> usize {
         self.sched.config.num_cpus
+    }
+
+    /// Counts of the worker threads: now, at the peak, blocked, and their
+    /// bound (see [`crate::worker_pool`]).
+    pub fn worker_threads(&self) -> crate::worker_pool::PoolStats {
+        self.exec.workers.stats()
     }
 
     /// Compiles `bytes` (once per content hash), reads its exports, and

@@ -169,3 +169,57 @@ pub fn write_chrome_trace(
     out.flush()?;
     Ok(events)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{mpsc, Arc, Barrier};
+    use std::time::Duration;
+
+    use wray_control_plane::TaskId;
+
+    use super::*;
+    use crate::worker_pool::WorkerPool;
+
+    #[test]
+    fn tasks_run_on_two_workers_are_drawn_on_two_rows() {
+        let registry = Arc::new(TaskTable::default());
+        let pool = WorkerPool::new(2, 0);
+        // Two tasks that run at the same time, so on two workers.
+        let barrier = Arc::new(Barrier::new(2));
+        let (tx, rx) = mpsc::channel();
+        for lo in 1..=2 {
+            let (registry, barrier, tx) = (registry.clone(), barrier.clone(), tx.clone());
+            pool.spawn(move || {
+                barrier.wait();
+                let entry = registry.driver_started(TaskId::from_parts(7, lo));
+                registry.ended(&entry, None);
+                tx.send(()).unwrap();
+            });
+        }
+        for _ in 0..2 {
+            rx.recv_timeout(Duration::from_secs(5)).unwrap();
+        }
+        let trace = chrome_trace(&registry, "n1");
+        let rows: Vec<&str> = trace["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["name"] == "thread_name")
+            .map(|e| e["args"]["name"].as_str().unwrap())
+            .filter(|name| *name != "scheduler")
+            .collect();
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert!(
+            rows.iter().all(|r| r.starts_with("wray-worker-")),
+            "{rows:?}"
+        );
+        let tids: std::collections::BTreeSet<_> = trace["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["cat"] == "task")
+            .map(|e| e["tid"].as_u64().unwrap())
+            .collect();
+        assert_eq!(tids.len(), 2, "each task on its worker's row");
+    }
+}

@@ -72,6 +72,23 @@ pub(crate) enum WaitEnd {
     Ready,
     /// The wait's own timeout passed first.
     TimedOut,
+    /// Not waited: [`MAX_BLOCKED_WORKERS`] worker threads are blocked
+    /// already, and this one would have no replacement (see
+    /// `worker/pool.rs`). The caller fails its task with
+    /// [`too_many_blocked`].
+    ///
+    /// [`MAX_BLOCKED_WORKERS`]: crate::bounds::MAX_BLOCKED_WORKERS
+    Refused,
+}
+
+/// Why a wait was [`WaitEnd::Refused`], naming the bound.
+pub(crate) fn too_many_blocked(node: &str) -> String {
+    format!(
+        "node {node} has {} tasks blocked in get or wait, the most it allows \
+         (MAX_BLOCKED_WORKERS): one more would leave the tasks they wait for \
+         without a worker thread",
+        crate::bounds::MAX_BLOCKED_WORKERS
+    )
 }
 
 /// The waiters one wait registered, taken back when it ends (however it
@@ -115,7 +132,10 @@ impl Scheduler {
     /// name no object count as sealed (`get` on them fails at once with
     /// `not-found`, so nothing is waited for). A task with an allocation
     /// gives its CPUs back while blocked (keeping GPUs and the rest) and
-    /// takes them again before returning.
+    /// takes them again before returning. A worker thread that blocks lets
+    /// the pool start a replacement until it wakes; past
+    /// [`MAX_BLOCKED_WORKERS`](crate::bounds::MAX_BLOCKED_WORKERS) blocked
+    /// workers the wait is [`WaitEnd::Refused`] instead.
     ///
     /// # Cancel safety
     /// Dropping the future takes its waiters back and, if it was waiting
@@ -155,6 +175,11 @@ impl Scheduler {
             return WaitEnd::Ready;
         }
         let done = || sealed + latch.sealed.load(Ordering::Acquire) >= need;
+        // Before the CPUs go back: the tasks they start may need the
+        // replacement thread.
+        let Some(_worker) = crate::worker_pool::block_current() else {
+            return WaitEnd::Refused;
+        };
         if let Some(e) = blocker.entry {
             e.blocked(true);
         }

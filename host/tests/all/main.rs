@@ -10,4 +10,5 @@ mod resources;
 mod session;
 mod support;
 mod wordcount;
+mod workers;
 mod zero_copy;

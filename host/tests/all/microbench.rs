@@ -25,6 +25,21 @@ fn every_microbenchmark_case_runs_and_checks_its_results() {
     assert!(result.unwrap_err().contains("unknown case `bogus`"));
 }
 
+#[test]
+fn a_large_object_argument_passed_by_value_arrives_whole() {
+    // 1 MiB and 3 MiB: objects in shared memory, which the task
+    // maps and decodes in place rather than receive as a copied value.
+    let node = TestNode::start(Setup::default());
+    let (result, stdout) = node.run("microbench", &["big_arg", "1", "3"]);
+    assert_eq!(result, Ok(()), "{stdout}");
+    let sizes: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("big_arg "))
+        .filter_map(|l| l.split(' ').next())
+        .collect();
+    assert_eq!(sizes, ["1", "3"], "{stdout}");
+}
+
 /// The parsed fields of one suite line: `case\trate\tsd\tunit`.
 fn parse_case(line: &str) -> (String, f64, f64, String) {
     let fields: Vec<&str> = line.split('\t').collect();

@@ -11,6 +11,9 @@
 //! `main(["put_get", N])`: N puts of a small value each read back; prints
 //! `put_get_us <mean µs per put + get>`.
 //!
+//! `main(["big_arg", MIB..])`: an object argument of each size passed by
+//! value, then mapped (see [`large_objects::big_arg`]).
+//!
 //! `main(["suite", FILTER, SCALE, CORES])`: the cases of `ray microbenchmark`
 //! with Ray's names, counts and timing method, plus wray's own; one line per
 //! case, `case\trate\tsd\tunit` (see [`suite`]); `main(["list"])` prints the
@@ -55,6 +58,7 @@ fn main(args: Vec<String>) -> Result<(), String> {
     let case = args.first().map(String::as_str).unwrap_or("");
     match case {
         "suite" => return suite::run(&args[1..]),
+        "big_arg" => return large_objects::big_arg(&args[1..]),
         "list" => {
             suite::list();
             return Ok(());
@@ -127,6 +131,8 @@ wray::export! {
         ray_perf::create_object_containing_ref,
         ray_perf::work,
         large_objects::make_bytes,
+        large_objects::bytes_len,
+        large_objects::mapped_len,
     ],
     actors: [Echo, ray_perf::Server, ray_perf::Client],
 }

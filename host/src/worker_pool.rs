@@ -1,0 +1,524 @@
+//! [`WorkerPool`]: the worker threads, a pool bounded by the node's CPU slots, plus one
+//! replacement for each worker blocked in `get`/`wait`, within
+//! [`MAX_BLOCKED_WORKERS`].
+//!
+//! A task blocked in `get` keeps its thread while giving its CPU slot back
+//! (`scheduler/blocking.rs`): the slot's next task needs another thread.
+//! So the pool runs at most `cpus + blocked` threads, where `blocked` counts
+//! its threads parked in a wait ([`block_current`]); jobs beyond that
+//! queue, first come first served, for the next thread that is done. The
+//! threads follow the CPUs, never the number of tasks submitted (100,000
+//! tiny tasks on 2 CPUs used to start over a thousand). Light jobs, which
+//! hold less than one CPU (zero-CPU and fractional tasks, actor calls), are
+//! admitted by their other resources, not by the CPU slots: each raises the
+//! bound by one while it is queued or running ([`WorkerPool::spawn_light`]).
+//! Blocked workers and light jobs together get at most
+//! [`MAX_BLOCKED_WORKERS`] threads beyond the CPU slots; light jobs past
+//! that queue.
+//!
+//! # Why a chain of blocked tasks cannot deadlock
+//!
+//! Each wait raises the bound by one while it lasts, so a chain of tasks
+//! each blocked on its child always has a thread for the child: the
+//! threads that are not blocked are never fewer than the CPU slots (the
+//! extra threads are capped at [`MAX_BLOCKED_WORKERS`], and so are the
+//! blocked workers). The bound grows with blocked workers only up to
+//! [`MAX_BLOCKED_WORKERS`]; a
+//! wait that would pass it is refused ([`block_current`] returns
+//! `None`) and fails its task with a clear error at once, rather than
+//! block a thread that nothing would replace (which, once every thread
+//! waited, would hang the node). A job that waits on something other than
+//! objects (a WASI sleep, a socket) keeps its thread: it counts against the
+//! CPU slots like a running task.
+//!
+//! Threads are named `wray-worker-N`, N the smallest number no live worker
+//! of the pool has, so the timeline has one row per worker and never more
+//! rows than the pool's peak. Each thread drives its task's async guest
+//! call with the node's `io` runtime (`block_on`); the node joins these
+//! threads on shutdown before it shuts that runtime down. A thread idle for
+//! [`KEEP_ALIVE`] exits.
+//!
+//! A leaf module: the executor owns the node's pool and spawns on it; the
+//! scheduler's waits mark the calling thread blocked through
+//! [`block_current`], which finds the thread's pool without naming it.
+
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeSet, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::{Condvar, Mutex};
+
+#[cfg(doc)]
+use crate::bounds::MAX_BLOCKED_WORKERS;
+
+/// How long an idle worker thread waits for a job before it exits.
+pub const KEEP_ALIVE: Duration = Duration::from_secs(10);
+
+type Job = Box<dyn FnOnce() + Send>;
+
+thread_local! {
+    /// The pool the current thread works for (`None`: not a worker thread).
+    static WORKER_OF: RefCell<Option<Arc<Shared>>> = const { RefCell::new(None) };
+    /// Whether the current worker thread is blocked in a wait now.
+    static BLOCKED: Cell<bool> = const { Cell::new(false) };
+}
+
+#[derive(Default)]
+struct State {
+    jobs: VecDeque<Job>,
+    /// Threads waiting for a job and not yet claimed by one.
+    idle: usize,
+    threads: usize,
+    /// Threads blocked in a wait (each replaced by another).
+    blocked: usize,
+    /// Light jobs queued or running (each with a thread of its own).
+    light: usize,
+    /// The most threads alive at once so far.
+    peak: usize,
+    /// Numbers of live threads (`wray-worker-N`).
+    names: BTreeSet<usize>,
+    closed: bool,
+}
+
+impl State {
+    /// How many threads may be alive now: the CPU slots, plus one per
+    /// blocked worker and per light job, those two together at most
+    /// `max_extra`.
+    fn limit(&self, cpus: usize, max_extra: usize) -> usize {
+        cpus + (self.blocked + self.light).min(max_extra)
+    }
+
+    /// The smallest number no live thread has.
+    fn next_name(&mut self) -> usize {
+        let n = (0..).find(|n| !self.names.contains(n)).unwrap_or(0);
+        self.names.insert(n);
+        n
+    }
+}
+
+struct Shared {
+    state: Mutex<State>,
+    wake: Condvar,
+    /// Signalled when the last thread exits.
+    gone: Condvar,
+    /// The node's CPU slots (at least 1).
+    cpus: usize,
+    /// Most workers blocked at once ([`MAX_BLOCKED_WORKERS`] for a node).
+    max_blocked: usize,
+}
+
+/// Counts of a pool's threads (see [`WorkerPool::stats`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolStats {
+    /// Threads alive now.
+    pub threads: usize,
+    /// The most threads alive at once since the pool started.
+    pub peak: usize,
+    /// Threads blocked in `get`/`wait` now.
+    pub blocked: usize,
+    /// The CPU slots: threads not blocked are never more.
+    pub cpus: usize,
+    /// The most threads the pool may ever run: `cpus` plus the extra
+    /// threads of blocked workers and light jobs ([`MAX_BLOCKED_WORKERS`]
+    /// for a node).
+    pub max_threads: usize,
+}
+
+/// A pool of worker threads bounded by the node's CPU slots (see the
+/// module docs).
+pub struct WorkerPool {
+    shared: Arc<Shared>,
+}
+
+/// A worker blocked in a wait: the pool may run one more thread until it
+/// is dropped (see [`block_current`]).
+#[must_use = "the worker counts as blocked only while the guard lives"]
+pub struct Blocked {
+    /// `None` for a thread that is not one of the pool's workers.
+    shared: Option<Arc<Shared>>,
+}
+
+impl Drop for Blocked {
+    fn drop(&mut self) {
+        if let Some(shared) = self.shared.take() {
+            BLOCKED.with(|b| b.set(false));
+            shared.state.lock().blocked -= 1;
+        }
+    }
+}
+
+/// One light job, queued or running (see [`WorkerPool::spawn_light`]).
+struct Light(Arc<Shared>);
+
+impl Drop for Light {
+    fn drop(&mut self) {
+        self.0.state.lock().light -= 1;
+    }
+}
+
+impl WorkerPool {
+    /// A pool for a node of `cpus` CPU slots (at least one thread) that
+    /// lets at most `max_blocked` workers block at once (a node uses
+    /// [`MAX_BLOCKED_WORKERS`]).
+    pub fn new(cpus: usize, max_blocked: usize) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                state: Mutex::default(),
+                wake: Condvar::new(),
+                gone: Condvar::new(),
+                cpus: cpus.max(1),
+                max_blocked,
+            }),
+        }
+    }
+
+    /// Runs `job`, which holds one CPU slot or more, on a pool thread: an
+    /// idle one, a new one while the pool is under its bound, else the next
+    /// one done with its job.
+    pub fn spawn(&self, job: impl FnOnce() + Send + 'static) {
+        let mut state = self.shared.state.lock();
+        if state.closed {
+            return; // the node is shutting down: the job is abandoned
+        }
+        state.jobs.push_back(Box::new(job));
+        wake_or_start(&self.shared, state);
+    }
+
+    /// Runs `job`, a light one (a task holding less than one whole CPU,
+    /// or an actor call), as [`spawn`](Self::spawn) does, but raises the
+    /// bound by one until the job ends: light jobs run as many at once as
+    /// the scheduler starts (four half-GPU tasks on a 2-CPU node run
+    /// together), within the pool's extra threads (see the module docs).
+    pub fn spawn_light(&self, job: impl FnOnce() + Send + 'static) {
+        let mut state = self.shared.state.lock();
+        if state.closed {
+            return;
+        }
+        state.light += 1;
+        // Counted down when the job ends or is dropped unrun.
+        let light = Light(self.shared.clone());
+        state.jobs.push_back(Box::new(move || {
+            let _light = light;
+            job();
+        }));
+        wake_or_start(&self.shared, state);
+    }
+
+    /// Threads alive now.
+    pub fn threads(&self) -> usize {
+        self.shared.state.lock().threads
+    }
+
+    /// Counts of the pool's threads.
+    pub fn stats(&self) -> PoolStats {
+        let state = self.shared.state.lock();
+        PoolStats {
+            threads: state.threads,
+            peak: state.peak,
+            blocked: state.blocked,
+            cpus: self.shared.cpus,
+            max_threads: self.shared.cpus + self.shared.max_blocked,
+        }
+    }
+
+    /// Closes the pool: idle threads exit now, busy ones when their job
+    /// ends; jobs still queued are dropped (their tasks are abandoned with
+    /// the node). Waits up to `grace` for every thread to be gone; returns
+    /// how many are still running then.
+    pub fn close(&self, grace: Duration) -> usize {
+        let mut state = self.shared.state.lock();
+        state.closed = true;
+        let jobs = std::mem::take(&mut state.jobs);
+        drop(state);
+        // Dropped outside the lock: a job's captures may release things.
+        drop(jobs);
+        self.shared.wake.notify_all();
+        let deadline = std::time::Instant::now() + grace;
+        let mut state = self.shared.state.lock();
+        while state.threads > 0 {
+            if self
+                .shared
+                .gone
+                .wait_until(&mut state, deadline)
+                .timed_out()
+            {
+                break;
+            }
+        }
+        state.threads
+    }
+}
+
+impl Drop for WorkerPool {
+    fn drop(&mut self) {
+        self.close(Duration::ZERO);
+    }
+}
+
+/// Hands the queue's head to an idle thread, or starts a thread for it
+/// while the pool is under its bound.
+fn wake_or_start(shared: &Arc<Shared>, mut state: parking_lot::MutexGuard<'_, State>) {
+    if state.idle > 0 {
+        state.idle -= 1;
+        drop(state);
+        shared.wake.notify_one();
+        return;
+    }
+    if state.threads >= state.limit(shared.cpus, shared.max_blocked) {
+        return; // a busy thread takes it when it is done
+    }
+    state.threads += 1;
+    state.peak = state.peak.max(state.threads);
+    let n = state.next_name();
+    drop(state);
+    let for_thread = shared.clone();
+    let started = std::thread::Builder::new()
+        .name(format!("wray-worker-{n}"))
+        .spawn(move || work(&for_thread, n));
+    if let Err(e) = started {
+        tracing::error!("cannot start a worker thread: {e}; the job waits for a busy one");
+        let mut state = shared.state.lock();
+        state.threads -= 1;
+        state.names.remove(&n);
+    }
+}
+
+/// The calling thread is about to block in a wait: when it is a pool's
+/// worker, until the returned guard is dropped that pool may run one more
+/// thread, so the task it waits for finds one. A thread that is no pool's
+/// worker (a driver, a session's caller) or is blocked already gets a
+/// guard that changes nothing.
+///
+/// `None` when the pool's `max_blocked` ([`MAX_BLOCKED_WORKERS`]) workers
+/// are blocked already: the wait must fail instead (see the module docs).
+pub fn block_current() -> Option<Blocked> {
+    if BLOCKED.with(Cell::get) {
+        return Some(Blocked { shared: None });
+    }
+    let Some(shared) = WORKER_OF.with(|w| w.borrow().clone()) else {
+        return Some(Blocked { shared: None });
+    };
+    let mut state = shared.state.lock();
+    if state.blocked >= shared.max_blocked {
+        return None;
+    }
+    state.blocked += 1;
+    BLOCKED.with(|b| b.set(true));
+    if !state.jobs.is_empty() {
+        wake_or_start(&shared, state);
+    } else {
+        drop(state);
+    }
+    Some(Blocked {
+        shared: Some(shared),
+    })
+}
+
+fn work(shared: &Arc<Shared>, name: usize) {
+    WORKER_OF.with(|w| *w.borrow_mut() = Some(shared.clone()));
+    let mut state = shared.state.lock();
+    loop {
+        if state.threads > state.limit(shared.cpus, shared.max_blocked) {
+            // A blocked worker woke up: its replacement (or another
+            // thread) leaves, handing on the queue to an idle thread.
+            if !state.jobs.is_empty() && state.idle > 0 {
+                state.idle -= 1;
+                shared.wake.notify_one();
+            }
+            break;
+        }
+        if let Some(job) = state.jobs.pop_front() {
+            drop(state);
+            // Jobs catch their own panics (a task's host bug fails that
+            // task); one that still escapes must not take the thread count
+            // with it.
+            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)).is_err() {
+                tracing::error!("a worker job panicked (a bug in wray)");
+            }
+            state = shared.state.lock();
+            continue;
+        }
+        if state.closed {
+            break;
+        }
+        state.idle += 1;
+        let timed_out = shared.wake.wait_for(&mut state, KEEP_ALIVE).timed_out();
+        if timed_out && state.jobs.is_empty() {
+            // Still counted idle unless a spawn claimed us meanwhile.
+            if state.idle > 0 {
+                state.idle -= 1;
+                break;
+            }
+        }
+    }
+    state.threads -= 1;
+    state.names.remove(&name);
+    WORKER_OF.with(|w| w.borrow_mut().take());
+    if state.threads == 0 {
+        shared.gone.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    #[test]
+    fn many_tiny_jobs_use_no_more_threads_than_cpus() {
+        let pool = WorkerPool::new(2, 8);
+        let (tx, rx) = mpsc::channel();
+        for i in 0..20_000u32 {
+            let tx = tx.clone();
+            pool.spawn(move || tx.send(i).unwrap());
+        }
+        let mut got: Vec<u32> = (0..20_000)
+            .map(|_| rx.recv_timeout(Duration::from_secs(10)).unwrap())
+            .collect();
+        got.sort_unstable();
+        assert!(got.into_iter().eq(0..20_000), "every job ran once");
+        let stats = pool.stats();
+        assert!(stats.peak <= 2, "{stats:?}");
+        assert_eq!(stats.max_threads, 10);
+    }
+
+    /// Job `depth` of a chain: spawns job `depth - 1` and blocks until it
+    /// has answered (as a task blocked in `get` on its child), then
+    /// answers `depth` plus what it got.
+    fn chain(pool: &Arc<WorkerPool>, depth: u32, answer: mpsc::Sender<Result<u32, String>>) {
+        if depth == 0 {
+            let _ = answer.send(Ok(0));
+            return;
+        }
+        let (tx, rx) = mpsc::channel();
+        let p = pool.clone();
+        pool.spawn(move || chain(&p, depth - 1, tx));
+        let Some(blocked) = block_current() else {
+            let _ = answer.send(Err(format!("refused at depth {depth}")));
+            return;
+        };
+        let got = rx
+            .recv_timeout(Duration::from_secs(10))
+            .map_err(|e| e.to_string())
+            .and_then(|got| got);
+        // Unblocked before answering, so the asker sees the count back.
+        drop(blocked);
+        // The asker is gone when the chain was refused below it.
+        let _ = answer.send(got.map(|v| v + depth));
+    }
+
+    #[test]
+    fn a_chain_of_blocked_jobs_deeper_than_the_cpus_completes() {
+        let pool = Arc::new(WorkerPool::new(1, 64));
+        let (tx, rx) = mpsc::channel();
+        let p = pool.clone();
+        pool.spawn(move || chain(&p, 20, tx));
+        let sum = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!(sum, Ok((1..=20).sum()));
+        let stats = pool.stats();
+        // One thread per blocked job, plus the CPU's: never more.
+        assert!(stats.peak > 1 && stats.peak <= 21, "{stats:?}");
+        assert_eq!(stats.blocked, 0);
+    }
+
+    #[test]
+    fn a_wait_past_the_blocked_bound_is_refused_not_a_hang() {
+        let pool = Arc::new(WorkerPool::new(1, 3));
+        let (tx, rx) = mpsc::channel();
+        let p = pool.clone();
+        pool.spawn(move || chain(&p, 10, tx));
+        // Depths 10, 9 and 8 block; 7 is refused and the chain unwinds.
+        let got = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!(got, Err("refused at depth 7".to_string()));
+        assert!(pool.stats().peak <= 4, "{:?}", pool.stats());
+    }
+
+    #[test]
+    fn light_jobs_run_together_past_the_cpus_within_the_extra_threads() {
+        let pool = WorkerPool::new(1, 3);
+        // Three light jobs that only end together: they need three threads
+        // on a one-CPU pool.
+        let barrier = Arc::new(std::sync::Barrier::new(3));
+        let (tx, rx) = mpsc::channel();
+        for _ in 0..3 {
+            let (barrier, tx) = (barrier.clone(), tx.clone());
+            pool.spawn_light(move || {
+                barrier.wait();
+                tx.send(()).unwrap();
+            });
+        }
+        for _ in 0..3 {
+            rx.recv_timeout(Duration::from_secs(5)).unwrap();
+        }
+        let stats = pool.stats();
+        assert!(stats.peak >= 3 && stats.peak <= 4, "{stats:?}");
+    }
+
+    #[test]
+    fn a_thread_not_of_the_pool_blocks_without_raising_the_bound() {
+        let pool = WorkerPool::new(1, 0);
+        let guard = block_current();
+        assert!(guard.is_some(), "a driver's wait is never refused");
+        assert_eq!(pool.stats().blocked, 0);
+    }
+
+    #[test]
+    fn concurrent_workers_have_distinct_names() {
+        let pool = WorkerPool::new(2, 8);
+        let barrier = Arc::new(std::sync::Barrier::new(2));
+        let (tx, rx) = mpsc::channel();
+        for _ in 0..2 {
+            let (barrier, tx) = (barrier.clone(), tx.clone());
+            pool.spawn(move || {
+                barrier.wait();
+                tx.send(std::thread::current().name().map(str::to_string))
+                    .unwrap();
+            });
+        }
+        let mut names: Vec<_> = (0..2)
+            .map(|_| rx.recv_timeout(Duration::from_secs(5)).unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            [Some("wray-worker-0".into()), Some("wray-worker-1".into())]
+        );
+    }
+
+    #[test]
+    fn idle_threads_are_reused() {
+        let pool = WorkerPool::new(64, 8);
+        let (tx, rx) = mpsc::channel();
+        for i in 0..100 {
+            let tx = tx.clone();
+            pool.spawn(move || tx.send(i).unwrap());
+            rx.recv_timeout(Duration::from_secs(5)).unwrap();
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(
+            pool.threads() <= 2,
+            "{} threads for sequential jobs",
+            pool.threads()
+        );
+    }
+
+    #[test]
+    fn closing_waits_for_busy_threads_and_a_panicking_job_is_survived() {
+        let pool = WorkerPool::new(4, 8);
+        pool.spawn(|| panic!("a bug"));
+        let (started_tx, started) = mpsc::channel();
+        let (tx, rx) = mpsc::channel();
+        pool.spawn(move || {
+            started_tx.send(()).unwrap();
+            std::thread::sleep(Duration::from_millis(50));
+            tx.send(()).unwrap();
+        });
+        started.recv_timeout(Duration::from_secs(5)).unwrap();
+        assert_eq!(pool.close(Duration::from_secs(10)), 0);
+        assert!(rx.try_recv().is_ok(), "the busy job ran to its end");
+        // A closed pool takes no more jobs.
+        pool.spawn(|| unreachable!());
+        assert_eq!(pool.threads(), 0);
+    }
+}
