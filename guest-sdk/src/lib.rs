@@ -72,6 +72,28 @@
 //! - **Actors**: `A::remote(args..)` runs `A::new(args..)` in a new actor and
 //!   returns an [`ActorHandle<A>`]; `handle.method().remote(args..)` submits a
 //!   call. Calls on one actor run one at a time, in submission order.
+//! - **Other components**: [`wray::deployed!`](deployed!) declares the
+//!   functions and actor classes of another deployed component, typed;
+//!   `other::f.remote(args..)` then submits `other/f` (the qualified name,
+//!   resolved through the node's function table when called), and
+//!   `other::A::remote(args..)` creates its actor. Values cross as rkyv, so
+//!   both sides must agree on the types:
+//!
+//!   ```ignore
+//!   wray::deployed! {
+//!       /// The `nested` example, deployed beside this component.
+//!       pub mod nested = "nested" {
+//!           pub fn sub_experiment(i: i64, j: i64) -> i64;
+//!           #[wray(num_returns = 2)]
+//!           pub fn split(v: Vec<i64>) -> (Vec<i64>, Vec<i64>);
+//!           pub actor Counter {
+//!               pub fn new(start: i64);
+//!               pub fn add(&mut self, k: i64) -> i64;
+//!           }
+//!       }
+//!   }
+//!   let r: wray::ObjectRef<i64> = nested::sub_experiment.remote(1, 2);
+//!   ```
 //! - **Values**: anything that implements [`Value`], i.e. anything rkyv can
 //!   serialize and check; derive it for your own types with
 //!   [`#[wray::value]`](macro@value).
@@ -118,7 +140,7 @@ pub use object_ref::ObjectRef;
 pub use objects::{get, get_all, get_timeout, put, put_in_place, wait};
 pub use options::Options;
 pub use runtime::{log, node_id, task_id, LogLevel};
-pub use wray_macros::{actor, export, main, remote, value};
+pub use wray_macros::{actor, deployed, export, main, remote, value};
 
 /// The rkyv crate wray encodes values with, for `#[rkyv(..)]` attributes and
 /// hand-written impls.

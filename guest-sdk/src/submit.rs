@@ -44,21 +44,33 @@ fn returns(ids: Vec<wit::ObjectId>) -> Returns {
     }
 }
 
-/// Submits remote function `function` of this component.
+/// Submits remote function `function` of `component` (this component's
+/// when `None`).
 #[doc(hidden)]
-pub fn submit(function: &str, args: Vec<wit::Arg>, num_returns: u32) -> Returns {
-    submit_with(function, args, num_returns, &Options::new())
+pub fn submit(
+    component: Option<&str>,
+    function: &str,
+    args: Vec<wit::Arg>,
+    num_returns: u32,
+) -> Returns {
+    submit_with(component, function, args, num_returns, &Options::new())
 }
 
-/// Submits remote function `function` with per-call `options`.
+/// Submits remote function `function` of `component` with per-call
+/// `options`.
 #[doc(hidden)]
 pub fn submit_with(
+    component: Option<&str>,
     function: &str,
     args: Vec<wit::Arg>,
     num_returns: u32,
     options: &Options,
 ) -> Returns {
-    returns(tasks::submit(function, &args, &options.to_wit(num_returns)))
+    let options = options.to_wit(num_returns);
+    returns(match component {
+        None => tasks::submit(function, &args, &options),
+        Some(component) => tasks::submit_to(component, function, &args, &options),
+    })
 }
 
 /// Submits `function` by name, with arguments already encoded; the host
@@ -66,24 +78,34 @@ pub fn submit_with(
 /// function, wrong argument count).
 #[doc(hidden)]
 pub fn submit_raw(function: &str, args: Vec<wit::Arg>, num_returns: u32) -> Vec<ObjectId> {
-    submit(function, args, num_returns).ids
+    submit(None, function, args, num_returns).ids
 }
 
-/// Creates an actor of class `A` with its constructor's arguments.
+/// Creates an actor of class `A` of `component` (this component's when
+/// `None`) with its constructor's arguments.
 #[doc(hidden)]
-pub fn create_actor<A: Actor>(class: &str, args: Vec<wit::Arg>) -> ActorHandle<A> {
-    create_actor_with(class, args, &Options::new())
+pub fn create_actor<A: Actor>(
+    component: Option<&str>,
+    class: &str,
+    args: Vec<wit::Arg>,
+) -> ActorHandle<A> {
+    create_actor_with(component, class, args, &Options::new())
 }
 
-/// Creates an actor of class `A` with per-actor `options` (resources held
-/// for its lifetime, limits of each call).
+/// Creates an actor of class `A` of `component` with per-actor `options`
+/// (resources held for its lifetime, limits of each call).
 #[doc(hidden)]
 pub fn create_actor_with<A: Actor>(
+    component: Option<&str>,
     class: &str,
     args: Vec<wit::Arg>,
     options: &Options,
 ) -> ActorHandle<A> {
-    let id = tasks::create_actor(class, &args, &options.to_wit(1));
+    let options = options.to_wit(1);
+    let id = match component {
+        None => tasks::create_actor(class, &args, &options),
+        Some(component) => tasks::create_actor_of(component, class, &args, &options),
+    };
     let handle = ActorHandle::from_id(id.into());
     crate::refs::flush_deferred();
     handle

@@ -24,6 +24,7 @@ use crate::objects::{Holds, Object};
 use crate::proto::{Arg, ErrorKind, Payload, TaskOptions};
 use crate::scheduler::blocking::Blocker;
 use crate::scheduler::submit::Submission;
+use crate::scheduler::Callee;
 
 /// A client's session with a node (see the module docs). Dropping it ends
 /// its job.
@@ -100,7 +101,7 @@ impl Session<'_> {
         let mut holds = self.holds.lock();
         self.node
             .sched
-            .submit_function(&hash, &mut holds, call, function.to_string())
+            .submit_function(Callee::Hash(&hash), &mut holds, call, function.to_string())
             .map_err(|e| Error::Limit(e.to_string()))
     }
 
@@ -119,7 +120,9 @@ impl Session<'_> {
         let hash = self.node.loaded(component)?.hash.clone();
         let call = self.submission(args, options);
         let id = call.id;
-        self.node.sched.create_actor(&hash, call, class.to_string());
+        self.node
+            .sched
+            .create_actor(Callee::Hash(&hash), call, class.to_string());
         Ok(id)
     }
 

@@ -12,7 +12,7 @@ use quote::{format_ident, quote};
 use syn::{FnArg, Ident, ImplItem, ImplItemFn, Item, ItemImpl, ItemStruct, Type};
 
 use crate::options::{Declared, NAMES};
-use crate::signature::{parse_num_returns, result_ok_type, Params, Returns};
+use crate::signature::{component_tokens, parse_num_returns, result_ok_type, Params, Returns};
 
 /// Expands `#[wray::actor] item` on a struct or its impl block.
 pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
@@ -40,7 +40,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
 }
 
 /// `Counter` -> `CounterMethods`.
-fn methods_ident(class: &Ident) -> Ident {
+pub fn methods_ident(class: &Ident) -> Ident {
     format_ident!("{}Methods", class)
 }
 
@@ -51,16 +51,22 @@ fn expand_struct(s: ItemStruct) -> syn::Result<TokenStream> {
             "wray: actor classes cannot be generic",
         ));
     }
-    let vis = &s.vis;
-    let class = &s.ident;
+    let methods = methods_struct(&s.vis, &s.ident);
+    Ok(quote! {
+        #s
+
+        #methods
+    })
+}
+
+/// `{Class}Methods`: the typed actor id `ActorHandle<Class>` dereferences to.
+pub fn methods_struct(vis: &syn::Visibility, class: &Ident) -> TokenStream {
     let methods = methods_ident(class);
     let doc = format!(
         "The remote methods of actor class `{class}`: what `ActorHandle<{class}>` dereferences to. \
          Each method returns a call builder; its `.remote(args..)` submits the call."
     );
-    Ok(quote! {
-        #s
-
+    quote! {
         #[doc = #doc]
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         #vis struct #methods {
@@ -76,16 +82,16 @@ fn expand_struct(s: ItemStruct) -> syn::Result<TokenStream> {
                 self.actor
             }
         }
-    })
+    }
 }
 
 /// One remote method of the class.
-struct Method {
-    name: Ident,
-    vis: syn::Visibility,
-    docs: Vec<syn::Attribute>,
-    params: Params,
-    returns: Returns,
+pub struct Method {
+    pub name: Ident,
+    pub vis: syn::Visibility,
+    pub docs: Vec<syn::Attribute>,
+    pub params: Params,
+    pub returns: Returns,
 }
 
 /// Reads (and strips) `#[wray(num_returns = N)]` from a method.
@@ -186,8 +192,6 @@ fn expand_impl(mut imp: ItemImpl, declared: &Declared) -> syn::Result<TokenStrea
     let new_decode = new_params.decode_args(&new_name);
     let new_idents = new_params.idents();
     let new_count = new_params.count();
-    let new_remote_params = new_params.remote_params();
-    let new_encode_args = new_params.encode_args();
     let construct_result = if new_fallible {
         quote! {
             match __out {
@@ -203,8 +207,6 @@ fn expand_impl(mut imp: ItemImpl, declared: &Declared) -> syn::Result<TokenStrea
 
     let mut infos = Vec::new();
     let mut arms = Vec::new();
-    let mut builders = Vec::new();
-    let mut accessors = Vec::new();
     for m in &methods {
         let name = &m.name;
         let name_str = name.to_string();
@@ -228,6 +230,101 @@ fn expand_impl(mut imp: ItemImpl, declared: &Declared) -> syn::Result<TokenStrea
                 #encode
             }
         });
+    }
+
+    let creators = creators(&new_vis, None, &class_str, &new_params);
+    let callers = method_callers(&class, &methods);
+    let declared = declared.to_tokens();
+    Ok(quote! {
+        #imp
+
+        impl #self_ty {
+            #creators
+        }
+
+        impl ::wray::Actor for #self_ty {
+            type Methods = #methods_struct;
+        }
+
+        impl ::wray::__private::ActorClass for #self_ty {
+            const CLASS: &'static str = #class_str;
+            const NUM_ARGS: u32 = #new_count;
+            const METHODS: &'static [::wray::__private::MethodInfo] = &[#(#infos),*];
+            const DECLARED: ::wray::__private::Declared = #declared;
+
+            fn construct(
+                args: ::std::vec::Vec<::wray::__private::Arg>,
+            ) -> ::core::result::Result<Self, ::wray::__private::TaskError> {
+                #new_decode
+                let __out = <#self_ty>::new(#(#new_idents),*);
+                #construct_result
+            }
+
+            #[allow(unused_variables, clippy::let_unit_value, clippy::unit_arg)]
+            fn dispatch(
+                &mut self,
+                method: &str,
+                args: ::std::vec::Vec<::wray::__private::Arg>,
+            ) -> ::core::result::Result<
+                ::std::vec::Vec<::wray::__private::Payload>,
+                ::wray::__private::TaskError,
+            > {
+                match method {
+                    #(#arms)*
+                    _ => ::core::result::Result::Err(
+                        ::wray::__private::unknown_method(#class_str, method),
+                    ),
+                }
+            }
+        }
+
+        #callers
+    })
+}
+
+/// `Class::remote(args..)` and `Class::remote_with(options, args..)`:
+/// create an actor of `class` of `component` (the caller's own when
+/// `None`). Shared by `#[wray::actor]` and `wray::deployed!`.
+pub fn creators(
+    new_vis: &syn::Visibility,
+    component: Option<&str>,
+    class_str: &str,
+    new_params: &Params,
+) -> TokenStream {
+    let component = component_tokens(component);
+    let new_remote_params = new_params.remote_params();
+    let new_encode_args = new_params.encode_args();
+    quote! {
+            /// Creates an actor of this class with per-actor options
+            /// (resources held for its lifetime, limits of each call):
+            /// `Class::remote_with(wray::Options::new().num_gpus(1.0), args..)`.
+            #[allow(clippy::too_many_arguments)]
+            #new_vis fn remote_with(__options: ::wray::Options, #new_remote_params) -> ::wray::ActorHandle<Self> {
+                ::wray::__private::create_actor_with::<Self>(#component, #class_str, #new_encode_args, &__options)
+            }
+
+            /// Creates an actor of this class, running `new` with these
+            /// arguments as its first task, and returns its handle at once.
+            /// Each argument may be a value, an `ObjectRef` or an
+            /// `&ObjectRef` of the parameter's type.
+            #[allow(clippy::too_many_arguments)]
+            #new_vis fn remote(#new_remote_params) -> ::wray::ActorHandle<Self> {
+                ::wray::__private::create_actor::<Self>(#component, #class_str, #new_encode_args)
+            }
+    }
+}
+
+/// One call builder per method of `class` (`.remote(args..)` submits the
+/// call) and the accessors on `{Class}Methods` that return them.
+pub fn method_callers(class: &Ident, methods: &[Method]) -> TokenStream {
+    let methods_struct = methods_ident(class);
+    let mut builders = Vec::new();
+    let mut accessors = Vec::new();
+    for m in methods {
+        let name = &m.name;
+        let name_str = name.to_string();
+        let full = format!("{class}.{name}");
+        let num_returns = m.returns.count();
         let builder = format_ident!("__WrayCall_{}_{}", class, name);
         let remote_params = m.params.remote_params();
         let encode_args = m.params.encode_args();
@@ -270,70 +367,11 @@ fn expand_impl(mut imp: ItemImpl, declared: &Declared) -> syn::Result<TokenStrea
             }
         });
     }
-
-    let declared = declared.to_tokens();
-    Ok(quote! {
-        #imp
-
-        impl #self_ty {
-            /// Creates an actor of this class with per-actor options
-            /// (resources held for its lifetime, limits of each call):
-            /// `Class::remote_with(wray::Options::new().num_gpus(1.0), args..)`.
-            #[allow(clippy::too_many_arguments)]
-            #new_vis fn remote_with(__options: ::wray::Options, #new_remote_params) -> ::wray::ActorHandle<Self> {
-                ::wray::__private::create_actor_with::<Self>(#class_str, #new_encode_args, &__options)
-            }
-
-            /// Creates an actor of this class, running `new` with these
-            /// arguments as its first task, and returns its handle at once.
-            /// Each argument may be a value, an `ObjectRef` or an
-            /// `&ObjectRef` of the parameter's type.
-            #[allow(clippy::too_many_arguments)]
-            #new_vis fn remote(#new_remote_params) -> ::wray::ActorHandle<Self> {
-                ::wray::__private::create_actor::<Self>(#class_str, #new_encode_args)
-            }
-        }
-
-        impl ::wray::Actor for #self_ty {
-            type Methods = #methods_struct;
-        }
-
-        impl ::wray::__private::ActorClass for #self_ty {
-            const CLASS: &'static str = #class_str;
-            const NUM_ARGS: u32 = #new_count;
-            const METHODS: &'static [::wray::__private::MethodInfo] = &[#(#infos),*];
-            const DECLARED: ::wray::__private::Declared = #declared;
-
-            fn construct(
-                args: ::std::vec::Vec<::wray::__private::Arg>,
-            ) -> ::core::result::Result<Self, ::wray::__private::TaskError> {
-                #new_decode
-                let __out = <#self_ty>::new(#(#new_idents),*);
-                #construct_result
-            }
-
-            #[allow(unused_variables, clippy::let_unit_value, clippy::unit_arg)]
-            fn dispatch(
-                &mut self,
-                method: &str,
-                args: ::std::vec::Vec<::wray::__private::Arg>,
-            ) -> ::core::result::Result<
-                ::std::vec::Vec<::wray::__private::Payload>,
-                ::wray::__private::TaskError,
-            > {
-                match method {
-                    #(#arms)*
-                    _ => ::core::result::Result::Err(
-                        ::wray::__private::unknown_method(#class_str, method),
-                    ),
-                }
-            }
-        }
-
+    quote! {
         #(#builders)*
 
         impl #methods_struct {
             #(#accessors)*
         }
-    })
+    }
 }

@@ -10,6 +10,8 @@
 //!   call builder per method.
 //! - `main_fn.rs`: a `#[wray::main]` function gets a wrapper with the WIT
 //!   `main` signature.
+//! - `deployed.rs`: `wray::deployed!`, typed declarations of another
+//!   deployed component's functions and actor classes (qualified calls).
 //! - `export.rs`: the component's table and wit-bindgen's export macro.
 //! - `value.rs`: rkyv derives pointed at `::wray::rkyv`.
 //! - `signature.rs`: parameters and return shapes shared by the above.
@@ -17,6 +19,7 @@
 use proc_macro::TokenStream;
 
 mod actor;
+mod deployed;
 mod export;
 mod main_fn;
 mod options;
@@ -61,6 +64,18 @@ pub fn main(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn value(attr: TokenStream, item: TokenStream) -> TokenStream {
     value::expand(attr.into(), item.into())
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// Declares another deployed component's remote functions and actor
+/// classes, typed, to call them by qualified name:
+/// `wray::deployed! { pub mod other = "other" { pub fn f(x: i64) -> i64; pub actor A { fn new(); fn m(&self) -> i64; } } }`
+/// gives `other::f.remote(1)` and `other::A::remote()` (see the `wray`
+/// crate's docs).
+#[proc_macro]
+pub fn deployed(input: TokenStream) -> TokenStream {
+    deployed::expand(input.into())
         .unwrap_or_else(syn::Error::into_compile_error)
         .into()
 }

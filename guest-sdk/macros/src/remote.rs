@@ -13,7 +13,7 @@ use quote::{format_ident, quote};
 use syn::{Attribute, ItemFn};
 
 use crate::options::{Declared, NAMES};
-use crate::signature::{parse_num_returns, Params, Returns};
+use crate::signature::{component_tokens, parse_num_returns, Params, Returns};
 
 /// Expands `#[wray::remote(attr)] item`.
 pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
@@ -57,61 +57,32 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
     let idents = params.idents();
     let types = &params.types;
     let output = &func.sig.output;
-    let remote_params = params.remote_params();
-    let encode_args = params.encode_args();
     let decode_args = params.decode_args(&name_str);
-    let ref_type = returns.ref_type();
-    let unpack = returns.unpack_refs();
     let encode = returns.encode(&name_str);
     let num_args = params.count();
     let num_returns = returns.count();
     let declared = declared.to_tokens();
-    let with_options = format_ident!("__WrayOptions_{}", name);
 
+    let callers = callers(&Caller {
+        vis,
+        name,
+        component: None,
+        docs: &docs,
+        params: &params,
+        returns: &returns,
+    });
     Ok(quote! {
-        #(#docs)*
-        #[allow(non_camel_case_types)]
-        #[derive(Clone, Copy, Debug)]
-        #vis struct #name;
+        #callers
 
         #(#other_attrs)*
         #[allow(clippy::too_many_arguments)]
         #body_sig #block
 
         impl #name {
-            /// Submits a task running this function and returns references
-            /// to its results at once. Each argument may be a value, an
-            /// `ObjectRef` or an `&ObjectRef` of the parameter's type.
-            #[allow(clippy::too_many_arguments, clippy::unused_self)]
-            #vis fn remote(self, #remote_params) -> #ref_type {
-                let __returns = ::wray::__private::submit(#name_str, #encode_args, #num_returns);
-                #unpack
-            }
-
-            /// This function with per-call options (Ray's `.options(..)`):
-            /// `f.options(wray::Options::new().num_gpus(1.0)).remote(..)`.
-            #[allow(clippy::unused_self)]
-            #vis fn options(self, options: ::wray::Options) -> #with_options {
-                #with_options(options)
-            }
-
             /// Calls the function's body in the running task (no new task).
             #[allow(clippy::too_many_arguments, clippy::unused_self)]
             #vis fn local(self, #(#idents: #types),*) #output {
                 #body_name(#(#idents),*)
-            }
-        }
-
-        #[doc(hidden)]
-        #[allow(non_camel_case_types)]
-        #vis struct #with_options(::wray::Options);
-
-        impl #with_options {
-            /// Submits a task with these options; as `remote` otherwise.
-            #[allow(clippy::too_many_arguments)]
-            #vis fn remote(self, #remote_params) -> #ref_type {
-                let __returns = ::wray::__private::submit_with(#name_str, #encode_args, #num_returns, &self.0);
-                #unpack
             }
         }
 
@@ -134,4 +105,70 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
             }
         }
     })
+}
+
+/// The caller's side of a remote function: what `.remote(..)` needs.
+pub struct Caller<'a> {
+    pub vis: &'a syn::Visibility,
+    pub name: &'a syn::Ident,
+    /// The deployed component it belongs to; `None`: the caller's own.
+    pub component: Option<&'a str>,
+    pub docs: &'a [&'a Attribute],
+    pub params: &'a Params,
+    pub returns: &'a Returns,
+}
+
+/// The unit struct `name` with `.remote(args..)` and
+/// `.options(o).remote(args..)`, submitting to `component` (the
+/// caller's own when `None`). Shared by `#[wray::remote]` and
+/// `wray::deployed!`.
+pub fn callers(c: &Caller<'_>) -> TokenStream {
+    let Caller {
+        vis, name, docs, ..
+    } = c;
+    let name_str = name.to_string();
+    let component = component_tokens(c.component);
+    let remote_params = c.params.remote_params();
+    let encode_args = c.params.encode_args();
+    let num_returns = c.returns.count();
+    let ref_type = c.returns.ref_type();
+    let unpack = c.returns.unpack_refs();
+    let with_options = format_ident!("__WrayOptions_{}", name);
+    quote! {
+        #(#docs)*
+        #[allow(non_camel_case_types)]
+        #[derive(Clone, Copy, Debug)]
+        #vis struct #name;
+
+        impl #name {
+            /// Submits a task running this function and returns references
+            /// to its results at once. Each argument may be a value, an
+            /// `ObjectRef` or an `&ObjectRef` of the parameter's type.
+            #[allow(clippy::too_many_arguments, clippy::unused_self)]
+            #vis fn remote(self, #remote_params) -> #ref_type {
+                let __returns = ::wray::__private::submit(#component, #name_str, #encode_args, #num_returns);
+                #unpack
+            }
+
+            /// This function with per-call options (Ray's `.options(..)`):
+            /// `f.options(wray::Options::new().num_gpus(1.0)).remote(..)`.
+            #[allow(clippy::unused_self)]
+            #vis fn options(self, options: ::wray::Options) -> #with_options {
+                #with_options(options)
+            }
+        }
+
+        #[doc(hidden)]
+        #[allow(non_camel_case_types)]
+        #vis struct #with_options(::wray::Options);
+
+        impl #with_options {
+            /// Submits a task with these options; as `remote` otherwise.
+            #[allow(clippy::too_many_arguments)]
+            #vis fn remote(self, #remote_params) -> #ref_type {
+                let __returns = ::wray::__private::submit_with(#component, #name_str, #encode_args, #num_returns, &self.0);
+                #unpack
+            }
+        }
+    }
 }

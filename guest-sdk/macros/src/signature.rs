@@ -219,3 +219,12 @@ pub fn parse_num_returns(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<u
     }
     Ok(n)
 }
+
+/// `Some("component")` or `None`: the component a generated call names
+/// (`None`: the caller's own).
+pub fn component_tokens(component: Option<&str>) -> TokenStream {
+    match component {
+        Some(component) => quote! { ::core::option::Option::Some(#component) },
+        None => quote! { ::core::option::Option::None },
+    }
+}

@@ -22,6 +22,7 @@ use crate::executor::values::{from_payload, to_payload};
 use crate::objects::Object;
 use crate::scheduler::blocking::{too_many_blocked, Blocker, WaitEnd};
 use crate::scheduler::submit::Submission;
+use crate::scheduler::Callee;
 
 impl types::Host for TaskState {}
 
@@ -194,9 +195,25 @@ impl tasks::Host for TaskState {
         options: types::TaskOptions,
     ) -> wasmtime::Result<Vec<types::ObjectId>> {
         let call = self.submission(args, options);
-        let returns =
-            self.node
-                .submit_function(&self.component, &mut self.holds, call, function)?;
+        let own = Callee::Hash(&self.component);
+        let returns = self
+            .node
+            .submit_function(own, &mut self.holds, call, function)?;
+        Ok(returns.into_iter().map(Into::into).collect())
+    }
+
+    fn submit_to(
+        &mut self,
+        component: String,
+        function: String,
+        args: Vec<types::Arg>,
+        options: types::TaskOptions,
+    ) -> wasmtime::Result<Vec<types::ObjectId>> {
+        let call = self.submission(args, options);
+        let callee = Callee::Named(&component);
+        let returns = self
+            .node
+            .submit_function(callee, &mut self.holds, call, function)?;
         Ok(returns.into_iter().map(Into::into).collect())
     }
 
@@ -208,7 +225,22 @@ impl tasks::Host for TaskState {
     ) -> wasmtime::Result<types::ActorId> {
         let call = self.submission(args, options);
         let id = call.id;
-        self.node.create_actor(&self.component, call, class);
+        self.node
+            .create_actor(Callee::Hash(&self.component), call, class);
+        Ok(id.into())
+    }
+
+    fn create_actor_of(
+        &mut self,
+        component: String,
+        class: String,
+        args: Vec<types::Arg>,
+        options: types::TaskOptions,
+    ) -> wasmtime::Result<types::ActorId> {
+        let call = self.submission(args, options);
+        let id = call.id;
+        self.node
+            .create_actor(Callee::Named(&component), call, class);
         Ok(id.into())
     }
 

@@ -5,7 +5,6 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::time::Instant;
 
 use wray_control_plane::{ActorId, ObjectId, TaskId};
@@ -16,6 +15,7 @@ use crate::objects::{Holds, ObjectStore, TooManyHolds};
 use crate::resources::Allocation;
 use crate::scheduler::blocking::{Blocker, WaitEnd};
 use crate::scheduler::submit::Submission;
+use crate::scheduler::Callee;
 
 /// A boxed future borrowing from its caller.
 pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -33,20 +33,21 @@ pub(crate) trait Services: Send + Sync {
     fn config(&self) -> &NodeConfig;
     /// Cancelled when the node shuts down.
     fn shutdown(&self) -> &CancelToken;
-    /// Submits remote function `function` of the component with content
-    /// hash `component`; returns its return ids, held by `caller`.
+    /// Submits remote function `function` of `component` (the caller's
+    /// own by hash, or another by its deployed name); returns its return
+    /// ids, held by `caller`.
     ///
     /// # Errors
     /// [`TooManyHolds`] when `caller` cannot hold the returns.
     fn submit_function(
         &self,
-        component: &Arc<str>,
+        component: Callee<'_>,
         caller: &mut Holds,
         call: Submission,
         function: String,
     ) -> Result<Vec<ObjectId>, TooManyHolds>;
-    /// Creates actor `call.id` of class `class` of component `component`.
-    fn create_actor(&self, component: &Arc<str>, call: Submission, class: String);
+    /// Creates actor `call.id` of class `class` of `component`.
+    fn create_actor(&self, component: Callee<'_>, call: Submission, class: String);
     /// Calls `method` of actor `actor` (`reachable`: the caller may name
     /// it); returns its return ids, held by `caller`.
     ///

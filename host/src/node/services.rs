@@ -14,7 +14,7 @@ use crate::objects::{Holds, ObjectStore, TooManyHolds};
 use crate::resources::Allocation;
 use crate::scheduler::blocking::{Blocker, WaitEnd};
 use crate::scheduler::submit::Submission;
-use crate::scheduler::Scheduler;
+use crate::scheduler::{Callee, Scheduler};
 
 /// The services of one node (see the module docs).
 pub(crate) struct NodeServices(pub Arc<Scheduler>);
@@ -38,7 +38,7 @@ impl Services for NodeServices {
 
     fn submit_function(
         &self,
-        component: &Arc<str>,
+        component: Callee<'_>,
         caller: &mut Holds,
         call: Submission,
         function: String,
@@ -46,7 +46,7 @@ impl Services for NodeServices {
         self.0.submit_function(component, caller, call, function)
     }
 
-    fn create_actor(&self, component: &Arc<str>, call: Submission, class: String) {
+    fn create_actor(&self, component: Callee<'_>, call: Submission, class: String) {
         self.0.create_actor(component, call, class);
     }
 

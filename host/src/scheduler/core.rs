@@ -3,7 +3,6 @@
 //! counters) and how a job ends. It starts work through the
 //! `Executor` interface and knows nothing of wasmtime.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 
@@ -16,6 +15,7 @@ use crate::error::{ErrorKind, TaskError};
 use crate::objects::ObjectStore;
 use crate::scheduler::actor_table::ActorTable;
 use crate::scheduler::exec::Executor;
+use crate::scheduler::functions::Functions;
 use crate::scheduler::queue::ResourcePool;
 use crate::scheduler::task::Actor;
 use crate::scheduler::task_table::TaskTable;
@@ -64,7 +64,7 @@ pub struct Scheduler {
     /// The node's view of the function table: deployed components' rows
     /// by content hash (what submissions are checked against). Read on
     /// every submission, written on deploy.
-    pub(crate) functions: RwLock<HashMap<String, Arc<ComponentRecord>>>,
+    pub(crate) functions: RwLock<Functions>,
     pub(crate) stats: Stats,
     /// Cancelled when the node shuts down: every running guest call stops.
     pub shutdown: CancelToken,
@@ -92,7 +92,7 @@ impl Scheduler {
             pool,
             tasks: TaskTable::default(),
             actors: ActorTable::default(),
-            functions: RwLock::new(HashMap::new()),
+            functions: RwLock::new(Functions::default()),
             stats: Stats::default(),
             shutdown: CancelToken::new(),
             pin,
@@ -153,12 +153,12 @@ impl Scheduler {
 
     /// The function-table row of component `hash`, if deployed here.
     pub fn component(&self, hash: &str) -> Option<Arc<ComponentRecord>> {
-        self.functions.read().get(hash).cloned()
+        self.functions.read().by_hash(hash).cloned()
     }
 
     /// Records component `record` as deployed on this node.
     pub(crate) fn add_component(&self, record: Arc<ComponentRecord>) {
-        self.functions.write().insert(record.hash.clone(), record);
+        self.functions.write().insert(record);
     }
 
     /// The node's task counters now.

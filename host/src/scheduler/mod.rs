@@ -32,6 +32,7 @@ pub(crate) mod cancel;
 pub mod core;
 pub(crate) mod dispatch;
 pub(crate) mod exec;
+pub(crate) mod functions;
 pub(crate) mod queue;
 pub(crate) mod submit;
 pub(crate) mod task;
@@ -39,4 +40,5 @@ pub mod task_table;
 
 pub use self::core::{Scheduler, StatsSnapshot};
 pub(crate) use self::exec::Executor;
+pub use self::functions::Callee;
 pub(crate) use self::task::{Actor, PendingTask, Task};

@@ -14,6 +14,7 @@ use crate::proto::{
     Arg, LimitOptions, Limits, Request, ResourceOptions, Target, TaskOptions, TaskSpec,
 };
 use crate::scheduler::core::Scheduler;
+use crate::scheduler::functions::Callee;
 use crate::scheduler::task::Actor;
 use crate::scheduler::task::Task;
 
@@ -33,6 +34,15 @@ fn return_ids(id: TaskId, num_returns: u32) -> (Vec<ObjectId>, Option<(ErrorKind
                 format!("num_returns {num_returns} is out of range: a task returns 1 to {MAX_RETURNS} objects"),
             )),
         ),
+    }
+}
+
+/// The label of a call of `name` (a function, or `Class.new`): qualified
+/// as `component/name` when the caller named another component.
+fn qualified(callee: Callee<'_>, name: &str) -> String {
+    match callee {
+        Callee::Hash(_) => name.to_string(),
+        Callee::Named(component) => format!("{component}/{name}"),
     }
 }
 
@@ -202,11 +212,24 @@ impl Scheduler {
         Ok((request, limits))
     }
 
+    /// Why `callee` names no component here.
+    fn not_deployed(&self, callee: Callee<'_>) -> String {
+        match callee {
+            Callee::Hash(hash) => {
+                format!("component {hash} is not deployed on node {}", self.node_id)
+            }
+            Callee::Named(name) => format!(
+                "no component is deployed as `{name}` on node {} (deploy it first)",
+                self.node_id
+            ),
+        }
+    }
+
     /// Submits remote function `function` of `component`. Returns its
     /// return object ids.
     pub(crate) fn submit_function(
         self: &Arc<Self>,
-        component: &Arc<str>,
+        component: Callee<'_>,
         caller: &mut Holds,
         call: Submission,
         function: String,
@@ -214,35 +237,42 @@ impl Scheduler {
         let id = call.id;
         let (returns, bad_count) = return_ids(id, call.options.num_returns);
         self.expect_returns(caller, &returns)?;
-        let record = self.component(component);
-        let found = record.as_ref().and_then(|r| r.function(&function));
+        let resolved = self.functions.read().resolve(component);
+        let found = resolved.as_ref().and_then(|(r, _)| r.function(&function));
+        let label = qualified(component, &function);
         let checked = self.check_and_resolve(
             found,
-            || match &record {
-                Some(r) => format!("component `{}` has no remote function `{function}`", r.name),
-                None => format!(
-                    "component {component} is not deployed on node {}",
-                    self.node_id
-                ),
+            || match &resolved {
+                Some((r, _)) => {
+                    format!("component `{}` has no remote function `{function}`", r.name)
+                }
+                None => self.not_deployed(component),
             },
-            &function,
+            &label,
             &call,
             Some(returns.len()),
             Some(&Request::one_cpu()),
             self.config.limits(),
         );
-        let (request, limits) = match bad_count.map_or(checked, Err) {
-            Ok(resolved) => resolved,
-            Err((kind, message)) => {
-                self.reject(&returns, TaskError::new(kind, function, id, message));
+        let (request, limits, hash) = match (bad_count.map_or(checked, Err), resolved) {
+            (Ok((request, limits)), Some((_, hash))) => (request, limits, hash),
+            (Err((kind, message)), _) => {
+                self.reject(&returns, TaskError::new(kind, label, id, message));
+                return Ok(returns);
+            }
+            // Checked above: a call of no component has no function.
+            (Ok(_), None) => {
+                let message = self.not_deployed(component);
+                let error = TaskError::new(ErrorKind::NotFound, label, id, message);
+                self.reject(&returns, error);
                 return Ok(returns);
             }
         };
         let spec = TaskSpec {
             id,
-            label: function.clone(),
+            label,
             target: Target::Function { name: function },
-            component: component.clone(),
+            component: hash,
             args: call.args,
             returns: returns.clone(),
             request,
@@ -256,24 +286,20 @@ impl Scheduler {
     /// Creates actor `call.id` of class `class`: registers it and submits
     /// its constructor as its first task, which starts once the actor's
     /// resources are free.
-    pub(crate) fn create_actor(
-        self: &Arc<Self>,
-        component: &Arc<str>,
-        call: Submission,
-        class: String,
-    ) {
-        let (id, label) = (call.id, format!("{class}.new"));
-        let record = self.component(component);
-        let found = record.as_ref().and_then(|r| r.actor_class(&class));
+    pub(crate) fn create_actor(self: &Arc<Self>, component: Callee<'_>, call: Submission, class: String) {
+        let id = call.id;
+        let label = qualified(component, &format!("{class}.new"));
+        let resolved = self.functions.read().resolve(component);
+        let found = resolved.as_ref().and_then(|(r, _)| r.actor_class(&class));
+        // The hash of a component not deployed: never run (the actor dies
+        // at once below), so any name does.
+        let hash = resolved.as_ref().map_or_else(|| Arc::from(""), |(_, h)| h.clone());
         // Actors use no CPU unless they ask (Ray's default for running).
         let checked = self.check_and_resolve(
             found,
-            || match &record {
-                Some(r) => format!("component `{}` has no actor class `{class}`", r.name),
-                None => format!(
-                    "component {component} is not deployed on node {}",
-                    self.node_id
-                ),
+            || match &resolved {
+                Some((r, _)) => format!("component `{}` has no actor class `{class}`", r.name),
+                None => self.not_deployed(component),
             },
             &label,
             &call,
@@ -298,7 +324,7 @@ impl Scheduler {
                 let actor = Arc::new(Actor::new(
                     id,
                     class,
-                    component.clone(),
+                    hash.clone(),
                     self.config.limits(),
                 ));
                 self.actors.insert(actor.clone());
@@ -308,13 +334,13 @@ impl Scheduler {
                 return;
             }
         };
-        let actor = Arc::new(Actor::new(id, class.clone(), component.clone(), limits));
+        let actor = Arc::new(Actor::new(id, class.clone(), hash.clone(), limits));
         self.actors.insert(actor.clone());
         let spec = TaskSpec {
             id,
             label,
             target: Target::ActorCreate { actor: id, class },
-            component: component.clone(),
+            component: hash.clone(),
             args: call.args,
             returns: Vec::new(),
             request,

@@ -3,6 +3,7 @@
 //! real nodes.
 
 mod api;
+mod deployed;
 mod examples;
 mod microbench;
 mod refs;

@@ -11,11 +11,13 @@
 //! | `zero_copy`, `window_leak`, `hold_mapped` | [`zero_copy`] | objects mapped into guests, private writes, no leak into later instances |
 //! | `gpu_packing`, `infeasible`, `blocked`, `limits`, `fuel`, `cancel`, `reuse` | [`resources`] | resources, limits, cancel and kill |
 //! | `ids` | here | task and node ids |
+//! | `deployed` | [`deployed`] | functions and an actor of other deployed components (`nested`, `counter`), by qualified name |
 
 // The scenarios pass `&ObjectRef`s on purpose (Ray's `f.remote(&x)` style).
 #![allow(clippy::needless_borrows_for_generic_args)]
 
 mod actors;
+mod deployed;
 mod failures;
 mod objects;
 mod refs;
@@ -41,6 +43,7 @@ fn main(args: Vec<String>) -> Result<(), String> {
         "spin" => failures::spin_scenario(),
         "actor_panic" => failures::actor_panic(),
         "ids" => ids(),
+        "deployed" => deployed::deployed(),
         "gpu_packing" => resources::gpu_packing(),
         "infeasible" => resources::infeasible(),
         "blocked" => resources::blocked(),

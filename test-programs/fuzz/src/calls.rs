@@ -266,7 +266,15 @@ impl State {
                     self.args()
                 };
                 let options = self.options();
-                for id in tasks::submit(name, &args, &options) {
+                // The qualified form too: this component by name, one
+                // not deployed, names no table holds.
+                let ids = if self.rng.one_in(3) {
+                    let component = *self.rng.pick(&["fuzz", "nope", "", "fuzz/ping0", "\0"]);
+                    tasks::submit_to(component, name, &args, &options)
+                } else {
+                    tasks::submit(name, &args, &options)
+                };
+                for id in ids {
                     keep(&mut self.pending, id, &mut self.rng);
                 }
             }
@@ -274,7 +282,12 @@ impl State {
                 let class = *self.rng.pick(&["Target", "Nope", ""]);
                 let args = self.args();
                 let options = self.options();
-                let actor = tasks::create_actor(class, &args, &options);
+                let actor = if self.rng.one_in(3) {
+                    let component = *self.rng.pick(&["fuzz", "nope", ""]);
+                    tasks::create_actor_of(component, class, &args, &options)
+                } else {
+                    tasks::create_actor(class, &args, &options)
+                };
                 if self.actors.len() < 64 {
                     self.actors.push(actor);
                 }

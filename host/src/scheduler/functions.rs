@@ -1,0 +1,84 @@
+//! [`Functions`]: the components this node can run, as the scheduler sees
+//! them: each one's function-table record by content hash (what a task
+//! spec names) and by the name it was deployed under (what a qualified
+//! `component/function` call names).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use wray_control_plane::ComponentRecord;
+
+/// Which component a submission names.
+#[derive(Debug, Clone, Copy)]
+pub enum Callee<'a> {
+    /// By content hash: the caller's own component (a guest's plain
+    /// `submit`), or one a session resolved already.
+    Hash(&'a Arc<str>),
+    /// By the name it was deployed under (`submit-to`, `create-actor-of`):
+    /// resolved when the call is made, so a redeploy takes effect on the
+    /// next call and tasks already submitted keep the version they named.
+    Named(&'a str),
+}
+
+/// The deployed components (see the module docs). A redeploy under a
+/// name replaces the name's row and keeps the old hash's row: tasks of
+/// the old version may still be queued.
+#[derive(Default)]
+pub(crate) struct Functions {
+    by_hash: HashMap<String, Arc<ComponentRecord>>,
+    by_name: HashMap<String, Arc<ComponentRecord>>,
+}
+
+impl Functions {
+    /// Records `record` as deployed (its name now means its hash).
+    pub(crate) fn insert(&mut self, record: Arc<ComponentRecord>) {
+        self.by_name.insert(record.name.clone(), record.clone());
+        self.by_hash.insert(record.hash.clone(), record);
+    }
+
+    /// The component with content hash `hash`.
+    pub(crate) fn by_hash(&self, hash: &str) -> Option<&Arc<ComponentRecord>> {
+        self.by_hash.get(hash)
+    }
+
+    /// The component `callee` names, with its content hash (the caller's
+    /// own `Arc` for [`Callee::Hash`]); `None` when none is deployed so.
+    pub(crate) fn resolve(&self, callee: Callee<'_>) -> Option<(Arc<ComponentRecord>, Arc<str>)> {
+        match callee {
+            Callee::Hash(hash) => self.by_hash(hash).map(|r| (r.clone(), hash.clone())),
+            Callee::Named(name) => self
+                .by_name
+                .get(name)
+                .map(|r| (r.clone(), Arc::from(r.hash.as_str()))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(name: &str, hash: &str) -> Arc<ComponentRecord> {
+        Arc::new(ComponentRecord {
+            name: name.into(),
+            hash: hash.into(),
+            size: 0,
+            has_main: false,
+            functions: Vec::new(),
+        })
+    }
+
+    #[test]
+    fn a_name_resolves_to_its_latest_deploy_and_old_hashes_stay() {
+        let mut f = Functions::default();
+        f.insert(record("math", "h1"));
+        f.insert(record("math", "h2"));
+        let (r, hash) = f.resolve(Callee::Named("math")).unwrap();
+        assert_eq!((&*r.hash, &*hash), ("h2", "h2"));
+        assert!(f.by_hash("h1").is_some(), "queued tasks of h1 still run");
+        assert!(f.resolve(Callee::Named("h2")).is_none(), "a hash is not a name");
+        assert!(f.resolve(Callee::Named("other")).is_none());
+        let own: Arc<str> = Arc::from("h1");
+        assert_eq!(f.resolve(Callee::Hash(&own)).unwrap().0.name, "math");
+    }
+}
