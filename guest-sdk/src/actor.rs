@@ -11,7 +11,8 @@ use rkyv::{Archive, Deserialize, Place, Serialize};
 
 use crate::bindings::types as wit;
 use crate::error::ErrorKind;
-use crate::ids::{ActorId, ArchivedTaskId, TaskId, TaskIdResolver};
+use crate::ids::{ActorId, ArchivedTaskId, ObjectId, TaskId, TaskIdResolver};
+use crate::object_ref::ObjectRef;
 use crate::runtime::task_error;
 
 /// An actor class: a type marked `#[wray::actor]` (on both its struct and its
@@ -36,18 +37,37 @@ pub trait ActorMethods: Copy + 'static {
 ///
 /// Dereferences to `A::Methods`, so `handle.method().remote(args..)` submits
 /// a call. Calls on one actor run one at a time, in submission order. A
-/// handle is a plain value: clone it, or pass it to another task (it travels
-/// as its actor id).
+/// handle is a value: clone it, or pass it to another task (it travels as
+/// its actor id).
+///
+/// Handles are counted, as in Ray: once the last one is dropped, in every
+/// task and value that had one, the actor exits after the calls already
+/// submitted to it, and later calls (through a copied `A::Methods`) fail
+/// with [`ActorDied`](ErrorKind::ActorDied). An actor created with
+/// [`Options::detached`](crate::Options::detached) lives until it is
+/// killed or its job ends. Behind the count is the actor's handle object,
+/// which every handle holds like an [`ObjectRef`](crate::ObjectRef).
 pub struct ActorHandle<A: Actor> {
     methods: A::Methods,
+    /// A hold on the actor's handle object.
+    _hold: ObjectRef<()>,
+}
+
+/// The object standing for actor `id`'s handles: the first return object
+/// of its creation task (the host's `actor_handle_object`).
+fn handle_object(id: ActorId) -> ObjectId {
+    ObjectId { task: id, index: 1 }
 }
 
 impl<A: Actor> ActorHandle<A> {
     /// Names the existing actor `id`; the class is not checked until a call
-    /// reaches the actor.
+    /// reaches the actor. It keeps the actor alive only if this task holds
+    /// a handle to it already (got as an argument, a value, or by creating
+    /// it).
     pub fn from_id(id: ActorId) -> Self {
         ActorHandle {
             methods: A::Methods::from_id(id),
+            _hold: ObjectRef::from_id(handle_object(id)),
         }
     }
 
@@ -69,6 +89,7 @@ impl<A: Actor> Clone for ActorHandle<A> {
     fn clone(&self) -> Self {
         ActorHandle {
             methods: self.methods,
+            _hold: self._hold.clone(),
         }
     }
 }
@@ -98,7 +119,8 @@ impl<A: Actor> fmt::Debug for ActorHandle<A> {
     }
 }
 
-// An `ActorHandle<A>` is archived as its actor id.
+// An `ActorHandle<A>` is archived as its actor id; the value holding it
+// holds its handle object (a ref of the payload).
 
 impl<A: Actor> Archive for ActorHandle<A> {
     type Archived = ArchivedTaskId;
@@ -115,6 +137,7 @@ where
     TaskId: Serialize<S>,
 {
     fn serialize(&self, serializer: &mut S) -> Result<Self::Resolver, S::Error> {
+        crate::refs::note_serialized(handle_object(self.id()));
         self.id().serialize(serializer)
     }
 }

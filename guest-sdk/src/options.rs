@@ -22,6 +22,7 @@ pub struct Options {
     max_memory: Option<u64>,
     timeout_ms: Option<u64>,
     fuel: Option<u64>,
+    detached: bool,
 }
 
 impl Options {
@@ -81,6 +82,16 @@ impl Options {
         self
     }
 
+    /// For an actor (`Class::remote_with`): it lives until it is killed
+    /// ([`kill`](crate::kill)) or its job ends, rather than exit once its
+    /// last [`ActorHandle`](crate::ActorHandle) is dropped (Ray's
+    /// `lifetime="detached"`, within one job). Ignored by remote functions.
+    #[must_use]
+    pub fn detached(mut self) -> Self {
+        self.detached = true;
+        self
+    }
+
     /// The WIT options of a call returning `num_returns` objects.
     pub(crate) fn to_wit(&self, num_returns: u32) -> wit::TaskOptions {
         wit::TaskOptions {
@@ -96,6 +107,7 @@ impl Options {
                 timeout_ms: self.timeout_ms,
                 fuel: self.fuel,
             },
+            detached: self.detached,
         }
     }
 }

@@ -106,10 +106,15 @@ impl Session<'_> {
     }
 
     /// Creates an actor of class `class` of deployed component
-    /// `component`; its constructor runs once its resources are free.
+    /// `component`; its constructor runs once its resources are free. The
+    /// session holds the actor's handle object
+    /// ([`actor_handle_object`](crate::proto::actor_handle_object)):
+    /// [`release`](Self::release) it and the actor exits once its queue is
+    /// empty, unless `options.detached`.
     ///
     /// # Errors
-    /// [`Error::NotDeployed`] for an unknown component.
+    /// [`Error::NotDeployed`] for an unknown component; [`Error::Limit`]
+    /// when the session holds too many objects.
     pub fn create_actor(
         &self,
         component: &str,
@@ -120,9 +125,11 @@ impl Session<'_> {
         let hash = self.node.loaded(component)?.hash.clone();
         let call = self.submission(args, options);
         let id = call.id;
+        let mut holds = self.holds.lock();
         self.node
             .sched
-            .create_actor(Callee::Hash(&hash), call, class.to_string());
+            .create_actor(Callee::Hash(&hash), &mut holds, call, class.to_string())
+            .map_err(|e| Error::Limit(e.to_string()))?;
         Ok(id)
     }
 

@@ -53,6 +53,8 @@ impl WasmExecutor {
             self.run_actor_task(actor, task, dead);
             next = actor.take_next();
         }
+        // Idle now: an actor whose last handle is gone exits.
+        self.sched.exit_if_released(actor);
     }
 
     /// Runs one task of the actor and puts the instance back (or lets the

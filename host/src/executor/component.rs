@@ -19,6 +19,7 @@ use crate::executor::bindings::wray::runtime::{objects, runtime, tasks};
 use crate::executor::bindings::{types, GuestPre};
 use crate::executor::classify::trap_to_task_error;
 use crate::executor::guard::StopWhen;
+use crate::executor::services::DescribeOnly;
 use crate::executor::state::{CurrentTask, TaskState};
 use crate::executor::WasmExecutor;
 
@@ -274,8 +275,10 @@ pub(crate) fn load(
     }))
 }
 
-/// Calls `describe` of `component` in a fresh instance of its own job,
-/// within [`DESCRIBE_TIMEOUT`].
+/// Calls `describe` of `component` in a fresh instance, within
+/// [`DESCRIBE_TIMEOUT`]. The instance belongs to no job: its services
+/// ([`DescribeOnly`]) refuse submissions and keep its objects to itself,
+/// so nothing it does outlives it.
 async fn describe(
     rt: &Arc<WasmExecutor>,
     component: Arc<LoadedComponent>,
@@ -288,6 +291,7 @@ async fn describe(
         timeout: Some(DESCRIBE_TIMEOUT),
         ..rt.sched.config.limits()
     };
+    // An id no job table issued: its store reaches no job of the node.
     let job = wray_control_plane::JobId::random();
     let current = CurrentTask::new(
         TaskId::driver(job),
@@ -297,7 +301,8 @@ async fn describe(
         Default::default(),
         Default::default(),
     );
-    let mut store = rt.new_store(&component, job, current, &[]);
+    let services = Arc::new(DescribeOnly::new(rt.services.clone()));
+    let mut store = rt.new_store_with(services, &component, job, current, &[]);
     let stop = StopWhen::of(store.data());
     let info = async {
         let guest = stop
@@ -314,10 +319,7 @@ async fn describe(
             })
     }
     .await;
-    // Whatever `describe` started (tasks, objects) ends with its job, on
-    // every path.
     drop(store);
-    rt.sched.end_job(job);
     info
 }
 

@@ -174,6 +174,7 @@ impl From<types::TaskOptions> for proto::TaskOptions {
             num_returns: o.num_returns,
             resources: o.resources.into(),
             limits: o.limits.into(),
+            detached: o.detached,
         }
     }
 }

@@ -225,8 +225,8 @@ impl tasks::Host for TaskState {
     ) -> wasmtime::Result<types::ActorId> {
         let call = self.submission(args, options);
         let id = call.id;
-        self.node
-            .create_actor(Callee::Hash(&self.component), call, class);
+        let own = Callee::Hash(&self.component);
+        self.node.create_actor(own, &mut self.holds, call, class)?;
         Ok(id.into())
     }
 
@@ -239,8 +239,9 @@ impl tasks::Host for TaskState {
     ) -> wasmtime::Result<types::ActorId> {
         let call = self.submission(args, options);
         let id = call.id;
+        let callee = Callee::Named(&component);
         self.node
-            .create_actor(Callee::Named(&component), call, class);
+            .create_actor(callee, &mut self.holds, call, class)?;
         Ok(id.into())
     }
 

@@ -19,6 +19,7 @@ use super::classify::trap_to_task_error;
 use super::component::LoadedComponent;
 use super::guard::{arm_limits, rearm_limits, StopWhen};
 use super::reuse::Idle;
+use super::services::Services;
 use super::state::{CurrentTask, TaskState};
 use super::store::TaskStore;
 use super::values::{finish_call, host_bug, payload_refs, system_error, to_payload};
@@ -264,8 +265,21 @@ impl WasmExecutor {
         current: CurrentTask,
         args: &[String],
     ) -> TaskStore {
+        self.new_store_with(self.services.clone(), component, job, current, args)
+    }
+
+    /// As [`new_store`](Self::new_store), the instance reaching the node
+    /// through `services` (describe's refuse submissions).
+    pub(crate) fn new_store_with(
+        self: &Arc<Self>,
+        services: Arc<dyn Services>,
+        component: &LoadedComponent,
+        job: JobId,
+        current: CurrentTask,
+        args: &[String],
+    ) -> TaskStore {
         let state = TaskState::new(
-            self.services.clone(),
+            services,
             self.windows.clone(),
             component.hash.clone(),
             job,

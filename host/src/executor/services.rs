@@ -5,6 +5,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Instant;
 
 use wray_control_plane::{ActorId, ObjectId, TaskId};
@@ -16,6 +17,21 @@ use crate::resources::Allocation;
 use crate::scheduler::blocking::{Blocker, WaitEnd};
 use crate::scheduler::submit::Submission;
 use crate::scheduler::Callee;
+
+/// Why a submission from an instance was refused; the host import traps
+/// with it (the task fails with this message).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Refused {
+    /// The caller holds too many objects to hold the returns.
+    #[error(transparent)]
+    Holds(#[from] TooManyHolds),
+    /// The instance only describes its component ([`DescribeOnly`]).
+    #[error(
+        "`describe` may not submit tasks, create actors or call them: it runs \
+         in no job, only to list the component's exports"
+    )]
+    Describing,
+}
 
 /// A boxed future borrowing from its caller.
 pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -38,21 +54,34 @@ pub(crate) trait Services: Send + Sync {
     /// ids, held by `caller`.
     ///
     /// # Errors
-    /// [`TooManyHolds`] when `caller` cannot hold the returns.
+    /// [`Refused`]: `caller` cannot hold the returns, or this instance may
+    /// not submit.
     fn submit_function(
         &self,
         component: Callee<'_>,
         caller: &mut Holds,
         call: Submission,
         function: String,
-    ) -> Result<Vec<ObjectId>, TooManyHolds>;
-    /// Creates actor `call.id` of class `class` of `component`.
-    fn create_actor(&self, component: Callee<'_>, call: Submission, class: String);
+    ) -> Result<Vec<ObjectId>, Refused>;
+    /// Creates actor `call.id` of class `class` of `component`; `caller`
+    /// holds its handle object.
+    ///
+    /// # Errors
+    /// [`Refused`]: `caller` cannot hold the handle object, or this
+    /// instance may not create actors.
+    fn create_actor(
+        &self,
+        component: Callee<'_>,
+        caller: &mut Holds,
+        call: Submission,
+        class: String,
+    ) -> Result<(), Refused>;
     /// Calls `method` of actor `actor` (`reachable`: the caller may name
     /// it); returns its return ids, held by `caller`.
     ///
     /// # Errors
-    /// [`TooManyHolds`] when `caller` cannot hold the returns.
+    /// [`Refused`]: `caller` cannot hold the returns, or this instance may
+    /// not submit.
     fn call_actor(
         &self,
         caller: &mut Holds,
@@ -60,7 +89,7 @@ pub(crate) trait Services: Send + Sync {
         reachable: bool,
         call: Submission,
         method: String,
-    ) -> Result<Vec<ObjectId>, TooManyHolds>;
+    ) -> Result<Vec<ObjectId>, Refused>;
     /// Cancels `task` (and what it submitted, with `recursive`).
     fn cancel(&self, task: TaskId, force: bool, recursive: bool) -> bool;
     /// Kills actor `actor` on behalf of `by`.
@@ -76,4 +105,89 @@ pub(crate) trait Services: Send + Sync {
     ) -> BoxFuture<'a, WaitEnd>;
     /// Gives `allocation` back to the node.
     fn release_resources(&self, allocation: &Allocation);
+}
+
+/// The services of an instance that only runs `describe` at deploy: it
+/// belongs to no job, so it may not submit, create or call actors
+/// ([`Refused::Describing`]), cancel or kill; its puts and gets reach a
+/// store of its own, dropped with it, so nothing it does reaches the node.
+pub(crate) struct DescribeOnly {
+    node: Arc<dyn Services>,
+    objects: ObjectStore,
+}
+
+impl DescribeOnly {
+    /// Refusing services over `node`'s id, configuration and shutdown.
+    pub(crate) fn new(node: Arc<dyn Services>) -> Self {
+        Self {
+            node,
+            objects: ObjectStore::new(),
+        }
+    }
+}
+
+impl Services for DescribeOnly {
+    fn objects(&self) -> &ObjectStore {
+        &self.objects
+    }
+
+    fn node_id(&self) -> &str {
+        self.node.node_id()
+    }
+
+    fn config(&self) -> &NodeConfig {
+        self.node.config()
+    }
+
+    fn shutdown(&self) -> &CancelToken {
+        self.node.shutdown()
+    }
+
+    fn submit_function(
+        &self,
+        _: Callee<'_>,
+        _: &mut Holds,
+        _: Submission,
+        _: String,
+    ) -> Result<Vec<ObjectId>, Refused> {
+        Err(Refused::Describing)
+    }
+
+    fn create_actor(&self, _: Callee<'_>, _: &mut Holds, _: Submission, _: String) -> Result<(), Refused> {
+        Err(Refused::Describing)
+    }
+
+    fn call_actor(
+        &self,
+        _: &mut Holds,
+        _: ActorId,
+        _: bool,
+        _: Submission,
+        _: String,
+    ) -> Result<Vec<ObjectId>, Refused> {
+        Err(Refused::Describing)
+    }
+
+    fn cancel(&self, _: TaskId, _: bool, _: bool) -> bool {
+        false
+    }
+
+    fn kill_actor(&self, _: ActorId, _: &str) -> bool {
+        false
+    }
+
+    fn wait_sealed<'a>(
+        &'a self,
+        ids: &'a [ObjectId],
+        need: usize,
+        _: Option<Instant>,
+        _: Blocker<'a>,
+    ) -> BoxFuture<'a, WaitEnd> {
+        // Nothing it could wait for is ever made: what it put is sealed
+        // already, and any other id names nothing here.
+        let _ = (ids, need);
+        Box::pin(std::future::ready(WaitEnd::Ready))
+    }
+
+    fn release_resources(&self, _: &Allocation) {}
 }

@@ -159,6 +159,7 @@ impl Node {
         });
         let handle: Arc<dyn Executor> = Arc::new(Handle(exec.clone()));
         sched.connect(Arc::downgrade(&handle));
+        sched.watch_actor_handles();
         Ok(Self {
             sched,
             exec,

@@ -9,8 +9,8 @@ use wray_control_plane::{ActorId, ObjectId, TaskId};
 
 use crate::cancel_token::CancelToken;
 use crate::config::NodeConfig;
-use crate::executor::services::{BoxFuture, Services};
-use crate::objects::{Holds, ObjectStore, TooManyHolds};
+use crate::executor::services::{BoxFuture, Refused, Services};
+use crate::objects::{Holds, ObjectStore};
 use crate::resources::Allocation;
 use crate::scheduler::blocking::{Blocker, WaitEnd};
 use crate::scheduler::submit::Submission;
@@ -42,12 +42,18 @@ impl Services for NodeServices {
         caller: &mut Holds,
         call: Submission,
         function: String,
-    ) -> Result<Vec<ObjectId>, TooManyHolds> {
-        self.0.submit_function(component, caller, call, function)
+    ) -> Result<Vec<ObjectId>, Refused> {
+        Ok(self.0.submit_function(component, caller, call, function)?)
     }
 
-    fn create_actor(&self, component: Callee<'_>, call: Submission, class: String) {
-        self.0.create_actor(component, call, class);
+    fn create_actor(
+        &self,
+        component: Callee<'_>,
+        caller: &mut Holds,
+        call: Submission,
+        class: String,
+    ) -> Result<(), Refused> {
+        Ok(self.0.create_actor(component, caller, call, class)?)
     }
 
     fn call_actor(
@@ -57,8 +63,8 @@ impl Services for NodeServices {
         reachable: bool,
         call: Submission,
         method: String,
-    ) -> Result<Vec<ObjectId>, TooManyHolds> {
-        self.0.call_actor(caller, actor, reachable, call, method)
+    ) -> Result<Vec<ObjectId>, Refused> {
+        Ok(self.0.call_actor(caller, actor, reachable, call, method)?)
     }
 
     fn cancel(&self, task: TaskId, force: bool, recursive: bool) -> bool {
@@ -81,5 +87,42 @@ impl Services for NodeServices {
 
     fn release_resources(&self, allocation: &Allocation) {
         self.0.release_resources(allocation);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use wray_control_plane::{JobId, TaskId};
+
+    use super::*;
+    use crate::executor::services::DescribeOnly;
+    use crate::node::Node;
+    use crate::objects::Object;
+    use crate::proto::TaskOptions;
+    use crate::NodeConfig;
+
+    #[test]
+    fn describe_s_services_refuse_work_and_keep_objects_to_themselves() {
+        let node = Node::start(NodeConfig::default()).unwrap();
+        let services = DescribeOnly::new(node.exec.services.clone());
+        let driver = TaskId::driver(JobId::random());
+        let call = |i| {
+            let id = driver.child(i);
+            Submission::new(driver, id, Vec::new(), TaskOptions::new(), false, services.objects(), |_| true)
+        };
+        let hash: Arc<str> = Arc::from("h");
+        let mut holds = Holds::default();
+        let refused = services.submit_function(Callee::Hash(&hash), &mut holds, call(1), "f".into());
+        assert!(refused.unwrap_err().to_string().contains("`describe` may not submit"));
+        let refused = services.create_actor(Callee::Named("x"), &mut holds, call(2), "C".into());
+        assert!(matches!(refused, Err(Refused::Describing)));
+        assert!(!services.kill_actor(driver, "describe"));
+        // A put lands in describe's own store, never in the node's.
+        let id = driver.put_object(0).unwrap();
+        services.objects().register_pending(id);
+        services.objects().acquire(&id);
+        services.objects().seal(id, Object::empty());
+        assert!(services.objects().exists(&id) && !node.sched.objects.exists(&id));
+        assert_eq!(node.sched.stats().submitted, 0);
     }
 }

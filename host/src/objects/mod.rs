@@ -62,6 +62,18 @@ pub enum Object {
 }
 
 impl Object {
+    /// The empty raw value, made by the host (an actor's handle object).
+    pub fn empty() -> Self {
+        Object::Value {
+            codec: Codec::Raw,
+            data: Data::Inline {
+                bytes: Arc::from(&[][..]),
+                charge: None,
+            },
+            refs: Refs::default(),
+        }
+    }
+
     /// Size of the value in bytes (0 for errors).
     pub fn size(&self) -> usize {
         match self {
@@ -124,6 +136,10 @@ pub struct StoreFull {
 /// Called once when a subscribed object is sealed.
 pub type Waiter = Box<dyn FnOnce() + Send>;
 
+/// Called, outside the store's lock, with each watched object freed (see
+/// [`ObjectStore::watch_free`]).
+pub type FreeHook = Box<dyn Fn(ObjectId) + Send + Sync>;
+
 enum State {
     Pending(Vec<(u64, Waiter)>),
     Sealed(Arc<Object>),
@@ -133,6 +149,8 @@ struct Slot {
     state: State,
     /// Holders: instances, queued tasks, containing objects.
     holders: u32,
+    /// Whether the free hook hears when it is freed.
+    watched: bool,
 }
 
 impl Slot {
@@ -140,6 +158,7 @@ impl Slot {
         Slot {
             state: State::Pending(Vec::new()),
             holders: 0,
+            watched: false,
         }
     }
 }
@@ -164,6 +183,8 @@ struct Slots {
 struct Freed {
     first: Option<Arc<Object>>,
     rest: Vec<Arc<Object>>,
+    /// Watched ids freed, for the free hook.
+    watched: Vec<ObjectId>,
 }
 
 impl Freed {
@@ -183,6 +204,9 @@ impl Slots {
             let Some(slot) = self.map.remove(&id) else {
                 continue;
             };
+            if slot.watched {
+                freed.watched.push(id);
+            }
             if let State::Sealed(object) = slot.state {
                 self.bytes = self.bytes.saturating_sub(object.size());
                 if let Object::Value { refs, .. } = &*object {
@@ -262,6 +286,8 @@ pub struct ObjectStore {
     inline: Arc<Budget>,
     /// Values spilled to files.
     spilled: Arc<Budget>,
+    /// Told when a watched object is freed (set once).
+    free_hook: std::sync::OnceLock<FreeHook>,
 }
 
 impl Default for ObjectStore {
@@ -291,6 +317,39 @@ impl ObjectStore {
             spill_dir,
             inline: Budget::new(limits.inline_bytes),
             spilled: Budget::new(limits.spilled_objects),
+            free_hook: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Sets the hook told of each watched object freed (the scheduler's:
+    /// an actor's handle object freed releases the actor). Only the first
+    /// call sets it.
+    pub fn set_free_hook(&self, hook: FreeHook) {
+        let _ = self.free_hook.set(hook);
+    }
+
+    /// Watches `id` (pending or sealed): the free hook is told when it is
+    /// freed, whyever (its last holder gone, its job ended). False when it
+    /// does not exist.
+    pub fn watch_free(&self, id: &ObjectId) -> bool {
+        match self.slots.lock().map.get_mut(id) {
+            Some(slot) => {
+                slot.watched = true;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Drops `freed` (after the lock), then tells the hook of the watched
+    /// ids in it.
+    fn dispose(&self, mut freed: Freed) {
+        let watched = std::mem::take(&mut freed.watched);
+        drop(freed);
+        if let Some(hook) = self.free_hook.get() {
+            for id in watched {
+                hook(id);
+            }
         }
     }
 
@@ -451,7 +510,7 @@ impl ObjectStore {
             slots.free(*id, &mut freed);
         }
         drop(slots);
-        drop(freed);
+        self.dispose(freed);
     }
 
     /// Seals `id` with `object`, waking its waiters. Returns false, and
@@ -491,7 +550,7 @@ impl ObjectStore {
             }
             waiters
         };
-        drop(freed);
+        self.dispose(freed);
         for (_, waiter) in waiters {
             waiter();
         }
@@ -572,7 +631,7 @@ impl ObjectStore {
             slots.free(*id, &mut freed);
         }
         drop(slots);
-        drop(freed);
+        self.dispose(freed);
         for (_, waiter) in waiters {
             waiter();
         }

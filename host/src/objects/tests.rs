@@ -48,6 +48,44 @@ fn unheld_objects_are_freed_with_what_they_contain() {
 }
 
 #[test]
+fn the_free_hook_hears_each_watched_object_once_however_it_is_freed() {
+    let store = ObjectStore::new();
+    let heard = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let h = heard.clone();
+    store.set_free_hook(Box::new(move |id| h.lock().push(id)));
+    // Watched, held directly, then inside a value: freed with the value.
+    let (watched, outer, plain) = (id(1), id(2), id(3));
+    for i in [watched, outer, plain] {
+        store.register_pending(i);
+        store.acquire(&i);
+    }
+    assert!(store.watch_free(&watched));
+    assert!(!store.watch_free(&id(9)), "no such object");
+    store.seal(watched, Object::empty());
+    store.seal(
+        outer,
+        Object::Value {
+            codec: Codec::Raw,
+            data: Data::inline(b"o"),
+            refs: Refs::from(vec![watched]),
+        },
+    );
+    store.seal(plain, value(b"p"));
+    store.release(&watched);
+    assert!(heard.lock().is_empty(), "the value still holds it");
+    store.release(&plain);
+    store.release(&outer);
+    assert_eq!(*heard.lock(), [watched], "only the watched one, once");
+    // A job's end frees what it watched too.
+    let next = id(4);
+    store.register_pending(next);
+    store.acquire(&next);
+    store.watch_free(&next);
+    store.end_job(JobId(0));
+    assert_eq!(*heard.lock(), [watched, next]);
+}
+
+#[test]
 fn an_object_naming_itself_is_still_freed() {
     let store = ObjectStore::new();
     store.register_pending(id(1));

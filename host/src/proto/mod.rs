@@ -23,7 +23,7 @@ pub use limits::Limits;
 pub use options::{LimitOptions, ResourceOptions, TaskOptions};
 pub use quantity::Quantity;
 pub use request::Request;
-pub use spec::{Arg, Codec, Payload, Target, TaskSpec};
+pub use spec::{actor_handle_object, Arg, Codec, Payload, Target, TaskSpec};
 pub use wray_control_plane::{ActorId, JobId, ObjectId, TaskId};
 
 /// Name of the CPU resource.

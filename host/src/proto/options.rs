@@ -41,6 +41,10 @@ pub struct TaskOptions {
     pub resources: ResourceOptions,
     /// Limits it asks for.
     pub limits: LimitOptions,
+    /// An actor that lives until killed or its job ends, not until its
+    /// last handle is dropped.
+    #[serde(default)]
+    pub detached: bool,
 }
 
 impl TaskOptions {

@@ -40,6 +40,19 @@ pub enum Arg {
     Object(ObjectId),
 }
 
+/// The object that stands for the handles of actor `actor`: whoever holds
+/// a handle holds it (the creator, and each task, value or session the
+/// handle travels in), and the actor exits once it is freed and the
+/// actor's queue is empty, unless it was created detached (Ray frees an
+/// actor when its handles go out of scope). The first return object of
+/// the actor's creation task.
+pub fn actor_handle_object(actor: ActorId) -> ObjectId {
+    ObjectId {
+        task: actor,
+        index: 1,
+    }
+}
+
 impl Arg {
     /// The objects the argument names: the object itself, or the refs
     /// inside the value.

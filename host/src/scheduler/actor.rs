@@ -14,7 +14,9 @@
 //! dies. A trap kills the actor (the instance may be in any state), as does
 //! `kill-actor` and a host bug while a call runs: later calls fail with
 //! `actor-died`, as in Ray, and its resources go back to the node. A method
-//! returning an error value does not kill it.
+//! returning an error value does not kill it. An actor whose handles are
+//! all gone ([`Mailbox::release`]) exits once nothing of it is running or
+//! queued ([`Mailbox::exit_if_released`]), unless it was created detached.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -45,6 +47,8 @@ struct Inner<T> {
     admitted: bool,
     /// The cancel token of the call running now.
     running_cancel: Option<CancelToken>,
+    /// Whether its last handle is gone: it exits once idle.
+    released: bool,
 }
 
 /// One actor of a node: its identity, its queue and its state.
@@ -72,6 +76,7 @@ impl<T: Queued> Mailbox<T> {
                 allocation: None,
                 admitted: false,
                 running_cancel: None,
+                released: false,
             }),
         }
     }
@@ -105,6 +110,26 @@ impl<T: Queued> Mailbox<T> {
         if let Some(token) = &inner.running_cancel {
             token.cancel();
         }
+        Some(inner.allocation.take())
+    }
+
+    /// Notes that the actor's last handle is gone (see
+    /// [`Mailbox::exit_if_released`]).
+    pub fn release(&self) {
+        self.inner.lock().released = true;
+    }
+
+    /// Marks the actor dead of `cause()` if its last handle is gone and
+    /// nothing of it runs or waits in its queue (its constructor
+    /// included), as [`Mailbox::mark_dead`] does; `None` otherwise, or
+    /// when it was dead already. Called whenever it may have become idle:
+    /// on release and after its calls.
+    pub fn exit_if_released(&self, cause: impl FnOnce() -> TaskError) -> Option<Option<Allocation>> {
+        let mut inner = self.inner.lock();
+        if !inner.released || inner.running || !inner.queue.is_empty() || inner.dead.is_some() {
+            return None;
+        }
+        inner.dead = Some(cause());
         Some(inner.allocation.take())
     }
 
@@ -173,5 +198,104 @@ impl<T: Queued> Mailbox<T> {
             task.id,
             format!("actor {} ({}) is dead: {cause}", self.id, self.class),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use wray_control_plane::TaskId;
+
+    use super::*;
+
+    /// A queued call whose readiness the test sets.
+    struct Call(AtomicBool);
+
+    impl Queued for Call {
+        fn is_ready(&self) -> bool {
+            self.0.load(Ordering::Acquire)
+        }
+    }
+
+    fn call(ready: bool) -> Arc<Call> {
+        Arc::new(Call(AtomicBool::new(ready)))
+    }
+
+    fn mailbox() -> Mailbox<Call> {
+        let limits = Limits {
+            max_memory: 1 << 20,
+            timeout: None,
+            fuel: None,
+        };
+        Mailbox::new(TaskId::from_parts(1, 2), "C".into(), Arc::from("h"), limits)
+    }
+
+    fn cause(m: &str) -> TaskError {
+        TaskError::new(ErrorKind::ActorDied, "C.kill", TaskId::from_parts(1, 2), m)
+    }
+
+    #[test]
+    fn calls_run_one_at_a_time_in_order_and_a_pending_head_blocks_the_rest() {
+        let m = mailbox();
+        let (a, b, c) = (call(true), call(false), call(true));
+        for t in [&a, &b, &c] {
+            m.enqueue(t.clone());
+        }
+        assert!(m.take_next().is_none(), "the constructor waits for resources");
+        m.admit(Allocation::default());
+        let (first, dead) = m.take_next().unwrap();
+        assert!(Arc::ptr_eq(&first, &a) && dead.is_none());
+        assert!(m.take_next().is_none(), "one call at a time");
+        assert_eq!(m.end_call(false, Some(7), |_| {}), None, "kept");
+        assert!(m.take_next().is_none(), "b's arguments are pending: c waits");
+        b.0.store(true, Ordering::Release);
+        assert!(Arc::ptr_eq(&m.take_next().unwrap().0, &b));
+        m.end_call(false, None::<u8>, |_| {});
+        assert!(Arc::ptr_eq(&m.take_next().unwrap().0, &c));
+    }
+
+    #[test]
+    fn a_dead_actor_gives_its_resources_back_once_and_refuses_its_instance() {
+        let m = mailbox();
+        m.enqueue(call(true));
+        m.admit(Allocation::default());
+        m.take_next().unwrap();
+        let token = CancelToken::new();
+        m.starting(&token);
+        assert_eq!(m.mark_dead(cause("killed")), Some(Some(Allocation::default())));
+        assert!(token.is_cancelled(), "the running call is stopped");
+        assert_eq!(m.mark_dead(cause("again")), None, "dead once");
+        // The instance of the stopped call comes back to the caller to drop.
+        let mut kept = false;
+        assert_eq!(m.end_call(false, Some(1), |_| kept = true), Some(1));
+        assert!(!kept);
+        // Later calls still run, to fail with the cause.
+        m.enqueue(call(true));
+        let (_, dead) = m.take_next().unwrap();
+        assert!(dead.unwrap().message.contains("killed"));
+    }
+
+    #[test]
+    fn a_released_actor_exits_only_when_nothing_runs_or_waits() {
+        let m = mailbox();
+        m.enqueue(call(true)); // the constructor
+        m.release();
+        assert_eq!(m.exit_if_released(|| cause("exit")), None, "queued");
+        m.admit(Allocation::default());
+        m.take_next().unwrap();
+        assert_eq!(m.exit_if_released(|| cause("exit")), None, "running");
+        m.end_call(false, None::<u8>, |_| {});
+        assert!(m.exit_if_released(|| cause("exit")).is_some());
+        assert!(m.dead().unwrap().message.contains("exit"));
+        assert_eq!(m.exit_if_released(|| cause("exit")), None, "dead once");
+    }
+
+    #[test]
+    fn an_actor_with_handles_never_exits_by_itself() {
+        let m = mailbox();
+        m.admit(Allocation::default());
+        assert_eq!(m.exit_if_released(|| cause("exit")), None);
+        assert!(m.dead().is_none());
     }
 }

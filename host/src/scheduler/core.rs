@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 
 use parking_lot::RwLock;
-use wray_control_plane::{ComponentRecord, JobId};
+use wray_control_plane::{ActorId, ComponentRecord, JobId};
 
 use crate::cancel_token::CancelToken;
 use crate::config::NodeConfig;
@@ -117,6 +117,53 @@ impl Scheduler {
         let Some(allocation) = actor.mark_dead(cause) else {
             return false;
         };
+        self.tear_down(actor, allocation);
+        true
+    }
+
+    /// Notes that the last handle of actor `id` is gone: it exits now if
+    /// idle, else after its last queued call.
+    pub(crate) fn actor_released(self: &Arc<Self>, id: ActorId) {
+        if let Some(actor) = self.actors.get(&id) {
+            actor.release();
+            self.exit_if_released(&actor);
+        }
+    }
+
+    /// Ends `actor` if its last handle is gone and it is idle (see
+    /// `Mailbox::exit_if_released`): later calls, made through a copied
+    /// id, fail with `actor-died` saying why.
+    pub(crate) fn exit_if_released(self: &Arc<Self>, actor: &Actor) {
+        let cause = || {
+            TaskError::new(
+                ErrorKind::ActorDied,
+                format!("{}.exit", actor.class),
+                actor.id,
+                "exited: its last handle was dropped (create it with \
+                 Options::new().detached() to keep it)",
+            )
+        };
+        if let Some(allocation) = actor.exit_if_released(cause) {
+            self.tear_down(actor, allocation);
+        }
+    }
+
+    /// Connects the object store's free hook: the handle object of an
+    /// actor freed releases the actor (see
+    /// [`actor_handle_object`](crate::proto::actor_handle_object)).
+    pub(crate) fn watch_actor_handles(self: &Arc<Self>) {
+        let weak = Arc::downgrade(self);
+        self.objects.set_free_hook(Box::new(move |id| {
+            if let Some(sched) = weak.upgrade() {
+                if crate::proto::actor_handle_object(id.task) == id {
+                    sched.actor_released(id.task);
+                }
+            }
+        }));
+    }
+
+    /// Drops a dead actor's instance and gives its resources back.
+    fn tear_down(self: &Arc<Self>, actor: &Actor, allocation: Option<crate::resources::Allocation>) {
         // Outside the actor's lock: tearing the instance down seals the
         // objects it left unsealed, and their waiters may call back into
         // this actor.
@@ -127,7 +174,6 @@ impl Scheduler {
         if let Some(a) = allocation {
             self.release_resources(&a);
         }
-        true
     }
 
     /// Starts the head of `actor`'s queue on the executor if it is ready

@@ -9,9 +9,9 @@ use wray_control_plane::{ActorId, Declared, FunctionRecord, ObjectId, TaskId, MA
 
 use crate::error::{ErrorKind, TaskError};
 use crate::objects::holds::{Holds, TooManyHolds};
-use crate::objects::ObjectStore;
+use crate::objects::{Object, ObjectStore};
 use crate::proto::{
-    Arg, LimitOptions, Limits, Request, ResourceOptions, Target, TaskOptions, TaskSpec,
+    actor_handle_object, Arg, LimitOptions, Limits, Request, ResourceOptions, Target, TaskOptions, TaskSpec,
 };
 use crate::scheduler::core::Scheduler;
 use crate::scheduler::functions::Callee;
@@ -285,9 +285,27 @@ impl Scheduler {
 
     /// Creates actor `call.id` of class `class`: registers it and submits
     /// its constructor as its first task, which starts once the actor's
-    /// resources are free.
-    pub(crate) fn create_actor(self: &Arc<Self>, component: Callee<'_>, call: Submission, class: String) {
+    /// resources are free. `caller` holds the actor's handle object
+    /// ([`actor_handle_object`]): unless the actor is detached, it exits
+    /// once that object is freed and its queue is empty (Ray's actor
+    /// handles going out of scope).
+    ///
+    /// # Errors
+    /// [`TooManyHolds`] when `caller` cannot hold the handle object.
+    pub(crate) fn create_actor(
+        self: &Arc<Self>,
+        component: Callee<'_>,
+        caller: &mut Holds,
+        call: Submission,
+        class: String,
+    ) -> Result<(), TooManyHolds> {
         let id = call.id;
+        let handle = actor_handle_object(id);
+        self.expect_returns(caller, &[handle])?;
+        if !call.options.detached {
+            self.objects.watch_free(&handle);
+        }
+        self.objects.seal(handle, Object::empty());
         let label = qualified(component, &format!("{class}.new"));
         let resolved = self.functions.read().resolve(component);
         let found = resolved.as_ref().and_then(|(r, _)| r.actor_class(&class));
@@ -331,7 +349,7 @@ impl Scheduler {
                 let error = TaskError::new(kind, label, id, message);
                 self.tasks.failed_at_submission(&error);
                 self.actor_died(&actor, error);
-                return;
+                return Ok(());
             }
         };
         let actor = Arc::new(Actor::new(id, class.clone(), hash.clone(), limits));
@@ -348,6 +366,7 @@ impl Scheduler {
             parent: Some(call.parent),
         };
         self.submit(Task::new(spec, Some(actor)));
+        Ok(())
     }
 
     /// Calls `method` on `actor`; returns its return object ids. The call

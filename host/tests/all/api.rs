@@ -89,6 +89,28 @@ fn actors_keep_state_and_run_calls_in_submission_order() {
 }
 
 #[test]
+fn actors_exit_with_their_last_handle_so_a_thousand_do_not_exhaust_the_slots() {
+    // 1,000 actors one after another on a node of 256 instance slots and
+    // 64 live actors: each must exit once its handle is dropped.
+    let node = TestNode::start_with(Setup::default(), |c| c.max_actors = Some(64));
+    let (result, stdout) = node.run("api", &["actor_lifetime"]);
+    assert_eq!(result, Ok(()), "{stdout}");
+    // sum of (i + 1) for i in 0..1000
+    assert_eq!(
+        stdout.lines().collect::<Vec<_>>(),
+        [
+            "short_lived 500500",
+            "pending [1, 2, 3]",
+            "returned 41",
+            "passed 42",
+            "detached 6",
+        ]
+    );
+    let stats = node.node.object_store_stats();
+    assert_eq!(stats.unmatched_releases, 0, "{stats:?}");
+}
+
+#[test]
 fn errors_propagate_unchanged_through_two_dependencies() {
     let out = lines(Setup::default(), "errors");
     assert_eq!(

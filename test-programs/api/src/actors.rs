@@ -93,3 +93,43 @@ pub(crate) fn actors() -> wray::Result<()> {
     println!("handle {}", bump.remote(fresh.clone()).get()?);
     Ok(())
 }
+
+/// Returns a new counter's handle: the value returned holds it, so the
+/// actor outlives this task.
+#[wray::remote]
+pub(crate) fn make_counter(start: i64) -> ActorHandle<Counter> {
+    Counter::remote(start)
+}
+
+/// `actor_lifetime`: actors exit when their last handle is dropped, after
+/// the calls already submitted; detached ones stay; handles in values keep
+/// theirs alive.
+pub(crate) fn actor_lifetime() -> wray::Result<()> {
+    // More short-lived actors than the node has instance slots: each
+    // exits once its handle is dropped, freeing its slot.
+    let mut sum = 0;
+    for i in 0..1000i64 {
+        let c = Counter::remote(i);
+        sum += c.increment().remote().get()?;
+    }
+    println!("short_lived {sum}");
+
+    // Calls submitted before the last handle is dropped still run.
+    let c = Counter::remote(0i64);
+    let pending: Vec<ObjectRef<i64>> = (0..3).map(|_| c.increment().remote()).collect();
+    drop(c);
+    println!("pending {:?}", wray::get_all(&pending)?);
+
+    // A handle returned by a task (inside its value) keeps its actor.
+    let made: ActorHandle<Counter> = make_counter.remote(40i64).get()?;
+    println!("returned {}", made.increment().remote().get()?);
+    // Passed to another task, it is held while that task runs.
+    println!("passed {}", bump.remote(made.clone()).get()?);
+
+    // A detached actor outlives its handles (until killed or its job ends).
+    let d = Counter::remote_with(wray::Options::new().detached(), 5i64);
+    let methods = *d;
+    drop(d);
+    println!("detached {}", methods.increment().remote().get()?);
+    Ok(())
+}

@@ -5,7 +5,7 @@
 //! | --- | --- | --- |
 //! | `put_get`, `wait` | [`objects`] | put/get of many types, get_all, wait, get_timeout |
 //! | `num_returns`, `chain`, `nested` | [`tasks`] | several returns, dependencies, refs in values, nested tasks |
-//! | `actors` | [`actors`] | actor state, parallel actors, call order, handles passed to tasks |
+//! | `actors`, `actor_lifetime` | [`actors`] | actor state, parallel actors, call order, handles passed to tasks; actors exit when their last handle is dropped, unless detached |
 //! | `errors`, `trap`, `panic`, `oom`, `spin`, `actor_panic` | [`failures`] | every way a task can fail |
 //! | `refs`, `spill` | [`refs`] | refs inside returned values, objects freed when unreferenced, spilling |
 //! | `zero_copy`, `window_leak`, `hold_mapped` | [`zero_copy`] | objects mapped into guests, private writes, no leak into later instances |
@@ -36,6 +36,7 @@ fn main(args: Vec<String>) -> Result<(), String> {
         "chain" => tasks::chain(),
         "nested" => tasks::nested(),
         "actors" => actors::actors(),
+        "actor_lifetime" => actors::actor_lifetime(),
         "errors" => failures::errors(),
         "trap" => failures::trap(),
         "panic" => failures::panic(),
@@ -78,6 +79,7 @@ wray::export! {
         tasks::inc,
         tasks::sum_refs,
         tasks::sub_experiment,
+        actors::make_counter,
         tasks::run_experiment,
         tasks::fib,
         actors::sleep_then,

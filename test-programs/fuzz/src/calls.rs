@@ -138,6 +138,7 @@ impl State {
             Vec::new()
         };
         wit::TaskOptions {
+            detached: self.rng.one_in(2),
             num_returns: self.rng.count(),
             resources: wit::ResourceRequest {
                 num_cpus: self.rng.quantity(),

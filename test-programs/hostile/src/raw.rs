@@ -82,6 +82,7 @@ pub(crate) fn kind<T>(r: &Result<T, wit::TaskError>) -> String {
 /// Options with `n` returns, nothing else set.
 pub(crate) fn returns(n: u32) -> wit::TaskOptions {
     wit::TaskOptions {
+        detached: false,
         num_returns: n,
         resources: wit::ResourceRequest {
             num_cpus: None,
