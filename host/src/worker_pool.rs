@@ -117,6 +117,8 @@ pub struct PoolStats {
     pub peak: usize,
     /// Threads blocked in `get`/`wait` now.
     pub blocked: usize,
+    /// Threads waiting for a job now.
+    pub idle: usize,
     /// The CPU slots: threads not blocked are never more.
     pub cpus: usize,
     /// The most threads the pool may ever run: `cpus` plus the extra
@@ -217,6 +219,7 @@ impl WorkerPool {
             threads: state.threads,
             peak: state.peak,
             blocked: state.blocked,
+            idle: state.idle,
             cpus: self.shared.cpus,
             max_threads: self.shared.cpus + self.shared.max_blocked,
         }
@@ -494,13 +497,14 @@ mod tests {
             let tx = tx.clone();
             pool.spawn(move || tx.send(i).unwrap());
             rx.recv_timeout(Duration::from_secs(5)).unwrap();
-            std::thread::sleep(Duration::from_millis(1));
+            // Until the thread is back waiting (a state, not a delay).
+            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            while pool.stats().idle == 0 {
+                assert!(std::time::Instant::now() < deadline, "the worker never went idle");
+                std::thread::yield_now();
+            }
         }
-        assert!(
-            pool.threads() <= 2,
-            "{} threads for sequential jobs",
-            pool.threads()
-        );
+        assert_eq!(pool.threads(), 1, "one thread ran 100 jobs in turn");
     }
 
     #[test]

@@ -45,6 +45,13 @@ impl GuestBytes {
         }
     }
 
+    /// The bytes at host address `addr`, `offset` bytes into a memory
+    /// (tests of windows, with no instance).
+    #[cfg(test)]
+    pub(crate) fn for_test(addr: usize, offset: usize, len: usize) -> Self {
+        Self { addr, offset, len }
+    }
+
     /// Host address of the first byte.
     pub fn addr(&self) -> usize {
         self.addr

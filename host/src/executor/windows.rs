@@ -318,3 +318,106 @@ impl Windows {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+
+    use super::*;
+
+    /// `pages` pages of anonymous memory standing in for linear memory,
+    /// unmapped on drop.
+    struct Memory {
+        base: usize,
+        len: usize,
+    }
+
+    impl Memory {
+        fn new(pages: usize) -> Self {
+            let len = pages * PAGE;
+            let prot = libc::PROT_READ | libc::PROT_WRITE;
+            let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS;
+            // SAFETY: a fresh anonymous mapping, owned by this value.
+            let p = unsafe { libc::mmap(std::ptr::null_mut(), len, prot, flags, -1, 0) };
+            assert_ne!(p, libc::MAP_FAILED);
+            Memory {
+                base: p as usize,
+                len,
+            }
+        }
+
+        /// `len` bytes at `offset` of it, as a guest's list.
+        fn list(&self, offset: usize, len: usize) -> GuestBytes {
+            GuestBytes::for_test(self.base + offset, offset, len)
+        }
+
+        fn byte(&self, offset: usize) -> u8 {
+            // SAFETY: inside the mapping, which lives as long as `self`.
+            unsafe { *((self.base + offset) as *const u8) }
+        }
+    }
+
+    impl Drop for Memory {
+        fn drop(&mut self) {
+            // SAFETY: the mapping made in `new`.
+            unsafe { libc::munmap(self.base as *mut libc::c_void, self.len) };
+        }
+    }
+
+    #[test]
+    fn a_window_is_refused_below_the_module_data_misaligned_or_too_small() {
+        let memory = Memory::new(8);
+        let (windows, budget) = (Windows::default(), Budget::new(16));
+        let initial = 2 * PAGE;
+        let admit = |offset, len, need| windows.admit(initial, &budget, memory.list(offset, len), need, PAGE);
+        let err = admit(PAGE, PAGE, 1).unwrap_err();
+        assert!(err.contains("may not lie below offset 8192"), "{err}");
+        let err = admit(2 * PAGE + 1, PAGE, 1).unwrap_err();
+        assert!(err.contains("not aligned"), "{err}");
+        let err = admit(2 * PAGE, PAGE, PAGE as u64 + 1).unwrap_err();
+        assert!(err.contains("too small"), "{err}");
+        // A fit takes whole pages, only as many as the object needs.
+        let w = admit(2 * PAGE, 4 * PAGE, PAGE as u64 + 1).unwrap();
+        assert_eq!((w.addr(), w.len()), (memory.base + 2 * PAGE, 2 * PAGE));
+        assert_eq!(budget.used(), 1);
+    }
+
+    #[test]
+    fn the_node_budget_bounds_windows_and_a_window_mapped_over_others_frees_theirs() {
+        let memory = Memory::new(8);
+        let (mut windows, budget) = (Windows::default(), Budget::new(2));
+        let object = Arc::new(Object::empty());
+        for page in 0..2 {
+            let w = windows.admit(0, &budget, memory.list(page * PAGE, PAGE), 1, PAGE).unwrap();
+            windows.add_reading(w, object.clone());
+        }
+        let err = windows.admit(0, &budget, memory.list(4 * PAGE, PAGE), 1, PAGE).unwrap_err();
+        assert!(err.contains("the node has 2 windows mapped"), "{err}");
+        // One window over both: they are replaced, their places come back.
+        let over = memory.list(0, 2 * PAGE);
+        let budget_wide = Budget::new(1);
+        let w = windows.admit(0, &budget_wide, over, 2 * PAGE as u64, PAGE).unwrap();
+        windows.replaced_by(&w);
+        assert_eq!(budget.used(), 0);
+        assert_eq!(Arc::strong_count(&object), 1, "no longer pinned");
+    }
+
+    #[test]
+    fn a_mapped_file_is_read_through_the_window_and_zero_pages_come_back() {
+        let memory = Memory::new(4);
+        let mut file = tempfile::tempfile().unwrap();
+        file.write_all(&[7u8; PAGE]).unwrap();
+        let (mut windows, budget) = (Windows::default(), Budget::new(4));
+        let w = windows.admit(0, &budget, memory.list(PAGE, PAGE), PAGE as u64, PAGE).unwrap();
+        // SAFETY: the window lies in `memory`, which nothing borrows.
+        unsafe { map_file(w.addr(), w.len(), file.as_raw_fd(), 0, false) }.unwrap();
+        assert_eq!((memory.byte(PAGE), memory.byte(2 * PAGE - 1)), (7, 7));
+        assert_eq!(memory.byte(0), 0, "outside the window");
+        windows.add_reading(w, Arc::new(Object::empty()));
+        assert!(windows.unmap_all().is_empty(), "nothing was being made");
+        assert_eq!(memory.byte(PAGE), 0, "zero pages again");
+        assert!(!windows.is_tainted());
+        assert_eq!(budget.used(), 0);
+    }
+}

@@ -242,3 +242,133 @@ impl Scheduler {
         resume.rx = None;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::time::Duration;
+
+    use wray_control_plane::{JobId, TaskId};
+
+    use super::*;
+    use crate::config::NodeConfig;
+    use crate::objects::{Object, ObjectStore};
+    use crate::proto::Request;
+    use crate::resources::{NodeResources, ResourceTotals};
+    use crate::scheduler::queue::ResourcePool;
+
+    /// A scheduler of one CPU, with no executor.
+    fn scheduler() -> Arc<Scheduler> {
+        let pool = ResourcePool::new(NodeResources::new(&ResourceTotals {
+            cpu_ids: vec![0],
+            gpus: Vec::new(),
+            memory: 0,
+            custom: BTreeMap::new(),
+        }));
+        let objects = Arc::new(ObjectStore::new());
+        Arc::new(Scheduler::new(NodeConfig::default(), "n".into(), objects, pool, None))
+    }
+
+    fn ids(n: u32) -> Vec<ObjectId> {
+        let driver = TaskId::driver(JobId(1));
+        (0..n).map(|i| driver.return_object(i).unwrap()).collect()
+    }
+
+    fn pending(s: &Scheduler, ids: &[ObjectId]) {
+        for id in ids {
+            s.objects.register_pending(*id);
+            s.objects.acquire(id);
+        }
+    }
+
+    fn free_cpus(s: &Scheduler) -> f64 {
+        s.pool.resources().1.get("CPU").copied().unwrap_or(0.0)
+    }
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap()
+    }
+
+    /// Polls `fut` once: `None` while it is still waiting.
+    async fn poll_once<F: std::future::Future>(fut: std::pin::Pin<&mut F>) -> Option<F::Output> {
+        tokio::time::timeout(Duration::ZERO, fut).await.ok()
+    }
+
+    #[test]
+    fn a_wait_ends_when_enough_are_sealed_and_unknown_ids_count_as_sealed() {
+        let s = scheduler();
+        let ids = ids(3);
+        pending(&s, &ids);
+        runtime().block_on(async {
+            let none = Blocker { entry: None, allocation: None };
+            let mut wait = std::pin::pin!(s.wait_sealed(&ids, 2, None, none));
+            assert_eq!(poll_once(wait.as_mut()).await, None);
+            s.objects.seal(ids[2], Object::empty());
+            assert_eq!(poll_once(wait.as_mut()).await, None, "one of two");
+            s.objects.seal(ids[0], Object::empty());
+            assert_eq!(wait.await, WaitEnd::Ready);
+            // An id that names nothing is not waited for.
+            let unknown = [TaskId::driver(JobId(9)).return_object(0).unwrap()];
+            let none = Blocker { entry: None, allocation: None };
+            assert_eq!(s.wait_sealed(&unknown, 1, None, none).await, WaitEnd::Ready);
+        });
+    }
+
+    #[test]
+    fn a_poll_looks_without_waiting() {
+        let s = scheduler();
+        let ids = ids(2);
+        pending(&s, &ids);
+        s.objects.seal(ids[0], Object::empty());
+        runtime().block_on(async {
+            let now = Some(Instant::now());
+            let b = || Blocker { entry: None, allocation: None };
+            assert_eq!(s.wait_sealed(&ids, 1, now, b()).await, WaitEnd::Ready);
+            assert_eq!(s.wait_sealed(&ids, 2, now, b()).await, WaitEnd::TimedOut);
+        });
+    }
+
+    #[test]
+    fn a_blocked_task_lends_its_cpu_and_takes_it_back() {
+        let s = scheduler();
+        let ids = ids(1);
+        pending(&s, &ids);
+        let mut allocation = s.pool.push_ready(crate::scheduler::queue::test_task(1), Request::one_cpu())
+            .remove(0)
+            .allocation;
+        assert_eq!(free_cpus(&s), 0.0);
+        runtime().block_on(async {
+            let blocker = Blocker { entry: None, allocation: Some(&mut allocation) };
+            let mut wait = std::pin::pin!(s.wait_sealed(&ids, 1, None, blocker));
+            assert_eq!(poll_once(wait.as_mut()).await, None);
+            assert_eq!(free_cpus(&s), 1.0, "lent while blocked");
+            s.objects.seal(ids[0], Object::empty());
+            assert_eq!(wait.await, WaitEnd::Ready);
+        });
+        assert_eq!(free_cpus(&s), 0.0, "taken back");
+        assert_eq!(allocation.cpu.len(), 1);
+    }
+
+    #[test]
+    fn a_dropped_wait_leaves_no_waiter_and_its_cpu_with_the_node() {
+        let s = scheduler();
+        let ids = ids(1);
+        pending(&s, &ids);
+        let mut allocation = s.pool.push_ready(crate::scheduler::queue::test_task(1), Request::one_cpu())
+            .remove(0)
+            .allocation;
+        runtime().block_on(async {
+            let blocker = Blocker { entry: None, allocation: Some(&mut allocation) };
+            let mut wait = Box::pin(s.wait_sealed(&ids, 1, None, blocker));
+            assert_eq!(poll_once(wait.as_mut()).await, None);
+            drop(wait); // the task was cancelled mid-wait
+        });
+        assert_eq!(free_cpus(&s), 1.0);
+        assert!(allocation.cpu.is_empty(), "the CPU stays with the node");
+        // Sealing later wakes no one (the waiter was taken back).
+        assert!(s.objects.seal(ids[0], Object::empty()));
+    }
+}

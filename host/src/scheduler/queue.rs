@@ -219,3 +219,129 @@ impl ResourcePool {
         start
     }
 }
+
+/// A queued function task numbered `n`, for tests.
+#[cfg(test)]
+pub(crate) fn test_task(n: u64) -> Arc<PendingTask> {
+    use crate::proto::{Limits, Target, TaskSpec};
+    PendingTask::new(crate::scheduler::task::Task::new(
+        TaskSpec {
+            id: wray_control_plane::TaskId::from_parts(1, n),
+            target: Target::Function { name: "f".into() },
+            label: "f".into(),
+            component: Arc::from("h"),
+            args: Vec::new(),
+            returns: Vec::new(),
+            request: Request::default(),
+            limits: Limits {
+                max_memory: 1 << 20,
+                timeout: None,
+                fuel: None,
+            },
+            parent: None,
+        },
+        None,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::resources::ResourceTotals;
+
+    /// A pool of `cpus` CPUs and one `acc` unit.
+    fn pool(cpus: u32) -> ResourcePool {
+        ResourcePool::new(NodeResources::new(&ResourceTotals {
+            cpu_ids: (0..cpus).collect(),
+            gpus: Vec::new(),
+            memory: 0,
+            custom: BTreeMap::from([("acc".to_string(), Quantity::ONE)]),
+        }))
+    }
+
+    fn task(n: u64) -> Arc<PendingTask> {
+        test_task(n)
+    }
+
+    fn acc() -> Request {
+        Request {
+            custom: BTreeMap::from([("acc".to_string(), Quantity::ONE)]),
+            ..Request::default()
+        }
+    }
+
+    /// The task numbers of `started`, in order.
+    fn numbers(started: &[Start]) -> Vec<u64> {
+        started
+            .iter()
+            .map(|s| s.task.spec.lock().as_ref().unwrap().id.to_parts().1)
+            .collect()
+    }
+
+    #[test]
+    fn a_task_waiting_for_a_scarce_resource_holds_up_no_other_class() {
+        let p = pool(1);
+        let first = p.push_ready(task(1), acc());
+        assert_eq!(numbers(&first), [1]);
+        // 2 waits for `acc`; 3 and 4 need only a CPU and pass it, in order.
+        assert!(p.push_ready(task(2), acc()).is_empty());
+        let cpu = p.push_ready(task(3), Request::one_cpu());
+        assert_eq!(numbers(&cpu), [3]);
+        assert!(p.push_ready(task(4), Request::one_cpu()).is_empty());
+        assert_eq!(p.queued(), 2);
+        // The CPU comes back: 4 starts; `acc` comes back: 2 starts.
+        assert_eq!(numbers(&p.release(&cpu[0].allocation)), [4]);
+        assert_eq!(numbers(&p.release(&first[0].allocation)), [2]);
+        assert_eq!(p.queued(), 0);
+    }
+
+    #[test]
+    fn one_class_starts_first_come_first_served_and_removal_skips_a_task() {
+        let p = pool(1);
+        let running = p.push_ready(task(1), Request::one_cpu());
+        let (t2, t3) = (task(2), task(3));
+        assert!(p.push_ready(t2.clone(), Request::one_cpu()).is_empty());
+        assert!(p.push_ready(t3, Request::one_cpu()).is_empty());
+        assert!(p.remove(&t2), "cancelled while queued");
+        assert!(!p.remove(&t2), "removed once");
+        assert_eq!(numbers(&p.release(&running[0].allocation)), [3]);
+    }
+
+    #[test]
+    fn a_blocked_task_gives_its_cpu_back_and_resumes_before_new_tasks() {
+        let p = pool(1);
+        let mut blocked = p.push_ready(task(1), Request::one_cpu()).remove(0).allocation;
+        // It blocks in `get`: its CPU runs task 2.
+        let (cpu, started) = p.release_cpu(&mut blocked);
+        assert_eq!((cpu, numbers(&started)), (Quantity::ONE, vec![]));
+        let second = p.push_ready(task(2), Request::one_cpu());
+        assert_eq!(numbers(&second), [2]);
+        assert!(p.push_ready(task(3), Request::one_cpu()).is_empty());
+        // Its object exists: it queues for the CPU ahead of task 3.
+        let mut rx = p.reacquire_or_queue(&mut blocked, cpu).expect("no CPU free");
+        assert!(p.release(&second[0].allocation).is_empty(), "the resumer first");
+        let back = rx.try_recv().expect("the CPU went to the resumer");
+        assert_eq!(back.cpu.len(), 1);
+        // Done: task 3 gets the CPU.
+        assert_eq!(numbers(&p.release(&back)), [3]);
+    }
+
+    #[test]
+    fn a_resumer_that_stopped_waiting_gives_everything_back() {
+        let p = pool(1);
+        let blocked = p.push_ready(task(1), acc()).remove(0).allocation;
+        let mut blocked_cpu = p.push_ready(task(2), Request::one_cpu()).remove(0).allocation;
+        let (cpu, _) = p.release_cpu(&mut blocked_cpu);
+        let other = p.push_ready(task(3), Request::one_cpu());
+        let rx = p.reacquire_or_queue(&mut blocked_cpu, cpu).expect("queued");
+        drop(rx); // cancelled while waiting for its CPU
+        assert!(p.push_ready(task(4), acc()).is_empty(), "acc is still held");
+        // Task 3 ends: the dead resumer is skipped, its (empty) allocation
+        // dropped, and the CPU is free again.
+        assert!(p.release(&other[0].allocation).is_empty());
+        assert_eq!(p.resources().1.get("CPU"), Some(&1.0));
+        assert_eq!(numbers(&p.release(&blocked)), [4]);
+    }
+}
