@@ -8,58 +8,9 @@ use crate::ids::TaskId;
 /// A result whose error defaults to [`Error`].
 pub type Result<T, E = Error> = core::result::Result<T, E>;
 
-/// Why a task failed (the WIT `error-kind`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ErrorKind {
-    /// The function returned an error value.
-    Application,
-    /// The guest panicked (the message is the panic message).
-    Panic,
-    /// The guest trapped (unreachable, out-of-bounds access, stack overflow, ...).
-    Trap,
-    /// The guest tried to grow its memory past the task's memory limit.
-    OutOfMemory,
-    /// The task ran past its time limit, or a `get`/`wait` timed out.
-    Timeout,
-    /// A value could not be decoded, or an argument had the wrong shape.
-    InvalidArgument,
-    /// The named function, actor class or method does not exist.
-    NotFound,
-    /// The actor a call was sent to is dead.
-    ActorDied,
-    /// The host failed to run the task (instantiation, resources).
-    System,
-    /// No node can ever satisfy the task's resource request.
-    Infeasible,
-    /// The task was cancelled, or its actor killed.
-    Cancelled,
-}
-
-impl ErrorKind {
-    /// The kind's name in the WIT contract, e.g. `out-of-memory`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorKind::Application => "application",
-            ErrorKind::Panic => "panic",
-            ErrorKind::Trap => "trap",
-            ErrorKind::OutOfMemory => "out-of-memory",
-            ErrorKind::Timeout => "timeout",
-            ErrorKind::InvalidArgument => "invalid-argument",
-            ErrorKind::NotFound => "not-found",
-            ErrorKind::ActorDied => "actor-died",
-            ErrorKind::System => "system",
-            ErrorKind::Infeasible => "infeasible",
-            ErrorKind::Cancelled => "cancelled",
-        }
-    }
-}
-
-impl fmt::Display for ErrorKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+/// Why a task failed: the WIT `error-kind`, defined once for the SDK and
+/// the host (`wray-abi`).
+pub use wray_abi::ErrorKind;
 
 /// A failed task, as returned by [`get`](crate::get) on its result or on
 /// anything that depends on it: the original error travels unchanged through

@@ -28,9 +28,9 @@ use crate::runtime::task_error;
 const WASM_PAGE: usize = 65536;
 
 /// Values at least this large (bytes) are put through a window straight into
-/// the shared-memory store; smaller ones travel inline. Matches the host's
-/// threshold (Ray's 100 KiB).
-pub(crate) const INLINE_MAX: usize = 100 << 10;
+/// the shared-memory store; smaller ones travel inline. The host's
+/// threshold, defined once in `wray-abi`.
+pub(crate) use wray_abi::INLINE_MAX;
 
 thread_local! {
     /// Unmapped windows: (address, length).

@@ -39,9 +39,9 @@ pub use holds::{Holds, TooManyHolds};
 
 /// Values smaller than this (bytes) stay on the host's heap and travel
 /// inline with tasks; larger ones go to the shared-memory arena, from where
-/// guests can map them without a copy. Ray's threshold for inlining small
-/// objects is 100 KiB as well (`max_direct_call_object_size`).
-pub const INLINE_MAX: usize = 100 << 10;
+/// guests can map them without a copy. One definition for the host and the
+/// guest SDK (`wray-abi`, which says where 100 KiB comes from).
+pub use wray_abi::INLINE_MAX;
 
 /// A sealed object: a value or the error of the task that should have made
 /// it.

@@ -48,57 +48,9 @@ pub enum Error {
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// Why a task failed; mirrors the WIT `error-kind`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ErrorKind {
-    /// The function returned an error value.
-    Application,
-    /// The guest panicked.
-    Panic,
-    /// The guest trapped.
-    Trap,
-    /// The guest grew its memory past the task's memory limit.
-    OutOfMemory,
-    /// The task ran past its time limit, or a `get`/`wait` timed out.
-    Timeout,
-    /// A value could not be decoded or an argument had the wrong shape.
-    InvalidArgument,
-    /// The named function, class or method does not exist.
-    NotFound,
-    /// The actor is dead.
-    ActorDied,
-    /// The host failed to run the task.
-    System,
-    /// No node can ever satisfy the task's resource request.
-    Infeasible,
-    /// The task was cancelled, or its actor killed.
-    Cancelled,
-}
-
-impl ErrorKind {
-    /// The WIT name of the kind (`out-of-memory`, ...).
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            ErrorKind::Application => "application",
-            ErrorKind::Panic => "panic",
-            ErrorKind::Trap => "trap",
-            ErrorKind::OutOfMemory => "out-of-memory",
-            ErrorKind::Timeout => "timeout",
-            ErrorKind::InvalidArgument => "invalid-argument",
-            ErrorKind::NotFound => "not-found",
-            ErrorKind::ActorDied => "actor-died",
-            ErrorKind::System => "system",
-            ErrorKind::Infeasible => "infeasible",
-            ErrorKind::Cancelled => "cancelled",
-        }
-    }
-}
-
-impl fmt::Display for ErrorKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+/// Why a task failed: the WIT `error-kind`, defined once for the host
+/// and the guest SDK (`wray-abi`).
+pub use wray_abi::ErrorKind;
 
 /// A failed task: what its error object holds, and what `get` on it (or on
 /// anything depending on it) returns, unchanged.
