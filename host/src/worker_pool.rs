@@ -500,7 +500,10 @@ mod tests {
             // Until the thread is back waiting (a state, not a delay).
             let deadline = std::time::Instant::now() + Duration::from_secs(10);
             while pool.stats().idle == 0 {
-                assert!(std::time::Instant::now() < deadline, "the worker never went idle");
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the worker never went idle"
+                );
                 std::thread::yield_now();
             }
         }

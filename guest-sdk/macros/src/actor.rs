@@ -12,7 +12,7 @@ use quote::{format_ident, quote};
 use syn::{FnArg, Ident, ImplItem, ImplItemFn, Item, ItemImpl, ItemStruct, Type};
 
 use crate::options::{Declared, NAMES};
-use crate::signature::{component_tokens, parse_num_returns, result_ok_type, Params, Returns};
+use crate::signature::{component_tokens, parse_wray_attr, result_ok_type, Params, Returns};
 
 /// Expands `#[wray::actor] item` on a struct or its impl block.
 pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
@@ -100,14 +100,7 @@ fn take_num_returns(f: &mut ImplItemFn) -> syn::Result<usize> {
     let mut keep = Vec::new();
     for attr in f.attrs.drain(..) {
         if attr.path().is_ident("wray") {
-            attr.parse_nested_meta(|meta| {
-                if meta.path.is_ident("num_returns") {
-                    num_returns = parse_num_returns(&meta)?;
-                    Ok(())
-                } else {
-                    Err(meta.error("wray: unknown option; expected `num_returns = N`"))
-                }
-            })?;
+            parse_wray_attr(&attr, &mut num_returns)?;
         } else {
             keep.push(attr);
         }

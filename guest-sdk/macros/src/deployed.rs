@@ -31,7 +31,7 @@ use syn::{braced, Attribute, Ident, LitStr, Signature, Token, Visibility};
 
 use crate::actor::{creators, method_callers, methods_ident, methods_struct, Method};
 use crate::remote::{callers, Caller};
-use crate::signature::{parse_num_returns, Params, Returns};
+use crate::signature::{parse_wray_attr, Params, Returns};
 
 /// The whole input: one or more component modules.
 struct Input(Vec<Component>);
@@ -50,7 +50,7 @@ enum Declaration {
     Function {
         attrs: Vec<Attribute>,
         vis: Visibility,
-        sig: Signature,
+        sig: Box<Signature>,
     },
     /// `#[attrs] vis actor Class { fn new(..); fn m(&mut self, ..) -> T; }`
     Actor {
@@ -88,7 +88,7 @@ impl Parse for Component {
             let attrs = body.call(Attribute::parse_outer)?;
             let vis = body.parse()?;
             if body.peek(Token![fn]) {
-                let sig = signature(&body)?;
+                let sig = Box::new(signature(&body)?);
                 items.push(Declaration::Function { attrs, vis, sig });
                 continue;
             }
@@ -144,14 +144,7 @@ fn read_attrs(attrs: &[Attribute]) -> syn::Result<(Vec<&Attribute>, usize)> {
         if attr.path().is_ident("doc") {
             docs.push(attr);
         } else if attr.path().is_ident("wray") {
-            attr.parse_nested_meta(|meta| {
-                if meta.path.is_ident("num_returns") {
-                    num_returns = parse_num_returns(&meta)?;
-                    Ok(())
-                } else {
-                    Err(meta.error("wray: unknown option; expected `num_returns = N`"))
-                }
-            })?;
+            parse_wray_attr(attr, &mut num_returns)?;
         } else {
             return Err(syn::Error::new_spanned(
                 attr,
@@ -247,12 +240,10 @@ fn actor(
                 returns: Returns::of(&sig.output, num_returns)?,
             }),
             _ if sig.ident == "new" => constructor = Some((member_vis, Params::of(sig)?)),
-            _ => {
-                return Err(syn::Error::new_spanned(
-                    &sig.ident,
-                    "wray: an actor declares `fn new(..);` and methods taking `&self` or `&mut self`",
-                ))
-            }
+            _ => return Err(syn::Error::new_spanned(
+                &sig.ident,
+                "wray: an actor declares `fn new(..);` and methods taking `&self` or `&mut self`",
+            )),
         }
     }
     let Some((new_vis, new_params)) = constructor else {

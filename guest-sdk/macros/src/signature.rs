@@ -228,3 +228,18 @@ pub fn component_tokens(component: Option<&str>) -> TokenStream {
         None => quote! { ::core::option::Option::None },
     }
 }
+
+/// Reads `#[wray(num_returns = N)]` into `num_returns`.
+///
+/// # Errors
+/// Any other option inside `#[wray(..)]`, or a bad `N`.
+pub fn parse_wray_attr(attr: &syn::Attribute, num_returns: &mut usize) -> syn::Result<()> {
+    attr.parse_nested_meta(|meta| {
+        if meta.path.is_ident("num_returns") {
+            *num_returns = parse_num_returns(&meta)?;
+            Ok(())
+        } else {
+            Err(meta.error("wray: unknown option; expected `num_returns = N`"))
+        }
+    })
+}

@@ -187,6 +187,41 @@ impl objects::Host for TaskState {
     }
 }
 
+impl TaskState {
+    /// `submit` (`component` none: this component) and `submit-to`.
+    fn submit_in(
+        &mut self,
+        component: Option<&str>,
+        function: String,
+        args: Vec<types::Arg>,
+        options: types::TaskOptions,
+    ) -> wasmtime::Result<Vec<types::ObjectId>> {
+        let call = self.submission(args, options);
+        let callee = component.map_or(Callee::Hash(&self.component), Callee::Named);
+        let returns = self
+            .node
+            .submit_function(callee, &mut self.holds, call, function)?;
+        Ok(returns.into_iter().map(Into::into).collect())
+    }
+
+    /// `create-actor` (`component` none: this component) and
+    /// `create-actor-of`.
+    fn create_actor_in(
+        &mut self,
+        component: Option<&str>,
+        class: String,
+        args: Vec<types::Arg>,
+        options: types::TaskOptions,
+    ) -> wasmtime::Result<types::ActorId> {
+        let call = self.submission(args, options);
+        let id = call.id;
+        let callee = component.map_or(Callee::Hash(&self.component), Callee::Named);
+        self.node
+            .create_actor(callee, &mut self.holds, call, class)?;
+        Ok(id.into())
+    }
+}
+
 impl tasks::Host for TaskState {
     fn submit(
         &mut self,
@@ -194,12 +229,7 @@ impl tasks::Host for TaskState {
         args: Vec<types::Arg>,
         options: types::TaskOptions,
     ) -> wasmtime::Result<Vec<types::ObjectId>> {
-        let call = self.submission(args, options);
-        let own = Callee::Hash(&self.component);
-        let returns = self
-            .node
-            .submit_function(own, &mut self.holds, call, function)?;
-        Ok(returns.into_iter().map(Into::into).collect())
+        self.submit_in(None, function, args, options)
     }
 
     fn submit_to(
@@ -209,12 +239,7 @@ impl tasks::Host for TaskState {
         args: Vec<types::Arg>,
         options: types::TaskOptions,
     ) -> wasmtime::Result<Vec<types::ObjectId>> {
-        let call = self.submission(args, options);
-        let callee = Callee::Named(&component);
-        let returns = self
-            .node
-            .submit_function(callee, &mut self.holds, call, function)?;
-        Ok(returns.into_iter().map(Into::into).collect())
+        self.submit_in(Some(&component), function, args, options)
     }
 
     fn create_actor(
@@ -223,11 +248,7 @@ impl tasks::Host for TaskState {
         args: Vec<types::Arg>,
         options: types::TaskOptions,
     ) -> wasmtime::Result<types::ActorId> {
-        let call = self.submission(args, options);
-        let id = call.id;
-        let own = Callee::Hash(&self.component);
-        self.node.create_actor(own, &mut self.holds, call, class)?;
-        Ok(id.into())
+        self.create_actor_in(None, class, args, options)
     }
 
     fn create_actor_of(
@@ -237,12 +258,7 @@ impl tasks::Host for TaskState {
         args: Vec<types::Arg>,
         options: types::TaskOptions,
     ) -> wasmtime::Result<types::ActorId> {
-        let call = self.submission(args, options);
-        let id = call.id;
-        let callee = Callee::Named(&component);
-        self.node
-            .create_actor(callee, &mut self.holds, call, class)?;
-        Ok(id.into())
+        self.create_actor_in(Some(&component), class, args, options)
     }
 
     fn call_actor(

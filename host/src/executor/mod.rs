@@ -50,7 +50,6 @@ use wray_control_plane::{ActorId, JobId};
 
 use self::actor::Instance;
 use self::component::LoadedComponent;
-use crate::worker_pool::WorkerPool;
 use self::reuse::InstanceCache;
 use self::services::Services;
 use self::state::TaskState;
@@ -59,6 +58,7 @@ use crate::id_map::IdMap;
 use crate::objects::Budget;
 use crate::resources::{Allocation, Quantity};
 use crate::scheduler::{Executor, PendingTask, Scheduler};
+use crate::worker_pool::WorkerPool;
 
 /// The node's wasmtime executor: it compiles components, makes instances
 /// and runs tasks in them on its worker threads.

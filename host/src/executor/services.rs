@@ -153,7 +153,13 @@ impl Services for DescribeOnly {
         Err(Refused::Describing)
     }
 
-    fn create_actor(&self, _: Callee<'_>, _: &mut Holds, _: Submission, _: String) -> Result<(), Refused> {
+    fn create_actor(
+        &self,
+        _: Callee<'_>,
+        _: &mut Holds,
+        _: Submission,
+        _: String,
+    ) -> Result<(), Refused> {
         Err(Refused::Describing)
     }
 

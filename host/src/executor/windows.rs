@@ -370,7 +370,9 @@ mod tests {
         let memory = Memory::new(8);
         let (windows, budget) = (Windows::default(), Budget::new(16));
         let initial = 2 * PAGE;
-        let admit = |offset, len, need| windows.admit(initial, &budget, memory.list(offset, len), need, PAGE);
+        let admit = |offset, len, need| {
+            windows.admit(initial, &budget, memory.list(offset, len), need, PAGE)
+        };
         let err = admit(PAGE, PAGE, 1).unwrap_err();
         assert!(err.contains("may not lie below offset 8192"), "{err}");
         let err = admit(2 * PAGE + 1, PAGE, 1).unwrap_err();
@@ -389,15 +391,21 @@ mod tests {
         let (mut windows, budget) = (Windows::default(), Budget::new(2));
         let object = Arc::new(Object::empty());
         for page in 0..2 {
-            let w = windows.admit(0, &budget, memory.list(page * PAGE, PAGE), 1, PAGE).unwrap();
+            let w = windows
+                .admit(0, &budget, memory.list(page * PAGE, PAGE), 1, PAGE)
+                .unwrap();
             windows.add_reading(w, object.clone());
         }
-        let err = windows.admit(0, &budget, memory.list(4 * PAGE, PAGE), 1, PAGE).unwrap_err();
+        let err = windows
+            .admit(0, &budget, memory.list(4 * PAGE, PAGE), 1, PAGE)
+            .unwrap_err();
         assert!(err.contains("the node has 2 windows mapped"), "{err}");
         // One window over both: they are replaced, their places come back.
         let over = memory.list(0, 2 * PAGE);
         let budget_wide = Budget::new(1);
-        let w = windows.admit(0, &budget_wide, over, 2 * PAGE as u64, PAGE).unwrap();
+        let w = windows
+            .admit(0, &budget_wide, over, 2 * PAGE as u64, PAGE)
+            .unwrap();
         windows.replaced_by(&w);
         assert_eq!(budget.used(), 0);
         assert_eq!(Arc::strong_count(&object), 1, "no longer pinned");
@@ -409,7 +417,9 @@ mod tests {
         let mut file = tempfile::tempfile().unwrap();
         file.write_all(&[7u8; PAGE]).unwrap();
         let (mut windows, budget) = (Windows::default(), Budget::new(4));
-        let w = windows.admit(0, &budget, memory.list(PAGE, PAGE), PAGE as u64, PAGE).unwrap();
+        let w = windows
+            .admit(0, &budget, memory.list(PAGE, PAGE), PAGE as u64, PAGE)
+            .unwrap();
         // SAFETY: the window lies in `memory`, which nothing borrows.
         unsafe { map_file(w.addr(), w.len(), file.as_raw_fd(), 0, false) }.unwrap();
         assert_eq!((memory.byte(PAGE), memory.byte(2 * PAGE - 1)), (7, 7));

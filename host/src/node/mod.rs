@@ -21,7 +21,6 @@ use crate::config::NodeConfig;
 use crate::error::{Error, Result};
 use crate::executor::component::{self, LoadedComponent};
 use crate::executor::engine::{build_engine, EpochTicker};
-use crate::worker_pool::WorkerPool;
 use crate::executor::{Handle, WasmExecutor};
 use crate::node::driver::DriverOutcome;
 use crate::node::services::NodeServices;
@@ -31,6 +30,7 @@ use crate::objects::{default_spill_limit, ObjectStore, StoreLimits};
 use crate::resources::{node_gpus, pin, GpuInfo, NodeResources, Quantity, ResourceTotals};
 use crate::scheduler::queue::ResourcePool;
 use crate::scheduler::{Executor, Scheduler, StatsSnapshot};
+use crate::worker_pool::WorkerPool;
 
 /// A running node.
 ///

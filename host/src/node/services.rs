@@ -108,12 +108,24 @@ mod tests {
         let driver = TaskId::driver(JobId::random());
         let call = |i| {
             let id = driver.child(i);
-            Submission::new(driver, id, Vec::new(), TaskOptions::new(), false, services.objects(), |_| true)
+            Submission::new(
+                driver,
+                id,
+                Vec::new(),
+                TaskOptions::new(),
+                false,
+                services.objects(),
+                |_| true,
+            )
         };
         let hash: Arc<str> = Arc::from("h");
         let mut holds = Holds::default();
-        let refused = services.submit_function(Callee::Hash(&hash), &mut holds, call(1), "f".into());
-        assert!(refused.unwrap_err().to_string().contains("`describe` may not submit"));
+        let refused =
+            services.submit_function(Callee::Hash(&hash), &mut holds, call(1), "f".into());
+        assert!(refused
+            .unwrap_err()
+            .to_string()
+            .contains("`describe` may not submit"));
         let refused = services.create_actor(Callee::Named("x"), &mut holds, call(2), "C".into());
         assert!(matches!(refused, Err(Refused::Describing)));
         assert!(!services.kill_actor(driver, "describe"));

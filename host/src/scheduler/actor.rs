@@ -124,7 +124,10 @@ impl<T: Queued> Mailbox<T> {
     /// included), as [`Mailbox::mark_dead`] does; `None` otherwise, or
     /// when it was dead already. Called whenever it may have become idle:
     /// on release and after its calls.
-    pub fn exit_if_released(&self, cause: impl FnOnce() -> TaskError) -> Option<Option<Allocation>> {
+    pub fn exit_if_released(
+        &self,
+        cause: impl FnOnce() -> TaskError,
+    ) -> Option<Option<Allocation>> {
         let mut inner = self.inner.lock();
         if !inner.released || inner.running || !inner.queue.is_empty() || inner.dead.is_some() {
             return None;
@@ -242,13 +245,19 @@ mod tests {
         for t in [&a, &b, &c] {
             m.enqueue(t.clone());
         }
-        assert!(m.take_next().is_none(), "the constructor waits for resources");
+        assert!(
+            m.take_next().is_none(),
+            "the constructor waits for resources"
+        );
         m.admit(Allocation::default());
         let (first, dead) = m.take_next().unwrap();
         assert!(Arc::ptr_eq(&first, &a) && dead.is_none());
         assert!(m.take_next().is_none(), "one call at a time");
         assert_eq!(m.end_call(false, Some(7), |_| {}), None, "kept");
-        assert!(m.take_next().is_none(), "b's arguments are pending: c waits");
+        assert!(
+            m.take_next().is_none(),
+            "b's arguments are pending: c waits"
+        );
         b.0.store(true, Ordering::Release);
         assert!(Arc::ptr_eq(&m.take_next().unwrap().0, &b));
         m.end_call(false, None::<u8>, |_| {});
@@ -263,7 +272,10 @@ mod tests {
         m.take_next().unwrap();
         let token = CancelToken::new();
         m.starting(&token);
-        assert_eq!(m.mark_dead(cause("killed")), Some(Some(Allocation::default())));
+        assert_eq!(
+            m.mark_dead(cause("killed")),
+            Some(Some(Allocation::default()))
+        );
         assert!(token.is_cancelled(), "the running call is stopped");
         assert_eq!(m.mark_dead(cause("again")), None, "dead once");
         // The instance of the stopped call comes back to the caller to drop.

@@ -266,7 +266,13 @@ mod tests {
             custom: BTreeMap::new(),
         }));
         let objects = Arc::new(ObjectStore::new());
-        Arc::new(Scheduler::new(NodeConfig::default(), "n".into(), objects, pool, None))
+        Arc::new(Scheduler::new(
+            NodeConfig::default(),
+            "n".into(),
+            objects,
+            pool,
+            None,
+        ))
     }
 
     fn ids(n: u32) -> Vec<ObjectId> {
@@ -283,6 +289,15 @@ mod tests {
 
     fn free_cpus(s: &Scheduler) -> f64 {
         s.pool.resources().1.get("CPU").copied().unwrap_or(0.0)
+    }
+
+    /// The node's one CPU, taken by a task.
+    fn one_cpu(s: &Scheduler) -> Allocation {
+        let task = crate::scheduler::queue::test_task(1);
+        s.pool
+            .push_ready(task, Request::one_cpu())
+            .remove(0)
+            .allocation
     }
 
     fn runtime() -> tokio::runtime::Runtime {
@@ -303,7 +318,10 @@ mod tests {
         let ids = ids(3);
         pending(&s, &ids);
         runtime().block_on(async {
-            let none = Blocker { entry: None, allocation: None };
+            let none = Blocker {
+                entry: None,
+                allocation: None,
+            };
             let mut wait = std::pin::pin!(s.wait_sealed(&ids, 2, None, none));
             assert_eq!(poll_once(wait.as_mut()).await, None);
             s.objects.seal(ids[2], Object::empty());
@@ -312,7 +330,10 @@ mod tests {
             assert_eq!(wait.await, WaitEnd::Ready);
             // An id that names nothing is not waited for.
             let unknown = [TaskId::driver(JobId(9)).return_object(0).unwrap()];
-            let none = Blocker { entry: None, allocation: None };
+            let none = Blocker {
+                entry: None,
+                allocation: None,
+            };
             assert_eq!(s.wait_sealed(&unknown, 1, None, none).await, WaitEnd::Ready);
         });
     }
@@ -325,7 +346,10 @@ mod tests {
         s.objects.seal(ids[0], Object::empty());
         runtime().block_on(async {
             let now = Some(Instant::now());
-            let b = || Blocker { entry: None, allocation: None };
+            let b = || Blocker {
+                entry: None,
+                allocation: None,
+            };
             assert_eq!(s.wait_sealed(&ids, 1, now, b()).await, WaitEnd::Ready);
             assert_eq!(s.wait_sealed(&ids, 2, now, b()).await, WaitEnd::TimedOut);
         });
@@ -336,12 +360,13 @@ mod tests {
         let s = scheduler();
         let ids = ids(1);
         pending(&s, &ids);
-        let mut allocation = s.pool.push_ready(crate::scheduler::queue::test_task(1), Request::one_cpu())
-            .remove(0)
-            .allocation;
+        let mut allocation = one_cpu(&s);
         assert_eq!(free_cpus(&s), 0.0);
         runtime().block_on(async {
-            let blocker = Blocker { entry: None, allocation: Some(&mut allocation) };
+            let blocker = Blocker {
+                entry: None,
+                allocation: Some(&mut allocation),
+            };
             let mut wait = std::pin::pin!(s.wait_sealed(&ids, 1, None, blocker));
             assert_eq!(poll_once(wait.as_mut()).await, None);
             assert_eq!(free_cpus(&s), 1.0, "lent while blocked");
@@ -357,11 +382,12 @@ mod tests {
         let s = scheduler();
         let ids = ids(1);
         pending(&s, &ids);
-        let mut allocation = s.pool.push_ready(crate::scheduler::queue::test_task(1), Request::one_cpu())
-            .remove(0)
-            .allocation;
+        let mut allocation = one_cpu(&s);
         runtime().block_on(async {
-            let blocker = Blocker { entry: None, allocation: Some(&mut allocation) };
+            let blocker = Blocker {
+                entry: None,
+                allocation: Some(&mut allocation),
+            };
             let mut wait = Box::pin(s.wait_sealed(&ids, 1, None, blocker));
             assert_eq!(poll_once(wait.as_mut()).await, None);
             drop(wait); // the task was cancelled mid-wait

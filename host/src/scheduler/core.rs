@@ -163,7 +163,11 @@ impl Scheduler {
     }
 
     /// Drops a dead actor's instance and gives its resources back.
-    fn tear_down(self: &Arc<Self>, actor: &Actor, allocation: Option<crate::resources::Allocation>) {
+    fn tear_down(
+        self: &Arc<Self>,
+        actor: &Actor,
+        allocation: Option<crate::resources::Allocation>,
+    ) {
         // Outside the actor's lock: tearing the instance down seals the
         // objects it left unsealed, and their waiters may call back into
         // this actor.

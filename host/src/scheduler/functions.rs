@@ -76,7 +76,10 @@ mod tests {
         let (r, hash) = f.resolve(Callee::Named("math")).unwrap();
         assert_eq!((&*r.hash, &*hash), ("h2", "h2"));
         assert!(f.by_hash("h1").is_some(), "queued tasks of h1 still run");
-        assert!(f.resolve(Callee::Named("h2")).is_none(), "a hash is not a name");
+        assert!(
+            f.resolve(Callee::Named("h2")).is_none(),
+            "a hash is not a name"
+        );
         assert!(f.resolve(Callee::Named("other")).is_none());
         let own: Arc<str> = Arc::from("h1");
         assert_eq!(f.resolve(Callee::Hash(&own)).unwrap().0.name, "math");

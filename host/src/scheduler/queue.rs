@@ -312,7 +312,10 @@ mod tests {
     #[test]
     fn a_blocked_task_gives_its_cpu_back_and_resumes_before_new_tasks() {
         let p = pool(1);
-        let mut blocked = p.push_ready(task(1), Request::one_cpu()).remove(0).allocation;
+        let mut blocked = p
+            .push_ready(task(1), Request::one_cpu())
+            .remove(0)
+            .allocation;
         // It blocks in `get`: its CPU runs task 2.
         let (cpu, started) = p.release_cpu(&mut blocked);
         assert_eq!((cpu, numbers(&started)), (Quantity::ONE, vec![]));
@@ -320,8 +323,13 @@ mod tests {
         assert_eq!(numbers(&second), [2]);
         assert!(p.push_ready(task(3), Request::one_cpu()).is_empty());
         // Its object exists: it queues for the CPU ahead of task 3.
-        let mut rx = p.reacquire_or_queue(&mut blocked, cpu).expect("no CPU free");
-        assert!(p.release(&second[0].allocation).is_empty(), "the resumer first");
+        let mut rx = p
+            .reacquire_or_queue(&mut blocked, cpu)
+            .expect("no CPU free");
+        assert!(
+            p.release(&second[0].allocation).is_empty(),
+            "the resumer first"
+        );
         let back = rx.try_recv().expect("the CPU went to the resumer");
         assert_eq!(back.cpu.len(), 1);
         // Done: task 3 gets the CPU.
@@ -332,7 +340,10 @@ mod tests {
     fn a_resumer_that_stopped_waiting_gives_everything_back() {
         let p = pool(1);
         let blocked = p.push_ready(task(1), acc()).remove(0).allocation;
-        let mut blocked_cpu = p.push_ready(task(2), Request::one_cpu()).remove(0).allocation;
+        let mut blocked_cpu = p
+            .push_ready(task(2), Request::one_cpu())
+            .remove(0)
+            .allocation;
         let (cpu, _) = p.release_cpu(&mut blocked_cpu);
         let other = p.push_ready(task(3), Request::one_cpu());
         let rx = p.reacquire_or_queue(&mut blocked_cpu, cpu).expect("queued");

@@ -11,7 +11,8 @@ use crate::error::{ErrorKind, TaskError};
 use crate::objects::holds::{Holds, TooManyHolds};
 use crate::objects::{Object, ObjectStore};
 use crate::proto::{
-    actor_handle_object, Arg, LimitOptions, Limits, Request, ResourceOptions, Target, TaskOptions, TaskSpec,
+    actor_handle_object, Arg, LimitOptions, Limits, Request, ResourceOptions, Target, TaskOptions,
+    TaskSpec,
 };
 use crate::scheduler::core::Scheduler;
 use crate::scheduler::functions::Callee;
@@ -311,7 +312,9 @@ impl Scheduler {
         let found = resolved.as_ref().and_then(|(r, _)| r.actor_class(&class));
         // The hash of a component not deployed: never run (the actor dies
         // at once below), so any name does.
-        let hash = resolved.as_ref().map_or_else(|| Arc::from(""), |(_, h)| h.clone());
+        let hash = resolved
+            .as_ref()
+            .map_or_else(|| Arc::from(""), |(_, h)| h.clone());
         // Actors use no CPU unless they ask (Ray's default for running).
         let checked = self.check_and_resolve(
             found,
@@ -339,12 +342,7 @@ impl Scheduler {
         let (request, limits) = match checked {
             Ok(resolved) => resolved,
             Err((kind, message)) => {
-                let actor = Arc::new(Actor::new(
-                    id,
-                    class,
-                    hash.clone(),
-                    self.config.limits(),
-                ));
+                let actor = Arc::new(Actor::new(id, class, hash.clone(), self.config.limits()));
                 self.actors.insert(actor.clone());
                 let error = TaskError::new(kind, label, id, message);
                 self.tasks.failed_at_submission(&error);

@@ -14,7 +14,10 @@ fn a_guest_calls_functions_and_an_actor_of_other_deployed_components() {
     let (result, stdout) = node.run("api", &["deployed"]);
     assert_eq!(result, Ok(()), "{stdout}");
     let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines[..3], ["sub_experiment 42", "run_experiment 95", "counter 16"]);
+    assert_eq!(
+        lines[..3],
+        ["sub_experiment 42", "run_experiment 95", "counter 16"]
+    );
     assert!(
         lines[3].starts_with(
             "missing not-found nested/missing: component `nested` has no remote function `missing`"
@@ -22,13 +25,20 @@ fn a_guest_calls_functions_and_an_actor_of_other_deployed_components() {
         "{stdout}"
     );
     assert!(
-        lines[4].starts_with("absent not-found absent/anything: no component is deployed as `absent`"),
+        lines[4]
+            .starts_with("absent not-found absent/anything: no component is deployed as `absent`"),
         "{stdout}"
     );
     // Every task ran in the caller's job, labelled by its qualified name.
     let labels: Vec<String> = node.node.tasks().into_iter().map(|t| t.function).collect();
-    assert!(labels.iter().any(|l| l == "nested/sub_experiment"), "{labels:?}");
-    assert!(labels.iter().any(|l| l == "counter/Counter.new"), "{labels:?}");
+    assert!(
+        labels.iter().any(|l| l == "nested/sub_experiment"),
+        "{labels:?}"
+    );
+    assert!(
+        labels.iter().any(|l| l == "counter/Counter.new"),
+        "{labels:?}"
+    );
 }
 
 #[test]
@@ -44,8 +54,17 @@ fn a_redeploy_takes_effect_on_the_next_qualified_call() {
     // A session names components the same way.
     let session = node.node.session().unwrap();
     let ids = session
-        .submit("nested", "sub_experiment", Vec::new(), TaskOptions::default())
+        .submit(
+            "nested",
+            "sub_experiment",
+            Vec::new(),
+            TaskOptions::default(),
+        )
         .unwrap();
     let err = session.get_blocking(ids[0], None).unwrap_err();
-    assert!(err.to_string().contains("has no remote function `sub_experiment`"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("has no remote function `sub_experiment`"),
+        "{err}"
+    );
 }

@@ -51,9 +51,7 @@ fn open_files() -> String {
 fn node_fds() -> usize {
     std::fs::read_dir("/proc/self/fd").map_or(0, |d| {
         d.filter_map(|e| e.ok())
-            .filter(|e| {
-                !std::fs::read_link(e.path()).is_ok_and(|t| t.ends_with("pagemap"))
-            })
+            .filter(|e| !std::fs::read_link(e.path()).is_ok_and(|t| t.ends_with("pagemap")))
             .count()
     })
 }

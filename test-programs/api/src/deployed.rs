@@ -50,7 +50,12 @@ pub fn deployed() -> wray::Result<()> {
     ] {
         match r.get() {
             Ok(v) => println!("{case} ok {v}"),
-            Err(err) => println!("{case} {} {}: {}", err.kind(), err.function(), err.message()),
+            Err(err) => println!(
+                "{case} {} {}: {}",
+                err.kind(),
+                err.function(),
+                err.message()
+            ),
         }
     }
     Ok(())
