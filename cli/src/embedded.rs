@@ -14,8 +14,18 @@ use wray_host::{Node, NodeConfig};
 /// a readable wray component.
 pub fn start_with_component(config: NodeConfig, path: &Path) -> anyhow::Result<(Node, String)> {
     let node = Node::start(config)?;
+    let name = deploy(&node, path)?;
+    Ok((node, name))
+}
+
+/// Deploys the component at `path` on `node` under its file stem; returns
+/// that name.
+///
+/// # Errors
+/// The file is not a readable wray component.
+pub fn deploy(node: &Node, path: &Path) -> anyhow::Result<String> {
     let app = node
         .deploy_file(path)
         .with_context(|| format!("deploying {}", path.display()))?;
-    Ok((node, app.name))
+    Ok(app.name)
 }

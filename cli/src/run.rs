@@ -18,6 +18,12 @@ use crate::store_args::{parse_seconds, Seconds, StoreArgs};
 pub struct RunArgs {
     /// The component (.wasm) whose `main` is the driver.
     component: PathBuf,
+    /// Deploy another component beside it, under its file stem
+    /// (`lib.wasm` -> `lib`), so that the driver's tasks can call its
+    /// functions and actors by qualified name (`wray::deployed!`).
+    /// Repeatable.
+    #[arg(long = "with", value_name = "COMPONENT.wasm")]
+    with: Vec<PathBuf>,
     /// CPUs of the node (one-CPU tasks running at once), 1 to 4096;
     /// default: this machine's cores. Fewer pins workers to that many cores.
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=MAX_CPUS as i64))]
@@ -90,6 +96,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     args.store.apply(&mut config);
 
     let (node, app) = embedded::start_with_component(config, &args.component)?;
+    for path in &args.with {
+        embedded::deploy(&node, path)?;
+    }
     let interrupts = Interrupts::watch(node.stop_handle())?;
     let progress = (!args.quiet).then(|| Progress::start(&node));
     let session = Session::start(&node);

@@ -26,6 +26,42 @@ fn run_prints_the_driver_output_and_a_summary() {
 }
 
 #[test]
+fn with_deploys_components_a_driver_calls_by_qualified_name() {
+    let out = wray()
+        .args(["run", "--quiet", "--with"])
+        .arg(component("nested"))
+        .arg("--with")
+        .arg(component("counter"))
+        .arg(component("api"))
+        .args(["--", "deployed"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.starts_with("sub_experiment 42\nrun_experiment 95\ncounter 16\n"),
+        "{stdout}"
+    );
+    // Without them, the qualified calls fail at `get`, naming the component.
+    let out = wray()
+        .args(["run", "--quiet"])
+        .arg(component("api"))
+        .args(["--", "deployed"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("no component is deployed as `nested`"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn a_failing_main_exits_1_with_its_message() {
     let out = wray()
         .args(["run", "--quiet"])

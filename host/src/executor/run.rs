@@ -89,6 +89,9 @@ impl WasmExecutor {
             Some(store)
         };
         let mut holds = rejected.map(|mut store| std::mem::take(&mut store.data_mut().holds));
+        // The slot's next task may start on another thread while this one
+        // tears the instance down.
+        crate::worker_pool::lend_slot();
         self.sched.release_resources(&held);
         self.sched.finish(spec, result);
         if let Some(holds) = &mut holds {

@@ -7,15 +7,19 @@
 //! - `task`: a queued task (`Task`: a `TaskSpec` with what it holds
 //!   on this node) and its dependency count.
 //! - `task_table`: the task table (every task's state, times, error).
-//! - `actor`: actor mailboxes: each actor's ordered queue, resources and
-//!   death; `actor_table`: the live and recently dead actors.
+//! - `actor`: actor mailboxes: each actor's ordered queue, resources,
+//!   death, and exit once its last handle is gone; `actor_table`: the live
+//!   and recently dead actors.
 //! - `dispatch`: submission, dependencies, starting work, sealing
 //!   results; `exec`: the `Executor` interface work starts through.
 //! - `queue`: the node's resources, the ready queue by scheduling class,
 //!   blocked tasks resuming.
 //! - `blocking`: waiting for objects (`get`, `wait`).
-//! - `submit`: checking a submission against the function table and the
-//!   node's totals.
+//! - `functions`: the deployed components by content hash and by name
+//!   (`Callee`: what a submission names, its own component or another's).
+//! - `submit`: checking a submission against the function table;
+//!   `placement`: the placement step (here, or infeasible; forwarding in a
+//!   cluster).
 //! - `cancel`: cancelling tasks and killing actors.
 //!
 //! Submission registers the task's return objects as pending, subscribes to
@@ -33,6 +37,7 @@ pub mod core;
 pub(crate) mod dispatch;
 pub(crate) mod exec;
 pub(crate) mod functions;
+pub(crate) mod placement;
 pub(crate) mod queue;
 pub(crate) mod submit;
 pub(crate) mod task;

@@ -204,12 +204,7 @@ impl Scheduler {
             default,
         )
         .map_err(invalid)?;
-        self.pool.check_feasible(&request).map_err(|m| {
-            (
-                ErrorKind::Infeasible,
-                format!("{m} (node {})", self.node_id),
-            )
-        })?;
+        self.place(&request)?;
         Ok((request, limits))
     }
 

@@ -11,8 +11,9 @@ fn twenty_thousand_tiny_tasks_use_no_more_threads_than_cpus() {
     assert_eq!(result, Ok(()), "{stdout}");
     let stats = node.node.worker_threads();
     // No task blocks (only the driver, which is no worker): the bound is
-    // the CPU slots.
-    assert!(stats.peak >= 1 && stats.peak <= 2, "{stats:?}");
+    // the CPU slots, plus one thread per slot tearing a finished task's
+    // instance down (`worker_pool::lend_slot`).
+    assert!(stats.peak >= 1 && stats.peak <= 2 * 2, "{stats:?}");
     assert_eq!(stats.blocked, 0, "{stats:?}");
 }
 
