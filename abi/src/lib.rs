@@ -92,7 +92,24 @@ impl fmt::Display for ErrorKind {
     }
 }
 
-/// Bytes from which a value is an *large object*: the host's object store
+/// Writes a failed task's error as both sides show it: `task <id>
+/// (<function>) failed: <kind>: <message>` (the host's `TaskError` and the
+/// SDK's `Error` display alike, so a message reads the same in a guest's
+/// log and in `wray errors`).
+///
+/// # Errors
+/// Those of `f`.
+pub fn write_task_error(
+    f: &mut fmt::Formatter<'_>,
+    task: &dyn fmt::Display,
+    function: &str,
+    kind: ErrorKind,
+    message: &str,
+) -> fmt::Result {
+    write!(f, "task {task} ({function}) failed: {kind}: {message}")
+}
+
+/// Bytes from which a value is a *large object*: the host's object store
 /// keeps smaller values on its heap (within an inline budget) and puts
 /// values of this size or more in its shared-memory arena (or a spill
 /// file); a guest SDK `put`s values of this size or more through the

@@ -59,7 +59,9 @@ use crate::bounds::MAX_BLOCKED_WORKERS;
 /// How long an idle worker thread waits for a job before it exits.
 pub const KEEP_ALIVE: Duration = Duration::from_secs(10);
 
-type Job = Box<dyn FnOnce() + Send>;
+/// A queued job, and whether it is light (counted in `State::light` until
+/// it ends or is dropped unrun).
+type Job = (Box<dyn FnOnce() + Send>, bool);
 
 thread_local! {
     /// The pool the current thread works for (`None`: not a worker thread).
@@ -161,15 +163,6 @@ impl Drop for Blocked {
     }
 }
 
-/// One light job, queued or running (see [`WorkerPool::spawn_light`]).
-struct Light(Arc<Shared>);
-
-impl Drop for Light {
-    fn drop(&mut self) {
-        self.0.state.lock().light -= 1;
-    }
-}
-
 impl WorkerPool {
     /// A pool for a node of `cpus` CPU slots (at least one thread) that
     /// lets at most `max_blocked` workers block at once (a node uses
@@ -190,12 +183,7 @@ impl WorkerPool {
     /// idle one, a new one while the pool is under its bound, else the next
     /// one done with its job.
     pub fn spawn(&self, job: impl FnOnce() + Send + 'static) {
-        let mut state = self.shared.state.lock();
-        if state.closed {
-            return; // the node is shutting down: the job is abandoned
-        }
-        state.jobs.push_back(Box::new(job));
-        wake_or_start(&self.shared, state);
+        self.push(Box::new(job), false);
     }
 
     /// Runs `job`, a light one (a task holding less than one whole CPU,
@@ -204,17 +192,19 @@ impl WorkerPool {
     /// the scheduler starts (four half-GPU tasks on a 2-CPU node run
     /// together), within the pool's extra threads (see the module docs).
     pub fn spawn_light(&self, job: impl FnOnce() + Send + 'static) {
+        self.push(Box::new(job), true);
+    }
+
+    /// Queues `job` (light or not) and hands it to a thread.
+    fn push(&self, job: Box<dyn FnOnce() + Send>, light: bool) {
         let mut state = self.shared.state.lock();
         if state.closed {
-            return;
+            return; // the node is shutting down: the job is abandoned
         }
-        state.light += 1;
-        // Counted down when the job ends or is dropped unrun.
-        let light = Light(self.shared.clone());
-        state.jobs.push_back(Box::new(move || {
-            let _light = light;
-            job();
-        }));
+        // Counted down by the worker that ran it (under the lock it takes
+        // anyway), or when the pool drops it unrun.
+        state.light += usize::from(light);
+        state.jobs.push_back((job, light));
         wake_or_start(&self.shared, state);
     }
 
@@ -244,6 +234,7 @@ impl WorkerPool {
         let mut state = self.shared.state.lock();
         state.closed = true;
         let jobs = std::mem::take(&mut state.jobs);
+        state.light -= jobs.iter().filter(|(_, light)| *light).count();
         drop(state);
         // Dropped outside the lock: a job's captures may release things.
         drop(jobs);
@@ -364,7 +355,7 @@ fn work(shared: &Arc<Shared>, name: usize) {
         // the node's resource queue, not the pool, caps what runs at once;
         // an idle thread leaves after `KEEP_ALIVE` (no start-and-exit churn
         // at every wait).
-        if let Some(job) = state.jobs.pop_front() {
+        if let Some((job, light)) = state.jobs.pop_front() {
             drop(state);
             // Jobs catch their own panics (a task's host bug fails that
             // task); one that still escapes must not take the thread count
@@ -373,6 +364,7 @@ fn work(shared: &Arc<Shared>, name: usize) {
                 tracing::error!("a worker job panicked (a bug in wray)");
             }
             state = shared.state.lock();
+            state.light -= usize::from(light);
             if LENT.with(|l| l.replace(false)) {
                 state.lent -= 1;
             }

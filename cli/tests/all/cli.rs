@@ -1,12 +1,6 @@
 //! The `wray` binary: exit codes, summary line, and clear errors.
 
-use std::process::Command;
-
-use crate::support::component;
-
-fn wray() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_wray"))
-}
+use crate::support::{component, success_stdout, wray};
 
 #[test]
 fn run_prints_the_driver_output_and_a_summary() {
@@ -36,12 +30,7 @@ fn with_deploys_components_a_driver_calls_by_qualified_name() {
         .args(["--", "deployed"])
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = success_stdout(&out);
     assert!(
         stdout.starts_with("sub_experiment 42\nrun_experiment 95\ncounter 16\n"),
         "{stdout}"

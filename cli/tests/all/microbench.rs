@@ -2,13 +2,7 @@
 //! missing (timings are reported by `cargo xtask bench`, never asserted
 //! here; the component's cases are tested in `host/tests/all/microbench.rs`).
 
-use std::process::Command;
-
-use crate::support::component;
-
-fn wray() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_wray"))
-}
+use crate::support::{component, success_stdout, wray};
 
 #[test]
 fn the_cli_prints_json_lines_and_the_bare_wasmtime_yardstick() {
@@ -26,12 +20,7 @@ fn the_cli_prints_json_lines_and_the_bare_wasmtime_yardstick() {
         .arg(component("microbench"))
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = success_stdout(&out);
     let lines: Vec<serde_json::Value> = stdout
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
@@ -52,12 +41,7 @@ fn the_cli_prints_json_lines_and_the_bare_wasmtime_yardstick() {
         .env("WRAY_MICROBENCH", component("microbench"))
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = success_stdout(&out);
     assert!(
         stdout.starts_with("bare wasmtime instantiate+call per second "),
         "{stdout}"

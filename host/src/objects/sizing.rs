@@ -35,7 +35,7 @@ pub fn total_memory() -> u64 {
             let line = m.lines().find(|l| l.starts_with("MemTotal:"))?;
             line.split_whitespace().nth(1)?.parse::<u64>().ok()
         })
-        .map_or(2 << 30, |kib| kib * 1024)
+        .map_or(2 << 30, |kib| kib.saturating_mul(1024))
 }
 
 /// `/dev/shm` where it exists, else the temporary directory.

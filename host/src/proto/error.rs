@@ -85,11 +85,7 @@ impl TaskError {
 
 impl fmt::Display for TaskError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "task {} ({}) failed: {}: {}",
-            self.task, self.function, self.kind, self.message
-        )
+        wray_abi::write_task_error(f, &self.task, &self.function, self.kind, &self.message)
     }
 }
 

@@ -40,9 +40,9 @@ fn return_ids(id: TaskId, num_returns: u32) -> (Vec<ObjectId>, Option<(ErrorKind
 
 /// The label of a call of `name` (a function, or `Class.new`): qualified
 /// as `component/name` when the caller named another component.
-fn qualified(callee: Callee<'_>, name: &str) -> String {
+fn qualified(callee: Callee<'_>, name: String) -> String {
     match callee {
-        Callee::Hash(_) => name.to_string(),
+        Callee::Hash(_) => name,
         Callee::Named(component) => format!("{component}/{name}"),
     }
 }
@@ -235,7 +235,7 @@ impl Scheduler {
         self.expect_returns(caller, &returns)?;
         let resolved = self.functions.read().resolve(component);
         let found = resolved.as_ref().and_then(|(r, _)| r.function(&function));
-        let label = qualified(component, &function);
+        let label = qualified(component, function.clone());
         let checked = self.check_and_resolve(
             found,
             || match &resolved {
@@ -302,7 +302,7 @@ impl Scheduler {
             self.objects.watch_free(&handle);
         }
         self.objects.seal(handle, Object::empty());
-        let label = qualified(component, &format!("{class}.new"));
+        let label = qualified(component, format!("{class}.new"));
         let resolved = self.functions.read().resolve(component);
         let found = resolved.as_ref().and_then(|(r, _)| r.actor_class(&class));
         // The hash of a component not deployed: never run (the actor dies

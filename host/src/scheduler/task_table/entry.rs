@@ -177,7 +177,11 @@ impl TaskEntry {
 
     /// Closes profile span `handle` (an unknown handle is ignored).
     pub(crate) fn span_end(&self, handle: u32) {
-        if let Some(s) = self.record.lock().spans.get_mut(handle as usize) {
+        // The handle comes from the guest: any value is only looked up.
+        let Ok(index) = usize::try_from(handle) else {
+            return;
+        };
+        if let Some(s) = self.record.lock().spans.get_mut(index) {
             s.end.get_or_insert_with(Instant::now);
         }
     }

@@ -155,7 +155,7 @@ impl Default for Finished {
 impl Finished {
     /// The snapshot row of `r`.
     pub(super) fn row(&self, r: &FinishedRecord) -> TaskRow {
-        let spans = (r.first_span..r.first_span + u64::from(r.spans))
+        let spans = (r.first_span..r.first_span.saturating_add(u64::from(r.spans)))
             .filter_map(|n| self.spans.get(n))
             .map(|s| SpanRow {
                 name: s.name.to_string(),
