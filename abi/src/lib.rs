@@ -95,7 +95,9 @@ impl fmt::Display for ErrorKind {
 /// Writes a failed task's error as both sides show it: `task <id>
 /// (<function>) failed: <kind>: <message>` (the host's `TaskError` and the
 /// SDK's `Error` display alike, so a message reads the same in a guest's
-/// log and in `wray errors`).
+/// log and in `wray errors`). An error of a `get` call (function `get`: a
+/// timeout, say) reads `get in task <id> failed: ..`, since the task it
+/// was called in has not failed.
 ///
 /// # Errors
 /// Those of `f`.
@@ -106,6 +108,11 @@ pub fn write_task_error(
     kind: ErrorKind,
     message: &str,
 ) -> fmt::Result {
+    if function == "get" {
+        // A `get` that timed out or found nothing: the call failed, in a
+        // task that goes on.
+        return write!(f, "get in task {task} failed: {kind}: {message}");
+    }
     write!(f, "task {task} ({function}) failed: {kind}: {message}")
 }
 

@@ -10,7 +10,8 @@
 //! `wray:runtime` imports are stubs that trap if called. The node's own
 //! linker ([`wray_host::executor::component`]) cannot serve here: it is typed over the
 //! node's task state, which only a running node can build. The export called
-//! is `init`, which the Rust SDK implements as a no-op that calls no import.
+//! is `lifecycle.init`, which the microbench component implements as a
+//! no-op that calls no import.
 //!
 //! A yardstick of the benchmark, not part of a node: it lives here, beside
 //! [`crate::microbenchmark`], and the library stays free of it.
@@ -32,7 +33,8 @@ mod bare {
     });
 }
 
-use bare::GuestPre;
+use bare::exports::wray::runtime::lifecycle::GuestIndices as BareInit;
+use wray_host::executor::bindings::lifecycle::GuestIndices as AsyncInit;
 
 /// A component pre-instantiated on its own engine, ready to be instantiated
 /// and called as bare wasmtime would.
@@ -45,10 +47,12 @@ use bare::GuestPre;
 pub struct BareComponent {
     name: String,
     engine: Engine,
-    pre: GuestPre<BareState>,
+    pre: InstancePre<BareState>,
+    init: BareInit,
     /// The same component linked with WASI's async imports, called with
     /// wasmtime's async API as a node calls it (see [`Self::instantiate_and_init_async`]).
-    async_pre: wray_host::executor::bindings::GuestPre<BareState>,
+    async_pre: InstancePre<BareState>,
+    async_init: AsyncInit,
 }
 
 /// Store data: WASI only.
@@ -72,8 +76,8 @@ impl BareComponent {
     ///
     /// # Errors
     /// [`Error::Engine`] when the engine or the linker cannot be set up;
-    /// [`Error::Component`] when `bytes` is not a component exporting the
-    /// `wray:runtime` world.
+    /// [`Error::Component`] when `bytes` is not a component exporting
+    /// `wray:runtime/lifecycle`.
     pub fn new(config: &NodeConfig, name: &str, bytes: &[u8]) -> Result<Self> {
         let component_error = |reason: String| Error::Component {
             name: name.to_string(),
@@ -88,20 +92,22 @@ impl BareComponent {
             &component,
             wasmtime_wasi::p2::add_to_linker_sync,
         )?;
-        let pre = GuestPre::new(pre).map_err(|e| component_error(format!("{e:#}")))?;
+        let init = BareInit::new(&pre).map_err(|e| component_error(format!("{e:#}")))?;
         let async_pre = instance_pre(
             name,
             &engine,
             &component,
             wasmtime_wasi::p2::add_to_linker_async,
         )?;
-        let async_pre = wray_host::executor::bindings::GuestPre::new(async_pre)
-            .map_err(|e| component_error(format!("{e:#}")))?;
+        let async_init =
+            AsyncInit::new(&async_pre).map_err(|e| component_error(format!("{e:#}")))?;
         Ok(Self {
             name: name.to_string(),
             engine,
             pre,
+            init,
             async_pre,
+            async_init,
         })
     }
 
@@ -115,12 +121,15 @@ impl BareComponent {
     pub fn instantiate_and_init_async(&self, io: &tokio::runtime::Handle) -> Result<()> {
         let mut store = self.fresh_store();
         io.block_on(async {
-            let guest = self
+            let instance = self
                 .async_pre
                 .instantiate_async(&mut store)
                 .await
                 .map_err(|e| self.component_error(format!("instantiate: {e:#}")))?;
-            let init = guest.wray_runtime_app().call_init(&mut store).await;
+            let init = match self.async_init.load(&mut store, &instance) {
+                Ok(part) => part.call_init(&mut store).await,
+                Err(e) => Err(e),
+            };
             self.init_result(init)
         })
     }
@@ -133,11 +142,14 @@ impl BareComponent {
     /// `init` returns an error.
     pub fn instantiate_and_init(&self) -> Result<()> {
         let mut store = self.fresh_store();
-        let guest = self
+        let instance = self
             .pre
             .instantiate(&mut store)
             .map_err(|e| self.component_error(format!("instantiate: {e:#}")))?;
-        let init = guest.wray_runtime_app().call_init(&mut store);
+        let init = self
+            .init
+            .load(&mut store, &instance)
+            .and_then(|part| part.call_init(&mut store));
         self.init_result(init)
     }
 

@@ -5,6 +5,8 @@
 //! component and runs its `main` as the driver; SIGINT or SIGTERM stops it in
 //! order.
 //!
+//! `wray describe app.wasm [--json]` prints what a component exports.
+//!
 //! `wray microbenchmark [--filter S] [--json] [--num-cpus N] [--component PATH] [--scale F]`
 //! runs the cases of `ray microbenchmark` on an embedded node.
 //!
@@ -12,6 +14,7 @@
 //! the latest (or a given) `wray run` published.
 
 mod baseline;
+mod describe;
 mod embedded;
 mod microbenchmark;
 mod progress;
@@ -37,6 +40,9 @@ struct Cli {
 enum Command {
     /// Run a component's `main` as the driver on an embedded single node.
     Run(run::RunArgs),
+    /// Show what a component exports: its parts, functions, actor classes
+    /// and methods, with their parameters' and returns' JSON Schemas.
+    Describe(describe::DescribeArgs),
     /// Run the cases of `ray microbenchmark` (same names, counts and timing).
     Microbenchmark(microbenchmark::MicrobenchmarkArgs),
     /// List the objects of the latest (or a given) `wray run` session: id,
@@ -65,6 +71,9 @@ fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run::run(args),
+        Command::Describe(args) => {
+            describe::describe(args).map(|()| std::process::ExitCode::SUCCESS)
+        }
         Command::Microbenchmark(args) => microbenchmark::run(args),
         Command::Objects(args) => session::objects(args).map(|()| std::process::ExitCode::SUCCESS),
         Command::Status(args) => state_cmds::status(args).map(|()| std::process::ExitCode::SUCCESS),

@@ -60,11 +60,27 @@ pub struct FunctionRecord {
     pub class: Option<String>,
     /// Number of objects each call returns.
     pub num_returns: u32,
-    /// Number of arguments.
+    /// Number of arguments (`params.len()`).
     pub num_args: u32,
+    /// The parameters, with their JSON Schemas.
+    #[serde(default)]
+    pub params: Vec<Param>,
+    /// The JSON Schema of each return object (empty for a constructor).
+    #[serde(default)]
+    pub returns: Vec<String>,
     /// Declared resources and limits (for a class: its actors').
     #[serde(default)]
     pub declared: Declared,
+}
+
+/// One parameter of a function or method.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Param {
+    /// Its name in the guest's source.
+    pub name: String,
+    /// The JSON Schema (draft 2020-12) of its JSON form, as JSON text
+    /// (`{}`: anything).
+    pub schema: String,
 }
 
 /// A deployed component: the function table's row.
@@ -78,6 +94,9 @@ pub struct ComponentRecord {
     pub size: u64,
     /// Whether the component has a driver entry point (`main`).
     pub has_main: bool,
+    /// The SDK that built it (`wray-rust 0.1.0`); empty when unsaid.
+    #[serde(default)]
+    pub sdk: String,
     /// Its remote functions, actor classes and methods.
     pub functions: Vec<FunctionRecord>,
 }
@@ -200,6 +219,7 @@ mod tests {
             hash: content_hash(bytes),
             size: bytes.len() as u64,
             has_main: true,
+            sdk: "wray-rust 0.1.0".into(),
             functions: vec![
                 FunctionRecord {
                     kind: FunctionKind::Function,
@@ -207,6 +227,17 @@ mod tests {
                     class: None,
                     num_returns: 1,
                     num_args: 2,
+                    params: vec![
+                        Param {
+                            name: "a".into(),
+                            schema: r#"{"type":"integer"}"#.into(),
+                        },
+                        Param {
+                            name: "b".into(),
+                            schema: r#"{"type":"integer"}"#.into(),
+                        },
+                    ],
+                    returns: vec![r#"{"type":"integer"}"#.into()],
                     declared: Declared::default(),
                 },
                 FunctionRecord {
@@ -215,6 +246,8 @@ mod tests {
                     class: Some("Counter".into()),
                     num_returns: 1,
                     num_args: 0,
+                    params: Vec::new(),
+                    returns: vec!["{}".into()],
                     declared: Declared {
                         num_gpus: Some(0.5),
                         ..Declared::default()

@@ -23,7 +23,7 @@ pub mod job_table;
 pub use error::{Error, Result};
 pub use function_table::{
     content_hash, ComponentRecord, Declared, EmbeddedFunctionTable, FunctionKind, FunctionRecord,
-    FunctionTable,
+    FunctionTable, Param,
 };
 pub use ids::{ActorId, JobId, ObjectId, TaskId, MAX_PUTS, MAX_RETURNS, PUT_INDEX_BIT};
 pub use job_table::{EmbeddedJobTable, JobRecord, JobTable};

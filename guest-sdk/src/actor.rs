@@ -55,7 +55,7 @@ pub struct ActorHandle<A: Actor> {
 
 /// The object standing for actor `id`'s handles: the first return object
 /// of its creation task (the host's `actor_handle_object`).
-fn handle_object(id: ActorId) -> ObjectId {
+pub(crate) fn handle_object(id: ActorId) -> ObjectId {
     ObjectId { task: id, index: 1 }
 }
 
@@ -159,10 +159,12 @@ where
 pub struct MethodInfo {
     /// The method's name.
     pub name: &'static str,
-    /// Number of arguments, not counting `self`.
-    pub num_args: u32,
     /// Number of return objects.
     pub num_returns: u32,
+    /// Its parameters' names and schemas.
+    pub params: &'static [crate::export::ParamSchema],
+    /// Its return values' schemas.
+    pub returns: &'static [crate::export::SchemaFn],
 }
 
 /// What `#[wray::actor]` on an `impl` block generates: construction and
@@ -171,13 +173,13 @@ pub struct MethodInfo {
 pub trait ActorClass: Actor + Sized {
     /// The class name (the type's name).
     const CLASS: &'static str;
-    /// Number of arguments of the constructor (`new`).
-    const NUM_ARGS: u32;
     /// The remote methods.
     const METHODS: &'static [MethodInfo];
     /// What its attribute declares (resources held for the actor's
     /// lifetime, limits of each call).
     const DECLARED: crate::options::Declared = crate::options::Declared::NONE;
+    /// The constructor's parameters' names and schemas.
+    const PARAMS: &'static [crate::export::ParamSchema];
 
     /// Runs the constructor.
     ///
@@ -195,27 +197,38 @@ pub trait ActorClass: Actor + Sized {
         &mut self,
         method: &str,
         args: Vec<wit::Arg>,
+        codec: wit::Codec,
     ) -> Result<Vec<wit::Payload>, wit::TaskError>;
 }
 
 /// A live actor's state, whatever its class.
 #[doc(hidden)]
 pub trait ActorObject {
-    /// Runs `method` on the state.
+    /// Runs `method` on the state, its results in `codec`.
     ///
     /// # Errors
     ///
     /// As [`ActorClass::dispatch`].
-    fn call(&self, method: &str, args: Vec<wit::Arg>) -> Result<Vec<wit::Payload>, wit::TaskError>;
+    fn call(
+        &self,
+        method: &str,
+        args: Vec<wit::Arg>,
+        codec: wit::Codec,
+    ) -> Result<Vec<wit::Payload>, wit::TaskError>;
 }
 
 /// The state of an actor of class `A`, borrowed mutably for each call.
 struct ActorCell<A>(RefCell<A>);
 
 impl<A: ActorClass> ActorObject for ActorCell<A> {
-    fn call(&self, method: &str, args: Vec<wit::Arg>) -> Result<Vec<wit::Payload>, wit::TaskError> {
+    fn call(
+        &self,
+        method: &str,
+        args: Vec<wit::Arg>,
+        codec: wit::Codec,
+    ) -> Result<Vec<wit::Payload>, wit::TaskError> {
         match self.0.try_borrow_mut() {
-            Ok(mut state) => state.dispatch(method, args),
+            Ok(mut state) => state.dispatch(method, args, codec),
             // The host never overlaps calls; say so rather than panic if it did.
             Err(_) => Err(task_error(
                 ErrorKind::System,

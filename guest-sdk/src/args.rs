@@ -1,8 +1,9 @@
 //! Task arguments: what `.remote(..)` accepts ([`IntoArg`]) and how the
 //! generated code reads them back inside the task ([`ArgReader`]).
 
+use crate::actor::{Actor, ActorHandle};
 use crate::bindings::{objects, types as wit};
-use crate::codec::{from_payload, to_payload, Value};
+use crate::codec::{encode_as, from_payload, Format, Value};
 use crate::error::ErrorKind;
 use crate::object_ref::ObjectRef;
 use crate::runtime::task_error;
@@ -10,25 +11,28 @@ use crate::runtime::task_error;
 /// Something that can be passed where a remote function or actor method takes
 /// a `T`: a `T` itself (passed by value), or an [`ObjectRef<T>`] /
 /// `&ObjectRef<T>` (a dependency the host resolves before the task runs).
-/// A `&str` is accepted where a `String` is expected.
+/// Where the parameter is itself a ref (`ObjectRef<T>` or
+/// `ActorHandle<A>`), a `&` to one passes a copy of it. A `&str` is
+/// accepted where a `String` is expected.
 pub trait IntoArg<T> {
-    /// Converts `self` into a WIT argument.
+    /// Converts `self` into a WIT argument, a value encoded in `format`.
     ///
     /// # Panics
     ///
-    /// When rkyv cannot serialize a value (a bug in the caller).
+    /// When the value cannot be serialized (a bug in the caller: a map
+    /// with non-string keys in JSON, say).
     #[doc(hidden)]
-    fn into_arg(self) -> wit::Arg;
+    fn into_arg(self, format: Format) -> wit::Arg;
 }
 
 impl<T: Value> IntoArg<T> for T {
-    fn into_arg(self) -> wit::Arg {
-        value_arg(&self)
+    fn into_arg(self, format: Format) -> wit::Arg {
+        value_arg(&self, format)
     }
 }
 
 impl<T> IntoArg<T> for ObjectRef<T> {
-    fn into_arg(self) -> wit::Arg {
+    fn into_arg(self, _: Format) -> wit::Arg {
         // Kept alive until the submission has reached the host.
         crate::refs::defer(&[self.id()]);
         wit::Arg::Object(self.id().into())
@@ -36,24 +40,33 @@ impl<T> IntoArg<T> for ObjectRef<T> {
 }
 
 impl<T> IntoArg<T> for &ObjectRef<T> {
-    fn into_arg(self) -> wit::Arg {
+    fn into_arg(self, _: Format) -> wit::Arg {
         wit::Arg::Object(self.id().into())
     }
 }
 
-impl IntoArg<String> for &str {
-    fn into_arg(self) -> wit::Arg {
-        value_arg(&self.to_string())
+impl<T: Value> IntoArg<ObjectRef<T>> for &ObjectRef<T> {
+    fn into_arg(self, format: Format) -> wit::Arg {
+        value_arg(self, format)
     }
 }
 
-fn value_arg<T: Value>(value: &T) -> wit::Arg {
-    match to_payload(value) {
+impl<A: Actor> IntoArg<ActorHandle<A>> for &ActorHandle<A> {
+    fn into_arg(self, format: Format) -> wit::Arg {
+        value_arg(self, format)
+    }
+}
+
+impl IntoArg<String> for &str {
+    fn into_arg(self, format: Format) -> wit::Arg {
+        value_arg(&self.to_string(), format)
+    }
+}
+
+fn value_arg<T: Value>(value: &T, format: Format) -> wit::Arg {
+    match encode_as(value, format.into()) {
         Ok(payload) => wit::Arg::Value(payload),
-        Err(e) => panic!(
-            "wray: could not encode an argument of type {}: {e}",
-            core::any::type_name::<T>()
-        ),
+        Err(e) => panic!("wray: could not encode an argument: {e}"),
     }
 }
 

@@ -1,5 +1,12 @@
 //! How values become payloads and back: rkyv archives behind a 16-byte
-//! header, checked on decode.
+//! header, checked on decode, between Rust guests; JSON (serde) with any
+//! other language, over HTTP, or when the caller asks for it.
+//!
+//! Every payload carries its codec and a reader decodes what it gets: a
+//! Rust guest reads both rkyv and JSON whatever it writes, so a call made
+//! in JSON by a Python driver reaches the same function as one made in
+//! rkyv by a Rust one. The results go back in the codec the caller asked
+//! for (`task-options.result-codec`), rkyv when it said nothing.
 //!
 //! An rkyv payload (codec `rkyv`) is laid out as
 //!
@@ -110,14 +117,18 @@ pub fn archive_of<T>(bytes: &[u8]) -> Result<&[u8], Mismatch> {
 /// A value that can travel between tasks: an argument, a return value or an
 /// object in the store.
 ///
-/// Implemented for every type rkyv can serialize, validate and deserialize:
-/// primitives, `String`, `Vec`, `Option`, tuples, maps, [`ObjectRef`]s,
-/// [`ActorHandle`]s and your own types with
-/// `#[derive(Archive, Serialize, Deserialize)]` (see [`macro@crate::value`]).
+/// Implemented for every type that rkyv can serialize, validate and
+/// deserialize, that serde can serialize and deserialize (its JSON form,
+/// for guests in other languages) and that schemars can describe (its JSON
+/// Schema, reported by `describe`): primitives, `String`, `Vec`, `Option`,
+/// tuples, maps, [`ObjectRef`]s, [`ActorHandle`]s, and your own types with
+/// [`#[wray::value]`](macro@crate::value), which derives all three.
 ///
 /// [`ObjectRef`]: crate::ObjectRef
 /// [`ActorHandle`]: crate::ActorHandle
-pub trait Value: Sized {
+pub trait Value:
+    Sized + serde::Serialize + serde::de::DeserializeOwned + schemars::JsonSchema + 'static
+{
     /// Serializes `self` into an rkyv archive.
     ///
     /// # Errors
@@ -174,6 +185,7 @@ pub trait Value: Sized {
 
 impl<T> Value for T
 where
+    T: serde::Serialize + serde::de::DeserializeOwned + schemars::JsonSchema + 'static,
     T: Archive
         + for<'a> Serialize<HighSerializer<AlignedVec, ArenaHandle<'a>, rancor::Error>>
         + for<'a> Serialize<HighSerializer<Counter, ArenaHandle<'a>, rancor::Error>>
@@ -255,6 +267,26 @@ impl<E> Writer<E> for Counter {
     }
 }
 
+/// The encodings a typed value travels in (the WIT `codec`, less `raw`,
+/// which only `Vec<u8>` is written in, on request).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Format {
+    /// rkyv: the fast path between Rust guests, readable in place.
+    #[default]
+    Rkyv,
+    /// JSON: what guests in other languages and HTTP clients read.
+    Json,
+}
+
+impl From<Format> for Codec {
+    fn from(f: Format) -> Self {
+        match f {
+            Format::Rkyv => Codec::Rkyv,
+            Format::Json => Codec::Json,
+        }
+    }
+}
+
 /// Encodes `value` as an rkyv payload, with the ids of the refs inside it
 /// (kept alive until the host has the payload: see [`crate::refs`]).
 pub(crate) fn to_payload<T: Value>(value: &T) -> Result<Payload, rancor::Error> {
@@ -266,19 +298,71 @@ pub(crate) fn to_payload<T: Value>(value: &T) -> Result<Payload, rancor::Error> 
     })
 }
 
-/// Decodes an rkyv payload; the error is a message naming what went wrong.
+/// Encodes `value` in `codec`: rkyv or JSON for any value, `raw` for a
+/// `Vec<u8>` alone (its bytes, untouched).
+///
+/// # Errors
+/// A message naming the type: the encoder failed, or `raw` was asked of
+/// a type that is not `Vec<u8>`.
+pub(crate) fn encode_as<T: Value>(value: &T, codec: Codec) -> Result<Payload, String> {
+    let name = core::any::type_name::<T>();
+    match codec {
+        Codec::Rkyv => {
+            to_payload(value).map_err(|e| format!("rkyv could not encode `{name}`: {e}"))
+        }
+        Codec::Json => {
+            let (data, ids) = crate::refs::collecting(|| serde_json::to_vec(value));
+            Ok(Payload {
+                codec: Codec::Json,
+                data: data.map_err(|e| format!("could not encode `{name}` as json: {e}"))?,
+                refs: ids.into_iter().map(Into::into).collect(),
+            })
+        }
+        Codec::Raw => match (value as &dyn core::any::Any).downcast_ref::<Vec<u8>>() {
+            Some(bytes) => Ok(Payload {
+                codec: Codec::Raw,
+                data: bytes.clone(),
+                refs: Vec::new(),
+            }),
+            None => Err(format!(
+                "raw results were asked for, but `{name}` is a typed value, not `Vec<u8>` \
+                 (ask for json or rkyv)"
+            )),
+        },
+    }
+}
+
+/// Decodes a payload in whatever codec it came: rkyv, JSON, or (into a
+/// `Vec<u8>` only) raw bytes; the error is a message naming what went
+/// wrong, with both codecs when the payload's cannot hold a `T`.
 pub(crate) fn from_payload<T: Value>(payload: &Payload) -> Result<T, String> {
     match payload.codec {
         Codec::Rkyv => decode_rkyv(&payload.data),
-        Codec::Json => Err(format!(
-            "expected an rkyv payload for {}, got json",
-            core::any::type_name::<T>()
-        )),
-        Codec::Raw => Err(format!(
-            "expected an rkyv payload for {}, got raw bytes",
-            core::any::type_name::<T>()
-        )),
+        Codec::Json => serde_json::from_slice::<T>(&payload.data).map_err(|e| {
+            format!(
+                "could not decode {} bytes of json as `{}`: {e}",
+                payload.data.len(),
+                core::any::type_name::<T>()
+            )
+        }),
+        Codec::Raw => {
+            let bytes: Box<dyn core::any::Any> = Box::new(payload.data.clone());
+            bytes.downcast::<T>().map(|b| *b).map_err(|_| {
+                format!(
+                    "codec mismatch: `{}` is read from rkyv or json, the value is raw bytes \
+                     (only a Vec<u8> reads raw)",
+                    core::any::type_name::<T>()
+                )
+            })
+        }
     }
+}
+
+/// The JSON Schema of `T`'s JSON form, as JSON text (what `describe`
+/// reports for a parameter or return value of type `T`).
+pub fn schema_of<T: schemars::JsonSchema>() -> String {
+    let schema = schemars::SchemaGenerator::default().into_root_schema_for::<T>();
+    serde_json::to_string(&schema).unwrap_or_else(|_| "{}".to_string())
 }
 
 /// Decodes `bytes`, an rkyv payload (header, then archive), as a `T`.
@@ -342,13 +426,45 @@ mod tests {
     }
 
     #[test]
-    fn wrong_codec_is_an_error() {
-        let payload = Payload {
+    fn json_is_read_and_written_and_raw_only_as_bytes() {
+        let json = |text: &str| Payload {
             codec: Codec::Json,
-            data: b"1".to_vec(),
+            data: text.as_bytes().to_vec(),
             refs: Vec::new(),
         };
-        assert!(from_payload::<i64>(&payload).is_err());
+        assert_eq!(from_payload::<i64>(&json("1")), Ok(1));
+        assert_eq!(
+            from_payload::<Vec<String>>(&json(r#"["a","b"]"#)),
+            Ok(vec!["a".to_string(), "b".to_string()])
+        );
+        let err = from_payload::<i64>(&json(r#""one""#)).unwrap_err();
+        assert!(err.contains("json") && err.contains("i64"), "{err}");
+        let encoded = encode_as(&(1u8, "x".to_string()), Codec::Json).expect("json");
+        assert_eq!(encoded.data, br#"[1,"x"]"#);
+        let raw = Payload {
+            codec: Codec::Raw,
+            data: vec![1, 2],
+            refs: Vec::new(),
+        };
+        assert_eq!(from_payload::<Vec<u8>>(&raw), Ok(vec![1, 2]));
+        let err = from_payload::<i64>(&raw).unwrap_err();
+        assert!(
+            err.contains("codec mismatch") && err.contains("raw"),
+            "{err}"
+        );
+        assert_eq!(
+            encode_as(&vec![7u8], Codec::Raw).expect("raw").data,
+            vec![7]
+        );
+        assert!(encode_as(&7i64, Codec::Raw).is_err());
+    }
+
+    #[test]
+    fn schemas_are_json_schema_text() {
+        let schema: serde_json::Value =
+            serde_json::from_str(&schema_of::<Vec<i64>>()).expect("json");
+        assert_eq!(schema["type"], "array");
+        assert_eq!(schema["items"]["type"], "integer");
     }
 
     #[test]

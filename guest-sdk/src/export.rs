@@ -1,16 +1,67 @@
 //! The component's exports: the tables `wray::export!` builds, and the
-//! implementation of the WIT `app` interface over them.
+//! implementation of the WIT parts (`metadata`, `functions`, `actors`,
+//! `lifecycle`, `driver`) over them. `wray::export!` exports only the parts
+//! a component has.
 
 use core::fmt::Display;
 use core::marker::PhantomData;
 
 use crate::actor::{self, ActorClass, ActorObject, MethodInfo};
-use crate::bindings::app;
 use crate::bindings::types as wit;
+use crate::bindings::{actors, driver, functions, lifecycle, metadata};
 use crate::error::ErrorKind;
 use crate::options::Declared;
 use crate::panic;
 use crate::runtime::task_error;
+
+/// The SDK, as `describe` names it.
+const SDK: &str = concat!("wray-rust ", env!("CARGO_PKG_VERSION"));
+
+/// Makes the JSON Schema of one parameter or return value.
+#[doc(hidden)]
+pub type SchemaFn = fn() -> String;
+
+/// One parameter of a remote function or method: its name and schema.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct ParamSchema {
+    /// The parameter's name in the source (`arg{i}` for a pattern).
+    pub name: &'static str,
+    /// Its type's JSON Schema.
+    pub schema: SchemaFn,
+}
+
+/// `describe`'s `params` of `params`.
+pub(crate) fn params_wit(params: &[ParamSchema]) -> Vec<wit::ParamInfo> {
+    params
+        .iter()
+        .map(|p| wit::ParamInfo {
+            name: p.name.to_string(),
+            schema: (p.schema)(),
+        })
+        .collect()
+}
+
+/// `describe`'s `returns` of `returns`.
+pub(crate) fn returns_wit(returns: &[SchemaFn]) -> Vec<String> {
+    returns.iter().map(|f| f()).collect()
+}
+
+/// The mark `wray::export!` puts on each function and actor class it
+/// lists; `#[wray::remote]` and `#[wray::actor]` require it of what they
+/// define, so one left out of the list does not compile.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not listed in `wray::export!`",
+    label = "defined as a remote function or actor class, but not exported",
+    note = "add it to `functions: [..]` or `actors: [..]` of `wray::export!`: a function or class left out would fail every call with not-found"
+)]
+pub trait Exported {}
+
+/// Requires the [`Exported`] mark of `T` (called by no one: the generated
+/// code names it so that the bound is checked).
+#[doc(hidden)]
+pub const fn exported<T: Exported>() {}
 
 /// What `#[wray::remote]` generates for a function: its name, shape and entry
 /// point.
@@ -18,23 +69,26 @@ use crate::runtime::task_error;
 pub trait RemoteFunction {
     /// The function's name.
     const NAME: &'static str;
-    /// Number of arguments.
-    const NUM_ARGS: u32;
     /// Number of return objects.
     const NUM_RETURNS: u32;
     /// What its attribute declares (resources, limits).
     const DECLARED: Declared = Declared::NONE;
+    /// Its parameters' names and schemas.
+    const PARAMS: &'static [ParamSchema];
+    /// Its return values' schemas.
+    const RETURNS: &'static [SchemaFn];
 
-    /// Decodes `args`, runs the function and encodes its results.
+    /// Decodes `args`, runs the function and encodes its results in
+    /// `codec`.
     ///
     /// # Errors
     ///
     /// Bad arguments, or the function's own error.
-    fn invoke(args: Vec<wit::Arg>) -> Result<Vec<wit::Payload>, wit::TaskError>;
+    fn invoke(args: Vec<wit::Arg>, codec: wit::Codec) -> Result<Vec<wit::Payload>, wit::TaskError>;
 }
 
 /// Decodes a task's arguments, runs it and encodes its results.
-type InvokeFn = fn(Vec<wit::Arg>) -> Result<Vec<wit::Payload>, wit::TaskError>;
+type InvokeFn = fn(Vec<wit::Arg>, wit::Codec) -> Result<Vec<wit::Payload>, wit::TaskError>;
 
 /// Runs an actor class's constructor.
 type CreateFn = fn(Vec<wit::Arg>) -> Result<Box<dyn ActorObject>, wit::TaskError>;
@@ -44,9 +98,10 @@ type CreateFn = fn(Vec<wit::Arg>) -> Result<Box<dyn ActorObject>, wit::TaskError
 #[derive(Clone, Copy)]
 pub struct FunctionEntry {
     name: &'static str,
-    num_args: u32,
     num_returns: u32,
     declared: Declared,
+    params: &'static [ParamSchema],
+    returns: &'static [SchemaFn],
     invoke: InvokeFn,
 }
 
@@ -55,9 +110,10 @@ impl FunctionEntry {
     pub const fn of<F: RemoteFunction>() -> Self {
         FunctionEntry {
             name: F::NAME,
-            num_args: F::NUM_ARGS,
             num_returns: F::NUM_RETURNS,
             declared: F::DECLARED,
+            params: F::PARAMS,
+            returns: F::RETURNS,
             invoke: F::invoke,
         }
     }
@@ -68,8 +124,8 @@ impl FunctionEntry {
 #[derive(Clone, Copy)]
 pub struct ActorEntry {
     class: &'static str,
-    num_args: u32,
     declared: Declared,
+    params: &'static [ParamSchema],
     methods: &'static [MethodInfo],
     create: CreateFn,
 }
@@ -79,8 +135,8 @@ impl ActorEntry {
     pub const fn of<A: ActorClass>() -> Self {
         ActorEntry {
             class: A::CLASS,
-            num_args: A::NUM_ARGS,
             declared: A::DECLARED,
+            params: A::PARAMS,
             methods: A::METHODS,
             create: actor::create::<A>,
         }
@@ -134,8 +190,8 @@ impl<E: Display> IntoMainResult for Result<(), E> {
     }
 }
 
-/// The WIT `app` interface implemented over component `C`'s table; the type
-/// `wray::export!` hands to wit-bindgen's export macro.
+/// The WIT parts implemented over component `C`'s table; the type
+/// `wray::export!` hands to the parts' export macros.
 #[doc(hidden)]
 pub struct Exports<C>(PhantomData<fn() -> C>);
 
@@ -146,9 +202,13 @@ pub struct ActorInstance<C> {
     _component: PhantomData<fn() -> C>,
 }
 
-impl<C: Component> app::Guest for Exports<C> {
-    type ActorInstance = ActorInstance<C>;
+/// The codec results go back in: what the caller asked for, rkyv when it
+/// said nothing.
+fn result_codec(asked: Option<wit::Codec>) -> wit::Codec {
+    asked.unwrap_or(wit::Codec::Rkyv)
+}
 
+impl<C: Component> metadata::Guest for Exports<C> {
     fn describe() -> wit::ComponentInfo {
         enter();
         let mut functions = Vec::new();
@@ -158,7 +218,8 @@ impl<C: Component> app::Guest for Exports<C> {
                 name: f.name.to_string(),
                 class: None,
                 num_returns: f.num_returns,
-                num_args: f.num_args,
+                params: params_wit(f.params),
+                returns: returns_wit(f.returns),
                 resources: f.declared.resources_wit(),
                 limits: f.declared.limits_wit(),
                 reuse: f.declared.reuse,
@@ -170,7 +231,8 @@ impl<C: Component> app::Guest for Exports<C> {
                 name: a.class.to_string(),
                 class: Some(a.class.to_string()),
                 num_returns: 1,
-                num_args: a.num_args,
+                params: params_wit(a.params),
+                returns: Vec::new(),
                 resources: a.declared.resources_wit(),
                 limits: a.declared.limits_wit(),
                 reuse: false,
@@ -181,7 +243,8 @@ impl<C: Component> app::Guest for Exports<C> {
                     name: m.name.to_string(),
                     class: Some(a.class.to_string()),
                     num_returns: m.num_returns,
-                    num_args: m.num_args,
+                    params: params_wit(m.params),
+                    returns: returns_wit(m.returns),
                     resources: Declared::NONE.resources_wit(),
                     limits: Declared::NONE.limits_wit(),
                     reuse: false,
@@ -190,14 +253,20 @@ impl<C: Component> app::Guest for Exports<C> {
         }
         wit::ComponentInfo {
             functions,
-            has_main: C::MAIN.is_some(),
+            sdk: SDK.to_string(),
         }
     }
+}
 
-    fn invoke(name: String, args: Vec<wit::Arg>) -> Result<Vec<wit::Payload>, wit::TaskError> {
+impl<C: Component> functions::Guest for Exports<C> {
+    fn invoke(
+        name: String,
+        args: Vec<wit::Arg>,
+        codec: Option<wit::Codec>,
+    ) -> Result<Vec<wit::Payload>, wit::TaskError> {
         enter();
         match C::FUNCTIONS.iter().find(|f| f.name == name) {
-            Some(f) => (f.invoke)(args),
+            Some(f) => (f.invoke)(args, result_codec(codec)),
             None => Err(task_error(
                 ErrorKind::NotFound,
                 &name,
@@ -205,7 +274,9 @@ impl<C: Component> app::Guest for Exports<C> {
             )),
         }
     }
+}
 
+impl<C: Component> lifecycle::Guest for Exports<C> {
     fn init() -> Result<(), String> {
         enter();
         C::INIT.map_or(Ok(()), |f| f())
@@ -215,7 +286,9 @@ impl<C: Component> app::Guest for Exports<C> {
         enter();
         C::REINIT.map_or(Ok(()), |f| f())
     }
+}
 
+impl<C: Component> driver::Guest for Exports<C> {
     fn main(args: Vec<String>) -> Result<(), String> {
         enter();
         match C::MAIN {
@@ -225,13 +298,17 @@ impl<C: Component> app::Guest for Exports<C> {
     }
 }
 
-impl<C: Component> app::GuestActorInstance for ActorInstance<C> {
-    fn create(class: String, args: Vec<wit::Arg>) -> Result<app::ActorInstance, wit::TaskError> {
+impl<C: Component> actors::Guest for Exports<C> {
+    type ActorInstance = ActorInstance<C>;
+}
+
+impl<C: Component> actors::GuestActorInstance for ActorInstance<C> {
+    fn create(class: String, args: Vec<wit::Arg>) -> Result<actors::ActorInstance, wit::TaskError> {
         enter();
         match C::ACTORS.iter().find(|a| a.class == class) {
             Some(entry) => {
                 let state = (entry.create)(args)?;
-                Ok(app::ActorInstance::new(ActorInstance::<C> {
+                Ok(actors::ActorInstance::new(ActorInstance::<C> {
                     state,
                     _component: PhantomData,
                 }))
@@ -248,9 +325,10 @@ impl<C: Component> app::GuestActorInstance for ActorInstance<C> {
         &self,
         method: String,
         args: Vec<wit::Arg>,
+        codec: Option<wit::Codec>,
     ) -> Result<Vec<wit::Payload>, wit::TaskError> {
         enter();
-        self.state.call(&method, args)
+        self.state.call(&method, args, result_codec(codec))
     }
 }
 

@@ -24,6 +24,9 @@ use crate::bindings::types as wit;
     Archive,
     Serialize,
     Deserialize,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
 )]
 pub struct TaskId {
     /// The high 64 bits.
@@ -53,6 +56,9 @@ pub type ActorId = TaskId;
     Archive,
     Serialize,
     Deserialize,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
 )]
 pub struct ObjectId {
     /// The task that produced (or `put`) the object.
@@ -70,6 +76,36 @@ impl fmt::Display for TaskId {
 impl fmt::Display for ObjectId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}{:08x}", self.task, self.index)
+    }
+}
+
+impl TaskId {
+    /// Parses the 32 hex digits [`Display`](fmt::Display) writes; `None`
+    /// for anything else.
+    pub fn from_hex(text: &str) -> Option<Self> {
+        if text.len() != 32 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        let (hi, lo) = text.split_at(16);
+        Some(TaskId {
+            hi: u64::from_str_radix(hi, 16).ok()?,
+            lo: u64::from_str_radix(lo, 16).ok()?,
+        })
+    }
+}
+
+impl ObjectId {
+    /// Parses the 40 hex digits [`Display`](fmt::Display) writes (the
+    /// task's 32, then the index's 8); `None` for anything else.
+    pub fn from_hex(text: &str) -> Option<Self> {
+        if text.len() != 40 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        let (task, index) = text.split_at(32);
+        Some(ObjectId {
+            task: TaskId::from_hex(task)?,
+            index: u32::from_str_radix(index, 16).ok()?,
+        })
     }
 }
 
@@ -120,6 +156,29 @@ mod tests {
             lo: 0x1,
         };
         assert_eq!(id.to_string(), "0123456789abcdef0000000000000001");
+    }
+
+    #[test]
+    fn ids_parse_back_from_their_hex_and_refuse_anything_else() {
+        let id = ObjectId {
+            task: TaskId {
+                hi: 1,
+                lo: u64::MAX,
+            },
+            index: 0x8000_0002,
+        };
+        assert_eq!(ObjectId::from_hex(&id.to_string()), Some(id));
+        assert_eq!(TaskId::from_hex(&id.task.to_string()), Some(id.task));
+        for bad in [
+            "",
+            "xyz",
+            &"0".repeat(39),
+            &"g".repeat(40),
+            &"+1".repeat(20),
+            "é",
+        ] {
+            assert_eq!(ObjectId::from_hex(bad), None, "{bad}");
+        }
     }
 
     #[test]

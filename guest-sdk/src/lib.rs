@@ -114,6 +114,7 @@ mod control;
 mod error;
 mod export;
 mod ids;
+mod json;
 mod mapped;
 mod object_ref;
 mod objects;
@@ -131,11 +132,11 @@ use __private::bindings;
 
 pub use actor::{Actor, ActorHandle, ActorMethods};
 pub use args::IntoArg;
-pub use codec::Value;
+pub use codec::{Format, Value};
 pub use control::{cancel, get_gpu_ids, get_resource_ids, kill, profile, ProfileSpan};
 pub use error::{Error, ErrorKind, Result};
 pub use ids::{ActorId, ObjectId, TaskId};
-pub use mapped::Mapped;
+pub use mapped::{Mapped, Primitive};
 pub use object_ref::ObjectRef;
 pub use objects::{get, get_all, get_timeout, put, put_in_place, wait};
 pub use options::Options;
@@ -145,3 +146,9 @@ pub use wray_macros::{actor, deployed, export, main, remote, value};
 /// The rkyv crate wray encodes values with, for `#[rkyv(..)]` attributes and
 /// hand-written impls.
 pub use rkyv;
+/// The schemars crate `describe`'s JSON Schemas come from
+/// (`#[schemars(..)]` attributes).
+pub use schemars;
+/// The serde crate wray encodes JSON values with (`#[serde(..)]` attributes
+/// on a `#[wray::value]` type go through it).
+pub use serde;

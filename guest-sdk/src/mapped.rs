@@ -161,6 +161,44 @@ impl<T: Archive> Deref for Mapped<T> {
     }
 }
 
+/// A primitive number whose rkyv archive (little-endian, aligned: the
+/// SDK's settings) has its own layout on a little-endian target, as wasm
+/// is: a mapped `Vec` of one reads as a plain slice
+/// ([`Mapped::as_slice`]).
+pub trait Primitive: Archive + Copy + sealed::Sealed {}
+
+mod sealed {
+    /// Only the primitives listed in `mapped.rs`.
+    pub trait Sealed {}
+}
+
+macro_rules! primitives {
+    ($($t:ty),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl Primitive for $t {}
+    )*};
+}
+primitives!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
+
+#[cfg(target_endian = "little")]
+impl<P: Primitive> Mapped<Vec<P>> {
+    /// The mapped vector as a plain `&[P]` (`&[f64]` for a `Vec<f64>`),
+    /// read in place: no copy and no per-element `to_native()`.
+    pub fn as_slice(&self) -> &[P] {
+        const {
+            assert!(core::mem::size_of::<P>() == core::mem::size_of::<P::Archived>());
+            assert!(core::mem::align_of::<P>() == core::mem::align_of::<P::Archived>());
+        }
+        let archived: &rkyv::vec::ArchivedVec<P::Archived> = self;
+        // SAFETY: on a little-endian target rkyv archives a `P` as `P`'s own
+        // little-endian bytes, with `P`'s size and alignment (checked above
+        // at compile time), and every bit pattern of those bytes is a valid
+        // `P`; the slice lives in the mapping, which lives as long as
+        // `self`.
+        unsafe { core::slice::from_raw_parts(archived.as_ptr().cast::<P>(), archived.len()) }
+    }
+}
+
 impl<T: Archive> Drop for Mapped<T> {
     fn drop(&mut self) {
         mapping::unmap(self.window.as_list());

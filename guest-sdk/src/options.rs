@@ -5,6 +5,7 @@
 use core::time::Duration;
 
 use crate::bindings::types as wit;
+use crate::codec::Format;
 
 /// Per-call options, overriding what the function declared (Ray's
 /// `f.options(num_gpus=1).remote(..)`): `add.options(Options::new()
@@ -23,6 +24,7 @@ pub struct Options {
     timeout_ms: Option<u64>,
     fuel: Option<u64>,
     detached: bool,
+    format: Option<Format>,
 }
 
 impl Options {
@@ -92,8 +94,25 @@ impl Options {
         self
     }
 
-    /// The WIT options of a call returning `num_returns` objects.
-    pub(crate) fn to_wit(&self, num_returns: u32) -> wit::TaskOptions {
+    /// The format the call's arguments travel in, and its results come
+    /// back in: [`Format::Json`] to call a component written in another
+    /// language (or one declared `as json` in `wray::deployed!`),
+    /// [`Format::Rkyv`] (the default for Rust components) otherwise.
+    #[must_use]
+    pub fn format(mut self, format: Format) -> Self {
+        self.format = Some(format);
+        self
+    }
+
+    /// The format these options give, `default` when they say none.
+    #[doc(hidden)]
+    pub fn format_or(&self, default: Format) -> Format {
+        self.format.unwrap_or(default)
+    }
+
+    /// The WIT options of a call returning `num_returns` objects, made in
+    /// `format` (a JSON call asks for JSON results).
+    pub(crate) fn to_wit(&self, num_returns: u32, format: Format) -> wit::TaskOptions {
         wit::TaskOptions {
             num_returns,
             resources: wit::ResourceRequest {
@@ -108,6 +127,10 @@ impl Options {
                 fuel: self.fuel,
             },
             detached: self.detached,
+            result_codec: match format {
+                Format::Json => Some(wit::Codec::Json),
+                Format::Rkyv => None,
+            },
         }
     }
 }
@@ -174,13 +197,14 @@ mod tests {
             .resource("accelerator", 2.0)
             .timeout(Duration::from_millis(1500))
             .max_memory(1 << 20);
-        let w = o.to_wit(2);
+        let w = o.to_wit(2, Format::Rkyv);
         assert_eq!(w.num_returns, 2);
         assert_eq!(w.resources.num_cpus, Some(0.5));
         assert_eq!(w.resources.custom, vec![("accelerator".to_string(), 2.0)]);
         assert_eq!(w.limits.timeout_ms, Some(1500));
         assert_eq!(w.limits.max_memory, Some(1 << 20));
-        let none = Options::new().to_wit(1);
+        let none = Options::new().to_wit(1, Format::Json);
+        assert_eq!(none.result_codec, Some(wit::Codec::Json));
         assert_eq!(none.resources.num_gpus, None);
         assert!(Declared::NONE.resources_wit().custom.is_empty());
     }

@@ -6,37 +6,38 @@ pub mod bindings;
 
 pub use crate::actor::{ActorClass, ActorMethods, MethodInfo};
 pub use crate::args::{ArgReader, IntoArg};
+pub use crate::bindings::types::Codec;
 pub use crate::bindings::types::{Arg, Payload, TaskError};
+pub use crate::codec::schema_of;
 pub use crate::export::{
-    ActorEntry, Component, Exports, FunctionEntry, HookFn, IntoMainResult, MainFn, RemoteFunction,
+    exported, ActorEntry, Component, Exported, Exports, FunctionEntry, HookFn, IntoMainResult,
+    MainFn, ParamSchema, RemoteFunction, SchemaFn,
 };
 pub use crate::options::Declared;
 pub use crate::submit::{
     call_actor, create_actor, create_actor_with, submit, submit_raw, submit_with, Returns,
 };
 
-use crate::codec::{to_payload, Value};
+use crate::codec::{encode_as, Value};
 use crate::error::ErrorKind;
 use crate::runtime::task_error;
 
-/// Encodes return value `index` of `function`.
+/// Encodes return value `index` of `function` in `codec`.
 ///
 /// # Errors
 ///
-/// Kind `invalid-argument` when rkyv cannot serialize the value.
+/// Kind `invalid-argument` when the value cannot be encoded in `codec`.
 pub fn encode_return<T: Value>(
     function: &'static str,
     index: usize,
     value: &T,
+    codec: Codec,
 ) -> Result<Payload, TaskError> {
-    to_payload(value).map_err(|e| {
+    encode_as(value, codec).map_err(|e| {
         task_error(
             ErrorKind::InvalidArgument,
             function,
-            format!(
-                "could not encode return value {index} ({}): {e}",
-                core::any::type_name::<T>()
-            ),
+            format!("could not encode return value {index}: {e}"),
         )
     })
 }

@@ -4,6 +4,7 @@
 
 use crate::actor::{Actor, ActorHandle};
 use crate::bindings::{tasks, types as wit};
+use crate::codec::Format;
 use crate::ids::{ActorId, ObjectId};
 use crate::object_ref::ObjectRef;
 use crate::options::Options;
@@ -45,15 +46,23 @@ fn returns(ids: Vec<wit::ObjectId>) -> Returns {
 }
 
 /// Submits remote function `function` of `component` (this component's
-/// when `None`).
+/// when `None`), its arguments encoded in `format` (results asked in it).
 #[doc(hidden)]
 pub fn submit(
     component: Option<&str>,
     function: &str,
     args: Vec<wit::Arg>,
     num_returns: u32,
+    format: Format,
 ) -> Returns {
-    submit_with(component, function, args, num_returns, &Options::new())
+    submit_with(
+        component,
+        function,
+        args,
+        num_returns,
+        &Options::new(),
+        format,
+    )
 }
 
 /// Submits remote function `function` of `component` with per-call
@@ -65,8 +74,9 @@ pub fn submit_with(
     args: Vec<wit::Arg>,
     num_returns: u32,
     options: &Options,
+    format: Format,
 ) -> Returns {
-    let options = options.to_wit(num_returns);
+    let options = options.to_wit(num_returns, format);
     returns(match component {
         None => tasks::submit(function, &args, &options),
         Some(component) => tasks::submit_to(component, function, &args, &options),
@@ -78,7 +88,7 @@ pub fn submit_with(
 /// function, wrong argument count).
 #[doc(hidden)]
 pub fn submit_raw(function: &str, args: Vec<wit::Arg>, num_returns: u32) -> Vec<ObjectId> {
-    submit(None, function, args, num_returns).ids
+    submit(None, function, args, num_returns, Format::Rkyv).ids
 }
 
 /// Creates an actor of class `A` of `component` (this component's when
@@ -88,8 +98,9 @@ pub fn create_actor<A: Actor>(
     component: Option<&str>,
     class: &str,
     args: Vec<wit::Arg>,
+    format: Format,
 ) -> ActorHandle<A> {
-    create_actor_with(component, class, args, &Options::new())
+    create_actor_with(component, class, args, &Options::new(), format)
 }
 
 /// Creates an actor of class `A` of `component` with per-actor `options`
@@ -100,8 +111,9 @@ pub fn create_actor_with<A: Actor>(
     class: &str,
     args: Vec<wit::Arg>,
     options: &Options,
+    format: Format,
 ) -> ActorHandle<A> {
-    let options = options.to_wit(1);
+    let options = options.to_wit(1, format);
     let id = match component {
         None => tasks::create_actor(class, &args, &options),
         Some(component) => tasks::create_actor_of(component, class, &args, &options),
@@ -111,13 +123,19 @@ pub fn create_actor_with<A: Actor>(
     handle
 }
 
-/// Calls `method` on `actor`.
+/// Calls `method` on `actor`, with per-call `options` if any.
 #[doc(hidden)]
-pub fn call_actor(actor: ActorId, method: &str, args: Vec<wit::Arg>, num_returns: u32) -> Returns {
-    returns(tasks::call_actor(
-        actor.into(),
-        method,
-        &args,
-        &Options::new().to_wit(num_returns),
-    ))
+pub fn call_actor(
+    actor: ActorId,
+    method: &str,
+    args: Vec<wit::Arg>,
+    num_returns: u32,
+    options: Option<&Options>,
+    format: Format,
+) -> Returns {
+    let options = match options {
+        Some(o) => o.to_wit(num_returns, format),
+        None => Options::new().to_wit(num_returns, format),
+    };
+    returns(tasks::call_actor(actor.into(), method, &args, &options))
 }

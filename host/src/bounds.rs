@@ -65,6 +65,13 @@ pub const MAX_FUNCTIONS: usize = 10_000;
 /// bytes.
 pub const MAX_NAME: usize = 1024;
 
+/// Most parameters one function or method may declare in `describe`.
+pub const MAX_PARAMS: usize = 1024;
+
+/// Most bytes of one JSON Schema in `describe` (a generous bound: schemars'
+/// schema of a nested struct is a few KiB).
+pub const MAX_SCHEMA: usize = 256 << 10;
+
 /// The share of `vm.max_map_count` the windows of all instances of a node
 /// may use (a quarter): each window can split one kernel mapping into three,
 /// and the host's allocator, stacks and pooling slots need the rest.

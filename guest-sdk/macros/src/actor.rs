@@ -12,7 +12,9 @@ use quote::{format_ident, quote};
 use syn::{FnArg, Ident, ImplItem, ImplItemFn, Item, ItemImpl, ItemStruct, Type};
 
 use crate::options::{Declared, NAMES};
-use crate::signature::{component_tokens, parse_wray_attr, result_ok_type, Params, Returns};
+use crate::signature::{
+    component_tokens, format_tokens, parse_wray_attr, result_ok_type, Params, Returns,
+};
 
 /// Expands `#[wray::actor] item` on a struct or its impl block.
 pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
@@ -184,7 +186,6 @@ fn expand_impl(mut imp: ItemImpl, declared: &Declared) -> syn::Result<TokenStrea
     let new_name = format!("{class}.new");
     let new_decode = new_params.decode_args(&new_name);
     let new_idents = new_params.idents();
-    let new_count = new_params.count();
     let construct_result = if new_fallible {
         quote! {
             match __out {
@@ -204,13 +205,15 @@ fn expand_impl(mut imp: ItemImpl, declared: &Declared) -> syn::Result<TokenStrea
         let name = &m.name;
         let name_str = name.to_string();
         let full = format!("{class}.{name}");
-        let num_args = m.params.count();
         let num_returns = m.returns.count();
+        let param_schemas = m.params.schemas();
+        let return_schemas = m.returns.schemas();
         infos.push(quote! {
             ::wray::__private::MethodInfo {
                 name: #name_str,
-                num_args: #num_args,
                 num_returns: #num_returns,
+                params: #param_schemas,
+                returns: #return_schemas,
             }
         });
         let decode = m.params.decode_args(&full);
@@ -225,9 +228,10 @@ fn expand_impl(mut imp: ItemImpl, declared: &Declared) -> syn::Result<TokenStrea
         });
     }
 
-    let creators = creators(&new_vis, None, &class_str, &new_params);
-    let callers = method_callers(&class, &methods);
+    let creators = creators(&new_vis, None, false, &class_str, &new_params);
+    let callers = method_callers(&class, &methods, false);
     let declared = declared.to_tokens();
+    let new_schemas = new_params.schemas();
     Ok(quote! {
         #imp
 
@@ -239,11 +243,14 @@ fn expand_impl(mut imp: ItemImpl, declared: &Declared) -> syn::Result<TokenStrea
             type Methods = #methods_struct;
         }
 
+        // A compile error when `wray::export!` does not list the class.
+        const _: () = ::wray::__private::exported::<#self_ty>();
+
         impl ::wray::__private::ActorClass for #self_ty {
             const CLASS: &'static str = #class_str;
-            const NUM_ARGS: u32 = #new_count;
             const METHODS: &'static [::wray::__private::MethodInfo] = &[#(#infos),*];
             const DECLARED: ::wray::__private::Declared = #declared;
+            const PARAMS: &'static [::wray::__private::ParamSchema] = #new_schemas;
 
             fn construct(
                 args: ::std::vec::Vec<::wray::__private::Arg>,
@@ -258,6 +265,7 @@ fn expand_impl(mut imp: ItemImpl, declared: &Declared) -> syn::Result<TokenStrea
                 &mut self,
                 method: &str,
                 args: ::std::vec::Vec<::wray::__private::Arg>,
+                __codec: ::wray::__private::Codec,
             ) -> ::core::result::Result<
                 ::std::vec::Vec<::wray::__private::Payload>,
                 ::wray::__private::TaskError,
@@ -281,10 +289,12 @@ fn expand_impl(mut imp: ItemImpl, declared: &Declared) -> syn::Result<TokenStrea
 pub fn creators(
     new_vis: &syn::Visibility,
     component: Option<&str>,
+    json: bool,
     class_str: &str,
     new_params: &Params,
 ) -> TokenStream {
     let component = component_tokens(component);
+    let format = format_tokens(json);
     let new_remote_params = new_params.remote_params();
     let new_encode_args = new_params.encode_args();
     quote! {
@@ -293,7 +303,8 @@ pub fn creators(
             /// `Class::remote_with(wray::Options::new().num_gpus(1.0), args..)`.
             #[allow(clippy::too_many_arguments)]
             #new_vis fn remote_with(__options: ::wray::Options, #new_remote_params) -> ::wray::ActorHandle<Self> {
-                ::wray::__private::create_actor_with::<Self>(#component, #class_str, #new_encode_args, &__options)
+                let __format = __options.format_or(#format);
+                ::wray::__private::create_actor_with::<Self>(#component, #class_str, #new_encode_args, &__options, __format)
             }
 
             /// Creates an actor of this class, running `new` with these
@@ -302,15 +313,17 @@ pub fn creators(
             /// `&ObjectRef` of the parameter's type.
             #[allow(clippy::too_many_arguments)]
             #new_vis fn remote(#new_remote_params) -> ::wray::ActorHandle<Self> {
-                ::wray::__private::create_actor::<Self>(#component, #class_str, #new_encode_args)
+                let __format = #format;
+                ::wray::__private::create_actor::<Self>(#component, #class_str, #new_encode_args, __format)
             }
     }
 }
 
 /// One call builder per method of `class` (`.remote(args..)` submits the
 /// call) and the accessors on `{Class}Methods` that return them.
-pub fn method_callers(class: &Ident, methods: &[Method]) -> TokenStream {
+pub fn method_callers(class: &Ident, methods: &[Method], json: bool) -> TokenStream {
     let methods_struct = methods_ident(class);
+    let format = format_tokens(json);
     let mut builders = Vec::new();
     let mut accessors = Vec::new();
     for m in methods {
@@ -328,22 +341,38 @@ pub fn method_callers(class: &Ident, methods: &[Method]) -> TokenStream {
             #[doc = #builder_doc]
             #[doc(hidden)]
             #[allow(non_camel_case_types)]
-            #[derive(Clone, Copy, Debug)]
+            #[derive(Clone, Debug)]
             pub struct #builder {
                 actor: ::wray::ActorId,
+                options: ::core::option::Option<::wray::Options>,
             }
 
             impl #builder {
+                /// This call with per-call options (Ray's
+                /// `actor.method.options(..).remote(..)`): limits of this
+                /// call, its codec. Resources are the actor's own.
+                #[must_use]
+                pub fn options(mut self, options: ::wray::Options) -> Self {
+                    self.options = ::core::option::Option::Some(options);
+                    self
+                }
+
                 /// Submits the call and returns references to its results at
                 /// once. Each argument may be a value, an `ObjectRef` or an
                 /// `&ObjectRef` of the parameter's type.
                 #[allow(clippy::too_many_arguments)]
                 pub fn remote(self, #remote_params) -> #ref_type {
+                    let __format = match &self.options {
+                        ::core::option::Option::Some(o) => o.format_or(#format),
+                        ::core::option::Option::None => #format,
+                    };
                     let __returns = ::wray::__private::call_actor(
                         self.actor,
                         #name_str,
                         #encode_args,
                         #num_returns,
+                        self.options.as_ref(),
+                        __format,
                     );
                     #unpack
                 }
@@ -356,6 +385,7 @@ pub fn method_callers(class: &Ident, methods: &[Method]) -> TokenStream {
             #vis fn #name(&self) -> #builder {
                 #builder {
                     actor: ::wray::ActorMethods::actor_id(self),
+                    options: ::core::option::Option::None,
                 }
             }
         });

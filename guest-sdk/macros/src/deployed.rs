@@ -16,7 +16,11 @@
 //!     }
 //! }
 //! ```
-//! becomes `mod nested` holding, for each `fn`, the unit struct a
+//! With `= "name" as json` the calls encode their arguments in JSON and ask
+//! for JSON results: how a Rust guest calls a component written in another
+//! language (rkyv, the default, is faster between Rust guests).
+//!
+//! It becomes `mod nested` holding, for each `fn`, the unit struct a
 //! `#[wray::remote]` caller gets (`nested::sub_experiment.remote(1, 2)`),
 //! and for each `actor`, a class type with `remote`/`remote_with` and its
 //! `{Class}Methods` call builders, all submitting to the component named by
@@ -42,6 +46,8 @@ struct Component {
     vis: Visibility,
     name: Ident,
     component: LitStr,
+    /// `as json`: calls travel in JSON.
+    json: bool,
     items: Vec<Declaration>,
 }
 
@@ -81,6 +87,21 @@ impl Parse for Component {
         let name = input.parse()?;
         input.parse::<Token![=]>()?;
         let component = input.parse()?;
+        let mut json = false;
+        if input.peek(Token![as]) {
+            input.parse::<Token![as]>()?;
+            let format: Ident = input.parse()?;
+            json = match format.to_string().as_str() {
+                "json" => true,
+                "rkyv" => false,
+                _ => {
+                    return Err(syn::Error::new_spanned(
+                        format,
+                        "wray: expected `as json` or `as rkyv`",
+                    ))
+                }
+            };
+        }
         let body;
         braced!(body in input);
         let mut items = Vec::new();
@@ -120,6 +141,7 @@ impl Parse for Component {
             vis,
             name,
             component,
+            json,
             items,
         })
     }
@@ -170,13 +192,15 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
         let mut items = Vec::new();
         for item in &c.items {
             items.push(match item {
-                Declaration::Function { attrs, vis, sig } => function(&component, attrs, vis, sig)?,
+                Declaration::Function { attrs, vis, sig } => {
+                    function(&component, c.json, attrs, vis, sig)?
+                }
                 Declaration::Actor {
                     attrs,
                     vis,
                     class,
                     members,
-                } => actor(&component, attrs, vis, class, members)?,
+                } => actor(&component, c.json, attrs, vis, class, members)?,
             });
         }
         let Component {
@@ -198,6 +222,7 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
 
 fn function(
     component: &str,
+    json: bool,
     attrs: &[Attribute],
     vis: &Visibility,
     sig: &Signature,
@@ -213,6 +238,7 @@ fn function(
         vis,
         name: &sig.ident,
         component: Some(component),
+        json,
         docs: &docs,
         params: &Params::of(sig)?,
         returns: &Returns::of(&sig.output, num_returns)?,
@@ -221,6 +247,7 @@ fn function(
 
 fn actor(
     component: &str,
+    json: bool,
     attrs: &[Attribute],
     vis: &Visibility,
     class: &Ident,
@@ -255,8 +282,8 @@ fn actor(
     let class_str = class.to_string();
     let methods_type = methods_struct(vis, class);
     let methods_ident = methods_ident(class);
-    let creators = creators(new_vis, Some(component), &class_str, &new_params);
-    let callers = method_callers(class, &methods);
+    let creators = creators(new_vis, Some(component), json, &class_str, &new_params);
+    let callers = method_callers(class, &methods, json);
     let doc = format!("Actor class `{class_str}` of the deployed component `{component}`.");
     Ok(quote! {
         #(#docs)*

@@ -7,8 +7,16 @@
 //! String>`) for instances that reusable functions (`#[wray::remote(reuse)]`)
 //! run on.
 //! builds a `::wray::__private::Component` impl listing them and hands
-//! `::wray::__private::Exports<that>` to wit-bindgen's export macro, which
-//! emits the WIT exports and the component-type custom section.
+//! `::wray::__private::Exports<that>` to the export macros of the WIT parts
+//! the component has (`functions` and `metadata` for functions, `actors`
+//! and `metadata` for actors, `driver` for `main`, `lifecycle` for hooks),
+//! each emitting its exports and its component-type custom section: the
+//! component exports nothing it lacks.
+//!
+//! Each listed item is marked `Exported` (a trait the SDK defines), and
+//! `#[wray::remote]` and `#[wray::actor]` require the mark of what they
+//! define: one left out of the list is a compile error naming it, not a
+//! `not-found` at run time.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -80,6 +88,7 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
     let spec: Spec = syn::parse2(input)?;
     let functions = &spec.functions;
     let actors = &spec.actors;
+    let has_main = spec.main.is_some();
     let main = match spec.main {
         Some(mut path) => {
             let Some(last) = path.segments.last_mut() else {
@@ -95,7 +104,30 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
         None => quote! { ::core::option::Option::None },
     };
     let (init, reinit) = (hook(&spec.init), hook(&spec.reinit));
+    if spec.functions.is_empty() && spec.actors.is_empty() && !has_main {
+        return Err(syn::Error::new(
+            proc_macro2::Span::call_site(),
+            "wray: export! lists nothing: give `functions: [..]`, `actors: [..]` or `main: f`",
+        ));
+    }
+    let has = |yes: bool, part: &str| {
+        let mac = format_ident!("__export_{}", part);
+        let module = format_ident!("part_{}", part);
+        if yes {
+            quote! { ::wray::__private::bindings::#module::#mac!(__WrayExports); }
+        } else {
+            quote! {}
+        }
+    };
+    let metadata = has(!functions.is_empty() || !actors.is_empty(), "metadata");
+    let functions_part = has(!functions.is_empty(), "functions");
+    let actors_part = has(!actors.is_empty(), "actors");
+    let driver = has(has_main, "driver");
+    let lifecycle = has(spec.init.is_some() || spec.reinit.is_some(), "lifecycle");
     Ok(quote! {
+        #(impl ::wray::__private::Exported for #functions {})*
+        #(impl ::wray::__private::Exported for #actors {})*
+
         const _: () = {
             struct __WrayComponent;
 
@@ -112,7 +144,11 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
             }
 
             type __WrayExports = ::wray::__private::Exports<__WrayComponent>;
-            ::wray::__private::bindings::__export_guest!(__WrayExports);
+            #metadata
+            #functions_part
+            #actors_part
+            #driver
+            #lifecycle
         };
     })
 }

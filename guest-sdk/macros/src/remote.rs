@@ -13,7 +13,7 @@ use quote::{format_ident, quote};
 use syn::{Attribute, ItemFn};
 
 use crate::options::{Declared, NAMES};
-use crate::signature::{component_tokens, parse_num_returns, Params, Returns};
+use crate::signature::{component_tokens, format_tokens, parse_num_returns, Params, Returns};
 
 /// Expands `#[wray::remote(attr)] item`.
 pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
@@ -59,14 +59,16 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
     let output = &func.sig.output;
     let decode_args = params.decode_args(&name_str);
     let encode = returns.encode(&name_str);
-    let num_args = params.count();
     let num_returns = returns.count();
     let declared = declared.to_tokens();
+    let param_schemas = params.schemas();
+    let return_schemas = returns.schemas();
 
     let callers = callers(&Caller {
         vis,
         name,
         component: None,
+        json: false,
         docs: &docs,
         params: &params,
         returns: &returns,
@@ -86,15 +88,20 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
             }
         }
 
+        // A compile error when `wray::export!` does not list the function.
+        const _: () = ::wray::__private::exported::<#name>();
+
         impl ::wray::__private::RemoteFunction for #name {
             const NAME: &'static str = #name_str;
-            const NUM_ARGS: u32 = #num_args;
             const NUM_RETURNS: u32 = #num_returns;
             const DECLARED: ::wray::__private::Declared = #declared;
+            const PARAMS: &'static [::wray::__private::ParamSchema] = #param_schemas;
+            const RETURNS: &'static [::wray::__private::SchemaFn] = #return_schemas;
 
             #[allow(clippy::let_unit_value, clippy::unit_arg)]
             fn invoke(
                 args: ::std::vec::Vec<::wray::__private::Arg>,
+                __codec: ::wray::__private::Codec,
             ) -> ::core::result::Result<
                 ::std::vec::Vec<::wray::__private::Payload>,
                 ::wray::__private::TaskError,
@@ -113,6 +120,9 @@ pub struct Caller<'a> {
     pub name: &'a syn::Ident,
     /// The deployed component it belongs to; `None`: the caller's own.
     pub component: Option<&'a str>,
+    /// Whether calls encode their arguments in JSON (a component in
+    /// another language) rather than rkyv, unless their options say.
+    pub json: bool,
     pub docs: &'a [&'a Attribute],
     pub params: &'a Params,
     pub returns: &'a Returns,
@@ -128,6 +138,7 @@ pub fn callers(c: &Caller<'_>) -> TokenStream {
     } = c;
     let name_str = name.to_string();
     let component = component_tokens(c.component);
+    let format = format_tokens(c.json);
     let remote_params = c.params.remote_params();
     let encode_args = c.params.encode_args();
     let num_returns = c.returns.count();
@@ -146,7 +157,8 @@ pub fn callers(c: &Caller<'_>) -> TokenStream {
             /// `ObjectRef` or an `&ObjectRef` of the parameter's type.
             #[allow(clippy::too_many_arguments, clippy::unused_self)]
             #vis fn remote(self, #remote_params) -> #ref_type {
-                let __returns = ::wray::__private::submit(#component, #name_str, #encode_args, #num_returns);
+                let __format = #format;
+                let __returns = ::wray::__private::submit(#component, #name_str, #encode_args, #num_returns, __format);
                 #unpack
             }
 
@@ -166,7 +178,8 @@ pub fn callers(c: &Caller<'_>) -> TokenStream {
             /// Submits a task with these options; as `remote` otherwise.
             #[allow(clippy::too_many_arguments)]
             #vis fn remote(self, #remote_params) -> #ref_type {
-                let __returns = ::wray::__private::submit_with(#component, #name_str, #encode_args, #num_returns, &self.0);
+                let __format = self.0.format_or(#format);
+                let __returns = ::wray::__private::submit_with(#component, #name_str, #encode_args, #num_returns, &self.0, __format);
                 #unpack
             }
         }

@@ -10,6 +10,8 @@ use syn::{FnArg, GenericArgument, Ident, PathArguments, ReturnType, Signature, T
 pub struct Params {
     /// One type per parameter, in order.
     pub types: Vec<Type>,
+    /// Their names (`arg{i}` where the pattern is not a plain name).
+    pub names: Vec<String>,
 }
 
 impl Params {
@@ -28,8 +30,13 @@ impl Params {
             ));
         }
         let mut types = Vec::new();
+        let mut names = Vec::new();
         for input in &sig.inputs {
             if let FnArg::Typed(pat) = input {
+                names.push(match &*pat.pat {
+                    syn::Pat::Ident(p) => p.ident.to_string().trim_start_matches('_').to_string(),
+                    _ => format!("arg{}", names.len()),
+                });
                 match &*pat.ty {
                     Type::Reference(r) => {
                         return Err(syn::Error::new(
@@ -47,7 +54,7 @@ impl Params {
                 }
             }
         }
-        Ok(Params { types })
+        Ok(Params { types, names })
     }
 
     /// `__arg0, __arg1, ..`
@@ -64,11 +71,24 @@ impl Params {
         quote! { #(#idents: impl ::wray::IntoArg<#types>),* }
     }
 
-    /// `vec![::wray::IntoArg::<T0>::into_arg(__arg0), ..]`
+    /// `vec![::wray::IntoArg::<T0>::into_arg(__arg0, __format), ..]`: the
+    /// arguments encoded in `__format` (a `::wray::Format` in scope).
     pub fn encode_args(&self) -> TokenStream {
         let idents = self.idents();
         let types = &self.types;
-        quote! { ::std::vec![#(::wray::IntoArg::<#types>::into_arg(#idents)),*] }
+        quote! { ::std::vec![#(::wray::IntoArg::<#types>::into_arg(#idents, __format)),*] }
+    }
+
+    /// `&[ParamSchema { name, schema }, ..]`: what `describe` reports.
+    pub fn schemas(&self) -> TokenStream {
+        let names = &self.names;
+        let types = &self.types;
+        quote! {
+            &[#(::wray::__private::ParamSchema {
+                name: #names,
+                schema: ::wray::__private::schema_of::<#types>,
+            }),*]
+        }
     }
 
     /// Reads every argument from `args` into `__arg0..` inside a task.
@@ -85,11 +105,6 @@ impl Params {
             let mut __reader = ::wray::__private::ArgReader::new(#function, args, #n)?;
             #(let #idents: #types = __reader.arg()?;)*
         }
-    }
-
-    /// The number of parameters, as the `u32` describe reports.
-    pub fn count(&self) -> u32 {
-        u32::try_from(self.types.len()).unwrap_or(u32::MAX)
     }
 }
 
@@ -133,6 +148,14 @@ impl Returns {
         u32::try_from(self.items.len()).unwrap_or(u32::MAX)
     }
 
+    /// `&[schema_of::<T0>, ..]`: each return object's schema.
+    pub fn schemas(&self) -> TokenStream {
+        let types = &self.items;
+        quote! {
+            &[#(::wray::__private::schema_of::<#types> as ::wray::__private::SchemaFn),*]
+        }
+    }
+
     /// `ObjectRef<T>`, or a tuple of refs.
     pub fn ref_type(&self) -> TokenStream {
         let refs = self.items.iter().map(|t| quote! { ::wray::ObjectRef<#t> });
@@ -153,7 +176,8 @@ impl Returns {
         }
     }
 
-    /// Turns `__out` (the function's return value) into the task's result.
+    /// Turns `__out` (the function's return value) into the task's result,
+    /// encoded in `__codec` (a `::wray::__private::Codec` in scope).
     pub fn encode(&self, function: &str) -> TokenStream {
         let unwrap = if self.fallible {
             quote! {
@@ -172,7 +196,7 @@ impl Returns {
         let encode = if self.items.len() == 1 {
             quote! {
                 ::core::result::Result::Ok(::std::vec![
-                    ::wray::__private::encode_return(#function, 0, &__out)?
+                    ::wray::__private::encode_return(#function, 0, &__out, __codec)?
                 ])
             }
         } else {
@@ -183,7 +207,7 @@ impl Returns {
             quote! {
                 let (#(#parts),*) = __out;
                 ::core::result::Result::Ok(::std::vec![
-                    #(::wray::__private::encode_return(#function, #index, &#parts)?),*
+                    #(::wray::__private::encode_return(#function, #index, &#parts, __codec)?),*
                 ])
             }
         };
@@ -226,6 +250,16 @@ pub fn component_tokens(component: Option<&str>) -> TokenStream {
     match component {
         Some(component) => quote! { ::core::option::Option::Some(#component) },
         None => quote! { ::core::option::Option::None },
+    }
+}
+
+/// `::wray::Format::Json` or `::wray::Format::Rkyv`: the format a
+/// generated call encodes its arguments in unless its options say.
+pub fn format_tokens(json: bool) -> TokenStream {
+    if json {
+        quote! { ::wray::Format::Json }
+    } else {
+        quote! { ::wray::Format::Rkyv }
     }
 }
 

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use wasmtime::component::ResourceAny;
 
-use super::bindings::Guest;
 use super::classify::{guest_error, trap_to_task_error};
+use super::exports::Guest;
 use super::guard::{rearm_limits, StopWhen};
 use super::state::CurrentTask;
 use super::store::TaskStore;
@@ -174,12 +174,8 @@ impl WasmExecutor {
             return Err(trap_to_task_error(&e.into(), store.data()));
         }
         let stop = StopWhen::of(store.data());
-        let created =
-            stop.guard(guest.wray_runtime_app().actor_instance().call_create(
-                &mut *store,
-                class,
-                &args,
-            ))
+        let created = stop
+            .guard(guest.create_actor(&mut store, class, &args))
             .await;
         match created {
             Ok(Ok(handle)) => Ok(Instance {
@@ -220,11 +216,12 @@ impl WasmExecutor {
         rearm_limits(&mut inst.store);
         let stop = StopWhen::of(inst.store.data());
         let result = stop
-            .guard(inst.guest.wray_runtime_app().actor_instance().call_call(
-                &mut *inst.store,
+            .guard(inst.guest.call_actor(
+                &mut inst.store,
                 inst.handle,
                 method,
                 &args,
+                spec.result_codec.map(Into::into),
             ))
             .await;
         let trapped = result.is_err();

@@ -8,6 +8,10 @@
 //! task runs as a future on a fiber, so that its time limit, `cancel` and the
 //! node's shutdown can stop it wherever it is, blocked in a host call (a WASI
 //! sleep, a `get`) or running wasm (`worker/run.rs`).
+//!
+//! The world's exports are optional parts: the generated world-level
+//! `Guest` would demand all of them, so the host loads each part's
+//! interface on its own ([`super::exports`]).
 
 wasmtime::component::bindgen!({
     path: "../wit",
@@ -20,5 +24,5 @@ wasmtime::component::bindgen!({
     exports: { default: async },
 });
 
-pub use exports::wray::runtime::app;
+pub use exports::wray::runtime::{actors, driver, functions, lifecycle, metadata};
 pub use wray::runtime::types;

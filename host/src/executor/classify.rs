@@ -23,6 +23,39 @@ pub enum Stopped {
     Shutdown,
 }
 
+/// The task error of a failed instantiation for `state`'s task: a memory
+/// limit below what the component needs to start is `out-of-memory`
+/// (naming both sizes), a stop is what [`trap_to_task_error`] says, and
+/// anything else `system` (`hint` appended: why the node may refuse).
+pub(crate) fn instantiate_error(
+    error: &wasmtime::Error,
+    state: &TaskState,
+    hint: &str,
+) -> TaskError {
+    let current = &state.current;
+    if let Some(desired) = state.limiter.refused {
+        return TaskError::new(
+            ErrorKind::OutOfMemory,
+            current.label.clone(),
+            current.id,
+            format!(
+                "memory limit of {} bytes is below the {desired} bytes the component needs \
+                 to start (its initial memory): raise max_memory",
+                state.limiter.limit
+            ),
+        );
+    }
+    if error.is::<Stopped>() {
+        return trap_to_task_error(error, state);
+    }
+    TaskError::new(
+        ErrorKind::System,
+        current.label.clone(),
+        current.id,
+        format!("cannot instantiate: {error:#}{hint}"),
+    )
+}
+
 /// The task error for `error`, raised while `state`'s task ran: a cancelled
 /// task is `cancelled`, a refused memory growth `out-of-memory`, a passed
 /// deadline or spent fuel `timeout` (each naming the limit and what was

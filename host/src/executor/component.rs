@@ -7,17 +7,18 @@ use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use wasmtime::component::{Component, Linker};
+use wasmtime::component::{Component, InstancePre, Linker};
 use wasmtime::Engine;
 use wray_control_plane::{
-    content_hash, ComponentRecord, Declared, FunctionKind, FunctionRecord, TaskId,
+    content_hash, ComponentRecord, Declared, FunctionKind, FunctionRecord, Param, TaskId,
 };
 
-use crate::bounds::{MAX_FUNCTIONS, MAX_NAME, MAX_RETURNS};
+use crate::bounds::{MAX_FUNCTIONS, MAX_NAME, MAX_PARAMS, MAX_RETURNS, MAX_SCHEMA};
 use crate::error::{Error, Result};
+use crate::executor::bindings::types;
 use crate::executor::bindings::wray::runtime::{objects, runtime, tasks};
-use crate::executor::bindings::{types, GuestPre};
 use crate::executor::classify::trap_to_task_error;
+use crate::executor::exports::{Exports, Guest};
 use crate::executor::guard::StopWhen;
 use crate::executor::services::DescribeOnly;
 use crate::executor::state::{CurrentTask, TaskState};
@@ -89,7 +90,9 @@ pub struct LoadedComponent {
     pub record: ComponentRecord,
     /// `record.hash`, shared (every task of the component names it).
     pub hash: Arc<str>,
-    pub(crate) pre: GuestPre<TaskState>,
+    pub(crate) pre: InstancePre<TaskState>,
+    /// The parts of the world it exports.
+    pub(crate) exports: Arc<Exports>,
 }
 
 /// The linker every component is instantiated with: WASI preview 2 (the
@@ -220,7 +223,7 @@ pub(crate) fn load(
         .linker
         .instantiate_pre(&component)
         .map_err(|e| component_error(format!("{e:#}")))?;
-    let pre = GuestPre::new(pre).map_err(|e| component_error(format!("{e:#}")))?;
+    let exports = Arc::new(Exports::of(&pre).map_err(component_error)?);
 
     // Describe it with a placeholder row, then build the real one.
     let placeholder = Arc::new(LoadedComponent {
@@ -229,10 +232,12 @@ pub(crate) fn load(
             hash: hash.clone(),
             size: bytes.len() as u64,
             has_main: false,
+            sdk: String::new(),
             functions: Vec::new(),
         },
         hash: Arc::from(hash.as_str()),
         pre: pre.clone(),
+        exports: exports.clone(),
     });
     let info = rt.block_on(describe(rt, placeholder))?;
     check_described(&info).map_err(component_error)?;
@@ -248,7 +253,16 @@ pub(crate) fn load(
             name: f.name,
             class: f.class,
             num_returns: f.num_returns,
-            num_args: f.num_args,
+            num_args: u32::try_from(f.params.len()).unwrap_or(u32::MAX),
+            params: f
+                .params
+                .into_iter()
+                .map(|p| Param {
+                    name: p.name,
+                    schema: p.schema,
+                })
+                .collect(),
+            returns: f.returns,
             declared: Declared {
                 num_cpus: f.resources.num_cpus,
                 num_gpus: f.resources.num_gpus,
@@ -265,13 +279,15 @@ pub(crate) fn load(
         name: name.to_string(),
         hash,
         size: bytes.len() as u64,
-        has_main: info.has_main,
+        has_main: exports.has_main(),
+        sdk: info.sdk,
         functions,
     };
     Ok(Arc::new(LoadedComponent {
         hash: Arc::from(record.hash.as_str()),
         record,
         pre,
+        exports,
     }))
 }
 
@@ -305,18 +321,17 @@ async fn describe(
     let mut store = rt.new_store_with(services, &component, job, current, &[]);
     let stop = StopWhen::of(store.data());
     let info = async {
-        let guest = stop
+        let instance = stop
             .guard(component.pre.instantiate_async(&mut *store))
             .await
             .map_err(|e| component_error(format!("instantiate: {e:#}")))?;
-        stop.guard(guest.wray_runtime_app().call_describe(&mut *store))
-            .await
-            .map_err(|e| {
-                component_error(format!(
-                    "describe: {}",
-                    trap_to_task_error(&e, store.data())
-                ))
-            })
+        let guest = Guest::new(instance, component.exports.clone());
+        stop.guard(guest.describe(&mut store)).await.map_err(|e| {
+            component_error(format!(
+                "describe: {}",
+                trap_to_task_error(&e, store.data())
+            ))
+        })
     }
     .await;
     drop(store);
@@ -343,9 +358,40 @@ fn check_described(info: &types::ComponentInfo) -> std::result::Result<(), Strin
                 n.len()
             ));
         }
-        if f.num_returns == 0 && f.kind != types::FunctionKind::ActorConstructor
-            || f.num_returns > MAX_RETURNS
-        {
+        if f.params.len() > MAX_PARAMS {
+            return Err(format!(
+                "describe says `{}` takes {} parameters: at most {MAX_PARAMS}",
+                f.name,
+                f.params.len()
+            ));
+        }
+        let constructor = f.kind == types::FunctionKind::ActorConstructor;
+        if f.returns.len() != f.num_returns as usize && !(constructor && f.returns.is_empty()) {
+            return Err(format!(
+                "describe gives `{}` {} return schemas for {} return values",
+                f.name,
+                f.returns.len(),
+                f.num_returns
+            ));
+        }
+        let schemas = f.params.iter().map(|p| (p.name.as_str(), &p.schema));
+        let returns = f.returns.iter().map(|s| ("return value", s));
+        for (what, schema) in schemas.chain(returns) {
+            if schema.len() > MAX_SCHEMA {
+                return Err(format!(
+                    "describe gives `{}`'s {what} a schema of {} bytes: at most {MAX_SCHEMA}",
+                    f.name,
+                    schema.len()
+                ));
+            }
+            if let Err(e) = serde_json::from_str::<serde_json::Value>(schema) {
+                return Err(format!(
+                    "describe gives `{}`'s {what} a schema that is not JSON ({e})",
+                    f.name
+                ));
+            }
+        }
+        if f.num_returns == 0 && !constructor || f.num_returns > MAX_RETURNS {
             return Err(format!(
                 "describe says `{}` returns {} values: a function returns 1 to {MAX_RETURNS}",
                 f.name, f.num_returns

@@ -175,6 +175,7 @@ impl From<types::TaskOptions> for proto::TaskOptions {
             resources: o.resources.into(),
             limits: o.limits.into(),
             detached: o.detached,
+            result_codec: o.result_codec.map(Into::into),
         }
     }
 }

@@ -105,11 +105,17 @@ impl objects::Host for TaskState {
                 WaitEnd::Ready => {}
                 WaitEnd::TimedOut => {
                     let msg = format!(
-                        "get of {} objects timed out after {} ms",
+                        "no value within {} ms for {} (of {} objects asked for)",
+                        timeout_ms.unwrap_or(0),
+                        ids.iter()
+                            .find(|id| self.node.objects().is_pending(id))
+                            .map_or_else(|| "an object".to_string(), |id| format!("object {id}")),
                         ids.len(),
-                        timeout_ms.unwrap_or(0)
                     );
-                    return Ok(Err(self.error(ErrorKind::Timeout, msg)));
+                    // Named `get`, not the task: the call timed out, the
+                    // task goes on (and may fail with this error, or not).
+                    let error = TaskError::new(ErrorKind::Timeout, "get", self.current.id, msg);
+                    return Ok(Err(error.into()));
                 }
                 WaitEnd::Refused => {
                     let msg = too_many_blocked(self.node.node_id());

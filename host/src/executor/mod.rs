@@ -28,6 +28,7 @@ pub(crate) mod classify;
 pub mod component;
 pub(crate) mod convert;
 pub mod engine;
+pub(crate) mod exports;
 pub(crate) mod guard;
 pub mod guest_bytes;
 pub(crate) mod host_api;

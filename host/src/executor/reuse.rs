@@ -17,7 +17,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use wray_control_plane::JobId;
 
-use crate::executor::bindings::Guest;
+use crate::executor::exports::Guest;
 use crate::executor::store::TaskStore;
 
 /// An idle instance.

@@ -14,9 +14,10 @@ use std::sync::Arc;
 use wasmtime::Store;
 use wray_control_plane::JobId;
 
-use super::bindings::{types, Guest};
-use super::classify::trap_to_task_error;
+use super::bindings::types;
+use super::classify::{instantiate_error, trap_to_task_error};
 use super::component::LoadedComponent;
+use super::exports::Guest;
 use super::guard::{arm_limits, rearm_limits, StopWhen};
 use super::reuse::Idle;
 use super::services::Services;
@@ -148,12 +149,8 @@ impl WasmExecutor {
         let result = match store.data_mut().hold_all(payload_refs(&args)) {
             Err(e) => Err(e.into()),
             Ok(()) => {
-                stop.guard(
-                    guest
-                        .wray_runtime_app()
-                        .call_invoke(&mut *store, name, &args),
-                )
-                .await
+                stop.guard(guest.invoke(&mut store, name, &args, spec.result_codec.map(Into::into)))
+                    .await
             }
         };
         let result = finish_call(result, store.data(), spec.returns.len());
@@ -188,15 +185,17 @@ impl WasmExecutor {
         store.data_mut().begin(current);
         rearm_limits(&mut store);
         let stop = StopWhen::of(store.data());
-        let app = guest.wray_runtime_app();
         let (hook, prepared) = match store.data_mut().hold_all(payload_refs(&args)) {
             Err(e) => ("hold", Err(e.into())),
-            Ok(()) if fresh => ("init", stop.guard(app.call_init(&mut *store)).await),
-            Ok(()) => ("reinit", stop.guard(app.call_reinit(&mut *store)).await),
+            Ok(()) if fresh => ("init", stop.guard(guest.init(&mut store)).await),
+            Ok(()) => ("reinit", stop.guard(guest.reinit(&mut store)).await),
         };
+        let codec = spec.result_codec.map(Into::into);
         let (ran, result) = match prepared {
             Ok(Ok(())) => {
-                let r = stop.guard(app.call_invoke(&mut *store, name, &args)).await;
+                let r = stop
+                    .guard(guest.invoke(&mut store, name, &args, codec))
+                    .await;
                 (r.is_ok(), finish_call(r, store.data(), spec.returns.len()))
             }
             Ok(Err(message)) => (
@@ -237,24 +236,15 @@ impl WasmExecutor {
             .guard(component.pre.instantiate_async(&mut *store))
             .await
         {
-            Ok(guest) => Ok((store, guest)),
-            Err(e) if e.is::<crate::executor::classify::Stopped>() => {
-                Err(trap_to_task_error(&e, store.data()))
-            }
+            Ok(instance) => Ok((store, Guest::new(instance, component.exports.clone()))),
             Err(e) => {
-                let state = store.data();
                 let hint = if e.is::<wasmtime::PoolConcurrencyLimitError>() {
                     " (every instance slot of the node is taken: tasks blocked in `get` \
                      keep theirs; see max_instances)"
                 } else {
                     ""
                 };
-                Err(TaskError::new(
-                    ErrorKind::System,
-                    state.current.label.clone(),
-                    state.current.id,
-                    format!("cannot instantiate: {e:#}{hint}"),
-                ))
+                Err(instantiate_error(&e, store.data(), hint))
             }
         }
     }

@@ -7,8 +7,9 @@ use wray_control_plane::{JobId, TaskId};
 
 use crate::cancel_token::CancelToken;
 use crate::error::{ErrorKind, TaskError};
-use crate::executor::classify::{trap_to_task_error, Stopped};
+use crate::executor::classify::{instantiate_error, trap_to_task_error};
 use crate::executor::component::LoadedComponent;
+use crate::executor::exports::Guest;
 use crate::executor::guard::StopWhen;
 use crate::executor::state::CurrentTask;
 use crate::executor::WasmExecutor;
@@ -71,13 +72,9 @@ async fn drive(
         .guard(component.pre.instantiate_async(&mut *store))
         .await
     {
-        Err(e) if e.is::<Stopped>() => Err(trap_to_task_error(&e, store.data()).to_string()),
-        Err(e) => Err(format!(
-            "cannot instantiate `{}`: {e:#}",
-            component.record.name
-        )),
-        Ok(guest) => match stop
-            .guard(guest.wray_runtime_app().call_main(&mut *store, args))
+        Err(e) => Err(instantiate_error(&e, store.data(), "").to_string()),
+        Ok(instance) => match stop
+            .guard(Guest::new(instance, component.exports.clone()).main(&mut store, args))
             .await
         {
             Ok(r) => r.map_err(|m| crate::bounds::truncate(m, crate::bounds::MAX_LOG_LINE)),

@@ -45,6 +45,11 @@ pub struct TaskOptions {
     /// last handle is dropped.
     #[serde(default)]
     pub detached: bool,
+    /// The codec the caller reads the results in (`None`: the callee's
+    /// own; a Rust guest's is rkyv). JSON for callers in other languages
+    /// and over HTTP.
+    #[serde(default)]
+    pub result_codec: Option<super::Codec>,
 }
 
 impl TaskOptions {

@@ -110,6 +110,9 @@ pub struct TaskSpec {
     pub limits: Limits,
     /// The task that submitted it (`None`: a session outside any task).
     pub parent: Option<TaskId>,
+    /// The codec its caller reads results in (`None`: the callee's own).
+    #[serde(default)]
+    pub result_codec: Option<Codec>,
 }
 
 impl TaskSpec {

@@ -64,6 +64,7 @@ mod tests {
             hash: hash.into(),
             size: 0,
             has_main: false,
+            sdk: String::new(),
             functions: Vec::new(),
         })
     }

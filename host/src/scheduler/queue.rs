@@ -232,6 +232,7 @@ pub(crate) fn test_task(n: u64) -> Arc<PendingTask> {
             component: Arc::from("h"),
             args: Vec::new(),
             returns: Vec::new(),
+            result_codec: None,
             request: Request::default(),
             limits: Limits {
                 max_memory: 1 << 20,

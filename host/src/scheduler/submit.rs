@@ -274,6 +274,7 @@ impl Scheduler {
             request,
             limits,
             parent: Some(call.parent),
+            result_codec: call.options.result_codec,
         };
         self.submit(Task::new(spec, None));
         Ok(returns)
@@ -357,6 +358,7 @@ impl Scheduler {
             request,
             limits,
             parent: Some(call.parent),
+            result_codec: call.options.result_codec,
         };
         self.submit(Task::new(spec, Some(actor)));
         Ok(())
@@ -418,6 +420,7 @@ impl Scheduler {
             request: Request::default(),
             limits,
             parent: Some(call.parent),
+            result_codec: call.options.result_codec,
         };
         self.submit(Task::new(spec, Some(actor)));
         Ok(returns)
@@ -436,6 +439,8 @@ mod tests {
             class: None,
             num_returns,
             num_args,
+            params: Vec::new(),
+            returns: Vec::new(),
             declared: Declared::default(),
         }
     }

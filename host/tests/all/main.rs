@@ -3,9 +3,11 @@
 //! real nodes.
 
 mod api;
+mod boundary;
 mod deployed;
 mod examples;
 mod microbench;
+mod python;
 mod refs;
 mod resources;
 mod session;

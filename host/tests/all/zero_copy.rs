@@ -16,7 +16,7 @@ fn arena_mappings(node: &TestNode) -> usize {
     maps.lines().filter(|l| l.ends_with(&path)).count()
 }
 
-const ZERO_COPY: &str = "mapped 8388608 true\nremapped true\nget true\nscribbled true\nprivate true\nin place true true\nresult 16777216 3\nstreamed 204800 7\n";
+const ZERO_COPY: &str = "mapped 8388608 true\nremapped true\nget true\nscribbled true\nprivate true\nin place true true\nresult 16777216 3\nstreamed 204800 7\nfloats 20000 30000\n";
 
 #[test]
 fn objects_are_mapped_into_guests_and_writes_stay_private() {

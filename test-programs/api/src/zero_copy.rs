@@ -51,6 +51,11 @@ pub(crate) fn zero_copy() -> wray::Result<()> {
     drop(inner);
     let (bytes, back) = outer.get()?;
     println!("streamed {} {}", bytes.len(), back.get()?);
+    // A mapped Vec<f64> reads as a plain &[f64].
+    let floats = wray::put(&vec![1.5f64; 20_000]);
+    let m = floats.map()?;
+    let slice: &[f64] = m.as_slice();
+    println!("floats {} {}", slice.len(), slice.iter().sum::<f64>());
     Ok(())
 }
 

@@ -151,6 +151,12 @@ impl State {
                 timeout_ms: self.rng.one_in(4).then(|| self.rng.size()),
                 fuel: self.rng.one_in(8).then(|| self.rng.size()),
             },
+            result_codec: match self.rng.below(4) {
+                0 => Some(wit::Codec::Json),
+                1 => Some(wit::Codec::Raw),
+                2 => Some(wit::Codec::Rkyv),
+                _ => None,
+            },
         }
     }
 

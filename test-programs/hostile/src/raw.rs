@@ -95,6 +95,7 @@ pub(crate) fn returns(n: u32) -> wit::TaskOptions {
             timeout_ms: None,
             fuel: None,
         },
+        result_codec: None,
     }
 }
 

@@ -50,10 +50,14 @@ pub(crate) struct ForgedError;
 
 impl wray::__private::RemoteFunction for ForgedError {
     const NAME: &'static str = "forged_error";
-    const NUM_ARGS: u32 = 0;
     const NUM_RETURNS: u32 = 1;
+    const PARAMS: &'static [wray::__private::ParamSchema] = &[];
+    const RETURNS: &'static [wray::__private::SchemaFn] = &[wray::__private::schema_of::<u64>];
 
-    fn invoke(_args: Vec<wit::Arg>) -> Result<Vec<wit::Payload>, wit::TaskError> {
+    fn invoke(
+        _args: Vec<wit::Arg>,
+        _codec: wit::Codec,
+    ) -> Result<Vec<wit::Payload>, wit::TaskError> {
         Err(wit::TaskError {
             kind: wit::ErrorKind::OutOfMemory,
             function: "someone_else".into(),

@@ -135,4 +135,12 @@ wray::export! {
         large_objects::mapped_len,
     ],
     actors: [Echo, ray_perf::Server, ray_perf::Client],
+    // Exported so that `wray microbenchmark`'s bare-wasmtime baseline has
+    // an export to call that reaches no import.
+    init: no_init,
+}
+
+/// The `lifecycle.init` hook: nothing to set up.
+fn no_init() -> Result<(), String> {
+    Ok(())
 }

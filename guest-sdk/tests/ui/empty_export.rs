@@ -1,0 +1,3 @@
+wray::export! {}
+
+fn main() {}

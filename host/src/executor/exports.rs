@@ -1,0 +1,233 @@
+//! Which parts of the `wray:runtime` world a component exports, read once
+//! when it is loaded, and calls into them on an instance.
+//!
+//! A component exports any of `functions`, `actors`, `lifecycle` and
+//! `driver`, with `metadata` beside the first two (see `wit/runtime.wit`,
+//! world `guest`). Each present part's function indices are looked up (and
+//! type-checked) once, against the pre-instantiated component; a task loads
+//! only the part it calls.
+
+use std::sync::Arc;
+
+use wasmtime::component::{Instance, InstancePre, ResourceAny};
+use wasmtime::Store;
+
+use crate::executor::bindings::{actors, driver, functions, lifecycle, metadata, types};
+use crate::executor::state::TaskState;
+
+/// The interface names of the parts, as a component exports them.
+pub const METADATA: &str = "wray:runtime/metadata@0.1.0";
+/// See [`METADATA`].
+pub const FUNCTIONS: &str = "wray:runtime/functions@0.1.0";
+/// See [`METADATA`].
+pub const ACTORS: &str = "wray:runtime/actors@0.1.0";
+/// See [`METADATA`].
+pub const LIFECYCLE: &str = "wray:runtime/lifecycle@0.1.0";
+/// See [`METADATA`].
+pub const DRIVER: &str = "wray:runtime/driver@0.1.0";
+
+/// The parts a component exports, with their functions' indices.
+pub(crate) struct Exports {
+    metadata: Option<metadata::GuestIndices>,
+    functions: Option<functions::GuestIndices>,
+    actors: Option<actors::GuestIndices>,
+    lifecycle: Option<lifecycle::GuestIndices>,
+    driver: Option<driver::GuestIndices>,
+}
+
+/// Part `name` of `pre`: `None` when the component does not export it, an
+/// error when it does but not with the shape the WIT gives.
+fn part<I>(
+    pre: &InstancePre<TaskState>,
+    name: &str,
+    indices: impl FnOnce(&InstancePre<TaskState>) -> wasmtime::Result<I>,
+) -> Result<Option<I>, String> {
+    if pre.component().get_export_index(None, name).is_none() {
+        return Ok(None);
+    }
+    indices(pre)
+        .map(Some)
+        .map_err(|e| format!("its export `{name}` does not match wray:runtime 0.1.0: {e:#}"))
+}
+
+impl Exports {
+    /// Reads which parts `pre`'s component exports.
+    ///
+    /// # Errors
+    /// A message naming what is missing or malformed: none of `functions`,
+    /// `actors` and `driver` (with the names the component does export),
+    /// `functions` or `actors` without `metadata`, or a part whose
+    /// functions do not have the WIT's types.
+    pub(crate) fn of(pre: &InstancePre<TaskState>) -> Result<Self, String> {
+        let exports = Exports {
+            metadata: part(pre, METADATA, metadata::GuestIndices::new)?,
+            functions: part(pre, FUNCTIONS, functions::GuestIndices::new)?,
+            actors: part(pre, ACTORS, actors::GuestIndices::new)?,
+            lifecycle: part(pre, LIFECYCLE, lifecycle::GuestIndices::new)?,
+            driver: part(pre, DRIVER, driver::GuestIndices::new)?,
+        };
+        if exports.functions.is_none() && exports.actors.is_none() && exports.driver.is_none() {
+            let component = pre.component();
+            let ty = component.component_type();
+            let mut names: Vec<String> = ty
+                .exports(component.engine())
+                .map(|(name, _)| format!("`{name}`"))
+                .collect();
+            if names.is_empty() {
+                names.push("nothing".to_string());
+            }
+            return Err(format!(
+                "it exports none of `{FUNCTIONS}`, `{ACTORS}` and `{DRIVER}` (it exports {}): \
+                 build it with a wray SDK against wit/runtime.wit",
+                names.join(", ")
+            ));
+        }
+        if exports.metadata.is_none() && (exports.functions.is_some() || exports.actors.is_some()) {
+            return Err(format!(
+                "it exports remote functions or actors but not `{METADATA}` (describe), \
+                 so the node cannot know their names"
+            ));
+        }
+        Ok(exports)
+    }
+
+    /// Whether it exports a driver `main`.
+    pub(crate) fn has_main(&self) -> bool {
+        self.driver.is_some()
+    }
+}
+
+/// The error of a call into a part the component does not export (the
+/// function table lists nothing of it, so only a bug or a forged spec
+/// gets here).
+fn missing(part: &str) -> wasmtime::Error {
+    wasmtime::format_err!("the component does not export `{part}`")
+}
+
+/// One instance of a component, with the parts it exports.
+pub(crate) struct Guest {
+    instance: Instance,
+    exports: Arc<Exports>,
+}
+
+type Call<T> = wasmtime::Result<Result<T, types::TaskError>>;
+
+impl Guest {
+    /// `instance`, exporting `exports`.
+    pub(crate) fn new(instance: Instance, exports: Arc<Exports>) -> Self {
+        Guest { instance, exports }
+    }
+
+    /// `metadata.describe`; an empty table when the component exports no
+    /// `metadata` (a driver alone).
+    pub(crate) async fn describe(
+        &self,
+        store: &mut Store<TaskState>,
+    ) -> wasmtime::Result<types::ComponentInfo> {
+        match &self.exports.metadata {
+            Some(ix) => {
+                let part = ix.load(&mut *store, &self.instance)?;
+                part.call_describe(store).await
+            }
+            None => Ok(types::ComponentInfo {
+                functions: Vec::new(),
+                sdk: String::new(),
+            }),
+        }
+    }
+
+    /// `functions.invoke`.
+    pub(crate) async fn invoke(
+        &self,
+        store: &mut Store<TaskState>,
+        name: &str,
+        args: &[types::Arg],
+        result_codec: Option<types::Codec>,
+    ) -> Call<Vec<types::Payload>> {
+        let ix = self
+            .exports
+            .functions
+            .as_ref()
+            .ok_or_else(|| missing(FUNCTIONS))?;
+        let part = ix.load(&mut *store, &self.instance)?;
+        part.call_invoke(store, name, args, result_codec).await
+    }
+
+    /// `lifecycle.init`; succeeds at once without `lifecycle`.
+    pub(crate) async fn init(
+        &self,
+        store: &mut Store<TaskState>,
+    ) -> wasmtime::Result<Result<(), String>> {
+        match &self.exports.lifecycle {
+            Some(ix) => ix.load(&mut *store, &self.instance)?.call_init(store).await,
+            None => Ok(Ok(())),
+        }
+    }
+
+    /// `lifecycle.reinit`; succeeds at once without `lifecycle`.
+    pub(crate) async fn reinit(
+        &self,
+        store: &mut Store<TaskState>,
+    ) -> wasmtime::Result<Result<(), String>> {
+        match &self.exports.lifecycle {
+            Some(ix) => {
+                ix.load(&mut *store, &self.instance)?
+                    .call_reinit(store)
+                    .await
+            }
+            None => Ok(Ok(())),
+        }
+    }
+
+    /// `driver.main`.
+    pub(crate) async fn main(
+        &self,
+        store: &mut Store<TaskState>,
+        args: &[String],
+    ) -> wasmtime::Result<Result<(), String>> {
+        let ix = self
+            .exports
+            .driver
+            .as_ref()
+            .ok_or_else(|| missing(DRIVER))?;
+        ix.load(&mut *store, &self.instance)?
+            .call_main(store, args)
+            .await
+    }
+
+    /// `actors.actor-instance.create`.
+    pub(crate) async fn create_actor(
+        &self,
+        store: &mut Store<TaskState>,
+        class: &str,
+        args: &[types::Arg],
+    ) -> Call<ResourceAny> {
+        let ix = self
+            .exports
+            .actors
+            .as_ref()
+            .ok_or_else(|| missing(ACTORS))?;
+        let part = ix.load(&mut *store, &self.instance)?;
+        part.actor_instance().call_create(store, class, args).await
+    }
+
+    /// `actors.actor-instance.call` on `actor`.
+    pub(crate) async fn call_actor(
+        &self,
+        store: &mut Store<TaskState>,
+        actor: ResourceAny,
+        method: &str,
+        args: &[types::Arg],
+        result_codec: Option<types::Codec>,
+    ) -> Call<Vec<types::Payload>> {
+        let ix = self
+            .exports
+            .actors
+            .as_ref()
+            .ok_or_else(|| missing(ACTORS))?;
+        let part = ix.load(&mut *store, &self.instance)?;
+        part.actor_instance()
+            .call_call(store, actor, method, args, result_codec)
+            .await
+    }
+}
