@@ -3,7 +3,8 @@
 //! Each workspace in [`GUEST_WORKSPACES`] is built with `cargo component build --release`
 //! into `<target>/guests`, then every `<target>/guests/wasm32-wasip1/release/*.wasm` is
 //! copied to `<target>/wasm/` (e.g. `wordcount.wasm`, `counter.wasm`), where the tests
-//! (`WRAY_WASM_DIR`) and the demo find them.
+//! (`WRAY_WASM_DIR`) and the demo find them. The Python examples are built
+//! there too ([`crate::python::build_examples`]).
 
 use std::fs;
 use std::path::Path;
@@ -47,7 +48,8 @@ pub fn build_guests(toolchain: GuestToolchain) -> Result<()> {
         return Ok(());
     }
     let release = guests_target.join(GUEST_TARGET).join("release");
-    stage_components(&release, &paths::wasm_dir())
+    stage_components(&release, &paths::wasm_dir())?;
+    crate::python::build_examples(&paths::wasm_dir())
 }
 
 /// Copies every `*.wasm` file directly in `from` to `to`, keeping its name.

@@ -24,6 +24,7 @@ mod demo;
 mod fuzz;
 mod guests;
 mod paths;
+mod python;
 mod run;
 mod setup;
 mod suite;

@@ -5,6 +5,8 @@
 //! 2. Debian packages for that path ([`GuestToolchain::packages`]) via `apt-get`, with
 //!    `sudo` only when not root.
 //! 3. `cargo-component` at [`CARGO_COMPONENT_VERSION`] via `cargo install --locked`.
+//! 4. componentize-py for Python guests, from PyPI
+//!    ([`python::ensure_componentize_py`](crate::python::ensure_componentize_py)).
 
 use std::process::Command;
 
@@ -28,6 +30,8 @@ pub fn setup() -> Result<GuestToolchain> {
     ensure_packages(toolchain.packages())?;
     run::header("setup: cargo-component");
     ensure_cargo_component()?;
+    run::header("setup: componentize-py (Python guests)");
+    crate::python::ensure_componentize_py()?;
     Ok(toolchain)
 }
 

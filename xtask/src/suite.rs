@@ -4,7 +4,8 @@
 //!    components from `WRAY_WASM_DIR=<target>/wasm`),
 //! 2. `cargo fmt --all --check`, in the root and in both guest workspaces,
 //! 3. `cargo clippy --workspace --all-targets --release -- -D warnings`,
-//! 4. `cargo test --workspace --release`.
+//! 4. the Python SDK's unit tests (`python3 -m unittest`),
+//! 5. `cargo test --workspace --release`.
 //!
 //! Everything builds with `--release` so that the test build and the demo's build share
 //! one set of compiled dependencies (wasmtime alone takes ~6 minutes on 2 cores).
@@ -44,6 +45,8 @@ pub fn test() -> Result<()> {
         "-D",
         "warnings",
     ]))?;
+
+    crate::python::unit_tests()?;
 
     run::header("cargo test --workspace --release");
     let mut test = run::cargo();

@@ -1,0 +1,446 @@
+"""The SDK end to end against a fake host (tests/fakehost.py): submission,
+the exports' dispatch, errors, actors, describe, the driver. No wasm."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+import unittest
+from typing import List
+
+from tests import fakehost
+
+HOST = fakehost.install()
+
+import wray  # noqa: E402
+from wray import _api, _exports, _refs  # noqa: E402
+from wray._refs import ObjectRef  # noqa: E402
+
+F = fakehost
+
+
+@wray.remote
+def add(a: int, b: int) -> int:
+    return a + b
+
+
+@wray.remote(num_returns=2, num_cpus=0.5, resources={"accel": 1}, timeout_ms=1500)
+def split(xs: list[int]) -> tuple[list[int], list[int]]:
+    h = len(xs) // 2
+    return xs[:h], xs[h:]
+
+
+@wray.remote
+def fail(x: int) -> int:
+    raise ValueError(f"bad input {x}")
+
+
+@wray.remote
+def count(xs: list) -> int:
+    return len(xs)
+
+
+@wray.remote
+def blob(n: int) -> bytes:
+    return bytes(range(n))
+
+
+@wray.remote
+def length(data: bytes) -> int:
+    assert isinstance(data, bytes), type(data)
+    return len(data)
+
+
+@wray.remote
+def wrap(x: int) -> list:
+    return [wray.put(x)]
+
+
+@wray.remote
+def nested_get(r: list) -> int:
+    return wray.get(r[0]) + 1
+
+
+@wray.remote
+def kw(a: int, b: int = 10, *, c: int = 100) -> int:
+    return a + b + c
+
+
+@wray.remote
+def exits() -> None:
+    sys.exit(3)
+
+
+@wray.actor(num_gpus=1)
+class Counter:
+    def __init__(self, start: int = 0):
+        self.n = start
+
+    def increment(self, by: int = 1) -> int:
+        self.n += by
+        return self.n
+
+    @wray.method(num_returns=2)
+    def both(self) -> tuple[int, int]:
+        return self.n, -self.n
+
+    def crash(self) -> None:
+        raise RuntimeError("actor crashed")
+
+    def _private(self) -> None:
+        pass
+
+
+@wray.actor(detached=True)
+class Detached:
+    pass
+
+
+@wray.actor
+class Plain:
+    def ping(self) -> str:
+        return "pong"
+
+
+driver_ran: List[List[str]] = []
+
+
+@wray.main
+def main(args: list[str]) -> None:
+    driver_ran.append(args)
+    if args == ["fail"]:
+        raise RuntimeError("driver failed")
+    if args == ["exit"]:
+        sys.exit("usage: demo <dir>")
+    print("driver says hi")
+
+
+class Sdk(unittest.TestCase):
+    def setUp(self):
+        HOST.reset()
+
+    def test_remote_and_get(self):
+        x = add.remote(1, 2)
+        self.assertIsInstance(x, ObjectRef)
+        y = add.remote(x, 10)
+        self.assertEqual(wray.get(y), 13)
+        self.assertEqual(wray.get([x, y]), [3, 13])
+        self.assertEqual(x.get(), 3)
+        # The dependency went as an object argument, the int as JSON, and
+        # results were asked for in json.
+        _, name, args, opts = HOST.submitted[1]
+        self.assertEqual(name, "add")
+        self.assertIsInstance(args[0], F.Arg_Object)
+        self.assertEqual(args[1].value.codec, F.Codec.JSON)
+        self.assertEqual(args[1].value.data, b"10")
+        self.assertEqual(opts.result_codec, F.Codec.JSON)
+        self.assertEqual(opts.num_returns, 1)
+        self.assertIsNone(opts.resources.num_cpus)  # the declared ones apply
+
+    def test_local_call_still_works(self):
+        self.assertEqual(add(2, 3), 5)
+        self.assertEqual(Counter(5).increment(), 6)
+
+    def test_num_returns_gives_a_list(self):
+        a, b = split.remote([1, 2, 3, 4])
+        self.assertEqual(wray.get([a, b]), [[1, 2], [3, 4]])
+
+    def test_kwargs_and_defaults_bind_positionally(self):
+        self.assertEqual(wray.get(kw.remote(1)), 111)
+        self.assertEqual(wray.get(kw.remote(1, c=5, b=2)), 8)
+        with self.assertRaises(TypeError):
+            kw.remote()
+
+    def test_options_per_call(self):
+        wray.get(add.options(num_cpus=2, num_gpus=0.5, resources={"x": 2}, max_memory=1 << 20).remote(1, 1))
+        opts = HOST.submitted[-1][3]
+        self.assertEqual(opts.resources.num_cpus, 2.0)
+        self.assertEqual(opts.resources.num_gpus, 0.5)
+        self.assertEqual(opts.resources.custom, [("x", 2.0)])
+        self.assertEqual(opts.limits.max_memory, 1 << 20)
+        with self.assertRaises(TypeError):
+            add.options(bogus=1)
+        with self.assertRaises(ValueError):
+            add.options(num_returns=2)
+
+    def test_exception_becomes_application_error_with_traceback(self):
+        r = fail.remote(7)
+        with self.assertRaises(wray.TaskError) as cm:
+            wray.get(r)
+        e = cm.exception
+        self.assertEqual(e.kind, "application")
+        self.assertEqual(e.function, "fail")
+        self.assertTrue(e.message.startswith("ValueError: bad input 7\n"), e.message)
+        self.assertIn("Traceback (most recent call last):", e.message)
+        self.assertIn('in fail\n    raise ValueError(f"bad input {x}")', e.message)
+        # The traceback starts at the user's function, not in the SDK.
+        self.assertNotIn("_exports.py", e.message)
+        self.assertNotIn("_api.py", e.message)
+        self.assertEqual(len(e.task), 32)
+
+    def test_errors_travel_through_dependencies_unchanged(self):
+        r = fail.remote(1)
+        s = add.remote(r, 1)
+        with self.assertRaises(wray.TaskError) as cm:
+            wray.get(s)
+        self.assertEqual(cm.exception.function, "fail")
+        # Through an explicit get inside a task, too.
+        t = nested_get.remote([r])
+        with self.assertRaises(wray.TaskError) as cm2:
+            wray.get(t)
+        self.assertEqual(cm2.exception, cm.exception)
+
+    def test_sys_exit_in_a_task_is_an_error_not_a_trap(self):
+        with self.assertRaises(wray.TaskError) as cm:
+            wray.get(exits.remote())
+        self.assertTrue(cm.exception.message.startswith("SystemExit: 3"))
+
+    def test_rkyv_argument_is_invalid_argument_naming_both_codecs(self):
+        with self.assertRaises(F.Err) as cm:
+            _exports.Functions().invoke("count", [F.Arg_Value(F.Payload(F.Codec.RKYV, b"wry\x01", []))], None)
+        e = cm.exception.value
+        self.assertEqual(e.kind, F.ErrorKind.INVALID_ARGUMENT)
+        self.assertEqual(e.function, "count")
+        self.assertEqual(e.message, "`count` reads json arguments, argument 0 is rkyv")
+
+    def test_bad_json_and_wrong_arity(self):
+        with self.assertRaises(F.Err) as cm:
+            _exports.Functions().invoke("count", [F.Arg_Value(F.Payload(F.Codec.JSON, b"[1,", []))], None)
+        self.assertEqual(cm.exception.value.kind, F.ErrorKind.INVALID_ARGUMENT)
+        with self.assertRaises(F.Err) as cm:
+            _exports.Functions().invoke("count", [], None)
+        self.assertEqual(cm.exception.value.message, "count takes 1 argument(s), got 0")
+
+    def test_unknown_function_class_and_method_are_not_found(self):
+        with self.assertRaises(F.Err) as cm:
+            _exports.Functions().invoke("nope", [], None)
+        self.assertEqual(cm.exception.value.kind, F.ErrorKind.NOT_FOUND)
+        with self.assertRaises(F.Err) as cm:
+            _exports.ActorInstance.create("Nope", [])
+        self.assertEqual(cm.exception.value.kind, F.ErrorKind.NOT_FOUND)
+        inst = _exports.ActorInstance.create("Counter", [F.Arg_Value(F.Payload(F.Codec.JSON, b"1", []))])
+        with self.assertRaises(F.Err) as cm:
+            inst.call("nope", [], None)
+        self.assertEqual(cm.exception.value.kind, F.ErrorKind.NOT_FOUND)
+        self.assertEqual(cm.exception.value.function, "Counter.nope")
+        with self.assertRaises(F.Err):
+            inst.call("_private", [], None)
+
+    def test_refs_inside_values(self):
+        r = wray.put(41)
+        n = count.remote([r, r])
+        self.assertEqual(wray.get(n), 2)
+        args = HOST.submitted[-1][2]
+        self.assertEqual(json.loads(args[0].value.data), [{"$object": r.hex()}] * 2)
+        self.assertEqual([F.key(o) for o in args[0].value.refs], [r._key])
+        # A returned ref comes back live.
+        inner = wray.get(wrap.remote(5))[0]
+        self.assertIsInstance(inner, ObjectRef)
+        self.assertEqual(wray.get(inner), 5)
+
+    def test_returned_refs_live_until_the_next_export(self):
+        w = wrap.remote(9)
+        payload = HOST.store[w._key]
+        inner_key = F.key(payload.refs[0])
+        self.assertNotIn(inner_key, HOST.released)
+        self.assertEqual(_refs.count(inner_key), 1)  # deferred
+        _exports.Lifecycle().init()  # any export flushes
+        self.assertIn(inner_key, HOST.released)
+
+    def test_bytes(self):
+        # A local Python caller sends bytes raw; results come back as JSON
+        # arrays unless raw was asked for.
+        self.assertEqual(wray.get(length.remote(b"abc")), 3)
+        self.assertEqual(HOST.submitted[-1][2][0].value.codec, F.Codec.RAW)
+        self.assertEqual(wray.get(blob.remote(3)), [0, 1, 2])
+        raw = _exports.Functions().invoke("blob", [F.Arg_Value(F.Payload(F.Codec.JSON, b"3", []))], F.Codec.RAW)
+        self.assertEqual((raw[0].codec, raw[0].data), (F.Codec.RAW, b"\x00\x01\x02"))
+        # A JSON array reaching a bytes parameter becomes bytes.
+        out = _exports.Functions().invoke("length", [F.Arg_Value(F.Payload(F.Codec.JSON, b"[1,2]", []))], None)
+        self.assertEqual(out[0].data, b"2")
+        r = wray.put(b"\x00\x01")
+        self.assertEqual(wray.get(r), b"\x00\x01")
+
+    def test_put_get_large_uses_put_bytes(self):
+        big = "x" * (200 << 10)
+        r = wray.put(big)
+        self.assertEqual(HOST.put_bytes_calls, 1)
+        self.assertEqual(wray.get(r), big)
+
+    def test_objects_release_when_collected(self):
+        r = wray.put(1)
+        key = r._key
+        del r
+        self.assertNotIn(key, HOST.released)
+        wray.put(2)  # the next host call tells the host
+        self.assertIn(key, HOST.released)
+        s = wray.put(3)
+        skey = s._key
+        del s
+        _exports.Lifecycle().init()  # so does every export
+        self.assertIn(skey, HOST.released)
+
+    def test_wait(self):
+        a = add.remote(1, 1)
+        missing = ObjectRef((7, 7, 7))
+        ready, not_ready = wray.wait([missing, a], num_returns=1, timeout=0)
+        self.assertEqual(ready, [a])
+        self.assertEqual(not_ready, [missing])
+        self.assertEqual(wray.wait([]), ([], []))
+
+    def test_get_timeout_and_rkyv_objects(self):
+        with self.assertRaises(wray.TaskError) as cm:
+            wray.get(ObjectRef((7, 7, 8)), timeout=0.01)
+        self.assertEqual(cm.exception.kind, "timeout")
+        self.assertEqual(HOST.current, F.TaskId(0, 0xD))
+        o = F.put(F.Payload(F.Codec.RKYV, b"wry\x01", []))
+        with self.assertRaises(wray.TaskError) as cm:
+            wray.get(ObjectRef(F.key(o)))
+        self.assertEqual(cm.exception.kind, "invalid-argument")
+        self.assertIn("is rkyv", cm.exception.message)
+
+    def test_actors(self):
+        c = Counter.remote(10)
+        self.assertIsInstance(c, wray.ActorHandle)
+        r1 = c.increment.remote()
+        r2 = c.increment.remote(by=5)
+        self.assertEqual(wray.get([r1, r2]), [11, 16])
+        a, b = c.both.remote()
+        self.assertEqual(wray.get([a, b]), [16, -16])
+        with self.assertRaises(wray.TaskError) as cm:
+            wray.get(c.crash.remote())
+        self.assertEqual(cm.exception.function, "Counter.crash")
+        self.assertIn("RuntimeError: actor crashed", cm.exception.message)
+        with self.assertRaises(AttributeError):
+            c.nope
+        with self.assertRaises(AttributeError):
+            c._private
+        p = Plain.remote()
+        self.assertEqual(wray.get(p.ping.remote()), "pong")
+        self.assertTrue(wray.kill(p))
+        with self.assertRaises(wray.TaskError) as cm:
+            wray.get(p.ping.remote())
+        self.assertEqual(cm.exception.kind, "actor-died")
+
+    def test_actor_options_and_handles_in_values(self):
+        c = Counter.options(num_cpus=1, detached=True).remote()
+        opts = HOST.submitted[-1][3]
+        self.assertTrue(opts.detached)
+        self.assertEqual(opts.resources.num_cpus, 1.0)
+        Detached.remote()
+        self.assertTrue(HOST.submitted[-1][3].detached)
+        n = count.remote([c])
+        self.assertEqual(wray.get(n), 1)
+        args = HOST.submitted[-1][2]
+        self.assertEqual(json.loads(args[0].value.data), [{"$actor": c.hex()}])
+        self.assertEqual([F.key(o) for o in args[0].value.refs], [(c._actor[0], c._actor[1], 1)])
+
+    def test_qualified_functions_and_classes(self):
+        calls = []
+
+        def tree_reduce(function, args, result_codec):
+            calls.append((function, [json.loads(a.value.data) for a in args], result_codec))
+            return [F.Payload(F.Codec.JSON, json.dumps([1, 2]).encode(), [])]
+
+        HOST.components["tree_reduce"] = tree_reduce
+        make_array = wray.function("tree_reduce/make_array")
+        self.assertEqual(wray.get(make_array.remote(3)), [1, 2])
+        self.assertEqual(calls, [("make_array", [3], F.Codec.JSON)])
+        self.assertEqual(HOST.submitted[-1][0], "tree_reduce")
+        with self.assertRaises(TypeError):
+            make_array.remote(i=3)
+        missing = wray.function("nowhere/f").remote()
+        with self.assertRaises(wray.TaskError) as cm:
+            wray.get(missing)
+        self.assertEqual(cm.exception.kind, "not-found")
+        h = wray.actor_class("counter/Counter").remote(0)
+        self.assertEqual(HOST.submitted[-1][:2], ("counter", "Counter"))
+        with self.assertRaises(wray.TaskError) as cm:
+            wray.get(h.add.remote(1))
+        self.assertEqual(cm.exception.kind, "actor-died")
+        with self.assertRaises(ValueError):
+            wray.function("/x")
+
+    def test_describe(self):
+        info = _exports.Metadata().describe()
+        self.assertEqual(info.sdk, "wray-python 0.1.0")
+        by = {(f.kind, f.class_, f.name): f for f in info.functions}
+        f = by[(F.FunctionKind.FUNCTION, None, "split")]
+        self.assertEqual(f.num_returns, 2)
+        self.assertEqual([(p.name, json.loads(p.schema)) for p in f.params], [("xs", {"type": "array", "items": {"type": "integer"}})])
+        self.assertEqual(len(f.returns), 2)
+        self.assertEqual(f.resources.num_cpus, 0.5)
+        self.assertEqual(f.resources.custom, [("accel", 1.0)])
+        self.assertEqual(f.limits.timeout_ms, 1500)
+        self.assertFalse(f.reuse)
+        kwf = by[(F.FunctionKind.FUNCTION, None, "kw")]
+        self.assertEqual([p.name for p in kwf.params], ["a", "b", "c"])
+        ctor = by[(F.FunctionKind.ACTOR_CONSTRUCTOR, "Counter", "Counter")]
+        self.assertEqual([p.name for p in ctor.params], ["start"])
+        self.assertEqual(ctor.resources.num_gpus, 1.0)
+        self.assertEqual((ctor.num_returns, ctor.returns), (1, []))
+        both = by[(F.FunctionKind.ACTOR_METHOD, "Counter", "both")]
+        self.assertEqual(both.num_returns, 2)
+        self.assertEqual(json.loads(both.returns[1]), {"type": "integer"})
+        inc = by[(F.FunctionKind.ACTOR_METHOD, "Counter", "increment")]
+        self.assertEqual([p.name for p in inc.params], ["by"])
+        self.assertNotIn((F.FunctionKind.ACTOR_METHOD, "Counter", "_private"), by)
+        self.assertEqual(by[(F.FunctionKind.ACTOR_CONSTRUCTOR, "Plain", "Plain")].params, [])
+
+    def test_driver(self):
+        out, saved = io.StringIO(), sys.stdout
+        sys.stdout = out
+        try:
+            _exports.Driver().main(["a", "b"])
+        finally:
+            sys.stdout = saved
+        self.assertEqual(driver_ran[-1], ["a", "b"])
+        self.assertIn("driver says hi", out.getvalue())
+        with self.assertRaises(F.Err) as cm:
+            _exports.Driver().main(["fail"])
+        self.assertTrue(cm.exception.value.startswith("RuntimeError: driver failed\n"))
+        self.assertIn("Traceback", cm.exception.value)
+        with self.assertRaises(F.Err) as cm:
+            _exports.Driver().main(["exit"])
+        self.assertEqual(cm.exception.value, "usage: demo <dir>")
+
+    def test_no_main(self):
+        saved = _api.main_function
+        _api.main_function = None
+        try:
+            with self.assertRaises(F.Err) as cm:
+                _exports.Driver().main([])
+            self.assertTrue(cm.exception.value.startswith("no main"))
+        finally:
+            _api.main_function = saved
+
+    def test_log_gpu_ids_and_lifecycle(self):
+        wray.log("hello", 3, level="warn")
+        self.assertEqual(HOST.logs, [(F.LogLevel.WARN, "hello 3")])
+        HOST.gpu_ids = [0, 2]
+        self.assertEqual(wray.get_gpu_ids(), [0, 2])
+        _exports.Lifecycle().init()
+        _exports.Lifecycle().reinit()
+        self.assertFalse(wray.cancel(add.remote(1, 1)))
+        with wray.profile("span"):
+            pass
+
+    def test_duplicate_names_are_refused(self):
+        def add(a, b):  # noqa: F811
+            return a
+
+        with self.assertRaises(ValueError):
+            wray.remote(add)
+
+    def test_varargs_are_refused(self):
+        def va(*xs):
+            return xs
+
+        with self.assertRaises(TypeError):
+            wray.remote(va)
+        self.assertNotIn("va", _api.functions)
+
+
+if __name__ == "__main__":
+    unittest.main()
