@@ -162,9 +162,9 @@ pub struct MethodInfo {
     /// Number of return objects.
     pub num_returns: u32,
     /// Its parameters' names and schemas.
-    pub params: &'static [crate::export::ParamSchema],
+    pub params: &'static [crate::schema::ParamSchema],
     /// Its return values' schemas.
-    pub returns: &'static [crate::export::SchemaFn],
+    pub returns: &'static [crate::schema::SchemaFn],
 }
 
 /// What `#[wray::actor]` on an `impl` block generates: construction and
@@ -179,7 +179,7 @@ pub trait ActorClass: Actor + Sized {
     /// lifetime, limits of each call).
     const DECLARED: crate::options::Declared = crate::options::Declared::NONE;
     /// The constructor's parameters' names and schemas.
-    const PARAMS: &'static [crate::export::ParamSchema];
+    const PARAMS: &'static [crate::schema::ParamSchema];
 
     /// Runs the constructor.
     ///

@@ -358,13 +358,6 @@ pub(crate) fn from_payload<T: Value>(payload: &Payload) -> Result<T, String> {
     }
 }
 
-/// The JSON Schema of `T`'s JSON form, as JSON text (what `describe`
-/// reports for a parameter or return value of type `T`).
-pub fn schema_of<T: schemars::JsonSchema>() -> String {
-    let schema = schemars::SchemaGenerator::default().into_root_schema_for::<T>();
-    serde_json::to_string(&schema).unwrap_or_else(|_| "{}".to_string())
-}
-
 /// Decodes `bytes`, an rkyv payload (header, then archive), as a `T`.
 ///
 /// # Errors
@@ -457,14 +450,6 @@ mod tests {
             vec![7]
         );
         assert!(encode_as(&7i64, Codec::Raw).is_err());
-    }
-
-    #[test]
-    fn schemas_are_json_schema_text() {
-        let schema: serde_json::Value =
-            serde_json::from_str(&schema_of::<Vec<i64>>()).expect("json");
-        assert_eq!(schema["type"], "array");
-        assert_eq!(schema["items"]["type"], "integer");
     }
 
     #[test]

@@ -13,39 +13,10 @@ use crate::error::ErrorKind;
 use crate::options::Declared;
 use crate::panic;
 use crate::runtime::task_error;
+use crate::schema::{params_wit, returns_wit, ParamSchema, SchemaFn};
 
 /// The SDK, as `describe` names it.
 const SDK: &str = concat!("wray-rust ", env!("CARGO_PKG_VERSION"));
-
-/// Makes the JSON Schema of one parameter or return value.
-#[doc(hidden)]
-pub type SchemaFn = fn() -> String;
-
-/// One parameter of a remote function or method: its name and schema.
-#[doc(hidden)]
-#[derive(Clone, Copy, Debug)]
-pub struct ParamSchema {
-    /// The parameter's name in the source (`arg{i}` for a pattern).
-    pub name: &'static str,
-    /// Its type's JSON Schema.
-    pub schema: SchemaFn,
-}
-
-/// `describe`'s `params` of `params`.
-pub(crate) fn params_wit(params: &[ParamSchema]) -> Vec<wit::ParamInfo> {
-    params
-        .iter()
-        .map(|p| wit::ParamInfo {
-            name: p.name.to_string(),
-            schema: (p.schema)(),
-        })
-        .collect()
-}
-
-/// `describe`'s `returns` of `returns`.
-pub(crate) fn returns_wit(returns: &[SchemaFn]) -> Vec<String> {
-    returns.iter().map(|f| f()).collect()
-}
 
 /// The mark `wray::export!` puts on each function and actor class it
 /// lists; `#[wray::remote]` and `#[wray::actor]` require it of what they

@@ -122,6 +122,7 @@ mod options;
 mod panic;
 mod refs;
 mod runtime;
+mod schema;
 mod stream;
 mod submit;
 

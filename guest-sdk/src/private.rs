@@ -8,12 +8,12 @@ pub use crate::actor::{ActorClass, ActorMethods, MethodInfo};
 pub use crate::args::{ArgReader, IntoArg};
 pub use crate::bindings::types::Codec;
 pub use crate::bindings::types::{Arg, Payload, TaskError};
-pub use crate::codec::schema_of;
 pub use crate::export::{
     exported, ActorEntry, Component, Exported, Exports, FunctionEntry, HookFn, IntoMainResult,
-    MainFn, ParamSchema, RemoteFunction, SchemaFn,
+    MainFn, RemoteFunction,
 };
 pub use crate::options::Declared;
+pub use crate::schema::{schema_of, ParamSchema, SchemaFn};
 pub use crate::submit::{
     call_actor, create_actor, create_actor_with, submit, submit_raw, submit_with, Returns,
 };

@@ -20,6 +20,8 @@
 //! Debian's `rustc-web` with `-Z build-std`.
 
 mod bench;
+mod c_bindings;
+mod c_guests;
 mod demo;
 mod fuzz;
 mod guests;
@@ -50,6 +52,8 @@ enum Command {
     Setup,
     /// Build the guest workspaces to components in `<target>/wasm/`.
     BuildGuests,
+    /// Regenerate the C guests' bindings (`sdk/c/bindings/`) from `wit/`.
+    CBindings,
     /// Run the distributed word count over the Rust standard library sources.
     Demo {
         /// Number of CPU slots for tasks (default: every core of this machine).
@@ -108,6 +112,7 @@ fn main() -> ExitCode {
 fn run_command(command: Command) -> Result<()> {
     match command {
         Command::Setup => setup::setup().map(drop),
+        Command::CBindings => c_bindings::write(&paths::repo_root()),
         Command::BuildGuests => {
             let toolchain = toolchain::detect()?;
             guests::build_guests(toolchain)

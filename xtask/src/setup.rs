@@ -28,6 +28,8 @@ pub fn setup() -> Result<GuestToolchain> {
     let toolchain = toolchain::detect()?;
     run::header("setup: Debian packages");
     ensure_packages(toolchain.packages())?;
+    run::header("setup: Debian packages for C guests");
+    ensure_packages(crate::c_guests::PACKAGES)?;
     run::header("setup: cargo-component");
     ensure_cargo_component()?;
     run::header("setup: componentize-py (Python guests)");

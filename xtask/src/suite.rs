@@ -35,6 +35,9 @@ pub fn test() -> Result<()> {
         )?;
     }
 
+    run::header("C bindings match wit/ (cargo xtask c-bindings regenerates them)");
+    crate::c_bindings::check(&paths::repo_root())?;
+
     run::header("cargo clippy --workspace --all-targets --release -- -D warnings");
     run::run(run::cargo().args([
         "clippy",

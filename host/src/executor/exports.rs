@@ -195,6 +195,16 @@ impl Guest {
             .await
     }
 
+    /// The `actors` part of this instance.
+    fn actors(&self, store: &mut Store<TaskState>) -> wasmtime::Result<actors::Guest> {
+        let ix = self
+            .exports
+            .actors
+            .as_ref()
+            .ok_or_else(|| missing(ACTORS))?;
+        ix.load(store, &self.instance)
+    }
+
     /// `actors.actor-instance.create`.
     pub(crate) async fn create_actor(
         &self,
@@ -202,12 +212,7 @@ impl Guest {
         class: &str,
         args: &[types::Arg],
     ) -> Call<ResourceAny> {
-        let ix = self
-            .exports
-            .actors
-            .as_ref()
-            .ok_or_else(|| missing(ACTORS))?;
-        let part = ix.load(&mut *store, &self.instance)?;
+        let part = self.actors(store)?;
         part.actor_instance().call_create(store, class, args).await
     }
 
@@ -220,12 +225,7 @@ impl Guest {
         args: &[types::Arg],
         result_codec: Option<types::Codec>,
     ) -> Call<Vec<types::Payload>> {
-        let ix = self
-            .exports
-            .actors
-            .as_ref()
-            .ok_or_else(|| missing(ACTORS))?;
-        let part = ix.load(&mut *store, &self.instance)?;
+        let part = self.actors(store)?;
         part.actor_instance()
             .call_call(store, actor, method, args, result_codec)
             .await

@@ -286,7 +286,7 @@ impl WasmExecutor {
     }
 
     /// The task's arguments with object arguments replaced by their values,
-    /// except rkyv objects in a file (shared memory or spilled): those stay
+    /// except rkyv and raw objects in a file (shared memory or spilled): those stay
     /// `object` arguments, which the guest maps into its memory and decodes
     /// there (the one copy; the SDK's `ArgReader`) rather than receive a
     /// host copy of the bytes that wasmtime copies again into its memory.
@@ -300,7 +300,7 @@ impl WasmExecutor {
                 Arg::Value(p) => Ok(types::Arg::Value(p.into())),
                 Arg::Object(id) => match self.sched.objects.get(&id).as_deref() {
                     Some(Object::Value {
-                        codec: Codec::Rkyv,
+                        codec: Codec::Rkyv | Codec::Raw,
                         data,
                         ..
                     }) if data.file_range().is_some() => Ok(types::Arg::Object(id.into())),

@@ -4,6 +4,7 @@
 
 mod api;
 mod boundary;
+mod c_guests;
 mod deployed;
 mod examples;
 mod microbench;
