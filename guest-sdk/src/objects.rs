@@ -8,6 +8,18 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::object_ref::ObjectRef;
 use crate::runtime::task_error;
 
+/// Stores `bytes` as a new immutable object of codec `raw` (the bytes
+/// untouched, readable by a guest in any language, e.g. mapped zero-copy
+/// by a C function) and returns a reference to it; read back as a
+/// `Vec<u8>`. Large ones go straight into the node's shared memory with
+/// one copy. Never blocks.
+pub fn put_bytes(bytes: &[u8]) -> ObjectRef<Vec<u8>> {
+    let id = mapping::put_bytes(bytes, wit::Codec::Raw, &[]);
+    let r = ObjectRef::from_id(id.into());
+    crate::refs::flush_deferred();
+    r
+}
+
 /// Stores `value` as a new immutable object owned by the running task and
 /// returns a reference to it. Never blocks.
 ///

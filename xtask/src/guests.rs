@@ -50,6 +50,7 @@ pub fn build_guests(toolchain: GuestToolchain) -> Result<()> {
     let release = guests_target.join(GUEST_TARGET).join("release");
     stage_components(&release, &paths::wasm_dir())?;
     crate::python::build_examples(&paths::wasm_dir())?;
+    crate::js::build_examples(&paths::repo_root(), &paths::wasm_dir())?;
     run::header("build-guests: examples/c/ (clang, wasi-libc)");
     crate::c_guests::build(&paths::repo_root(), &paths::wasm_dir()).map(drop)
 }

@@ -25,6 +25,7 @@ mod c_guests;
 mod demo;
 mod fuzz;
 mod guests;
+mod js;
 mod paths;
 mod python;
 mod run;

@@ -7,6 +7,8 @@
 //! 3. `cargo-component` at [`CARGO_COMPONENT_VERSION`] via `cargo install --locked`.
 //! 4. componentize-py for Python guests, from PyPI
 //!    ([`python::ensure_componentize_py`](crate::python::ensure_componentize_py)).
+//! 5. componentize-js and jco for JavaScript guests, from npm, into
+//!    `sdk/js/node_modules` ([`js::ensure_toolchain`](crate::js::ensure_toolchain)).
 
 use std::process::Command;
 
@@ -34,6 +36,8 @@ pub fn setup() -> Result<GuestToolchain> {
     ensure_cargo_component()?;
     run::header("setup: componentize-py (Python guests)");
     crate::python::ensure_componentize_py()?;
+    run::header("setup: componentize-js and jco (JavaScript guests)");
+    crate::js::ensure_toolchain(&crate::paths::repo_root())?;
     Ok(toolchain)
 }
 

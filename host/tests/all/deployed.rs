@@ -68,3 +68,23 @@ fn a_redeploy_takes_effect_on_the_next_qualified_call() {
         "{err}"
     );
 }
+
+#[test]
+fn a_rust_guest_calls_a_javascript_actor_and_c_functions_in_json() {
+    let node = TestNode::start(Setup::default());
+    node.node.deploy_file(component("counter_js")).unwrap();
+    node.node.deploy_file(component("sum_bytes")).unwrap();
+    let (result, stdout) = node.run("api", &["languages"]);
+    assert_eq!(result, Ok(()), "{stdout}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "js counter 22",
+            &format!("c sum_bytes {}", 3 * (300 << 10)),
+            "c add 3.75",
+            "rkyv actor-died",
+        ],
+        "{stdout}"
+    );
+}

@@ -60,3 +60,37 @@ pub fn deployed() -> wray::Result<()> {
     }
     Ok(())
 }
+
+wray::deployed! {
+    /// `examples/js/counter_actor`: an actor class written in JavaScript.
+    pub mod js = "counter_js" as json {
+        pub actor Counter {
+            pub fn new(start: i64);
+            pub fn add(&mut self, k: i64) -> i64;
+        }
+    }
+
+    /// `examples/c/sum_bytes`: remote functions written in C.
+    pub mod c = "sum_bytes" as json {
+        pub fn sum_bytes(data: Vec<u8>) -> u64;
+        pub fn add(a: f64, b: f64) -> f64;
+    }
+}
+
+/// `languages`: a JavaScript actor and C functions called from Rust, the
+/// values crossing as JSON (and a large raw object, mapped by the C side).
+pub fn languages() -> wray::Result<()> {
+    let counter = js::Counter::remote(10i64);
+    counter.add().remote(5i64);
+    println!("js counter {}", counter.add().remote(7i64).get()?);
+    let data = wray::put_bytes(&vec![3u8; 300 << 10]);
+    println!("c sum_bytes {}", c::sum_bytes.remote(&data).get()?);
+    println!("c add {}", c::add.remote(1.5f64, 2.25f64).get()?);
+    // The Rust default (rkyv) is refused by name.
+    let rkyv = js::Counter::remote_with(wray::Options::new().format(wray::Format::Rkyv), 1i64);
+    match rkyv.add().remote(1i64).get() {
+        Ok(v) => println!("rkyv accepted {v}"),
+        Err(e) => println!("rkyv {}", e.kind()),
+    }
+    Ok(())
+}

@@ -45,6 +45,7 @@ fn main(args: Vec<String>) -> Result<(), String> {
         "actor_panic" => failures::actor_panic(),
         "ids" => ids(),
         "deployed" => deployed::deployed(),
+        "languages" => deployed::languages(),
         "gpu_packing" => resources::gpu_packing(),
         "infeasible" => resources::infeasible(),
         "blocked" => resources::blocked(),

@@ -1,0 +1,45 @@
+//! JavaScript guests (`examples/js/`, built by `cargo xtask build-guests`
+//! with componentize-js): a JavaScript driver creates a JavaScript actor of
+//! another component and calls a Rust function, values crossing as JSON;
+//! a thrown `Error` comes back as an `application` error with its stack.
+
+use crate::support::{component, Setup, TestNode};
+
+#[test]
+fn a_javascript_driver_calls_a_javascript_actor_and_a_rust_function() {
+    let node = TestNode::start(Setup {
+        num_cpus: 2,
+        ..Setup::default()
+    });
+    for name in ["counter_js", "tree_reduce"] {
+        node.node.deploy_file(component(name)).expect("deploys");
+    }
+    let (result, stdout) = node.run("driver_js", &["10"]);
+    assert_eq!(result, Ok(()), "{stdout}");
+    assert!(stdout.contains("counter: [11,16,16]"), "{stdout}");
+    assert!(
+        stdout.contains("tree_reduce/make_array(3): 1000 elements, first 3000 last 3999"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("expected error: application counter_js/fail \"Error: boom"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_javascript_component_describes_itself_and_imports_no_wasi_http() {
+    let node = TestNode::start(Setup::default());
+    // The node links no wasi:http: a component importing it would be
+    // refused here (componentize-js needs `-d http -d fetch-event`).
+    let record = node
+        .node
+        .deploy_file(component("counter_js"))
+        .expect("deploys");
+    assert!(record.sdk.starts_with("wray-js"), "{}", record.sdk);
+    let add = record
+        .actor_method("Counter", "add")
+        .expect("Counter.add is described");
+    assert_eq!(add.params.len(), 1);
+    assert!(add.params[0].schema.contains("integer"), "{:?}", add.params);
+}

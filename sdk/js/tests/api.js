@@ -1,0 +1,105 @@
+// End-to-end checks of the SDK inside one component (driver + functions +
+// actors): node ../build.mjs api.js -o /tmp/api_js.wasm && wray run /tmp/api_js.wasm
+import { remote, actor, get, put, wait, cancel, kill, main, TaskError, ObjectRef, taskId, log } from "wray";
+
+function check(cond, what) {
+  if (!cond) throw new Error(`check failed: ${what}`);
+  console.log(`ok ${what}`);
+}
+
+export const add = remote((a, b) => a + b, { name: "add", params: [{ name: "a", schema: { type: "number" } }, { name: "b", schema: { type: "number" } }] });
+export const divmod = remote(function divmod(a, b) {
+  return [Math.floor(a / b), a % b];
+}, { numReturns: 2 });
+export const sumRefs = remote(function sumRefs(refs) {
+  return get(refs).reduce((x, y) => x + y, 0);
+});
+export const length = remote(function length(bytes) {
+  return bytes instanceof Uint8Array ? ["bytes", bytes.length] : ["other", bytes.length];
+});
+export const poke = remote(function poke(h) {
+  return get(h.incr.remote(100));
+});
+export const big = remote(function big(x) {
+  return 2n ** 60n;
+});
+export const sleepy = remote(function sleepy() {
+  const end = Date.now() + 5000;
+  while (Date.now() < end) {}
+  return 1;
+});
+export const throwsTaskError = remote(function throwsTaskError(r) {
+  return get(r);
+});
+export const throwsString = remote(function throwsString() {
+  throw "a string";
+});
+
+export const Acc = actor(
+  class Acc {
+    constructor(start = 0) {
+      this.n = start;
+    }
+    incr(k) {
+      this.n += k;
+      return this.n;
+    }
+    _private() {}
+  },
+  { methods: { incr: { params: [{ name: "k", schema: { type: "integer" } }] } } },
+);
+
+main((args) => {
+  check(get(add.remote(1, 2)) === 3, "add");
+  check(get(add.remote(add.remote(1, 2), 10)) === 13, "dependency");
+  const [q, r] = divmod.remote(17, 5);
+  check(q instanceof ObjectRef && get(q) === 3 && get(r) === 2, "numReturns 2");
+  const p = put({ a: [1, 2, 3] });
+  check(JSON.stringify(get(p)) === '{"a":[1,2,3]}', "put/get");
+  check(get(sumRefs.remote([put(1), put(2), add.remote(3, 4)])) === 10, "refs inside a value");
+  check(get(put(new Uint8Array([1, 2, 3]))) instanceof Uint8Array, "raw put");
+  check(get(length.remote(new Uint8Array(5)))[0] === "bytes", "raw argument");
+  const bigv = new Uint8Array(200 * 1024).fill(7);
+  const bigr = put(bigv);
+  check(get(bigr).length === 200 * 1024 && get(bigr)[1000] === 7, "put-bytes (200 KiB)");
+  const a = Acc.remote(5);
+  check(get(a.incr.remote(1)) === 6, "actor");
+  check(get(poke.remote(a)) === 106, "actor handle passed to a task");
+  check(get(big.remote(0)) === 2 ** 60, "BigInt result");
+  const [ready, notReady] = wait([add.remote(1, 1), sleepy.remote()], { numReturns: 1, timeout: 3 });
+  check(ready.length === 1 && notReady.length === 1, "wait");
+  check(cancel(notReady[0], { force: true }) === true, "cancel");
+  try {
+    get(notReady[0]);
+    check(false, "cancelled get throws");
+  } catch (e) {
+    check(e instanceof TaskError && e.kind === "cancelled", `cancelled: ${e.kind}`);
+  }
+  try {
+    get(sleepy.remote(), { timeout: 0.1 });
+    check(false, "timeout throws");
+  } catch (e) {
+    check(e instanceof TaskError && e.kind === "timeout", `timeout: ${e.kind}`);
+  }
+  const failed = add.remote(1);
+  try {
+    get(throwsTaskError.remote(failed));
+  } catch (e) {
+    check(e.kind === "invalid-argument" && e.function === "add", `error passes through: ${e.message}`);
+  }
+  try {
+    get(throwsString.remote());
+  } catch (e) {
+    check(e.kind === "application" && e.taskMessage.includes("a string"), `non-Error thrown: ${e.taskMessage}`);
+  }
+  check(kill(a) === true, "kill");
+  try {
+    get(a.incr.remote(1));
+  } catch (e) {
+    check(e.kind === "actor-died", `killed actor: ${e.kind}`);
+  }
+  check(/^[0-9a-f]{32}$/.test(taskId()), "taskId");
+  log("a log line from the JS driver");
+  check(args.length === 0 || args[0] === "x", "args");
+  if (args[0] === "fail") throw new Error("driver failed on purpose");
+});
