@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 use crate::{Error, Result};
 
 /// What kind of export a [`FunctionRecord`] is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum FunctionKind {
     /// A remote function.
     Function,

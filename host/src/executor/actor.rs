@@ -7,15 +7,17 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use wasmtime::component::ResourceAny;
+use wray_control_plane::FunctionKind;
 
 use super::classify::{guest_error, trap_to_task_error};
 use super::exports::Guest;
 use super::guard::{rearm_limits, StopWhen};
+use super::schemas::ArgSchemas;
 use super::state::CurrentTask;
 use super::store::TaskStore;
 use super::values::{finish_call, host_bug, payload_refs, system_error};
 use super::WasmExecutor;
-use crate::error::TaskError;
+use crate::error::{ErrorKind, TaskError};
 use crate::objects::Object;
 use crate::proto::Target;
 use crate::scheduler::task::Actor;
@@ -27,6 +29,9 @@ pub(crate) struct Instance {
     store: TaskStore,
     guest: Guest,
     handle: ResourceAny,
+    /// Its component's parameter schemas (method calls' JSON arguments are
+    /// checked against them).
+    schemas: Arc<ArgSchemas>,
 }
 
 /// How one task of an actor ended: its result, the instance to keep (if
@@ -165,6 +170,12 @@ impl WasmExecutor {
         let Some(component) = self.component(&actor.component) else {
             return Err(system_error(spec, "the actor's component is not loaded"));
         };
+        component
+            .schemas
+            .check(FunctionKind::ActorClass, Some(class), class, &args)
+            .map_err(|m| {
+                TaskError::new(ErrorKind::InvalidArgument, spec.label.clone(), spec.id, m)
+            })?;
         actor.starting(&spec.cancel);
         let current = CurrentTask::for_spec(spec, false, actor.allocation());
         let (mut store, guest) = self
@@ -182,6 +193,7 @@ impl WasmExecutor {
                 store,
                 guest,
                 handle,
+                schemas: component.schemas.clone(),
             }),
             Ok(Err(e)) => Err(guest_error(e, store.data())),
             Err(trap) => Err(trap_to_task_error(&trap, store.data())),
@@ -202,6 +214,11 @@ impl WasmExecutor {
         let Target::ActorCall { method, .. } = &spec.target else {
             return (Err(system_error(spec, "not an actor call")), false);
         };
+        let kind = FunctionKind::ActorMethod;
+        if let Err(m) = inst.schemas.check(kind, Some(&actor.class), method, &args) {
+            let error = TaskError::new(ErrorKind::InvalidArgument, spec.label.clone(), spec.id, m);
+            return (Err(error), false);
+        }
         actor.starting(&spec.cancel);
         let current = CurrentTask::for_spec(spec, false, actor.allocation());
         if let Some(entry) = &spec.entry {

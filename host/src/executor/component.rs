@@ -20,6 +20,7 @@ use crate::executor::bindings::wray::runtime::{objects, runtime, tasks};
 use crate::executor::classify::trap_to_task_error;
 use crate::executor::exports::{Exports, Guest};
 use crate::executor::guard::StopWhen;
+use crate::executor::schemas::ArgSchemas;
 use crate::executor::services::DescribeOnly;
 use crate::executor::state::{CurrentTask, TaskState};
 use crate::executor::WasmExecutor;
@@ -93,6 +94,9 @@ pub struct LoadedComponent {
     pub(crate) pre: InstancePre<TaskState>,
     /// The parts of the world it exports.
     pub(crate) exports: Arc<Exports>,
+    /// Its parameters' schemas, compiled: what JSON arguments are checked
+    /// against before a task runs.
+    pub(crate) schemas: Arc<ArgSchemas>,
 }
 
 /// The linker every component is instantiated with: WASI preview 2 (the
@@ -238,6 +242,7 @@ pub(crate) fn load(
         hash: Arc::from(hash.as_str()),
         pre: pre.clone(),
         exports: exports.clone(),
+        schemas: Arc::default(),
     });
     let info = rt.block_on(describe(rt, placeholder))?;
     check_described(&info).map_err(component_error)?;
@@ -283,11 +288,13 @@ pub(crate) fn load(
         sdk: info.sdk,
         functions,
     };
+    let schemas = Arc::new(ArgSchemas::compile(&record).map_err(component_error)?);
     Ok(Arc::new(LoadedComponent {
         hash: Arc::from(record.hash.as_str()),
         record,
         pre,
         exports,
+        schemas,
     }))
 }
 

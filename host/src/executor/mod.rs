@@ -35,6 +35,7 @@ pub(crate) mod host_api;
 pub mod mapping;
 pub(crate) mod reuse;
 pub(crate) mod run;
+pub(crate) mod schemas;
 pub(crate) mod services;
 pub mod state;
 pub mod store;

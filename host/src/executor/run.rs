@@ -12,7 +12,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use wasmtime::Store;
-use wray_control_plane::JobId;
+use wray_control_plane::{FunctionKind, JobId};
 
 use super::bindings::types;
 use super::classify::{instantiate_error, trap_to_task_error};
@@ -130,6 +130,12 @@ impl WasmExecutor {
                 "its component is not loaded on this node",
             ));
         };
+        component
+            .schemas
+            .check(FunctionKind::Function, None, name, &args)
+            .map_err(|m| {
+                TaskError::new(ErrorKind::InvalidArgument, spec.label.clone(), spec.id, m)
+            })?;
         if let Some(entry) = &spec.entry {
             entry.started();
         }

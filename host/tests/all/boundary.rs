@@ -100,7 +100,14 @@ fn a_value_in_a_codec_the_function_cannot_read_is_an_invalid_argument_naming_bot
         refs: Vec::new(),
     });
     let bad_json = json(r#"{"not": "an array"}"#);
-    for (arg, wanted) in [(raw, "raw"), (bad_json, "json")] {
+    let wrong_item = json(r#"[1, "two"]"#);
+    let not_json = json("[1, 2");
+    for (arg, wanted) in [
+        (raw, "raw"),
+        (bad_json, "does not match its schema"),
+        (wrong_item, "does not match its schema at /1"),
+        (not_json, "is not valid JSON"),
+    ] {
         let ids = session
             .submit(
                 "tree_reduce",
@@ -132,6 +139,32 @@ fn a_value_in_a_codec_the_function_cannot_read_is_an_invalid_argument_naming_bot
     let err = session.get_blocking(ids[0], None).unwrap_err();
     assert_eq!(err.kind, ErrorKind::InvalidArgument, "{err}");
     assert!(err.message.contains("ask for json or rkyv"), "{err}");
+}
+
+#[test]
+fn json_arguments_of_actor_calls_are_checked_before_the_actor_sees_them() {
+    // Checked through the SDK-neutral door: JSON arguments of an actor
+    // constructor and method (the JavaScript counter declares integers).
+    let t = TestNode::start(Setup::default());
+    t.node
+        .deploy_file(component("counter_js"))
+        .expect("deploys");
+    let session = t.node.session().expect("a session");
+    let actor = session
+        .create_actor("counter_js", "Counter", vec![json("1")], TaskOptions::new())
+        .expect("creates");
+    let bad = session
+        .call(actor, "add", vec![json(r#""five""#)], json_results())
+        .expect("calls");
+    let err = session.get_blocking(bad[0], None).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::InvalidArgument, "{err}");
+    assert!(err.message.contains("does not match its schema"), "{err}");
+    // The bad call never reached the actor: it is alive and unchanged.
+    let good = session
+        .call(actor, "add", vec![json("2")], json_results())
+        .expect("calls");
+    let total = session.get_blocking(good[0], None).expect("a total");
+    assert_eq!(std::str::from_utf8(&total.data).unwrap(), "3");
 }
 
 #[test]
