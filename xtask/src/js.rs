@@ -76,9 +76,9 @@ pub fn build_examples(root: &Path, out: &Path) -> Result<()> {
         let app = root.join("examples/js").join(dir).join(module);
         let target = out.join(format!("{name}.wasm"));
         let built = mtime(&target);
-        let sources = newest(app.parent().unwrap_or(root))
+        let sources = crate::python::newest(app.parent().unwrap_or(root))
             .max(sdk_mtime)
-            .max(newest(&root.join("wit")));
+            .max(crate::python::newest(&root.join("wit")));
         if built.is_some() && built >= sources {
             println!("{name}.wasm is up to date");
             continue;
@@ -100,23 +100,4 @@ pub fn build_examples(root: &Path, out: &Path) -> Result<()> {
 
 fn mtime(path: &Path) -> Option<std::time::SystemTime> {
     std::fs::metadata(path).and_then(|m| m.modified()).ok()
-}
-
-/// The newest modification time of the files under `dir` (`None` when
-/// there are none).
-fn newest(dir: &Path) -> Option<std::time::SystemTime> {
-    let mut latest = None;
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return mtime(dir);
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let time = if path.is_dir() {
-            newest(&path)
-        } else {
-            entry.metadata().and_then(|m| m.modified()).ok()
-        };
-        latest = latest.max(time);
-    }
-    latest
 }

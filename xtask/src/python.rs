@@ -94,8 +94,9 @@ pub fn build_examples(out: &Path) -> Result<()> {
 }
 
 /// The newest modification time of the files under `dir` (`None` when
-/// there are none).
-fn newest(dir: &Path) -> Option<std::time::SystemTime> {
+/// there are none): whether a guest built from them is out of date (the
+/// JavaScript examples' check too).
+pub(crate) fn newest(dir: &Path) -> Option<std::time::SystemTime> {
     let mut latest = None;
     let Ok(entries) = std::fs::read_dir(dir) else {
         return std::fs::metadata(dir).and_then(|m| m.modified()).ok();
