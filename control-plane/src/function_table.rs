@@ -60,8 +60,6 @@ pub struct FunctionRecord {
     pub class: Option<String>,
     /// Number of objects each call returns.
     pub num_returns: u32,
-    /// Number of arguments (`params.len()`).
-    pub num_args: u32,
     /// The parameters, with their JSON Schemas.
     #[serde(default)]
     pub params: Vec<Param>,
@@ -71,6 +69,13 @@ pub struct FunctionRecord {
     /// Declared resources and limits (for a class: its actors').
     #[serde(default)]
     pub declared: Declared,
+}
+
+impl FunctionRecord {
+    /// How many arguments a call passes: one per parameter.
+    pub fn num_args(&self) -> usize {
+        self.params.len()
+    }
 }
 
 /// One parameter of a function or method.
@@ -226,7 +231,6 @@ mod tests {
                     name: "add".into(),
                     class: None,
                     num_returns: 1,
-                    num_args: 2,
                     params: vec![
                         Param {
                             name: "a".into(),
@@ -245,7 +249,6 @@ mod tests {
                     name: "incr".into(),
                     class: Some("Counter".into()),
                     num_returns: 1,
-                    num_args: 0,
                     params: Vec::new(),
                     returns: vec!["{}".into()],
                     declared: Declared {

@@ -146,7 +146,7 @@ impl ArgReader {
                 ))
             }
         };
-        from_payload(&payload).map_err(|e| self.invalid(index, e))
+        from_payload(payload).map_err(|e| self.invalid(index, e))
     }
 
     /// The error of argument `index`, which is not a value of its

@@ -334,8 +334,9 @@ pub(crate) fn encode_as<T: Value>(value: &T, codec: Codec) -> Result<Payload, St
 
 /// Decodes a payload in whatever codec it came: rkyv, JSON, or (into a
 /// `Vec<u8>` only) raw bytes; the error is a message naming what went
-/// wrong, with both codecs when the payload's cannot hold a `T`.
-pub(crate) fn from_payload<T: Value>(payload: &Payload) -> Result<T, String> {
+/// wrong, with both codecs when the payload's cannot hold a `T`. Takes the
+/// payload by value: raw bytes become the `Vec<u8>` with no copy.
+pub(crate) fn from_payload<T: Value>(payload: Payload) -> Result<T, String> {
     match payload.codec {
         Codec::Rkyv => decode_rkyv(&payload.data),
         Codec::Json => serde_json::from_slice::<T>(&payload.data).map_err(|e| {
@@ -346,7 +347,7 @@ pub(crate) fn from_payload<T: Value>(payload: &Payload) -> Result<T, String> {
             )
         }),
         Codec::Raw => {
-            let bytes: Box<dyn core::any::Any> = Box::new(payload.data.clone());
+            let bytes: Box<dyn core::any::Any> = Box::new(payload.data);
             bytes.downcast::<T>().map(|b| *b).map_err(|_| {
                 format!(
                     "codec mismatch: `{}` is read from rkyv or json, the value is raw bytes \
@@ -386,7 +387,7 @@ mod tests {
         shifted.extend_from_slice(&payload.data);
         let back: T = T::decode(&shifted[1..]).expect("decode");
         assert_eq!(back, value);
-        assert_eq!(from_payload::<T>(&payload), Ok(value));
+        assert_eq!(from_payload::<T>(payload), Ok(value));
     }
 
     #[test]
@@ -425,12 +426,12 @@ mod tests {
             data: text.as_bytes().to_vec(),
             refs: Vec::new(),
         };
-        assert_eq!(from_payload::<i64>(&json("1")), Ok(1));
+        assert_eq!(from_payload::<i64>(json("1")), Ok(1));
         assert_eq!(
-            from_payload::<Vec<String>>(&json(r#"["a","b"]"#)),
+            from_payload::<Vec<String>>(json(r#"["a","b"]"#)),
             Ok(vec!["a".to_string(), "b".to_string()])
         );
-        let err = from_payload::<i64>(&json(r#""one""#)).unwrap_err();
+        let err = from_payload::<i64>(json(r#""one""#)).unwrap_err();
         assert!(err.contains("json") && err.contains("i64"), "{err}");
         let encoded = encode_as(&(1u8, "x".to_string()), Codec::Json).expect("json");
         assert_eq!(encoded.data, br#"[1,"x"]"#);
@@ -439,8 +440,8 @@ mod tests {
             data: vec![1, 2],
             refs: Vec::new(),
         };
-        assert_eq!(from_payload::<Vec<u8>>(&raw), Ok(vec![1, 2]));
-        let err = from_payload::<i64>(&raw).unwrap_err();
+        assert_eq!(from_payload::<Vec<u8>>(raw.clone()), Ok(vec![1, 2]));
+        let err = from_payload::<i64>(raw).unwrap_err();
         assert!(
             err.contains("codec mismatch") && err.contains("raw"),
             "{err}"

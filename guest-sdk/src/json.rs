@@ -138,14 +138,14 @@ mod tests {
         let text = String::from_utf8(payload.data.clone()).expect("utf-8");
         assert_eq!(text, format!(r#"[{{"$object":"{id}"}}]"#));
         assert_eq!(payload.refs.len(), 1);
-        let back: Vec<ObjectRef<i64>> = from_payload(&payload).expect("decode");
+        let back: Vec<ObjectRef<i64>> = from_payload(payload.clone()).expect("decode");
         assert_eq!(back[0].id(), id);
         let forged = crate::bindings::types::Payload {
             codec: Codec::Json,
             data: br#"[{"$object":"nothex"}]"#.to_vec(),
             refs: Vec::new(),
         };
-        let err = from_payload::<Vec<ObjectRef<i64>>>(&forged).unwrap_err();
+        let err = from_payload::<Vec<ObjectRef<i64>>>(forged).unwrap_err();
         assert!(err.contains("40 hex digits"), "{err}");
     }
 }

@@ -205,7 +205,7 @@ fn get_many<T: Value>(refs: &[ObjectRef<T>], timeout: Option<Duration>) -> Resul
         .into());
     }
     refs.iter()
-        .zip(&payloads)
+        .zip(payloads)
         .map(|(r, payload)| {
             from_payload(payload).map_err(|e| {
                 Error::from(task_error(

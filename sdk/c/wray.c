@@ -601,6 +601,15 @@ static bool to_double(const uint8_t *s, size_t len, double *out) {
     return true;
 }
 
+/* The double of argument i's number text s[..n], or false with the error
+ * recorded (text over MAX_NUMBER_TEXT, or no memory to copy it). */
+static bool number_value(wray_call *c, size_t i, const uint8_t *s, size_t n, double *v) {
+    if (n > MAX_NUMBER_TEXT) return bad_arg(c, i, "is a number of over 4096 characters");
+    if (!to_double(s, n, v))
+        return wray_fail(c, WRAY_ERROR_OUT_OF_MEMORY, "%s: out of memory", c->f->name);
+    return true;
+}
+
 bool wray_arg_number(wray_call *c, size_t i, double *out) {
     size_t len;
     const uint8_t *s = json_arg(c, i, &len);
@@ -608,10 +617,8 @@ bool wray_arg_number(wray_call *c, size_t i, double *out) {
     bool integral;
     size_t n = number_span(s, len, &integral);
     if (n == 0 || n != len) return bad_arg(c, i, "is not a JSON number");
-    if (n > MAX_NUMBER_TEXT) return bad_arg(c, i, "is a number of over 4096 characters");
     double v;
-    if (!to_double(s, n, &v))
-        return wray_fail(c, WRAY_ERROR_OUT_OF_MEMORY, "%s: out of memory", c->f->name);
+    if (!number_value(c, i, s, n, &v)) return false;
     if (v != v || v - v != 0) return bad_arg(c, i, "is a number out of range");
     *out = v;
     return true;
@@ -627,9 +634,7 @@ bool wray_arg_int(wray_call *c, size_t i, int64_t *out) {
     if (!integral) {
         /* 3.0 or 3e2: exact through a double, within +-2^53. */
         double v;
-        if (n > MAX_NUMBER_TEXT) return bad_arg(c, i, "is a number of over 4096 characters");
-        if (!to_double(s, n, &v))
-            return wray_fail(c, WRAY_ERROR_OUT_OF_MEMORY, "%s: out of memory", c->f->name);
+        if (!number_value(c, i, s, n, &v)) return false;
         if (!(v >= -9007199254740992.0 && v <= 9007199254740992.0) || v != (double)(int64_t)v)
             return bad_arg(c, i, "is not an integer (within 2^53)");
         *out = (int64_t)v;

@@ -123,16 +123,8 @@ pub fn build_one(root: &Path, dir: &Path, out_dir: &Path) -> Result<PathBuf> {
         children.push((spawn(&mut cmd)?, display(&cmd)));
         objects.push(object);
     }
-    for (mut child, line) in children {
-        let status = child
-            .wait()
-            .with_context(|| format!("`{line}` did not finish"))?;
-        if !status.success() {
-            bail!(
-                "`{line}` failed ({status}); the C guests need {}",
-                PACKAGES.join(" ")
-            );
-        }
+    for (child, line) in children {
+        finish(child, &line)?;
     }
 
     let core = obj_dir.join(format!("{name}.core.wasm"));
@@ -143,15 +135,7 @@ pub fn build_one(root: &Path, dir: &Path, out_dir: &Path) -> Result<PathBuf> {
         .arg("-o")
         .arg(&core);
     let line = display(&link);
-    let status = spawn(&mut link)?
-        .wait()
-        .with_context(|| format!("`{line}` did not finish"))?;
-    if !status.success() {
-        bail!(
-            "`{line}` failed ({status}); the C guests need {}",
-            PACKAGES.join(" ")
-        );
-    }
+    finish(spawn(&mut link)?, &line)?;
 
     let module = fs::read(&core).with_context(|| format!("cannot read {}", core.display()))?;
     let component = c_bindings::componentize(&module)
@@ -182,6 +166,21 @@ fn c_files(dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 /// Echoes and starts `cmd`.
+/// Waits for `child` (the command `line`) and fails naming it when it
+/// failed, with the packages C guests need.
+fn finish(mut child: Child, line: &str) -> Result<()> {
+    let status = child
+        .wait()
+        .with_context(|| format!("`{line}` did not finish"))?;
+    if !status.success() {
+        bail!(
+            "`{line}` failed ({status}); the C guests need {}",
+            PACKAGES.join(" ")
+        );
+    }
+    Ok(())
+}
+
 fn spawn(cmd: &mut Command) -> Result<Child> {
     let line = display(cmd);
     println!("$ {line}");

@@ -178,7 +178,7 @@ impl WasmExecutor {
             })?;
         actor.starting(&spec.cancel);
         let current = CurrentTask::for_spec(spec, false, actor.allocation());
-        let (mut store, guest) = self
+        let (mut store, mut guest) = self
             .instantiate(&component, actor.id.job(), current)
             .await?;
         if let Err(e) = store.data_mut().hold_all(payload_refs(&args)) {

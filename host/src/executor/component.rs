@@ -258,7 +258,6 @@ pub(crate) fn load(
             name: f.name,
             class: f.class,
             num_returns: f.num_returns,
-            num_args: u32::try_from(f.params.len()).unwrap_or(u32::MAX),
             params: f
                 .params
                 .into_iter()
@@ -391,9 +390,13 @@ fn check_described(info: &types::ComponentInfo) -> std::result::Result<(), Strin
                     schema.len()
                 ));
             }
+        }
+        // Parameters' schemas are parsed and compiled by `ArgSchemas`;
+        // return schemas only need to be JSON.
+        for schema in &f.returns {
             if let Err(e) = serde_json::from_str::<serde_json::Value>(schema) {
                 return Err(format!(
-                    "describe gives `{}`'s {what} a schema that is not JSON ({e})",
+                    "describe gives `{}`'s return value a schema that is not JSON ({e})",
                     f.name
                 ));
             }

@@ -104,18 +104,47 @@ fn missing(part: &str) -> wasmtime::Error {
     wasmtime::format_err!("the component does not export `{part}`")
 }
 
-/// One instance of a component, with the parts it exports.
+/// One instance of a component, with the parts it exports. A part's
+/// functions are looked up (and type-checked) on the instance the first
+/// time it is called and kept: an actor's calls and a reused instance's
+/// tasks pay the lookup once.
 pub(crate) struct Guest {
     instance: Instance,
     exports: Arc<Exports>,
+    functions: Option<functions::Guest>,
+    actors: Option<actors::Guest>,
+    lifecycle: Option<lifecycle::Guest>,
 }
 
 type Call<T> = wasmtime::Result<Result<T, types::TaskError>>;
 
+/// The part in `slot`, loaded with `load` from its `indices` on first use.
+///
+/// # Errors
+/// The component does not export part `name`, or loading it failed.
+fn cached<'a, I, G>(
+    slot: &'a mut Option<G>,
+    indices: Option<&I>,
+    name: &str,
+    load: impl FnOnce(&I) -> wasmtime::Result<G>,
+) -> wasmtime::Result<&'a G> {
+    if slot.is_none() {
+        let ix = indices.ok_or_else(|| missing(name))?;
+        *slot = Some(load(ix)?);
+    }
+    slot.as_ref().ok_or_else(|| missing(name))
+}
+
 impl Guest {
     /// `instance`, exporting `exports`.
     pub(crate) fn new(instance: Instance, exports: Arc<Exports>) -> Self {
-        Guest { instance, exports }
+        Guest {
+            instance,
+            exports,
+            functions: None,
+            actors: None,
+            lifecycle: None,
+        }
     }
 
     /// `metadata.describe`; an empty table when the component exports no
@@ -138,43 +167,52 @@ impl Guest {
 
     /// `functions.invoke`.
     pub(crate) async fn invoke(
-        &self,
+        &mut self,
         store: &mut Store<TaskState>,
         name: &str,
         args: &[types::Arg],
         result_codec: Option<types::Codec>,
     ) -> Call<Vec<types::Payload>> {
-        let ix = self
-            .exports
-            .functions
-            .as_ref()
-            .ok_or_else(|| missing(FUNCTIONS))?;
-        let part = ix.load(&mut *store, &self.instance)?;
+        let (instance, indices) = (&self.instance, self.exports.functions.as_ref());
+        let part = cached(&mut self.functions, indices, FUNCTIONS, |ix| {
+            ix.load(&mut *store, instance)
+        })?;
         part.call_invoke(store, name, args, result_codec).await
+    }
+
+    /// The `lifecycle` part, `None` when the component exports none.
+    fn lifecycle(
+        &mut self,
+        store: &mut Store<TaskState>,
+    ) -> wasmtime::Result<Option<&lifecycle::Guest>> {
+        let Some(indices) = self.exports.lifecycle.as_ref() else {
+            return Ok(None);
+        };
+        let instance = &self.instance;
+        cached(&mut self.lifecycle, Some(indices), LIFECYCLE, |ix| {
+            ix.load(&mut *store, instance)
+        })
+        .map(Some)
     }
 
     /// `lifecycle.init`; succeeds at once without `lifecycle`.
     pub(crate) async fn init(
-        &self,
+        &mut self,
         store: &mut Store<TaskState>,
     ) -> wasmtime::Result<Result<(), String>> {
-        match &self.exports.lifecycle {
-            Some(ix) => ix.load(&mut *store, &self.instance)?.call_init(store).await,
+        match self.lifecycle(store)? {
+            Some(part) => part.call_init(store).await,
             None => Ok(Ok(())),
         }
     }
 
     /// `lifecycle.reinit`; succeeds at once without `lifecycle`.
     pub(crate) async fn reinit(
-        &self,
+        &mut self,
         store: &mut Store<TaskState>,
     ) -> wasmtime::Result<Result<(), String>> {
-        match &self.exports.lifecycle {
-            Some(ix) => {
-                ix.load(&mut *store, &self.instance)?
-                    .call_reinit(store)
-                    .await
-            }
+        match self.lifecycle(store)? {
+            Some(part) => part.call_reinit(store).await,
             None => Ok(Ok(())),
         }
     }
@@ -196,18 +234,16 @@ impl Guest {
     }
 
     /// The `actors` part of this instance.
-    fn actors(&self, store: &mut Store<TaskState>) -> wasmtime::Result<actors::Guest> {
-        let ix = self
-            .exports
-            .actors
-            .as_ref()
-            .ok_or_else(|| missing(ACTORS))?;
-        ix.load(store, &self.instance)
+    fn actors(&mut self, store: &mut Store<TaskState>) -> wasmtime::Result<&actors::Guest> {
+        let (instance, indices) = (&self.instance, self.exports.actors.as_ref());
+        cached(&mut self.actors, indices, ACTORS, |ix| {
+            ix.load(store, instance)
+        })
     }
 
     /// `actors.actor-instance.create`.
     pub(crate) async fn create_actor(
-        &self,
+        &mut self,
         store: &mut Store<TaskState>,
         class: &str,
         args: &[types::Arg],
@@ -218,7 +254,7 @@ impl Guest {
 
     /// `actors.actor-instance.call` on `actor`.
     pub(crate) async fn call_actor(
-        &self,
+        &mut self,
         store: &mut Store<TaskState>,
         actor: ResourceAny,
         method: &str,

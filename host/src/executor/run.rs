@@ -150,7 +150,7 @@ impl WasmExecutor {
                 .await;
         }
         let current = CurrentTask::for_spec(&spec, true, std::mem::take(allocation));
-        let (mut store, guest) = self.instantiate(&component, spec.id.job(), current).await?;
+        let (mut store, mut guest) = self.instantiate(&component, spec.id.job(), current).await?;
         let stop = StopWhen::of(store.data());
         let result = match store.data_mut().hold_all(payload_refs(&args)) {
             Err(e) => Err(e.into()),
@@ -179,7 +179,7 @@ impl WasmExecutor {
     ) -> Result<(), TaskError> {
         let key = (spec.id.job(), spec.component.clone());
         let current = CurrentTask::for_spec(spec, true, std::mem::take(allocation));
-        let (mut store, guest, fresh) = match self.reusable.take(&key) {
+        let (mut store, mut guest, fresh) = match self.reusable.take(&key) {
             Some(idle) => (idle.store, idle.guest, false),
             None => {
                 let (store, guest) = self

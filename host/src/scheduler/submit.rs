@@ -60,8 +60,8 @@ fn check_call(
     let Some(f) = found else {
         return Err((ErrorKind::NotFound, missing()));
     };
-    if f.num_args as usize != args {
-        let msg = format!("`{label}` takes {} arguments, got {args}", f.num_args);
+    if f.num_args() != args {
+        let msg = format!("`{label}` takes {} arguments, got {args}", f.num_args());
         return Err((ErrorKind::InvalidArgument, msg));
     }
     match returns {
@@ -430,7 +430,7 @@ impl Scheduler {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wray_control_plane::{FunctionKind, JobId};
+    use wray_control_plane::{FunctionKind, JobId, Param};
 
     fn record(num_args: u32, num_returns: u32) -> FunctionRecord {
         FunctionRecord {
@@ -438,8 +438,12 @@ mod tests {
             name: "f".into(),
             class: None,
             num_returns,
-            num_args,
-            params: Vec::new(),
+            params: (0..num_args)
+                .map(|i| Param {
+                    name: format!("p{i}"),
+                    schema: "{}".into(),
+                })
+                .collect(),
             returns: Vec::new(),
             declared: Declared::default(),
         }

@@ -4,22 +4,7 @@
 
 use wray_host::proto::{Arg, Codec, ErrorKind, Payload, TaskOptions};
 
-use crate::support::{component, Setup, TestNode};
-
-fn json(text: &str) -> Arg {
-    Arg::Value(Payload {
-        codec: Codec::Json,
-        data: text.as_bytes().to_vec(),
-        refs: Vec::new(),
-    })
-}
-
-fn json_results() -> TaskOptions {
-    TaskOptions {
-        result_codec: Some(Codec::Json),
-        ..TaskOptions::new()
-    }
-}
+use crate::support::{component, json, json_results, Setup, TestNode};
 
 #[test]
 fn json_arguments_reach_a_rust_function_and_json_results_come_back() {
@@ -178,7 +163,7 @@ fn describe_reports_parameter_names_and_json_schemas() {
     let f = record.function("add_arrays").expect("add_arrays");
     let names: Vec<&str> = f.params.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["a", "b"]);
-    assert_eq!(f.num_args, 2);
+    assert_eq!(f.num_args(), 2);
     let schema = |text: &str| serde_json::from_str::<serde_json::Value>(text).expect("json");
     let a = schema(&f.params[0].schema);
     assert_eq!(a["type"], "array");

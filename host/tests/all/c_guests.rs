@@ -3,24 +3,9 @@
 //! large raw object zero-copy through the mapping imports, and JSON numbers
 //! cross both ways.
 
-use wray_host::proto::{Arg, Codec, ErrorKind, Payload, TaskOptions};
+use wray_host::proto::{Arg, Codec, ErrorKind, Payload};
 
-use crate::support::{component, Setup, TestNode};
-
-fn json_results() -> TaskOptions {
-    TaskOptions {
-        result_codec: Some(Codec::Json),
-        ..TaskOptions::new()
-    }
-}
-
-fn json(text: &str) -> Arg {
-    Arg::Value(Payload {
-        codec: Codec::Json,
-        data: text.as_bytes().to_vec(),
-        refs: Vec::new(),
-    })
-}
+use crate::support::{component, json, json_results, Setup, TestNode};
 
 #[test]
 fn a_c_function_sums_a_large_raw_object_it_maps_and_adds_json_numbers() {

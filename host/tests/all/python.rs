@@ -6,15 +6,11 @@
 use wray_bench::wordcount::count_dir;
 use wray_host::Preopen;
 
-use crate::support::{component, Setup, TestNode};
+use crate::support::{component, small_tree, Setup, TestNode};
 
 #[test]
 fn the_python_word_count_matches_the_native_count() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("a/b")).unwrap();
-    std::fs::write(dir.path().join("a/one.rs"), "fn main() { let x = 1; x }").unwrap();
-    std::fs::write(dir.path().join("a/b/two.txt"), b"x x\xffy_z Y_z 9").unwrap();
-    std::fs::write(dir.path().join("three"), "").unwrap();
+    let dir = small_tree();
     let expected = count_dir(dir.path(), 20).expect("native count").render();
     let node = TestNode::start(Setup {
         num_cpus: 2,

@@ -84,3 +84,31 @@ pub fn scenario(setup: Setup, scenario: &str) -> Vec<String> {
     );
     stdout.lines().map(str::to_string).collect()
 }
+
+/// A `json` argument holding `text`.
+pub fn json(text: &str) -> wray_host::proto::Arg {
+    wray_host::proto::Arg::Value(wray_host::proto::Payload {
+        codec: wray_host::proto::Codec::Json,
+        data: text.as_bytes().to_vec(),
+        refs: Vec::new(),
+    })
+}
+
+/// Options of a call whose results come back as JSON.
+pub fn json_results() -> wray_host::proto::TaskOptions {
+    wray_host::proto::TaskOptions {
+        result_codec: Some(wray_host::proto::Codec::Json),
+        ..wray_host::proto::TaskOptions::new()
+    }
+}
+
+/// A small tree of files for the word counts: nested directories, a
+/// non-UTF-8 byte, an empty file.
+pub fn small_tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    std::fs::create_dir_all(dir.path().join("a/b")).expect("mkdir");
+    std::fs::write(dir.path().join("a/one.rs"), "fn main() { let x = 1; x }").expect("write");
+    std::fs::write(dir.path().join("a/b/two.txt"), b"x x\xffy_z Y_z 9").expect("write");
+    std::fs::write(dir.path().join("three"), "").expect("write");
+    dir
+}

@@ -5,7 +5,7 @@ use std::path::Path;
 use wray_bench::wordcount::count_dir;
 use wray_host::Preopen;
 
-use crate::support::{Setup, TestNode};
+use crate::support::{small_tree, Setup, TestNode};
 
 /// The corpus the README's demo counts (installed by `cargo xtask setup`).
 const CORPUS: &str = "/usr/lib/rustlib/src/rust/library";
@@ -28,11 +28,7 @@ fn check(dir: &Path, num_cpus: usize) {
 
 #[test]
 fn wordcount_matches_native_count_on_a_small_tree() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("a/b")).unwrap();
-    std::fs::write(dir.path().join("a/one.rs"), "fn main() { let x = 1; x }").unwrap();
-    std::fs::write(dir.path().join("a/b/two.txt"), b"x x\xffy_z Y_z 9").unwrap();
-    std::fs::write(dir.path().join("three"), "").unwrap();
+    let dir = small_tree();
     #[cfg(unix)]
     std::os::unix::fs::symlink(dir.path().join("a/one.rs"), dir.path().join("link.rs")).unwrap();
     check(dir.path(), 2);
