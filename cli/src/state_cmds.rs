@@ -125,25 +125,90 @@ pub fn tasks(args: TasksArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Prints the errors of failed tasks: function, task, node, kind, message.
+/// Prints the errors of failed tasks, the root of each cause chain once:
+/// function, task, node, kind and message of the root, then the tasks that
+/// failed because of it (they passed it on, or an argument held it).
 ///
 /// # Errors
 /// No session, or an unreadable `state.json`.
 pub fn errors(args: SessionArg) -> anyhow::Result<()> {
     let state = args.read("state.json")?;
     let all = state["errors"].as_array().cloned().unwrap_or_default();
-    for e in &all {
+    let groups = group_by_root(&all);
+    for group in &groups {
+        let root = group.root;
         println!(
             "{} task {} on {}: {}: {}",
-            e["function"].as_str().unwrap_or("?"),
-            e["task_id"].as_str().unwrap_or("?"),
-            e["node_id"].as_str().unwrap_or("?"),
-            e["kind"].as_str().unwrap_or("?"),
-            e["message"].as_str().unwrap_or("?"),
+            text(&root["function"]),
+            text(&root["task_id"]),
+            group.node,
+            text(&root["kind"]),
+            text(&root["message"]),
         );
+        if !group.downstream.is_empty() {
+            let shown: Vec<String> = group
+                .downstream
+                .iter()
+                .take(SHOWN_DOWNSTREAM)
+                .map(|e| format!("{} ({})", text(&e["function"]), text(&e["task_id"])))
+                .collect();
+            let more = group.downstream.len().saturating_sub(SHOWN_DOWNSTREAM);
+            let more = if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            };
+            println!(
+                "  and {} downstream task(s) failed because of it: {}{more}",
+                group.downstream.len(),
+                shown.join(", "),
+            );
+        }
     }
-    println!("{} errors", all.len());
+    println!("{} errors ({} root causes)", all.len(), groups.len());
     Ok(())
+}
+
+/// Downstream tasks named under a root error (the rest are counted).
+const SHOWN_DOWNSTREAM: usize = 5;
+
+/// The errors of `state.json` that share one root cause.
+struct RootGroup<'a> {
+    /// The root: the last cause of the chain, or the error itself.
+    root: &'a serde_json::Value,
+    /// The node the first error of the group was seen on.
+    node: &'a str,
+    /// The failed tasks other than the root's own.
+    downstream: Vec<&'a serde_json::Value>,
+}
+
+/// `errors` grouped by root cause (the root's task id), in order of first
+/// appearance.
+fn group_by_root(errors: &[serde_json::Value]) -> Vec<RootGroup<'_>> {
+    let mut groups: Vec<RootGroup<'_>> = Vec::new();
+    let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for e in errors {
+        let root = e["causes"].as_array().and_then(|c| c.last()).unwrap_or(e);
+        let key = text(&root["task_id"]);
+        let own = std::ptr::eq(root, e);
+        let at = *index.entry(key).or_insert_with(|| {
+            groups.push(RootGroup {
+                root,
+                node: text(&e["node_id"]),
+                downstream: Vec::new(),
+            });
+            groups.len() - 1
+        });
+        if !own {
+            groups[at].downstream.push(e);
+        }
+    }
+    groups
+}
+
+/// A JSON string, or `?`.
+fn text(v: &serde_json::Value) -> &str {
+    v.as_str().unwrap_or("?")
 }
 
 /// Arguments of `wray timeline`.
@@ -180,4 +245,45 @@ pub fn timeline(args: TimelineArgs) -> anyhow::Result<()> {
         out.display()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn error(task: &str, function: &str, causes: &[(&str, &str)]) -> serde_json::Value {
+        let causes: Vec<_> = causes
+            .iter()
+            .map(|(t, f)| json!({"task_id": t, "function": f, "kind": "application", "message": "m"}))
+            .collect();
+        json!({"task_id": task, "function": function, "node_id": "n", "kind": "application",
+               "message": "m", "causes": causes})
+    }
+
+    #[test]
+    fn errors_are_grouped_under_their_root_once() {
+        let all = [
+            error("a", "fail", &[]),
+            // Failed because its argument held a's error; then passed on.
+            error("b", "inc", &[("a", "fail")]),
+            error("c", "wrap", &[("d", "pass_on"), ("a", "fail")]),
+            // Another root, and one whose root was not kept on its own.
+            error("e", "other", &[]),
+            error("f", "late", &[("g", "gone")]),
+        ];
+        let groups = group_by_root(&all);
+        let shape: Vec<(&str, Vec<&str>)> = groups
+            .iter()
+            .map(|g| {
+                let down = g.downstream.iter().map(|e| text(&e["task_id"])).collect();
+                (text(&g.root["task_id"]), down)
+            })
+            .collect();
+        assert_eq!(
+            shape,
+            [("a", vec!["b", "c"]), ("e", vec![]), ("g", vec!["f"])]
+        );
+    }
 }

@@ -16,12 +16,19 @@ pub use wray_abi::ErrorKind;
 /// anything that depends on it: the original error travels unchanged through
 /// dependencies, so [`task`](Error::task) and [`function`](Error::function)
 /// name the task that failed first.
+///
+/// A remote function or method that returns an `Err` holding an `Error`
+/// (`get(&child)?`), or an error whose [`source`](std::error::Error::source)
+/// chain holds one, fails with an `application` error of its own whose
+/// [`causes`](Error::causes) start with that error, as Ray's `RayTaskError`
+/// keeps its cause: [`root`](Error::root) is the error that started it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Error {
     kind: ErrorKind,
     function: String,
     task: TaskId,
     message: String,
+    causes: Vec<Error>,
 }
 
 impl Error {
@@ -38,7 +45,29 @@ impl Error {
             function: function.into(),
             task,
             message: message.into(),
+            causes: Vec::new(),
         }
+    }
+
+    /// This error passing `cause` on: its causes become `cause` and
+    /// `cause`'s own causes, nearest first.
+    #[must_use]
+    pub fn caused_by(mut self, mut cause: Error) -> Self {
+        let rest = core::mem::take(&mut cause.causes);
+        self.causes = core::iter::once(cause).chain(rest).collect();
+        self
+    }
+
+    /// The errors this one passes on, nearest first (each without causes of
+    /// its own); empty for a root. The node keeps at most 16.
+    pub fn causes(&self) -> &[Error] {
+        &self.causes
+    }
+
+    /// The error that started the chain: the last of [`causes`](Error::causes),
+    /// or this error.
+    pub fn root(&self) -> &Error {
+        self.causes.last().unwrap_or(self)
     }
 
     /// Why the task failed.
@@ -113,6 +142,24 @@ impl From<wit::TaskError> for Error {
             function: e.function,
             task: e.task.into(),
             message: e.message,
+            causes: e.causes.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
+impl From<wit::ErrorCause> for Error {
+    fn from(e: wit::ErrorCause) -> Self {
+        Error::new(e.kind.into(), e.function, e.task.into(), e.message)
+    }
+}
+
+impl From<Error> for wit::ErrorCause {
+    fn from(e: Error) -> Self {
+        wit::ErrorCause {
+            kind: e.kind.into(),
+            function: e.function,
+            task: e.task.into(),
+            message: e.message,
         }
     }
 }
@@ -124,6 +171,7 @@ impl From<Error> for wit::TaskError {
             function: e.function,
             task: e.task.into(),
             message: e.message,
+            causes: e.causes.into_iter().map(Into::into).collect(),
         }
     }
 }
@@ -144,5 +192,18 @@ mod tests {
             e.to_string(),
             "task 00000000000000000000000000000002 (Counter.add) failed: out-of-memory: limit 64 MiB"
         );
+    }
+
+    #[test]
+    fn a_chain_keeps_the_nearest_cause_first_and_the_root_last() {
+        let task = |lo| TaskId { hi: 0, lo };
+        let root = Error::new(ErrorKind::Timeout, "leaf", task(1), "slow");
+        let mid = Error::new(ErrorKind::Application, "mid", task(2), "m").caused_by(root.clone());
+        let top = Error::new(ErrorKind::Application, "top", task(3), "t").caused_by(mid);
+        let names: Vec<&str> = top.causes().iter().map(Error::function).collect();
+        assert_eq!(names, ["mid", "leaf"]);
+        assert_eq!(top.root(), &root);
+        assert_eq!(root.root(), &root);
+        assert!(top.causes()[0].causes().is_empty());
     }
 }

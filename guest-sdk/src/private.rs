@@ -42,9 +42,68 @@ pub fn encode_return<T: Value>(
     })
 }
 
-/// The `application` error of `function` returning `Err(error)`.
-pub fn application_error(function: &'static str, error: impl core::fmt::Display) -> TaskError {
-    task_error(ErrorKind::Application, function, error.to_string())
+/// A function's `Err` value, for the `application` error it fails with.
+///
+/// The macros call `(&&&ErrorOf(e)).application_error(function)` with
+/// [`ViaWrayError`], [`ViaSource`] and [`ViaDisplay`] in scope: method
+/// lookup takes the impl needing the fewest autorefs, so the most specific
+/// one applies ("autoref specialization", dtolnay's
+/// `case-studies/autoref-specialization`): a [`crate::Error`] is kept as
+/// the first cause, else the first one in the error's `source()` chain,
+/// else the error is only text.
+pub struct ErrorOf<E>(pub E);
+
+/// [`ErrorOf`] a [`crate::Error`]: a `get` error passed on with `?`.
+pub trait ViaWrayError {
+    /// The `application` error of `function`, caused by the error.
+    fn application_error(&self, function: &'static str) -> TaskError;
+}
+
+impl ViaWrayError for &&ErrorOf<crate::Error> {
+    fn application_error(&self, function: &'static str) -> TaskError {
+        caused(function, self.0.to_string(), Some(&self.0))
+    }
+}
+
+/// [`ErrorOf`] a [`std::error::Error`]: the first [`crate::Error`] in its
+/// `source()` chain (itself first) is the cause.
+pub trait ViaSource {
+    /// The `application` error of `function`, caused by the error's source.
+    fn application_error(&self, function: &'static str) -> TaskError;
+}
+
+impl<E: std::error::Error + 'static> ViaSource for &ErrorOf<E> {
+    fn application_error(&self, function: &'static str) -> TaskError {
+        let first: &(dyn std::error::Error + 'static) = &self.0;
+        let cause = core::iter::successors(Some(first), |e| e.source())
+            .find_map(|e| e.downcast_ref::<crate::Error>());
+        caused(function, self.0.to_string(), cause)
+    }
+}
+
+/// [`ErrorOf`] anything printable: the error is only text.
+pub trait ViaDisplay {
+    /// The `application` error of `function`, without a cause.
+    fn application_error(&self, function: &'static str) -> TaskError;
+}
+
+impl<E: core::fmt::Display> ViaDisplay for ErrorOf<E> {
+    fn application_error(&self, function: &'static str) -> TaskError {
+        caused(function, self.0.to_string(), None)
+    }
+}
+
+/// The `application` error of `function` saying `message`, passing `cause`
+/// on (the host keeps the chain only if `get` gave the task that error).
+fn caused(function: &'static str, message: String, cause: Option<&crate::Error>) -> TaskError {
+    let mut error = task_error(ErrorKind::Application, function, message);
+    if let Some(cause) = cause {
+        error.causes = core::iter::once(cause.clone())
+            .chain(cause.causes().iter().cloned())
+            .map(Into::into)
+            .collect();
+    }
+    error
 }
 
 /// The `not-found` error of a call to an unknown method of `class`.

@@ -57,5 +57,6 @@ pub(crate) fn task_error(
         function: function.to_string(),
         task: runtime::task_id(),
         message: message.into(),
+        causes: Vec::new(),
     }
 }

@@ -72,6 +72,23 @@ pub const MAX_PARAMS: usize = 1024;
 /// schema of a nested struct is a few KiB).
 pub const MAX_SCHEMA: usize = 256 << 10;
 
+/// Longest task-error message kept, in bytes (longer ones are cut, with a
+/// note of how much): a guest's message is otherwise bounded only by its
+/// memory, and the node keeps the last
+/// [`MAX_ERRORS`](crate::scheduler::task_table::MAX_ERRORS) errors. 16 KiB
+/// holds a deep Python traceback.
+pub const MAX_ERROR_MESSAGE: usize = 16 << 10;
+
+/// Most errors in one task error's cause chain (`causes`); a longer chain
+/// keeps its nearest entries. Ray's `RayTaskError` has no bound; 16 covers
+/// any tree of tasks a person reads.
+pub const MAX_CAUSES: usize = 16;
+
+/// Most errors a task's `get` calls returned that the node remembers for
+/// the task (the ones a guest may name as the cause of its own error); the
+/// oldest are forgotten first.
+pub const MAX_SEEN_ERRORS: usize = 16;
+
 /// The share of `vm.max_map_count` the windows of all instances of a node
 /// may use (a quarter): each window can split one kernel mapping into three,
 /// and the host's allocator, stacks and pooling slots need the rest.

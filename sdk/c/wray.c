@@ -308,6 +308,8 @@ static void set_error(wray_call *c, wray_error_kind kind, char *message, size_t 
     task_id(&c->error.task);
     c->error.message.ptr = (uint8_t *)message;
     c->error.message.len = message ? len : 0;
+    c->error.causes.ptr = NULL;
+    c->error.causes.len = 0;
     if (message) sanitize_utf8(c->error.message.ptr, c->error.message.len);
 }
 
@@ -334,14 +336,30 @@ bool wray_fail(wray_call *c, wray_error_kind kind, const char *fmt, ...) {
     return false;
 }
 
-/* Takes a task error from the host as the call's error, unchanged (an
- * object's own error travels as it is). */
+/* Takes a task error `get` returned as the call's error: the call fails
+ * passing it on, so it becomes the first of the error's causes (the host
+ * keeps the chain: wit `task-error.causes`), its own causes after it. */
 static void take_host_error(wray_call *c, task_error_t *err) {
     if (c->failed) {
         wray_runtime_types_task_error_free(err);
         return;
     }
     c->failed = true;
+    size_t n = err->causes.len;
+    wray_runtime_types_error_cause_t *causes =
+        n < SIZE_MAX / sizeof *causes - 1 ? malloc((n + 1) * sizeof *causes) : NULL;
+    if (causes) {
+        causes[0].kind = err->kind;
+        causes[0].task = err->task;
+        library_string_dup_n(&causes[0].function, (const char *)err->function.ptr,
+                             err->function.len);
+        library_string_dup_n(&causes[0].message, (const char *)err->message.ptr,
+                             err->message.len);
+        if (n) memcpy(causes + 1, err->causes.ptr, n * sizeof *causes);
+        free(err->causes.ptr);
+        err->causes.ptr = causes;
+        err->causes.len = n + 1;
+    }
     c->error = *err;
 }
 
@@ -960,6 +978,8 @@ static void not_found(const library_string_t *name, task_error_t *err) {
     task_id(&err->task);
     err->message.ptr = (uint8_t *)message;
     err->message.len = message ? o : 0;
+    err->causes.ptr = NULL;
+    err->causes.len = 0;
 }
 
 bool exports_wray_runtime_functions_invoke(

@@ -113,15 +113,25 @@ export const ERROR_KINDS = [
  * anything that depends on it. `kind` is a WIT error-kind name, `function`
  * the function (`name`, `Class.method`) that failed, `task` its id (32 hex
  * digits), `message` the guest's or host's message.
+ *
+ * A task that fails with a TaskError it got from `get` uncaught (or an
+ * Error whose `cause` chain holds one) fails with an `application` error of
+ * its own whose `causes` start with that error, as Ray's RayTaskError keeps
+ * its cause: `causes` lists them nearest first, `root` is the last.
  */
 export class TaskError extends Error {
-  constructor(kind, fn, task, message) {
+  constructor(kind, fn, task, message, causes = []) {
     super(`task ${task} (${fn}) failed: ${kind}: ${message}`);
     this.name = "TaskError";
     this.kind = kind;
     this.function = fn;
     this.task = task;
     this.taskMessage = message;
+    this.causes = causes;
+  }
+  /** The error that started the chain: the last cause, or this one. */
+  get root() {
+    return this.causes.length ? this.causes[this.causes.length - 1] : this;
   }
   toString() {
     return this.message;
@@ -136,23 +146,29 @@ function currentTask() {
   }
 }
 
-/** A WIT task-error raised by this guest in the running task. */
-function witError(kind, fn, message) {
-  return { kind, function: fn, task: currentTask(), message: String(message) };
+/** A WIT task-error raised by this guest in the running task, passing
+ * `cause` (a TaskError) on: it is named first among the causes, then its
+ * own. */
+function witError(kind, fn, message, cause = null) {
+  const causes = cause ? [cause, ...cause.causes].map(witCause) : [];
+  return { kind, function: fn, task: currentTask(), message: String(message), causes };
 }
 
-/** A TaskError raised by this guest in the running task. */
+/** A TaskError raised by this guest in the running task (the SDK's own,
+ * e.g. `invalid-argument`): it leaves the export as it is. */
 function raising(kind, fn, message) {
-  return new TaskError(kind, fn, taskHex(currentTask()), message);
+  const e = new TaskError(kind, fn, taskHex(currentTask()), message);
+  e.raisedHere = true;
+  return e;
 }
 
 function fromWitError(e) {
-  return new TaskError(e.kind, e.function, taskHex(e.task), e.message);
+  const causes = (e.causes || []).map(fromWitError);
+  return new TaskError(e.kind, e.function, taskHex(e.task), e.message, causes);
 }
 
-/** A TaskError (one this task got from `get`, or raised) as a WIT error,
- * its task kept, so an error passes through dependencies unchanged. */
-function toWitError(e) {
+/** A TaskError as a WIT error-cause. */
+function witCause(e) {
   let task;
   try {
     task = parseTaskHex(e.task);
@@ -161,6 +177,17 @@ function toWitError(e) {
   }
   const kind = ERROR_KINDS.includes(e.kind) ? e.kind : "application";
   return { kind, function: String(e.function), task, message: String(e.taskMessage) };
+}
+
+/** The TaskError `e` passes on: itself, or the first in its `cause` chain. */
+function passedOn(e) {
+  const seen = new Set();
+  while (e && typeof e === "object" && !seen.has(e)) {
+    if (e instanceof TaskError) return e;
+    seen.add(e);
+    e = e.cause;
+  }
+  return null;
 }
 
 /** The error payload a WIT import threw (componentize-js throws an Error
@@ -1000,14 +1027,16 @@ function guarded(label, body) {
     return body();
   } catch (e) {
     if (e instanceof ExportErr) throw e;
-    if (e instanceof TaskError) throw new ExportErr(toWitError(e));
+    if (e instanceof TaskError && e.raisedHere) {
+      throw new ExportErr(witError(e.kind, e.function, e.taskMessage));
+    }
     let message;
     try {
       message = formatException(e);
     } catch (_) {
       message = "an exception whose message could not be formatted";
     }
-    throw new ExportErr(witError("application", label, message));
+    throw new ExportErr(witError("application", label, message, passedOn(e)));
   }
 }
 

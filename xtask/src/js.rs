@@ -10,13 +10,15 @@ use anyhow::{bail, Context, Result};
 
 use crate::run;
 
-/// The JavaScript examples: (directory under `examples/js/`, its module,
+/// The JavaScript components built: (directory from the repository root, its module,
 /// the component's name). Named `<name>_js`, since a component is deployed
 /// under its file stem: a Rust driver reaches the counter as
 /// `wray::deployed! { pub mod js = "counter_js" as json { .. } }`.
 pub const EXAMPLES: &[(&str, &str, &str)] = &[
-    ("counter_actor", "counter.js", "counter_js"),
-    ("driver", "driver.js", "driver_js"),
+    ("examples/js/counter_actor", "counter.js", "counter_js"),
+    ("examples/js/driver", "driver.js", "driver_js"),
+    // The SDK's own end-to-end checks (host/tests/all/javascript.rs).
+    ("sdk/js/tests", "api.js", "api_js"),
 ];
 
 fn node() -> Command {
@@ -73,7 +75,7 @@ pub fn build_examples(root: &Path, out: &Path) -> Result<()> {
         .max(mtime(&sdk.join("build.mjs")))
         .max(mtime(&sdk.join("package-lock.json")));
     for (dir, module, name) in EXAMPLES {
-        let app = root.join("examples/js").join(dir).join(module);
+        let app = root.join(dir).join(module);
         let target = out.join(format!("{name}.wasm"));
         let built = mtime(&target);
         let sources = crate::python::newest(app.parent().unwrap_or(root))
@@ -83,9 +85,7 @@ pub fn build_examples(root: &Path, out: &Path) -> Result<()> {
             println!("{name}.wasm is up to date");
             continue;
         }
-        run::header(&format!(
-            "build-guests: examples/js/{dir} (componentize-js)"
-        ));
+        run::header(&format!("build-guests: {dir} (componentize-js)"));
         let mut cmd = node();
         cmd.current_dir(root)
             .env("WRAY_WIT", root.join("wit"))
@@ -93,7 +93,7 @@ pub fn build_examples(root: &Path, out: &Path) -> Result<()> {
             .arg(&app)
             .arg("-o")
             .arg(&target);
-        run::run(&mut cmd).with_context(|| format!("building examples/js/{dir}"))?;
+        run::run(&mut cmd).with_context(|| format!("building {dir}"))?;
     }
     Ok(())
 }

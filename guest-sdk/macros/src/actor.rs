@@ -191,7 +191,11 @@ fn expand_impl(mut imp: ItemImpl, declared: &Declared) -> syn::Result<TokenStrea
             match __out {
                 ::core::result::Result::Ok(v) => ::core::result::Result::Ok(v),
                 ::core::result::Result::Err(e) => ::core::result::Result::Err(
-                    ::wray::__private::application_error(#new_name, e),
+                    {
+                            #[allow(unused_imports)]
+                            use ::wray::__private::{ViaDisplay as _, ViaSource as _, ViaWrayError as _};
+                            (&&&::wray::__private::ErrorOf(e)).application_error(#new_name)
+                        },
                 ),
             }
         }

@@ -185,7 +185,11 @@ impl Returns {
                     ::core::result::Result::Ok(v) => v,
                     ::core::result::Result::Err(e) => {
                         return ::core::result::Result::Err(
-                            ::wray::__private::application_error(#function, e),
+                            {
+                            #[allow(unused_imports)]
+                            use ::wray::__private::{ViaDisplay as _, ViaSource as _, ViaWrayError as _};
+                            (&&&::wray::__private::ErrorOf(e)).application_error(#function)
+                        },
                         )
                     }
                 };

@@ -3,7 +3,8 @@
 
 use wasmtime::Trap;
 
-use crate::error::{ErrorKind, TaskError};
+use crate::bounds::MAX_ERROR_MESSAGE;
+use crate::error::{cut_message, ErrorKind, TaskError};
 use crate::executor::bindings::types;
 use crate::executor::state::TaskState;
 
@@ -127,7 +128,11 @@ fn guest_may_claim(kind: ErrorKind) -> bool {
 /// function are the running task's, whatever the guest wrote; the kind is
 /// the guest's only where a guest can know it (`application`,
 /// `invalid-argument`, `not-found`), else `application` with the claimed
-/// kind named in the message.
+/// kind named in the message; the message is cut to
+/// [`MAX_ERROR_MESSAGE`] bytes. The cause chain is kept only when the
+/// claimed first cause is an error `get` returned to this task (same task,
+/// function and kind), and is then that error's own record, not the
+/// guest's words.
 pub(crate) fn guest_error(claimed: types::TaskError, state: &TaskState) -> TaskError {
     let current = &state.current;
     let kind = ErrorKind::from(claimed.kind);
@@ -139,7 +144,16 @@ pub(crate) fn guest_error(claimed: types::TaskError, state: &TaskState) -> TaskE
             format!("{kind}: {}", claimed.message),
         )
     };
-    TaskError::new(kind, current.label.clone(), current.id, message)
+    let message = cut_message(message, MAX_ERROR_MESSAGE);
+    let error = TaskError::new(kind, current.label.clone(), current.id, message);
+    let seen = claimed.causes.first().and_then(|first| {
+        let (task, kind) = (first.task.into(), ErrorKind::from(first.kind));
+        state.seen_error(|e| e.task == task && e.kind == kind && e.function == first.function)
+    });
+    match seen {
+        Some(cause) => error.caused_by(cause.clone()),
+        None => error,
+    }
 }
 
 #[cfg(test)]

@@ -95,23 +95,33 @@ impl From<ErrorKind> for types::ErrorKind {
 }
 
 impl From<types::TaskError> for TaskError {
+    /// A guest's claim, without its `causes`: those are checked against the
+    /// errors the task saw ([`crate::executor::classify::guest_error`]).
     fn from(e: types::TaskError) -> Self {
-        TaskError {
+        TaskError::new(e.kind.into(), e.function, e.task.into(), e.message)
+    }
+}
+
+impl From<&TaskError> for types::ErrorCause {
+    fn from(e: &TaskError) -> Self {
+        types::ErrorCause {
             kind: e.kind.into(),
-            function: e.function,
+            function: e.function.clone(),
             task: e.task.into(),
-            message: e.message,
+            message: e.message.clone(),
         }
     }
 }
 
 impl From<TaskError> for types::TaskError {
     fn from(e: TaskError) -> Self {
+        let causes = e.causes().map(Into::into).collect();
         types::TaskError {
             kind: e.kind.into(),
             function: e.function,
             task: e.task.into(),
             message: e.message,
+            causes,
         }
     }
 }

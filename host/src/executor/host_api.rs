@@ -115,7 +115,7 @@ impl objects::Host for TaskState {
                     // Named `get`, not the task: the call timed out, the
                     // task goes on (and may fail with this error, or not).
                     let error = TaskError::new(ErrorKind::Timeout, "get", self.current.id, msg);
-                    return Ok(Err(error.into()));
+                    return Ok(Err(self.saw_error(error)));
                 }
                 WaitEnd::Refused => {
                     let msg = too_many_blocked(self.node.node_id());
@@ -132,7 +132,7 @@ impl objects::Host for TaskState {
         for (object, id) in found.iter().zip(&ids) {
             match object.as_deref() {
                 Some(object @ Object::Value { .. }) => values.push(to_payload(object)),
-                Some(Object::Error(e)) => return Ok(Err(e.clone().into())),
+                Some(Object::Error(e)) => return Ok(Err(self.saw_error(e.clone()))),
                 // Freed meanwhile (its job ended): as if it never existed.
                 None => return Ok(Err(not_found(self, id))),
             }

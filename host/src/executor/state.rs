@@ -1,6 +1,7 @@
 //! The data a wasm store carries for the task it runs: WASI, limits, who is
 //! calling (the current task), and what the instance holds.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -9,9 +10,11 @@ use wasmtime::ResourceLimiter;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use wray_control_plane::{JobId, ObjectId, TaskId};
 
-use crate::bounds::MAX_PUTS;
+use crate::bounds::{MAX_PUTS, MAX_SEEN_ERRORS};
 use crate::cancel_token::CancelToken;
 use crate::config::Stdio;
+use crate::error::TaskError;
+use crate::executor::bindings::types;
 use crate::executor::services::Services;
 use crate::executor::windows::Windows;
 use crate::objects::{Budget, Holds, TooManyHolds};
@@ -181,6 +184,9 @@ pub struct TaskState {
     pub(crate) holds: Holds,
     /// Windows of its memory with objects mapped over them.
     pub(crate) windows: Windows,
+    /// The last [`MAX_SEEN_ERRORS`] errors `get` returned to the running
+    /// task: the ones its own error may name as its cause.
+    seen_errors: VecDeque<TaskError>,
     wasi: WasiCtx,
     table: ResourceTable,
 }
@@ -228,6 +234,7 @@ impl TaskState {
             panic_message: None,
             holds: Holds::default(),
             windows: Windows::default(),
+            seen_errors: VecDeque::new(),
             wasi: wasi.build(),
             table: ResourceTable::new(),
         }
@@ -241,6 +248,23 @@ impl TaskState {
         self.limiter.refused = None;
         self.current = current;
         self.panic_message = None;
+        self.seen_errors.clear();
+    }
+
+    /// Remembers that `get` returns `error` to the running task, and gives
+    /// it in the WIT form.
+    pub(crate) fn saw_error(&mut self, error: TaskError) -> types::TaskError {
+        if self.seen_errors.len() == MAX_SEEN_ERRORS {
+            self.seen_errors.pop_front();
+        }
+        self.seen_errors.push_back(error.clone());
+        error.into()
+    }
+
+    /// The most recent error `get` returned to the running task that
+    /// `matches`.
+    pub(crate) fn seen_error(&self, matches: impl Fn(&TaskError) -> bool) -> Option<&TaskError> {
+        self.seen_errors.iter().rev().find(|e| matches(e))
     }
 
     /// Whether this instance may name object `id`: it belongs to the

@@ -9,6 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
+use crate::error::TaskError;
 use crate::resources::GpuInfo;
 use crate::scheduler::task_table::{TaskRow, TaskStatus, TaskTable};
 
@@ -86,6 +87,34 @@ pub struct ErrorInfo {
     pub kind: String,
     /// The message.
     pub message: String,
+    /// The errors it passes on, nearest first; the last is the root. A task
+    /// that failed because an argument holds an error names that error
+    /// first (its `kind` and `message` are that error's).
+    pub causes: Vec<CauseInfo>,
+}
+
+/// One error of a cause chain.
+#[derive(Debug, Clone, Serialize)]
+pub struct CauseInfo {
+    /// The task that raised it.
+    pub task_id: String,
+    /// That task's function.
+    pub function: String,
+    /// The error kind.
+    pub kind: String,
+    /// The message.
+    pub message: String,
+}
+
+impl From<&TaskError> for CauseInfo {
+    fn from(e: &TaskError) -> Self {
+        CauseInfo {
+            task_id: e.task.to_string(),
+            function: e.function.clone(),
+            kind: e.kind.as_str().to_string(),
+            message: e.message.clone(),
+        }
+    }
 }
 
 /// The tasks of `registry`, oldest first (pending, running, and the last
@@ -125,16 +154,26 @@ pub fn errors(registry: &TaskTable, node_id: &str) -> Vec<ErrorInfo> {
     registry
         .errors()
         .into_iter()
-        .map(|(time, e)| ErrorInfo {
-            time: time
-                .duration_since(UNIX_EPOCH)
-                .unwrap_or_default()
-                .as_secs_f64(),
-            task_id: e.task.to_string(),
-            function: e.function,
-            node_id: node_id.to_string(),
-            kind: e.kind.as_str().to_string(),
-            message: e.message,
+        .map(|f| {
+            let passed_on = (f.error.task != f.task).then_some(&f.error);
+            let causes = passed_on
+                .into_iter()
+                .chain(f.error.causes())
+                .map(CauseInfo::from)
+                .collect();
+            ErrorInfo {
+                time: f
+                    .time
+                    .duration_since(UNIX_EPOCH)
+                    .unwrap_or_default()
+                    .as_secs_f64(),
+                task_id: f.task.to_string(),
+                function: f.function.to_string(),
+                node_id: node_id.to_string(),
+                kind: f.error.kind.as_str().to_string(),
+                message: f.error.message,
+                causes,
+            }
         })
         .collect()
 }

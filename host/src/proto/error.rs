@@ -1,6 +1,9 @@
 //! Host errors, and the task errors that fill error objects.
 
 use std::fmt;
+use std::sync::Arc;
+
+use crate::bounds::MAX_CAUSES;
 
 use wray_control_plane::TaskId;
 
@@ -54,6 +57,11 @@ pub use wray_abi::ErrorKind;
 
 /// A failed task: what its error object holds, and what `get` on it (or on
 /// anything depending on it) returns, unchanged.
+///
+/// `cause` is the error this one passes on (a task that failed with an
+/// error its `get` returned), shared with that error's own chain, so a
+/// chain through `n` tasks holds each error once. At most
+/// [`MAX_CAUSES`](crate::bounds::MAX_CAUSES) deep.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskError {
     /// Why it failed.
@@ -64,10 +72,12 @@ pub struct TaskError {
     pub task: TaskId,
     /// The guest's (or the host's) message.
     pub message: String,
+    /// The error it passes on; `None` for a root.
+    pub cause: Option<Arc<TaskError>>,
 }
 
 impl TaskError {
-    /// A new task error.
+    /// A new task error without a cause.
     pub fn new(
         kind: ErrorKind,
         function: impl Into<String>,
@@ -79,8 +89,64 @@ impl TaskError {
             function: function.into(),
             task,
             message: message.into(),
+            cause: None,
         }
     }
+
+    /// This error passing `cause` on: its chain becomes `cause` and
+    /// `cause`'s own, cut to [`MAX_CAUSES`](crate::bounds::MAX_CAUSES)
+    /// entries (the nearest kept).
+    #[must_use]
+    pub fn caused_by(mut self, cause: TaskError) -> Self {
+        let depth = 1 + cause.causes().count();
+        let cause = if depth > MAX_CAUSES {
+            cause.cut_chain(MAX_CAUSES - 1)
+        } else {
+            cause
+        };
+        self.cause = Some(Arc::new(cause));
+        self
+    }
+
+    /// The errors this one passes on, nearest first (the last is the root).
+    pub fn causes(&self) -> impl Iterator<Item = &TaskError> {
+        std::iter::successors(self.cause.as_deref(), |e| e.cause.as_deref())
+    }
+
+    /// The error that started the chain: the last cause, or this error.
+    pub fn root(&self) -> &TaskError {
+        self.causes().last().unwrap_or(self)
+    }
+
+    /// A copy keeping `keep` causes (the nearest).
+    fn cut_chain(&self, keep: usize) -> TaskError {
+        let mut top = TaskError {
+            cause: None,
+            ..self.clone()
+        };
+        if keep > 0 {
+            if let Some(next) = &self.cause {
+                top.cause = Some(Arc::new(next.cut_chain(keep - 1)));
+            }
+        }
+        top
+    }
+}
+
+/// `message` cut to at most `max` bytes (at a character boundary), with a
+/// note of how many were cut.
+pub fn cut_message(mut message: String, max: usize) -> String {
+    if message.len() <= max {
+        return message;
+    }
+    let total = message.len();
+    let mut end = max;
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    message.truncate(end);
+    message.push_str(&format!(" ... ({} bytes cut)", total - end));
+    message
 }
 
 impl fmt::Display for TaskError {
@@ -90,3 +156,37 @@ impl fmt::Display for TaskError {
 }
 
 impl std::error::Error for TaskError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(n: u64) -> TaskError {
+        TaskError::new(
+            ErrorKind::Application,
+            format!("f{n}"),
+            TaskId::from_parts(0, n),
+            "m",
+        )
+    }
+
+    #[test]
+    fn a_chain_names_the_root_last_and_is_cut_to_its_bound() {
+        let mut e = err(0);
+        for n in 1..40 {
+            e = err(n).caused_by(e);
+        }
+        let causes: Vec<&str> = e.causes().map(|c| c.function.as_str()).collect();
+        assert_eq!(causes.len(), MAX_CAUSES);
+        assert_eq!(causes[0], "f38");
+        assert_eq!(e.root().function, format!("f{}", 39 - MAX_CAUSES));
+        assert_eq!(err(7).root().function, "f7");
+    }
+
+    #[test]
+    fn a_long_message_is_cut_at_a_character_boundary_saying_how_much() {
+        assert_eq!(cut_message("short".into(), 16), "short");
+        let cut = cut_message("é".repeat(10), 5);
+        assert_eq!(cut, "éé ... (16 bytes cut)");
+    }
+}

@@ -193,7 +193,7 @@ impl<T: Queued> Mailbox<T> {
     }
 
     /// The error of `task`, which cannot run because the actor died of
-    /// `cause`.
+    /// `cause` (its first cause).
     pub fn died_error(&self, task: &TaskSpec, cause: &TaskError) -> TaskError {
         TaskError::new(
             ErrorKind::ActorDied,
@@ -201,6 +201,7 @@ impl<T: Queued> Mailbox<T> {
             task.id,
             format!("actor {} ({}) is dead: {cause}", self.id, self.class),
         )
+        .caused_by(cause.clone())
     }
 }
 

@@ -124,6 +124,41 @@ fn errors_propagate_unchanged_through_two_dependencies() {
 }
 
 #[test]
+fn an_error_passed_on_keeps_its_cause_chain_and_a_forged_cause_is_dropped() {
+    let node = TestNode::start(Setup::default());
+    let (result, stdout) = node.run("api", &["errors"]);
+    assert_eq!(result, Ok(()), "{stdout}");
+    let out: Vec<String> = stdout.lines().map(str::to_string).collect();
+    let from = |prefix: &str| {
+        out.iter()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix:?} line in {out:#?}"))
+            .as_str()
+    };
+    // wrap -> pass_on (through `source()`) -> fail (through `?`).
+    assert_eq!(from("chain "), "chain application wrap 2");
+    assert_eq!(from("root "), "root application fail boom");
+    assert_eq!(from("root_task "), "root_task true");
+    // A cause the task never got from `get` is not kept.
+    assert_eq!(from("forged "), "forged forge_cause 0");
+    // The node's error list: `wrap` names its chain; `inc`, which failed
+    // because its argument holds `fail`'s error, names that error.
+    let errors = node.node.errors();
+    let chain = |function: &str| -> Vec<Vec<String>> {
+        errors
+            .iter()
+            .filter(|e| e.function == function)
+            .map(|e| e.causes.iter().map(|c| c.function.clone()).collect())
+            .collect()
+    };
+    assert_eq!(chain("wrap"), [["pass_on", "fail"]]);
+    assert_eq!(chain("pass_on"), [["fail"]]);
+    assert_eq!(chain("fail"), [Vec::<String>::new()]);
+    assert_eq!(chain("inc"), [["fail"], ["fail"]]);
+    assert_eq!(chain("forge_cause"), [Vec::<String>::new()]);
+}
+
+#[test]
 fn trap_becomes_an_error_object_and_the_next_task_runs() {
     assert_eq!(lines(Setup::default(), "trap"), ["trap trap", "after 2"]);
 }

@@ -1,7 +1,8 @@
 //! JavaScript guests (`examples/js/`, built by `cargo xtask build-guests`
 //! with componentize-js): a JavaScript driver creates a JavaScript actor of
 //! another component and calls a Rust function, values crossing as JSON;
-//! a thrown `Error` comes back as an `application` error with its stack.
+//! a thrown `Error` comes back as an `application` error with its stack;
+//! the SDK's own end-to-end checks (`sdk/js/tests/api.js`) pass.
 
 use crate::support::{component, Setup, TestNode};
 
@@ -42,4 +43,30 @@ fn a_javascript_component_describes_itself_and_imports_no_wasi_http() {
         .expect("Counter.add is described");
     assert_eq!(add.params.len(), 1);
     assert!(add.params[0].schema.contains("integer"), "{:?}", add.params);
+}
+
+#[test]
+fn the_javascript_sdk_passes_its_own_end_to_end_checks() {
+    // sdk/js/tests/api.js: every API call from a JS driver into JS
+    // functions and actors of the same component; each check prints
+    // `ok <what>` and a failed one throws.
+    let node = TestNode::start(Setup {
+        num_cpus: 2,
+        ..Setup::default()
+    });
+    let (result, stdout) = node.run("api_js", &[]);
+    assert_eq!(result, Ok(()), "{stdout}");
+    for want in [
+        "ok numReturns 2",
+        "ok actor handle passed to a task",
+        "ok an uncaught get error is the first cause: add",
+        "ok an Error's cause chain is followed: add",
+        "ok kill",
+    ] {
+        assert!(
+            stdout.lines().any(|l| l == want),
+            "no {want:?} in\n{stdout}"
+        );
+    }
+    assert!(!stdout.contains("check failed"), "{stdout}");
 }

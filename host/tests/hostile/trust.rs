@@ -28,10 +28,10 @@ fn a_value_read_as_another_type_is_refused_naming_the_type() {
 }
 
 #[test]
-fn a_guest_error_cannot_claim_another_task_or_a_host_kind() {
+fn a_guest_error_cannot_claim_another_task_a_host_kind_or_causes_it_never_saw() {
     let out = attack(|_| {}, &["forged_error"]);
     out.expect(
-        "forged_error: application in forged_error: out-of-memory: forged; its own task true",
+        "forged_error: application in forged_error: out-of-memory: forged; its own task true; cut to 16 KiB true; 0 causes",
         &[],
     );
 }

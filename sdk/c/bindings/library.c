@@ -208,6 +208,21 @@ void __wasm_export_exports_wray_runtime_functions_invoke_post_return(uint8_t * a
       if ((*((size_t*) (arg0 + (32+3*sizeof(void*))))) > 0) {
         free(*((uint8_t **) (arg0 + (32+2*sizeof(void*)))));
       }
+      size_t len6 = *((size_t*) (arg0 + (32+5*sizeof(void*))));
+      if (len6 > 0) {
+        uint8_t *ptr7 = *((uint8_t **) (arg0 + (32+4*sizeof(void*))));
+        for (size_t i8 = 0; i8 < len6; i8++) {
+          uint8_t *base = ptr7 + i8 * (24+4*sizeof(void*));
+          (void) base;
+          if ((*((size_t*) (base + (2*sizeof(void*))))) > 0) {
+            free(*((uint8_t **) (base + sizeof(void*))));
+          }
+          if ((*((size_t*) (base + (24+3*sizeof(void*))))) > 0) {
+            free(*((uint8_t **) (base + (24+2*sizeof(void*)))));
+          }
+        }
+        free(ptr7);
+      }
       break;
     }
   }
@@ -225,7 +240,7 @@ void *cabi_realloc(void *ptr, size_t old_size, size_t align, size_t new_size) {
 }
 
 __attribute__((__aligned__(8)))
-static uint8_t RET_AREA[(32+4*sizeof(void*))];
+static uint8_t RET_AREA[(32+6*sizeof(void*))];
 
 // Helper Functions
 
@@ -266,9 +281,26 @@ void wray_runtime_types_arg_free(wray_runtime_types_arg_t *ptr) {
   }
 }
 
+void wray_runtime_types_error_cause_free(wray_runtime_types_error_cause_t *ptr) {
+  library_string_free(&ptr->function);
+  library_string_free(&ptr->message);
+}
+
+void wray_runtime_types_list_error_cause_free(wray_runtime_types_list_error_cause_t *ptr) {
+  size_t list_len = ptr->len;
+  if (list_len > 0) {
+    wray_runtime_types_error_cause_t *list_ptr = ptr->ptr;
+    for (size_t i = 0; i < list_len; i++) {
+      wray_runtime_types_error_cause_free(&list_ptr[i]);
+    }
+    free(list_ptr);
+  }
+}
+
 void wray_runtime_types_task_error_free(wray_runtime_types_task_error_t *ptr) {
   library_string_free(&ptr->function);
   library_string_free(&ptr->message);
+  wray_runtime_types_list_error_cause_free(&ptr->causes);
 }
 
 void library_option_f64_free(library_option_f64_t *ptr) {
@@ -630,7 +662,7 @@ void wray_runtime_objects_put(wray_runtime_objects_payload_t *value, wray_runtim
 
 bool wray_runtime_objects_get(wray_runtime_objects_list_object_id_t *ids, uint64_t *maybe_timeout_ms, wray_runtime_objects_list_payload_t *ret, wray_runtime_objects_task_error_t *err) {
   __attribute__((__aligned__(8)))
-  uint8_t ret_area[(32+4*sizeof(void*))];
+  uint8_t ret_area[(32+6*sizeof(void*))];
   library_option_u64_t timeout_ms;
   timeout_ms.is_some = maybe_timeout_ms != NULL;if (maybe_timeout_ms) {
     timeout_ms.val = *maybe_timeout_ms;
@@ -664,6 +696,7 @@ bool wray_runtime_objects_get(wray_runtime_objects_list_object_id_t *ids, uint64
           (uint64_t) (uint64_t) (*((int64_t*) (ptr + (24+2*sizeof(void*))))),
         },
         (library_string_t) (library_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (32+2*sizeof(void*))))), (*((size_t*) (ptr + (32+3*sizeof(void*))))) },
+        (wray_runtime_types_list_error_cause_t) (wray_runtime_types_list_error_cause_t) { (wray_runtime_types_error_cause_t*)(*((uint8_t **) (ptr + (32+4*sizeof(void*))))), (*((size_t*) (ptr + (32+5*sizeof(void*))))) },
       };
       break;
     }
@@ -710,7 +743,7 @@ uint64_t wray_runtime_mapping_page_size(void) {
 
 bool wray_runtime_mapping_stat(wray_runtime_mapping_object_id_t *id, wray_runtime_mapping_tuple2_codec_u64_t *ret, wray_runtime_mapping_task_error_t *err) {
   __attribute__((__aligned__(8)))
-  uint8_t ret_area[(32+4*sizeof(void*))];
+  uint8_t ret_area[(32+6*sizeof(void*))];
   uint8_t *ptr = (uint8_t *) &ret_area;
   __wasm_import_wray_runtime_mapping_stat((int64_t) (((*id).task).hi), (int64_t) (((*id).task).lo), (int32_t) ((*id).index), ptr);
   wray_runtime_mapping_result_tuple2_codec_u64_task_error_t result;
@@ -733,6 +766,7 @@ bool wray_runtime_mapping_stat(wray_runtime_mapping_object_id_t *id, wray_runtim
           (uint64_t) (uint64_t) (*((int64_t*) (ptr + (24+2*sizeof(void*))))),
         },
         (library_string_t) (library_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (32+2*sizeof(void*))))), (*((size_t*) (ptr + (32+3*sizeof(void*))))) },
+        (wray_runtime_types_list_error_cause_t) (wray_runtime_types_list_error_cause_t) { (wray_runtime_types_error_cause_t*)(*((uint8_t **) (ptr + (32+4*sizeof(void*))))), (*((size_t*) (ptr + (32+5*sizeof(void*))))) },
       };
       break;
     }
@@ -748,7 +782,7 @@ bool wray_runtime_mapping_stat(wray_runtime_mapping_object_id_t *id, wray_runtim
 
 bool wray_runtime_mapping_map(wray_runtime_mapping_object_id_t *id, library_list_u8_t *window, uint64_t *ret, wray_runtime_mapping_task_error_t *err) {
   __attribute__((__aligned__(8)))
-  uint8_t ret_area[(32+4*sizeof(void*))];
+  uint8_t ret_area[(32+6*sizeof(void*))];
   uint8_t *ptr = (uint8_t *) &ret_area;
   __wasm_import_wray_runtime_mapping_map((int64_t) (((*id).task).hi), (int64_t) (((*id).task).lo), (int32_t) ((*id).index), (uint8_t *) (*window).ptr, (*window).len, ptr);
   wray_runtime_mapping_result_u64_task_error_t result;
@@ -768,6 +802,7 @@ bool wray_runtime_mapping_map(wray_runtime_mapping_object_id_t *id, library_list
           (uint64_t) (uint64_t) (*((int64_t*) (ptr + (24+2*sizeof(void*))))),
         },
         (library_string_t) (library_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (32+2*sizeof(void*))))), (*((size_t*) (ptr + (32+3*sizeof(void*))))) },
+        (wray_runtime_types_list_error_cause_t) (wray_runtime_types_list_error_cause_t) { (wray_runtime_types_error_cause_t*)(*((uint8_t **) (ptr + (32+4*sizeof(void*))))), (*((size_t*) (ptr + (32+5*sizeof(void*))))) },
       };
       break;
     }
@@ -783,7 +818,7 @@ bool wray_runtime_mapping_map(wray_runtime_mapping_object_id_t *id, library_list
 
 bool wray_runtime_mapping_create(uint64_t size, library_list_u8_t *window, wray_runtime_mapping_object_id_t *ret, wray_runtime_mapping_task_error_t *err) {
   __attribute__((__aligned__(8)))
-  uint8_t ret_area[(32+4*sizeof(void*))];
+  uint8_t ret_area[(32+6*sizeof(void*))];
   uint8_t *ptr = (uint8_t *) &ret_area;
   __wasm_import_wray_runtime_mapping_create((int64_t) (size), (uint8_t *) (*window).ptr, (*window).len, ptr);
   wray_runtime_mapping_result_object_id_task_error_t result;
@@ -809,6 +844,7 @@ bool wray_runtime_mapping_create(uint64_t size, library_list_u8_t *window, wray_
           (uint64_t) (uint64_t) (*((int64_t*) (ptr + (24+2*sizeof(void*))))),
         },
         (library_string_t) (library_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (32+2*sizeof(void*))))), (*((size_t*) (ptr + (32+3*sizeof(void*))))) },
+        (wray_runtime_types_list_error_cause_t) (wray_runtime_types_list_error_cause_t) { (wray_runtime_types_error_cause_t*)(*((uint8_t **) (ptr + (32+4*sizeof(void*))))), (*((size_t*) (ptr + (32+5*sizeof(void*))))) },
       };
       break;
     }
@@ -824,7 +860,7 @@ bool wray_runtime_mapping_create(uint64_t size, library_list_u8_t *window, wray_
 
 bool wray_runtime_mapping_seal(wray_runtime_mapping_object_id_t *id, uint64_t size, wray_runtime_mapping_codec_t codec, wray_runtime_mapping_list_object_id_t *refs, wray_runtime_mapping_task_error_t *err) {
   __attribute__((__aligned__(8)))
-  uint8_t ret_area[(32+4*sizeof(void*))];
+  uint8_t ret_area[(32+6*sizeof(void*))];
   uint8_t *ptr = (uint8_t *) &ret_area;
   __wasm_import_wray_runtime_mapping_seal((int64_t) (((*id).task).hi), (int64_t) (((*id).task).lo), (int32_t) ((*id).index), (int64_t) (size), (int32_t) codec, (uint8_t *) (*refs).ptr, (*refs).len, ptr);
   wray_runtime_mapping_result_void_task_error_t result;
@@ -843,6 +879,7 @@ bool wray_runtime_mapping_seal(wray_runtime_mapping_object_id_t *id, uint64_t si
           (uint64_t) (uint64_t) (*((int64_t*) (ptr + (24+2*sizeof(void*))))),
         },
         (library_string_t) (library_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (32+2*sizeof(void*))))), (*((size_t*) (ptr + (32+3*sizeof(void*))))) },
+        (wray_runtime_types_list_error_cause_t) (wray_runtime_types_list_error_cause_t) { (wray_runtime_types_error_cause_t*)(*((uint8_t **) (ptr + (32+4*sizeof(void*))))), (*((size_t*) (ptr + (32+5*sizeof(void*))))) },
       };
       break;
     }
@@ -857,7 +894,7 @@ bool wray_runtime_mapping_seal(wray_runtime_mapping_object_id_t *id, uint64_t si
 
 bool wray_runtime_mapping_reserve(uint64_t size, wray_runtime_mapping_object_id_t *ret, wray_runtime_mapping_task_error_t *err) {
   __attribute__((__aligned__(8)))
-  uint8_t ret_area[(32+4*sizeof(void*))];
+  uint8_t ret_area[(32+6*sizeof(void*))];
   uint8_t *ptr = (uint8_t *) &ret_area;
   __wasm_import_wray_runtime_mapping_reserve((int64_t) (size), ptr);
   wray_runtime_mapping_result_object_id_task_error_t result;
@@ -883,6 +920,7 @@ bool wray_runtime_mapping_reserve(uint64_t size, wray_runtime_mapping_object_id_
           (uint64_t) (uint64_t) (*((int64_t*) (ptr + (24+2*sizeof(void*))))),
         },
         (library_string_t) (library_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (32+2*sizeof(void*))))), (*((size_t*) (ptr + (32+3*sizeof(void*))))) },
+        (wray_runtime_types_list_error_cause_t) (wray_runtime_types_list_error_cause_t) { (wray_runtime_types_error_cause_t*)(*((uint8_t **) (ptr + (32+4*sizeof(void*))))), (*((size_t*) (ptr + (32+5*sizeof(void*))))) },
       };
       break;
     }
@@ -898,7 +936,7 @@ bool wray_runtime_mapping_reserve(uint64_t size, wray_runtime_mapping_object_id_
 
 bool wray_runtime_mapping_write(wray_runtime_mapping_object_id_t *id, uint64_t offset, library_list_u8_t *bytes, wray_runtime_mapping_task_error_t *err) {
   __attribute__((__aligned__(8)))
-  uint8_t ret_area[(32+4*sizeof(void*))];
+  uint8_t ret_area[(32+6*sizeof(void*))];
   uint8_t *ptr = (uint8_t *) &ret_area;
   __wasm_import_wray_runtime_mapping_write((int64_t) (((*id).task).hi), (int64_t) (((*id).task).lo), (int32_t) ((*id).index), (int64_t) (offset), (uint8_t *) (*bytes).ptr, (*bytes).len, ptr);
   wray_runtime_mapping_result_void_task_error_t result;
@@ -917,6 +955,7 @@ bool wray_runtime_mapping_write(wray_runtime_mapping_object_id_t *id, uint64_t o
           (uint64_t) (uint64_t) (*((int64_t*) (ptr + (24+2*sizeof(void*))))),
         },
         (library_string_t) (library_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (32+2*sizeof(void*))))), (*((size_t*) (ptr + (32+3*sizeof(void*))))) },
+        (wray_runtime_types_list_error_cause_t) (wray_runtime_types_list_error_cause_t) { (wray_runtime_types_error_cause_t*)(*((uint8_t **) (ptr + (32+4*sizeof(void*))))), (*((size_t*) (ptr + (32+5*sizeof(void*))))) },
       };
       break;
     }
@@ -1399,6 +1438,8 @@ uint8_t * __wasm_export_exports_wray_runtime_functions_invoke(uint8_t * arg, siz
     *((int64_t*)(ptr + (24+2*sizeof(void*)))) = (int64_t) (((*payload7).task).lo);
     *((size_t*)(ptr + (32+3*sizeof(void*)))) = ((*payload7).message).len;
     *((uint8_t **)(ptr + (32+2*sizeof(void*)))) = (uint8_t *) ((*payload7).message).ptr;
+    *((size_t*)(ptr + (32+5*sizeof(void*)))) = ((*payload7).causes).len;
+    *((uint8_t **)(ptr + (32+4*sizeof(void*)))) = (uint8_t *) ((*payload7).causes).ptr;
   } else {
     const exports_wray_runtime_functions_list_payload_t *payload = &(ret).val.ok;*((int8_t*)(ptr + 0)) = 0;
     *((size_t*)(ptr + (8+1*sizeof(void*)))) = (*payload).len;

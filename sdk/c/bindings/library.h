@@ -119,6 +119,19 @@ typedef uint8_t wray_runtime_types_error_kind_t;
 // or its actor was killed.
 #define WRAY_RUNTIME_TYPES_ERROR_KIND_CANCELLED 10
 
+// One error of a cause chain: a [`task-error`] without its own causes.
+typedef struct wray_runtime_types_error_cause_t {
+  wray_runtime_types_error_kind_t   kind;
+  library_string_t   function;
+  wray_runtime_types_task_id_t   task;
+  library_string_t   message;
+} wray_runtime_types_error_cause_t;
+
+typedef struct {
+  wray_runtime_types_error_cause_t *ptr;
+  size_t len;
+} wray_runtime_types_list_error_cause_t;
+
 // A failed task, as stored in its error object and returned by `get` on
 // it or on anything that depends on it (the original error travels
 // unchanged through dependencies).
@@ -129,8 +142,17 @@ typedef struct wray_runtime_types_task_error_t {
   library_string_t   function;
   // The id of the task that failed.
   wray_runtime_types_task_id_t   task;
-  // The guest's message (or the host's, for traps and limits).
+  // The guest's message (or the host's, for traps and limits), at
+  // most 16 KiB (the host cuts longer ones).
   library_string_t   message;
+  // The errors this one passes on, nearest first: the last is the
+  // root (Ray's `RayTaskError` cause). A task that fails with an
+  // error `get` gave it (Rust's `?`, an uncaught Python exception)
+  // names that error first; the host keeps the chain only when its
+  // first entry is an error `get` returned to the task, and rebuilds
+  // the rest from its own record (so a guest cannot forge another
+  // task's failure). At most 16 entries; empty for a root.
+  wray_runtime_types_list_error_cause_t   causes;
 } wray_runtime_types_task_error_t;
 
 typedef struct {
@@ -597,6 +619,10 @@ void wray_runtime_types_list_object_id_free(wray_runtime_types_list_object_id_t 
 void wray_runtime_types_payload_free(wray_runtime_types_payload_t *ptr);
 
 void wray_runtime_types_arg_free(wray_runtime_types_arg_t *ptr);
+
+void wray_runtime_types_error_cause_free(wray_runtime_types_error_cause_t *ptr);
+
+void wray_runtime_types_list_error_cause_free(wray_runtime_types_list_error_cause_t *ptr);
 
 void wray_runtime_types_task_error_free(wray_runtime_types_task_error_t *ptr);
 

@@ -31,6 +31,16 @@ export const sleepy = remote(function sleepy() {
 export const throwsTaskError = remote(function throwsTaskError(r) {
   return get(r);
 });
+export const getsFirst = remote(function getsFirst(refs) {
+  return get(refs[0]);
+});
+export const wrapsFirst = remote(function wrapsFirst(refs) {
+  try {
+    return get(refs[0]);
+  } catch (e) {
+    throw new Error("wrapped", { cause: e });
+  }
+});
 export const throwsString = remote(function throwsString() {
   throw "a string";
 });
@@ -86,6 +96,23 @@ main((args) => {
     get(throwsTaskError.remote(failed));
   } catch (e) {
     check(e.kind === "invalid-argument" && e.function === "add", `error passes through: ${e.message}`);
+  }
+  try {
+    get(getsFirst.remote([failed]));
+  } catch (e) {
+    check(
+      e.kind === "application" && e.function === "getsFirst" && e.causes.length === 1 &&
+        e.root.function === "add" && e.root.kind === "invalid-argument",
+      `an uncaught get error is the first cause: ${e.causes.map((c) => c.function)}`,
+    );
+  }
+  try {
+    get(wrapsFirst.remote([failed]));
+  } catch (e) {
+    check(
+      e.taskMessage.startsWith("Error: wrapped") && e.root.function === "add",
+      `an Error's cause chain is followed: ${e.causes.map((c) => c.function)}`,
+    );
   }
   try {
     get(throwsString.remote());

@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 import sys
 import types as pytypes
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 
@@ -76,11 +76,20 @@ class ErrorKind(enum.Enum):
 
 
 @dataclass
+class ErrorCause:
+    kind: ErrorKind
+    function: str
+    task: TaskId
+    message: str
+
+
+@dataclass
 class TaskError:
     kind: ErrorKind
     function: str
     task: TaskId
     message: str
+    causes: List[ErrorCause] = field(default_factory=list)
 
 
 @dataclass
@@ -405,7 +414,7 @@ def install() -> Host:
     module("componentize_py_types", Err=Err, Ok=None, Some=None)
     type_names = [
         "TaskId", "ObjectId", "Codec", "Payload", "Arg_Value", "Arg_Object", "ErrorKind",
-        "TaskError", "ResourceRequest", "Limits", "TaskOptions", "ResourceIds", "FunctionKind",
+        "TaskError", "ErrorCause", "ResourceRequest", "Limits", "TaskOptions", "ResourceIds", "FunctionKind",
         "ParamInfo", "FunctionInfo", "ComponentInfo", "LogLevel",
     ]
     t = module("wit_world.imports.types", **{n: getattr(me, n) for n in type_names})

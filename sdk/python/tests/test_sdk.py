@@ -63,6 +63,14 @@ def nested_get(r: list) -> int:
 
 
 @wray.remote
+def wraps_error(r: list) -> int:
+    try:
+        return wray.get(r[0])
+    except wray.TaskError as e:
+        raise RuntimeError("wrapped") from e
+
+
+@wray.remote
 def kw(a: int, b: int = 10, *, c: int = 100) -> int:
     return a + b + c
 
@@ -185,11 +193,24 @@ class Sdk(unittest.TestCase):
         with self.assertRaises(wray.TaskError) as cm:
             wray.get(s)
         self.assertEqual(cm.exception.function, "fail")
-        # Through an explicit get inside a task, too.
+        # A task whose get raised it, uncaught, fails naming it as its cause.
         t = nested_get.remote([r])
         with self.assertRaises(wray.TaskError) as cm2:
             wray.get(t)
-        self.assertEqual(cm2.exception, cm.exception)
+        outer = cm2.exception
+        self.assertEqual((outer.kind, outer.function), ("application", "nested_get"))
+        self.assertIn("TaskError: task ", outer.message)
+        self.assertEqual(outer.causes, [cm.exception])
+        self.assertEqual(outer.root, cm.exception)
+        self.assertEqual(cm.exception.root, cm.exception)
+
+    def test_an_exception_raised_from_a_task_error_names_it_as_its_cause(self):
+        r = fail.remote(2)
+        with self.assertRaises(wray.TaskError) as cm:
+            wray.get(wraps_error.remote([r]))
+        e = cm.exception
+        self.assertTrue(e.message.startswith("RuntimeError: wrapped"), e.message)
+        self.assertEqual([c.function for c in e.causes], ["fail"])
 
     def test_sys_exit_in_a_task_is_an_error_not_a_trap(self):
         with self.assertRaises(wray.TaskError) as cm:

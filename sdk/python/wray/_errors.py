@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import traceback
-from typing import Optional
+from typing import List, Optional
 
 #: The WIT ``error-kind`` names, in the WIT's order (its enum's values).
 ERROR_KINDS = (
@@ -43,6 +43,11 @@ class TaskError(Exception):
     unchanged through dependencies, so ``task`` and ``function`` name the
     task that failed first.
 
+    A task that fails with a ``TaskError`` it got from ``get`` uncaught (or
+    with an exception raised ``from`` one) fails with an ``application``
+    error of its own whose ``causes`` start with that error, as Ray's
+    ``RayTaskError`` keeps its cause; ``root`` is the error that started it.
+
     Attributes:
         kind: why it failed, one of :data:`ERROR_KINDS` (``"application"``
             for an exception the function raised, ``"timeout"``,
@@ -52,14 +57,29 @@ class TaskError(Exception):
         task: the id of the task that failed, 32 hex digits.
         message: the guest's message (for an exception: its type, message and
             traceback) or the host's.
+        causes: the errors it passes on, nearest first (each without causes
+            of its own); empty for a root.
     """
 
-    def __init__(self, kind: str, function: str, task: str, message: str):
+    def __init__(
+        self,
+        kind: str,
+        function: str,
+        task: str,
+        message: str,
+        causes: Optional[List["TaskError"]] = None,
+    ):
         super().__init__(kind, function, task, message)
         self.kind = kind
         self.function = function
         self.task = task
         self.message = message
+        self.causes: List[TaskError] = list(causes or [])
+
+    @property
+    def root(self) -> "TaskError":
+        """The error that started the chain: the last cause, or this one."""
+        return self.causes[-1] if self.causes else self
 
     def __str__(self) -> str:
         return format_task_error(self.task, self.function, self.kind, self.message)
@@ -81,6 +101,19 @@ class TaskError(Exception):
         )
 
     __hash__ = Exception.__hash__
+
+
+def passed_on(exc: BaseException) -> Optional[TaskError]:
+    """The :class:`TaskError` an exception passes on: itself, or the first
+    one in its ``__cause__`` / ``__context__`` chain (``raise X from e``, or
+    raised while handling ``e``)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, TaskError):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 def format_task_error(task: str, function: str, kind: str, message: str) -> str:

@@ -9,8 +9,9 @@ re-exports ``Metadata``, ``Functions``, ``Lifecycle`` and ``Driver``, and its
 No exception leaves an export: an uncaught one would trap the instance
 (``unreachable``) and lose its message. A Python exception becomes a task
 error of kind ``application`` carrying its type, message and traceback; a
-:class:`TaskError` (from a ``get`` the function did not catch) passes
-through unchanged.
+:class:`TaskError` (from a ``get`` the function did not catch, or the
+``__cause__`` / ``__context__`` of the exception) becomes its first cause,
+as Ray's ``RayTaskError`` keeps its cause.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from wit_world.exports import actors as _wit_actors  # type: ignore
 
 from . import __version__, _api, _host, _refs
 from ._codec import encode_json, decode_json
-from ._errors import APPLICATION, INVALID_ARGUMENT, NOT_FOUND, TaskError, format_exception
+from ._errors import APPLICATION, INVALID_ARGUMENT, NOT_FOUND, TaskError, format_exception, passed_on
 from ._schema import signature_schemas
 
 SDK = f"wray-python {__version__}"
@@ -64,14 +65,14 @@ def _guarded(label: str, body: Callable[[], Any]) -> Any:
         return body()
     except Err:
         raise
-    except TaskError as e:
-        raise Err(_host.to_wit_error(e)) from None
     except BaseException as e:  # SystemExit, KeyboardInterrupt, MemoryError too
+        if isinstance(e, TaskError) and getattr(e, "raised_here", False):
+            raise Err(_host.wit_error(e.kind, e.function, e.message)) from None
         try:
             message = format_exception(e)
         except BaseException:
             message = f"{type(e).__name__} (its message could not be formatted)"
-        raise Err(_host.wit_error(APPLICATION, label, message)) from None
+        raise Err(_host.wit_error(APPLICATION, label, message, passed_on(e))) from None
 
 
 def _decode_args(label: str, sig: Any, args: List[Any]) -> List[Any]:

@@ -120,8 +120,9 @@ def kind_name(kind: Any) -> str:
 
 
 def from_wit_error(e: Any) -> TaskError:
-    """The :class:`TaskError` of a WIT ``task-error``."""
-    return TaskError(kind_name(e.kind), e.function, task_hex(tkey(e.task)), e.message)
+    """The :class:`TaskError` of a WIT ``task-error`` (or ``error-cause``)."""
+    causes = [from_wit_error(c) for c in getattr(e, "causes", [])]
+    return TaskError(kind_name(e.kind), e.function, task_hex(tkey(e.task)), e.message, causes)
 
 
 def current_task() -> Any:
@@ -131,16 +132,17 @@ def current_task() -> Any:
         return types.TaskId(0, 0)
 
 
-def wit_error(kind: str, function: str, message: str) -> Any:
-    """A WIT ``task-error`` raised by this guest in the running task."""
+def wit_error(kind: str, function: str, message: str, cause: Optional[TaskError] = None) -> Any:
+    """A WIT ``task-error`` raised by this guest in the running task,
+    passing ``cause`` on (named first among its causes, then its own)."""
+    causes = [] if cause is None else [wit_cause(c) for c in [cause, *cause.causes]]
     return types.TaskError(
-        types.ErrorKind[kind.upper().replace("-", "_")], function, current_task(), message
+        types.ErrorKind[kind.upper().replace("-", "_")], function, current_task(), message, causes
     )
 
 
-def to_wit_error(e: TaskError) -> Any:
-    """A :class:`TaskError` (one this task got, or raised) as a WIT error:
-    its task kept as it was, so an error passes through unchanged."""
+def wit_cause(e: TaskError) -> Any:
+    """A :class:`TaskError` as a WIT ``error-cause``."""
     try:
         hi, lo = int(e.task[:16], 16), int(e.task[16:], 16)
         task = types.TaskId(hi, lo)
@@ -150,12 +152,15 @@ def to_wit_error(e: TaskError) -> Any:
         kind = types.ErrorKind[str(e.kind).upper().replace("-", "_")]
     except KeyError:
         kind = types.ErrorKind.APPLICATION
-    return types.TaskError(kind, str(e.function), task, str(e.message))
+    return types.ErrorCause(kind, str(e.function), task, str(e.message))
 
 
 def raising(kind: str, function: str, message: str) -> TaskError:
-    """A :class:`TaskError` raised by this guest in the running task."""
-    return TaskError(kind, function, task_hex(tkey(current_task())), message)
+    """A :class:`TaskError` raised by this guest in the running task (the
+    SDK's own, e.g. ``invalid-argument``): it leaves the export as it is."""
+    e = TaskError(kind, function, task_hex(tkey(current_task())), message)
+    e.raised_here = True
+    return e
 
 
 # -- payloads and arguments --------------------------------------------------

@@ -12,6 +12,43 @@ pub(crate) fn fail(msg: String) -> Result<i64, String> {
     Err(msg)
 }
 
+/// Gets `x`, passing its error on with `?` (a cause chain of one).
+#[wray::remote]
+pub(crate) fn pass_on(x: ObjectRef<i64>) -> wray::Result<i64> {
+    x.get()
+}
+
+/// An error of this program's own that wraps a task's error as its
+/// `source()`.
+#[derive(Debug)]
+pub(crate) struct Wrapped(wray::Error);
+
+impl std::fmt::Display for Wrapped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "wrapped: {}", self.0)
+    }
+}
+
+impl std::error::Error for Wrapped {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
+    }
+}
+
+/// Submits `pass_on(x)` and wraps its error (a chain of two, through
+/// `source()`).
+#[wray::remote]
+pub(crate) fn wrap(x: ObjectRef<i64>) -> Result<i64, Wrapped> {
+    pass_on.remote(&x).get().map_err(Wrapped)
+}
+
+/// Fails naming an error it never saw as its cause: the node drops it.
+#[wray::remote]
+pub(crate) fn forge_cause(task: wray::TaskId) -> wray::Result<i64> {
+    let never_seen = wray::Error::new(wray::ErrorKind::Timeout, "someone_else", task, "forged");
+    Err(wray::Error::new(wray::ErrorKind::Application, "x", task, "claims").caused_by(never_seen))
+}
+
 /// Executes `unreachable`.
 #[wray::remote]
 pub(crate) fn trap_now() -> i64 {
@@ -108,6 +145,19 @@ pub(crate) fn errors() -> wray::Result<()> {
             Err(e) => println!("error {} {} {}", e.kind(), e.function(), e.message()),
         },
         None => println!("error none"),
+    }
+
+    // A chain: wrap -> pass_on -> fail, each passing the error on.
+    let wrapped = wrap.remote(&failed).get();
+    if let Err(e) = &wrapped {
+        let root = e.root();
+        println!("chain {} {} {}", e.kind(), e.function(), e.causes().len());
+        println!("root {} {} {}", root.kind(), root.function(), root.message());
+        println!("root_task {}", Some(root.task()) == first.as_ref().err().map(wray::Error::task));
+    }
+    let forged = forge_cause.remote(failed.id().task).get();
+    if let Err(e) = &forged {
+        println!("forged {} {}", e.function(), e.causes().len());
     }
     Ok(())
 }

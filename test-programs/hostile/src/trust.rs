@@ -45,7 +45,8 @@ pub(crate) fn wrong_type() -> String {
 }
 
 /// A remote function written by hand that returns an error claiming
-/// another task, another function and a kind only the host may give.
+/// another task, another function, a kind only the host may give, a
+/// message of 1 MiB and 10,000 causes it never saw.
 pub(crate) struct ForgedError;
 
 impl wray::__private::RemoteFunction for ForgedError {
@@ -62,7 +63,15 @@ impl wray::__private::RemoteFunction for ForgedError {
             kind: wit::ErrorKind::OutOfMemory,
             function: "someone_else".into(),
             task: wit::TaskId { hi: 1, lo: 2 },
-            message: "forged".into(),
+            message: format!("forged{}", " ".repeat(1 << 20)),
+            causes: (0..10_000)
+                .map(|lo| wit::ErrorCause {
+                    kind: wit::ErrorKind::Timeout,
+                    function: "elsewhere".into(),
+                    task: wit::TaskId { hi: 1, lo },
+                    message: "forged cause".into(),
+                })
+                .collect(),
         })
     }
 }
@@ -77,11 +86,13 @@ pub(crate) fn forged_error_scenario() {
     match r.get() {
         Ok(v) => println!("forged_error: ok {v}"),
         Err(e) => println!(
-            "forged_error: {} in {}: {}; its own task {}",
+            "forged_error: {} in {}: {}; its own task {}; cut to 16 KiB {}; {} causes",
             e.kind(),
             e.function(),
-            e.message(),
-            e.task() == r.id().task
+            e.message().split_whitespace().take(2).collect::<Vec<_>>().join(" "),
+            e.task() == r.id().task,
+            e.message().len() < (16 << 10) + 64 && e.message().ends_with(" bytes cut)"),
+            e.causes().len(),
         ),
     }
 }

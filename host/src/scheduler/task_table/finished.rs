@@ -4,15 +4,13 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
-use std::time::SystemTime;
 
 use wray_control_plane::TaskId;
 
 use super::entry::TaskEntry;
-use super::rows::{SpanRow, TaskRow};
+use super::rows::{FailedTask, SpanRow, TaskRow};
 use super::rows::{TaskStatus, MAX_ERRORS};
 use crate::bounds::{MAX_FINISHED_SPANS, MAX_FINISHED_TASKS, MAX_TASK_LABELS};
-use crate::error::TaskError;
 use crate::id_map::IdMap;
 use crate::resources::Request;
 
@@ -134,7 +132,7 @@ pub(super) struct Table {
 pub(super) struct Finished {
     pub(super) records: Ring<FinishedRecord>,
     pub(super) spans: Ring<FinishedSpan>,
-    pub(super) errors: Ring<(SystemTime, TaskError)>,
+    pub(super) errors: Ring<FailedTask>,
     /// Tasks ended, by final state (exact, never dropped).
     pub(super) totals: BTreeMap<TaskStatus, u64>,
     pub(super) interner: Interner,
@@ -179,7 +177,7 @@ impl Finished {
             error: r
                 .error
                 .and_then(|n| self.errors.get(n))
-                .map(|(_, e)| e.message.clone()),
+                .map(|f| f.error.message.clone()),
         }
     }
 }

@@ -45,7 +45,7 @@ pub(crate) use entry::QueuedTask;
 pub use entry::TaskEntry;
 use entry::TaskRecord;
 use finished::{Finished, FinishedRecord, FinishedSpan, Table};
-pub use rows::{SpanRow, TaskRow, TaskStatus, MAX_ERRORS};
+pub use rows::{FailedTask, SpanRow, TaskRow, TaskStatus, MAX_ERRORS};
 
 /// The node's task table.
 pub struct TaskTable {
@@ -164,7 +164,15 @@ impl TaskTable {
             first_span,
             spans: kept,
             dropped_spans: u32::try_from(r.dropped_spans).unwrap_or(u32::MAX),
-            error: error.map(|e| f.errors.push((SystemTime::now(), e.clone()))),
+            error: error.map(|e| {
+                let function = f.interner.str(&r.function);
+                f.errors.push(FailedTask {
+                    time: SystemTime::now(),
+                    task: r.id,
+                    function,
+                    error: e.clone(),
+                })
+            }),
         };
         *f.totals.entry(r.status).or_default() += 1;
         f.records.push(record);
@@ -330,9 +338,9 @@ impl TaskTable {
         counts
     }
 
-    /// Errors of failed tasks (the last [`MAX_ERRORS`]), oldest first, with
-    /// when they happened.
-    pub fn errors(&self) -> Vec<(SystemTime, TaskError)> {
+    /// Failed tasks with their errors (the last [`MAX_ERRORS`]), oldest
+    /// first.
+    pub fn errors(&self) -> Vec<FailedTask> {
         self.finished.lock().errors.items.iter().cloned().collect()
     }
 

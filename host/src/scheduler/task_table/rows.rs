@@ -1,10 +1,30 @@
 //! What snapshots show of a task: [`TaskRow`], its [`SpanRow`]s and its
 //! [`TaskStatus`].
 
+use std::sync::Arc;
+use std::time::SystemTime;
+
 use serde::{Deserialize, Serialize};
+use wray_control_plane::TaskId;
+
+use crate::error::TaskError;
 
 /// Failed tasks' errors kept for `errors()`.
 pub const MAX_ERRORS: usize = 10_000;
+
+/// A task that ended with an error, as `errors()` keeps it.
+#[derive(Debug, Clone)]
+pub struct FailedTask {
+    /// When it ended.
+    pub time: SystemTime,
+    /// The task.
+    pub task: TaskId,
+    /// Its function (`name`, `component/name`) or method (`Class.method`).
+    pub function: Arc<str>,
+    /// Its error: its own (`error.task == task`), or the error object of
+    /// an argument, passed on unchanged.
+    pub error: TaskError,
+}
 
 /// Where a task is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
