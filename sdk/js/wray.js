@@ -1,6 +1,7 @@
 // wray JavaScript guest SDK: remote functions, actors and drivers as
-// WebAssembly components of `wray:runtime/guest` (wit/runtime.wit), built
-// with componentize-js (`node sdk/js/build.mjs app.js -o app.wasm`).
+// WebAssembly components of `wray:runtime` (wit/runtime.wit), built with
+// componentize-js (`node sdk/js/build.mjs app.js -o app.wasm`, which exports
+// only the parts the app has: functions, actors, driver).
 //
 // The API mirrors the Python SDK (sdk/python/wray):
 //
@@ -1237,8 +1238,21 @@ export const driver = {
   },
 };
 
+/** What this component defines, for the build (`build.mjs` imports the app
+ * under Node first, with stub host imports, and exports only these parts):
+ * `{functions, actors, main}`, the names of its remote functions and actor
+ * classes and whether it has a main. Not part of the API. */
+export function __wrayDefined() {
+  return {
+    functions: [...functions.keys()].sort(),
+    actors: [...actorClasses.keys()].sort(),
+    main: mainFunction !== null,
+  };
+}
+
 /** The WIT exports, under the names componentize-js looks for (the build's
- * entry module re-exports them). */
+ * entry module re-exports them; a part the component's world leaves out is
+ * ignored). */
 export const exports = {
   metadata,
   functions: functionsExport,

@@ -1,7 +1,8 @@
 //! JavaScript guests: componentize-js and jco installed with npm into
 //! `sdk/js/node_modules` (pinned by `sdk/js/package.json` and its lock
-//! file), and the examples under `examples/js/` built with the SDK's own
-//! build command (`node sdk/js/build.mjs`).
+//! file), the examples under `examples/js/` built with the SDK's own
+//! build command (`node sdk/js/build.mjs`), and the build's unit tests run
+//! by `cargo xtask test`.
 
 use std::path::Path;
 use std::process::Command;
@@ -96,6 +97,20 @@ pub fn build_examples(root: &Path, out: &Path) -> Result<()> {
         run::run(&mut cmd).with_context(|| format!("building {dir}"))?;
     }
     Ok(())
+}
+
+/// Runs the unit tests of the SDK's build (`node --test`, no wasm: the
+/// world chosen from what an app defines).
+///
+/// # Errors
+/// A test fails, or node is missing.
+pub fn unit_tests(root: &Path) -> Result<()> {
+    run::header("node --test (sdk/js/tests/build.test.mjs)");
+    run::run(
+        node()
+            .current_dir(root.join("sdk/js"))
+            .args(["--test", "tests/build.test.mjs"]),
+    )
 }
 
 fn mtime(path: &Path) -> Option<std::time::SystemTime> {

@@ -4,7 +4,8 @@
 //!    components from `WRAY_WASM_DIR=<target>/wasm`),
 //! 2. `cargo fmt --all --check`, in the root and in both guest workspaces,
 //! 3. `cargo clippy --workspace --all-targets --release -- -D warnings`,
-//! 4. the Python SDK's unit tests (`python3 -m unittest`),
+//! 4. the Python SDK's unit tests (`python3 -m unittest`) and the JavaScript
+//!    SDK's build's (`node --test`),
 //! 5. `cargo test --workspace --release`.
 //!
 //! Everything builds with `--release` so that the test build and the demo's build share
@@ -50,6 +51,7 @@ pub fn test() -> Result<()> {
     ]))?;
 
     crate::python::unit_tests()?;
+    crate::js::unit_tests(&paths::repo_root())?;
 
     run::header("cargo test --workspace --release");
     let mut test = run::cargo();

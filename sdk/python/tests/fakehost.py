@@ -401,8 +401,15 @@ class _Protocol:
     pass
 
 
-def install() -> Host:
-    """Registers the fake modules and binds the SDK to them."""
+#: The exported interfaces' protocols componentize-py generates for world
+#: ``guest`` (every part).
+ALL_EXPORTS = ("Metadata", "Functions", "Actors", "Lifecycle", "Driver")
+
+
+def install(exports: Tuple[str, ...] = ALL_EXPORTS) -> Host:
+    """Registers the fake modules and binds the SDK to them. ``exports``:
+    the protocols of the exported interfaces the world has (``Actors``
+    brings the ``actors`` module with ``ActorInstance``)."""
     me = sys.modules[__name__]
 
     def module(name: str, **attrs: Any) -> pytypes.ModuleType:
@@ -432,16 +439,12 @@ def install() -> Host:
         panicked=panicked,
     )
     module("wit_world.imports", types=t, objects=o, mapping=mp, tasks=tk, runtime=rt)
-    ex_actors = module("wit_world.exports.actors", ActorInstance=type("ActorInstance", (), {}))
-    ex = module(
-        "wit_world.exports",
-        Metadata=type("Metadata", (), {}),
-        Functions=type("Functions", (), {}),
-        Actors=type("Actors", (), {}),
-        Lifecycle=type("Lifecycle", (), {}),
-        Driver=type("Driver", (), {}),
-        actors=ex_actors,
-    )
+    protocols: Dict[str, Any] = {name: type(name, (), {}) for name in exports}
+    if "Actors" in exports:
+        protocols["actors"] = module(
+            "wit_world.exports.actors", ActorInstance=type("ActorInstance", (), {})
+        )
+    ex = module("wit_world.exports", **protocols)
     module("wit_world", imports=sys.modules["wit_world.imports"], exports=ex)
 
     from wray import _host

@@ -1,10 +1,13 @@
 """The component's exports: ``metadata``, ``functions``, ``actors``,
-``lifecycle`` and ``driver`` of ``wray:runtime/guest``, implemented over the
+``lifecycle`` and ``driver`` of ``wray:runtime``, implemented over the
 tables the decorators fill (``wray._api``).
 
 componentize-py finds the classes by name: the build's entry module
 re-exports ``Metadata``, ``Functions``, ``Lifecycle`` and ``Driver``, and its
-``actors`` module ``ActorInstance``.
+``actors`` module ``ActorInstance``. A component exports only the parts its
+app has (``wray.build`` picks the world), so the generated bindings hold
+only those parts' protocols: a class of a part the world leaves out
+derives from ``object`` and is never called.
 
 No exception leaves an export: an uncaught one would trap the instance
 (``unreachable``) and lose its message. A Python exception becomes a task
@@ -20,7 +23,11 @@ import sys
 from typing import Any, Callable, List, Optional
 
 from wit_world import exports as _wit_exports  # type: ignore
-from wit_world.exports import actors as _wit_actors  # type: ignore
+
+try:
+    from wit_world.exports import actors as _wit_actors  # type: ignore
+except ImportError:  # a world without `actors`
+    _wit_actors = None
 
 from . import __version__, _api, _host, _refs
 from ._codec import encode_json, decode_json
@@ -28,6 +35,15 @@ from ._errors import APPLICATION, INVALID_ARGUMENT, NOT_FOUND, TaskError, format
 from ._schema import signature_schemas
 
 SDK = f"wray-python {__version__}"
+
+
+def _part(name: str) -> Any:
+    """The generated protocol of exported interface ``name`` (``Metadata``,
+    ...), or ``object`` when the component's world does not export it."""
+    return getattr(_wit_exports, name, object)
+
+
+_ActorInstanceBase: Any = _wit_actors.ActorInstance if _wit_actors is not None else object
 
 
 def _enter() -> None:
@@ -196,7 +212,7 @@ def describe_functions() -> List[Any]:
     return infos
 
 
-class Metadata(_wit_exports.Metadata):
+class Metadata(_part("Metadata")):
     def describe(self) -> Any:
         _enter()
         try:
@@ -205,7 +221,7 @@ class Metadata(_wit_exports.Metadata):
             _flush()
 
 
-class Functions(_wit_exports.Functions):
+class Functions(_part("Functions")):
     def invoke(self, name: str, args: List[Any], result_codec: Optional[Any]) -> List[Any]:
         _enter()
         try:
@@ -225,7 +241,7 @@ class Functions(_wit_exports.Functions):
             _flush()
 
 
-class ActorInstance(_wit_actors.ActorInstance):
+class ActorInstance(_ActorInstanceBase):
     """One live actor: an instance of a ``@wray.actor`` class."""
 
     def __init__(self, actor_class: Any, obj: Any):
@@ -273,11 +289,11 @@ class ActorInstance(_wit_actors.ActorInstance):
             _flush()
 
 
-class Actors(_wit_exports.Actors):
+class Actors(_part("Actors")):
     pass
 
 
-class Lifecycle(_wit_exports.Lifecycle):
+class Lifecycle(_part("Lifecycle")):
     def init(self) -> None:
         _enter()
         _flush()
@@ -287,7 +303,7 @@ class Lifecycle(_wit_exports.Lifecycle):
         _flush()
 
 
-class Driver(_wit_exports.Driver):
+class Driver(_part("Driver")):
     def main(self, args: List[str]) -> None:
         _enter()
         try:
