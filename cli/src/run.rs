@@ -63,6 +63,14 @@ pub struct RunArgs {
     /// Do not show the progress line.
     #[arg(long)]
     quiet: bool,
+    /// Allocate instances on demand instead of from wasmtime's pooling
+    /// allocator (for benchmarks: `bench/languages`).
+    #[arg(long, hide = true)]
+    no_pooling: bool,
+    /// Copy each instance's memory image instead of mapping it
+    /// copy-on-write (for benchmarks: `bench/languages`).
+    #[arg(long, hide = true)]
+    no_memory_cow: bool,
     #[command(flatten)]
     store: StoreArgs,
     /// Arguments passed to the driver's `main`.
@@ -88,6 +96,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     config.num_gpus = args.num_gpus;
     config.memory = args.memory;
     config.fuel_metering = args.fuel_metering;
+    config.pooling = !args.no_pooling;
+    config.memory_cow = !args.no_memory_cow;
     if let Some(json) = &args.resources {
         config.resources = serde_json::from_str(json).map_err(|e| {
             anyhow::anyhow!("--resources {json}: expected a JSON object of names to numbers: {e}")

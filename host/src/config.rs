@@ -136,6 +136,10 @@ pub struct NodeConfig {
     pub max_pending_tasks: u64,
     /// Use wasmtime's pooling instance allocator (pre-reserved slots).
     pub pooling: bool,
+    /// Initialize linear memories copy-on-write from the component's
+    /// memory image (wasmtime's `memory_init_cow`) rather than copying the
+    /// data segments in each instance.
+    pub memory_cow: bool,
     /// Directory caching compiled components; `None` disables the disk cache.
     pub cache_dir: Option<PathBuf>,
     /// Capacity of the shared-memory object store in bytes (`None`: no
@@ -190,6 +194,7 @@ impl Default for NodeConfig {
             max_actors: None,
             max_pending_tasks: DEFAULT_MAX_PENDING_TASKS,
             pooling: true,
+            memory_cow: true,
             cache_dir: dirs::cache_dir().map(|d| d.join("wray").join("compiled")),
             object_store_memory: fitting_object_store_memory(&object_store_dir),
             object_store_dir,

@@ -37,6 +37,7 @@ pub fn build_engine(config: &NodeConfig) -> Result<Engine> {
         .consume_fuel(config.fuel_metering)
         // Zero-copy windows are mapped at fixed addresses of linear memory.
         .memory_may_move(false)
+        .memory_init_cow(config.memory_cow)
         .cranelift_opt_level(wasmtime::OptLevel::Speed)
         .parallel_compilation(true);
     if config.pooling {

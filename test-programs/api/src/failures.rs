@@ -152,8 +152,16 @@ pub(crate) fn errors() -> wray::Result<()> {
     if let Err(e) = &wrapped {
         let root = e.root();
         println!("chain {} {} {}", e.kind(), e.function(), e.causes().len());
-        println!("root {} {} {}", root.kind(), root.function(), root.message());
-        println!("root_task {}", Some(root.task()) == first.as_ref().err().map(wray::Error::task));
+        println!(
+            "root {} {} {}",
+            root.kind(),
+            root.function(),
+            root.message()
+        );
+        println!(
+            "root_task {}",
+            Some(root.task()) == first.as_ref().err().map(wray::Error::task)
+        );
     }
     let forged = forge_cause.remote(failed.id().task).get();
     if let Err(e) = &forged {

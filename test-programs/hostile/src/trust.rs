@@ -89,7 +89,11 @@ pub(crate) fn forged_error_scenario() {
             "forged_error: {} in {}: {}; its own task {}; cut to 16 KiB {}; {} causes",
             e.kind(),
             e.function(),
-            e.message().split_whitespace().take(2).collect::<Vec<_>>().join(" "),
+            e.message()
+                .split_whitespace()
+                .take(2)
+                .collect::<Vec<_>>()
+                .join(" "),
             e.task() == r.id().task,
             e.message().len() < (16 << 10) + 64 && e.message().ends_with(" bytes cut)"),
             e.causes().len(),

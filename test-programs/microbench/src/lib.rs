@@ -11,6 +11,12 @@
 //! `main(["put_get", N])`: N puts of a small value each read back; prints
 //! `put_get_us <mean µs per put + get>`.
 //!
+//! `main(["call", COMPONENT, FUNCTION, ARGS_JSON, N])`: calls deployed
+//! `COMPONENT/FUNCTION` (any language) with the JSON array `ARGS_JSON`, its
+//! result read as JSON: N/10 round trips (submit, `get`), then N submitted
+//! at once and `get_all`; prints `call <component>/<function> roundtrip_us
+//! <µs> async_per_s <tasks/s>` (`bench/languages`).
+//!
 //! `main(["big_arg", MIB..])`: an object argument of each size passed by
 //! value, then mapped (see [`large_objects::big_arg`]).
 //!
@@ -59,6 +65,7 @@ fn main(args: Vec<String>) -> Result<(), String> {
     match case {
         "suite" => return suite::run(&args[1..]),
         "big_arg" => return large_objects::big_arg(&args[1..]),
+        "call" => return call(&args[1..]),
         "list" => {
             suite::list();
             return Ok(());
@@ -118,6 +125,49 @@ fn main(args: Vec<String>) -> Result<(), String> {
         }
         other => return Err(format!("unknown case `{other}`")),
     }
+    Ok(())
+}
+
+/// The `call` case: `[component, function, args_json, n]`.
+fn call(args: &[String]) -> Result<(), String> {
+    let [component, function, json, n] = args else {
+        return Err("usage: call COMPONENT FUNCTION ARGS_JSON N".into());
+    };
+    let n: usize = n.parse().map_err(|e| format!("N {n}: {e}"))?;
+    let values: Vec<serde_json::Value> =
+        serde_json::from_str(json).map_err(|e| format!("ARGS_JSON {json}: {e}"))?;
+    let submit = || {
+        let args = values
+            .iter()
+            .map(|v| {
+                wray::__private::Arg::Value(wray::__private::Payload {
+                    codec: wray::__private::Codec::Json,
+                    data: v.to_string().into_bytes(),
+                    refs: Vec::new(),
+                })
+            })
+            .collect();
+        wray::__private::submit(Some(component), function, args, 1, wray::Format::Json)
+            .nth::<serde_json::Value>(0)
+    };
+    let first = submit().get().map_err(|e| e.to_string())?;
+    let rounds = (n / 10).max(1);
+    let start = Instant::now();
+    for _ in 0..rounds {
+        let v = submit().get().map_err(|e| e.to_string())?;
+        if v != first {
+            return Err(format!("{component}/{function} returned {v}, then {first}"));
+        }
+    }
+    let roundtrip_us = start.elapsed().as_secs_f64() * 1e6 / rounds as f64;
+    let start = Instant::now();
+    let refs: Vec<_> = (0..n).map(|_| submit()).collect();
+    let results = wray::get_all(&refs).map_err(|e| e.to_string())?;
+    let per_s = n as f64 / start.elapsed().as_secs_f64();
+    if results.iter().any(|v| *v != first) {
+        return Err(format!("{component}/{function}: results differ"));
+    }
+    println!("call {component}/{function} roundtrip_us {roundtrip_us:.1} async_per_s {per_s:.0}");
     Ok(())
 }
 
