@@ -12,7 +12,10 @@ import time
 
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.dirname(os.path.dirname(here))
-sys.path[:0] = [os.path.join(root, "sdk/python"), os.path.join(root, "examples/python/wordcount")]
+paths = [os.path.join(root, "sdk/python"), os.path.join(root, "examples/python/wordcount")]
+sys.path[:0] = paths
+# Ray's workers (started by ray.init from this process) import it too.
+os.environ["PYTHONPATH"] = os.pathsep.join(paths + [os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
 
 import ray  # noqa: E402
 

@@ -13,7 +13,7 @@
 //!
 //! `main(["call", COMPONENT, FUNCTION, ARGS_JSON, N])`: calls deployed
 //! `COMPONENT/FUNCTION` (any language) with the JSON array `ARGS_JSON`, its
-//! result read as JSON: N/10 round trips (submit, `get`), then N submitted
+//! integer result read as JSON: N/10 round trips (submit, `get`), then N submitted
 //! at once and `get_all`; prints `call <component>/<function> roundtrip_us
 //! <µs> async_per_s <tasks/s>` (`bench/languages`).
 //!
@@ -148,7 +148,7 @@ fn call(args: &[String]) -> Result<(), String> {
             })
             .collect();
         wray::__private::submit(Some(component), function, args, 1, wray::Format::Json)
-            .nth::<serde_json::Value>(0)
+            .nth::<i64>(0)
     };
     let first = submit().get().map_err(|e| e.to_string())?;
     let rounds = (n / 10).max(1);
