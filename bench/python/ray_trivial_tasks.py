@@ -1,4 +1,4 @@
-"""Ray's side of `bench/python/run.sh`: the same trivial Python work as
+"""Ray's side of the Python rows of `bench/languages/run.sh`: the same trivial Python work as
 `sdk/python/bench/trivial_tasks.py` (wray's Python driver), timed the same
 way, on Ray's own Python workers on this machine.
 
