@@ -14,9 +14,11 @@
 //! the latest (or a given) `wray run` published.
 
 mod baseline;
+mod client;
 mod describe;
 mod embedded;
 mod microbenchmark;
+mod node_cmds;
 mod progress;
 mod run;
 mod session;
@@ -59,6 +61,19 @@ enum Command {
     /// Write a session's timeline as Chrome trace JSON (Ray's `ray
     /// timeline`), for chrome://tracing or Perfetto.
     Timeline(state_cmds::TimelineArgs),
+    /// Start a long-running node serving the HTTP API (in the background;
+    /// `wray stop` ends it).
+    Start(node_cmds::StartArgs),
+    /// Stop the node `wray start` started: it drains, then exits.
+    Stop(node_cmds::StopArgs),
+    /// Deploy a component to the running node.
+    Deploy(client::DeployArgs),
+    /// List the running node's components and their exports.
+    Functions(client::NodeArg),
+    /// Remove a component from the running node.
+    Undeploy(client::UndeployArgs),
+    /// Call `component/function` on the running node with JSON arguments.
+    Call(client::CallArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -79,6 +94,12 @@ fn main() -> std::process::ExitCode {
         Command::Status(args) => state_cmds::status(args).map(|()| std::process::ExitCode::SUCCESS),
         Command::Tasks(args) => state_cmds::tasks(args).map(|()| std::process::ExitCode::SUCCESS),
         Command::Errors(args) => state_cmds::errors(args).map(|()| std::process::ExitCode::SUCCESS),
+        Command::Start(args) => node_cmds::start(args),
+        Command::Stop(args) => node_cmds::stop(args),
+        Command::Deploy(args) => client::deploy(args),
+        Command::Functions(args) => client::functions(args),
+        Command::Undeploy(args) => client::undeploy(args),
+        Command::Call(args) => client::call(args),
         Command::Timeline(args) => {
             state_cmds::timeline(args).map(|()| std::process::ExitCode::SUCCESS)
         }

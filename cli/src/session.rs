@@ -53,17 +53,7 @@ pub fn latest() -> PathBuf {
 
 /// The objects as JSON: `[{"id", "size", "location", "holders"}]`.
 fn to_json(objects: &[ObjectInfo]) -> serde_json::Value {
-    objects
-        .iter()
-        .map(|o| {
-            serde_json::json!({
-                "id": o.id.to_string(),
-                "size": o.size,
-                "location": o.location,
-                "holders": o.holders,
-            })
-        })
-        .collect()
+    serde_json::to_value(objects).unwrap_or_default()
 }
 
 fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {

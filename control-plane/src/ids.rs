@@ -175,9 +175,83 @@ impl fmt::Debug for ObjectId {
     }
 }
 
+/// Text that is not an id: what was expected, and what was given (cut).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{given}` is not {expected}")]
+pub struct BadId {
+    /// What an id of this kind looks like.
+    pub expected: &'static str,
+    /// The text given (at most 80 bytes of it).
+    pub given: String,
+}
+
+fn bad(expected: &'static str, s: &str) -> BadId {
+    let mut end = s.len().min(80);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    BadId {
+        expected,
+        given: s[..end].to_string(),
+    }
+}
+
+impl std::str::FromStr for TaskId {
+    type Err = BadId;
+
+    /// Parses the 32 hex digits [`TaskId`]'s `Display` writes.
+    fn from_str(s: &str) -> Result<Self, BadId> {
+        const EXPECTED: &str = "a task or actor id (32 hex digits)";
+        let mut bytes = [0u8; 16];
+        if s.len() != 32 {
+            return Err(bad(EXPECTED, s));
+        }
+        hex::decode_to_slice(s, &mut bytes).map_err(|_| bad(EXPECTED, s))?;
+        Ok(TaskId(bytes))
+    }
+}
+
+impl std::str::FromStr for ObjectId {
+    type Err = BadId;
+
+    /// Parses the 40 hex digits [`ObjectId`]'s `Display` writes.
+    fn from_str(s: &str) -> Result<Self, BadId> {
+        const EXPECTED: &str = "an object id (40 hex digits)";
+        if s.len() != 40 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(bad(EXPECTED, s));
+        }
+        let task = s[..32].parse().map_err(|_| bad(EXPECTED, s))?;
+        let index = u32::from_str_radix(&s[32..], 16).map_err(|_| bad(EXPECTED, s))?;
+        Ok(ObjectId { task, index })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ids_read_back_what_display_writes_and_refuse_anything_else() {
+        let task = TaskId::from_parts(0x0123_4567_89ab_cdef, 42);
+        let object = ObjectId {
+            task,
+            index: 0x8000_0001,
+        };
+        assert_eq!(task.to_string().parse::<TaskId>(), Ok(task));
+        assert_eq!(object.to_string().parse::<ObjectId>(), Ok(object));
+        let signed = format!("{task}+0000001");
+        for bad in [
+            "",
+            "xyz",
+            &"0".repeat(39),
+            &"g".repeat(40),
+            &"é".repeat(20),
+            &signed,
+        ] {
+            assert!(bad.parse::<ObjectId>().is_err(), "{bad}");
+        }
+        assert!("+1".repeat(16).parse::<TaskId>().is_err());
+    }
     use proptest::prelude::*;
 
     #[test]

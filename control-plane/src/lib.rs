@@ -25,5 +25,5 @@ pub use function_table::{
     content_hash, ComponentRecord, Declared, EmbeddedFunctionTable, FunctionKind, FunctionRecord,
     FunctionTable, Param,
 };
-pub use ids::{ActorId, JobId, ObjectId, TaskId, MAX_PUTS, MAX_RETURNS, PUT_INDEX_BIT};
+pub use ids::{ActorId, BadId, JobId, ObjectId, TaskId, MAX_PUTS, MAX_RETURNS, PUT_INDEX_BIT};
 pub use job_table::{EmbeddedJobTable, JobRecord, JobTable};

@@ -48,3 +48,6 @@ pub use node::driver::DriverOutcome;
 pub use node::{Node, StopHandle};
 pub use scheduler::StatsSnapshot;
 pub use session::Session;
+pub use wray_control_plane::{
+    ActorId, ComponentRecord, FunctionKind, FunctionRecord, JobId, ObjectId, TaskId,
+};

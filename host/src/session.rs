@@ -13,6 +13,7 @@
 //! `Services`.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
@@ -56,6 +57,17 @@ impl Node {
 }
 
 impl Session<'_> {
+    /// The content hash of the component deployed as `component`: from
+    /// the node's own table when it has it (no control-plane round trip,
+    /// so it may be called inside an async runtime), else loaded from the
+    /// function table.
+    fn hash_of(&self, component: &str) -> Result<Arc<str>> {
+        if let Some(record) = self.node.sched.deployed(component) {
+            return Ok(Arc::from(record.hash.as_str()));
+        }
+        Ok(self.node.loaded(component)?.hash.clone())
+    }
+
     /// The session's job.
     pub fn job(&self) -> JobId {
         self.job
@@ -96,7 +108,7 @@ impl Session<'_> {
         args: Vec<Arg>,
         options: TaskOptions,
     ) -> Result<Vec<ObjectId>> {
-        let hash = self.node.loaded(component)?.hash.clone();
+        let hash = self.hash_of(component)?;
         let call = self.submission(args, options);
         let mut holds = self.holds.lock();
         self.node
@@ -122,7 +134,7 @@ impl Session<'_> {
         args: Vec<Arg>,
         options: TaskOptions,
     ) -> Result<ActorId> {
-        let hash = self.node.loaded(component)?.hash.clone();
+        let hash = self.hash_of(component)?;
         let call = self.submission(args, options);
         let id = call.id;
         let mut holds = self.holds.lock();

@@ -232,6 +232,32 @@ impl Node {
         Ok(record)
     }
 
+    /// The component deployed on this node as `name` (its functions,
+    /// schemas and declared resources), without a control-plane round trip.
+    pub fn deployed(&self, name: &str) -> Option<Arc<ComponentRecord>> {
+        self.sched.deployed(name)
+    }
+
+    /// Undeploys `name`: calls by that name fail with not-found from now
+    /// on; tasks already submitted finish on the version they named.
+    /// `false` when nothing is deployed so.
+    ///
+    /// # Errors
+    /// [`Error::ControlPlane`] when the function table cannot be written.
+    pub fn undeploy(&self, name: &str) -> Result<bool> {
+        Ok(self.sched.undeploy(name).is_some())
+    }
+
+    /// Every component in the function table, ordered by name. Blocks on
+    /// the control plane: call it outside an async runtime (or in
+    /// `tokio::task::block_in_place`).
+    ///
+    /// # Errors
+    /// [`Error::ControlPlane`] when the function table cannot be read.
+    pub fn components(&self) -> Result<Vec<ComponentRecord>> {
+        Ok(self.block_on(self.table.list())?)
+    }
+
     /// Deploys the component file at `path` under its file stem
     /// (`wordcount.wasm` -> `wordcount`).
     ///
@@ -451,8 +477,18 @@ impl Node {
         self.sched.objects.stats()
     }
 
+    /// Runs a control-plane future to completion on the node's control
+    /// runtime. Called from a multi-threaded tokio runtime's task (the
+    /// HTTP API's handlers), it first tells that runtime the thread blocks
+    /// (`block_in_place`), since a runtime may not be entered from another.
     fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
-        self.control.block_on(f)
+        use tokio::runtime::{Handle, RuntimeFlavor};
+        match Handle::try_current() {
+            Ok(h) if h.runtime_flavor() == RuntimeFlavor::MultiThread => {
+                tokio::task::block_in_place(|| self.control.block_on(f))
+            }
+            _ => self.control.block_on(f),
+        }
     }
 }
 

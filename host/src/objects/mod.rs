@@ -249,6 +249,19 @@ pub struct ObjectInfo {
     pub holders: u32,
 }
 
+impl serde::Serialize for ObjectInfo {
+    /// `{"id": "<40 hex>", "size", "location", "holders"}`.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut o = s.serialize_struct("ObjectInfo", 4)?;
+        o.serialize_field("id", &self.id.to_string())?;
+        o.serialize_field("size", &self.size)?;
+        o.serialize_field("location", self.location)?;
+        o.serialize_field("holders", &self.holders)?;
+        o.end()
+    }
+}
+
 /// Counters of an [`ObjectStore`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct StoreStats {

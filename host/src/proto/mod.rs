@@ -24,7 +24,7 @@ pub use options::{LimitOptions, ResourceOptions, TaskOptions};
 pub use quantity::Quantity;
 pub use request::Request;
 pub use spec::{actor_handle_object, Arg, Codec, Payload, Target, TaskSpec};
-pub use wray_control_plane::{ActorId, JobId, ObjectId, TaskId};
+pub use wray_control_plane::{ActorId, BadId, JobId, ObjectId, TaskId};
 
 /// Name of the CPU resource.
 pub const CPU: &str = "CPU";

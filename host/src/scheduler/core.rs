@@ -211,6 +211,20 @@ impl Scheduler {
         self.functions.write().insert(record);
     }
 
+    /// Forgets the name `name` (see `Functions::remove_named`).
+    pub(crate) fn undeploy(&self, name: &str) -> Option<Arc<ComponentRecord>> {
+        self.functions.write().remove_named(name)
+    }
+
+    /// The component deployed on this node as `name`, if any (no control
+    /// plane round trip).
+    pub(crate) fn deployed(&self, name: &str) -> Option<Arc<ComponentRecord>> {
+        self.functions
+            .read()
+            .resolve(super::Callee::Named(name))
+            .map(|(record, _)| record)
+    }
+
     /// The node's task counters now.
     pub fn stats(&self) -> StatsSnapshot {
         StatsSnapshot {

@@ -36,6 +36,14 @@ impl Functions {
         self.by_hash.insert(record.hash.clone(), record);
     }
 
+    /// Forgets the name `name` (an undeploy): calls by that name fail
+    /// with not-found from now on; its hash's row stays, so that tasks
+    /// already submitted run on the version they named. The component
+    /// removed, if any.
+    pub(crate) fn remove_named(&mut self, name: &str) -> Option<Arc<ComponentRecord>> {
+        self.by_name.remove(name)
+    }
+
     /// The component with content hash `hash`.
     pub(crate) fn by_hash(&self, hash: &str) -> Option<&Arc<ComponentRecord>> {
         self.by_hash.get(hash)

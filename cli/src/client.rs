@@ -1,0 +1,241 @@
+//! The commands that talk to a running node over its HTTP API:
+//! `wray deploy`, `wray functions`, `wray undeploy` and `wray call`. They
+//! find the node in `<tmp>/wray/node_latest` (`node.json` and `token`), or
+//! at `--address` with `WRAY_TOKEN`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context};
+use clap::Args;
+
+use crate::node_cmds::{latest, read_node_file};
+
+/// Where the node is.
+#[derive(Args)]
+pub struct NodeArg {
+    /// The node's URL (default: the latest `wray start`'s); its token from
+    /// `WRAY_TOKEN`.
+    #[arg(long, value_name = "URL")]
+    address: Option<String>,
+}
+
+/// A node's URL and token.
+struct Client {
+    url: String,
+    token: Option<String>,
+    agent: ureq::Agent,
+}
+
+impl NodeArg {
+    fn client(&self) -> anyhow::Result<Client> {
+        let (url, token) = match &self.address {
+            Some(url) => (
+                url.trim_end_matches('/').to_string(),
+                std::env::var("WRAY_TOKEN").ok(),
+            ),
+            None => {
+                let dir = latest();
+                let node = read_node_file(&dir)?;
+                let token = if node.auth {
+                    let path = dir.join("token");
+                    Some(
+                        std::fs::read_to_string(&path)
+                            .with_context(|| format!("reading the token {}", path.display()))?
+                            .trim()
+                            .to_string(),
+                    )
+                } else {
+                    None
+                };
+                (node.url, token)
+            }
+        };
+        Ok(Client {
+            url,
+            token,
+            agent: ureq::AgentBuilder::new().build(),
+        })
+    }
+}
+
+impl Client {
+    fn request(&self, method: &str, path: &str) -> ureq::Request {
+        let r = self.agent.request(method, &format!("{}{path}", self.url));
+        match &self.token {
+            Some(t) => r.set("Authorization", &format!("Bearer {t}")),
+            None => r,
+        }
+    }
+
+    /// The body of a success, or an error naming what the node said.
+    fn answer(&self, result: Result<ureq::Response, ureq::Error>) -> anyhow::Result<String> {
+        match result {
+            Ok(r) => Ok(r.into_string()?),
+            Err(ureq::Error::Status(code, r)) => {
+                let body = r.into_string().unwrap_or_default();
+                let message = serde_json::from_str::<serde_json::Value>(&body)
+                    .ok()
+                    .and_then(|v| v["error"]["message"].as_str().map(str::to_string))
+                    .unwrap_or(body);
+                bail!("the node answered {code}: {message}")
+            }
+            Err(e) => bail!("cannot reach the node at {}: {e}", self.url),
+        }
+    }
+}
+
+/// Arguments of `wray deploy`.
+#[derive(Args)]
+pub struct DeployArgs {
+    /// The component (`.wasm`).
+    component: PathBuf,
+    /// The name to deploy it under (default: the file stem).
+    #[arg(long)]
+    name: Option<String>,
+    #[command(flatten)]
+    node: NodeArg,
+}
+
+/// `wray deploy`: uploads a component; prints its name, version, digest
+/// and exports.
+///
+/// # Errors
+/// The file cannot be read, the node cannot be reached, or it refused.
+pub fn deploy(args: DeployArgs) -> anyhow::Result<ExitCode> {
+    let bytes = std::fs::read(&args.component)
+        .with_context(|| format!("reading {}", args.component.display()))?;
+    let name = match args.name {
+        Some(n) => n,
+        None => args
+            .component
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .context("the file has no name to deploy it under: give --name")?
+            .to_string(),
+    };
+    let client = args.node.client()?;
+    let body = client.answer(
+        client
+            .request("POST", &format!("/v1/components?name={name}"))
+            .set("Content-Type", "application/wasm")
+            .send_bytes(&bytes),
+    )?;
+    let record: serde_json::Value = serde_json::from_str(&body)?;
+    println!(
+        "deployed {} ({} bytes, sha256 {})",
+        record["name"].as_str().unwrap_or(&name),
+        record["size"],
+        record["hash"].as_str().unwrap_or("?")
+    );
+    print_exports(&record);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One line per export of a component record.
+fn print_exports(record: &serde_json::Value) {
+    for f in record["functions"].as_array().into_iter().flatten() {
+        let params: Vec<&str> = f["params"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|p| p["name"].as_str())
+            .collect();
+        let name = match f["class"].as_str() {
+            Some(class) => format!("{class}.{}", f["name"].as_str().unwrap_or("?")),
+            None => f["name"].as_str().unwrap_or("?").to_string(),
+        };
+        let kind = match f["kind"].as_str() {
+            Some("Function") => "function",
+            Some("ActorClass") => "actor",
+            Some("ActorMethod") => "  method",
+            _ => "?",
+        };
+        println!("  {kind} {name}({})", params.join(", "));
+    }
+    if record["has_main"] == true {
+        println!("  main");
+    }
+}
+
+/// `wray functions`: the deployed components and their exports.
+///
+/// # Errors
+/// The node cannot be reached.
+pub fn functions(node: NodeArg) -> anyhow::Result<ExitCode> {
+    let client = node.client()?;
+    let body = client.answer(client.request("GET", "/v1/components").call())?;
+    let list: Vec<serde_json::Value> = serde_json::from_str(&body)?;
+    for record in &list {
+        println!(
+            "{} ({} bytes)",
+            record["name"].as_str().unwrap_or("?"),
+            record["size"]
+        );
+        print_exports(record);
+    }
+    println!("{} components", list.len());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Arguments of `wray undeploy`.
+#[derive(Args)]
+pub struct UndeployArgs {
+    /// The component's name.
+    name: String,
+    #[command(flatten)]
+    node: NodeArg,
+}
+
+/// `wray undeploy`.
+///
+/// # Errors
+/// The node cannot be reached, or has no such component.
+pub fn undeploy(args: UndeployArgs) -> anyhow::Result<ExitCode> {
+    let client = args.node.client()?;
+    client.answer(
+        client
+            .request("DELETE", &format!("/v1/components/{}", args.name))
+            .call(),
+    )?;
+    println!("undeployed {}", args.name);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Arguments of `wray call`.
+#[derive(Args)]
+pub struct CallArgs {
+    /// `component/function`.
+    target: String,
+    /// The arguments, as a JSON array.
+    #[arg(long, default_value = "[]")]
+    json: String,
+    /// Seconds to wait for the result.
+    #[arg(long)]
+    timeout: Option<f64>,
+    #[command(flatten)]
+    node: NodeArg,
+}
+
+/// `wray call`: calls a function and prints its JSON result.
+///
+/// # Errors
+/// A malformed target, the node cannot be reached, or the call failed.
+pub fn call(args: CallArgs) -> anyhow::Result<ExitCode> {
+    let Some((component, function)) = args.target.split_once('/') else {
+        bail!("`{}`: name the function as component/function", args.target);
+    };
+    let client = args.node.client()?;
+    let mut path = format!("/v1/functions/{component}/{function}");
+    if let Some(t) = args.timeout {
+        path.push_str(&format!("?timeout={t}"));
+    }
+    let body = client.answer(
+        client
+            .request("POST", &path)
+            .set("Content-Type", "application/json")
+            .send_string(&args.json),
+    )?;
+    println!("{body}");
+    Ok(ExitCode::SUCCESS)
+}

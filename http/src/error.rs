@@ -1,0 +1,104 @@
+//! The JSON error every 4xx and 5xx answer carries:
+//! `{"error": {"code": .., "message": ..}}`, plus the task error's fields
+//! (`kind`, `function`, `task`, `causes`) when a task failed.
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::header::{HeaderValue, CONTENT_TYPE, RETRY_AFTER};
+use hyper::{Response, StatusCode};
+use wray_host::error::{ErrorKind, TaskError};
+
+/// An answer other than success: its status and what to tell the client.
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    /// The HTTP status.
+    pub status: StatusCode,
+    /// A short machine-readable code (`unknown_function`, `body_too_large`).
+    pub code: &'static str,
+    /// What was wrong, for a person.
+    pub message: String,
+    /// Seconds to wait before retrying (503 only).
+    pub retry_after: Option<u32>,
+    /// The failed task's error, as JSON.
+    pub task: Option<serde_json::Value>,
+}
+
+impl ApiError {
+    /// An error of `status` and `code` saying `message`.
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+            retry_after: None,
+            task: None,
+        }
+    }
+
+    /// 400: the request is malformed (`code` says how).
+    pub fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, code, message)
+    }
+
+    /// 404: nothing of that name or id (`code` says what).
+    pub fn not_found(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, code, message)
+    }
+
+    /// 503 with `Retry-After: 1`: the node is too busy for this request now.
+    pub fn busy(message: impl Into<String>) -> Self {
+        ApiError {
+            retry_after: Some(1),
+            ..Self::new(StatusCode::SERVICE_UNAVAILABLE, "busy", message)
+        }
+    }
+
+    /// The answer for a task that failed with `e`: 400 for an
+    /// `invalid-argument`, 404 for `not-found`, 504 for a `timeout`, 409 for
+    /// `cancelled`, 422 for `infeasible`, 500 for the rest (the guest
+    /// failed, not the request).
+    pub fn task(e: &TaskError) -> Self {
+        let status = match e.kind {
+            ErrorKind::InvalidArgument => StatusCode::BAD_REQUEST,
+            ErrorKind::NotFound => StatusCode::NOT_FOUND,
+            ErrorKind::Timeout => StatusCode::GATEWAY_TIMEOUT,
+            ErrorKind::Cancelled => StatusCode::CONFLICT,
+            ErrorKind::Infeasible => StatusCode::UNPROCESSABLE_ENTITY,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        let causes: Vec<serde_json::Value> = e.causes().map(task_json).collect();
+        let mut task = task_json(e);
+        task["causes"] = causes.into();
+        ApiError {
+            task: Some(task),
+            ..Self::new(status, "task_failed", e.to_string())
+        }
+    }
+
+    /// The HTTP response.
+    pub fn to_response(&self) -> Response<Full<Bytes>> {
+        let mut error = serde_json::json!({ "code": self.code, "message": self.message });
+        if let Some(task) = &self.task {
+            error["task"] = task.clone();
+        }
+        let body = serde_json::json!({ "error": error }).to_string();
+        let mut response = Response::new(Full::new(Bytes::from(body)));
+        *response.status_mut() = self.status;
+        let headers = response.headers_mut();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        if let Some(secs) = self.retry_after {
+            headers.insert(RETRY_AFTER, HeaderValue::from(secs));
+        }
+        response
+    }
+}
+
+/// A task error's own fields as JSON.
+fn task_json(e: &TaskError) -> serde_json::Value {
+    serde_json::json!({
+        "kind": e.kind.as_str(),
+        "function": e.function,
+        "task": e.task.to_string(),
+        "message": e.message,
+    })
+}

@@ -1,0 +1,173 @@
+//! The sessions an answer outlives: an async invocation's (until its
+//! results are read, or [`HttpConfig::kept_ttl`](crate::HttpConfig)
+//! passes) and an actor's (until it is killed). Each is a job of its own;
+//! dropping the session ends the job (its tasks cancelled, its objects
+//! freed, its actors killed). At most `max_kept` at once.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use wray_host::{ActorId, JobId, ObjectId, Session};
+
+/// What a kept session is for.
+pub(crate) enum Purpose {
+    /// An async invocation: the objects not read yet.
+    Results(Vec<ObjectId>),
+    /// An actor of `component`'s class `class`.
+    Actor {
+        actor: ActorId,
+        component: String,
+        class: String,
+    },
+}
+
+/// A kept session.
+pub(crate) struct Entry {
+    pub(crate) session: Arc<Session<'static>>,
+    pub(crate) purpose: Purpose,
+    /// When an async invocation's unread results are dropped.
+    expires: Option<Instant>,
+}
+
+/// The kept sessions, by job.
+pub(crate) struct Kept {
+    entries: Mutex<HashMap<JobId, Entry>>,
+    max: usize,
+    ttl: Duration,
+}
+
+impl Kept {
+    pub(crate) fn new(max: usize, ttl: Duration) -> Self {
+        Kept {
+            entries: Mutex::new(HashMap::new()),
+            max,
+            ttl,
+        }
+    }
+
+    /// Keeps `session` for `purpose`; `false` (the session is dropped, its
+    /// job ended) when `max` are kept already, after expired ones are
+    /// dropped.
+    pub(crate) fn keep(&self, session: Session<'static>, purpose: Purpose) -> bool {
+        let now = Instant::now();
+        let expires = matches!(purpose, Purpose::Results(_)).then(|| now + self.ttl);
+        let job = session.job();
+        let mut expired = Vec::new();
+        let kept = {
+            let mut entries = self.entries.lock();
+            if entries.len() >= self.max {
+                entries.retain(|_, e| {
+                    let keep = e.expires.is_none_or(|t| t > now);
+                    if !keep {
+                        expired.push(e.session.clone());
+                    }
+                    keep
+                });
+            }
+            if entries.len() >= self.max {
+                false
+            } else {
+                entries.insert(
+                    job,
+                    Entry {
+                        session: Arc::new(session),
+                        purpose,
+                        expires,
+                    },
+                );
+                true
+            }
+        };
+        // Ending a job takes the scheduler's locks: outside ours.
+        drop(expired);
+        kept
+    }
+
+    /// The session of `job`, if kept and not expired.
+    pub(crate) fn session(&self, job: JobId) -> Option<Arc<Session<'static>>> {
+        let entries = self.entries.lock();
+        let e = entries.get(&job)?;
+        e.expires
+            .is_none_or(|t| t > Instant::now())
+            .then(|| e.session.clone())
+    }
+
+    /// The actor of `job`: its session, component and class.
+    pub(crate) fn actor(&self, actor: ActorId) -> Option<(Arc<Session<'static>>, String, String)> {
+        let entries = self.entries.lock();
+        match entries.get(&actor.job()) {
+            Some(Entry {
+                session,
+                purpose:
+                    Purpose::Actor {
+                        actor: a,
+                        component,
+                        class,
+                    },
+                ..
+            }) if *a == actor => Some((session.clone(), component.clone(), class.clone())),
+            _ => None,
+        }
+    }
+
+    /// Marks `id` read; the session is dropped once all its results are.
+    pub(crate) fn read(&self, id: ObjectId) {
+        let done = {
+            let mut entries = self.entries.lock();
+            let job = id.job();
+            let finished = match entries.get_mut(&job) {
+                Some(Entry {
+                    purpose: Purpose::Results(left),
+                    ..
+                }) => {
+                    left.retain(|o| *o != id);
+                    left.is_empty()
+                }
+                _ => false,
+            };
+            if finished {
+                entries.remove(&job)
+            } else {
+                None
+            }
+        };
+        drop(done);
+    }
+
+    /// Drops the session of `job` (ending it); whether one was kept.
+    pub(crate) fn remove(&self, job: JobId) -> bool {
+        let removed = self.entries.lock().remove(&job);
+        removed.is_some()
+    }
+
+    /// The actors kept: (actor, component, class).
+    pub(crate) fn actors(&self) -> Vec<(ActorId, String, String)> {
+        let entries = self.entries.lock();
+        let mut out: Vec<_> = entries
+            .values()
+            .filter_map(|e| match &e.purpose {
+                Purpose::Actor {
+                    actor,
+                    component,
+                    class,
+                } => Some((*actor, component.clone(), class.clone())),
+                Purpose::Results(_) => None,
+            })
+            .collect();
+        out.sort_by_key(|(a, _, _)| *a);
+        out
+    }
+
+    /// How many sessions are kept.
+    pub(crate) fn len(&self) -> usize {
+        self.entries.lock().len()
+    }
+
+    /// Drops every kept session (ending their jobs).
+    pub(crate) fn clear(&self) {
+        let all: Vec<Entry> = self.entries.lock().drain().map(|(_, e)| e).collect();
+        drop(all);
+    }
+}

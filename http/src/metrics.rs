@@ -1,0 +1,136 @@
+//! `GET /metrics`: Prometheus text exposition format 0.0.4.
+//!
+//! Requests by route pattern and status, request latency as a histogram,
+//! requests being served, kept sessions; from the node: tasks by state,
+//! object store bytes.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+
+/// Upper bounds of the request latency buckets, in seconds (Prometheus'
+/// default buckets, from 100 µs).
+const BUCKETS: [f64; 12] = [
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 1.0, 10.0,
+];
+
+/// The server's own counters.
+#[derive(Default)]
+pub(crate) struct Metrics {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    /// (route pattern, method, status) -> requests.
+    requests: BTreeMap<(&'static str, &'static str, u16), u64>,
+    /// Requests at or under each bucket's bound, then all of them.
+    latency_buckets: [u64; BUCKETS.len()],
+    latency_count: u64,
+    latency_sum: f64,
+}
+
+impl Metrics {
+    /// Counts one request of `route` (pattern and method) answered with
+    /// `status` after `elapsed`.
+    pub(crate) fn record(
+        &self,
+        route: (&'static str, &'static str),
+        status: u16,
+        elapsed: Duration,
+    ) {
+        let secs = elapsed.as_secs_f64();
+        let mut m = self.inner.lock();
+        *m.requests.entry((route.0, route.1, status)).or_default() += 1;
+        for (bound, n) in BUCKETS.iter().zip(m.latency_buckets.iter_mut()) {
+            if secs <= *bound {
+                *n += 1;
+            }
+        }
+        m.latency_count += 1;
+        m.latency_sum += secs;
+    }
+
+    /// The exposition text: these counters, then `node` (a node's status
+    /// JSON: `task_counts`), `inflight`, `kept` and `store_bytes`.
+    pub(crate) fn render(
+        &self,
+        status: &serde_json::Value,
+        inflight: usize,
+        kept: usize,
+        store_bytes: u64,
+    ) -> String {
+        let mut s = String::new();
+        let m = self.inner.lock();
+        let _ = writeln!(
+            s,
+            "# HELP wray_http_requests_total HTTP requests answered, by route and status."
+        );
+        let _ = writeln!(s, "# TYPE wray_http_requests_total counter");
+        for ((route, method, status), n) in &m.requests {
+            let _ = writeln!(
+                s,
+                "wray_http_requests_total{{route=\"{route}\",method=\"{method}\",status=\"{status}\"}} {n}"
+            );
+        }
+        let _ = writeln!(
+            s,
+            "# HELP wray_http_request_duration_seconds Time to answer a request."
+        );
+        let _ = writeln!(s, "# TYPE wray_http_request_duration_seconds histogram");
+        for (bound, n) in BUCKETS.iter().zip(m.latency_buckets.iter()) {
+            let _ = writeln!(
+                s,
+                "wray_http_request_duration_seconds_bucket{{le=\"{bound}\"}} {n}"
+            );
+        }
+        let _ = writeln!(
+            s,
+            "wray_http_request_duration_seconds_bucket{{le=\"+Inf\"}} {}",
+            m.latency_count
+        );
+        let _ = writeln!(
+            s,
+            "wray_http_request_duration_seconds_sum {}",
+            m.latency_sum
+        );
+        let _ = writeln!(
+            s,
+            "wray_http_request_duration_seconds_count {}",
+            m.latency_count
+        );
+        drop(m);
+        let _ = writeln!(
+            s,
+            "# HELP wray_http_requests_in_flight Requests being served."
+        );
+        let _ = writeln!(s, "# TYPE wray_http_requests_in_flight gauge");
+        let _ = writeln!(s, "wray_http_requests_in_flight {inflight}");
+        let _ = writeln!(s, "# HELP wray_http_kept_sessions Async invocations and actors whose jobs the server keeps.");
+        let _ = writeln!(s, "# TYPE wray_http_kept_sessions gauge");
+        let _ = writeln!(s, "wray_http_kept_sessions {kept}");
+        let _ = writeln!(
+            s,
+            "# HELP wray_tasks Tasks by state (finished ones: since the node started)."
+        );
+        let _ = writeln!(s, "# TYPE wray_tasks gauge");
+        if let Some(counts) = status["task_counts"].as_object() {
+            for (state, n) in counts {
+                let _ = writeln!(
+                    s,
+                    "wray_tasks{{state=\"{state}\"}} {}",
+                    n.as_u64().unwrap_or(0)
+                );
+            }
+        }
+        let _ = writeln!(
+            s,
+            "# HELP wray_object_store_bytes Bytes of objects in the node's store."
+        );
+        let _ = writeln!(s, "# TYPE wray_object_store_bytes gauge");
+        let _ = writeln!(s, "wray_object_store_bytes {store_bytes}");
+        s
+    }
+}

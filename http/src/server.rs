@@ -1,0 +1,130 @@
+//! The hyper server: accepts connections (at most `max_connections`),
+//! serves HTTP/1.1 with keep-alive, gives a client `header_timeout` to send
+//! its headers, and on shutdown stops accepting, lets requests in flight
+//! finish and closes idle connections.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpListener;
+use tokio::sync::{watch, Semaphore};
+use tokio::task::JoinSet;
+use wray_host::Node;
+
+use crate::config::HttpConfig;
+use crate::handlers::{handle, State};
+
+/// Why the server cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// No token on an address other machines can reach.
+    #[error("refusing to serve {0} without a token: --no-auth is only for a loopback address (127.0.0.1, ::1)")]
+    NoAuthOffLoopback(SocketAddr),
+    /// The address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// The OS error.
+        source: std::io::Error,
+    },
+}
+
+/// A bound server; [`Server::serve`] runs it.
+pub struct Server {
+    listener: TcpListener,
+    state: Arc<State>,
+}
+
+impl Server {
+    /// Binds `config.bind` for `node` (which lives as long as the process:
+    /// `wray start` leaks it).
+    ///
+    /// # Errors
+    /// [`ServeError::NoAuthOffLoopback`] without a token on a non-loopback
+    /// address; [`ServeError::Bind`] when the address cannot be bound.
+    pub async fn bind(node: &'static Node, config: HttpConfig) -> Result<Self, ServeError> {
+        if config.token.is_none() && !config.bind.ip().is_loopback() {
+            return Err(ServeError::NoAuthOffLoopback(config.bind));
+        }
+        let addr = config.bind;
+        let listener = TcpListener::bind(addr)
+            .await
+            .map_err(|source| ServeError::Bind { addr, source })?;
+        Ok(Server {
+            listener,
+            state: Arc::new(State::new(node, config)),
+        })
+    }
+
+    /// The address it listens on (the port chosen when bound to port 0).
+    ///
+    /// # Errors
+    /// The OS error, if the socket has none.
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// Serves until `shutdown` completes; then stops accepting, waits for
+    /// the requests in flight, and ends the kept jobs (async results not
+    /// read, actors created over HTTP).
+    pub async fn serve(self, shutdown: impl Future<Output = ()>) {
+        let Server { listener, state } = self;
+        let connections = Arc::new(Semaphore::new(state.config.max_connections));
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let mut tasks = JoinSet::new();
+        tokio::pin!(shutdown);
+        loop {
+            let (stream, _) = tokio::select! {
+                () = &mut shutdown => break,
+                accepted = listener.accept() => match accepted {
+                    Ok(c) => c,
+                    Err(e) => {
+                        // Out of file descriptors, say: the listener is
+                        // still good; try again shortly.
+                        tracing::warn!("accept: {e}");
+                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                        continue;
+                    }
+                },
+            };
+            let Ok(permit) = connections.clone().try_acquire_owned() else {
+                drop(stream);
+                continue;
+            };
+            let _ = stream.set_nodelay(true);
+            let state = state.clone();
+            let header_timeout = state.config.header_timeout;
+            let mut stop = stop_rx.clone();
+            tasks.spawn(async move {
+                let service = service_fn(move |req| {
+                    let state = state.clone();
+                    async move { Ok::<_, std::convert::Infallible>(handle(state, req).await) }
+                });
+                let conn = http1::Builder::new()
+                    .timer(TokioTimer::new())
+                    .header_read_timeout(Some(header_timeout))
+                    .keep_alive(true)
+                    .serve_connection(TokioIo::new(stream), service);
+                tokio::pin!(conn);
+                tokio::select! {
+                    _ = conn.as_mut() => {}
+                    _ = stop.changed() => {
+                        conn.as_mut().graceful_shutdown();
+                        let _ = conn.await;
+                    }
+                }
+                drop(permit);
+            });
+            // Reap finished connections as we go.
+            while tasks.try_join_next().is_some() {}
+        }
+        let _ = stop_tx.send(true);
+        while tasks.join_next().await.is_some() {}
+        state.kept.clear();
+    }
+}

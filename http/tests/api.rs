@@ -1,0 +1,378 @@
+//! The HTTP API end to end: a node in this process, served on a loopback
+//! port with a token, driven by a client (`ureq`), as a user would.
+
+#[path = "../../host/tests/common/components.rs"]
+mod components;
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use wray_host::{Node, NodeConfig};
+use wray_http::{HttpConfig, Server};
+
+const TOKEN: &str = "test-token";
+
+/// The node and its server, started once for every test of this binary
+/// (but the one that fills the kept sessions: [`serve`] gives it its own).
+fn base() -> &'static str {
+    static URL: OnceLock<String> = OnceLock::new();
+    URL.get_or_init(|| {
+        let url = serve(HttpConfig {
+            max_body: 4096,
+            ..HttpConfig::default()
+        });
+        let wasm = std::fs::read(components::component("counter")).expect("counter.wasm");
+        let r = post(
+            &format!("{url}/v1/components?name=counter"),
+            "application/wasm",
+            &wasm,
+        );
+        assert_eq!(r.0, 201, "{:?}", r.1);
+        url
+    })
+}
+
+/// A node of its own served with `config` on a loopback port with
+/// [`TOKEN`], `microbench` deployed as `mb`; its URL.
+fn serve(config: HttpConfig) -> String {
+    let node: &'static Node = Box::leak(Box::new(
+        Node::start(NodeConfig {
+            num_cpus: 2,
+            ..NodeConfig::default()
+        })
+        .expect("node starts"),
+    ));
+    let config = HttpConfig {
+        bind: "127.0.0.1:0".parse().expect("address"),
+        token: Some(TOKEN.into()),
+        ..config
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async move {
+            let server = Server::bind(node, config).await.expect("binds");
+            tx.send(server.local_addr().expect("address"))
+                .expect("send");
+            server.serve(std::future::pending()).await;
+        });
+    });
+    let addr = rx.recv().expect("server address");
+    let url = format!("http://{addr}");
+    let wasm = std::fs::read(components::component("microbench")).expect("microbench.wasm");
+    let r = post(
+        &format!("{url}/v1/components?name=mb"),
+        "application/wasm",
+        &wasm,
+    );
+    assert_eq!(r.0, 201, "{:?}", r.1);
+    url
+}
+
+fn agent() -> ureq::Agent {
+    ureq::AgentBuilder::new()
+        .timeout(Duration::from_secs(60))
+        .build()
+}
+
+/// (status, body as JSON or as a string value).
+fn answer(r: Result<ureq::Response, ureq::Error>) -> (u16, Value) {
+    let r = match r {
+        Ok(r) => r,
+        Err(ureq::Error::Status(_, r)) => r,
+        Err(e) => panic!("transport: {e}"),
+    };
+    let status = r.status();
+    let text = r.into_string().unwrap_or_default();
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
+}
+
+fn post(url: &str, content_type: &str, body: &[u8]) -> (u16, Value) {
+    answer(
+        agent()
+            .post(url)
+            .set("Authorization", &format!("Bearer {TOKEN}"))
+            .set("Content-Type", content_type)
+            .send_bytes(body),
+    )
+}
+
+fn call(path: &str, body: &str) -> (u16, Value) {
+    post(
+        &format!("{}{path}", base()),
+        "application/json",
+        body.as_bytes(),
+    )
+}
+
+fn get(path: &str) -> (u16, Value) {
+    answer(
+        agent()
+            .get(&format!("{}{path}", base()))
+            .set("Authorization", &format!("Bearer {TOKEN}"))
+            .call(),
+    )
+}
+
+fn code(v: &Value) -> &str {
+    v["error"]["code"].as_str().unwrap_or("")
+}
+
+#[test]
+fn a_function_answers_its_json_result() {
+    assert_eq!(call("/v1/functions/mb/noop", "[7]"), (200, json!(7)));
+}
+
+#[test]
+fn bad_requests_are_4xx_naming_what_was_wrong() {
+    let (s, v) = call("/v1/functions/mb/noop", "[7");
+    assert_eq!((s, code(&v)), (400, "bad_json"), "{v}");
+    let (s, v) = call("/v1/functions/mb/noop", "[1, 2]");
+    assert_eq!((s, code(&v)), (400, "wrong_argument_count"), "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("noop takes 1"),
+        "{v}"
+    );
+    let (s, v) = call("/v1/functions/mb/nope", "[]");
+    assert_eq!((s, code(&v)), (404, "unknown_function"), "{v}");
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("noop"),
+        "{v}"
+    );
+    let (s, v) = call("/v1/functions/nothing/noop", "[]");
+    assert_eq!((s, code(&v)), (404, "unknown_component"), "{v}");
+    // The node checks the argument against the parameter's schema.
+    let (s, v) = call("/v1/functions/mb/noop", "[\"x\"]");
+    assert_eq!((s, code(&v)), (400, "task_failed"), "{v}");
+    assert_eq!(v["error"]["task"]["kind"], "invalid-argument", "{v}");
+    let (s, v) = call("/v1/functions/mb/noop?timeout=-1", "[1]");
+    assert_eq!((s, code(&v)), (400, "bad_query"), "{v}");
+    let (s, v) = call("/v1/functions/mb/noop?bogus=1", "[1]");
+    assert_eq!((s, code(&v)), (400, "bad_query"), "{v}");
+    let (s, v) = call("/v1/functions/mb/noop", &format!("[{}]", "1".repeat(5000)));
+    assert_eq!((s, code(&v)), (413, "body_too_large"), "{v}");
+    let (s, v) = get("/v2/anything");
+    assert_eq!((s, code(&v)), (404, "no_route"), "{v}");
+}
+
+#[test]
+fn every_route_but_healthz_needs_the_token() {
+    let url = base();
+    let (s, _) = answer(agent().get(&format!("{url}/healthz")).call());
+    assert_eq!(s, 200);
+    let (s, v) = answer(agent().get(&format!("{url}/v1/components")).call());
+    assert_eq!((s, code(&v)), (401, "no_token"), "{v}");
+    let (s, v) = answer(
+        agent()
+            .post(&format!("{url}/v1/functions/mb/noop"))
+            .set("Authorization", "Bearer wrong")
+            .send_string("[1]"),
+    );
+    assert_eq!((s, code(&v)), (401, "bad_token"), "{v}");
+}
+
+#[test]
+fn an_async_call_answers_ids_whose_values_are_read_once() {
+    let (s, v) = call("/v1/functions/mb/noop?async=true", "[41]");
+    assert_eq!(s, 202, "{v}");
+    let id = v["objects"][0].as_str().expect("an object id").to_string();
+    assert_eq!(get(&format!("/v1/objects/{id}")), (200, json!(41)));
+    let (s, v) = get(&format!("/v1/objects/{id}"));
+    assert_eq!((s, code(&v)), (404, "unknown_object"), "{v}");
+    let (s, v) = get("/v1/objects/not-an-id");
+    assert_eq!((s, code(&v)), (400, "bad_id"), "{v}");
+}
+
+#[test]
+fn kept_sessions_are_bounded_and_past_the_bound_the_answer_is_503_with_retry_after() {
+    let url = serve(HttpConfig {
+        max_kept: 8,
+        ..HttpConfig::default()
+    });
+    let call = |path: &str| post(&format!("{url}{path}"), "application/json", b"[1]");
+    let get = |path: &str| {
+        answer(
+            agent()
+                .get(&format!("{url}{path}"))
+                .set("Authorization", &format!("Bearer {TOKEN}"))
+                .call(),
+        )
+    };
+    // Hold all 8 with async calls: the next one is refused.
+    let mut ids = Vec::new();
+    let mut refused = None;
+    for _ in 0..9 {
+        let (s, v) = call("/v1/functions/mb/noop?async=true");
+        match s {
+            202 => ids.push(v["objects"][0].as_str().unwrap().to_string()),
+            503 => {
+                refused = Some(v);
+                break;
+            }
+            other => panic!("{other}: {v}"),
+        }
+    }
+    let v = refused.expect("a call past the bound is refused");
+    assert_eq!(code(&v), "busy", "{v}");
+    assert_eq!(ids.len(), 8);
+    // Reading the results frees their room.
+    for id in ids {
+        assert_eq!(get(&format!("/v1/objects/{id}")).0, 200);
+    }
+    assert_eq!(call("/v1/functions/mb/noop?async=true").0, 202);
+}
+
+#[test]
+fn an_actor_keeps_its_state_between_calls_until_killed() {
+    let (s, v) = call(
+        "/v1/actors",
+        r#"{"component": "counter", "class": "Counter", "args": [10]}"#,
+    );
+    assert_eq!(s, 201, "{v}");
+    let actor = v["actor"].as_str().expect("actor id").to_string();
+    assert_eq!(
+        call(&format!("/v1/actors/{actor}/add"), "[5]"),
+        (200, json!(15))
+    );
+    assert_eq!(
+        call(&format!("/v1/actors/{actor}/increment"), "[]"),
+        (200, json!(16))
+    );
+    let (s, v) = call(&format!("/v1/actors/{actor}/nope"), "[]");
+    assert_eq!((s, code(&v)), (404, "unknown_method"), "{v}");
+    let (s, v) = get("/v1/actors");
+    assert!(
+        s == 200
+            && v.as_array()
+                .unwrap()
+                .iter()
+                .any(|a| a["actor"] == actor.as_str()),
+        "{v}"
+    );
+    let (s, _) = answer(
+        agent()
+            .delete(&format!("{}/v1/actors/{actor}", base()))
+            .set("Authorization", &format!("Bearer {TOKEN}"))
+            .call(),
+    );
+    assert_eq!(s, 200);
+    let (s, v) = call(&format!("/v1/actors/{actor}/add"), "[1]");
+    assert_eq!((s, code(&v)), (404, "unknown_actor"), "{v}");
+}
+
+#[test]
+fn the_openapi_document_names_every_route_and_each_deployed_function_with_its_schema() {
+    let (s, doc) = get("/v1/openapi.json");
+    assert_eq!(s, 200);
+    for route in wray_http::routes::ROUTES {
+        assert!(
+            doc["paths"][route.path][route.method.to_ascii_lowercase()].is_object(),
+            "{} {} missing",
+            route.method,
+            route.path
+        );
+    }
+    let noop = &doc["paths"]["/v1/functions/mb/noop"]["post"];
+    let items = &noop["requestBody"]["content"]["application/json"]["schema"]["prefixItems"];
+    assert_eq!(items[0]["type"], "integer", "{noop}");
+}
+
+#[test]
+fn state_routes_and_metrics_answer() {
+    assert_eq!(call("/v1/functions/mb/noop", "[3]").0, 200);
+    for path in [
+        "/v1/nodes",
+        "/v1/resources",
+        "/v1/tasks",
+        "/v1/objects",
+        "/v1/errors",
+        "/v1/timeline",
+        "/v1/components",
+    ] {
+        let (s, v) = get(path);
+        assert_eq!(s, 200, "{path}: {v}");
+    }
+    let (s, text) = get("/metrics");
+    let text = text.as_str().unwrap_or_default().to_string();
+    assert_eq!(s, 200);
+    assert!(text.contains("wray_http_requests_total{route=\"/v1/functions/{component}/{function}\",method=\"POST\",status=\"200\"}"), "{text}");
+    assert!(text.contains("wray_tasks{state="), "{text}");
+}
+
+#[test]
+fn an_undeployed_component_is_not_found_and_can_be_deployed_again() {
+    let wasm = std::fs::read(components::component("microbench")).expect("microbench.wasm");
+    let url = base();
+    assert_eq!(
+        post(
+            &format!("{url}/v1/components?name=gone"),
+            "application/wasm",
+            &wasm
+        )
+        .0,
+        201
+    );
+    assert_eq!(call("/v1/functions/gone/noop", "[1]"), (200, json!(1)));
+    let (s, _) = answer(
+        agent()
+            .delete(&format!("{url}/v1/components/gone"))
+            .set("Authorization", &format!("Bearer {TOKEN}"))
+            .call(),
+    );
+    assert_eq!(s, 200);
+    assert_eq!(call("/v1/functions/gone/noop", "[1]").0, 404);
+    let (s, v) = post(
+        &format!("{url}/v1/components?name=bad"),
+        "application/wasm",
+        b"not wasm",
+    );
+    assert_eq!((s, code(&v)), (400, "invalid_component"), "{v}");
+    let (s, v) = post(
+        &format!("{url}/v1/components?name=no/slash"),
+        "application/wasm",
+        &wasm,
+    );
+    assert_eq!((s, code(&v)), (400, "bad_name"), "{v}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// Random methods, paths, headers and bodies: every answer is a 4xx,
+    /// a 2xx, or a 503; never a dropped connection or another 5xx.
+    #[test]
+    fn nothing_a_client_sends_gets_a_5xx_or_crashes_the_node(
+        method in prop::sample::select(vec!["GET", "POST", "DELETE", "PUT", "PATCH"]),
+        path in prop::collection::vec(
+            prop_oneof![
+                Just("v1".to_string()), Just("functions".to_string()), Just("mb".to_string()),
+                Just("noop".to_string()), Just("objects".to_string()), Just("actors".to_string()),
+                Just("components".to_string()), "[a-z0-9%.]{0,12}",
+            ],
+            0..6,
+        ),
+        query in "[a-z=&0-9.-]{0,20}",
+        token in prop::bool::ANY,
+        body in prop::collection::vec(any::<u8>(), 0..256),
+    ) {
+        let url = format!("{}/{}?{query}", base(), path.join("/"));
+        let mut r = agent().request(method, &url).set("Content-Type", "application/json");
+        if token {
+            r = r.set("Authorization", &format!("Bearer {TOKEN}"));
+        }
+        let (s, v) = answer(r.send_bytes(&body));
+        prop_assert!(s < 500 || s == 503, "{method} {url}: {s} {v}");
+    }
+}
