@@ -141,9 +141,11 @@ fn print_exports(record: &serde_json::Value) {
             .flatten()
             .filter_map(|p| p["name"].as_str())
             .collect();
-        let name = match f["class"].as_str() {
-            Some(class) => format!("{class}.{}", f["name"].as_str().unwrap_or("?")),
-            None => f["name"].as_str().unwrap_or("?").to_string(),
+        let name = match (f["kind"].as_str(), f["class"].as_str()) {
+            (Some("ActorMethod"), Some(class)) => {
+                format!("{class}.{}", f["name"].as_str().unwrap_or("?"))
+            }
+            _ => f["name"].as_str().unwrap_or("?").to_string(),
         };
         let kind = match f["kind"].as_str() {
             Some("Function") => "function",

@@ -4,4 +4,5 @@
 
 mod cli;
 mod microbench;
+mod node;
 mod support;

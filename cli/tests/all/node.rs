@@ -1,0 +1,100 @@
+//! `wray start`, the client commands and `wray stop`, as processes: a node
+//! in the background serving the HTTP API, with its own temporary
+//! directory (`TMPDIR`) so it shares nothing with other runs.
+
+use std::os::unix::fs::PermissionsExt;
+use std::process::Command;
+
+use crate::support::{component, success_stdout, wray};
+
+fn in_dir(tmp: &std::path::Path, args: &[&str]) -> Command {
+    let mut cmd = wray();
+    cmd.env("TMPDIR", tmp).args(args);
+    cmd
+}
+
+/// Stops the node started in `.0` if the test ends without `wray stop`.
+struct StopOnDrop(std::path::PathBuf);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        let _ = in_dir(&self.0, &["stop", "--timeout", "10"]).output();
+    }
+}
+
+#[test]
+fn a_started_node_deploys_lists_calls_undeploys_and_stops_leaving_no_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| in_dir(tmp.path(), args).output().unwrap();
+    let said = success_stdout(&run(&["start", "--port", "0", "--num-cpus", "2"]));
+    let _stop = StopOnDrop(tmp.path().to_path_buf());
+    assert!(
+        said.starts_with("wray node started: http://127.0.0.1:"),
+        "{said}"
+    );
+    let node_dir = tmp.path().join("wray/node_latest");
+    let token = std::fs::metadata(node_dir.join("token")).unwrap();
+    assert_eq!(token.permissions().mode() & 0o777, 0o600);
+
+    let counter = component("counter");
+    let said = success_stdout(&run(&["deploy", counter.to_str().unwrap()]));
+    assert!(said.starts_with("deployed counter ("), "{said}");
+    assert!(said.contains("actor Counter(start)"), "{said}");
+    let mb = component("microbench");
+    success_stdout(&run(&["deploy", mb.to_str().unwrap(), "--name", "mb"]));
+    let listed = success_stdout(&run(&["functions"]));
+    assert!(
+        listed.contains("counter (") && listed.contains("mb ("),
+        "{listed}"
+    );
+    assert!(listed.ends_with("2 components\n"), "{listed}");
+
+    let said = success_stdout(&run(&["call", "mb/noop", "--json", "[5]"]));
+    assert_eq!(said.trim(), "5");
+    let out = run(&["call", "mb/nope"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the node answered 404: component `mb` has no function `nope`"),
+        "{err}"
+    );
+
+    success_stdout(&run(&["undeploy", "mb"]));
+    let out = run(&["call", "mb/noop", "--json", "[5]"]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("404"),
+        "{out:?}"
+    );
+
+    let said = success_stdout(&run(&["stop"]));
+    assert!(said.contains("stopped"), "{said}");
+    assert!(!node_dir.join("node.json").exists() && !node_dir.join("token").exists());
+    let out = run(&["call", "mb/noop"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no node is running"), "{err}");
+}
+
+#[test]
+fn no_auth_is_refused_off_loopback() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = in_dir(
+        tmp.path(),
+        &[
+            "start",
+            "--foreground",
+            "--port",
+            "0",
+            "--bind",
+            "0.0.0.0",
+            "--no-auth",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--no-auth is only for a loopback address"),
+        "{err}"
+    );
+}
