@@ -37,6 +37,13 @@ fn noop(x: u64) -> u64 {
     x
 }
 
+/// The trivial task on a long-lived instance reused across tasks of a job
+/// (`bench/http`: against `wasmtime serve --max-instance-reuse-count`).
+#[wray::remote(reuse)]
+fn noop_reused(x: u64) -> u64 {
+    x
+}
+
 /// An actor whose method does nothing.
 #[wray::actor]
 pub struct Echo;
@@ -175,6 +182,7 @@ wray::export! {
     main: main,
     functions: [
         noop,
+        noop_reused,
         ray_perf::small_value,
         ray_perf::do_put_small,
         ray_perf::do_put,
