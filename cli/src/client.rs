@@ -121,14 +121,16 @@ pub fn deploy(args: DeployArgs) -> anyhow::Result<ExitCode> {
             .set("Content-Type", "application/wasm")
             .send_bytes(&bytes),
     )?;
-    let record: serde_json::Value = serde_json::from_str(&body)?;
+    let version: serde_json::Value = serde_json::from_str(&body)?;
+    let record = &version["record"];
     println!(
-        "deployed {} ({} bytes, sha256 {})",
+        "deployed {} version {} ({} bytes, sha256 {})",
         record["name"].as_str().unwrap_or(&name),
+        version["version"],
         record["size"],
         record["hash"].as_str().unwrap_or("?")
     );
-    print_exports(&record);
+    print_exports(record);
     Ok(ExitCode::SUCCESS)
 }
 

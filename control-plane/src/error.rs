@@ -6,19 +6,67 @@ pub enum Error {
     /// No component is deployed under this name.
     #[error("component `{0}` is not deployed")]
     ComponentNotFound(String),
+    /// The component is deployed, but not (or no longer) in this version:
+    /// only the last [`MAX_VERSIONS_KEPT`](crate::MAX_VERSIONS_KEPT) are kept.
+    #[error("component `{name}` has no version {version}")]
+    VersionNotFound {
+        /// The component's name.
+        name: String,
+        /// The version asked for.
+        version: u64,
+    },
     /// A blob (component bytes) with this content hash is not stored.
     #[error("component blob {0} is not stored")]
     BlobNotFound(String),
+    /// A name a component cannot be deployed under.
+    #[error("`{name}` cannot name a component: {reason}")]
+    InvalidName {
+        /// The name as given.
+        name: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A deploy whose record does not match its bytes, or is too large.
+    #[error("cannot deploy component `{name}`: {reason}")]
+    InvalidComponent {
+        /// The name it was to be deployed under.
+        name: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Concurrent deploys or undeploys of one name kept changing it under
+    /// this call, which gave up after `attempts` tries (nothing was
+    /// written by it; another writer's change stands).
+    #[error(
+        "component `{name}` kept changing under concurrent deploys; gave up after {attempts} attempts"
+    )]
+    Conflict {
+        /// The component's name.
+        name: String,
+        /// How many times the write was tried.
+        attempts: u32,
+    },
+    /// What the backend holds under `key` is not what this crate writes
+    /// there (bad encoding, impossible sizes or counts, a digest that does
+    /// not match): damaged or written by someone else.
+    #[error("control plane data at `{key}` is corrupt: {reason}")]
+    Corrupt {
+        /// The backend key (or blob) that failed the check.
+        key: String,
+        /// Which check failed.
+        reason: String,
+    },
     /// The backend could not be reached or answered with an error.
     #[error("control plane backend unavailable: {0}")]
     Unavailable(String),
 }
 
 impl Error {
-    /// Whether the same call may succeed if retried later (a backend outage),
-    /// as opposed to a definite answer (something does not exist).
+    /// Whether the same call may succeed if retried later (a backend outage,
+    /// a lost race with concurrent writers), as opposed to a definite answer
+    /// (something does not exist, is invalid or is corrupt).
     pub fn is_retryable(&self) -> bool {
-        matches!(self, Error::Unavailable(_))
+        matches!(self, Error::Unavailable(_) | Error::Conflict { .. })
     }
 }
 

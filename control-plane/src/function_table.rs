@@ -1,18 +1,31 @@
-//! The function table: deployed components by name, with their exports.
+//! The function table: deployed components by name and version, with their
+//! exports, and their bytes by content hash.
 //!
-//! Key layout (shared by every backend; see DESIGN.md):
-//! `/wray/functions/<name>` holds a [`ComponentRecord`] and
-//! `/wray/blobs/<sha256>` the component's bytes.
+//! Every deploy of a name makes a new version (1, 2, ... per name); the
+//! newest is the *current* one, which [`FunctionTable::component`] answers.
+//! The last [`MAX_VERSIONS_KEPT`] versions of a name are kept, older ones
+//! are pruned, and a blob no version of any name refers to any more is
+//! removed (garbage-collected) by the deploy or undeploy that dropped its
+//! last reference. [`FunctionTable::watch`] streams deploys and undeploys.
+//!
+//! Backends: [`EmbeddedFunctionTable`] (in-process, a single node) and, with
+//! the `etcd` feature, [`EtcdFunctionTable`](crate::etcd::EtcdFunctionTable)
+//! (the cluster's; its key layout is in `docs/control-plane.md`).
 
-use std::collections::HashMap;
+mod embedded;
+mod watch;
+
 use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
-use parking_lot::RwLock;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::{Error, Result};
+
+pub use embedded::EmbeddedFunctionTable;
+pub use watch::{FunctionEvent, FunctionWatch};
 
 /// What kind of export a [`FunctionRecord`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -131,9 +144,151 @@ impl ComponentRecord {
     }
 }
 
+/// One deployed version of a component.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComponentVersion {
+    /// Its version: 1 for a name's first deploy, then one more per deploy
+    /// (an undeploy forgets the name, so its next deploy is 1 again).
+    pub version: u64,
+    /// When it was deployed, in milliseconds since the Unix epoch.
+    pub deployed_ms: u64,
+    /// Its row: digest, size, exports with their schemas and declared
+    /// resources.
+    pub record: ComponentRecord,
+}
+
+/// Versions of one name a table keeps; a deploy past it prunes the oldest.
+pub const MAX_VERSIONS_KEPT: usize = 10;
+
+/// The largest component a table stores, in bytes (1 GiB, as the node's
+/// own bound on a component file).
+pub const MAX_COMPONENT_BYTES: u64 = 1 << 30;
+
+/// The largest encoded [`ComponentVersion`] (JSON), in bytes: a deploy's
+/// records must fit, with room to spare, in one etcd request (1.5 MiB by
+/// default).
+pub const MAX_RECORD_BYTES: usize = 512 * 1024;
+
+/// The longest component name, in bytes.
+pub const MAX_NAME_BYTES: usize = 128;
+
+/// How many times a deploy or undeploy tries its write before it gives up
+/// with [`Error::Conflict`] (each try after a lost race re-reads the name).
+pub const WRITE_ATTEMPTS: u32 = 8;
+
 /// Hex SHA-256 of `bytes`: the content hash that names a component blob.
 pub fn content_hash(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
+}
+
+/// Whether `hash` has the shape of a [`content_hash`]: 64 lowercase hex
+/// digits.
+pub fn is_content_hash(hash: &str) -> bool {
+    hash.len() == 64 && hash.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// Checks that `name` can name a component: 1 to [`MAX_NAME_BYTES`] bytes,
+/// no `/` (names are key segments), no control characters, not `.` or `..`.
+///
+/// # Errors
+/// [`Error::InvalidName`] saying which rule it breaks.
+pub fn check_name(name: &str) -> Result<()> {
+    let reason = if name.is_empty() {
+        "it is empty"
+    } else if name.len() > MAX_NAME_BYTES {
+        "it is longer than 128 bytes"
+    } else if name.contains('/') {
+        "it contains `/`"
+    } else if name.chars().any(char::is_control) {
+        "it contains a control character"
+    } else if name == "." || name == ".." {
+        "it is `.` or `..`"
+    } else {
+        return Ok(());
+    };
+    Err(Error::InvalidName {
+        name: name.chars().take(MAX_NAME_BYTES).collect(),
+        reason,
+    })
+}
+
+/// Checks a deploy before anything is written: a valid name, a record whose
+/// hash and size are those of `bytes`, at most [`MAX_COMPONENT_BYTES`], and
+/// an encoded version record of at most [`MAX_RECORD_BYTES`]. Every backend
+/// runs it, so they refuse the same deploys.
+///
+/// # Errors
+/// [`Error::InvalidName`] or [`Error::InvalidComponent`].
+pub(crate) fn check_deploy(record: &ComponentRecord, bytes: &[u8]) -> Result<()> {
+    check_name(&record.name)?;
+    let invalid = |reason: String| Error::InvalidComponent {
+        name: record.name.clone(),
+        reason,
+    };
+    let size = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
+    if size > MAX_COMPONENT_BYTES {
+        return Err(invalid(format!(
+            "it has {size} bytes, more than the {MAX_COMPONENT_BYTES} a component may have"
+        )));
+    }
+    if record.size != size {
+        return Err(invalid(format!(
+            "its record says {} bytes, its bytes are {size}",
+            record.size
+        )));
+    }
+    let hash = content_hash(bytes);
+    if record.hash != hash {
+        return Err(invalid(format!(
+            "its record names digest {}, its bytes have digest {hash}",
+            record.hash
+        )));
+    }
+    if let Some(f) = record
+        .functions
+        .iter()
+        .find(|f| !declares_finite(&f.declared))
+    {
+        return Err(invalid(format!(
+            "`{}` declares a quantity that is not a finite number",
+            f.name
+        )));
+    }
+    let encoded = encoded_len(record);
+    if encoded > MAX_RECORD_BYTES {
+        return Err(invalid(format!(
+            "its record (exports and schemas) takes {encoded} bytes, more than {MAX_RECORD_BYTES}"
+        )));
+    }
+    Ok(())
+}
+
+/// Whether every quantity `declared` names is finite (JSON has no NaN or
+/// infinity: they would not read back).
+fn declares_finite(declared: &Declared) -> bool {
+    let custom = declared.resources.iter().map(|(_, q)| Some(*q));
+    [declared.num_cpus, declared.num_gpus]
+        .into_iter()
+        .chain(custom)
+        .flatten()
+        .all(f64::is_finite)
+}
+
+/// Bytes of the JSON encoding of a version record holding `record`.
+fn encoded_len(record: &ComponentRecord) -> usize {
+    let version = ComponentVersion {
+        version: u64::MAX,
+        deployed_ms: u64::MAX,
+        record: record.clone(),
+    };
+    serde_json::to_vec(&version).map_or(usize::MAX, |v| v.len())
+}
+
+/// Milliseconds since the Unix epoch (0 before it).
+pub(crate) fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// The function table, as every control-plane backend provides it.
@@ -141,150 +296,124 @@ pub fn content_hash(bytes: &[u8]) -> String {
 /// Calls are async because the cluster backend (etcd) is remote; the embedded
 /// backend answers at once. Workers never call it on a task's hot path: a
 /// node resolves a component once and caches it by content hash.
+///
+/// Writes of one name are serialized: two deploys (or a deploy and an
+/// undeploy) of one name never interleave; each either lands whole, as its
+/// own version, or fails with [`Error::Conflict`] having written nothing
+/// that a reader can see.
 #[async_trait]
 pub trait FunctionTable: Send + Sync {
-    /// Stores `bytes` under their content hash and `record` under its name,
-    /// replacing an earlier component of that name.
+    /// Stores `bytes` under their content hash and `record` as the next
+    /// version of `record.name`, which becomes its current version. Prunes
+    /// the name's versions past [`MAX_VERSIONS_KEPT`] (oldest first) and
+    /// removes blobs no kept version refers to any more.
     ///
     /// # Errors
-    /// [`Error::Unavailable`] when the backend cannot be reached.
-    async fn deploy(&self, record: ComponentRecord, bytes: Arc<[u8]>) -> Result<()>;
+    /// [`Error::InvalidName`]; [`Error::InvalidComponent`] when `record`'s
+    /// hash or size are not those of `bytes`, or either is too large;
+    /// [`Error::Conflict`] when concurrent writes of the name won
+    /// [`WRITE_ATTEMPTS`] times in a row; [`Error::Unavailable`] when the
+    /// backend cannot be reached.
+    async fn deploy(&self, record: ComponentRecord, bytes: Arc<[u8]>) -> Result<ComponentVersion>;
 
-    /// The component deployed as `name`.
+    /// The current version of the component deployed as `name`.
     ///
     /// # Errors
-    /// [`Error::ComponentNotFound`], or [`Error::Unavailable`].
-    async fn component(&self, name: &str) -> Result<ComponentRecord>;
+    /// [`Error::ComponentNotFound`], [`Error::Corrupt`], or
+    /// [`Error::Unavailable`].
+    async fn current(&self, name: &str) -> Result<ComponentVersion>;
 
-    /// The bytes of the component whose content hash is `hash`.
+    /// The current version's row of the component deployed as `name`.
     ///
     /// # Errors
-    /// [`Error::BlobNotFound`], or [`Error::Unavailable`].
+    /// As [`FunctionTable::current`].
+    async fn component(&self, name: &str) -> Result<ComponentRecord> {
+        Ok(self.current(name).await?.record)
+    }
+
+    /// Version `version` of the component deployed as `name`.
+    ///
+    /// # Errors
+    /// [`Error::VersionNotFound`] (also for a name not deployed, and a
+    /// version pruned), [`Error::Corrupt`], or [`Error::Unavailable`].
+    async fn version(&self, name: &str, version: u64) -> Result<ComponentVersion>;
+
+    /// The kept versions of `name`, oldest first (the last is current).
+    ///
+    /// # Errors
+    /// [`Error::ComponentNotFound`], [`Error::Corrupt`], or
+    /// [`Error::Unavailable`].
+    async fn versions(&self, name: &str) -> Result<Vec<ComponentVersion>>;
+
+    /// The bytes of the component whose content hash is `hash`, checked
+    /// against it.
+    ///
+    /// # Errors
+    /// [`Error::BlobNotFound`]; [`Error::Corrupt`] when what is stored does
+    /// not hash to `hash`; or [`Error::Unavailable`].
     async fn blob(&self, hash: &str) -> Result<Arc<[u8]>>;
 
-    /// Every deployed component, ordered by name.
+    /// The current version of every deployed component, ordered by name.
     ///
     /// # Errors
-    /// [`Error::Unavailable`] when the backend cannot be reached.
-    async fn list(&self) -> Result<Vec<ComponentRecord>>;
-}
+    /// [`Error::Corrupt`], or [`Error::Unavailable`].
+    async fn list(&self) -> Result<Vec<ComponentVersion>>;
 
-/// The in-process function table of a single node (the default backend).
-#[derive(Default)]
-pub struct EmbeddedFunctionTable {
-    components: RwLock<HashMap<String, ComponentRecord>>,
-    blobs: RwLock<HashMap<String, Arc<[u8]>>>,
-}
+    /// Removes `name` and all its versions; its blobs go too unless another
+    /// name's kept version refers to them. A later deploy of `name` starts
+    /// again at version 1.
+    ///
+    /// # Errors
+    /// [`Error::ComponentNotFound`], [`Error::Conflict`], or
+    /// [`Error::Unavailable`].
+    async fn undeploy(&self, name: &str) -> Result<()>;
 
-impl EmbeddedFunctionTable {
-    /// An empty table.
-    pub fn new() -> Self {
-        Self::default()
-    }
-}
+    /// A stream of the table's changes from now on: every deploy (name and
+    /// new version) and undeploy, in the order they happened. A consumer
+    /// that starts with an empty view calls `watch` first, then
+    /// [`FunctionTable::list`], and applies events after (an event may
+    /// repeat what the listing already showed). When the stream may have
+    /// missed events (the consumer fell behind; the etcd backend lost its
+    /// place), it says [`FunctionEvent::Resync`]: list again.
+    ///
+    /// # Errors
+    /// [`Error::Unavailable`] when the backend cannot start a watch (the
+    /// etcd backend never fails here: it keeps trying in the background).
+    async fn watch(&self) -> Result<FunctionWatch>;
 
-#[async_trait]
-impl FunctionTable for EmbeddedFunctionTable {
-    async fn deploy(&self, record: ComponentRecord, bytes: Arc<[u8]>) -> Result<()> {
-        self.blobs.write().insert(record.hash.clone(), bytes);
-        self.components.write().insert(record.name.clone(), record);
-        Ok(())
-    }
+    /// Where the table lives, for status pages: `embedded`, or `etcd`
+    /// and its endpoints.
+    fn backend(&self) -> String;
 
-    async fn component(&self, name: &str) -> Result<ComponentRecord> {
-        self.components
-            .read()
-            .get(name)
-            .cloned()
-            .ok_or_else(|| Error::ComponentNotFound(name.to_string()))
-    }
-
-    async fn blob(&self, hash: &str) -> Result<Arc<[u8]>> {
-        self.blobs
-            .read()
-            .get(hash)
-            .cloned()
-            .ok_or_else(|| Error::BlobNotFound(hash.to_string()))
-    }
-
-    async fn list(&self) -> Result<Vec<ComponentRecord>> {
-        let mut all: Vec<_> = self.components.read().values().cloned().collect();
-        all.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(all)
-    }
+    /// Whether the backend answers now (for `/healthz` and `wray status`).
+    ///
+    /// # Errors
+    /// [`Error::Unavailable`] naming the backend and why.
+    async fn health(&self) -> Result<()>;
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn record(name: &str, bytes: &[u8]) -> ComponentRecord {
-        ComponentRecord {
-            name: name.into(),
-            hash: content_hash(bytes),
-            size: bytes.len() as u64,
-            has_main: true,
-            sdk: "wray-rust 0.1.0".into(),
-            functions: vec![
-                FunctionRecord {
-                    kind: FunctionKind::Function,
-                    name: "add".into(),
-                    class: None,
-                    num_returns: 1,
-                    params: vec![
-                        Param {
-                            name: "a".into(),
-                            schema: r#"{"type":"integer"}"#.into(),
-                        },
-                        Param {
-                            name: "b".into(),
-                            schema: r#"{"type":"integer"}"#.into(),
-                        },
-                    ],
-                    returns: vec![r#"{"type":"integer"}"#.into()],
-                    declared: Declared::default(),
-                },
-                FunctionRecord {
-                    kind: FunctionKind::ActorMethod,
-                    name: "incr".into(),
-                    class: Some("Counter".into()),
-                    num_returns: 1,
-                    params: Vec::new(),
-                    returns: vec!["{}".into()],
-                    declared: Declared {
-                        num_gpus: Some(0.5),
-                        ..Declared::default()
-                    },
-                },
-            ],
+    #[test]
+    fn names_are_key_segments() {
+        for good in ["app", "word-count_2.v1", "ünï côdé", "a.b"] {
+            check_name(good).unwrap();
+        }
+        let long = "x".repeat(MAX_NAME_BYTES + 1);
+        for bad in ["", "a/b", "/", "tab\t", "nul\0", ".", "..", long.as_str()] {
+            let err = check_name(bad).unwrap_err();
+            assert!(matches!(err, Error::InvalidName { .. }), "{bad:?}");
+            assert!(!err.is_retryable());
         }
     }
 
-    #[tokio::test]
-    async fn deploy_then_lookup_and_redeploy() {
-        let table = EmbeddedFunctionTable::new();
-        let rec = record("app", b"v1");
-        table
-            .deploy(rec.clone(), Arc::from(&b"v1"[..]))
-            .await
-            .unwrap();
-        assert_eq!(table.component("app").await.unwrap(), rec);
-        assert_eq!(&*table.blob(&rec.hash).await.unwrap(), b"v1");
-        assert!(rec.function("add").is_some());
-        assert!(rec.function("incr").is_none());
-        assert!(rec.actor_method("Counter", "incr").is_some());
-
-        let rec2 = record("app", b"v2");
-        table
-            .deploy(rec2.clone(), Arc::from(&b"v2"[..]))
-            .await
-            .unwrap();
-        assert_eq!(table.component("app").await.unwrap().hash, rec2.hash);
-        assert_eq!(table.list().await.unwrap().len(), 1);
-
-        let err = table.component("nope").await.unwrap_err();
-        assert!(matches!(err, Error::ComponentNotFound(_)));
-        assert!(!err.is_retryable());
-        assert!(err.to_string().contains("nope"));
+    #[test]
+    fn content_hashes_have_one_shape() {
+        assert!(is_content_hash(&content_hash(b"x")));
+        assert!(!is_content_hash("ABC"));
+        assert!(!is_content_hash(&content_hash(b"x").to_uppercase()));
+        assert!(!is_content_hash(&"g".repeat(64)));
     }
 }

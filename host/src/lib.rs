@@ -49,5 +49,6 @@ pub use node::{Node, StopHandle};
 pub use scheduler::StatsSnapshot;
 pub use session::Session;
 pub use wray_control_plane::{
-    ActorId, ComponentRecord, FunctionKind, FunctionRecord, JobId, ObjectId, TaskId,
+    ActorId, ComponentRecord, ComponentVersion, FunctionKind, FunctionRecord, JobId, ObjectId,
+    TaskId,
 };

@@ -130,7 +130,8 @@ async fn dispatch(state: &State, r: Route<'_>, req: Request<Incoming>) -> Answer
         Route::OpenApi => {
             let components = tokio::task::block_in_place(|| node.components())
                 .map_err(|e| ApiError::busy(format!("the function table: {e}")))?;
-            json(StatusCode::OK, &crate::openapi::document(&components))
+            let records: Vec<_> = components.into_iter().map(|v| v.record).collect();
+            json(StatusCode::OK, &crate::openapi::document(&records))
         }
         Route::ListComponents => {
             let components = tokio::task::block_in_place(|| node.components())
@@ -138,9 +139,10 @@ async fn dispatch(state: &State, r: Route<'_>, req: Request<Incoming>) -> Answer
             json(StatusCode::OK, &components)
         }
         Route::Deploy => deploy(state, query, req).await,
-        Route::GetComponent(name) => match node.deployed(name) {
-            Some(record) => json(StatusCode::OK, &*record),
-            None => Err(unknown_component(name)),
+        Route::GetComponent(name) => match node.component(name) {
+            Ok(version) => json(StatusCode::OK, &version),
+            Err(wray_host::Error::NotDeployed(_)) => Err(unknown_component(name)),
+            Err(e) => Err(ApiError::busy(format!("the function table: {e}"))),
         },
         Route::Undeploy(name) => {
             let removed = tokio::task::block_in_place(|| node.undeploy(name))
@@ -624,7 +626,10 @@ async fn deploy(state: &State, query: Query, req: Request<Incoming>) -> Answer {
             wray_host::Error::Component { .. } => {
                 ApiError::bad_request("invalid_component", e.to_string())
             }
-            wray_host::Error::ControlPlane(_) => ApiError::busy(e.to_string()),
+            wray_host::Error::ControlPlane(ref c) if !c.is_retryable() => {
+            ApiError::bad_request("invalid_component", e.to_string())
+        }
+        wray_host::Error::ControlPlane(_) => ApiError::busy(e.to_string()),
             other => ApiError::new(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "deploy_failed",

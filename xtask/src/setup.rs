@@ -3,7 +3,8 @@
 //! Idempotent: each step checks first and says what it finds or does.
 //! 1. The guest toolchain path ([`toolchain::detect`]).
 //! 2. Debian packages for that path ([`GuestToolchain::packages`]) via `apt-get`, with
-//!    `sudo` only when not root.
+//!    `sudo` only when not root; then those of C guests and of the control plane
+//!    ([`CONTROL_PLANE_PACKAGES`]).
 //! 3. `cargo-component` at [`CARGO_COMPONENT_VERSION`] via `cargo install --locked`.
 //! 4. componentize-py for Python guests, from PyPI
 //!    ([`python::ensure_componentize_py`](crate::python::ensure_componentize_py)).
@@ -16,6 +17,12 @@ use anyhow::{bail, Result};
 
 use crate::run;
 use crate::toolchain::{self, GuestToolchain};
+
+/// The Debian packages the control plane needs: `protoc`, with which etcd-client
+/// builds its gRPC code (the `etcd` feature of wray-control-plane, on by default),
+/// and etcd itself (`/usr/bin/etcd`), which the control plane's tests start on
+/// loopback ports.
+pub const CONTROL_PLANE_PACKAGES: &[&str] = &["protobuf-compiler", "etcd-server"];
 
 /// The `cargo-component` release the guests are built with.
 pub const CARGO_COMPONENT_VERSION: &str = "0.21.1";
@@ -32,6 +39,8 @@ pub fn setup() -> Result<GuestToolchain> {
     ensure_packages(toolchain.packages())?;
     run::header("setup: Debian packages for C guests");
     ensure_packages(crate::c_guests::PACKAGES)?;
+    run::header("setup: Debian packages for the control plane (protoc, etcd)");
+    ensure_packages(CONTROL_PLANE_PACKAGES)?;
     run::header("setup: cargo-component");
     ensure_cargo_component()?;
     run::header("setup: componentize-py (Python guests)");

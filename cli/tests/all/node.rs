@@ -38,7 +38,7 @@ fn a_started_node_deploys_lists_calls_undeploys_and_stops_leaving_no_files() {
 
     let counter = component("counter");
     let said = success_stdout(&run(&["deploy", counter.to_str().unwrap()]));
-    assert!(said.starts_with("deployed counter ("), "{said}");
+    assert!(said.starts_with("deployed counter version 1 ("), "{said}");
     assert!(said.contains("actor Counter(start)"), "{said}");
     let mb = component("microbench");
     success_stdout(&run(&["deploy", mb.to_str().unwrap(), "--name", "mb"]));

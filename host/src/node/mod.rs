@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use parking_lot::{Mutex, RwLock};
 use wray_control_plane::{
-    ComponentRecord, EmbeddedFunctionTable, EmbeddedJobTable, FunctionTable, JobId, JobTable,
+    ComponentRecord, ComponentVersion, EmbeddedFunctionTable, EmbeddedJobTable, FunctionTable, JobId, JobTable,
 };
 
 use crate::cancel_token::CancelToken;
@@ -225,11 +225,19 @@ impl Node {
     /// [`Error::Component`] when the bytes are not a wray component;
     /// [`Error::ControlPlane`] when the function table refuses it.
     pub fn deploy(&self, name: &str, bytes: &[u8]) -> Result<ComponentRecord> {
+        Ok(self.deploy_version(name, bytes)?.record)
+    }
+
+    /// [`Node::deploy`], answering the version the function table gave it
+    /// (1, 2, .. per name) and when.
+    ///
+    /// # Errors
+    /// As [`Node::deploy`].
+    pub fn deploy_version(&self, name: &str, bytes: &[u8]) -> Result<ComponentVersion> {
         let loaded = component::load(&self.exec, name, bytes)?;
-        let record = loaded.record.clone();
-        self.block_on(self.table.deploy(record.clone(), Arc::from(bytes)))?;
+        let version = self.block_on(self.table.deploy(loaded.record.clone(), Arc::from(bytes)))?;
         self.add_loaded(loaded);
-        Ok(record)
+        Ok(version)
     }
 
     /// The component deployed on this node as `name` (its functions,
@@ -245,7 +253,25 @@ impl Node {
     /// # Errors
     /// [`Error::ControlPlane`] when the function table cannot be written.
     pub fn undeploy(&self, name: &str) -> Result<bool> {
-        Ok(self.sched.undeploy(name).is_some())
+        let in_table = match self.block_on(self.table.undeploy(name)) {
+            Ok(()) => true,
+            Err(wray_control_plane::Error::ComponentNotFound(_)) => false,
+            Err(e) => return Err(e.into()),
+        };
+        let here = self.sched.undeploy(name).is_some();
+        Ok(in_table || here)
+    }
+
+    /// The current version of the component deployed as `name`, from the
+    /// function table (blocks as [`Node::components`] does).
+    ///
+    /// # Errors
+    /// [`Error::NotDeployed`], or [`Error::ControlPlane`].
+    pub fn component(&self, name: &str) -> Result<ComponentVersion> {
+        self.block_on(self.table.current(name)).map_err(|e| match e {
+            wray_control_plane::Error::ComponentNotFound(n) => Error::NotDeployed(n),
+            other => other.into(),
+        })
     }
 
     /// Every component in the function table, ordered by name. Blocks on
@@ -254,7 +280,7 @@ impl Node {
     ///
     /// # Errors
     /// [`Error::ControlPlane`] when the function table cannot be read.
-    pub fn components(&self) -> Result<Vec<ComponentRecord>> {
+    pub fn components(&self) -> Result<Vec<ComponentVersion>> {
         Ok(self.block_on(self.table.list())?)
     }
 

@@ -1,0 +1,578 @@
+//! [`EtcdFunctionTable`]: the function table of a cluster, in etcd
+//! (feature `etcd`, on by default).
+//!
+//! - Writes of one name are compare-and-swap transactions on the mod
+//!   revision of its head key (`functions/<name>`): a deploy reads the head,
+//!   then writes the new head, the version record and the blob reference in
+//!   one transaction that succeeds only if the head is unchanged. A lost
+//!   race re-reads and tries again, up to [`WRITE_ATTEMPTS`] times, then
+//!   fails with [`Error::Conflict`]; so two deploys of one name land as two
+//!   versions in some order, never mixed.
+//! - Component bytes are stored once per content hash, in 1 MiB chunks
+//!   under an upload id, published by a manifest written after the last
+//!   chunk; a read checks the manifest's numbers, each chunk's length and
+//!   the whole digest (`etcd/keys.rs` has the layout).
+//! - Every call has a deadline ([`EtcdConfig::request_timeout`]); an
+//!   unreachable etcd gives [`Error::Unavailable`] naming the endpoints and
+//!   the cause, never a hang.
+//!
+//! Blob collection is guarded by the same transactions: a blob is deleted
+//! only if no reference key to it exists and its manifest is the one read,
+//! and a deploy's transaction requires its blob's manifest to be unchanged.
+
+mod blobs;
+pub(crate) mod keys;
+mod watch;
+
+use std::collections::BTreeSet;
+use std::error::Error as _;
+use std::fmt::Display;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use etcd_client::{
+    Client, Compare, CompareOp, ConnectOptions, DeleteOptions, GetOptions, KeyValue, KvClient, Txn,
+    TxnOp, TxnResponse,
+};
+use tokio::sync::mpsc;
+
+use crate::function_table::{
+    check_deploy, check_name, now_ms, ComponentRecord, ComponentVersion, FunctionTable,
+    FunctionWatch, MAX_VERSIONS_KEPT, WRITE_ATTEMPTS,
+};
+use crate::{Error, Result};
+use keys::{corrupt, decode_version, encode, Head, Kept, Keys};
+
+/// The largest response a call accepts (tonic's default is 4 MiB; a page of
+/// heads may reach 16 x 576 KiB).
+const MAX_RESPONSE_BYTES: usize = 16 << 20;
+
+/// Heads read per request when listing.
+const LIST_PAGE: i64 = 16;
+
+/// Changes the watch's channel holds for a slow consumer (the watch then
+/// waits, and etcd keeps the rest).
+const WATCH_BUFFER: usize = 256;
+
+/// Where the etcd function table lives and how long a call may take.
+#[derive(Debug, Clone)]
+pub struct EtcdConfig {
+    /// Client URLs of etcd members (`http://127.0.0.1:2379`).
+    pub endpoints: Vec<String>,
+    /// Prefix of every key (`/wray/`); clusters sharing one etcd use
+    /// different prefixes.
+    pub prefix: String,
+    /// How long opening a connection may take.
+    pub connect_timeout: Duration,
+    /// How long one request may take, connecting included (a 1 MiB chunk
+    /// on a slow link must fit).
+    pub request_timeout: Duration,
+}
+
+impl EtcdConfig {
+    /// `endpoints`, the `/wray/` prefix, 3 s to connect and 5 s per request.
+    pub fn new<S: Into<String>>(endpoints: impl IntoIterator<Item = S>) -> Self {
+        Self {
+            endpoints: endpoints.into_iter().map(Into::into).collect(),
+            prefix: "/wray/".to_string(),
+            connect_timeout: Duration::from_secs(3),
+            request_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// The function table in etcd (the cluster backend). Cheap to share: the
+/// client multiplexes calls over one connection per endpoint.
+pub struct EtcdFunctionTable {
+    client: Client,
+    keys: Keys,
+    config: EtcdConfig,
+    /// `etcd at <endpoints>`, the start of every error message.
+    label: String,
+}
+
+impl EtcdFunctionTable {
+    /// A table on the etcd at `config.endpoints`. Connecting is lazy: this
+    /// succeeds while etcd is down, and calls fail until it is up.
+    ///
+    /// # Errors
+    /// [`Error::Unavailable`] for no endpoints or a malformed one.
+    pub async fn connect(config: EtcdConfig) -> Result<Self> {
+        let label = format!("etcd at {}", config.endpoints.join(","));
+        if config.endpoints.is_empty() {
+            return Err(Error::Unavailable("no etcd endpoints given".to_string()));
+        }
+        // HTTP/2 pings while a watch is open find a dead connection (etcd
+        // refuses pings more often than every 5 s, and idle ones).
+        let options = ConnectOptions::new()
+            .with_connect_timeout(config.connect_timeout)
+            .with_keep_alive(Duration::from_secs(10), Duration::from_secs(5));
+        let connect = Client::connect(&config.endpoints, Some(options));
+        let client = match tokio::time::timeout(config.connect_timeout, connect).await {
+            Ok(Ok(client)) => client,
+            Ok(Err(e)) => {
+                return Err(Error::Unavailable(format!(
+                    "{label}: connect: {}",
+                    causes(&e)
+                )))
+            }
+            Err(_) => {
+                return Err(Error::Unavailable(format!(
+                    "{label}: connect: no answer within {:?}",
+                    config.connect_timeout
+                )))
+            }
+        };
+        Ok(Self {
+            client,
+            keys: Keys::new(&config.prefix),
+            config,
+            label,
+        })
+    }
+
+    /// Runs one etcd call under the request deadline; a failure or a missed
+    /// deadline is [`Error::Unavailable`] naming the endpoints, the call
+    /// and the cause.
+    async fn call<T>(
+        &self,
+        what: impl Display,
+        call: impl Future<Output = Result<T, etcd_client::Error>>,
+    ) -> Result<T> {
+        match tokio::time::timeout(self.config.request_timeout, call).await {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(e)) => Err(Error::Unavailable(format!(
+                "{}: {what}: {}",
+                self.label,
+                causes(&e)
+            ))),
+            Err(_) => Err(Error::Unavailable(format!(
+                "{}: {what}: no answer within {:?} ({})",
+                self.label,
+                self.config.request_timeout,
+                probe(&self.config.endpoints).await
+            ))),
+        }
+    }
+
+    fn kv(&self) -> KvClient {
+        self.client
+            .kv_client()
+            .max_decoding_message_size(MAX_RESPONSE_BYTES)
+    }
+
+    /// The value and mod revision at `key`, read at `revision` (0: now),
+    /// with the store's revision of the read.
+    async fn get_at(&self, key: &str, revision: i64) -> Result<(Option<(Vec<u8>, i64)>, i64)> {
+        let options = GetOptions::new().with_revision(revision);
+        let mut resp = self
+            .call(format!("get {key}"), self.kv().get(key, Some(options)))
+            .await?;
+        let read_at = resp.header().map_or(0, |h| h.revision());
+        let found = resp
+            .take_kvs()
+            .into_iter()
+            .find(|kv| kv.key() == key.as_bytes())
+            .map(|kv| {
+                let rev = kv.mod_revision();
+                (kv.into_key_value().1, rev)
+            });
+        Ok((found, read_at))
+    }
+
+    /// The value and mod revision at `key`, now.
+    async fn get(&self, key: &str) -> Result<Option<(Vec<u8>, i64)>> {
+        Ok(self.get_at(key, 0).await?.0)
+    }
+
+    /// Every key-value under `prefix`, in key order, read in pages of
+    /// `page` at one revision.
+    async fn range(&self, prefix: &str, page: i64) -> Result<Vec<KeyValue>> {
+        let end = prefix_end(prefix);
+        let mut from = prefix.as_bytes().to_vec();
+        let mut revision = 0;
+        let mut all = Vec::new();
+        loop {
+            let options = GetOptions::new()
+                .with_range(end.clone())
+                .with_limit(page)
+                .with_revision(revision);
+            let mut resp = self
+                .call(
+                    format!("range {prefix}"),
+                    self.kv().get(from.clone(), Some(options)),
+                )
+                .await?;
+            if revision == 0 {
+                revision = resp.header().map_or(0, |h| h.revision());
+            }
+            let more = resp.more();
+            let kvs = resp.take_kvs();
+            let Some(last) = kvs.last() else { break };
+            from = last.key().to_vec();
+            from.push(0);
+            all.extend(kvs);
+            if !more {
+                break;
+            }
+        }
+        Ok(all)
+    }
+
+    async fn put(&self, key: &str, value: Vec<u8>) -> Result<()> {
+        self.call(format!("put {key}"), self.kv().put(key, value, None))
+            .await
+            .map(drop)
+    }
+
+    async fn delete_prefix(&self, prefix: &str) -> Result<()> {
+        let options = DeleteOptions::new().with_prefix();
+        self.call(
+            format!("delete {prefix}*"),
+            self.kv().delete(prefix, Some(options)),
+        )
+        .await
+        .map(drop)
+    }
+
+    async fn txn(&self, what: impl Display, txn: Txn) -> Result<TxnResponse> {
+        self.call(format!("transaction {what}"), self.kv().txn(txn))
+            .await
+    }
+
+    /// The head of `name` and its mod revision, if deployed.
+    async fn head(&self, name: &str) -> Result<Option<(Head, i64)>> {
+        let key = self.keys.head(name);
+        match self.get(&key).await? {
+            None => Ok(None),
+            Some((value, rev)) => Ok(Some((Head::decode(&key, name, &value)?, rev))),
+        }
+    }
+}
+
+/// The first key after every key that starts with `prefix`.
+fn prefix_end(prefix: &str) -> Vec<u8> {
+    let mut end = prefix.as_bytes().to_vec();
+    while let Some(last) = end.pop() {
+        if last < u8::MAX {
+            end.push(last + 1);
+            return end;
+        }
+    }
+    vec![0]
+}
+
+/// What an etcd call's error says, with the causes it wraps (a transport
+/// error says only "transport error"; its source says "connection
+/// refused").
+fn causes(error: &etcd_client::Error) -> String {
+    match error {
+        etcd_client::Error::TransportError(e) => chain(e.to_string(), e.source()),
+        etcd_client::Error::GRpcStatus(status) => chain(
+            format!("{:?}: {}", status.code(), status.message()),
+            status.source(),
+        ),
+        other => other.to_string(),
+    }
+}
+
+/// `text`, then the root of the `source` chain unless `text` says it
+/// already (the links between repeat each other: "transport error").
+fn chain(mut text: String, mut source: Option<&(dyn std::error::Error + 'static)>) -> String {
+    let mut root = None;
+    while let Some(cause) = source {
+        root = Some(cause);
+        source = cause.source();
+    }
+    if let Some(root) = root.map(ToString::to_string) {
+        if !text.contains(&root) {
+            text.push_str(": ");
+            text.push_str(&root);
+        }
+    }
+    text
+}
+
+/// Why the first endpoint does not answer, as far as a TCP connect tells
+/// (within 1 s): for an error message.
+async fn probe(endpoints: &[String]) -> String {
+    let Some(endpoint) = endpoints.first() else {
+        return "no endpoint".to_string();
+    };
+    let address = endpoint
+        .trim_start_matches("http://")
+        .trim_start_matches("https://")
+        .trim_end_matches('/');
+    let connect = tokio::net::TcpStream::connect(address);
+    match tokio::time::timeout(Duration::from_secs(1), connect).await {
+        Ok(Ok(_)) => format!("{address} accepts connections but etcd does not answer"),
+        Ok(Err(e)) => format!("cannot connect to {address}: {e}"),
+        Err(_) => format!("connecting to {address} takes over 1 s"),
+    }
+}
+
+/// A pause before try `attempt` (2, 3, ...) of a write that lost a race:
+/// 5 ms doubling to at most 320 ms, with up to half again at random, so
+/// racing writers spread out.
+async fn backoff(attempt: u32) {
+    let base = Duration::from_millis(5 << attempt.clamp(1, 7).saturating_sub(1));
+    tokio::time::sleep(jitter(base)).await;
+}
+
+/// `base` plus up to half of it at random.
+pub(crate) fn jitter(base: Duration) -> Duration {
+    let mut bytes = [0u8; 4];
+    let random = getrandom::fill(&mut bytes).map_or(0, |()| u32::from_le_bytes(bytes));
+    base + base.mul_f64(f64::from(random) / f64::from(u32::MAX) / 2.0)
+}
+
+#[async_trait]
+impl FunctionTable for EtcdFunctionTable {
+    async fn deploy(&self, record: ComponentRecord, bytes: Arc<[u8]>) -> Result<ComponentVersion> {
+        check_deploy(&record, &bytes)?;
+        let name = record.name.clone();
+        let hash = record.hash.clone();
+        let head_key = self.keys.head(&name);
+        for attempt in 1..=WRITE_ATTEMPTS {
+            if attempt > 1 {
+                backoff(attempt).await;
+            }
+            let manifest_rev = self.store_blob(&hash, &bytes).await?;
+            let (mut kept, head_rev) = match self.head(&name).await? {
+                Some((head, rev)) => (head.kept, rev),
+                None => (Vec::new(), 0),
+            };
+            let version = match kept.last() {
+                None => 1,
+                Some(last) => last
+                    .version
+                    .checked_add(1)
+                    .ok_or_else(|| corrupt(&head_key, "its last version is the largest number"))?,
+            };
+            let current = ComponentVersion {
+                version,
+                deployed_ms: now_ms(),
+                record: record.clone(),
+            };
+            kept.push(Kept {
+                version,
+                hash: hash.clone(),
+            });
+            let pruned: Vec<Kept> = kept
+                .drain(..kept.len().saturating_sub(MAX_VERSIONS_KEPT))
+                .collect();
+            let mut ops = vec![
+                TxnOp::put(self.keys.version(&name, version), encode(&current), None),
+                TxnOp::put(self.keys.reference(&hash, &name, version), Vec::new(), None),
+            ];
+            for old in &pruned {
+                ops.push(TxnOp::delete(self.keys.version(&name, old.version), None));
+                ops.push(TxnOp::delete(
+                    self.keys.reference(&old.hash, &name, old.version),
+                    None,
+                ));
+            }
+            let head = Head {
+                current: current.clone(),
+                kept,
+            };
+            ops.push(TxnOp::put(head_key.as_str(), encode(&head), None));
+            let txn = Txn::new()
+                .when([
+                    Compare::mod_revision(head_key.as_str(), CompareOp::Equal, head_rev),
+                    Compare::mod_revision(
+                        self.keys.manifest(&hash),
+                        CompareOp::Equal,
+                        manifest_rev,
+                    ),
+                ])
+                .and_then(ops);
+            if self.txn(format!("deploy {name}"), txn).await?.succeeded() {
+                let dropped: BTreeSet<String> = pruned
+                    .into_iter()
+                    .map(|k| k.hash)
+                    .filter(|h| !head.kept.iter().any(|k| &k.hash == h))
+                    .collect();
+                for old in dropped {
+                    // Best effort: a blob left behind is garbage, not an error.
+                    let _ = self.collect_blob(&old).await;
+                }
+                return Ok(current);
+            }
+        }
+        Err(Error::Conflict {
+            name,
+            attempts: WRITE_ATTEMPTS,
+        })
+    }
+
+    async fn current(&self, name: &str) -> Result<ComponentVersion> {
+        if check_name(name).is_err() {
+            return Err(Error::ComponentNotFound(name.to_string()));
+        }
+        match self.head(name).await? {
+            Some((head, _)) => Ok(head.current),
+            None => Err(Error::ComponentNotFound(name.to_string())),
+        }
+    }
+
+    async fn version(&self, name: &str, version: u64) -> Result<ComponentVersion> {
+        let missing = || Error::VersionNotFound {
+            name: name.to_string(),
+            version,
+        };
+        if check_name(name).is_err() {
+            return Err(missing());
+        }
+        let key = self.keys.version(name, version);
+        match self.get(&key).await? {
+            Some((value, _)) => decode_version(&key, name, Some(version), &value),
+            None => Err(missing()),
+        }
+    }
+
+    async fn versions(&self, name: &str) -> Result<Vec<ComponentVersion>> {
+        if check_name(name).is_err() {
+            return Err(Error::ComponentNotFound(name.to_string()));
+        }
+        let prefix = self.keys.versions(name);
+        let kvs = self.range(&prefix, LIST_PAGE).await?;
+        if kvs.len() > MAX_VERSIONS_KEPT {
+            return Err(corrupt(&prefix, "it holds more versions than are kept"));
+        }
+        let mut versions = kvs
+            .iter()
+            .map(|kv| {
+                let key = String::from_utf8_lossy(kv.key());
+                decode_version(&key, name, None, kv.value())
+            })
+            .collect::<Result<Vec<_>>>()?;
+        if versions.is_empty() {
+            return Err(Error::ComponentNotFound(name.to_string()));
+        }
+        versions.sort_by_key(|v| v.version);
+        Ok(versions)
+    }
+
+    async fn blob(&self, hash: &str) -> Result<Arc<[u8]>> {
+        self.read_blob(hash).await
+    }
+
+    async fn list(&self) -> Result<Vec<ComponentVersion>> {
+        let kvs = self.range(&self.keys.heads(), LIST_PAGE).await?;
+        let mut all = Vec::with_capacity(kvs.len());
+        for kv in &kvs {
+            let key = String::from_utf8_lossy(kv.key());
+            let name = self
+                .keys
+                .name_of_head(kv.key())
+                .ok_or_else(|| corrupt(&key, "it is not a valid component name"))?;
+            all.push(Head::decode(&key, name, kv.value())?.current);
+        }
+        Ok(all)
+    }
+
+    async fn undeploy(&self, name: &str) -> Result<()> {
+        if check_name(name).is_err() {
+            return Err(Error::ComponentNotFound(name.to_string()));
+        }
+        let head_key = self.keys.head(name);
+        for attempt in 1..=WRITE_ATTEMPTS {
+            if attempt > 1 {
+                backoff(attempt).await;
+            }
+            let Some((value, rev)) = self.get(&head_key).await? else {
+                return Err(Error::ComponentNotFound(name.to_string()));
+            };
+            // A damaged head can still be undeployed; its references are
+            // then unknown, and their blobs stay.
+            let hashes: BTreeSet<String> = Head::decode(&head_key, name, &value)
+                .map(|head| head.kept.into_iter().map(|k| k.hash).collect())
+                .unwrap_or_default();
+            let mut ops = vec![
+                TxnOp::delete(head_key.as_str(), None),
+                TxnOp::delete(
+                    self.keys.versions(name),
+                    Some(DeleteOptions::new().with_prefix()),
+                ),
+            ];
+            for hash in &hashes {
+                ops.push(TxnOp::delete(
+                    self.keys.refs_by(hash, name),
+                    Some(DeleteOptions::new().with_prefix()),
+                ));
+            }
+            let txn = Txn::new()
+                .when([Compare::mod_revision(
+                    head_key.as_str(),
+                    CompareOp::Equal,
+                    rev,
+                )])
+                .and_then(ops);
+            if self.txn(format!("undeploy {name}"), txn).await?.succeeded() {
+                for hash in &hashes {
+                    let _ = self.collect_blob(hash).await;
+                }
+                return Ok(());
+            }
+        }
+        Err(Error::Conflict {
+            name: name.to_string(),
+            attempts: WRITE_ATTEMPTS,
+        })
+    }
+
+    async fn watch(&self) -> Result<FunctionWatch> {
+        // Start right after the store's revision now, so that a listing
+        // read after this call misses nothing; unknown (etcd down): start
+        // wherever the watch first connects, and say Resync there.
+        let heads = self.keys.heads();
+        let options = GetOptions::new().with_prefix().with_count_only();
+        let start = self
+            .call(format!("get {heads}*"), self.kv().get(heads, Some(options)))
+            .await
+            .ok()
+            .and_then(|resp| resp.header().map(|h| h.revision()))
+            .filter(|rev| *rev > 0)
+            .and_then(|rev| rev.checked_add(1));
+        let (events, receiver) = mpsc::channel(WATCH_BUFFER);
+        let watcher = watch::Watcher {
+            client: self.client.clone(),
+            keys: self.keys.clone(),
+            label: self.label.clone(),
+            timeout: self.config.request_timeout,
+        };
+        let task = tokio::spawn(watcher.run(start, events));
+        Ok(FunctionWatch::task(receiver, task))
+    }
+
+    fn backend(&self) -> String {
+        self.label.clone()
+    }
+
+    async fn health(&self) -> Result<()> {
+        let mut maintenance = self.client.maintenance_client();
+        self.call("status", maintenance.status()).await.map(drop)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefix_ends() {
+        assert_eq!(prefix_end("/wray/functions/"), b"/wray/functions0");
+        assert_eq!(prefix_end("a"), b"b");
+    }
+
+    #[test]
+    fn jitter_stays_within_half_again() {
+        for _ in 0..100 {
+            let d = jitter(Duration::from_millis(100));
+            assert!(d >= Duration::from_millis(100) && d <= Duration::from_millis(150));
+        }
+    }
+}

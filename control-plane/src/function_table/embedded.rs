@@ -1,0 +1,285 @@
+//! [`EmbeddedFunctionTable`]: the function table of a single node, in its
+//! own memory.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use parking_lot::Mutex;
+use tokio::sync::broadcast;
+
+use super::{
+    check_deploy, check_name, now_ms, ComponentRecord, ComponentVersion, FunctionEvent,
+    FunctionTable, FunctionWatch, MAX_VERSIONS_KEPT,
+};
+use crate::{Error, Result};
+
+/// Changes a watcher may fall behind by before it is told to resync.
+const WATCH_BUFFER: usize = 1024;
+
+/// The in-process function table of a single node (the default backend).
+/// Same behaviour as the etcd backend: versions, pruning, blob collection,
+/// watch.
+pub struct EmbeddedFunctionTable {
+    state: Mutex<State>,
+    events: broadcast::Sender<FunctionEvent>,
+}
+
+#[derive(Default)]
+struct State {
+    /// Each name's kept versions, oldest first (never empty).
+    names: BTreeMap<String, VecDeque<ComponentVersion>>,
+    /// Blobs by content hash.
+    blobs: HashMap<String, Arc<[u8]>>,
+}
+
+impl State {
+    /// Removes the blobs among `hashes` that no kept version refers to.
+    fn collect(&mut self, hashes: impl IntoIterator<Item = String>) {
+        for hash in hashes {
+            let referenced = self.names.values().flatten().any(|v| v.record.hash == hash);
+            if !referenced {
+                self.blobs.remove(&hash);
+            }
+        }
+    }
+}
+
+impl Default for EmbeddedFunctionTable {
+    fn default() -> Self {
+        Self {
+            state: Mutex::default(),
+            events: broadcast::channel(WATCH_BUFFER).0,
+        }
+    }
+}
+
+impl EmbeddedFunctionTable {
+    /// An empty table.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Tells watchers (none listening is fine). Called with the state
+    /// locked, so watchers see changes in the order they happened.
+    fn tell(&self, event: FunctionEvent) {
+        let _ = self.events.send(event);
+    }
+}
+
+#[async_trait]
+impl FunctionTable for EmbeddedFunctionTable {
+    async fn deploy(&self, record: ComponentRecord, bytes: Arc<[u8]>) -> Result<ComponentVersion> {
+        check_deploy(&record, &bytes)?;
+        let mut state = self.state.lock();
+        let versions = state.names.entry(record.name.clone()).or_default();
+        let version = match versions.back() {
+            None => 1,
+            Some(last) => last.version.checked_add(1).ok_or_else(|| Error::Corrupt {
+                key: record.name.clone(),
+                reason: "its last version is the largest number".to_string(),
+            })?,
+        };
+        let deployed = ComponentVersion {
+            version,
+            deployed_ms: now_ms(),
+            record,
+        };
+        versions.push_back(deployed.clone());
+        let mut pruned = Vec::new();
+        while versions.len() > MAX_VERSIONS_KEPT {
+            if let Some(old) = versions.pop_front() {
+                pruned.push(old.record.hash);
+            }
+        }
+        let hash = deployed.record.hash.clone();
+        state.blobs.insert(hash.clone(), bytes);
+        state.collect(pruned);
+        self.tell(FunctionEvent::Deployed {
+            name: deployed.record.name.clone(),
+            version,
+            hash,
+        });
+        Ok(deployed)
+    }
+
+    async fn current(&self, name: &str) -> Result<ComponentVersion> {
+        self.state
+            .lock()
+            .names
+            .get(name)
+            .and_then(|v| v.back())
+            .cloned()
+            .ok_or_else(|| Error::ComponentNotFound(name.to_string()))
+    }
+
+    async fn version(&self, name: &str, version: u64) -> Result<ComponentVersion> {
+        self.state
+            .lock()
+            .names
+            .get(name)
+            .and_then(|versions| versions.iter().find(|v| v.version == version))
+            .cloned()
+            .ok_or_else(|| Error::VersionNotFound {
+                name: name.to_string(),
+                version,
+            })
+    }
+
+    async fn versions(&self, name: &str) -> Result<Vec<ComponentVersion>> {
+        self.state
+            .lock()
+            .names
+            .get(name)
+            .map(|v| v.iter().cloned().collect())
+            .ok_or_else(|| Error::ComponentNotFound(name.to_string()))
+    }
+
+    async fn blob(&self, hash: &str) -> Result<Arc<[u8]>> {
+        self.state
+            .lock()
+            .blobs
+            .get(hash)
+            .cloned()
+            .ok_or_else(|| Error::BlobNotFound(hash.to_string()))
+    }
+
+    async fn list(&self) -> Result<Vec<ComponentVersion>> {
+        // A BTreeMap: already ordered by name.
+        Ok(self
+            .state
+            .lock()
+            .names
+            .values()
+            .filter_map(|v| v.back().cloned())
+            .collect())
+    }
+
+    async fn undeploy(&self, name: &str) -> Result<()> {
+        if check_name(name).is_err() {
+            return Err(Error::ComponentNotFound(name.to_string()));
+        }
+        let mut state = self.state.lock();
+        let versions = state
+            .names
+            .remove(name)
+            .ok_or_else(|| Error::ComponentNotFound(name.to_string()))?;
+        state.collect(versions.into_iter().map(|v| v.record.hash));
+        self.tell(FunctionEvent::Undeployed {
+            name: name.to_string(),
+        });
+        Ok(())
+    }
+
+    async fn watch(&self) -> Result<FunctionWatch> {
+        Ok(FunctionWatch::broadcast(self.events.subscribe()))
+    }
+
+    fn backend(&self) -> String {
+        "embedded".to_string()
+    }
+
+    async fn health(&self) -> Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{content_hash, Declared, FunctionKind, FunctionRecord, Param};
+
+    fn record(name: &str, bytes: &[u8]) -> ComponentRecord {
+        ComponentRecord {
+            name: name.into(),
+            hash: content_hash(bytes),
+            size: bytes.len() as u64,
+            has_main: true,
+            sdk: "wray-rust 0.1.0".into(),
+            functions: vec![
+                FunctionRecord {
+                    kind: FunctionKind::Function,
+                    name: "add".into(),
+                    class: None,
+                    num_returns: 1,
+                    params: vec![
+                        Param {
+                            name: "a".into(),
+                            schema: r#"{"type":"integer"}"#.into(),
+                        },
+                        Param {
+                            name: "b".into(),
+                            schema: r#"{"type":"integer"}"#.into(),
+                        },
+                    ],
+                    returns: vec![r#"{"type":"integer"}"#.into()],
+                    declared: Declared::default(),
+                },
+                FunctionRecord {
+                    kind: FunctionKind::ActorMethod,
+                    name: "incr".into(),
+                    class: Some("Counter".into()),
+                    num_returns: 1,
+                    params: Vec::new(),
+                    returns: vec!["{}".into()],
+                    declared: Declared {
+                        num_gpus: Some(0.5),
+                        ..Declared::default()
+                    },
+                },
+            ],
+        }
+    }
+
+    #[tokio::test]
+    async fn deploy_then_lookup_and_redeploy() {
+        let table = EmbeddedFunctionTable::new();
+        let rec = record("app", b"v1");
+        table
+            .deploy(rec.clone(), Arc::from(&b"v1"[..]))
+            .await
+            .unwrap();
+        assert_eq!(table.component("app").await.unwrap(), rec);
+        assert_eq!(&*table.blob(&rec.hash).await.unwrap(), b"v1");
+        assert!(rec.function("add").is_some());
+        assert!(rec.function("incr").is_none());
+        assert!(rec.actor_method("Counter", "incr").is_some());
+
+        let rec2 = record("app", b"v2");
+        table
+            .deploy(rec2.clone(), Arc::from(&b"v2"[..]))
+            .await
+            .unwrap();
+        assert_eq!(table.component("app").await.unwrap().hash, rec2.hash);
+        assert_eq!(table.current("app").await.unwrap().version, 2);
+        assert_eq!(table.list().await.unwrap().len(), 1);
+
+        let err = table.component("nope").await.unwrap_err();
+        assert!(matches!(err, Error::ComponentNotFound(_)));
+        assert!(!err.is_retryable());
+        assert!(err.to_string().contains("nope"));
+    }
+
+    #[tokio::test]
+    async fn a_watcher_that_falls_behind_is_told_to_resync() {
+        let table = EmbeddedFunctionTable::new();
+        let mut watch = table.watch().await.unwrap();
+        for i in 0..=WATCH_BUFFER {
+            let bytes = i.to_le_bytes();
+            table
+                .deploy(record("app", &bytes), Arc::from(&bytes[..]))
+                .await
+                .unwrap();
+        }
+        assert_eq!(watch.next().await, Some(FunctionEvent::Resync));
+        // Then it goes on with what the channel still holds, in order.
+        let Some(FunctionEvent::Deployed { version, .. }) = watch.next().await else {
+            panic!("a deploy after the resync");
+        };
+        assert!(version > 1);
+        drop(table);
+        while let Some(event) = watch.next().await {
+            assert!(matches!(event, FunctionEvent::Deployed { .. }));
+        }
+    }
+}
