@@ -170,10 +170,12 @@ pub fn functions(node: NodeArg) -> anyhow::Result<ExitCode> {
     let client = node.client()?;
     let body = client.answer(client.request("GET", "/v1/components").call())?;
     let list: Vec<serde_json::Value> = serde_json::from_str(&body)?;
-    for record in &list {
+    for version in &list {
+        let record = &version["record"];
         println!(
-            "{} ({} bytes)",
+            "{} version {} ({} bytes)",
             record["name"].as_str().unwrap_or("?"),
+            version["version"],
             record["size"]
         );
         print_exports(record);

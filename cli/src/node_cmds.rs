@@ -24,6 +24,9 @@ use anyhow::{bail, Context};
 use clap::Args;
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
+use std::sync::Arc;
+
+use wray_control_plane::{EtcdConfig, EtcdFunctionTable};
 use wray_host::{Node, NodeConfig};
 use wray_http::{HttpConfig, Server};
 
@@ -52,6 +55,10 @@ pub struct StartArgs {
     /// CPUs the node offers (default: the machine's).
     #[arg(long)]
     num_cpus: Option<u16>,
+    /// Keep the function table in etcd at this URL (e.g.
+    /// `http://127.0.0.1:2379`) instead of in this process.
+    #[arg(long, value_name = "URL")]
+    etcd: Option<String>,
     /// Seconds the requests in flight get to finish after SIGTERM.
     #[arg(long, default_value_t = 30)]
     grace: u64,
@@ -96,6 +103,9 @@ pub fn start(args: StartArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(n) = args.num_cpus {
         cmd.args(["--num-cpus", &n.to_string()]);
+    }
+    if let Some(url) = &args.etcd {
+        cmd.args(["--etcd", url]);
     }
     let mut child = cmd
         .stdin(ProcessStdio::null())
@@ -143,17 +153,26 @@ fn foreground(args: &StartArgs) -> anyhow::Result<ExitCode> {
     if let Some(n) = args.num_cpus {
         config.num_cpus = usize::from(n);
     }
-    let node: &'static Node = Box::leak(Box::new(Node::start(config)?));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("wray-http")
+        .build()?;
+    let node = match &args.etcd {
+        None => Node::start(config)?,
+        Some(url) => {
+            let table = runtime
+                .block_on(EtcdFunctionTable::connect(EtcdConfig::new([url.as_str()])))
+                .with_context(|| format!("connecting to etcd at {url}"))?;
+            Node::with_function_table(config, Arc::new(table))?
+        }
+    };
+    let node: &'static Node = Box::leak(Box::new(node));
     let session = crate::session::Session::start(node);
     let http = HttpConfig {
         bind: SocketAddr::new(args.bind, args.port),
         token: token.clone(),
         ..HttpConfig::default()
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .thread_name("wray-http")
-        .build()?;
     let server = runtime.block_on(Server::bind(node, http))?;
     let addr = server.local_addr()?;
     if let Some(token) = &token {

@@ -109,10 +109,21 @@ async fn dispatch(state: &State, r: Route<'_>, req: Request<Incoming>) -> Answer
     let query = Query::parse(req.uri().query().unwrap_or(""), r)?;
     let node = state.node;
     match r {
-        Route::Healthz => json(
-            StatusCode::OK,
-            &serde_json::json!({ "status": "ok", "node_id": node.id() }),
-        ),
+        Route::Healthz => {
+            let (backend, health) = tokio::task::block_in_place(|| node.control_plane_health());
+            json(
+                StatusCode::OK,
+                &serde_json::json!({
+                    "status": if health.is_ok() { "ok" } else { "degraded" },
+                    "node_id": node.id(),
+                    "control_plane": {
+                        "backend": backend,
+                        "reachable": health.is_ok(),
+                        "error": health.err(),
+                    },
+                }),
+            )
+        }
         Route::Metrics => {
             let text = state.metrics.render(
                 &node.status_source(0)(),
@@ -621,21 +632,22 @@ async fn deploy(state: &State, query: Query, req: Request<Incoming>) -> Answer {
     }
     let bytes = read_body(req, state.config.max_component, state.config.body_timeout).await?;
     let node = state.node;
-    let record =
-        tokio::task::block_in_place(|| node.deploy(&name, &bytes)).map_err(|e| match e {
+    let record = tokio::task::block_in_place(|| node.deploy_version(&name, &bytes)).map_err(
+        |e| match e {
             wray_host::Error::Component { .. } => {
                 ApiError::bad_request("invalid_component", e.to_string())
             }
             wray_host::Error::ControlPlane(ref c) if !c.is_retryable() => {
-            ApiError::bad_request("invalid_component", e.to_string())
-        }
-        wray_host::Error::ControlPlane(_) => ApiError::busy(e.to_string()),
+                ApiError::bad_request("invalid_component", e.to_string())
+            }
+            wray_host::Error::ControlPlane(_) => ApiError::busy(e.to_string()),
             other => ApiError::new(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "deploy_failed",
                 other.to_string(),
             ),
-        })?;
+        },
+    )?;
     json(StatusCode::CREATED, &record)
 }
 

@@ -44,7 +44,7 @@ fn a_started_node_deploys_lists_calls_undeploys_and_stops_leaving_no_files() {
     success_stdout(&run(&["deploy", mb.to_str().unwrap(), "--name", "mb"]));
     let listed = success_stdout(&run(&["functions"]));
     assert!(
-        listed.contains("counter (") && listed.contains("mb ("),
+        listed.contains("counter version 1 (") && listed.contains("mb version 1 ("),
         "{listed}"
     );
     assert!(listed.ends_with("2 components\n"), "{listed}");
@@ -97,4 +97,71 @@ fn no_auth_is_refused_off_loopback() {
         err.contains("--no-auth is only for a loopback address"),
         "{err}"
     );
+}
+
+#[allow(dead_code)]
+#[path = "../../../control-plane/tests/all/etcd_server.rs"]
+mod etcd_server;
+
+/// Runs `wray call` in `tmp`'s node until it succeeds (or 60 s pass);
+/// its stdout.
+fn call_until_ok(tmp: &std::path::Path, args: &[&str]) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let out = in_dir(tmp, args).output().unwrap();
+        if out.status.success() {
+            return String::from_utf8_lossy(&out.stdout).into_owned();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{args:?} never succeeded: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn two_nodes_on_one_etcd_follow_each_others_deploys_and_undeploys() {
+    let etcd = etcd_server::EtcdServer::start();
+    let url = etcd.endpoint();
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    for dir in [&a, &b] {
+        let out = in_dir(
+            dir.path(),
+            &["start", "--port", "0", "--num-cpus", "1", "--etcd", &url],
+        )
+        .output()
+        .unwrap();
+        success_stdout(&out);
+    }
+    let _stop = (StopOnDrop(a.path().into()), StopOnDrop(b.path().into()));
+    let mb = component("microbench");
+    let said = success_stdout(
+        &in_dir(a.path(), &["deploy", mb.to_str().unwrap(), "--name", "mb"])
+            .output()
+            .unwrap(),
+    );
+    assert!(said.starts_with("deployed mb version 1 ("), "{said}");
+    // Node B never saw the deploy: it follows the table.
+    let said = call_until_ok(b.path(), &["call", "mb/noop", "--json", "[9]"]);
+    assert_eq!(said.trim(), "9");
+    let listed = success_stdout(&in_dir(b.path(), &["functions"]).output().unwrap());
+    assert!(listed.contains("mb version 1 ("), "{listed}");
+    // An undeploy through B reaches A.
+    success_stdout(&in_dir(b.path(), &["undeploy", "mb"]).output().unwrap());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let out = in_dir(a.path(), &["call", "mb/noop", "--json", "[9]"])
+            .output()
+            .unwrap();
+        if String::from_utf8_lossy(&out.stderr).contains("404") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "A still calls mb: {out:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
 }

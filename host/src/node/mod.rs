@@ -13,7 +13,8 @@ use std::time::Duration;
 
 use parking_lot::{Mutex, RwLock};
 use wray_control_plane::{
-    ComponentRecord, ComponentVersion, EmbeddedFunctionTable, EmbeddedJobTable, FunctionTable, JobId, JobTable,
+    ComponentRecord, ComponentVersion, EmbeddedFunctionTable, EmbeddedJobTable, FunctionEvent,
+    FunctionTable, JobId, JobTable,
 };
 
 use crate::cancel_token::CancelToken;
@@ -160,7 +161,7 @@ impl Node {
         let handle: Arc<dyn Executor> = Arc::new(Handle(exec.clone()));
         sched.connect(Arc::downgrade(&handle));
         sched.watch_actor_handles();
-        Ok(Self {
+        let node = Self {
             sched,
             exec,
             _handle: handle,
@@ -170,7 +171,81 @@ impl Node {
             control,
             io: Some(io),
             ticker: Some(ticker),
-        })
+        };
+        node.watch_function_table();
+        Ok(node)
+    }
+
+    /// Follows the function table's changes (a deploy or undeploy by
+    /// another node, or by another client of the same etcd): a version
+    /// this node does not have is loaded (its blob fetched and compiled, or
+    /// the compiled artifact taken from the cache by digest) and becomes
+    /// what its name means here; an undeployed name is forgotten. Tasks
+    /// already submitted keep the version they named. At start, and after
+    /// a `Resync`, every listed component is brought up to date. Runs on
+    /// the node's IO runtime until the node is gone.
+    fn watch_function_table(&self) {
+        let Some(io) = &self.io else {
+            return;
+        };
+        let table = self.table.clone();
+        let (exec, sched) = (Arc::downgrade(&self.exec), Arc::downgrade(&self.sched));
+        io.spawn(async move {
+            let mut watch = match table.watch().await {
+                Ok(w) => w,
+                Err(e) => {
+                    tracing::warn!(
+                        "not following the function table ({}): {e}",
+                        table.backend()
+                    );
+                    return;
+                }
+            };
+            let mut resync = true;
+            loop {
+                if std::mem::take(&mut resync) {
+                    match table.list().await {
+                        Ok(all) => {
+                            for v in all {
+                                if !follow(&table, &exec, &sched, v.record).await {
+                                    return;
+                                }
+                            }
+                        }
+                        Err(e) => tracing::warn!("listing the function table: {e}"),
+                    }
+                }
+                let Some(event) = watch.next().await else {
+                    return;
+                };
+                match event {
+                    FunctionEvent::Deployed { name, .. } => match table.current(&name).await {
+                        Ok(v) => {
+                            if !follow(&table, &exec, &sched, v.record).await {
+                                return;
+                            }
+                        }
+                        Err(e) => tracing::warn!("reading {name} from the function table: {e}"),
+                    },
+                    FunctionEvent::Undeployed { name } => {
+                        let Some(sched) = sched.upgrade() else {
+                            return;
+                        };
+                        sched.undeploy(&name);
+                    }
+                    FunctionEvent::Resync => resync = true,
+                }
+            }
+        });
+    }
+
+    /// Where the function table lives (`embedded`, or `etcd at ..`) and
+    /// whether it answers now (for `/healthz` and `wray status`).
+    pub fn control_plane_health(&self) -> (String, std::result::Result<(), String>) {
+        let health = self
+            .block_on(self.table.health())
+            .map_err(|e| e.to_string());
+        (self.table.backend(), health)
     }
 
     /// A handle that stops this node's work from another thread.
@@ -268,10 +343,11 @@ impl Node {
     /// # Errors
     /// [`Error::NotDeployed`], or [`Error::ControlPlane`].
     pub fn component(&self, name: &str) -> Result<ComponentVersion> {
-        self.block_on(self.table.current(name)).map_err(|e| match e {
-            wray_control_plane::Error::ComponentNotFound(n) => Error::NotDeployed(n),
-            other => other.into(),
-        })
+        self.block_on(self.table.current(name))
+            .map_err(|e| match e {
+                wray_control_plane::Error::ComponentNotFound(n) => Error::NotDeployed(n),
+                other => other.into(),
+            })
     }
 
     /// Every component in the function table, ordered by name. Blocks on
@@ -351,12 +427,7 @@ impl Node {
     /// Makes `loaded` runnable here: the executor keeps it, the scheduler
     /// checks submissions against its function-table row.
     fn add_loaded(&self, loaded: Arc<LoadedComponent>) {
-        let record = Arc::new(loaded.record.clone());
-        self.exec
-            .components
-            .write()
-            .insert(record.hash.clone(), loaded);
-        self.sched.add_component(record);
+        add_loaded(&self.exec, &self.sched, loaded);
     }
 
     /// Deployed component `name`, loaded here (compiled from the function
@@ -369,6 +440,9 @@ impl Node {
                 other => other.into(),
             })?;
         if let Some(loaded) = self.exec.component(&record.hash) {
+            // Known by its hash (under another name, or forgotten by name
+            // after a redeploy elsewhere): known by this name from now on.
+            self.sched.add_component(Arc::new(record));
             return Ok(loaded);
         }
         let bytes = self.block_on(self.table.blob(&record.hash))?;
@@ -516,6 +590,56 @@ impl Node {
             _ => self.control.block_on(f),
         }
     }
+}
+
+/// Makes `loaded` runnable on the node of `exec` and `sched`.
+fn add_loaded(exec: &WasmExecutor, sched: &Scheduler, loaded: Arc<LoadedComponent>) {
+    let record = Arc::new(loaded.record.clone());
+    exec.components.write().insert(record.hash.clone(), loaded);
+    sched.add_component(record);
+}
+
+/// Makes `record` (the function table's current version of its name) what
+/// its name means on the node of `exec` and `sched`, loading it if the
+/// node does not have its hash; `false` once the node is gone. A component
+/// that cannot be fetched or loaded is logged and skipped (its name keeps
+/// what it meant).
+async fn follow(
+    table: &Arc<dyn FunctionTable>,
+    exec: &std::sync::Weak<WasmExecutor>,
+    sched: &std::sync::Weak<Scheduler>,
+    record: ComponentRecord,
+) -> bool {
+    let (Some(exec), Some(sched)) = (exec.upgrade(), sched.upgrade()) else {
+        return false;
+    };
+    if sched
+        .deployed(&record.name)
+        .is_some_and(|r| r.hash == record.hash)
+    {
+        return true;
+    }
+    if exec.component(&record.hash).is_some() {
+        sched.add_component(Arc::new(record));
+        return true;
+    }
+    let bytes = match table.blob(&record.hash).await {
+        Ok(b) => b,
+        Err(e) => {
+            tracing::warn!("fetching {} ({}): {e}", record.name, record.hash);
+            return true;
+        }
+    };
+    let name = record.name.clone();
+    let compiling = exec.clone();
+    let loaded =
+        tokio::task::spawn_blocking(move || component::load(&compiling, &name, &bytes)).await;
+    match loaded {
+        Ok(Ok(loaded)) => add_loaded(&exec, &sched, loaded),
+        Ok(Err(e)) => tracing::warn!("loading {}: {e}", record.name),
+        Err(e) => tracing::warn!("loading {}: {e}", record.name),
+    }
+    true
 }
 
 /// A node's id: `node-` and 16 random hex digits (unique beyond this
