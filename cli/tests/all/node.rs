@@ -108,7 +108,7 @@ mod etcd_server;
 fn call_until_ok(tmp: &std::path::Path, args: &[&str]) -> String {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
-        let out = in_dir(tmp, args).output().unwrap();
+        let out = in_dir(tmp, args).output().expect("wray runs");
         if out.status.success() {
             return String::from_utf8_lossy(&out.stdout).into_owned();
         }
