@@ -245,3 +245,29 @@ pub fn call(args: CallArgs) -> anyhow::Result<ExitCode> {
     println!("{body}");
     Ok(ExitCode::SUCCESS)
 }
+
+/// What the running node (`wray start`'s latest) says of its control plane
+/// in `/healthz`: its backend and whether it answers; `None` when no node
+/// runs or it does not answer.
+pub fn control_plane_line() -> Option<String> {
+    let node = read_node_file(&latest()).ok()?;
+    let agent = ureq::AgentBuilder::new()
+        .timeout(std::time::Duration::from_secs(10))
+        .build();
+    let health: serde_json::Value = agent
+        .get(&format!("{}/healthz", node.url))
+        .call()
+        .ok()?
+        .into_json()
+        .ok()?;
+    let cp = &health["control_plane"];
+    let backend = cp["backend"].as_str().unwrap_or("?");
+    Some(if cp["reachable"] == true {
+        format!("{backend}: reachable")
+    } else {
+        format!(
+            "{backend}: UNREACHABLE ({}); the node runs what it has, deploys fail",
+            cp["error"].as_str().unwrap_or("?")
+        )
+    })
+}

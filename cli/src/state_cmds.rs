@@ -63,6 +63,9 @@ pub fn status(args: SessionArg) -> anyhow::Result<()> {
         println!("  {s}: {}", num(n));
     }
     println!("Errors: {}", state["errors"].as_array().map_or(0, Vec::len));
+    if let Some(line) = crate::client::control_plane_line() {
+        println!("Control plane: {line}");
+    }
     Ok(())
 }
 

@@ -123,7 +123,7 @@ fn call_until_ok(tmp: &std::path::Path, args: &[&str]) -> String {
 
 #[test]
 fn two_nodes_on_one_etcd_follow_each_others_deploys_and_undeploys() {
-    let etcd = etcd_server::EtcdServer::start();
+    let mut etcd = etcd_server::EtcdServer::start();
     let url = etcd.endpoint();
     let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     for dir in [&a, &b] {
@@ -148,6 +148,11 @@ fn two_nodes_on_one_etcd_follow_each_others_deploys_and_undeploys() {
     assert_eq!(said.trim(), "9");
     let listed = success_stdout(&in_dir(b.path(), &["functions"]).output().unwrap());
     assert!(listed.contains("mb version 1 ("), "{listed}");
+    let status = success_stdout(&in_dir(b.path(), &["status"]).output().unwrap());
+    assert!(
+        status.contains(&format!("Control plane: etcd at {url}: reachable")),
+        "{status}"
+    );
     // An undeploy through B reaches A.
     success_stdout(&in_dir(b.path(), &["undeploy", "mb"]).output().unwrap());
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
@@ -164,4 +169,28 @@ fn two_nodes_on_one_etcd_follow_each_others_deploys_and_undeploys() {
         );
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
+    // etcd gone: A keeps running what it has, says so, and deploys fail
+    // naming etcd.
+    success_stdout(
+        &in_dir(a.path(), &["deploy", mb.to_str().unwrap(), "--name", "mb"])
+            .output()
+            .unwrap(),
+    );
+    etcd.stop();
+    let said = success_stdout(
+        &in_dir(a.path(), &["call", "mb/noop", "--json", "[4]"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(said.trim(), "4");
+    let status = success_stdout(&in_dir(a.path(), &["status"]).output().unwrap());
+    assert!(
+        status.contains("Control plane: etcd at") && status.contains("UNREACHABLE"),
+        "{status}"
+    );
+    let out = in_dir(a.path(), &["deploy", mb.to_str().unwrap(), "--name", "mb2"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("etcd at"), "{err}");
 }
