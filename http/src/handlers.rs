@@ -610,6 +610,9 @@ async fn call_actor(state: &State, id: &str, method: &str, query: &Query, body: 
 }
 
 async fn deploy(state: &State, query: Query, req: Request<Incoming>) -> Answer {
+    // The body is read (bounded) before the name is judged, so that a
+    // client still sending it gets the answer rather than a broken pipe.
+    let bytes = read_body(req, state.config.max_component, state.config.body_timeout).await?;
     let name = query.name.ok_or_else(|| {
         ApiError::bad_request(
             "no_name",
@@ -630,7 +633,6 @@ async fn deploy(state: &State, query: Query, req: Request<Incoming>) -> Answer {
             ),
         ));
     }
-    let bytes = read_body(req, state.config.max_component, state.config.body_timeout).await?;
     let node = state.node;
     let record = tokio::task::block_in_place(|| node.deploy_version(&name, &bytes)).map_err(
         |e| match e {

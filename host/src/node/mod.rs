@@ -577,12 +577,23 @@ impl Node {
         self.sched.objects.stats()
     }
 
-    /// Runs a control-plane future to completion on the node's control
-    /// runtime. Called from a multi-threaded tokio runtime's task (the
-    /// HTTP API's handlers), it first tells that runtime the thread blocks
-    /// (`block_in_place`), since a runtime may not be entered from another.
+    /// Runs a control-plane future to completion. It is polled once first
+    /// (in the control runtime's context): the embedded tables answer at
+    /// once, so a job's start and end cost no thread handoff. Otherwise it
+    /// runs on the node's control runtime; called from a multi-threaded
+    /// tokio runtime's task (the HTTP API's handlers), it first tells that
+    /// runtime the thread blocks (`block_in_place`), since a runtime may
+    /// not be entered from another.
     fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
+        use std::task::{Context, Poll, Waker};
         use tokio::runtime::{Handle, RuntimeFlavor};
+        let mut f = std::pin::pin!(f);
+        {
+            let _context = self.control.enter();
+            if let Poll::Ready(out) = f.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+                return out;
+            }
+        }
         match Handle::try_current() {
             Ok(h) if h.runtime_flavor() == RuntimeFlavor::MultiThread => {
                 tokio::task::block_in_place(|| self.control.block_on(f))
