@@ -51,7 +51,11 @@ pub struct BenchOptions {
 
 /// Headings of the report's sections that `bench` does not measure: kept
 /// from the earlier report as they were.
-const KEPT_SECTIONS: &[&str] = &["## Guests by language", "## Task table: 1 M tasks"];
+const KEPT_SECTIONS: &[&str] = &[
+    "## Guests by language",
+    "## Task table: 1 M tasks",
+    "## HTTP",
+];
 
 /// The section of `report` under `heading` (to the next `## ` heading),
 /// with a blank line before it; empty when there is none.
