@@ -110,7 +110,7 @@ async fn dispatch(state: &State, r: Route<'_>, req: Request<Incoming>) -> Answer
     let node = state.node;
     match r {
         Route::Healthz => {
-            let (backend, health) = tokio::task::block_in_place(|| node.control_plane_health());
+            let (backend, health) = node.control_plane_health();
             json(
                 StatusCode::OK,
                 &serde_json::json!({
@@ -126,8 +126,11 @@ async fn dispatch(state: &State, r: Route<'_>, req: Request<Incoming>) -> Answer
         }
         Route::Metrics => {
             let text = state.metrics.render(
-                &node.status_source(0)(),
-                state.config.max_inflight - state.inflight.available_permits(),
+                &node.task_counts(),
+                state
+                    .config
+                    .max_inflight
+                    .saturating_sub(state.inflight.available_permits()),
                 state.kept.len(),
                 u64::try_from(node.object_store_stats().bytes).unwrap_or(u64::MAX),
             );
@@ -139,13 +142,15 @@ async fn dispatch(state: &State, r: Route<'_>, req: Request<Incoming>) -> Answer
             Ok(response)
         }
         Route::OpenApi => {
-            let components = tokio::task::block_in_place(|| node.components())
+            let components = node
+                .components()
                 .map_err(|e| ApiError::busy(format!("the function table: {e}")))?;
             let records: Vec<_> = components.into_iter().map(|v| v.record).collect();
             json(StatusCode::OK, &crate::openapi::document(&records))
         }
         Route::ListComponents => {
-            let components = tokio::task::block_in_place(|| node.components())
+            let components = node
+                .components()
                 .map_err(|e| ApiError::busy(format!("the function table: {e}")))?;
             json(StatusCode::OK, &components)
         }
@@ -156,7 +161,8 @@ async fn dispatch(state: &State, r: Route<'_>, req: Request<Incoming>) -> Answer
             Err(e) => Err(ApiError::busy(format!("the function table: {e}"))),
         },
         Route::Undeploy(name) => {
-            let removed = tokio::task::block_in_place(|| node.undeploy(name))
+            let removed = node
+                .undeploy(name)
                 .map_err(|e| ApiError::busy(format!("the function table: {e}")))?;
             if removed {
                 json(StatusCode::OK, &serde_json::json!({ "undeployed": name }))
@@ -634,6 +640,8 @@ async fn deploy(state: &State, query: Query, req: Request<Incoming>) -> Answer {
         ));
     }
     let node = state.node;
+    // Compiling takes the thread for as long as Cranelift runs: tell the
+    // runtime (the control-plane calls inside say so themselves).
     let record = tokio::task::block_in_place(|| node.deploy_version(&name, &bytes)).map_err(
         |e| match e {
             wray_host::Error::Component { .. } => {

@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use parking_lot::Mutex;
+use wray_host::scheduler::task_table::TaskStatus;
 
 /// Upper bounds of the request latency buckets, in seconds (Prometheus'
 /// default buckets, from 100 µs).
@@ -53,11 +54,11 @@ impl Metrics {
         m.latency_sum += secs;
     }
 
-    /// The exposition text: these counters, then `node` (a node's status
-    /// JSON: `task_counts`), `inflight`, `kept` and `store_bytes`.
+    /// The exposition text: these counters, then the node's `task_counts`
+    /// (by state), `inflight`, `kept` and `store_bytes`.
     pub(crate) fn render(
         &self,
-        status: &serde_json::Value,
+        task_counts: &BTreeMap<TaskStatus, u64>,
         inflight: usize,
         kept: usize,
         store_bytes: u64,
@@ -116,14 +117,9 @@ impl Metrics {
             "# HELP wray_tasks Tasks by state (finished ones: since the node started)."
         );
         let _ = writeln!(s, "# TYPE wray_tasks gauge");
-        if let Some(counts) = status["task_counts"].as_object() {
-            for (state, n) in counts {
-                let _ = writeln!(
-                    s,
-                    "wray_tasks{{state=\"{state}\"}} {}",
-                    n.as_u64().unwrap_or(0)
-                );
-            }
+        for (state, n) in task_counts {
+            let state = serde_json::to_value(state).unwrap_or_default();
+            let _ = writeln!(s, "wray_tasks{{state={state}}} {n}");
         }
         let _ = writeln!(
             s,

@@ -96,11 +96,16 @@ fn answer(r: Result<ureq::Response, ureq::Error>) -> (u16, Value) {
     )
 }
 
+/// A request to `url` carrying [`TOKEN`].
+fn authed(method: &str, url: &str) -> ureq::Request {
+    agent()
+        .request(method, url)
+        .set("Authorization", &format!("Bearer {TOKEN}"))
+}
+
 fn post(url: &str, content_type: &str, body: &[u8]) -> (u16, Value) {
     answer(
-        agent()
-            .post(url)
-            .set("Authorization", &format!("Bearer {TOKEN}"))
+        authed("POST", url)
             .set("Content-Type", content_type)
             .send_bytes(body),
     )
@@ -115,12 +120,11 @@ fn call(path: &str, body: &str) -> (u16, Value) {
 }
 
 fn get(path: &str) -> (u16, Value) {
-    answer(
-        agent()
-            .get(&format!("{}{path}", base()))
-            .set("Authorization", &format!("Bearer {TOKEN}"))
-            .call(),
-    )
+    get_at(base(), path)
+}
+
+fn get_at(url: &str, path: &str) -> (u16, Value) {
+    answer(authed("GET", &format!("{url}{path}")).call())
 }
 
 fn code(v: &Value) -> &str {
@@ -202,14 +206,7 @@ fn kept_sessions_are_bounded_and_past_the_bound_the_answer_is_503_with_retry_aft
         ..HttpConfig::default()
     });
     let call = |path: &str| post(&format!("{url}{path}"), "application/json", b"[1]");
-    let get = |path: &str| {
-        answer(
-            agent()
-                .get(&format!("{url}{path}"))
-                .set("Authorization", &format!("Bearer {TOKEN}"))
-                .call(),
-        )
-    };
+    let get = |path: &str| get_at(&url, path);
     // Hold all 8 with async calls: the next one is refused.
     let mut ids = Vec::new();
     let mut refused = None;
@@ -261,12 +258,7 @@ fn an_actor_keeps_its_state_between_calls_until_killed() {
                 .any(|a| a["actor"] == actor.as_str()),
         "{v}"
     );
-    let (s, _) = answer(
-        agent()
-            .delete(&format!("{}/v1/actors/{actor}", base()))
-            .set("Authorization", &format!("Bearer {TOKEN}"))
-            .call(),
-    );
+    let (s, _) = answer(authed("DELETE", &format!("{}/v1/actors/{actor}", base())).call());
     assert_eq!(s, 200);
     let (s, v) = call(&format!("/v1/actors/{actor}/add"), "[1]");
     assert_eq!((s, code(&v)), (404, "unknown_actor"), "{v}");
@@ -325,12 +317,7 @@ fn an_undeployed_component_is_not_found_and_can_be_deployed_again() {
         201
     );
     assert_eq!(call("/v1/functions/gone/noop", "[1]"), (200, json!(1)));
-    let (s, _) = answer(
-        agent()
-            .delete(&format!("{url}/v1/components/gone"))
-            .set("Authorization", &format!("Bearer {TOKEN}"))
-            .call(),
-    );
+    let (s, _) = answer(authed("DELETE", &format!("{url}/v1/components/gone")).call());
     assert_eq!(s, 200);
     assert_eq!(call("/v1/functions/gone/noop", "[1]").0, 404);
     let (s, v) = post(

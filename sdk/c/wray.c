@@ -628,13 +628,25 @@ static bool number_value(wray_call *c, size_t i, const uint8_t *s, size_t n, dou
     return true;
 }
 
-bool wray_arg_number(wray_call *c, size_t i, double *out) {
+/* Argument i's JSON number text (*n bytes, whether it is written as an
+ * integer), or NULL with the error recorded. */
+static const uint8_t *number_arg(wray_call *c, size_t i, size_t *n, bool *integral) {
     size_t len;
     const uint8_t *s = json_arg(c, i, &len);
-    if (!s) return false;
+    if (!s) return NULL;
+    *n = number_span(s, len, integral);
+    if (*n == 0 || *n != len) {
+        bad_arg(c, i, "is not a JSON number");
+        return NULL;
+    }
+    return s;
+}
+
+bool wray_arg_number(wray_call *c, size_t i, double *out) {
+    size_t n;
     bool integral;
-    size_t n = number_span(s, len, &integral);
-    if (n == 0 || n != len) return bad_arg(c, i, "is not a JSON number");
+    const uint8_t *s = number_arg(c, i, &n, &integral);
+    if (!s) return false;
     double v;
     if (!number_value(c, i, s, n, &v)) return false;
     if (v != v || v - v != 0) return bad_arg(c, i, "is a number out of range");
@@ -643,12 +655,10 @@ bool wray_arg_number(wray_call *c, size_t i, double *out) {
 }
 
 bool wray_arg_int(wray_call *c, size_t i, int64_t *out) {
-    size_t len;
-    const uint8_t *s = json_arg(c, i, &len);
-    if (!s) return false;
+    size_t n;
     bool integral;
-    size_t n = number_span(s, len, &integral);
-    if (n == 0 || n != len) return bad_arg(c, i, "is not a JSON number");
+    const uint8_t *s = number_arg(c, i, &n, &integral);
+    if (!s) return false;
     if (!integral) {
         /* 3.0 or 3e2: exact through a double, within +-2^53. */
         double v;

@@ -30,6 +30,7 @@ use crate::objects::data::Budget;
 use crate::objects::{default_spill_limit, ObjectStore, StoreLimits};
 use crate::resources::{node_gpus, pin, GpuInfo, NodeResources, Quantity, ResourceTotals};
 use crate::scheduler::queue::ResourcePool;
+use crate::scheduler::task_table::TaskStatus;
 use crate::scheduler::{Executor, Scheduler, StatsSnapshot};
 use crate::worker_pool::WorkerPool;
 
@@ -466,6 +467,12 @@ impl Node {
     /// Every object in the store, with size, location and holders.
     pub fn objects(&self) -> Vec<crate::objects::ObjectInfo> {
         self.sched.objects.list()
+    }
+
+    /// Tasks by state, exact: pending and running now, finished since the
+    /// node started.
+    pub fn task_counts(&self) -> std::collections::BTreeMap<TaskStatus, u64> {
+        self.sched.tasks.counts()
     }
 
     /// Task counters so far.
