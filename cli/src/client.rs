@@ -1,5 +1,6 @@
 //! The commands that talk to a running node over its HTTP API:
-//! `wray deploy`, `wray functions`, `wray undeploy` and `wray call`. They
+//! `wray deploy`, `wray functions`, `wray undeploy` and `wray call` (and,
+//! in `job_cmds`, `wray job`). They
 //! find the node in `<tmp>/wray/node_latest` (`node.json` and `token`), or
 //! at `--address` with `WRAY_TOKEN`.
 
@@ -21,14 +22,18 @@ pub struct NodeArg {
 }
 
 /// A node's URL and token.
-struct Client {
-    url: String,
+pub(crate) struct Client {
+    pub(crate) url: String,
     token: Option<String>,
     agent: ureq::Agent,
 }
 
 impl NodeArg {
-    fn client(&self) -> anyhow::Result<Client> {
+    /// The client of the node this names.
+    ///
+    /// # Errors
+    /// No node runs (no `node.json`), or its token cannot be read.
+    pub(crate) fn client(&self) -> anyhow::Result<Client> {
         let (url, token) = match &self.address {
             Some(url) => (
                 url.trim_end_matches('/').to_string(),
@@ -60,7 +65,8 @@ impl NodeArg {
 }
 
 impl Client {
-    fn request(&self, method: &str, path: &str) -> ureq::Request {
+    /// A request of `method` to `path` (from `/`), with the token.
+    pub(crate) fn request(&self, method: &str, path: &str) -> ureq::Request {
         let r = self.agent.request(method, &format!("{}{path}", self.url));
         match &self.token {
             Some(t) => r.set("Authorization", &format!("Bearer {t}")),
@@ -69,9 +75,20 @@ impl Client {
     }
 
     /// The body of a success, or an error naming what the node said.
-    fn answer(&self, result: Result<ureq::Response, ureq::Error>) -> anyhow::Result<String> {
+    pub(crate) fn answer(
+        &self,
+        result: Result<ureq::Response, ureq::Error>,
+    ) -> anyhow::Result<String> {
+        Ok(self.response(result)?.into_string()?)
+    }
+
+    /// A success's response, or an error naming what the node said.
+    pub(crate) fn response(
+        &self,
+        result: Result<ureq::Response, ureq::Error>,
+    ) -> anyhow::Result<ureq::Response> {
         match result {
-            Ok(r) => Ok(r.into_string()?),
+            Ok(r) => Ok(r),
             Err(ureq::Error::Status(code, r)) => {
                 let body = r.into_string().unwrap_or_default();
                 let message = serde_json::from_str::<serde_json::Value>(&body)
@@ -115,23 +132,37 @@ pub fn deploy(args: DeployArgs) -> anyhow::Result<ExitCode> {
             .to_string(),
     };
     let client = args.node.client()?;
+    let version = upload(&client, &name, &bytes)?;
+    print_exports(&version["record"]);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Deploys `bytes` as `name` and prints a line saying so; the node's
+/// answer (the component's version).
+///
+/// # Errors
+/// The node cannot be reached, or it refused.
+pub(crate) fn upload(
+    client: &Client,
+    name: &str,
+    bytes: &[u8],
+) -> anyhow::Result<serde_json::Value> {
     let body = client.answer(
         client
             .request("POST", &format!("/v1/components?name={name}"))
             .set("Content-Type", "application/wasm")
-            .send_bytes(&bytes),
+            .send_bytes(bytes),
     )?;
     let version: serde_json::Value = serde_json::from_str(&body)?;
     let record = &version["record"];
     println!(
         "deployed {} version {} ({} bytes, sha256 {})",
-        record["name"].as_str().unwrap_or(&name),
+        record["name"].as_str().unwrap_or(name),
         version["version"],
         record["size"],
         record["hash"].as_str().unwrap_or("?")
     );
-    print_exports(record);
-    Ok(ExitCode::SUCCESS)
+    Ok(version)
 }
 
 /// One line per export of a component record.

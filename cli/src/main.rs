@@ -17,6 +17,7 @@ mod baseline;
 mod client;
 mod describe;
 mod embedded;
+mod job_cmds;
 mod microbenchmark;
 mod node_cmds;
 mod progress;
@@ -74,6 +75,10 @@ enum Command {
     Undeploy(client::UndeployArgs),
     /// Call `component/function` on the running node with JSON arguments.
     Call(client::CallArgs),
+    /// Jobs on the running node (Ray's `ray job`): submit a component's
+    /// `main`, follow its logs, see its status, stop it.
+    #[command(subcommand)]
+    Job(job_cmds::JobCommand),
 }
 
 fn main() -> std::process::ExitCode {
@@ -100,6 +105,7 @@ fn main() -> std::process::ExitCode {
         Command::Functions(args) => client::functions(args),
         Command::Undeploy(args) => client::undeploy(args),
         Command::Call(args) => client::call(args),
+        Command::Job(command) => job_cmds::run(command),
         Command::Timeline(args) => {
             state_cmds::timeline(args).map(|()| std::process::ExitCode::SUCCESS)
         }

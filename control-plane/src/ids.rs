@@ -211,6 +211,21 @@ impl std::str::FromStr for TaskId {
     }
 }
 
+impl std::str::FromStr for JobId {
+    type Err = BadId;
+
+    /// Parses the 16 hex digits [`JobId`]'s `Display` writes.
+    fn from_str(s: &str) -> Result<Self, BadId> {
+        const EXPECTED: &str = "a job id (16 hex digits)";
+        if s.len() != 16 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(bad(EXPECTED, s));
+        }
+        u64::from_str_radix(s, 16)
+            .map(JobId)
+            .map_err(|_| bad(EXPECTED, s))
+    }
+}
+
 impl std::str::FromStr for ObjectId {
     type Err = BadId;
 
@@ -251,6 +266,11 @@ mod tests {
             assert!(bad.parse::<ObjectId>().is_err(), "{bad}");
         }
         assert!("+1".repeat(16).parse::<TaskId>().is_err());
+        let job = JobId(0xfedc_ba98_0000_0001);
+        assert_eq!(job.to_string().parse::<JobId>(), Ok(job));
+        for bad in ["", "+123456789abcdef", &"0".repeat(17), &task.to_string()] {
+            assert!(bad.parse::<JobId>().is_err(), "{bad}");
+        }
     }
     use proptest::prelude::*;
 

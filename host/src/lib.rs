@@ -22,11 +22,13 @@
 //! - [`node`]: [`Node`] wires them, owns the runtimes, and shuts down in
 //!   order; drivers, state snapshots, the timeline.
 //! - [`session`]: [`Session`], the one door for code outside a guest.
+//! - [`jobs`]: [`Jobs`], drivers run in the background with a log each
+//!   (Ray's Jobs API).
 //!
 //! Leaves any layer may use: [`bounds`] (every bound a guest meets, every
 //! setting's range), [`config`] ([`NodeConfig`]), [`resources`] (CPUs,
 //! GPUs, pinning), [`cancel_token`], [`id_map`], [`error`], [`worker_pool`] (the worker
-//! threads, bounded by the CPUs).
+//! threads, bounded by the CPUs), [`job_log`] (a job's bounded output).
 
 pub mod bounds;
 pub mod cancel_token;
@@ -34,6 +36,8 @@ pub mod config;
 pub mod error;
 pub mod executor;
 pub mod id_map;
+pub mod job_log;
+pub mod jobs;
 pub mod node;
 pub mod objects;
 pub mod proto;
@@ -44,6 +48,8 @@ pub mod worker_pool;
 
 pub use config::{NodeConfig, Preopen, Stdio};
 pub use error::{Error, ErrorKind, Result, TaskError};
+pub use job_log::{JobLog, LogChunk};
+pub use jobs::{JobError, JobInfo, JobStatus, Jobs, JobsConfig};
 pub use node::driver::DriverOutcome;
 pub use node::{Node, StopHandle};
 pub use scheduler::StatsSnapshot;

@@ -36,6 +36,9 @@ pub struct HttpConfig {
     /// request names no `timeout` (default 60 s); the most it may name is
     /// [`MAX_TIMEOUT`].
     pub default_timeout: Duration,
+    /// Bounds of the jobs submitted over HTTP (default: 64 running, 256
+    /// remembered, 1 MiB of log each).
+    pub jobs: wray_host::JobsConfig,
 }
 
 /// The longest `?timeout=` a request may name: one hour.
@@ -55,6 +58,7 @@ impl Default for HttpConfig {
             max_kept: 10_000,
             kept_ttl: Duration::from_secs(600),
             default_timeout: Duration::from_secs(60),
+            jobs: wray_host::JobsConfig::default(),
         }
     }
 }

@@ -6,16 +6,17 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Either, Full, Limited};
 use hyper::body::Incoming;
 use hyper::header::{HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE};
 use hyper::{Request, Response, StatusCode};
 use tokio::sync::Semaphore;
 use wray_host::proto::{Arg, Codec, Payload, TaskOptions};
-use wray_host::{ActorId, FunctionRecord, Node, ObjectId, Session, TaskError};
+use wray_host::{ActorId, FunctionRecord, Jobs, Node, ObjectId, Session, TaskError};
 
 use crate::config::{HttpConfig, MAX_TIMEOUT};
 use crate::error::ApiError;
+use crate::jobs::ResponseBody;
 use crate::kept::{Kept, Purpose};
 use crate::metrics::Metrics;
 use crate::routes::{route, Route};
@@ -27,6 +28,8 @@ pub(crate) struct State {
     pub(crate) kept: Kept,
     pub(crate) inflight: Semaphore,
     pub(crate) metrics: Metrics,
+    /// Jobs submitted over HTTP.
+    pub(crate) jobs: Jobs,
 }
 
 impl State {
@@ -36,6 +39,7 @@ impl State {
             kept: Kept::new(config.max_kept, config.kept_ttl),
             inflight: Semaphore::new(config.max_inflight),
             metrics: Metrics::default(),
+            jobs: Jobs::new(config.jobs.clone()),
             config,
         }
     }
@@ -44,7 +48,7 @@ impl State {
 type Answer = Result<Response<Full<Bytes>>, ApiError>;
 
 /// Answers `req`: never an `Err`, never a panic on anything a client sends.
-pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Response<Full<Bytes>> {
+pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Response<ResponseBody> {
     let start = Instant::now();
     let path = req.uri().path().to_string();
     let (label, answer) = match route(req.method(), &path) {
@@ -59,13 +63,21 @@ pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Respons
                         "the node is serving {} requests, the most it takes at once",
                         state.config.max_inflight
                     ))),
-                    Ok(_permit) => dispatch(&state, r, req).await,
+                    Ok(_permit) => match (Query::parse(req.uri().query().unwrap_or(""), r), r) {
+                        (Err(e), _) => Err(e),
+                        (Ok(q), Route::JobLogs(id)) => {
+                            crate::jobs::logs(&state.jobs, id, q.offset, q.follow)
+                        }
+                        (Ok(query), _) => dispatch(&state, r, query, req)
+                            .await
+                            .map(|a| a.map(Either::Left)),
+                    },
                 },
             };
             (label, answer)
         }
     };
-    let response = answer.unwrap_or_else(|e| e.to_response());
+    let response = answer.unwrap_or_else(|e| e.to_response().map(Either::Left));
     state
         .metrics
         .record(label, response.status().as_u16(), start.elapsed());
@@ -105,8 +117,7 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-async fn dispatch(state: &State, r: Route<'_>, req: Request<Incoming>) -> Answer {
-    let query = Query::parse(req.uri().query().unwrap_or(""), r)?;
+async fn dispatch(state: &State, r: Route<'_>, query: Query, req: Request<Incoming>) -> Answer {
     let node = state.node;
     match r {
         Route::Healthz => {
@@ -217,6 +228,38 @@ async fn dispatch(state: &State, r: Route<'_>, req: Request<Incoming>) -> Answer
         Route::Objects => json(StatusCode::OK, &node.objects()),
         Route::Errors => json(StatusCode::OK, &node.errors()),
         Route::Timeline => json(StatusCode::OK, &node.timeline()),
+        Route::ListJobs => json(StatusCode::OK, &state.jobs.list()),
+        Route::SubmitJob => {
+            let body = read_body(req, state.config.max_body, state.config.body_timeout).await?;
+            json(
+                StatusCode::CREATED,
+                &crate::jobs::submit(&state.jobs, node, &body)?,
+            )
+        }
+        Route::GetJob(id) => {
+            let info = state.jobs.info(crate::jobs::parse_job(id)?);
+            json(StatusCode::OK, &info.map_err(crate::jobs::job_error)?)
+        }
+        Route::DeleteJob(id) => {
+            state
+                .jobs
+                .delete(crate::jobs::parse_job(id)?)
+                .map_err(crate::jobs::job_error)?;
+            json(StatusCode::OK, &serde_json::json!({ "deleted": id }))
+        }
+        Route::StopJob(id) => {
+            let stopped = state.jobs.stop(crate::jobs::parse_job(id)?);
+            json(
+                StatusCode::OK,
+                &serde_json::json!({ "stopped": stopped.map_err(crate::jobs::job_error)? }),
+            )
+        }
+        // Answered by `handle` (its body streams).
+        Route::JobLogs(_) => Err(ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "misrouted",
+            "job logs are answered before dispatch",
+        )),
     }
 }
 
@@ -226,6 +269,10 @@ struct Query {
     timeout: Option<Duration>,
     asynchronous: bool,
     name: Option<String>,
+    /// `GET /v1/jobs/{id}/logs`: the byte to start from.
+    offset: u64,
+    /// `GET /v1/jobs/{id}/logs`: stream until the job ends.
+    follow: bool,
 }
 
 impl Query {
@@ -238,17 +285,18 @@ impl Query {
                 ("timeout", Route::Invoke(..) | Route::CallActor(..) | Route::GetObject(_)) => {
                     q.timeout = Some(parse_timeout(value)?);
                 }
-                ("async", Route::Invoke(..)) => {
-                    q.asynchronous = match value {
-                        "true" | "1" | "" => true,
-                        "false" | "0" => false,
-                        other => {
-                            return Err(ApiError::bad_request(
-                                "bad_query",
-                                format!("async={other}: expected true or false"),
-                            ))
-                        }
-                    };
+                ("async", Route::Invoke(..)) => q.asynchronous = parse_bool(key, value)?,
+                ("follow", Route::JobLogs(_)) => q.follow = parse_bool(key, value)?,
+                ("offset", Route::JobLogs(_)) => {
+                    q.offset = value.parse().map_err(|_| {
+                        ApiError::bad_request(
+                            "bad_query",
+                            format!(
+                                "offset={}: expected a byte offset (0 to 2^64-1)",
+                                value.chars().take(32).collect::<String>()
+                            ),
+                        )
+                    })?;
                 }
                 ("name", Route::Deploy) => q.name = Some(value.to_string()),
                 _ => {
@@ -264,6 +312,21 @@ impl Query {
             }
         }
         Ok(q)
+    }
+}
+
+/// `key=value` as a flag: `true`, `1` or nothing; `false` or `0`.
+fn parse_bool(key: &str, value: &str) -> Result<bool, ApiError> {
+    match value {
+        "true" | "1" | "" => Ok(true),
+        "false" | "0" => Ok(false),
+        other => Err(ApiError::bad_request(
+            "bad_query",
+            format!(
+                "{key}={}: expected true or false",
+                other.chars().take(32).collect::<String>()
+            ),
+        )),
     }
 }
 

@@ -12,6 +12,8 @@
 //! - `handlers`: one function per route, each through a
 //!   [`wray_host::Session`] of its own job, so one caller reaches another's
 //!   objects and actors only when handed their ids.
+//! - `jobs`: the Jobs API (submit, list, status, logs streamed, stop) over
+//!   the host's [`wray_host::Jobs`].
 //! - `kept`: the sessions an answer outlives (async invocations, actors),
 //!   bounded in number and time.
 //! - [`error`]: the JSON error every 4xx and 5xx answers with.
@@ -26,6 +28,7 @@
 pub mod config;
 pub mod error;
 mod handlers;
+mod jobs;
 mod kept;
 mod metrics;
 pub mod openapi;

@@ -38,6 +38,12 @@ pub const ROUTES: &[RouteInfo] = &[
     RouteInfo { method: "GET", path: "/v1/objects", summary: "The objects in the store" },
     RouteInfo { method: "GET", path: "/v1/errors", summary: "Errors of failed tasks, with their cause chains" },
     RouteInfo { method: "GET", path: "/v1/timeline", summary: "The timeline of finished tasks (Chrome trace JSON)" },
+    RouteInfo { method: "GET", path: "/v1/jobs", summary: "The jobs, oldest first: status, times, log size" },
+    RouteInfo { method: "POST", path: "/v1/jobs", summary: "Submit a job: `{\"component\", \"args\"}` runs the component's `main(args)` in the background" },
+    RouteInfo { method: "GET", path: "/v1/jobs/{id}", summary: "One job: its status, and why it failed or stopped" },
+    RouteInfo { method: "DELETE", path: "/v1/jobs/{id}", summary: "Forget a finished job and its log" },
+    RouteInfo { method: "GET", path: "/v1/jobs/{id}/logs", summary: "What the job's guests wrote (text); `?offset=` bytes to start from, `?follow=true` streams until the job ends" },
+    RouteInfo { method: "POST", path: "/v1/jobs/{id}/stop", summary: "Stop a job: its driver, tasks and actors are cancelled" },
 ];
 
 /// A request matched to its route, with its path parameters.
@@ -81,6 +87,18 @@ pub enum Route<'a> {
     Errors,
     /// `GET /v1/timeline`
     Timeline,
+    /// `GET /v1/jobs`
+    ListJobs,
+    /// `POST /v1/jobs`
+    SubmitJob,
+    /// `GET /v1/jobs/{id}`
+    GetJob(&'a str),
+    /// `DELETE /v1/jobs/{id}`
+    DeleteJob(&'a str),
+    /// `GET /v1/jobs/{id}/logs`
+    JobLogs(&'a str),
+    /// `POST /v1/jobs/{id}/stop`
+    StopJob(&'a str),
 }
 
 /// Longest request path served, in bytes (414 beyond).
@@ -109,6 +127,12 @@ impl Route<'_> {
             Route::Objects => 16,
             Route::Errors => 17,
             Route::Timeline => 18,
+            Route::ListJobs => 19,
+            Route::SubmitJob => 20,
+            Route::GetJob(_) => 21,
+            Route::DeleteJob(_) => 22,
+            Route::JobLogs(_) => 23,
+            Route::StopJob(_) => 24,
         };
         &ROUTES[index]
     }
@@ -181,6 +205,16 @@ pub fn route<'a>(method: &Method, path: &'a str) -> Result<Route<'a>, ApiError> 
         ["v1", "tasks"] => by_method(Some(Route::Tasks), None, None),
         ["v1", "errors"] => by_method(Some(Route::Errors), None, None),
         ["v1", "timeline"] => by_method(Some(Route::Timeline), None, None),
+        ["v1", "jobs"] => by_method(Some(Route::ListJobs), Some(Route::SubmitJob), None),
+        ["v1", "jobs", id] if param(id).is_some() => {
+            by_method(Some(Route::GetJob(id)), None, Some(Route::DeleteJob(id)))
+        }
+        ["v1", "jobs", id, "logs"] if param(id).is_some() => {
+            by_method(Some(Route::JobLogs(id)), None, None)
+        }
+        ["v1", "jobs", id, "stop"] if param(id).is_some() => {
+            by_method(None, Some(Route::StopJob(id)), None)
+        }
         _ => Err(ApiError::not_found(
             "no_route",
             format!("no route {path} (see GET /v1/openapi.json)"),

@@ -70,8 +70,9 @@ impl Server {
     }
 
     /// Serves until `shutdown` completes; then stops accepting, waits for
-    /// the requests in flight, and ends the kept jobs (async results not
-    /// read, actors created over HTTP).
+    /// the requests in flight and the running jobs, and ends the kept jobs
+    /// (async results not read, actors created over HTTP). The caller
+    /// bounds the wait (`wray start --grace`).
     pub async fn serve(self, shutdown: impl Future<Output = ()>) {
         let Server { listener, state } = self;
         let connections = Arc::new(Semaphore::new(state.config.max_connections));
@@ -124,7 +125,11 @@ impl Server {
             while tasks.try_join_next().is_some() {}
         }
         let _ = stop_tx.send(true);
-        while tasks.join_next().await.is_some() {}
+        // Running jobs finish (their logs' followers with them) while the
+        // requests in flight do; the caller bounds the whole drain.
+        let connections = async { while tasks.join_next().await.is_some() {} };
+        tokio::join!(connections, state.jobs.drain(std::time::Duration::MAX));
+        state.jobs.stop_all();
         state.kept.clear();
     }
 }

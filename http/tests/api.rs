@@ -334,6 +334,144 @@ fn an_undeployed_component_is_not_found_and_can_be_deployed_again() {
     assert_eq!((s, code(&v)), (400, "bad_name"), "{v}");
 }
 
+/// `api` deployed on the shared node (once).
+fn api_deployed() -> &'static str {
+    static DEPLOYED: OnceLock<()> = OnceLock::new();
+    DEPLOYED.get_or_init(|| {
+        let wasm = std::fs::read(components::component("api")).expect("api.wasm");
+        let r = post(
+            &format!("{}/v1/components?name=api", base()),
+            "application/wasm",
+            &wasm,
+        );
+        assert_eq!(r.0, 201, "{:?}", r.1);
+    });
+    base()
+}
+
+/// Submits `main(args)` of `api` as a job; its id.
+fn submit_job(args: &[&str]) -> String {
+    let url = api_deployed();
+    let body = json!({ "component": "api", "args": args }).to_string();
+    let (s, v) = post(
+        &format!("{url}/v1/jobs"),
+        "application/json",
+        body.as_bytes(),
+    );
+    assert_eq!(s, 201, "{v}");
+    assert!(
+        matches!(v["status"].as_str(), Some("PENDING" | "RUNNING")),
+        "{v}"
+    );
+    v["job_id"].as_str().expect("job_id").to_string()
+}
+
+/// `GET /v1/jobs/{id}/logs` with `query`: (status, headers' next offset,
+/// body).
+fn job_logs(id: &str, query: &str) -> (u16, Option<String>, String) {
+    let r = authed("GET", &format!("{}/v1/jobs/{id}/logs{query}", base())).call();
+    let r = match r {
+        Ok(r) | Err(ureq::Error::Status(_, r)) => r,
+        Err(e) => panic!("transport: {e}"),
+    };
+    let next = r.header("wray-log-next").map(str::to_string);
+    (r.status(), next, r.into_string().expect("a text body"))
+}
+
+#[test]
+fn a_job_runs_in_the_background_and_its_log_streams_until_it_ends() {
+    let id = submit_job(&["job_output", "web", "3"]);
+    // Follow: the body ends when the job does.
+    let (s, _, text) = job_logs(&id, "?follow=true");
+    assert_eq!(s, 200);
+    for line in [
+        "driver web 0\n",
+        "driver web 2\n",
+        "driver web stderr",
+        "task web\n",
+        "task web stderr",
+        "done web 3\n",
+    ] {
+        assert!(text.contains(line), "`{line}` not in {text}");
+    }
+    let (s, v) = get(&format!("/v1/jobs/{id}"));
+    assert_eq!((s, v["status"].as_str()), (200, Some("SUCCEEDED")), "{v}");
+    assert_eq!(v["log_bytes"].as_u64(), Some(text.len() as u64));
+    // Not followed: what is kept from an offset, and where to go on from.
+    let (s, next, tail) = job_logs(&id, "?offset=7");
+    assert_eq!((s, next), (200, Some(text.len().to_string())));
+    assert_eq!(tail, text[7..]);
+    let (_, _, none) = job_logs(&id, &format!("?offset={}", u64::MAX));
+    assert_eq!(none, "");
+    let (s, v) = get("/v1/jobs");
+    assert_eq!(s, 200);
+    assert!(
+        v.as_array()
+            .expect("a list")
+            .iter()
+            .any(|j| j["job_id"] == id.as_str()),
+        "{v}"
+    );
+}
+
+#[test]
+fn a_stopped_job_ends_its_followers_and_can_then_be_deleted() {
+    let id = submit_job(&["job_forever"]);
+    let follower = {
+        let id = id.clone();
+        std::thread::spawn(move || job_logs(&id, "?follow=1"))
+    };
+    let url = base();
+    let (s, v) = answer(authed("DELETE", &format!("{url}/v1/jobs/{id}")).call());
+    assert_eq!((s, code(&v)), (409, "job_running"), "{v}");
+    let (s, v) = post(&format!("{url}/v1/jobs/{id}/stop"), "application/json", b"");
+    assert_eq!((s, &v), (200, &json!({ "stopped": true })));
+    let (s, _, text) = follower.join().expect("the follower");
+    assert_eq!(s, 200);
+    assert!(text.starts_with("started\n"), "{text}");
+    let (_, v) = get(&format!("/v1/jobs/{id}"));
+    assert_eq!(v["status"], "STOPPED", "{v}");
+    let (s, v) = post(&format!("{url}/v1/jobs/{id}/stop"), "application/json", b"");
+    assert_eq!((s, &v), (200, &json!({ "stopped": false })));
+    let (s, _) = answer(authed("DELETE", &format!("{url}/v1/jobs/{id}")).call());
+    assert_eq!(s, 200);
+    let (s, v) = get(&format!("/v1/jobs/{id}"));
+    assert_eq!((s, code(&v)), (404, "unknown_job"), "{v}");
+}
+
+#[test]
+fn bad_job_requests_are_4xx_naming_what_was_wrong() {
+    let url = api_deployed();
+    let jobs = format!("{url}/v1/jobs");
+    for (body, status, code_) in [
+        (r#"{"component": "nothing"}"#, 404, "unknown_component"),
+        (r#"{"component": "api", "args": [1]}"#, 400, "bad_json"),
+        (
+            r#"{"component": "api", "entrypoint": "x"}"#,
+            400,
+            "bad_json",
+        ),
+        ("[]", 400, "bad_json"),
+    ] {
+        let (s, v) = post(&jobs, "application/json", body.as_bytes());
+        assert_eq!((s, code(&v)), (status, code_), "{body}: {v}");
+    }
+    for (path, status, code_) in [
+        ("/v1/jobs/nothex", 400, "bad_id"),
+        ("/v1/jobs/0123456789abcdef", 404, "unknown_job"),
+        ("/v1/jobs/0123456789abcdef/logs?offset=-1", 400, "bad_query"),
+        (
+            "/v1/jobs/0123456789abcdef/logs?follow=maybe",
+            400,
+            "bad_query",
+        ),
+        ("/v1/jobs/0123456789abcdef/logs?timeout=1", 400, "bad_query"),
+    ] {
+        let (s, v) = get(path);
+        assert_eq!((s, code(&v)), (status, code_), "{path}: {v}");
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
 

@@ -75,6 +75,82 @@ fn a_started_node_deploys_lists_calls_undeploys_and_stops_leaving_no_files() {
 }
 
 #[test]
+fn jobs_are_submitted_followed_stopped_and_fail_from_the_command_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| in_dir(tmp.path(), args).output().unwrap();
+    success_stdout(&run(&["start", "--port", "0", "--num-cpus", "2"]));
+    let _stop = StopOnDrop(tmp.path().to_path_buf());
+    // A `.wasm` file is deployed first; the log is followed to the end.
+    let api = component("api");
+    let out = run(&[
+        "job",
+        "submit",
+        api.to_str().unwrap(),
+        "--",
+        "job_output",
+        "cli",
+        "2",
+    ]);
+    let said = success_stdout(&out);
+    for line in [
+        "deployed api version 1",
+        "driver cli 0\n",
+        "driver cli 1\n",
+        "task cli\n",
+        "done cli 3\n",
+    ] {
+        assert!(said.contains(line), "`{line}` not in {said}");
+    }
+    assert!(said.contains(" SUCCEEDED in "), "{said}");
+    // `--no-wait` prints the id; logs, status, stop.
+    let id = success_stdout(&run(&[
+        "job",
+        "submit",
+        "--no-wait",
+        "api",
+        "--",
+        "job_forever",
+    ]));
+    let id = id.trim();
+    assert_eq!(id.len(), 16, "{id}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !success_stdout(&run(&["job", "logs", id])).contains("started") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "job_forever never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(success_stdout(&run(&["job", "status", id])).contains(" RUNNING"));
+    let follower = in_dir(tmp.path(), &["job", "logs", "--follow", id])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(success_stdout(&run(&["job", "stop", id])).contains("stopping"));
+    let followed = follower.wait_with_output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&followed.stdout), "started\n");
+    let status = success_stdout(&run(&["job", "status", id]));
+    assert!(status.contains(" STOPPED"), "{status}");
+    // A failing job: the command exits 1 and says why.
+    let out = run(&["job", "submit", "api", "--", "no_such_scenario"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains(" FAILED") && said.contains("unknown scenario no_such_scenario"),
+        "{said}"
+    );
+    let listed = success_stdout(&run(&["job", "list"]));
+    assert!(
+        listed.contains(id) && listed.ends_with("3 jobs\n"),
+        "{listed}"
+    );
+    success_stdout(&run(&["job", "delete", id]));
+    let out = run(&["job", "status", id]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("the node answered 404: no job"), "{err}");
+}
+
+#[test]
 fn no_auth_is_refused_off_loopback() {
     let tmp = tempfile::tempdir().unwrap();
     let out = in_dir(

@@ -21,6 +21,8 @@
 //! - `guard`: stopping a guest call from outside (limits, cancel,
 //!   shutdown); `classify`: traps to task errors.
 //! - `services`: what a store may ask of the node.
+//! - `output`: where guests' stdout and stderr go (the node's stdio, or
+//!   their job's log).
 
 pub(crate) mod actor;
 pub mod bindings;
@@ -33,6 +35,7 @@ pub(crate) mod guard;
 pub mod guest_bytes;
 pub(crate) mod host_api;
 pub mod mapping;
+pub(crate) mod output;
 pub(crate) mod reuse;
 pub(crate) mod run;
 pub(crate) mod schemas;
@@ -90,6 +93,8 @@ pub struct WasmExecutor {
     pub(crate) io: tokio::runtime::Handle,
     /// The worker threads.
     pub(crate) workers: WorkerPool,
+    /// The jobs whose guests write to a log of their own.
+    pub(crate) job_logs: output::JobLogs,
 }
 
 impl WasmExecutor {

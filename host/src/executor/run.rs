@@ -279,6 +279,7 @@ impl WasmExecutor {
     ) -> TaskStore {
         let state = TaskState::new(
             services,
+            &self.job_logs,
             self.windows.clone(),
             component.hash.clone(),
             job,

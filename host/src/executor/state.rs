@@ -10,9 +10,9 @@ use wasmtime::ResourceLimiter;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use wray_control_plane::{JobId, ObjectId, TaskId};
 
+use super::output::JobLogs;
 use crate::bounds::{MAX_PUTS, MAX_SEEN_ERRORS};
 use crate::cancel_token::CancelToken;
-use crate::config::Stdio;
 use crate::error::TaskError;
 use crate::executor::bindings::types;
 use crate::executor::services::Services;
@@ -196,6 +196,7 @@ impl TaskState {
     /// as the guest's command line (only `main` gets any).
     pub(crate) fn new(
         node: Arc<dyn Services>,
+        logs: &JobLogs,
         window_budget: Arc<Budget>,
         component: Arc<str>,
         job: JobId,
@@ -204,14 +205,7 @@ impl TaskState {
     ) -> Self {
         let mut wasi = WasiCtxBuilder::new();
         wasi.allow_blocking_current_thread(true).args(args);
-        match &node.config().stdio {
-            Stdio::Inherit => {
-                wasi.inherit_stdout().inherit_stderr();
-            }
-            Stdio::Memory { stdout, stderr } => {
-                wasi.stdout(stdout.clone()).stderr(stderr.clone());
-            }
-        }
+        logs.attach(&mut wasi, job, &node.config().stdio);
         for p in &node.config().preopens {
             // Checked to be a directory when the node started; a directory
             // removed since then is simply not visible to the guest.

@@ -158,6 +158,7 @@ impl Node {
             services,
             io: io.handle().clone(),
             workers: WorkerPool::new(worker_cpus, crate::bounds::MAX_BLOCKED_WORKERS),
+            job_logs: Default::default(),
         });
         let handle: Arc<dyn Executor> = Arc::new(Handle(exec.clone()));
         sched.connect(Arc::downgrade(&handle));
@@ -398,14 +399,8 @@ impl Node {
     /// # Errors
     /// [`Error::NotDeployed`], [`Error::NoMain`], or a control-plane error.
     pub fn run_main(&self, name: &str, args: &[String]) -> Result<DriverOutcome> {
-        let loaded = self.loaded(name)?;
-        if !loaded.record.has_main {
-            return Err(Error::NoMain(name.to_string()));
-        }
-        let job = self.start_job(&format!("{name} main"))?;
-        let outcome = driver::run_driver(&self.exec, loaded, args, job, CancelToken::new());
-        self.end_job(job);
-        Ok(outcome)
+        let prepared = self.prepare_job(name, None, CancelToken::new())?;
+        Ok(self.run_prepared(prepared, args))
     }
 
     /// A new job's id, from the control plane's job table.

@@ -8,6 +8,7 @@ mod c_guests;
 mod deployed;
 mod examples;
 mod javascript;
+mod jobs;
 mod microbench;
 mod python;
 mod refs;

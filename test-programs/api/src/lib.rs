@@ -11,6 +11,7 @@
 //! | `zero_copy`, `window_leak`, `hold_mapped` | [`zero_copy`] | objects mapped into guests, private writes, no leak into later instances |
 //! | `gpu_packing`, `infeasible`, `blocked`, `limits`, `fuel`, `cancel`, `reuse` | [`resources`] | resources, limits, cancel and kill |
 //! | `ids` | here | task and node ids |
+//! | `job_output`, `job_forever` | [`jobs`] | output of a job's driver and tasks, a job that runs until stopped |
 //! | `deployed` | [`deployed`] | functions and an actor of other deployed components (`nested`, `counter`), by qualified name |
 
 // The scenarios pass `&ObjectRef`s on purpose (Ray's `f.remote(&x)` style).
@@ -19,6 +20,7 @@
 mod actors;
 mod deployed;
 mod failures;
+mod jobs;
 mod objects;
 mod refs;
 mod resources;
@@ -58,6 +60,8 @@ fn main(args: Vec<String>) -> Result<(), String> {
         "zero_copy" => zero_copy::zero_copy(),
         "window_leak" => zero_copy::window_leak(),
         "hold_mapped" => zero_copy::hold_mapped(),
+        "job_output" => jobs::job_output(&args),
+        "job_forever" => jobs::job_forever(),
         other => return Err(format!("unknown scenario {other}")),
     };
     result.map_err(|e| e.to_string())
@@ -109,6 +113,7 @@ wray::export! {
         resources::profiled,
         resources::reused,
         resources::fresh,
+        jobs::shout,
     ],
     actors: [actors::Counter, actors::Log, failures::Fragile, resources::GpuHolder],
 }

@@ -1,0 +1,509 @@
+//! Jobs, as Ray's Jobs API has them: a deployed component's `main` run in
+//! the background as the driver of a job of its own, whose guests (the
+//! driver, its tasks, its actors) write their stdout and stderr into the
+//! job's [`JobLog`]. [`Jobs`] submits them, lists them, stops them and
+//! forgets finished ones; every table it keeps is bounded
+//! ([`JobsConfig`]).
+//!
+//! Each running job holds one thread (a driver blocks its thread as
+//! `wray run`'s does); [`JobsConfig::max_running`] bounds them.
+
+use std::collections::VecDeque;
+use std::ops::Deref;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use serde::Serialize;
+use wray_control_plane::{JobId, TaskId};
+
+use crate::cancel_token::CancelToken;
+use crate::error::{Error, Result};
+use crate::executor::component::LoadedComponent;
+use crate::job_log::{JobLog, DEFAULT_LOG_BYTES};
+use crate::node::driver::{self, DriverOutcome};
+use crate::node::state::unix_now;
+use crate::node::Node;
+
+/// A job ready to run: its component resolved, its id issued, its log
+/// attached.
+pub(crate) struct PreparedJob {
+    job: JobId,
+    loaded: Arc<LoadedComponent>,
+    cancel: CancelToken,
+}
+
+impl Node {
+    /// Resolves `name`'s `main`, issues a job id and, with `log`, sends
+    /// the output of every instance of the job to it.
+    ///
+    /// # Errors
+    /// [`Error::NotDeployed`], [`Error::NoMain`], or a control-plane error.
+    pub(crate) fn prepare_job(
+        &self,
+        name: &str,
+        log: Option<Arc<JobLog>>,
+        cancel: CancelToken,
+    ) -> Result<PreparedJob> {
+        let loaded = self.loaded(name)?;
+        if !loaded.record.has_main {
+            return Err(Error::NoMain(name.to_string()));
+        }
+        let job = self.start_job(&format!("{name} main"))?;
+        if let Some(log) = log {
+            self.exec.job_logs.insert(job, log);
+        }
+        Ok(PreparedJob {
+            job,
+            loaded,
+            cancel,
+        })
+    }
+
+    /// Runs a prepared job's driver on the calling thread, then ends the
+    /// job (its unfinished tasks cancelled, actors killed, objects freed)
+    /// and detaches its log.
+    pub(crate) fn run_prepared(&self, prepared: PreparedJob, args: &[String]) -> DriverOutcome {
+        let PreparedJob {
+            job,
+            loaded,
+            cancel,
+        } = prepared;
+        let outcome = driver::run_driver(&self.exec, loaded, args, job, cancel);
+        self.finish_job(job);
+        outcome
+    }
+
+    /// Ends a prepared job without running it.
+    pub(crate) fn abandon_job(&self, prepared: PreparedJob) {
+        self.finish_job(prepared.job);
+    }
+
+    fn finish_job(&self, job: JobId) {
+        self.end_job(job);
+        self.exec.job_logs.remove(job);
+    }
+}
+
+/// The most bytes a job's arguments may have in all (64 KiB): they are
+/// kept with the job and listed back.
+pub const MAX_JOB_ARGS_BYTES: usize = 64 << 10;
+
+/// The bounds of a [`Jobs`] table.
+#[derive(Debug, Clone)]
+pub struct JobsConfig {
+    /// Jobs running at once; one more is refused with [`JobError::Busy`]
+    /// (default 64).
+    pub max_running: usize,
+    /// Jobs remembered, running or finished (default 256); the oldest
+    /// finished one is forgotten to make room.
+    pub max_kept: usize,
+    /// Bytes of output each job's log keeps (default 1 MiB: so at most
+    /// `max_kept` MiB in all).
+    pub log_bytes: usize,
+}
+
+impl Default for JobsConfig {
+    fn default() -> Self {
+        JobsConfig {
+            max_running: 64,
+            max_kept: 256,
+            log_bytes: DEFAULT_LOG_BYTES,
+        }
+    }
+}
+
+/// Where a job is (Ray's `JobStatus`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum JobStatus {
+    /// Submitted; its driver has not started.
+    Pending,
+    /// Its driver runs.
+    Running,
+    /// `main` returned `Ok`.
+    Succeeded,
+    /// `main` returned an error, trapped, or ran past a limit.
+    Failed,
+    /// Stopped by [`Jobs::stop`] (or the node's shutdown) before it ended.
+    Stopped,
+}
+
+impl JobStatus {
+    /// Whether the job has ended.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            JobStatus::Succeeded | JobStatus::Failed | JobStatus::Stopped
+        )
+    }
+}
+
+/// What [`Jobs`] knows of one job (the JSON of `GET /v1/jobs/{id}`).
+#[derive(Debug, Clone, Serialize)]
+pub struct JobInfo {
+    /// The job's id (16 hex digits).
+    pub job_id: String,
+    /// The component whose `main` it runs.
+    pub component: String,
+    /// `main`'s arguments.
+    pub args: Vec<String>,
+    /// Where it is.
+    pub status: JobStatus,
+    /// Why it failed or was stopped (`main`'s error, the trap or limit).
+    pub message: Option<String>,
+    /// When it was submitted, in seconds since the Unix epoch.
+    pub submitted_at: f64,
+    /// When its driver started (seconds since the Unix epoch).
+    pub start_time: Option<f64>,
+    /// When it ended (seconds since the Unix epoch).
+    pub end_time: Option<f64>,
+    /// The driver's task id (the root of every id the job makes).
+    pub driver_task: String,
+    /// The node running it.
+    pub node_id: String,
+    /// Bytes its guests wrote to stdout and stderr (dropped ones included).
+    pub log_bytes: u64,
+}
+
+/// Why a [`Jobs`] call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum JobError {
+    /// The component could not run as a job (not deployed, no `main`) or
+    /// the control plane refused a job id.
+    #[error(transparent)]
+    Node(#[from] Error),
+    /// As many jobs run as [`JobsConfig::max_running`] allows, or every
+    /// remembered one is still running.
+    #[error("{running} jobs are running, the most this node runs at once is {max}: try again when one ends")]
+    Busy {
+        /// Jobs running now.
+        running: usize,
+        /// The bound.
+        max: usize,
+    },
+    /// No job with this id is remembered.
+    #[error("no job {0} (finished jobs are forgotten after {1} newer ones)")]
+    NotFound(JobId, usize),
+    /// The job has not ended (a running job's record cannot be deleted).
+    #[error("job {0} is still running: stop it first")]
+    StillRunning(JobId),
+    /// The arguments are longer than [`MAX_JOB_ARGS_BYTES`].
+    #[error("the job's arguments have {0} bytes, the most is {MAX_JOB_ARGS_BYTES}")]
+    ArgsTooLong(usize),
+    /// The OS refused a thread for the driver.
+    #[error("cannot start a thread for the job: {0}")]
+    Thread(std::io::Error),
+}
+
+/// One remembered job.
+struct Entry {
+    job: JobId,
+    log: Arc<JobLog>,
+    cancel: CancelToken,
+    info: Mutex<JobInfo>,
+    /// A client asked it to stop (it ends `Stopped`, not `Failed`).
+    stop_asked: std::sync::atomic::AtomicBool,
+}
+
+impl Entry {
+    fn info(&self) -> JobInfo {
+        let mut info = self.info.lock().clone();
+        info.log_bytes = self.log.written();
+        info
+    }
+
+    fn status(&self) -> JobStatus {
+        self.info.lock().status
+    }
+
+    fn started(&self) {
+        let mut info = self.info.lock();
+        info.status = JobStatus::Running;
+        info.start_time = Some(unix_now());
+    }
+
+    fn ended(&self, outcome: &DriverOutcome) {
+        let stopped = self.stop_asked.load(std::sync::atomic::Ordering::Acquire);
+        let mut info = self.info.lock();
+        (info.status, info.message) = match (&outcome.result, stopped) {
+            (Ok(()), _) => (JobStatus::Succeeded, None),
+            (Err(e), true) => (JobStatus::Stopped, Some(format!("stopped: {e}"))),
+            (Err(e), false) => (JobStatus::Failed, Some(e.clone())),
+        };
+        info.end_time = Some(unix_now());
+        drop(info);
+        self.log.close();
+    }
+}
+
+/// The jobs of a node (see the module docs).
+pub struct Jobs {
+    config: JobsConfig,
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: JobsConfig,
+    /// Remembered jobs, oldest first.
+    entries: Mutex<VecDeque<Arc<Entry>>>,
+    /// The drivers' threads not yet joined.
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl Inner {
+    fn running(entries: &VecDeque<Arc<Entry>>) -> usize {
+        entries.iter().filter(|e| !e.status().is_terminal()).count()
+    }
+
+    /// Remembers `entry`, forgetting the oldest finished job to make room.
+    ///
+    /// # Errors
+    /// [`JobError::Busy`] when `max_running` jobs run, or no finished job
+    /// can be forgotten.
+    fn insert(&self, entry: Arc<Entry>) -> Result<(), JobError> {
+        let mut entries = self.entries.lock();
+        let running = Self::running(&entries);
+        let busy = JobError::Busy {
+            running,
+            max: self.config.max_running,
+        };
+        if running >= self.config.max_running {
+            return Err(busy);
+        }
+        if entries.len() >= self.config.max_kept.max(1) {
+            let Some(old) = entries.iter().position(|e| e.status().is_terminal()) else {
+                return Err(busy);
+            };
+            entries.remove(old);
+        }
+        entries.push_back(entry);
+        Ok(())
+    }
+
+    fn find(&self, job: JobId) -> Result<Arc<Entry>, JobError> {
+        self.entries
+            .lock()
+            .iter()
+            .find(|e| e.job == job)
+            .cloned()
+            .ok_or(JobError::NotFound(job, self.config.max_kept))
+    }
+}
+
+impl Jobs {
+    /// An empty table bounded by `config`.
+    pub fn new(config: JobsConfig) -> Self {
+        Jobs {
+            inner: Arc::new(Inner {
+                config: config.clone(),
+                entries: Mutex::new(VecDeque::new()),
+                threads: Mutex::new(Vec::new()),
+            }),
+            config,
+        }
+    }
+
+    /// Runs `main(args)` of deployed component `component` on `node` as a
+    /// new job, in the background; returns once the job has its id (its
+    /// driver may not have started).
+    ///
+    /// # Errors
+    /// [`JobError::Node`] for a component that is not deployed or has no
+    /// `main`; [`JobError::ArgsTooLong`]; [`JobError::Busy`] past the
+    /// bounds; [`JobError::Thread`].
+    pub fn submit<N>(
+        &self,
+        node: N,
+        component: &str,
+        args: Vec<String>,
+    ) -> Result<JobInfo, JobError>
+    where
+        N: Deref<Target = Node> + Send + 'static,
+    {
+        let size = args
+            .iter()
+            .map(String::len)
+            .fold(0usize, usize::saturating_add);
+        if size > MAX_JOB_ARGS_BYTES {
+            return Err(JobError::ArgsTooLong(size));
+        }
+        let running = Inner::running(&self.inner.entries.lock());
+        if running >= self.config.max_running {
+            return Err(JobError::Busy {
+                running,
+                max: self.config.max_running,
+            });
+        }
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let inner = self.inner.clone();
+        let component = component.to_string();
+        let thread = std::thread::Builder::new()
+            .name("wray-job".into())
+            .spawn(move || {
+                let Some((entry, prepared)) = admit(&node, &inner, component, args.clone(), &tx)
+                else {
+                    return;
+                };
+                entry.started();
+                let outcome = node.run_prepared(prepared, &args);
+                entry.ended(&outcome);
+            })
+            .map_err(JobError::Thread)?;
+        let mut threads = self.inner.threads.lock();
+        threads.retain(|t| !t.is_finished());
+        threads.push(thread);
+        drop(threads);
+        rx.recv().unwrap_or_else(|_| {
+            Err(JobError::Thread(std::io::Error::other(
+                "the job's thread ended before the job had an id",
+            )))
+        })
+    }
+
+    /// Every remembered job, oldest first.
+    pub fn list(&self) -> Vec<JobInfo> {
+        self.inner.entries.lock().iter().map(|e| e.info()).collect()
+    }
+
+    /// Job `job`.
+    ///
+    /// # Errors
+    /// [`JobError::NotFound`].
+    pub fn info(&self, job: JobId) -> Result<JobInfo, JobError> {
+        Ok(self.inner.find(job)?.info())
+    }
+
+    /// Job `job`'s log.
+    ///
+    /// # Errors
+    /// [`JobError::NotFound`].
+    pub fn log(&self, job: JobId) -> Result<Arc<JobLog>, JobError> {
+        Ok(self.inner.find(job)?.log.clone())
+    }
+
+    /// Asks job `job` to stop: its driver, tasks and actors are cancelled
+    /// (within one epoch tick) and it ends `Stopped`. `false` when it had
+    /// already ended.
+    ///
+    /// # Errors
+    /// [`JobError::NotFound`].
+    pub fn stop(&self, job: JobId) -> Result<bool, JobError> {
+        let entry = self.inner.find(job)?;
+        if entry.status().is_terminal() {
+            return Ok(false);
+        }
+        entry
+            .stop_asked
+            .store(true, std::sync::atomic::Ordering::Release);
+        entry.cancel.cancel();
+        Ok(true)
+    }
+
+    /// Forgets finished job `job` and its log.
+    ///
+    /// # Errors
+    /// [`JobError::NotFound`]; [`JobError::StillRunning`].
+    pub fn delete(&self, job: JobId) -> Result<(), JobError> {
+        let mut entries = self.inner.entries.lock();
+        let index = entries
+            .iter()
+            .position(|e| e.job == job)
+            .ok_or(JobError::NotFound(job, self.config.max_kept))?;
+        if !entries[index].status().is_terminal() {
+            return Err(JobError::StillRunning(job));
+        }
+        entries.remove(index);
+        Ok(())
+    }
+
+    /// How many jobs run now.
+    pub fn running(&self) -> usize {
+        Inner::running(&self.inner.entries.lock())
+    }
+
+    /// Waits up to `timeout` for every running job to end on its own;
+    /// `true` when none runs any more.
+    pub async fn drain(&self, timeout: Duration) -> bool {
+        // No deadline when `timeout` reaches past what an Instant holds.
+        let deadline = Instant::now().checked_add(timeout);
+        while self.running() > 0 {
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        true
+    }
+
+    /// Stops every running job and joins the drivers' threads.
+    pub fn stop_all(&self) {
+        for entry in self.inner.entries.lock().iter() {
+            if !entry.status().is_terminal() {
+                entry
+                    .stop_asked
+                    .store(true, std::sync::atomic::Ordering::Release);
+                entry.cancel.cancel();
+            }
+        }
+        let threads = std::mem::take(&mut *self.inner.threads.lock());
+        for t in threads {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Default for Jobs {
+    fn default() -> Self {
+        Jobs::new(JobsConfig::default())
+    }
+}
+
+/// On a job's own thread: prepares the job and remembers it, answering
+/// the submitter through `tx` with its info or why it cannot run; the
+/// entry and the prepared job when it may run.
+fn admit<N: Deref<Target = Node>>(
+    node: &N,
+    inner: &Inner,
+    component: String,
+    args: Vec<String>,
+    tx: &std::sync::mpsc::SyncSender<Result<JobInfo, JobError>>,
+) -> Option<(Arc<Entry>, PreparedJob)> {
+    let log = Arc::new(JobLog::new(inner.config.log_bytes));
+    let cancel = CancelToken::new();
+    let prepared = match node.prepare_job(&component, Some(log.clone()), cancel.clone()) {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = tx.send(Err(e.into()));
+            return None;
+        }
+    };
+    let job = prepared.job;
+    let entry = Arc::new(Entry {
+        job,
+        log,
+        cancel,
+        stop_asked: Default::default(),
+        info: Mutex::new(JobInfo {
+            job_id: job.to_string(),
+            component,
+            args,
+            status: JobStatus::Pending,
+            message: None,
+            submitted_at: unix_now(),
+            start_time: None,
+            end_time: None,
+            driver_task: TaskId::driver(job).to_string(),
+            node_id: node.id().to_string(),
+            log_bytes: 0,
+        }),
+    });
+    if let Err(e) = inner.insert(entry.clone()) {
+        let _ = tx.send(Err(e));
+        node.abandon_job(prepared);
+        return None;
+    }
+    let _ = tx.send(Ok(entry.info()));
+    Some((entry, prepared))
+}
