@@ -479,7 +479,16 @@ async fn invoke(
     let args = json_args(body, f.params.len(), function)?;
     let session = state.node.session().map_err(refused)?;
     let ids = session
-        .submit(component, function, args, options(f))
+        .submit(
+            component,
+            function,
+            args,
+            // Warm instances of `reuse` functions serve every request.
+            TaskOptions {
+                shared_reuse: true,
+                ..options(f)
+            },
+        )
         .map_err(refused)?;
     if query.asynchronous {
         let objects: Vec<String> = ids.iter().map(ToString::to_string).collect();

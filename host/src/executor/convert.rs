@@ -186,6 +186,9 @@ impl From<types::TaskOptions> for proto::TaskOptions {
             limits: o.limits.into(),
             detached: o.detached,
             result_codec: o.result_codec.map(Into::into),
+            // Only code outside guests (the HTTP API) shares instances
+            // across jobs.
+            shared_reuse: false,
         }
     }
 }

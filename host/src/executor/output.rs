@@ -35,6 +35,11 @@ impl JobLogs {
         self.0.write().remove(&job);
     }
 
+    /// Whether `job` has a log.
+    pub(crate) fn has(&self, job: JobId) -> bool {
+        self.0.read().contains_key(&job)
+    }
+
     /// Sets `wasi`'s stdout and stderr for an instance of `job`: its job's
     /// log, else the node's `stdio`.
     pub(crate) fn attach(&self, wasi: &mut WasiCtxBuilder, job: JobId, stdio: &Stdio) {

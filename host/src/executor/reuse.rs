@@ -8,8 +8,18 @@
 //!
 //! What a task leaves in a reused instance (its memory, the objects it
 //! holds) stays until the instance is dropped: the isolation between tasks
-//! of one reusable function is what `reinit` restores, no more. Instances
-//! are never shared between jobs, and a job's are dropped when it ends.
+//! of one reusable function is what `reinit` restores, no more. A job's
+//! instances are its own, and are dropped when it ends.
+//!
+//! The one exception is tasks submitted with `shared_reuse` (the HTTP
+//! API's invocations, each a job of its own, as a serverless platform's
+//! warm instances serve every request): their instances wait in a pool
+//! per component shared by such tasks of every job. An instance goes back
+//! to that pool only when it holds no object and maps none, and is bound
+//! to each task's job when it runs one, so what passes from one job to the
+//! next is only what the function keeps in its own memory, which is what
+//! declaring `reuse` allows; ids it kept name objects the next job cannot
+//! reach.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -26,9 +36,18 @@ pub(crate) struct Idle {
     pub guest: Guest,
 }
 
-/// A job and a component's content hash: whose instances may be reused by
-/// whom.
-pub(crate) type ReuseKey = (JobId, Arc<str>);
+/// Whose idle instances a task may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Scope {
+    /// Only tasks of this job.
+    Job(JobId),
+    /// Tasks of any job submitted with `shared_reuse`.
+    Shared,
+}
+
+/// A scope and a component's content hash: whose instances may be reused
+/// by whom.
+pub(crate) type ReuseKey = (Scope, Arc<str>);
 
 /// Idle reusable instances by job and component.
 #[derive(Default)]
@@ -70,7 +89,7 @@ impl InstanceCache {
         let keys: Vec<ReuseKey> = idle
             .by_key
             .keys()
-            .filter(|(j, _)| *j == job)
+            .filter(|(scope, _)| *scope == Scope::Job(job))
             .cloned()
             .collect();
         let taken: Vec<Idle> = keys

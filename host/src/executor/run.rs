@@ -19,7 +19,7 @@ use super::classify::{instantiate_error, trap_to_task_error};
 use super::component::LoadedComponent;
 use super::exports::Guest;
 use super::guard::{arm_limits, rearm_limits, StopWhen};
-use super::reuse::Idle;
+use super::reuse::{Idle, Scope};
 use super::services::Services;
 use super::state::{CurrentTask, TaskState};
 use super::store::TaskStore;
@@ -81,8 +81,18 @@ impl WasmExecutor {
         result: Result<Vec<Object>, TaskError>,
     ) {
         let held = std::mem::take(&mut store.data_mut().current.allocation);
+        let scope = reuse_scope(spec);
+        // A shared instance carries nothing of its job to the next: no
+        // object held, no window mapped, no log of the job's own.
+        let keep = keep
+            && (scope != Scope::Shared || {
+                let data = store.data();
+                data.holds.is_empty()
+                    && data.windows.is_empty()
+                    && !self.job_logs.has(spec.id.job())
+            });
         let rejected = if keep {
-            let key = (spec.id.job(), spec.component.clone());
+            let key = (scope, spec.component.clone());
             self.reusable
                 .put(key, Idle { store, guest }, self.sched.config.num_cpus)
                 .map(|idle| idle.store)
@@ -177,10 +187,14 @@ impl WasmExecutor {
         args: Vec<types::Arg>,
         allocation: &mut Allocation,
     ) -> Result<(), TaskError> {
-        let key = (spec.id.job(), spec.component.clone());
+        let key = (reuse_scope(spec), spec.component.clone());
         let current = CurrentTask::for_spec(spec, true, std::mem::take(allocation));
         let (mut store, mut guest, fresh) = match self.reusable.take(&key) {
-            Some(idle) => (idle.store, idle.guest, false),
+            Some(mut idle) => {
+                // A shared instance runs each task in that task's job.
+                idle.store.data_mut().job = spec.id.job();
+                (idle.store, idle.guest, false)
+            }
             None => {
                 let (store, guest) = self
                     .instantiate(component, spec.id.job(), current.clone())
@@ -319,5 +333,15 @@ impl WasmExecutor {
                 },
             })
             .collect()
+    }
+}
+
+/// Whose idle instances a `reuse` task may take, and whom it leaves its
+/// instance to.
+fn reuse_scope(spec: &Task) -> Scope {
+    if spec.shared_reuse {
+        Scope::Shared
+    } else {
+        Scope::Job(spec.id.job())
     }
 }

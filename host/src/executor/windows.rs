@@ -164,6 +164,11 @@ impl Windows {
                 .count()
     }
 
+    /// Whether nothing is mapped or being made.
+    pub fn is_empty(&self) -> bool {
+        self.reading.is_empty() && self.creating.is_empty()
+    }
+
     /// Whether a window could not be given zero pages back.
     pub fn is_tainted(&self) -> bool {
         self.tainted

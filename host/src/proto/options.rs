@@ -50,6 +50,12 @@ pub struct TaskOptions {
     /// and over HTTP.
     #[serde(default)]
     pub result_codec: Option<super::Codec>,
+    /// A `reuse` function's task may run on a warm instance shared with
+    /// tasks of other jobs that ask the same (a serverless platform's warm
+    /// instances: the HTTP API's invocations ask it). Off by default: a
+    /// job's instances are its own. Guests cannot ask it.
+    #[serde(default)]
+    pub shared_reuse: bool,
 }
 
 impl TaskOptions {

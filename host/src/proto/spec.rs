@@ -113,6 +113,10 @@ pub struct TaskSpec {
     /// The codec its caller reads results in (`None`: the callee's own).
     #[serde(default)]
     pub result_codec: Option<Codec>,
+    /// A `reuse` function's task may run on an instance shared across jobs
+    /// ([`TaskOptions::shared_reuse`](super::TaskOptions::shared_reuse)).
+    #[serde(default)]
+    pub shared_reuse: bool,
 }
 
 impl TaskSpec {

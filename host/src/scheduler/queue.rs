@@ -233,6 +233,7 @@ pub(crate) fn test_task(n: u64) -> Arc<PendingTask> {
             args: Vec::new(),
             returns: Vec::new(),
             result_codec: None,
+            shared_reuse: false,
             request: Request::default(),
             limits: Limits {
                 max_memory: 1 << 20,

@@ -275,6 +275,7 @@ impl Scheduler {
             limits,
             parent: Some(call.parent),
             result_codec: call.options.result_codec,
+            shared_reuse: call.options.shared_reuse,
         };
         self.submit(Task::new(spec, None));
         Ok(returns)
@@ -359,6 +360,7 @@ impl Scheduler {
             limits,
             parent: Some(call.parent),
             result_codec: call.options.result_codec,
+            shared_reuse: call.options.shared_reuse,
         };
         self.submit(Task::new(spec, Some(actor)));
         Ok(())
@@ -421,6 +423,7 @@ impl Scheduler {
             limits,
             parent: Some(call.parent),
             result_codec: call.options.result_codec,
+            shared_reuse: call.options.shared_reuse,
         };
         self.submit(Task::new(spec, Some(actor)));
         Ok(returns)

@@ -133,3 +133,45 @@ fn node_ids_are_random_not_the_pid() {
     assert_ne!(a.node.id(), b.node.id());
     assert!(!a.node.id().contains(&std::process::id().to_string()));
 }
+
+/// Calls `reused_put(x, keep)` of `api` in a session of its own (a job,
+/// as an HTTP invocation is), sharing warm instances across jobs when
+/// `shared`; (inits, reinits, tasks) of the instance it ran on, `x`
+/// read back, and 1 if it could cancel its child.
+fn reused_put(node: &wray_host::Node, x: u64, keep: bool, shared: bool) -> Vec<u64> {
+    let session = node.session().expect("a session");
+    let options = TaskOptions {
+        shared_reuse: shared,
+        ..crate::support::json_results()
+    };
+    let args = vec![
+        crate::support::json(&x.to_string()),
+        crate::support::json(&keep.to_string()),
+    ];
+    let ids = session
+        .submit("api", "reused_put", args, options)
+        .expect("submits");
+    let value = session.get_blocking(ids[0], None).expect("a value");
+    serde_json::from_slice(&value.data).expect("a JSON array")
+}
+
+#[test]
+fn shared_reuse_serves_jobs_from_one_warm_instance_bound_to_each_in_turn() {
+    let t = TestNode::start(Setup {
+        num_cpus: 1,
+        ..Setup::default()
+    });
+    t.node.deploy_file(component("api")).expect("deploys");
+    let node = &t.node;
+    // One instance serves three jobs, bound to each in turn: it may cancel
+    // the child it submitted (a task may cancel only tasks of its job).
+    assert_eq!(reused_put(node, 7, false, true), [1, 0, 1, 7, 1]);
+    assert_eq!(reused_put(node, 8, false, true), [1, 1, 2, 8, 1]);
+    // An instance left holding an object of its job is not shared on.
+    assert_eq!(reused_put(node, 9, true, true), [1, 2, 3, 9, 1]);
+    assert_eq!(reused_put(node, 10, false, true), [1, 0, 1, 10, 1]);
+    assert_eq!(reused_put(node, 11, false, true), [1, 1, 2, 11, 1]);
+    // Without `shared_reuse`, a job's instances are its own.
+    assert_eq!(reused_put(node, 12, false, false), [1, 0, 1, 12, 1]);
+    assert_eq!(reused_put(node, 13, false, true), [1, 2, 3, 13, 1]);
+}

@@ -113,6 +113,7 @@ wray::export! {
         resources::profiled,
         resources::reused,
         resources::fresh,
+        resources::reused_put,
         jobs::shout,
     ],
     actors: [actors::Counter, actors::Log, failures::Fragile, resources::GpuHolder],

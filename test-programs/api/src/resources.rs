@@ -258,6 +258,28 @@ pub(crate) fn reused() -> (u32, u32, u32) {
     counts()
 }
 
+thread_local! {
+    /// Refs `reused_put` keeps (its instance then holds their objects).
+    static KEPT: std::cell::RefCell<Vec<wray::ObjectRef<u64>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// On a reused instance: puts `x` and reads it back, keeping the ref when
+/// `keep`, and cancels a child it submitted (which only a task bound to
+/// its own job may); (inits, reinits, tasks) of its instance, the value
+/// read, and 1 if the cancel was taken.
+#[wray::remote(reuse)]
+pub(crate) fn reused_put(x: u64, keep: bool) -> wray::Result<(u32, u32, u32, u64, u32)> {
+    let r = wray::put(&x);
+    let v = r.get()?;
+    if keep {
+        KEPT.with(|k| k.borrow_mut().push(r));
+    }
+    let child = crate::objects::sleep_ms.remote(60_000);
+    let cancelled = wray::cancel(&child, true, false);
+    let (i, re, t) = counts();
+    Ok((i, re, t, v, u32::from(cancelled)))
+}
+
 /// The same on a fresh instance each time.
 #[wray::remote]
 pub(crate) fn fresh() -> (u32, u32, u32) {
