@@ -1,7 +1,8 @@
 //! The commands that talk to a running node over its HTTP API:
 //! `wray deploy`, `wray functions`, `wray undeploy` and `wray call`. They
-//! find the node in `<tmp>/wray/node_latest` (`node.json` and `token`), or
-//! at `--address` with `WRAY_TOKEN`.
+//! find the node in `<tmp>/wray/node_latest` (`node.json`, `token` and,
+//! over https, `cert.pem`), or at `--address` with `WRAY_TOKEN` (and
+//! `--cacert` or `WRAY_CACERT` for https: `client_tls`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -18,6 +19,10 @@ pub struct NodeArg {
     /// `WRAY_TOKEN`.
     #[arg(long, value_name = "URL")]
     address: Option<String>,
+    /// With `--address` at https: trust this certificate (PEM) instead of
+    /// the public roots (default: `WRAY_CACERT`).
+    #[arg(long, value_name = "FILE", requires = "address")]
+    cacert: Option<PathBuf>,
 }
 
 /// A node's URL and token.
@@ -29,10 +34,13 @@ struct Client {
 
 impl NodeArg {
     fn client(&self) -> anyhow::Result<Client> {
-        let (url, token) = match &self.address {
+        let (url, token, cacert) = match &self.address {
             Some(url) => (
                 url.trim_end_matches('/').to_string(),
                 std::env::var("WRAY_TOKEN").ok(),
+                self.cacert
+                    .clone()
+                    .or_else(|| std::env::var_os("WRAY_CACERT").map(PathBuf::from)),
             ),
             None => {
                 let dir = latest();
@@ -48,13 +56,13 @@ impl NodeArg {
                 } else {
                     None
                 };
-                (node.url, token)
+                (node.url, token, node.cacert)
             }
         };
         Ok(Client {
             url,
             token,
-            agent: ureq::AgentBuilder::new().build(),
+            agent: crate::client_tls::agent_builder(cacert.as_deref())?.build(),
         })
     }
 }
@@ -251,7 +259,8 @@ pub fn call(args: CallArgs) -> anyhow::Result<ExitCode> {
 /// runs or it does not answer.
 pub fn control_plane_line() -> Option<String> {
     let node = read_node_file(&latest()).ok()?;
-    let agent = ureq::AgentBuilder::new()
+    let agent = crate::client_tls::agent_builder(node.cacert.as_deref())
+        .ok()?
         .timeout(std::time::Duration::from_secs(10))
         .build();
     let health: serde_json::Value = agent
