@@ -1,8 +1,9 @@
 //! The commands that talk to a running node over its HTTP API:
 //! `wray deploy`, `wray functions`, `wray undeploy` and `wray call` (and,
-//! in `job_cmds`, `wray job`). They
-//! find the node in `<tmp>/wray/node_latest` (`node.json` and `token`), or
-//! at `--address` with `WRAY_TOKEN`.
+//! in `job_cmds`, `wray job`). They find the node in
+//! `<tmp>/wray/node_latest` (`node.json`, `token` and, over https,
+//! `cert.pem`), or at `--address` with `WRAY_TOKEN` (and `--cacert` or
+//! `WRAY_CACERT` for https: `client_tls`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,6 +20,10 @@ pub struct NodeArg {
     /// `WRAY_TOKEN`.
     #[arg(long, value_name = "URL")]
     address: Option<String>,
+    /// With `--address` at https: trust this certificate (PEM) instead of
+    /// the public roots (default: `WRAY_CACERT`).
+    #[arg(long, value_name = "FILE", requires = "address")]
+    cacert: Option<PathBuf>,
 }
 
 /// A node's URL and token.
@@ -32,12 +37,16 @@ impl NodeArg {
     /// The client of the node this names.
     ///
     /// # Errors
-    /// No node runs (no `node.json`), or its token cannot be read.
+    /// No node runs (no `node.json`), or its token or certificate cannot be
+    /// read.
     pub(crate) fn client(&self) -> anyhow::Result<Client> {
-        let (url, token) = match &self.address {
+        let (url, token, cacert) = match &self.address {
             Some(url) => (
                 url.trim_end_matches('/').to_string(),
                 std::env::var("WRAY_TOKEN").ok(),
+                self.cacert
+                    .clone()
+                    .or_else(|| std::env::var_os("WRAY_CACERT").map(PathBuf::from)),
             ),
             None => {
                 let dir = latest();
@@ -53,13 +62,13 @@ impl NodeArg {
                 } else {
                     None
                 };
-                (node.url, token)
+                (node.url, token, node.cacert)
             }
         };
         Ok(Client {
             url,
             token,
-            agent: ureq::AgentBuilder::new().build(),
+            agent: crate::client_tls::agent_builder(cacert.as_deref())?.build(),
         })
     }
 }
@@ -282,7 +291,8 @@ pub fn call(args: CallArgs) -> anyhow::Result<ExitCode> {
 /// runs or it does not answer.
 pub fn control_plane_line() -> Option<String> {
     let node = read_node_file(&latest()).ok()?;
-    let agent = ureq::AgentBuilder::new()
+    let agent = crate::client_tls::agent_builder(node.cacert.as_deref())
+        .ok()?
         .timeout(std::time::Duration::from_secs(10))
         .build();
     let health: serde_json::Value = agent

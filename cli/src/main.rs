@@ -15,6 +15,7 @@
 
 mod baseline;
 mod client;
+mod client_tls;
 mod describe;
 mod embedded;
 mod job_cmds;

@@ -6,11 +6,13 @@
 //! directory's `node.log`) and returns once it answers. The node directory
 //! is `<tmp>/wray/node-<pid>`, linked from `<tmp>/wray/node_latest`; it
 //! holds `node.json` (process id, URL), `token` (the bearer token, mode
-//! 0600, made at start), `node.log`, and the session files `wray status`,
-//! `tasks`, `errors` and `timeline` read (`session_latest` points at it
-//! while it runs). SIGTERM (or SIGINT) drains: no new connections, the
-//! requests in flight finish (up to `--grace` seconds), then the node shuts
-//! down and removes `node.json` and `token`.
+//! 0600, made at start), with `--tls-cert` `cert.pem` (a copy of the
+//! certificate, which the clients trust), `node.log`, and the session files
+//! `wray status`, `tasks`, `errors` and `timeline` read (`session_latest`
+//! points at it while it runs). SIGTERM (or SIGINT) drains: no new
+//! connections, the requests in flight finish (up to `--grace` seconds),
+//! then the node shuts down and removes `node.json`, `token` and
+//! `cert.pem`.
 
 use std::io::Write;
 use std::net::{IpAddr, SocketAddr};
@@ -28,7 +30,7 @@ use std::sync::Arc;
 
 use wray_control_plane::{EtcdConfig, EtcdFunctionTable};
 use wray_host::{Node, NodeConfig};
-use wray_http::{HttpConfig, Server};
+use wray_http::{HttpConfig, Server, TlsFiles};
 
 /// Root of node and session directories.
 fn root() -> PathBuf {
@@ -62,6 +64,13 @@ pub struct StartArgs {
     /// Seconds the requests in flight get to finish after SIGTERM.
     #[arg(long, default_value_t = 30)]
     grace: u64,
+    /// Serve https with this certificate chain (PEM, the node's own
+    /// certificate first); needs `--tls-key`.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The private key (PEM) of `--tls-cert`.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
     /// Run in this process instead of in the background.
     #[arg(long)]
     foreground: bool,
@@ -72,10 +81,23 @@ pub struct StartArgs {
 pub struct NodeFile {
     /// Process id of the node.
     pub pid: u32,
-    /// Base URL of its HTTP API.
+    /// Base URL of its HTTP API: `http://` or `https://`, and the
+    /// loopback address when it listens on every address.
     pub url: String,
     /// Whether requests need the token.
     pub auth: bool,
+    /// Over https: the certificate the clients trust (the node directory's
+    /// copy of `--tls-cert`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cacert: Option<PathBuf>,
+}
+
+/// The files under `--tls-cert` and `--tls-key`, when both are given.
+fn tls_files(args: &StartArgs) -> Option<TlsFiles> {
+    Some(TlsFiles {
+        cert: args.tls_cert.clone()?,
+        key: args.tls_key.clone()?,
+    })
 }
 
 /// `wray start`.
@@ -107,6 +129,10 @@ pub fn start(args: StartArgs) -> anyhow::Result<ExitCode> {
     if let Some(url) = &args.etcd {
         cmd.args(["--etcd", url]);
     }
+    if let Some(tls) = tls_files(&args) {
+        cmd.arg("--tls-cert").arg(tls.cert);
+        cmd.arg("--tls-key").arg(tls.key);
+    }
     let mut child = cmd
         .stdin(ProcessStdio::null())
         .stdout(log.try_clone()?)
@@ -122,6 +148,9 @@ pub fn start(args: StartArgs) -> anyhow::Result<ExitCode> {
             println!("wray node started: {} (process {})", node.url, node.pid);
             if node.auth {
                 println!("token: {}", dir.join("token").display());
+            }
+            if let Some(cert) = &node.cacert {
+                println!("certificate: {}", cert.display());
             }
             println!("log: {}", dir.join("node.log").display());
             println!("stop it with `wray stop`");
@@ -171,6 +200,7 @@ fn foreground(args: &StartArgs) -> anyhow::Result<ExitCode> {
     let http = HttpConfig {
         bind: SocketAddr::new(args.bind, args.port),
         token: token.clone(),
+        tls: tls_files(args),
         ..HttpConfig::default()
     };
     let server = runtime.block_on(Server::bind(node, http))?;
@@ -178,11 +208,7 @@ fn foreground(args: &StartArgs) -> anyhow::Result<ExitCode> {
     if let Some(token) = &token {
         write_private(&dir.join("token"), token)?;
     }
-    let file = NodeFile {
-        pid: std::process::id(),
-        url: format!("http://{addr}"),
-        auth: token.is_some(),
-    };
+    let file = describe(&dir, addr, token.is_some(), tls_files(args).as_ref())?;
     write_private(&dir.join("node.json"), &serde_json::to_string(&file)?)?;
     let link = latest();
     let _ = std::fs::remove_file(&link);
@@ -220,7 +246,7 @@ fn foreground(args: &StartArgs) -> anyhow::Result<ExitCode> {
         }
     });
     signal_handle.close();
-    for name in ["node.json", "token"] {
+    for name in ["node.json", "token", "cert.pem"] {
         let _ = std::fs::remove_file(dir.join(name));
     }
     if let Some(s) = session {
@@ -229,6 +255,45 @@ fn foreground(args: &StartArgs) -> anyhow::Result<ExitCode> {
     node.shutdown();
     runtime.shutdown_timeout(Duration::from_secs(1));
     Ok(ExitCode::SUCCESS)
+}
+
+/// The `node.json` of this process serving on `addr`, with the token if
+/// `auth`; over https (`tls`), the certificate copied into `dir` for the
+/// clients to trust.
+fn describe(
+    dir: &Path,
+    addr: SocketAddr,
+    auth: bool,
+    tls: Option<&TlsFiles>,
+) -> anyhow::Result<NodeFile> {
+    let (scheme, cacert) = match tls {
+        None => ("http", None),
+        Some(files) => {
+            let copy = dir.join("cert.pem");
+            std::fs::copy(&files.cert, &copy).with_context(|| {
+                format!("copying {} to {}", files.cert.display(), copy.display())
+            })?;
+            ("https", Some(copy))
+        }
+    };
+    Ok(NodeFile {
+        pid: std::process::id(),
+        url: format!("{scheme}://{}", reachable(addr)),
+        auth,
+        cacert,
+    })
+}
+
+/// `addr`, or the loopback address of its family when it is every address
+/// (`0.0.0.0`, `::`): where a client on this machine reaches it, and a
+/// name its certificate can carry.
+fn reachable(addr: SocketAddr) -> SocketAddr {
+    let ip = match addr.ip() {
+        IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
+        IpAddr::V6(ip) if ip.is_unspecified() => IpAddr::V6(std::net::Ipv6Addr::LOCALHOST),
+        ip => ip,
+    };
+    SocketAddr::new(ip, addr.port())
 }
 
 /// 32 random bytes as 64 hex digits.

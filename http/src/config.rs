@@ -3,6 +3,8 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use crate::tls::TlsFiles;
+
 /// The HTTP server's settings; [`HttpConfig::default`] gives the defaults
 /// named on each field.
 #[derive(Debug, Clone)]
@@ -12,6 +14,12 @@ pub struct HttpConfig {
     /// The bearer token every route but `/healthz` requires; `None` (no
     /// auth) is refused unless [`bind`](Self::bind) is a loopback address.
     pub token: Option<String>,
+    /// Serve https with this certificate and key (default `None`: plain
+    /// http). The files are read by [`Server::bind`](crate::Server::bind);
+    /// each connection's handshake must finish within
+    /// [`header_timeout`](Self::header_timeout). TLS does not replace the
+    /// token: [`token`](Self::token)'s rule holds as without it.
+    pub tls: Option<TlsFiles>,
     /// Largest request body of an invocation or actor call, in bytes
     /// (default 16 MiB).
     pub max_body: usize,
@@ -49,6 +57,7 @@ impl Default for HttpConfig {
         HttpConfig {
             bind: SocketAddr::from(([127, 0, 0, 1], 8265)),
             token: None,
+            tls: None,
             max_body: 16 << 20,
             max_component: 512 << 20,
             header_timeout: Duration::from_secs(10),

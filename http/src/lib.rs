@@ -9,6 +9,9 @@
 //!   router, the metrics and the OpenAPI document are built from.
 //! - [`server`]: the hyper server: connections, header and body read
 //!   timeouts, graceful shutdown.
+//! - [`tls`]: https: the certificate and key files, read into a rustls
+//!   configuration; the server does each connection's handshake in that
+//!   connection's task, under the header timeout.
 //! - `handlers`: one function per route, each through a
 //!   [`wray_host::Session`] of its own job, so one caller reaches another's
 //!   objects and actors only when handed their ids.
@@ -34,7 +37,9 @@ mod metrics;
 pub mod openapi;
 pub mod routes;
 pub mod server;
+pub mod tls;
 
 pub use config::HttpConfig;
 pub use error::ApiError;
 pub use server::Server;
+pub use tls::{TlsError, TlsFiles};

@@ -3,6 +3,7 @@
 
 #[path = "../../host/tests/common/components.rs"]
 mod components;
+mod tls;
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -37,6 +38,20 @@ fn base() -> &'static str {
 /// A node of its own served with `config` on a loopback port with
 /// [`TOKEN`], `microbench` deployed as `mb`; its URL.
 fn serve(config: HttpConfig) -> String {
+    let url = format!("http://{}", spawn_server(config));
+    let wasm = std::fs::read(components::component("microbench")).expect("microbench.wasm");
+    let r = post(
+        &format!("{url}/v1/components?name=mb"),
+        "application/wasm",
+        &wasm,
+    );
+    assert_eq!(r.0, 201, "{:?}", r.1);
+    url
+}
+
+/// A node of its own served with `config` on a loopback port with
+/// [`TOKEN`], nothing deployed; its address.
+fn spawn_server(config: HttpConfig) -> std::net::SocketAddr {
     let node: &'static Node = Box::leak(Box::new(
         Node::start(NodeConfig {
             num_cpus: 2,
@@ -63,16 +78,7 @@ fn serve(config: HttpConfig) -> String {
             server.serve(std::future::pending()).await;
         });
     });
-    let addr = rx.recv().expect("server address");
-    let url = format!("http://{addr}");
-    let wasm = std::fs::read(components::component("microbench")).expect("microbench.wasm");
-    let r = post(
-        &format!("{url}/v1/components?name=mb"),
-        "application/wasm",
-        &wasm,
-    );
-    assert_eq!(r.0, 201, "{:?}", r.1);
-    url
+    rx.recv().expect("server address")
 }
 
 fn agent() -> ureq::Agent {

@@ -270,3 +270,137 @@ fn two_nodes_on_one_etcd_follow_each_others_deploys_and_undeploys() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("etcd at"), "{err}");
 }
+
+/// A test-only certificate or key of the HTTP API's tests
+/// (`http/tests/tls/README.md`).
+fn tls_fixture(name: &str) -> String {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../http/tests/tls")
+        .join(name)
+        .to_str()
+        .expect("a UTF-8 path")
+        .to_string()
+}
+
+#[test]
+fn a_node_started_with_tls_deploys_and_calls_over_https_then_stops() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| in_dir(tmp.path(), args).output().unwrap();
+    let (cert, key) = (tls_fixture("cert.pem"), tls_fixture("key.pem"));
+    let said = success_stdout(&run(&[
+        "start",
+        "--port",
+        "0",
+        "--num-cpus",
+        "1",
+        "--tls-cert",
+        &cert,
+        "--tls-key",
+        &key,
+    ]));
+    let _stop = StopOnDrop(tmp.path().to_path_buf());
+    assert!(
+        said.starts_with("wray node started: https://127.0.0.1:"),
+        "{said}"
+    );
+    let node_dir = tmp.path().join("wray/node_latest");
+    assert_eq!(
+        std::fs::read(node_dir.join("cert.pem")).unwrap(),
+        std::fs::read(&cert).unwrap()
+    );
+
+    // The clients find the node and trust its certificate through the node
+    // directory.
+    let mb = component("microbench");
+    let said = success_stdout(&run(&["deploy", mb.to_str().unwrap(), "--name", "mb"]));
+    assert!(said.starts_with("deployed mb version 1 ("), "{said}");
+    let said = success_stdout(&run(&["call", "mb/noop", "--json", "[5]"]));
+    assert_eq!(said.trim(), "5");
+    let said = success_stdout(&run(&["status"]));
+    assert!(
+        said.contains("Control plane: ") && said.contains(": reachable"),
+        "{said}"
+    );
+
+    // At --address: the public roots do not vouch for a self-signed
+    // certificate; --cacert or WRAY_CACERT does.
+    let node: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(node_dir.join("node.json")).unwrap()).unwrap();
+    let url = node["url"].as_str().unwrap();
+    let token = std::fs::read_to_string(node_dir.join("token")).unwrap();
+    let at_address = |extra: &[&str], cacert_env: Option<&str>| {
+        let mut cmd = in_dir(
+            tmp.path(),
+            &["call", "mb/noop", "--json", "[6]", "--address", url],
+        );
+        cmd.args(extra).env("WRAY_TOKEN", token.trim());
+        match cacert_env {
+            Some(path) => cmd.env("WRAY_CACERT", path),
+            None => cmd.env_remove("WRAY_CACERT"),
+        };
+        cmd.output().unwrap()
+    };
+    let out = at_address(&[], None);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("invalid peer certificate"),
+        "{err}"
+    );
+    let out = at_address(&[], Some(&tls_fixture("other-cert.pem")));
+    assert!(!out.status.success(), "{out:?}");
+    assert_eq!(
+        success_stdout(&at_address(&["--cacert", &cert], None)).trim(),
+        "6"
+    );
+    assert_eq!(success_stdout(&at_address(&[], Some(&cert))).trim(), "6");
+
+    let said = success_stdout(&run(&["stop"]));
+    assert!(said.contains("stopped"), "{said}");
+    assert!(!node_dir.join("node.json").exists() && !node_dir.join("cert.pem").exists());
+}
+
+#[test]
+fn a_node_whose_key_cannot_be_read_does_not_start_and_names_the_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("missing-key.pem");
+    let out = in_dir(
+        tmp.path(),
+        &[
+            "start",
+            "--port",
+            "0",
+            "--num-cpus",
+            "1",
+            "--tls-cert",
+            &tls_fixture("cert.pem"),
+            "--tls-key",
+            missing.to_str().unwrap(),
+        ],
+    )
+    .output()
+    .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("cannot read {}", missing.display())),
+        "{err}"
+    );
+    // The flags come in pairs.
+    let out = in_dir(
+        tmp.path(),
+        &[
+            "start",
+            "--port",
+            "0",
+            "--tls-cert",
+            &tls_fixture("cert.pem"),
+        ],
+    )
+    .output()
+    .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--tls-key"),
+        "{out:?}"
+    );
+}
