@@ -44,6 +44,7 @@ pub mod worker_pool;
 
 pub use config::{NodeConfig, Preopen, Stdio};
 pub use error::{Error, ErrorKind, Result, TaskError};
+pub use executor::instantiation::InstantiationHistogram;
 pub use node::driver::DriverOutcome;
 pub use node::{Node, StopHandle};
 pub use scheduler::StatsSnapshot;

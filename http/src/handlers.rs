@@ -126,6 +126,7 @@ async fn dispatch(state: &State, r: Route<'_>, req: Request<Incoming>) -> Answer
         }
         Route::Metrics => {
             let text = state.metrics.render(
+                &node.instantiation_histogram(),
                 &node.task_counts(),
                 state
                     .config

@@ -22,6 +22,7 @@ use crate::config::NodeConfig;
 use crate::error::{Error, Result};
 use crate::executor::component::{self, LoadedComponent};
 use crate::executor::engine::{build_engine, EpochTicker};
+use crate::executor::instantiation::InstantiationHistogram;
 use crate::executor::{Handle, WasmExecutor};
 use crate::node::driver::DriverOutcome;
 use crate::node::services::NodeServices;
@@ -158,6 +159,7 @@ impl Node {
             services,
             io: io.handle().clone(),
             workers: WorkerPool::new(worker_cpus, crate::bounds::MAX_BLOCKED_WORKERS),
+            instantiations: Default::default(),
         });
         let handle: Arc<dyn Executor> = Arc::new(Handle(exec.clone()));
         sched.connect(Arc::downgrade(&handle));
@@ -473,6 +475,14 @@ impl Node {
     /// node started.
     pub fn task_counts(&self) -> std::collections::BTreeMap<TaskStatus, u64> {
         self.sched.tasks.counts()
+    }
+
+    /// How long the node's instantiations took since it started (tasks,
+    /// actors, drivers, `describe` at deploy; reused instances are not
+    /// made again): a histogram, and the failed ones counted apart (see
+    /// [`crate::executor::instantiation`]). Lock-free: cheap per scrape.
+    pub fn instantiation_histogram(&self) -> InstantiationHistogram {
+        self.exec.instantiations.snapshot()
     }
 
     /// Task counters so far.
