@@ -17,13 +17,13 @@
 #     `--max-instance-reuse-count 1000`;
 #   - Ray Serve (bench/http/ray_serve_app.py, one replica): its defaults
 #     (max_ongoing_requests 5), and max_ongoing_requests 64.
-# Then wray's deploy-to-first-result for a new component (POST
-# /v1/components, then the first POST /v1/functions/mb/noop; curl's times),
-# on a new node each time: cold (empty compile cache) and warm (the cached
-# artifact), 3 times each, medians.
+# Before them, wray's deploy-to-first-result for a new component, on the
+# embedded table and on etcd, and on a second node following the same etcd
+# (bench/http/first_result.sh, 3 runs of each case, medians).
 #
-# Needs: wrk, the release `wray` (cargo build --release -p wray-cli),
-# microbench.wasm (cargo xtask build-guests), cargo-component and the
+# Needs: wrk, etcd (/usr/bin/etcd, or $ETCD), the release `wray` (cargo
+# build --release -p wray-cli), microbench.wasm (cargo xtask build-guests),
+# python3, cargo-component and the
 # wasm32-wasip1 target for the yardstick's guest, the Ray venv with
 # ray[serve]==2.60.0 ($RAY_VENV, default ~/.cache/wray/ray-venv). The
 # yardstick and its guest are built here when missing.
@@ -92,34 +92,13 @@ node_start() { # DIR CACHE: a wray node whose files are under DIR, compile cache
 }
 node_stop() { TMPDIR=$1 "$wray" stop >/dev/null; }
 
-first_result() { # LABEL CACHE N: deploy-to-first-result on N new nodes
-  for i in $(seq "$3"); do
-    local dir=$out/node-$1-$i
-    node_start "$dir" "$2"
-    local deploy call answer
-    deploy=$(curl -s -o "$out/deploy.json" -w '%{http_code} %{time_total}' -X POST \
-      -H 'Content-Type: application/wasm' --data-binary "@$wasm/microbench.wasm" "$url/v1/components?name=mb")
-    answer=$(curl -s -o "$out/answer" -w '%{http_code} %{time_total}' -X POST \
-      -H 'Content-Type: application/json' -d '[1]' "$url/v1/functions/mb/noop")
-    node_stop "$dir"
-    if [ "${deploy%% *}" != 200 ] && [ "${deploy%% *}" != 201 ]; then
-      echo "deploy answered ${deploy%% *}: $(cat "$out/deploy.json")" >&2; exit 1
-    fi
-    [ "$(cat "$out/answer")" = 1 ] || { echo "first call answered $(cat "$out/answer")" >&2; exit 1; }
-    awk -v l="$1" -v d="${deploy#* }" -v c="${answer#* }" \
-      'BEGIN { printf "first_result %s deploy_ms=%.1f call_ms=%.1f total_ms=%.1f\n", l, d * 1e3, c * 1e3, (d + c) * 1e3 }' |
-      tee -a "$out/results"
-  done
-}
-
 echo "== $(date -u +%Y-%m-%d), $(nproc) cores, wrk ${secs}s runs, $(uname -r)"
 
-echo "== wray: deploy to first result (microbench.wasm, $(stat -c %s "$wasm/microbench.wasm") bytes)"
-for i in 1 2 3; do first_result cold "$out/cache-cold-$i" 1; done
-first_result warm "$out/cache-cold-1" 3
+echo "== wray: deploy to first result"
+WRAY=$wray PORT=$port bash "$root/bench/http/first_result.sh" 3
 
 echo "== wray $("$wray" --version | awk '{print $2}')"
-node_start "$out/node-load" "$out/cache-cold-1"
+node_start "$out/node-load" "$out/cache-load"
 TMPDIR=$out/node-load "$wray" deploy "$wasm/microbench.wasm" --name mb >/dev/null
 load wray_noop "$url/v1/functions/mb/noop"
 load wray_noop_reused "$url/v1/functions/mb/noop_reused"
@@ -157,13 +136,7 @@ awk '
     rps[$2, c] = val("rps"); p50[$2, c] = val("p50_us"); p99[$2, c] = val("p99_us")
     bad[$2, c] = val("non2xx") + val("socket_errors")
   }
-  $1 == "first_result" { k = $2; t[k, ++nt[k]] = val("total_ms"); d[k, nt[k]] = val("deploy_ms"); f[k, nt[k]] = val("call_ms") }
   function ms(us) { return sprintf("%.2f", us / 1000) }
-  function median(a, k, m,   i, j, x, v) {
-    for (i = 1; i <= m; i++) v[i] = a[k, i]
-    for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (v[j] < v[i]) { x = v[i]; v[i] = v[j]; v[j] = x }
-    return v[int((m + 1) / 2)]
-  }
   END {
     print "| peer | c=1 req/s | c=1 p50 ms | c=1 p99 ms | c=64 req/s | c=64 p50 ms | c=64 p99 ms |"
     print "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
@@ -181,8 +154,4 @@ awk '
       if ((ab[1], 1) in rps && (ab[2], 1) in rps)
         printf "| %s | %.2f | %.2f |\n", rs[i], rps[ab[1], 1] / rps[ab[2], 1], rps[ab[1], 64] / rps[ab[2], 64]
     }
-    print ""
-    print "| deploy to first result (medians) | deploy ms | first call ms | total ms |"
-    print "| --- | ---: | ---: | ---: |"
-    for (k in nt) printf "| %s (%d runs) | %.1f | %.1f | %.1f |\n", k, nt[k], median(d, k, nt[k]), median(f, k, nt[k]), median(t, k, nt[k])
   }' "$out/results"

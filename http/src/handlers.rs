@@ -137,6 +137,7 @@ async fn dispatch(state: &State, r: Route<'_>, query: Query, req: Request<Incomi
         }
         Route::Metrics => {
             let text = state.metrics.render(
+                &node.instantiation_histogram(),
                 &node.task_counts(),
                 state
                     .config

@@ -1,8 +1,9 @@
 //! `GET /metrics`: Prometheus text exposition format 0.0.4.
 //!
 //! Requests by route pattern and status, request latency as a histogram,
-//! requests being served, kept sessions; from the node: tasks by state,
-//! object store bytes.
+//! requests being served, kept sessions; from the node: instantiation
+//! times as a histogram, failed instantiations, tasks by state, object
+//! store bytes.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -10,6 +11,7 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 use wray_host::scheduler::task_table::TaskStatus;
+use wray_host::InstantiationHistogram;
 
 /// Upper bounds of the request latency buckets, in seconds (Prometheus'
 /// default buckets, from 100 µs).
@@ -54,10 +56,12 @@ impl Metrics {
         m.latency_sum += secs;
     }
 
-    /// The exposition text: these counters, then the node's `task_counts`
-    /// (by state), `inflight`, `kept` and `store_bytes`.
+    /// The exposition text: these counters, the node's `instantiation`
+    /// times, then its `task_counts` (by state), `inflight`, `kept` and
+    /// `store_bytes`.
     pub(crate) fn render(
         &self,
+        instantiation: &InstantiationHistogram,
         task_counts: &BTreeMap<TaskStatus, u64>,
         inflight: usize,
         kept: usize,
@@ -76,33 +80,40 @@ impl Metrics {
                 "wray_http_requests_total{{route=\"{route}\",method=\"{method}\",status=\"{status}\"}} {n}"
             );
         }
-        let _ = writeln!(
-            s,
-            "# HELP wray_http_request_duration_seconds Time to answer a request."
-        );
-        let _ = writeln!(s, "# TYPE wray_http_request_duration_seconds histogram");
-        for (bound, n) in BUCKETS.iter().zip(m.latency_buckets.iter()) {
-            let _ = writeln!(
-                s,
-                "wray_http_request_duration_seconds_bucket{{le=\"{bound}\"}} {n}"
-            );
-        }
-        let _ = writeln!(
-            s,
-            "wray_http_request_duration_seconds_bucket{{le=\"+Inf\"}} {}",
-            m.latency_count
-        );
-        let _ = writeln!(
-            s,
-            "wray_http_request_duration_seconds_sum {}",
-            m.latency_sum
-        );
-        let _ = writeln!(
-            s,
-            "wray_http_request_duration_seconds_count {}",
-            m.latency_count
+        write_histogram(
+            &mut s,
+            "wray_http_request_duration_seconds",
+            "Time to answer a request.",
+            BUCKETS
+                .iter()
+                .copied()
+                .zip(m.latency_buckets.iter().copied()),
+            m.latency_count,
+            m.latency_sum,
         );
         drop(m);
+        write_histogram(
+            &mut s,
+            "wray_instantiation_seconds",
+            "Time to make an instance (store and instantiate, not the call); failed ones are in wray_instantiation_failures_total.",
+            instantiation
+                .bounds_ns
+                .iter()
+                .map(|&ns| ns as f64 / 1e9) // at most 1e8: exact in f64
+                .zip(instantiation.cumulative.iter().copied()),
+            instantiation.count,
+            instantiation.sum_ns as f64 / 1e9,
+        );
+        let _ = writeln!(
+            s,
+            "# HELP wray_instantiation_failures_total Instantiations that failed (no free instance slot, a trap or limit in the start, a cancel)."
+        );
+        let _ = writeln!(s, "# TYPE wray_instantiation_failures_total counter");
+        let _ = writeln!(
+            s,
+            "wray_instantiation_failures_total {}",
+            instantiation.failed
+        );
         let _ = writeln!(
             s,
             "# HELP wray_http_requests_in_flight Requests being served."
@@ -128,5 +139,62 @@ impl Metrics {
         let _ = writeln!(s, "# TYPE wray_object_store_bytes gauge");
         let _ = writeln!(s, "wray_object_store_bytes {store_bytes}");
         s
+    }
+}
+
+/// Writes histogram `name` with `help`: one `_bucket{le=..}` line per
+/// (upper bound in seconds, observations at or under it, cumulative) of
+/// `buckets`, then `+Inf` (= `count`), `_sum` (seconds) and `_count`.
+fn write_histogram(
+    s: &mut String,
+    name: &str,
+    help: &str,
+    buckets: impl Iterator<Item = (f64, u64)>,
+    count: u64,
+    sum_seconds: f64,
+) {
+    let _ = writeln!(s, "# HELP {name} {help}");
+    let _ = writeln!(s, "# TYPE {name} histogram");
+    for (bound, n) in buckets {
+        let _ = writeln!(s, "{name}_bucket{{le=\"{bound}\"}} {n}");
+    }
+    let _ = writeln!(s, "{name}_bucket{{le=\"+Inf\"}} {count}");
+    let _ = writeln!(s, "{name}_sum {sum_seconds}");
+    let _ = writeln!(s, "{name}_count {count}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_instantiation_histogram_renders_cumulative_buckets_in_seconds() {
+        let bounds: &'static [u64] = &[5_000, 1_000_000, 100_000_000];
+        let h = InstantiationHistogram {
+            bounds_ns: bounds,
+            cumulative: vec![1, 3, 3],
+            count: 4,
+            sum_ns: 1_500_000_000,
+            failed: 2,
+        };
+        let text = Metrics::default().render(&h, &BTreeMap::new(), 0, 0, 0);
+        let lines: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("wray_instantiation"))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "wray_instantiation_seconds_bucket{le=\"0.000005\"} 1",
+                "wray_instantiation_seconds_bucket{le=\"0.001\"} 3",
+                "wray_instantiation_seconds_bucket{le=\"0.1\"} 3",
+                "wray_instantiation_seconds_bucket{le=\"+Inf\"} 4",
+                "wray_instantiation_seconds_sum 1.5",
+                "wray_instantiation_seconds_count 4",
+                "wray_instantiation_failures_total 2",
+            ]
+        );
+        assert!(text.contains("# TYPE wray_instantiation_seconds histogram"));
+        assert!(text.contains("wray_http_request_duration_seconds_bucket{le=\"+Inf\"} 0"));
     }
 }

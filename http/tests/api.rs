@@ -307,6 +307,34 @@ fn state_routes_and_metrics_answer() {
     assert_eq!(s, 200);
     assert!(text.contains("wray_http_requests_total{route=\"/v1/functions/{component}/{function}\",method=\"POST\",status=\"200\"}"), "{text}");
     assert!(text.contains("wray_tasks{state="), "{text}");
+    // The invocation above made an instance: the histogram counts it, its
+    // buckets are cumulative and end at the count.
+    let value = |series: &str| -> u64 {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(series) && l[series.len()..].starts_with(' '))
+            .unwrap_or_else(|| panic!("no {series} in {text}"));
+        line[series.len() + 1..].parse().expect("a count")
+    };
+    let count = value("wray_instantiation_seconds_count");
+    assert!(count > 0, "{text}");
+    assert_eq!(
+        value("wray_instantiation_seconds_bucket{le=\"+Inf\"}"),
+        count
+    );
+    let buckets: Vec<u64> = ["0.000005", "0.001", "0.1"]
+        .iter()
+        .map(|le| value(&format!("wray_instantiation_seconds_bucket{{le=\"{le}\"}}")))
+        .collect();
+    assert!(
+        buckets.windows(2).all(|w| w[0] <= w[1]) && buckets[2] <= count,
+        "{text}"
+    );
+    assert!(text.contains("wray_instantiation_seconds_sum "), "{text}");
+    assert!(
+        text.contains("wray_instantiation_failures_total "),
+        "{text}"
+    );
 }
 
 #[test]

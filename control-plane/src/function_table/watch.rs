@@ -40,6 +40,8 @@ enum Inner {
         events: mpsc::Receiver<FunctionEvent>,
         task: JoinHandle<()>,
     },
+    /// A channel someone else feeds ([`FunctionWatch::from_channel`]).
+    Channel(mpsc::Receiver<FunctionEvent>),
 }
 
 impl FunctionWatch {
@@ -60,6 +62,17 @@ impl FunctionWatch {
         }
     }
 
+    /// A watch fed through `events` by whoever holds its sender: a
+    /// backend outside this crate, or a test double of a table that
+    /// decides which events its consumer sees (a [`FunctionEvent::Resync`]
+    /// after changes it did not report, say). It ends when every sender
+    /// is dropped.
+    pub fn from_channel(events: mpsc::Receiver<FunctionEvent>) -> Self {
+        Self {
+            inner: Inner::Channel(events),
+        }
+    }
+
     /// The next change; `None` once the table is gone.
     ///
     /// # Cancel safety
@@ -72,7 +85,7 @@ impl FunctionWatch {
                 Err(broadcast::error::RecvError::Lagged(_)) => Some(FunctionEvent::Resync),
                 Err(broadcast::error::RecvError::Closed) => None,
             },
-            Inner::Task { events, .. } => events.recv().await,
+            Inner::Task { events, .. } | Inner::Channel(events) => events.recv().await,
         }
     }
 }
@@ -88,5 +101,20 @@ impl Drop for FunctionWatch {
 impl std::fmt::Debug for FunctionWatch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FunctionWatch").finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_channel_watch_yields_what_is_sent_then_ends() {
+        let (tx, rx) = mpsc::channel(2);
+        let mut watch = FunctionWatch::from_channel(rx);
+        tx.send(FunctionEvent::Resync).await.expect("open");
+        drop(tx);
+        assert_eq!(watch.next().await, Some(FunctionEvent::Resync));
+        assert_eq!(watch.next().await, None);
     }
 }

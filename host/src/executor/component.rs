@@ -6,6 +6,7 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Instant;
 
 use wasmtime::component::{Component, InstancePre, Linker};
 use wasmtime::Engine;
@@ -324,11 +325,12 @@ async fn describe(
         Default::default(),
     );
     let services = Arc::new(DescribeOnly::new(rt.services.clone()));
+    let started = Instant::now();
     let mut store = rt.new_store_with(services, &component, job, current, &[]);
     let stop = StopWhen::of(store.data());
     let info = async {
-        let instance = stop
-            .guard(component.pre.instantiate_async(&mut *store))
+        let instance = rt
+            .make_instance(&component, &mut store, started)
             .await
             .map_err(|e| component_error(format!("instantiate: {e:#}")))?;
         let guest = Guest::new(instance, component.exports.clone());

@@ -15,6 +15,8 @@
 //!   cleans them; `guest_bytes`: lists read in place.
 //! - `store`: the store that cleans its windows before it goes;
 //!   `values`: payloads to objects and back, results, host errors.
+//! - `instantiation`: where every instance is made, timed into a
+//!   lock-free histogram (`Node::instantiation_histogram`).
 //! - `run`: one remote-function task in a fresh instance, or a cached
 //!   one of its job for `reuse` functions (`reuse`).
 //! - `actor`: actor instances keyed by actor id, and running their calls.
@@ -34,6 +36,7 @@ pub(crate) mod exports;
 pub(crate) mod guard;
 pub mod guest_bytes;
 pub(crate) mod host_api;
+pub mod instantiation;
 pub mod mapping;
 pub(crate) mod output;
 pub(crate) mod reuse;
@@ -55,6 +58,7 @@ use wray_control_plane::{ActorId, JobId};
 
 use self::actor::Instance;
 use self::component::LoadedComponent;
+use self::instantiation::Instantiations;
 use self::reuse::InstanceCache;
 use self::services::Services;
 use self::state::TaskState;
@@ -95,6 +99,8 @@ pub struct WasmExecutor {
     pub(crate) workers: WorkerPool,
     /// The jobs whose guests write to a log of their own.
     pub(crate) job_logs: output::JobLogs,
+    /// How long its instantiations took.
+    pub(crate) instantiations: Instantiations,
 }
 
 impl WasmExecutor {

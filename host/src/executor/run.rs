@@ -10,6 +10,7 @@
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::time::Instant;
 
 use wasmtime::Store;
 use wray_control_plane::{FunctionKind, JobId};
@@ -250,12 +251,9 @@ impl WasmExecutor {
         job: JobId,
         current: CurrentTask,
     ) -> Result<(TaskStore, Guest), TaskError> {
+        let started = Instant::now();
         let mut store = self.new_store(component, job, current, &[]);
-        let stop = StopWhen::of(store.data());
-        match stop
-            .guard(component.pre.instantiate_async(&mut *store))
-            .await
-        {
+        match self.make_instance(component, &mut store, started).await {
             Ok(instance) => Ok((store, Guest::new(instance, component.exports.clone()))),
             Err(e) => {
                 let hint = if e.is::<wasmtime::PoolConcurrencyLimitError>() {

@@ -66,12 +66,10 @@ async fn drive(
     let mut current = CurrentTask::new(task, "main", false, limits, Default::default(), cancel);
     let entry = exec.sched.tasks.driver_started(task);
     current.entry = Some(entry.clone());
+    let started = Instant::now();
     let mut store = exec.new_store(&component, job, current, &argv);
     let stop = StopWhen::of(store.data());
-    let result = match stop
-        .guard(component.pre.instantiate_async(&mut *store))
-        .await
-    {
+    let result = match exec.make_instance(&component, &mut store, started).await {
         Err(e) => Err(instantiate_error(&e, store.data(), "").to_string()),
         Ok(instance) => match stop
             .guard(Guest::new(instance, component.exports.clone()).main(&mut store, args))

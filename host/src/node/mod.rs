@@ -5,6 +5,7 @@ pub mod driver;
 pub mod services;
 pub mod state;
 pub mod timeline;
+mod watch;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -13,8 +14,8 @@ use std::time::Duration;
 
 use parking_lot::{Mutex, RwLock};
 use wray_control_plane::{
-    ComponentRecord, ComponentVersion, EmbeddedFunctionTable, EmbeddedJobTable, FunctionEvent,
-    FunctionTable, JobId, JobTable,
+    ComponentRecord, ComponentVersion, EmbeddedFunctionTable, EmbeddedJobTable, FunctionTable,
+    JobId, JobTable,
 };
 
 use crate::cancel_token::CancelToken;
@@ -22,6 +23,7 @@ use crate::config::NodeConfig;
 use crate::error::{Error, Result};
 use crate::executor::component::{self, LoadedComponent};
 use crate::executor::engine::{build_engine, EpochTicker};
+use crate::executor::instantiation::InstantiationHistogram;
 use crate::executor::{Handle, WasmExecutor};
 use crate::node::driver::DriverOutcome;
 use crate::node::services::NodeServices;
@@ -159,6 +161,7 @@ impl Node {
             io: io.handle().clone(),
             workers: WorkerPool::new(worker_cpus, crate::bounds::MAX_BLOCKED_WORKERS),
             job_logs: Default::default(),
+            instantiations: Default::default(),
         });
         let handle: Arc<dyn Executor> = Arc::new(Handle(exec.clone()));
         sched.connect(Arc::downgrade(&handle));
@@ -174,71 +177,10 @@ impl Node {
             io: Some(io),
             ticker: Some(ticker),
         };
-        node.watch_function_table();
+        if let Some(io) = &node.io {
+            watch::follow_function_table(io, &node.table, &node.exec, &node.sched);
+        }
         Ok(node)
-    }
-
-    /// Follows the function table's changes (a deploy or undeploy by
-    /// another node, or by another client of the same etcd): a version
-    /// this node does not have is loaded (its blob fetched and compiled, or
-    /// the compiled artifact taken from the cache by digest) and becomes
-    /// what its name means here; an undeployed name is forgotten. Tasks
-    /// already submitted keep the version they named. At start, and after
-    /// a `Resync`, every listed component is brought up to date. Runs on
-    /// the node's IO runtime until the node is gone.
-    fn watch_function_table(&self) {
-        let Some(io) = &self.io else {
-            return;
-        };
-        let table = self.table.clone();
-        let (exec, sched) = (Arc::downgrade(&self.exec), Arc::downgrade(&self.sched));
-        io.spawn(async move {
-            let mut watch = match table.watch().await {
-                Ok(w) => w,
-                Err(e) => {
-                    tracing::warn!(
-                        "not following the function table ({}): {e}",
-                        table.backend()
-                    );
-                    return;
-                }
-            };
-            let mut resync = true;
-            loop {
-                if std::mem::take(&mut resync) {
-                    match table.list().await {
-                        Ok(all) => {
-                            for v in all {
-                                if !follow(&table, &exec, &sched, v.record).await {
-                                    return;
-                                }
-                            }
-                        }
-                        Err(e) => tracing::warn!("listing the function table: {e}"),
-                    }
-                }
-                let Some(event) = watch.next().await else {
-                    return;
-                };
-                match event {
-                    FunctionEvent::Deployed { name, .. } => match table.current(&name).await {
-                        Ok(v) => {
-                            if !follow(&table, &exec, &sched, v.record).await {
-                                return;
-                            }
-                        }
-                        Err(e) => tracing::warn!("reading {name} from the function table: {e}"),
-                    },
-                    FunctionEvent::Undeployed { name } => {
-                        let Some(sched) = sched.upgrade() else {
-                            return;
-                        };
-                        sched.undeploy(&name);
-                    }
-                    FunctionEvent::Resync => resync = true,
-                }
-            }
-        });
     }
 
     /// Where the function table lives (`embedded`, or `etcd at ..`) and
@@ -470,6 +412,14 @@ impl Node {
         self.sched.tasks.counts()
     }
 
+    /// How long the node's instantiations took since it started (tasks,
+    /// actors, drivers, `describe` at deploy; reused instances are not
+    /// made again): a histogram, and the failed ones counted apart (see
+    /// [`crate::executor::instantiation`]). Lock-free: cheap per scrape.
+    pub fn instantiation_histogram(&self) -> InstantiationHistogram {
+        self.exec.instantiations.snapshot()
+    }
+
     /// Task counters so far.
     pub fn stats(&self) -> StatsSnapshot {
         self.sched.stats()
@@ -606,53 +556,10 @@ impl Node {
 }
 
 /// Makes `loaded` runnable on the node of `exec` and `sched`.
-fn add_loaded(exec: &WasmExecutor, sched: &Scheduler, loaded: Arc<LoadedComponent>) {
+pub(crate) fn add_loaded(exec: &WasmExecutor, sched: &Scheduler, loaded: Arc<LoadedComponent>) {
     let record = Arc::new(loaded.record.clone());
     exec.components.write().insert(record.hash.clone(), loaded);
     sched.add_component(record);
-}
-
-/// Makes `record` (the function table's current version of its name) what
-/// its name means on the node of `exec` and `sched`, loading it if the
-/// node does not have its hash; `false` once the node is gone. A component
-/// that cannot be fetched or loaded is logged and skipped (its name keeps
-/// what it meant).
-async fn follow(
-    table: &Arc<dyn FunctionTable>,
-    exec: &std::sync::Weak<WasmExecutor>,
-    sched: &std::sync::Weak<Scheduler>,
-    record: ComponentRecord,
-) -> bool {
-    let (Some(exec), Some(sched)) = (exec.upgrade(), sched.upgrade()) else {
-        return false;
-    };
-    if sched
-        .deployed(&record.name)
-        .is_some_and(|r| r.hash == record.hash)
-    {
-        return true;
-    }
-    if exec.component(&record.hash).is_some() {
-        sched.add_component(Arc::new(record));
-        return true;
-    }
-    let bytes = match table.blob(&record.hash).await {
-        Ok(b) => b,
-        Err(e) => {
-            tracing::warn!("fetching {} ({}): {e}", record.name, record.hash);
-            return true;
-        }
-    };
-    let name = record.name.clone();
-    let compiling = exec.clone();
-    let loaded =
-        tokio::task::spawn_blocking(move || component::load(&compiling, &name, &bytes)).await;
-    match loaded {
-        Ok(Ok(loaded)) => add_loaded(&exec, &sched, loaded),
-        Ok(Err(e)) => tracing::warn!("loading {}: {e}", record.name),
-        Err(e) => tracing::warn!("loading {}: {e}", record.name),
-    }
-    true
 }
 
 /// A node's id: `node-` and 16 random hex digits (unique beyond this

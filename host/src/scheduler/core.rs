@@ -216,6 +216,19 @@ impl Scheduler {
         self.functions.write().remove_named(name)
     }
 
+    /// Forgets `record`'s name if it still means `record` itself (the
+    /// same row, not an equal one: every deploy, follow or load records a
+    /// row of its own); whether it did. A resync forgets a name only so,
+    /// never one deployed again meanwhile (see `Functions::remove_if`).
+    pub(crate) fn undeploy_if_same(&self, record: &Arc<ComponentRecord>) -> bool {
+        self.functions.write().remove_if(record)
+    }
+
+    /// The row of every name deployed on this node.
+    pub(crate) fn named_components(&self) -> Vec<Arc<ComponentRecord>> {
+        self.functions.read().named().cloned().collect()
+    }
+
     /// The component deployed on this node as `name`, if any (no control
     /// plane round trip).
     pub(crate) fn deployed(&self, name: &str) -> Option<Arc<ComponentRecord>> {

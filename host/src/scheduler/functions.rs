@@ -44,6 +44,25 @@ impl Functions {
         self.by_name.remove(name)
     }
 
+    /// Forgets `record`'s name, as [`Functions::remove_named`] does, only
+    /// if the name's row is `record` itself (`Arc::ptr_eq`): a name
+    /// inserted again since `record` was read is kept. Whether it forgot.
+    pub(crate) fn remove_if(&mut self, record: &Arc<ComponentRecord>) -> bool {
+        let same = self
+            .by_name
+            .get(&record.name)
+            .is_some_and(|r| Arc::ptr_eq(r, record));
+        if same {
+            self.by_name.remove(&record.name);
+        }
+        same
+    }
+
+    /// The row of every name (in no order).
+    pub(crate) fn named(&self) -> impl Iterator<Item = &Arc<ComponentRecord>> {
+        self.by_name.values()
+    }
+
     /// The component with content hash `hash`.
     pub(crate) fn by_hash(&self, hash: &str) -> Option<&Arc<ComponentRecord>> {
         self.by_hash.get(hash)
@@ -92,5 +111,21 @@ mod tests {
         assert!(f.resolve(Callee::Named("other")).is_none());
         let own: Arc<str> = Arc::from("h1");
         assert_eq!(f.resolve(Callee::Hash(&own)).unwrap().0.name, "math");
+    }
+
+    #[test]
+    fn a_name_is_removed_only_while_it_means_the_row_read() {
+        let mut f = Functions::default();
+        let seen = record("math", "h1");
+        f.insert(seen.clone());
+        // Deployed again (same bytes, a row of its own) after `seen` was read.
+        f.insert(record("math", "h1"));
+        assert!(!f.remove_if(&seen));
+        assert!(f.resolve(Callee::Named("math")).is_some());
+        let now = f.named().next().unwrap().clone();
+        assert!(f.remove_if(&now));
+        assert!(f.resolve(Callee::Named("math")).is_none());
+        assert!(f.by_hash("h1").is_some(), "queued tasks of h1 still run");
+        assert!(!f.remove_if(&now), "already gone");
     }
 }

@@ -7,6 +7,7 @@ mod boundary;
 mod c_guests;
 mod deployed;
 mod examples;
+mod follow;
 mod javascript;
 mod jobs;
 mod microbench;

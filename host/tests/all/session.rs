@@ -175,3 +175,49 @@ fn shared_reuse_serves_jobs_from_one_warm_instance_bound_to_each_in_turn() {
     assert_eq!(reused_put(node, 12, false, false), [1, 0, 1, 12, 1]);
     assert_eq!(reused_put(node, 13, false, true), [1, 2, 3, 13, 1]);
 }
+
+#[test]
+fn every_instantiation_lands_in_a_cumulative_histogram() {
+    const N: u64 = 20;
+    let t = TestNode::start(Setup::default());
+    t.node
+        .deploy_file(component("microbench"))
+        .expect("deploys");
+    let before = t.node.instantiation_histogram();
+    assert!(before.count >= 1, "deploy's describe made an instance");
+    let session = t.node.session().expect("a session");
+    for i in 0..N {
+        let r = session
+            .submit(
+                "microbench",
+                "noop",
+                vec![Arg::Value(u64_payload(i))],
+                TaskOptions::new(),
+            )
+            .expect("submits")[0];
+        assert_eq!(u64_of(&session.get_blocking(r, None).expect("a value")), i);
+    }
+    let after = t.node.instantiation_histogram();
+    assert!(
+        after.count >= before.count + N,
+        "{N} tasks, one fresh instance each: {before:?} then {after:?}"
+    );
+    assert_eq!(after.failed, 0);
+    assert_eq!(after.cumulative.len(), after.bounds_ns.len());
+    assert!(after.bounds_ns.windows(2).all(|w| w[0] < w[1]));
+    assert!(
+        after.cumulative.windows(2).all(|w| w[0] <= w[1])
+            && after.cumulative.last().is_some_and(|&n| n <= after.count),
+        "cumulative, ending at most at the count: {after:?}"
+    );
+    assert!(
+        after.sum_ns > before.sum_ns && after.sum_ns / after.count > 0,
+        "{after:?}"
+    );
+    // Counters only grow.
+    assert!(before
+        .cumulative
+        .iter()
+        .zip(&after.cumulative)
+        .all(|(b, a)| b <= a));
+}
