@@ -136,6 +136,17 @@ fn the_handshake_offers_http1_by_alpn() {
     assert_eq!(tls.conn.alpn_protocol(), Some(&b"http/1.1"[..]));
 }
 
+/// Reads `tcp` to its end (the server closes it): nothing, or a TLS alert
+/// record (content type 21), never HTTP; a reset counts as closed.
+fn assert_closed_without_http(tcp: &mut TcpStream) {
+    let mut said = Vec::new();
+    match tcp.read_to_end(&mut said) {
+        Ok(_) => {}
+        Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::ConnectionReset, "{e}"),
+    }
+    assert!(said.is_empty() || said[0] == 21, "{said:?}");
+}
+
 #[test]
 fn plain_http_on_the_tls_port_gets_no_http_answer_and_https_goes_on() {
     let addr = tls_server();
@@ -144,13 +155,7 @@ fn plain_http_on_the_tls_port_gets_no_http_answer_and_https_goes_on() {
         .expect("read timeout");
     tcp.write_all(b"GET /healthz HTTP/1.1\r\nHost: wray\r\n\r\n")
         .expect("request sent");
-    let mut said = Vec::new();
-    match tcp.read_to_end(&mut said) {
-        Ok(_) => {}
-        Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::ConnectionReset, "{e}"),
-    }
-    // Nothing, or a TLS alert record (content type 21): never HTTP.
-    assert!(said.is_empty() || said[0] == 21, "{said:?}");
+    assert_closed_without_http(&mut tcp);
     assert_eq!(healthz(addr), 200);
 }
 
@@ -179,12 +184,7 @@ fn a_client_that_never_does_its_handshake_is_closed_after_the_header_timeout() {
     // the server kept the connection.
     tcp.set_read_timeout(Some(HANDSHAKE_TIMEOUT * 10))
         .expect("read timeout");
-    let mut said = Vec::new();
-    match tcp.read_to_end(&mut said) {
-        Ok(_) => {}
-        Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::ConnectionReset, "{e}"),
-    }
-    assert!(said.is_empty() || said[0] == 21, "{said:?}");
+    assert_closed_without_http(&mut tcp);
     assert_eq!(healthz(addr), 200);
 }
 
