@@ -34,8 +34,13 @@ struct Buffer {
 
 impl Buffer {
     fn end(&self) -> u64 {
-        self.start.saturating_add(self.bytes.len() as u64) // usize fits in u64
+        self.start.saturating_add(len64(self.bytes.len()))
     }
+}
+
+/// `n` as a byte count in `u64` (saturating; lossless on 64-bit hosts).
+fn len64(n: usize) -> u64 {
+    u64::try_from(n).unwrap_or(u64::MAX)
 }
 
 /// What [`JobLog::read`] found.
@@ -74,10 +79,15 @@ impl JobLog {
             }
             let keep = bytes.len().min(self.capacity);
             let skipped = bytes.len() - keep;
-            b.start = b.start.saturating_add(skipped as u64);
-            let over = (b.bytes.len() + keep).saturating_sub(self.capacity);
+            b.start = b.start.saturating_add(len64(skipped));
+            // At most `b.bytes.len()`: `keep` is at most the capacity.
+            let over = b
+                .bytes
+                .len()
+                .saturating_add(keep)
+                .saturating_sub(self.capacity);
             b.bytes.drain(..over);
-            b.start = b.start.saturating_add(over as u64);
+            b.start = b.start.saturating_add(len64(over));
             b.bytes.extend(&bytes[skipped..]);
         });
     }
@@ -104,7 +114,7 @@ impl JobLog {
         let first = from.clamp(b.start, b.end());
         let skip = usize::try_from(first - b.start).unwrap_or(usize::MAX);
         let bytes: Vec<u8> = b.bytes.iter().skip(skip).take(max).copied().collect();
-        let next = first.saturating_add(bytes.len() as u64);
+        let next = first.saturating_add(len64(bytes.len()));
         LogChunk {
             dropped: first.saturating_sub(from),
             done: b.closed && next == b.end(),

@@ -10,6 +10,7 @@
 
 use std::collections::VecDeque;
 use std::ops::Deref;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -131,6 +132,17 @@ pub enum JobStatus {
 }
 
 impl JobStatus {
+    /// Its name, as its JSON says it (`RUNNING`, ..).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobStatus::Pending => "PENDING",
+            JobStatus::Running => "RUNNING",
+            JobStatus::Succeeded => "SUCCEEDED",
+            JobStatus::Failed => "FAILED",
+            JobStatus::Stopped => "STOPPED",
+        }
+    }
+
     /// Whether the job has ended.
     pub fn is_terminal(self) -> bool {
         matches!(
@@ -204,7 +216,7 @@ struct Entry {
     cancel: CancelToken,
     info: Mutex<JobInfo>,
     /// A client asked it to stop (it ends `Stopped`, not `Failed`).
-    stop_asked: std::sync::atomic::AtomicBool,
+    stop_asked: AtomicBool,
 }
 
 impl Entry {
@@ -224,8 +236,18 @@ impl Entry {
         info.start_time = Some(unix_now());
     }
 
+    /// Stops it unless it has ended; whether it had not.
+    fn ask_stop(&self) -> bool {
+        if self.status().is_terminal() {
+            return false;
+        }
+        self.stop_asked.store(true, Ordering::Release);
+        self.cancel.cancel();
+        true
+    }
+
     fn ended(&self, outcome: &DriverOutcome) {
-        let stopped = self.stop_asked.load(std::sync::atomic::Ordering::Acquire);
+        let stopped = self.stop_asked.load(Ordering::Acquire);
         let mut info = self.info.lock();
         (info.status, info.message) = match (&outcome.result, stopped) {
             (Ok(()), _) => (JobStatus::Succeeded, None),
@@ -240,7 +262,6 @@ impl Entry {
 
 /// The jobs of a node (see the module docs).
 pub struct Jobs {
-    config: JobsConfig,
     inner: Arc<Inner>,
 }
 
@@ -297,11 +318,10 @@ impl Jobs {
     pub fn new(config: JobsConfig) -> Self {
         Jobs {
             inner: Arc::new(Inner {
-                config: config.clone(),
+                config,
                 entries: Mutex::new(VecDeque::new()),
                 threads: Mutex::new(Vec::new()),
             }),
-            config,
         }
     }
 
@@ -329,12 +349,11 @@ impl Jobs {
         if size > MAX_JOB_ARGS_BYTES {
             return Err(JobError::ArgsTooLong(size));
         }
-        let running = Inner::running(&self.inner.entries.lock());
-        if running >= self.config.max_running {
-            return Err(JobError::Busy {
-                running,
-                max: self.config.max_running,
-            });
+        // Checked again (under the lock) when the job is remembered; this
+        // one spares a thread for a job that cannot run.
+        let (running, max) = (self.running(), self.inner.config.max_running);
+        if running >= max {
+            return Err(JobError::Busy { running, max });
         }
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         let inner = self.inner.clone();
@@ -375,12 +394,13 @@ impl Jobs {
         Ok(self.inner.find(job)?.info())
     }
 
-    /// Job `job`'s log.
+    /// Job `job`'s log, and the job's status now.
     ///
     /// # Errors
     /// [`JobError::NotFound`].
-    pub fn log(&self, job: JobId) -> Result<Arc<JobLog>, JobError> {
-        Ok(self.inner.find(job)?.log.clone())
+    pub fn log(&self, job: JobId) -> Result<(Arc<JobLog>, JobStatus), JobError> {
+        let entry = self.inner.find(job)?;
+        Ok((entry.log.clone(), entry.status()))
     }
 
     /// Asks job `job` to stop: its driver, tasks and actors are cancelled
@@ -390,15 +410,7 @@ impl Jobs {
     /// # Errors
     /// [`JobError::NotFound`].
     pub fn stop(&self, job: JobId) -> Result<bool, JobError> {
-        let entry = self.inner.find(job)?;
-        if entry.status().is_terminal() {
-            return Ok(false);
-        }
-        entry
-            .stop_asked
-            .store(true, std::sync::atomic::Ordering::Release);
-        entry.cancel.cancel();
-        Ok(true)
+        Ok(self.inner.find(job)?.ask_stop())
     }
 
     /// Forgets finished job `job` and its log.
@@ -410,7 +422,7 @@ impl Jobs {
         let index = entries
             .iter()
             .position(|e| e.job == job)
-            .ok_or(JobError::NotFound(job, self.config.max_kept))?;
+            .ok_or(JobError::NotFound(job, self.inner.config.max_kept))?;
         if !entries[index].status().is_terminal() {
             return Err(JobError::StillRunning(job));
         }
@@ -440,12 +452,7 @@ impl Jobs {
     /// Stops every running job and joins the drivers' threads.
     pub fn stop_all(&self) {
         for entry in self.inner.entries.lock().iter() {
-            if !entry.status().is_terminal() {
-                entry
-                    .stop_asked
-                    .store(true, std::sync::atomic::Ordering::Release);
-                entry.cancel.cancel();
-            }
+            entry.ask_stop();
         }
         let threads = std::mem::take(&mut *self.inner.threads.lock());
         for t in threads {
@@ -506,4 +513,17 @@ fn admit<N: Deref<Target = Node>>(
     }
     let _ = tx.send(Ok(entry.info()));
     Some((entry, prepared))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_status_reads_as_its_json_says_it() {
+        use JobStatus::*;
+        for s in [Pending, Running, Succeeded, Failed, Stopped] {
+            assert_eq!(serde_json::to_value(s).unwrap(), s.as_str());
+        }
+    }
 }

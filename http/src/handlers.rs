@@ -45,7 +45,7 @@ impl State {
     }
 }
 
-type Answer = Result<Response<Full<Bytes>>, ApiError>;
+type Answer = Result<Response<ResponseBody>, ApiError>;
 
 /// Answers `req`: never an `Err`, never a panic on anything a client sends.
 pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Response<ResponseBody> {
@@ -63,15 +63,7 @@ pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Respons
                         "the node is serving {} requests, the most it takes at once",
                         state.config.max_inflight
                     ))),
-                    Ok(_permit) => match (Query::parse(req.uri().query().unwrap_or(""), r), r) {
-                        (Err(e), _) => Err(e),
-                        (Ok(q), Route::JobLogs(id)) => {
-                            crate::jobs::logs(&state.jobs, id, q.offset, q.follow)
-                        }
-                        (Ok(query), _) => dispatch(&state, r, query, req)
-                            .await
-                            .map(|a| a.map(Either::Left)),
-                    },
+                    Ok(_permit) => dispatch(&state, r, req).await,
                 },
             };
             (label, answer)
@@ -117,7 +109,8 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-async fn dispatch(state: &State, r: Route<'_>, query: Query, req: Request<Incoming>) -> Answer {
+async fn dispatch(state: &State, r: Route<'_>, req: Request<Incoming>) -> Answer {
+    let query = Query::parse(req.uri().query().unwrap_or(""), r)?;
     let node = state.node;
     match r {
         Route::Healthz => {
@@ -146,12 +139,11 @@ async fn dispatch(state: &State, r: Route<'_>, query: Query, req: Request<Incomi
                 state.kept.len(),
                 u64::try_from(node.object_store_stats().bytes).unwrap_or(u64::MAX),
             );
-            let mut response = Response::new(Full::new(Bytes::from(text)));
-            response.headers_mut().insert(
-                CONTENT_TYPE,
-                HeaderValue::from_static("text/plain; version=0.0.4"),
-            );
-            Ok(response)
+            Ok(body_response(
+                StatusCode::OK,
+                "text/plain; version=0.0.4",
+                text.into_bytes(),
+            ))
         }
         Route::OpenApi => {
             let components = node
@@ -255,12 +247,7 @@ async fn dispatch(state: &State, r: Route<'_>, query: Query, req: Request<Incomi
                 &serde_json::json!({ "stopped": stopped.map_err(crate::jobs::job_error)? }),
             )
         }
-        // Answered by `handle` (its body streams).
-        Route::JobLogs(_) => Err(ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "misrouted",
-            "job logs are answered before dispatch",
-        )),
+        Route::JobLogs(id) => crate::jobs::logs(&state.jobs, id, query.offset, query.follow),
     }
 }
 
@@ -744,8 +731,8 @@ fn body_response(
     status: StatusCode,
     content_type: &'static str,
     body: Vec<u8>,
-) -> Response<Full<Bytes>> {
-    let mut response = Response::new(Full::new(Bytes::from(body)));
+) -> Response<ResponseBody> {
+    let mut response = Response::new(Either::Left(Full::new(Bytes::from(body))));
     *response.status_mut() = status;
     response
         .headers_mut()

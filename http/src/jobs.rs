@@ -116,13 +116,7 @@ pub(crate) fn logs(
     offset: u64,
     follow: bool,
 ) -> Result<Response<ResponseBody>, ApiError> {
-    let job = parse_job(id)?;
-    let log = jobs.log(job).map_err(job_error)?;
-    let status = jobs.info(job).map_err(job_error)?.status;
-    let status = serde_json::to_value(status)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default();
+    let (log, status) = jobs.log(parse_job(id)?).map_err(job_error)?;
     let mut response = if follow {
         Response::new(Either::Right(LogStream::follow(log, offset)))
     } else {
@@ -139,9 +133,7 @@ pub(crate) fn logs(
         CONTENT_TYPE,
         HeaderValue::from_static("text/plain; charset=utf-8"),
     );
-    if let Ok(v) = HeaderValue::from_str(&status) {
-        headers.insert(JOB_STATUS, v);
-    }
+    headers.insert(JOB_STATUS, HeaderValue::from_static(status.as_str()));
     Ok(response)
 }
 

@@ -24,13 +24,7 @@ fn base() -> &'static str {
             max_body: 4096,
             ..HttpConfig::default()
         });
-        let wasm = std::fs::read(components::component("counter")).expect("counter.wasm");
-        let r = post(
-            &format!("{url}/v1/components?name=counter"),
-            "application/wasm",
-            &wasm,
-        );
-        assert_eq!(r.0, 201, "{:?}", r.1);
+        deploy(&url, "counter", "counter");
         url
     })
 }
@@ -39,14 +33,19 @@ fn base() -> &'static str {
 /// [`TOKEN`], `microbench` deployed as `mb`; its URL.
 fn serve(config: HttpConfig) -> String {
     let url = format!("http://{}", spawn_server(config));
-    let wasm = std::fs::read(components::component("microbench")).expect("microbench.wasm");
+    deploy(&url, "microbench", "mb");
+    url
+}
+
+/// Deploys the built component `component` as `name` on the node at `url`.
+fn deploy(url: &str, component: &str, name: &str) {
+    let wasm = std::fs::read(components::component(component)).expect("a built component");
     let r = post(
-        &format!("{url}/v1/components?name=mb"),
+        &format!("{url}/v1/components?name={name}"),
         "application/wasm",
         &wasm,
     );
-    assert_eq!(r.0, 201, "{:?}", r.1);
-    url
+    assert_eq!(r.0, 201, "{component} as {name}: {:?}", r.1);
 }
 
 /// A node of its own served with `config` on a loopback port with
@@ -371,15 +370,7 @@ fn an_undeployed_component_is_not_found_and_can_be_deployed_again() {
 /// `api` deployed on the shared node (once).
 fn api_deployed() -> &'static str {
     static DEPLOYED: OnceLock<()> = OnceLock::new();
-    DEPLOYED.get_or_init(|| {
-        let wasm = std::fs::read(components::component("api")).expect("api.wasm");
-        let r = post(
-            &format!("{}/v1/components?name=api", base()),
-            "application/wasm",
-            &wasm,
-        );
-        assert_eq!(r.0, 201, "{:?}", r.1);
-    });
+    DEPLOYED.get_or_init(|| deploy(base(), "api", "api"));
     base()
 }
 

@@ -44,7 +44,8 @@ fn ended(jobs: &Jobs, info: &JobInfo) -> JobInfo {
 fn log_text(jobs: &Jobs, info: &JobInfo) -> String {
     let log = jobs
         .log(info.job_id.parse().expect("a job id"))
-        .expect("a log");
+        .expect("a log")
+        .0;
     String::from_utf8(log.read(0, usize::MAX).bytes).expect("utf-8")
 }
 
@@ -105,7 +106,7 @@ fn a_job_writing_past_its_log_keeps_the_tail_and_succeeds() {
     let end = ended(&jobs, &info);
     // A failing stdout would make the guest's println! panic.
     assert_eq!(end.status, JobStatus::Succeeded, "{end:?}");
-    let log = jobs.log(info.job_id.parse().expect("id")).expect("log");
+    let (log, _) = jobs.log(info.job_id.parse().expect("id")).expect("log");
     let chunk = log.read(0, usize::MAX);
     assert!(chunk.bytes.len() <= 4096);
     assert!(chunk.dropped > 40_000, "dropped {}", chunk.dropped);
@@ -124,7 +125,8 @@ fn a_stopped_job_ends_stopped_and_a_failing_one_failed() {
         .submit(node.clone(), "api", args(&["job_forever"]))
         .expect("submits");
     let job = forever.job_id.parse().expect("id");
-    let log = jobs.log(job).expect("log");
+    let (log, status) = jobs.log(job).expect("log");
+    assert!(matches!(status, JobStatus::Pending | JobStatus::Running));
     let deadline = Instant::now() + Duration::from_secs(60);
     while !String::from_utf8_lossy(&log.read(0, 100).bytes).contains("started") {
         assert!(Instant::now() < deadline, "the job never started");
