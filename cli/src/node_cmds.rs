@@ -26,6 +26,7 @@ use anyhow::{bail, Context};
 use clap::Args;
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use wray_control_plane::{EtcdConfig, EtcdFunctionTable};
@@ -184,7 +185,12 @@ fn foreground(args: &StartArgs) -> anyhow::Result<ExitCode> {
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
-        .thread_name("wray-http")
+        // One name per thread: the HTTP API's calls run their tasks on
+        // these threads, which the timeline draws as a row each.
+        .thread_name_fn(|| {
+            static NEXT: AtomicUsize = AtomicUsize::new(0);
+            format!("wray-http-{}", NEXT.fetch_add(1, Ordering::Relaxed))
+        })
         .build()?;
     let node = match &args.etcd {
         None => Node::start(config)?,

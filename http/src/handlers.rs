@@ -1,6 +1,10 @@
 //! One function per route. Every invocation, actor and async call runs in
 //! a [`Session`] of its own (a job), so a caller reaches another caller's
-//! objects and actors only when handed their ids.
+//! objects and actors only when handed their ids. A function's task runs
+//! on the server's own runtime (`TaskOptions::on_caller_runtime`), on the
+//! connection's thread when a CPU is free: no handoff to a worker thread
+//! and back. A guest's compute yields to the connections every epoch tick.
+//! (Served from a current-thread runtime, tasks run on worker threads.)
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -474,6 +478,7 @@ async fn invoke(
             // Warm instances of `reuse` functions serve every request.
             TaskOptions {
                 shared_reuse: true,
+                on_caller_runtime: true,
                 ..options(f)
             },
         )

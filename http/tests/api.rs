@@ -6,7 +6,7 @@ mod components;
 mod tls;
 
 use std::sync::OnceLock;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -374,6 +374,61 @@ fn api_deployed() -> &'static str {
     base()
 }
 
+/// A call runs its task on the server's own threads
+/// (`TaskOptions::on_caller_runtime`). Such a task may still wait on tasks
+/// it submits (they run on worker threads), and a guest that computes
+/// shares those threads with the connections: two calls spinning until
+/// their 200 ms limit (one on each of the server's two threads) leave it
+/// answering `/healthz` before either ends.
+#[test]
+fn a_call_runs_on_the_servers_threads_yet_may_wait_on_its_tasks_and_never_stalls_the_server() {
+    let url = format!("http://{}", spawn_server(HttpConfig::default()));
+    deploy(&url, "api", "api");
+    let at = |path: &str| format!("{url}{path}");
+    let call_at = |path: &str, body: &str| post(&at(path), "application/json", body.as_bytes());
+    assert_eq!(
+        call_at("/v1/functions/api/run_experiment", "[1]"),
+        (200, json!(55))
+    );
+    assert_eq!(call_at("/v1/functions/api/fib", "[10]"), (200, json!(55)));
+
+    let spinners: Vec<_> = (0..2)
+        .map(|_| {
+            let path = at("/v1/functions/api/short_time");
+            std::thread::spawn(move || {
+                let answer = post(&path, "application/json", b"[]");
+                (answer, Instant::now())
+            })
+        })
+        .collect();
+    // Both spin once both are running.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (s, v) = get_at(&url, "/v1/tasks");
+        assert_eq!(s, 200, "{v}");
+        let running = v
+            .as_array()
+            .expect("a list of tasks")
+            .iter()
+            .filter(|t| t["function"] == "short_time" && t["state"] == "RUNNING")
+            .count();
+        if running == 2 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the two calls never ran: {v}");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let (s, v) = answer(agent().get(&at("/healthz")).call());
+    let answered = Instant::now();
+    assert_eq!(s, 200, "{v}");
+    for spinner in spinners {
+        let ((s, v), ended) = spinner.join().expect("the caller");
+        assert_eq!((s, code(&v)), (504, "task_failed"), "{v}");
+        assert_eq!(v["error"]["task"]["kind"], "timeout", "{v}");
+        assert!(answered < ended, "/healthz waited for the spinning calls");
+    }
+}
+
 /// Submits `main(args)` of `api` as a job; its id.
 fn submit_job(args: &[&str]) -> String {
     let url = api_deployed();
@@ -442,6 +497,13 @@ fn a_job_runs_in_the_background_and_its_log_streams_until_it_ends() {
 #[test]
 fn a_stopped_job_ends_its_followers_and_can_then_be_deleted() {
     let id = submit_job(&["job_forever"]);
+    // Stopped once it has said so (a stop before it printed would leave
+    // nothing to follow).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while job_logs(&id, "").2 != "started\n" {
+        assert!(Instant::now() < deadline, "job_forever never started");
+        std::thread::sleep(Duration::from_millis(5));
+    }
     let follower = {
         let id = id.clone();
         std::thread::spawn(move || job_logs(&id, "?follow=1"))

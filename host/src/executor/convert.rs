@@ -189,6 +189,7 @@ impl From<types::TaskOptions> for proto::TaskOptions {
             // Only code outside guests (the HTTP API) shares instances
             // across jobs.
             shared_reuse: false,
+            on_caller_runtime: false,
         }
     }
 }

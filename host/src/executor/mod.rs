@@ -130,18 +130,55 @@ impl WasmExecutor {
     }
 }
 
+/// Runs function task `task` on a worker thread.
+fn on_worker(exec: Arc<WasmExecutor>, task: Arc<PendingTask>, allocation: Allocation) {
+    // Light: less than one whole CPU (zero-CPU and fractional tasks).
+    let light = !allocation.cpu.iter().any(|g| g.amount >= Quantity::ONE);
+    exec.clone()
+        .spawn_blocking(light, move || exec.run_function_task(task, allocation));
+}
+
+/// A function task handed to a tokio runtime. Dropped before it was polled
+/// (the runtime had shut down, and tokio drops what is spawned on it then),
+/// it runs on a worker thread instead: a task is never lost with its
+/// runtime.
+struct OnRuntime {
+    exec: Arc<WasmExecutor>,
+    job: Option<(Arc<PendingTask>, Allocation)>,
+}
+
+impl Drop for OnRuntime {
+    fn drop(&mut self) {
+        if let Some((task, allocation)) = self.job.take() {
+            on_worker(self.exec.clone(), task, allocation);
+        }
+    }
+}
+
 /// The executor's side of the scheduler's interface. `Arc<WasmExecutor>`
-/// implements it: each method hands the work to a worker thread that owns
-/// a strong reference while it runs.
+/// implements it: each method hands the work to a worker thread (a
+/// function task submitted with `TaskOptions::on_caller_runtime`: to its
+/// tokio runtime, as a task) that owns a strong reference while it runs.
 pub(crate) struct Handle(pub Arc<WasmExecutor>);
 
 impl Executor for Handle {
     fn run_function(&self, task: Arc<PendingTask>, allocation: Allocation) {
         let exec = self.0.clone();
-        // Light: less than one whole CPU (zero-CPU and fractional tasks).
-        let light = !allocation.cpu.iter().any(|g| g.amount >= Quantity::ONE);
-        self.0
-            .spawn_blocking(light, move || exec.run_function_task(task, allocation));
+        let runtime = task.spec.lock().as_ref().and_then(|t| t.runtime.clone());
+        if let Some(runtime) = runtime {
+            let mut handed = OnRuntime {
+                exec,
+                job: Some((task, allocation)),
+            };
+            runtime.spawn(async move {
+                if let Some((task, allocation)) = handed.job.take() {
+                    let exec = handed.exec.clone();
+                    exec.run_function_task_async(task, allocation).await;
+                }
+            });
+            return;
+        }
+        on_worker(exec, task, allocation);
     }
 
     fn run_actor(

@@ -1,19 +1,23 @@
 //! Running one remote-function task in a fresh (or reused) instance, under
 //! its limits.
 //!
-//! A task runs on a worker thread as one future (`WasmExecutor::block_on`): the
-//! instance is made and called with wasmtime's async API, each guest call
-//! guarded by [`StopWhen`] so that a time limit, a cancel or the node's
-//! shutdown stops it even inside a blocking host call. A panic anywhere in
-//! the host while the task runs (a host bug) is caught at the worker
-//! boundary: the task fails with a `system` error and the node goes on.
+//! A task runs as one future: on a worker thread (`WasmExecutor::block_on`),
+//! or, submitted with `TaskOptions::on_caller_runtime`, as a task of the
+//! tokio runtime it was submitted on (the HTTP API's calls: no handoff to
+//! a worker thread and back). The instance is made and called with
+//! wasmtime's async API, each guest call guarded by [`StopWhen`] so that a
+//! time limit, a cancel or the node's shutdown stops it even inside a
+//! blocking host call. A panic anywhere in the host while the task runs (a
+//! host bug) is caught around that future: the task fails with a `system`
+//! error and the node goes on.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Instant;
 
+use futures_util::FutureExt;
 use wasmtime::Store;
-use wray_control_plane::{FunctionKind, JobId};
+use wray_control_plane::{FunctionKind, JobId, ObjectId, TaskId};
 
 use super::bindings::types;
 use super::classify::{instantiate_error, trap_to_task_error};
@@ -30,6 +34,7 @@ use crate::error::{ErrorKind, TaskError};
 use crate::objects::{Codec, Object};
 use crate::proto::{Arg, Target};
 use crate::resources::Allocation;
+use crate::scheduler::task_table::TaskEntry;
 use crate::scheduler::{PendingTask, Task};
 
 impl WasmExecutor {
@@ -40,25 +45,37 @@ impl WasmExecutor {
         task: Arc<PendingTask>,
         allocation: Allocation,
     ) {
+        self.block_on(self.clone().run_function_task_async(task, allocation));
+    }
+
+    /// [`WasmExecutor::run_function_task`] as a future: what a worker
+    /// thread drives, or a task of the runtime the task was submitted on
+    /// (`TaskOptions::on_caller_runtime`).
+    pub(crate) async fn run_function_task_async(
+        self: Arc<Self>,
+        task: Arc<PendingTask>,
+        allocation: Allocation,
+    ) {
         let mut allocation = allocation;
         if let Some(mut spec) = task.take() {
             let holds = std::mem::take(&mut spec.holds);
-            let (returns, entry) = (spec.returns.clone(), spec.entry.clone());
-            let (label, id) = (spec.label.clone(), spec.id);
-            let ran = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                self.block_on(self.execute_function(spec, &mut allocation))
-            }));
+            let mut running = Running {
+                exec: &self,
+                label: spec.label.clone(),
+                id: spec.id,
+                returns: spec.returns.clone(),
+                entry: spec.entry.clone(),
+                ended: false,
+            };
+            let ran = AssertUnwindSafe(self.execute_function(spec, &mut allocation))
+                .catch_unwind()
+                .await;
             let failed = match ran {
                 Ok(Ok(())) => None,
                 Ok(Err(e)) => Some(e),
-                Err(panic) => Some(host_bug(&label, id, &*panic)),
+                Err(panic) => Some(host_bug(&running.label, running.id, &*panic)),
             };
-            if let Some(e) = failed {
-                if let Some(entry) = &entry {
-                    self.sched.tasks.ended(entry, Some(&e));
-                }
-                self.sched.complete(&returns, Err(e));
-            }
+            running.end(failed);
             self.sched.release_all(&holds);
         }
         if allocation != Allocation::default() {
@@ -150,7 +167,9 @@ impl WasmExecutor {
         if let Some(entry) = &spec.entry {
             entry.started();
         }
-        self.sched.pin_worker(allocation);
+        if spec.runtime.is_none() {
+            self.sched.pin_worker(allocation);
+        }
         let reuse = component
             .record
             .function(name)
@@ -341,5 +360,46 @@ fn reuse_scope(spec: &Task) -> Scope {
         Scope::Shared
     } else {
         Scope::Job(spec.id.job())
+    }
+}
+
+/// A function task's run under way, to seal its returns with the error it
+/// failed with (`end`), or, dropped before it ended (a tokio runtime
+/// running it shut down; a worker thread never drops it), with a `system`
+/// error rather than leave its callers waiting. What its instance held
+/// goes with the instance; the CPUs it held do not come back.
+struct Running<'a> {
+    exec: &'a WasmExecutor,
+    label: String,
+    id: TaskId,
+    returns: Vec<ObjectId>,
+    entry: Option<Arc<TaskEntry>>,
+    ended: bool,
+}
+
+impl Running<'_> {
+    /// The run ended, having sealed its returns unless it `failed`.
+    fn end(&mut self, failed: Option<TaskError>) {
+        self.ended = true;
+        if let Some(e) = failed {
+            if let Some(entry) = &self.entry {
+                self.exec.sched.tasks.ended(entry, Some(&e));
+            }
+            self.exec.sched.complete(&self.returns, Err(e));
+        }
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        if !self.ended {
+            let e = TaskError::new(
+                ErrorKind::System,
+                self.label.as_str(),
+                self.id,
+                "its runtime shut down before it ended",
+            );
+            self.end(Some(e));
+        }
     }
 }

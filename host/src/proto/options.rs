@@ -56,6 +56,13 @@ pub struct TaskOptions {
     /// job's instances are its own. Guests cannot ask it.
     #[serde(default)]
     pub shared_reuse: bool,
+    /// Run the task's guest call as a task of the submitting thread's
+    /// multi-threaded tokio runtime, not on a worker thread: a caller that
+    /// is itself a task of that runtime (the HTTP API's handlers) then
+    /// hands nothing to another thread. Ignored outside such a runtime and
+    /// for actor tasks. Guests cannot ask it.
+    #[serde(default)]
+    pub on_caller_runtime: bool,
 }
 
 impl TaskOptions {

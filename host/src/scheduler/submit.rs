@@ -277,7 +277,11 @@ impl Scheduler {
             result_codec: call.options.result_codec,
             shared_reuse: call.options.shared_reuse,
         };
-        self.submit(Task::new(spec, None));
+        let mut task = Task::new(spec, None);
+        if call.options.on_caller_runtime {
+            task.runtime = caller_runtime();
+        }
+        self.submit(task);
         Ok(returns)
     }
 
@@ -428,6 +432,15 @@ impl Scheduler {
         self.submit(Task::new(spec, Some(actor)));
         Ok(returns)
     }
+}
+
+/// The multi-threaded tokio runtime whose context the calling thread is
+/// in, if any (a current-thread runtime would run a task only while its
+/// owner blocks on it).
+fn caller_runtime() -> Option<tokio::runtime::Handle> {
+    tokio::runtime::Handle::try_current()
+        .ok()
+        .filter(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
 }
 
 #[cfg(test)]

@@ -30,6 +30,9 @@ pub(crate) struct Task {
     pub entry: Option<Arc<TaskEntry>>,
     /// Its actor's mailbox (a constructor or a call).
     pub actor: Option<Arc<Actor>>,
+    /// The tokio runtime its guest call runs on as a task (`None`: a
+    /// worker thread); see `TaskOptions::on_caller_runtime`.
+    pub runtime: Option<tokio::runtime::Handle>,
 }
 
 impl Task {
@@ -41,6 +44,7 @@ impl Task {
             cancel: CancelToken::new(),
             entry: None,
             actor,
+            runtime: None,
         }
     }
 }

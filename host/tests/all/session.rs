@@ -221,3 +221,109 @@ fn every_instantiation_lands_in_a_cumulative_histogram() {
         .zip(&after.cumulative)
         .all(|(b, a)| b <= a));
 }
+
+/// `inc(x)` of `api` submitted with `options`, from inside `rt` when
+/// given; its return object.
+fn submit_inc(
+    session: &wray_host::Session<'_>,
+    rt: Option<&tokio::runtime::Runtime>,
+    function: &str,
+    x: u64,
+) -> wray_host::ObjectId {
+    let options = TaskOptions {
+        on_caller_runtime: true,
+        ..crate::support::json_results()
+    };
+    let args = vec![crate::support::json(&x.to_string())];
+    let submit = || session.submit("api", function, args.clone(), options.clone());
+    let ids = match rt {
+        Some(rt) => rt.block_on(async { submit() }),
+        None => submit(),
+    };
+    ids.expect("submits")[0]
+}
+
+/// The worker the task of `id` ran on, by the task table.
+fn worker_of(node: &wray_host::Node, id: &str) -> Option<String> {
+    node.tasks()
+        .into_iter()
+        .find(|t| t.task_id == id)
+        .and_then(|t| t.worker)
+}
+
+fn caller_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name("caller-rt")
+        .enable_all()
+        .build()
+        .expect("a runtime")
+}
+
+/// `TaskOptions::on_caller_runtime`: a task submitted from inside a
+/// multi-threaded tokio runtime runs as a task of that runtime. One it
+/// could not start before the runtime shut down runs on a worker thread;
+/// one that was running when it shut down fails with a `system` error
+/// (its callers are not left waiting).
+#[test]
+fn a_task_on_its_callers_runtime_runs_there_and_is_not_lost_with_that_runtime() {
+    let t = TestNode::start(Setup {
+        num_cpus: 1,
+        ..Setup::default()
+    });
+    t.node.deploy_file(component("api")).expect("deploys");
+    let session = t.node.session().expect("a session");
+    let value = |id| -> u64 {
+        let p = session
+            .get_blocking(id, Some(std::time::Duration::from_secs(60)))
+            .expect("a value");
+        serde_json::from_slice(&p.data).expect("JSON")
+    };
+    let task_of = |id: wray_host::ObjectId| id.task.to_string();
+
+    let rt = caller_runtime();
+    let ran_there = submit_inc(&session, Some(&rt), "inc", 1);
+    assert_eq!(value(ran_there), 2);
+    assert_eq!(
+        worker_of(&t.node, &task_of(ran_there)).as_deref(),
+        Some("caller-rt")
+    );
+    // Outside a runtime the option changes nothing.
+    let outside = submit_inc(&session, None, "inc", 2);
+    assert_eq!(value(outside), 3);
+    assert!(worker_of(&t.node, &task_of(outside)).is_some_and(|w| w.starts_with("wray-worker-")));
+
+    // Queued behind a task holding the node's one CPU; its runtime shuts
+    // down before that CPU is free.
+    let busy = session
+        .submit(
+            "api",
+            "sleep_ms",
+            vec![crate::support::json("300")],
+            crate::support::json_results(),
+        )
+        .expect("submits")[0];
+    let queued = submit_inc(&session, Some(&rt), "inc", 41);
+    drop(rt);
+    assert_eq!(value(busy), 300);
+    assert_eq!(value(queued), 42);
+    assert!(worker_of(&t.node, &task_of(queued)).is_some_and(|w| w.starts_with("wray-worker-")));
+
+    // Running (asleep in WASI) when its runtime shuts down.
+    let rt = caller_runtime();
+    let asleep = submit_inc(&session, Some(&rt), "sleep_ms", 600_000);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !t.node.tasks().iter().any(|r| {
+        r.task_id == task_of(asleep)
+            && r.state == wray_host::scheduler::task_table::TaskStatus::Running
+    }) {
+        assert!(std::time::Instant::now() < deadline, "it never ran");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    drop(rt);
+    let err = session
+        .get_blocking(asleep, Some(std::time::Duration::from_secs(60)))
+        .expect_err("an error");
+    assert_eq!(err.kind, ErrorKind::System, "{err}");
+    assert!(err.message.contains("runtime shut down"), "{err}");
+}

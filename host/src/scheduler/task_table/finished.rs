@@ -151,10 +151,58 @@ impl Default for Finished {
 }
 
 impl Finished {
-    /// The snapshot row of `r`.
-    pub(super) fn row(&self, r: &FinishedRecord) -> TaskRow {
+    /// Record `r` with its spans and error message, copied out of the
+    /// rings: shared strings and numbers, no formatting, so that the lock
+    /// is held briefly; [`Copied::row`] formats it after.
+    pub(super) fn copy(&self, r: &FinishedRecord) -> Copied {
         let spans = (r.first_span..r.first_span.saturating_add(u64::from(r.spans)))
             .filter_map(|n| self.spans.get(n))
+            .cloned()
+            .collect();
+        let error = r
+            .error
+            .and_then(|n| self.errors.get(n))
+            .map(|f| f.error.message.clone());
+        Copied {
+            record: r.clone(),
+            spans,
+            error,
+        }
+    }
+
+    /// The records numbered `from..` (those kept), at most `limit`, copied
+    /// ([`Finished::copy`]); and the number after the last one copied.
+    pub(super) fn copy_since(&self, from: u64, limit: usize) -> (Vec<Copied>, u64) {
+        let start = from.max(self.records.first());
+        let copied: Vec<Copied> = (start..self.records.added)
+            .take(limit)
+            .filter_map(|n| self.records.get(n))
+            .map(|r| self.copy(r))
+            .collect();
+        let next = start.saturating_add(u64::try_from(copied.len()).unwrap_or(u64::MAX));
+        (copied, next)
+    }
+}
+
+/// A finished task copied out of the table (see [`Finished::copy`]).
+pub(super) struct Copied {
+    record: FinishedRecord,
+    spans: Vec<FinishedSpan>,
+    error: Option<String>,
+}
+
+impl Copied {
+    /// Its id.
+    pub(super) fn id(&self) -> TaskId {
+        self.record.id
+    }
+
+    /// Its snapshot row.
+    pub(super) fn row(self) -> TaskRow {
+        let r = self.record;
+        let spans = self
+            .spans
+            .iter()
             .map(|s| SpanRow {
                 name: s.name.to_string(),
                 start_ns: s.start,
@@ -174,10 +222,7 @@ impl Finished {
             ended_ns: Some(r.ended),
             spans,
             dropped_spans: u64::from(r.dropped_spans),
-            error: r
-                .error
-                .and_then(|n| self.errors.get(n))
-                .map(|f| f.error.message.clone()),
+            error: self.error,
         }
     }
 }

@@ -35,6 +35,14 @@ use crate::id_map::{IdMap, IdSet};
 use crate::proto::{Target, TaskSpec};
 use crate::resources::Request;
 
+/// Finished tasks copied out of the table per lock taken by the readers
+/// of many ([`TaskTable::tasks`], [`TaskTable::finished_since`]): at about
+/// 0.1 µs a record, the lock is held some 0.1 ms at a time. Holding it
+/// while 10,000 rows were formatted (the session publisher, once a second)
+/// stalled every task's start and end for milliseconds: the HTTP API's p99
+/// latency at concurrency 64 went from 3.7 to 5.6 ms.
+const COPY_CHUNK: usize = 1024;
+
 mod entry;
 mod finished;
 mod rows;
@@ -44,7 +52,7 @@ mod tests;
 pub(crate) use entry::QueuedTask;
 pub use entry::TaskEntry;
 use entry::TaskRecord;
-use finished::{Finished, FinishedRecord, FinishedSpan, Table};
+use finished::{Copied, Finished, FinishedRecord, FinishedSpan, Table};
 pub use rows::{FailedTask, SpanRow, TaskRow, TaskStatus, MAX_ERRORS};
 
 /// The node's task table.
@@ -277,14 +285,32 @@ impl TaskTable {
 
     /// Every task kept (pending, running, and the last
     /// [`MAX_FINISHED_TASKS`] finished), oldest submission first.
+    ///
+    /// The table is read a chunk at a time ([`COPY_CHUNK`]), never locked
+    /// while rows are formatted: tasks submitted and ending meanwhile wait
+    /// for one chunk's copy at most. The pending and running tasks are read
+    /// first, the finished ones after: a task that ends in between is
+    /// listed once, as finished.
     pub fn tasks(&self) -> Vec<TaskRow> {
-        let table = self.table.lock();
-        let mut all: Vec<TaskRow> = {
-            let f = self.finished.lock();
-            f.records.items.iter().map(|r| f.row(r)).collect()
-        };
-        all.extend(table.entries.values().map(|e| self.row(&e.record.lock())));
-        drop(table);
+        let live: Vec<Arc<TaskEntry>> = self.table.lock().entries.values().cloned().collect();
+        let live: Vec<TaskRecord> = live.iter().map(|e| e.record.lock().clone()).collect();
+        let mut finished = Vec::new();
+        let mut from = 0;
+        loop {
+            let (chunk, next) = self.finished.lock().copy_since(from, COPY_CHUNK);
+            if chunk.is_empty() {
+                break;
+            }
+            finished.extend(chunk);
+            from = next;
+        }
+        let ended: IdSet<TaskId> = finished.iter().map(Copied::id).collect();
+        let mut all: Vec<TaskRow> = finished.into_iter().map(Copied::row).collect();
+        all.extend(
+            live.iter()
+                .filter(|r| !ended.contains(&r.id))
+                .map(|r| self.row(r)),
+        );
         all.sort_by_key(|r| r.submitted_ns);
         all
     }
@@ -314,16 +340,23 @@ impl TaskTable {
     /// finish), at most `limit`, and the number after the last one given.
     /// Those dropped from the table already are skipped: the number
     /// returned, less `from` and the rows' count, is how many.
+    ///
+    /// Read a chunk at a time, as [`TaskTable::tasks`].
     pub fn finished_since(&self, from: u64, limit: usize) -> (Vec<TaskRow>, u64) {
-        let f = self.finished.lock();
-        let start = from.max(f.records.first());
-        let rows: Vec<TaskRow> = (start..f.records.added)
-            .take(limit)
-            .filter_map(|n| f.records.get(n))
-            .map(|r| f.row(r))
-            .collect();
-        // `from` is the caller's: past the last record it reads nothing.
-        let next = start.saturating_add(u64::try_from(rows.len()).unwrap_or(u64::MAX));
+        let mut rows = Vec::new();
+        let mut next = from;
+        while rows.len() < limit {
+            let want = (limit - rows.len()).min(COPY_CHUNK);
+            let (chunk, after) = self.finished.lock().copy_since(next, want);
+            // `from` is the caller's: past the last record it reads nothing.
+            if chunk.is_empty() {
+                // Records dropped before `next` count as read.
+                next = next.max(after);
+                break;
+            }
+            next = after;
+            rows.extend(chunk.into_iter().map(Copied::row));
+        }
         (rows, next)
     }
 

@@ -111,6 +111,34 @@ fn finished_since_gives_each_task_once_and_counts_the_dropped() {
     let (rows, next) = reg.finished_since(10, 5);
     assert_eq!(next, 25);
     assert_eq!(rows[0].task_id, id(20).to_string());
+    // A read of several chunks gives them in order, each once.
+    let want = 2 * COPY_CHUNK + 7;
+    let (rows, next) = reg.finished_since(next, want);
+    assert_eq!((rows.len(), next), (want, 25 + want as u64));
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!(r.task_id, id(25 + i as u64).to_string());
+    }
+}
+
+#[test]
+fn a_task_that_ends_while_the_table_is_read_is_listed_once_as_finished() {
+    let reg = TaskTable::default();
+    let running = add(&reg, id(1), None, "f");
+    running.started();
+    let done = add(&reg, id(2), None, "f");
+    reg.ended(&done, None);
+    // As `tasks` may see it: still among the live entries, and finished.
+    reg.table.lock().entries.insert(id(2), done.clone());
+    let rows = reg.tasks();
+    let states: Vec<(String, TaskStatus)> =
+        rows.into_iter().map(|r| (r.task_id, r.state)).collect();
+    assert_eq!(
+        states,
+        [
+            (id(1).to_string(), TaskStatus::Running),
+            (id(2).to_string(), TaskStatus::Finished)
+        ]
+    );
 }
 
 #[test]
