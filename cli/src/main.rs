@@ -13,12 +13,6 @@
 //! `wray objects|status|tasks|errors|timeline [--session DIR]` read the state
 //! the latest (or a given) `wray run` published.
 
-/// The node's allocator: mimalloc. glibc's malloc served a request of the
-/// HTTP API with two arena locks and a `malloc_consolidate` (about 10% of
-/// the node's CPU under load, `perf record` at concurrency 64).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 mod baseline;
 mod client;
 mod client_tls;
