@@ -155,13 +155,19 @@ fn reused_put(node: &wray_host::Node, x: u64, keep: bool, shared: bool) -> Vec<u
     serde_json::from_slice(&value.data).expect("a JSON array")
 }
 
-#[test]
-fn shared_reuse_serves_jobs_from_one_warm_instance_bound_to_each_in_turn() {
+/// A node with one CPU and `api` deployed.
+fn one_cpu_with_api() -> TestNode {
     let t = TestNode::start(Setup {
         num_cpus: 1,
         ..Setup::default()
     });
     t.node.deploy_file(component("api")).expect("deploys");
+    t
+}
+
+#[test]
+fn shared_reuse_serves_jobs_from_one_warm_instance_bound_to_each_in_turn() {
+    let t = one_cpu_with_api();
     let node = &t.node;
     // One instance serves three jobs, bound to each in turn: it may cancel
     // the child it submitted (a task may cancel only tasks of its job).
@@ -267,11 +273,7 @@ fn caller_runtime() -> tokio::runtime::Runtime {
 /// (its callers are not left waiting).
 #[test]
 fn a_task_on_its_callers_runtime_runs_there_and_is_not_lost_with_that_runtime() {
-    let t = TestNode::start(Setup {
-        num_cpus: 1,
-        ..Setup::default()
-    });
-    t.node.deploy_file(component("api")).expect("deploys");
+    let t = one_cpu_with_api();
     let session = t.node.session().expect("a session");
     let value = |id| -> u64 {
         let p = session
