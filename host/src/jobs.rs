@@ -132,6 +132,15 @@ pub enum JobStatus {
 }
 
 impl JobStatus {
+    /// Every status, in a job's order.
+    pub const ALL: [JobStatus; 5] = [
+        JobStatus::Pending,
+        JobStatus::Running,
+        JobStatus::Succeeded,
+        JobStatus::Failed,
+        JobStatus::Stopped,
+    ];
+
     /// Its name, as its JSON says it (`RUNNING`, ..).
     pub fn as_str(self) -> &'static str {
         match self {
@@ -428,6 +437,20 @@ impl Jobs {
         }
         entries.remove(index);
         Ok(())
+    }
+
+    /// The remembered jobs by status: each of [`JobStatus::ALL`] with its
+    /// count, zero included (the `wray_jobs` series of `/metrics`).
+    pub fn counts(&self) -> [(JobStatus, usize); 5] {
+        let entries = self.inner.entries.lock();
+        let mut counts = JobStatus::ALL.map(|s| (s, 0));
+        for e in entries.iter() {
+            let status = e.status();
+            if let Some((_, n)) = counts.iter_mut().find(|(s, _)| *s == status) {
+                *n += 1;
+            }
+        }
+        counts
     }
 
     /// How many jobs run now.

@@ -136,6 +136,7 @@ async fn dispatch(state: &State, r: Route<'_>, req: Request<Incoming>) -> Answer
             let text = state.metrics.render(
                 &node.instantiation_histogram(),
                 &node.task_counts(),
+                &state.jobs.counts(),
                 state
                     .config
                     .max_inflight

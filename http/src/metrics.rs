@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 use wray_host::scheduler::task_table::TaskStatus;
-use wray_host::InstantiationHistogram;
+use wray_host::{InstantiationHistogram, JobStatus};
 
 /// Upper bounds of the request latency buckets, in seconds (Prometheus'
 /// default buckets, from 100 µs).
@@ -57,12 +57,13 @@ impl Metrics {
     }
 
     /// The exposition text: these counters, the node's `instantiation`
-    /// times, then its `task_counts` (by state), `inflight`, `kept` and
-    /// `store_bytes`.
+    /// times, then its `task_counts` (by state), `job_counts` (by status),
+    /// `inflight`, `kept` and `store_bytes`.
     pub(crate) fn render(
         &self,
         instantiation: &InstantiationHistogram,
         task_counts: &BTreeMap<TaskStatus, u64>,
+        job_counts: &[(JobStatus, usize)],
         inflight: usize,
         kept: usize,
         store_bytes: u64,
@@ -132,6 +133,11 @@ impl Metrics {
             let state = serde_json::to_value(state).unwrap_or_default();
             let _ = writeln!(s, "wray_tasks{{state={state}}} {n}");
         }
+        let _ = writeln!(s, "# HELP wray_jobs Jobs the node remembers, by status.");
+        let _ = writeln!(s, "# TYPE wray_jobs gauge");
+        for (status, n) in job_counts {
+            let _ = writeln!(s, "wray_jobs{{status=\"{}\"}} {n}", status.as_str());
+        }
         let _ = writeln!(
             s,
             "# HELP wray_object_store_bytes Bytes of objects in the node's store."
@@ -177,7 +183,8 @@ mod tests {
             sum_ns: 1_500_000_000,
             failed: 2,
         };
-        let text = Metrics::default().render(&h, &BTreeMap::new(), 0, 0, 0);
+        let text =
+            Metrics::default().render(&h, &BTreeMap::new(), &[(JobStatus::Running, 2)], 0, 0, 0);
         let lines: Vec<&str> = text
             .lines()
             .filter(|l| l.starts_with("wray_instantiation"))
@@ -195,6 +202,10 @@ mod tests {
             ]
         );
         assert!(text.contains("# TYPE wray_instantiation_seconds histogram"));
+        assert!(
+            text.contains("\nwray_jobs{status=\"RUNNING\"} 2\n"),
+            "{text}"
+        );
         assert!(text.contains("wray_http_request_duration_seconds_bucket{le=\"+Inf\"} 0"));
     }
 }

@@ -530,6 +530,15 @@ fn a_stopped_job_ends_its_followers_and_can_then_be_deleted() {
     assert!(text.starts_with("started\n"), "{text}");
     let (_, v) = get(&format!("/v1/jobs/{id}"));
     assert_eq!(v["status"], "STOPPED", "{v}");
+    // `/metrics` counts it among the stopped jobs (other tests' jobs share
+    // the node: at least one).
+    let (_, text) = get("/metrics");
+    let text = text.as_str().unwrap_or_default();
+    let stopped = text
+        .lines()
+        .find_map(|l| l.strip_prefix("wray_jobs{status=\"STOPPED\"} "))
+        .and_then(|n| n.parse::<u64>().ok());
+    assert!(stopped.is_some_and(|n| n >= 1), "{text}");
     let (s, v) = post(&format!("{url}/v1/jobs/{id}/stop"), "application/json", b"");
     assert_eq!((s, &v), (200, &json!({ "stopped": false })));
     let (s, _) = answer(authed("DELETE", &format!("{url}/v1/jobs/{id}")).call());
