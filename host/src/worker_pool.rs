@@ -289,6 +289,11 @@ fn wake_or_start(shared: &Arc<Shared>, mut state: parking_lot::MutexGuard<'_, St
     }
 }
 
+/// Whether the calling thread is a pool's worker.
+pub fn is_worker() -> bool {
+    WORKER_OF.with(|w| w.borrow().is_some())
+}
+
 /// The calling thread is about to block in a wait: when it is a pool's
 /// worker, until the returned guard is dropped that pool may run one more
 /// thread, so the task it waits for finds one. A thread that is no pool's

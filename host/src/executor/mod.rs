@@ -162,9 +162,13 @@ impl Drop for OnRuntime {
 pub(crate) struct Handle(pub Arc<WasmExecutor>);
 
 impl Executor for Handle {
-    fn run_function(&self, task: Arc<PendingTask>, allocation: Allocation) {
+    fn run_function(
+        &self,
+        task: Arc<PendingTask>,
+        allocation: Allocation,
+        runtime: Option<tokio::runtime::Handle>,
+    ) {
         let exec = self.0.clone();
-        let runtime = task.spec.lock().as_ref().and_then(|t| t.runtime.clone());
         if let Some(runtime) = runtime {
             let mut handed = OnRuntime {
                 exec,

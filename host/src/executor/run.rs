@@ -167,9 +167,7 @@ impl WasmExecutor {
         if let Some(entry) = &spec.entry {
             entry.started();
         }
-        if spec.runtime.is_none() {
-            self.sched.pin_worker(allocation);
-        }
+        self.sched.pin_worker(allocation);
         let reuse = component
             .record
             .function(name)
@@ -382,10 +380,9 @@ impl Running<'_> {
     fn end(&mut self, failed: Option<TaskError>) {
         self.ended = true;
         if let Some(e) = failed {
-            if let Some(entry) = &self.entry {
-                self.exec.sched.tasks.ended(entry, Some(&e));
-            }
-            self.exec.sched.complete(&self.returns, Err(e));
+            self.exec
+                .sched
+                .settle(self.entry.as_ref(), &self.returns, Err(e));
         }
     }
 }

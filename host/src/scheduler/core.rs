@@ -193,8 +193,13 @@ impl Scheduler {
 
     /// Pins the calling worker thread to `allocation`'s cores when the node
     /// pins (it has fewer CPUs than the machine); all allowed cores for a
-    /// task without CPUs.
+    /// task without CPUs. Any other thread (a tokio runtime's, running a
+    /// task submitted with `TaskOptions::on_caller_runtime`; a driver's)
+    /// is left as it is: it serves more than this task.
     pub(crate) fn pin_worker(&self, allocation: &crate::resources::Allocation) {
+        if !crate::worker_pool::is_worker() {
+            return;
+        }
         if let Some(allowed) = &self.pin {
             let cores: Vec<u32> = allocation.cpu.iter().map(|g| g.id).collect();
             crate::resources::pin::pin_current_thread(&cores, allowed);

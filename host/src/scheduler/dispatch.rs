@@ -17,6 +17,7 @@ use crate::resources::Allocation;
 use crate::scheduler::core::Scheduler;
 use crate::scheduler::queue::Start;
 use crate::scheduler::task::{PendingTask, Task};
+use crate::scheduler::task_table::TaskEntry;
 
 impl Scheduler {
     /// Submits a task. Never blocks on the task itself.
@@ -123,17 +124,20 @@ impl Scheduler {
     /// constructors by admitting their actor.
     pub(crate) fn start(self: &Arc<Self>, tasks: Vec<Start>) {
         for Start { task, allocation } in tasks {
-            let actor = task.spec.lock().as_ref().and_then(|s| match &s.target {
-                Target::ActorCreate { .. } => s.actor.clone(),
-                _ => None,
-            });
+            let (actor, runtime) = match task.spec.lock().as_ref() {
+                Some(s) if matches!(s.target, Target::ActorCreate { .. }) => {
+                    (s.actor.clone(), None)
+                }
+                Some(s) => (None, s.runtime.clone()),
+                None => (None, None),
+            };
             match actor {
                 Some(actor) => {
                     actor.admit(allocation);
                     self.run_actor_next(&actor);
                 }
                 None => match self.executor() {
-                    Some(executor) => executor.run_function(task, allocation),
+                    Some(executor) => executor.run_function(task, allocation, runtime),
                     // The node is going away: nothing runs any more.
                     None => drop(self.pool.release(&allocation)),
                 },
@@ -151,10 +155,21 @@ impl Scheduler {
     /// Records how task `spec` ended and seals its return objects with its
     /// results, or all of them with its error.
     pub(crate) fn finish(&self, spec: &Task, result: Result<Vec<Object>, TaskError>) {
-        if let Some(entry) = &spec.entry {
+        self.settle(spec.entry.as_ref(), &spec.returns, result);
+    }
+
+    /// [`Scheduler::finish`] of a task whose spec is gone (its run took
+    /// it): its task-table `entry` and its `returns`.
+    pub(crate) fn settle(
+        &self,
+        entry: Option<&Arc<TaskEntry>>,
+        returns: &[ObjectId],
+        result: Result<Vec<Object>, TaskError>,
+    ) {
+        if let Some(entry) = entry {
             self.tasks.ended(entry, result.as_ref().err());
         }
-        self.complete(&spec.returns, result);
+        self.complete(returns, result);
     }
 
     /// Seals `returns` with a task's results, or all of them with its

@@ -13,9 +13,16 @@ use crate::scheduler::task::{Actor, PendingTask};
 /// wasmtime executor). Every method returns at once: work runs on the
 /// executor's own threads.
 pub(crate) trait Executor: Send + Sync {
-    /// Runs remote-function task `task` holding `allocation`; the executor
-    /// seals its results and gives `allocation` back when it ends.
-    fn run_function(&self, task: Arc<PendingTask>, allocation: Allocation);
+    /// Runs remote-function task `task` holding `allocation`, on `runtime`
+    /// as a task of it when given (`Task::runtime`), else on a worker
+    /// thread; the executor seals its results and gives `allocation` back
+    /// when it ends.
+    fn run_function(
+        &self,
+        task: Arc<PendingTask>,
+        allocation: Allocation,
+        runtime: Option<tokio::runtime::Handle>,
+    );
     /// Runs `task` (the constructor or a call) of `actor`, then each next
     /// call that is ready by then; `dead` is why the actor is dead, if it
     /// was when the task was taken.

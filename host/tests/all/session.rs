@@ -257,6 +257,18 @@ fn worker_of(node: &wray_host::Node, id: &str) -> Option<String> {
         .and_then(|t| t.worker)
 }
 
+/// How many cores the calling thread may run on.
+fn allowed_cores() -> usize {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set, filled in by the
+    // kernel for the calling thread (pid 0).
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        let ok = libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set);
+        assert_eq!(ok, 0, "sched_getaffinity");
+        usize::try_from(libc::CPU_COUNT(&set)).expect("a count")
+    }
+}
+
 fn caller_runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -284,12 +296,23 @@ fn a_task_on_its_callers_runtime_runs_there_and_is_not_lost_with_that_runtime() 
     let task_of = |id: wray_host::ObjectId| id.task.to_string();
 
     let rt = caller_runtime();
+    let cores = || {
+        rt.block_on(rt.spawn(async { allowed_cores() }))
+            .expect("joins")
+    };
+    let before = cores();
     let ran_there = submit_inc(&session, Some(&rt), "inc", 1);
     assert_eq!(value(ran_there), 2);
     assert_eq!(
         worker_of(&t.node, &task_of(ran_there)).as_deref(),
         Some("caller-rt")
     );
+    // One that waits on its own tasks takes its CPU back after the wait.
+    // The node pins worker threads (it has fewer CPUs than the machine, when
+    // the machine has 2 or more), never the runtime's thread.
+    let waited = submit_inc(&session, Some(&rt), "run_experiment", 1);
+    assert_eq!(value(waited), 55);
+    assert_eq!(cores(), before, "the runtime's thread was pinned");
     // Outside a runtime the option changes nothing.
     let outside = submit_inc(&session, None, "inc", 2);
     assert_eq!(value(outside), 3);
