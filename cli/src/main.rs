@@ -20,6 +20,7 @@ mod describe;
 mod embedded;
 mod job_cmds;
 mod microbenchmark;
+mod node_args;
 mod node_cmds;
 mod progress;
 mod run;

@@ -30,8 +30,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use wray_control_plane::{EtcdConfig, EtcdFunctionTable};
-use wray_host::{Node, NodeConfig};
+use wray_host::Node;
 use wray_http::{HttpConfig, Server, TlsFiles};
+
+use crate::node_args::NodeArgs;
 
 /// Root of node and session directories.
 fn root() -> PathBuf {
@@ -55,9 +57,8 @@ pub struct StartArgs {
     /// Serve without a token (only on a loopback address).
     #[arg(long)]
     no_auth: bool,
-    /// CPUs the node offers (default: the machine's).
-    #[arg(long)]
-    num_cpus: Option<u16>,
+    #[command(flatten)]
+    node: NodeArgs,
     /// Keep the function table in etcd at this URL (e.g.
     /// `http://127.0.0.1:2379`) instead of in this process.
     #[arg(long, value_name = "URL")]
@@ -115,25 +116,11 @@ pub fn start(args: StartArgs) -> anyhow::Result<ExitCode> {
     let log_path = root().join(format!("node-start-{}.log", std::process::id()));
     let log = std::fs::File::create(&log_path)
         .with_context(|| format!("creating {}", log_path.display()))?;
+    // The node process takes this command's own flags, unchanged.
     let mut cmd = Command::new(exe);
     cmd.arg("start")
         .arg("--foreground")
-        .args(["--port", &args.port.to_string()])
-        .args(["--bind", &args.bind.to_string()])
-        .args(["--grace", &args.grace.to_string()]);
-    if args.no_auth {
-        cmd.arg("--no-auth");
-    }
-    if let Some(n) = args.num_cpus {
-        cmd.args(["--num-cpus", &n.to_string()]);
-    }
-    if let Some(url) = &args.etcd {
-        cmd.args(["--etcd", url]);
-    }
-    if let Some(tls) = tls_files(&args) {
-        cmd.arg("--tls-cert").arg(tls.cert);
-        cmd.arg("--tls-key").arg(tls.key);
-    }
+        .args(std::env::args_os().skip(2));
     let mut child = cmd
         .stdin(ProcessStdio::null())
         .stdout(log.try_clone()?)
@@ -179,10 +166,7 @@ fn foreground(args: &StartArgs) -> anyhow::Result<ExitCode> {
     let dir = root().join(format!("node-{}", std::process::id()));
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let token = (!args.no_auth).then(new_token).transpose()?;
-    let mut config = NodeConfig::default();
-    if let Some(n) = args.num_cpus {
-        config.num_cpus = usize::from(n);
-    }
+    let config = args.node.config()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         // One name per thread: the HTTP API's calls run their tasks on
