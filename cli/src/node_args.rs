@@ -3,7 +3,11 @@
 //! exactly as far as a one-shot run.
 
 use clap::Args;
-use wray_host::bounds::{MAX_CPUS, MAX_GPUS, MAX_TASK_MEMORY};
+use wray_host::bounds::{
+    MAX_CODE_BYTES, MAX_COMPILE_TIMEOUT, MAX_COMPONENTS, MAX_COMPONENT_MEMORY, MAX_CPUS, MAX_GPUS,
+    MAX_GUEST_MEMORY, MAX_TASK_MEMORY, MAX_VERSIONS,
+};
+use wray_host::config::{DEFAULT_MAX_CODE_BYTES, DEFAULT_MAX_COMPONENTS, DEFAULT_MAX_VERSIONS};
 use wray_host::{NodeConfig, Preopen};
 
 use crate::store_args::{parse_seconds, Seconds, StoreArgs};
@@ -53,8 +57,58 @@ pub struct NodeArgs {
     /// copy-on-write (for benchmarks: `bench/languages`).
     #[arg(long, hide = true)]
     pub no_memory_cow: bool,
+    /// Node-wide budget of guest linear memory in MiB: an instantiation or
+    /// memory.grow past it fails that task with out-of-memory (default:
+    /// half the machine's memory less the object store).
+    #[arg(long, value_name = "MIB",
+          value_parser = clap::value_parser!(u64).range(1..=MAX_GUEST_MEMORY >> 20))]
+    pub guest_memory: Option<u64>,
+    /// Most component names deployed at once, 1 to 100000; one more is
+    /// refused (HTTP 409).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_COMPONENTS,
+          value_parser = clap::builder::RangedI64ValueParser::<usize>::new().range(1..=MAX_COMPONENTS as i64))]
+    pub max_components: usize,
+    /// Versions of one name kept loaded, 1 to 10: a deploy drops the
+    /// oldest no task or actor uses (refused, HTTP 409, when all are in use).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_VERSIONS,
+          value_parser = clap::builder::RangedI64ValueParser::<usize>::new().range(1..=MAX_VERSIONS as i64))]
+    pub max_versions: usize,
+    /// MiB of component files (and their exports' schemas) the node holds;
+    /// a deploy past it is refused (HTTP 507). Default: an eighth of the
+    /// machine's memory, at most 4096.
+    #[arg(long, value_name = "MIB",
+          value_parser = clap::value_parser!(u64).range(1..=MAX_COMPONENT_MEMORY >> 20))]
+    pub max_component_mib: Option<u64>,
+    /// MiB of compiled code the node holds; a deploy past it is refused
+    /// (HTTP 507). Default: an eighth of the machine's memory, at most 4096.
+    #[arg(long, value_name = "MIB",
+          value_parser = clap::value_parser!(u64).range(1..=MAX_COMPONENT_MEMORY >> 20))]
+    pub max_compiled_mib: Option<u64>,
+    /// MiB of code one component may have (all its modules); a larger one
+    /// is refused before it is compiled.
+    #[arg(long, value_name = "MIB", default_value_t = DEFAULT_MAX_CODE_BYTES >> 20,
+          value_parser = clap::value_parser!(u64).range(1..=MAX_CODE_BYTES >> 20))]
+    pub max_code_mib: u64,
+    /// Seconds one component may take to compile, up to 3600; past it the
+    /// deploy fails.
+    #[arg(long, value_name = "SECS", value_parser = parse_compile_timeout,
+          default_value = "60")]
+    pub compile_timeout: std::time::Duration,
     #[command(flatten)]
     pub store: StoreArgs,
+}
+
+/// Parses `--compile-timeout`: seconds, more than 0 up to an hour.
+fn parse_compile_timeout(text: &str) -> Result<std::time::Duration, String> {
+    let range = format!(
+        "expected seconds, more than 0 up to {}",
+        MAX_COMPILE_TIMEOUT.as_secs()
+    );
+    let secs: f64 = text.parse().map_err(|_| range.clone())?;
+    match std::time::Duration::try_from_secs_f64(secs) {
+        Ok(d) if !d.is_zero() && d <= MAX_COMPILE_TIMEOUT => Ok(d),
+        _ => Err(range),
+    }
 }
 
 impl NodeArgs {
@@ -85,6 +139,17 @@ impl NodeArgs {
                 )
             })?;
         }
+        config.guest_memory = self.guest_memory.map(|mib| mib.saturating_mul(1 << 20));
+        config.max_components = self.max_components;
+        config.max_versions = self.max_versions;
+        if let Some(mib) = self.max_component_mib {
+            config.max_component_bytes = mib.saturating_mul(1 << 20);
+        }
+        if let Some(mib) = self.max_compiled_mib {
+            config.max_compiled_bytes = mib.saturating_mul(1 << 20);
+        }
+        config.max_code_bytes = self.max_code_mib.saturating_mul(1 << 20);
+        config.compile_timeout = self.compile_timeout;
         self.store.apply(&mut config);
         Ok(config)
     }

@@ -132,6 +132,36 @@ pub const MAX_OBJECT_STORE: u64 = 16 << 40;
 /// Longest time limit a task, actor call or driver may be given: one year.
 pub const MAX_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(365 * 24 * 3600);
 
+/// Most component names a node may be given room for
+/// (`NodeConfig::max_components`, `--max-components`).
+pub const MAX_COMPONENTS: usize = 100_000;
+
+/// Most versions of one name a node may keep loaded
+/// (`NodeConfig::max_versions`, `--max-versions`): as many as the function
+/// table keeps ([`MAX_VERSIONS_KEPT`](wray_control_plane::MAX_VERSIONS_KEPT)).
+pub const MAX_VERSIONS: usize = wray_control_plane::MAX_VERSIONS_KEPT;
+
+/// Largest budget of component bytes or compiled code a node may be given
+/// (`--max-component-mib`, `--max-compiled-mib`): 1 TiB.
+pub const MAX_COMPONENT_MEMORY: u64 = 1 << 40;
+
+/// Smallest budget of component bytes or compiled code (1 MiB).
+pub const MIN_COMPONENT_MEMORY: u64 = 1 << 20;
+
+/// Largest code a component may have, all its modules together, as a node
+/// may be told to accept (`--max-code-mib`): the largest component file.
+pub const MAX_CODE_BYTES: u64 = wray_control_plane::MAX_COMPONENT_BYTES;
+
+/// Longest compile time limit (`--compile-timeout`): one hour.
+pub const MAX_COMPILE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Most compiles a node runs at once (`NodeConfig::compile_slots`).
+pub const MAX_COMPILE_SLOTS: usize = 64;
+
+/// Largest node-wide budget of guest linear memory (`--guest-memory`):
+/// 16 TiB, as the object store.
+pub const MAX_GUEST_MEMORY: u64 = 16 << 40;
+
 /// `vm.max_map_count` (65,530 when it cannot be read).
 pub fn max_map_count() -> usize {
     std::fs::read_to_string("/proc/sys/vm/max_map_count")

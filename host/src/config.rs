@@ -154,6 +154,38 @@ pub struct NodeConfig {
     /// is then unused), falling back to 4 KiB pages with a log line where
     /// the kernel has too few reserved.
     pub huge_pages: bool,
+    /// Most component names deployed on the node at once; a deploy of one
+    /// more name is refused (`--max-components`).
+    pub max_components: usize,
+    /// Most versions of one name the node keeps loaded, 1 to
+    /// [`MAX_VERSIONS`](crate::bounds::MAX_VERSIONS): a deploy drops the
+    /// oldest that no task or actor uses, and is refused when every one is
+    /// in use (`--max-versions`).
+    pub max_versions: usize,
+    /// Bytes of component files (and their function-table rows: names,
+    /// schemas) the node holds, every version of every name together; a
+    /// deploy past it is refused (`--max-component-mib`).
+    pub max_component_bytes: u64,
+    /// Bytes of compiled code the node holds (each version's compiled
+    /// image, as wasmtime maps it); a deploy past it is refused
+    /// (`--max-compiled-mib`).
+    pub max_compiled_bytes: u64,
+    /// Most bytes of code (the code sections of all its modules) one
+    /// component may have: a larger one is refused before it is compiled
+    /// (`--max-code-mib`).
+    pub max_code_bytes: u64,
+    /// How long one component may take to compile; past it the deploy
+    /// fails (`--compile-timeout`).
+    pub compile_timeout: Duration,
+    /// Compiles running at once (`None`: half the CPUs, at least 1); a
+    /// deploy waits for a slot, at most `compile_timeout`.
+    pub compile_slots: Option<usize>,
+    /// Bytes of linear memory all the node's instances may have together
+    /// (`None`: [`NodeConfig::guest_memory_budget`]'s default, half the
+    /// machine's memory less the object store); an instantiation or
+    /// `memory.grow` past it fails its task with `out-of-memory`
+    /// (`--guest-memory`).
+    pub guest_memory: Option<u64>,
     /// Tests only: a task of the function with this name makes the host
     /// panic while running it (a stand-in for a host bug).
     #[doc(hidden)]
@@ -173,6 +205,36 @@ pub const DEFAULT_TASK_MEMORY: u64 = 4 << 30;
 
 /// Default [`NodeConfig::max_pending_tasks`].
 pub const DEFAULT_MAX_PENDING_TASKS: u64 = 1_000_000;
+
+/// Default [`NodeConfig::max_components`]: 1,000 names.
+pub const DEFAULT_MAX_COMPONENTS: usize = 1000;
+
+/// Default [`NodeConfig::max_versions`]: as many as the function table
+/// keeps.
+pub const DEFAULT_MAX_VERSIONS: usize = crate::bounds::MAX_VERSIONS;
+
+/// The most of [`NodeConfig::max_component_bytes`] and
+/// [`NodeConfig::max_compiled_bytes`] by default: 4 GiB each (less on a
+/// small machine: see [`default_component_memory`]).
+pub const DEFAULT_COMPONENT_MEMORY: u64 = 4 << 30;
+
+/// Default [`NodeConfig::max_code_bytes`]: 64 MiB of code. A Python
+/// component (componentize-py, a whole CPython) has about 10 MiB; an
+/// 80 MiB one took 52 s to compile on 2 cores.
+pub const DEFAULT_MAX_CODE_BYTES: u64 = 64 << 20;
+
+/// Default [`NodeConfig::compile_timeout`]: a minute.
+pub const DEFAULT_COMPILE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Smallest default [`NodeConfig::guest_memory`]: 256 MiB.
+pub const MIN_DEFAULT_GUEST_MEMORY: u64 = 256 << 20;
+
+/// The default budget of component bytes, and of compiled code: an
+/// eighth of the machine's memory, at most [`DEFAULT_COMPONENT_MEMORY`]
+/// and at least 64 MiB.
+pub fn default_component_memory() -> u64 {
+    (total_memory() / 8).clamp(64 << 20, DEFAULT_COMPONENT_MEMORY)
+}
 
 impl Default for NodeConfig {
     fn default() -> Self {
@@ -200,6 +262,14 @@ impl Default for NodeConfig {
             object_store_dir,
             spill_dir: None,
             huge_pages: false,
+            max_components: DEFAULT_MAX_COMPONENTS,
+            max_versions: DEFAULT_MAX_VERSIONS,
+            max_component_bytes: default_component_memory(),
+            max_compiled_bytes: default_component_memory(),
+            max_code_bytes: DEFAULT_MAX_CODE_BYTES,
+            compile_timeout: DEFAULT_COMPILE_TIMEOUT,
+            compile_slots: None,
+            guest_memory: None,
             fail_point: None,
         }
     }
@@ -226,6 +296,25 @@ impl NodeConfig {
         })
     }
 
+    /// Compiles the node runs at once: [`NodeConfig::compile_slots`], or
+    /// half its CPUs, at least 1.
+    pub fn compile_slots(&self) -> usize {
+        self.compile_slots
+            .unwrap_or(self.num_cpus / 2)
+            .clamp(1, crate::bounds::MAX_COMPILE_SLOTS)
+    }
+
+    /// The node-wide budget of guest linear memory, in bytes:
+    /// [`NodeConfig::guest_memory`], or half the machine's memory less the
+    /// object store (at least [`MIN_DEFAULT_GUEST_MEMORY`]).
+    pub fn guest_memory_budget(&self) -> u64 {
+        self.guest_memory.unwrap_or_else(|| {
+            (total_memory() / 2)
+                .saturating_sub(self.object_store_memory.unwrap_or(0))
+                .max(MIN_DEFAULT_GUEST_MEMORY)
+        })
+    }
+
     /// Checks every value against its valid range.
     ///
     /// # Errors
@@ -233,8 +322,8 @@ impl NodeConfig {
     /// valid range.
     pub fn validate(&self) -> Result<()> {
         use crate::bounds::{
-            MAX_CPUS, MAX_CUSTOM_RESOURCES, MAX_CUSTOM_UNITS, MAX_GPUS, MAX_OBJECT_STORE,
-            MAX_TASK_MEMORY, MAX_TIMEOUT,
+            MAX_CPUS, MAX_CUSTOM_RESOURCES, MAX_CUSTOM_UNITS, MAX_GPUS, MAX_GUEST_MEMORY,
+            MAX_OBJECT_STORE, MAX_TASK_MEMORY, MAX_TIMEOUT,
         };
         let bad = |m: String| Err(Error::InvalidConfig(m));
         if !(1..=MAX_CPUS).contains(&self.num_cpus) {
@@ -277,6 +366,15 @@ impl NodeConfig {
                 "object store of {bytes} bytes is out of range: 4096 bytes to {MAX_OBJECT_STORE} (16 TiB)"
             ));
         }
+        self.validate_components()?;
+        if let Some(bytes) = self
+            .guest_memory
+            .filter(|b| !((1 << 16)..=MAX_GUEST_MEMORY).contains(b))
+        {
+            return bad(format!(
+                "guest memory of {bytes} bytes is out of range: one wasm page (65536) to {MAX_GUEST_MEMORY} (16 TiB)"
+            ));
+        }
         if self.max_pending_tasks == 0 {
             return bad("max_pending_tasks must be at least 1".into());
         }
@@ -316,6 +414,61 @@ impl NodeConfig {
                     p.host.display()
                 ));
             }
+        }
+        Ok(())
+    }
+}
+
+impl NodeConfig {
+    /// Checks the bounds on deployed components and on compiling them.
+    fn validate_components(&self) -> Result<()> {
+        use crate::bounds::{
+            MAX_CODE_BYTES, MAX_COMPILE_SLOTS, MAX_COMPILE_TIMEOUT, MAX_COMPONENTS,
+            MAX_COMPONENT_MEMORY, MAX_VERSIONS, MIN_COMPONENT_MEMORY,
+        };
+        let bad = |m: String| Err(Error::InvalidConfig(m));
+        if !(1..=MAX_COMPONENTS).contains(&self.max_components) {
+            return bad(format!(
+                "max_components {} is out of range: 1 to {MAX_COMPONENTS}",
+                self.max_components
+            ));
+        }
+        if !(1..=MAX_VERSIONS).contains(&self.max_versions) {
+            return bad(format!(
+                "max_versions {} is out of range: 1 to {MAX_VERSIONS} (as many as the function table keeps)",
+                self.max_versions
+            ));
+        }
+        for (name, bytes) in [
+            ("component bytes", self.max_component_bytes),
+            ("compiled code", self.max_compiled_bytes),
+        ] {
+            if !(MIN_COMPONENT_MEMORY..=MAX_COMPONENT_MEMORY).contains(&bytes) {
+                return bad(format!(
+                    "a budget of {bytes} bytes of {name} is out of range: 1 MiB to 1 TiB"
+                ));
+            }
+        }
+        if !((1 << 10)..=MAX_CODE_BYTES).contains(&self.max_code_bytes) {
+            return bad(format!(
+                "max_code_bytes {} is out of range: 1 KiB to {MAX_CODE_BYTES} (1 GiB)",
+                self.max_code_bytes
+            ));
+        }
+        if self.compile_timeout.is_zero() || self.compile_timeout > MAX_COMPILE_TIMEOUT {
+            return bad(format!(
+                "compile timeout of {:.3} s is out of range: more than 0 up to {} s (an hour)",
+                self.compile_timeout.as_secs_f64(),
+                MAX_COMPILE_TIMEOUT.as_secs()
+            ));
+        }
+        if let Some(n) = self
+            .compile_slots
+            .filter(|n| !(1..=MAX_COMPILE_SLOTS).contains(n))
+        {
+            return bad(format!(
+                "compile_slots {n} is out of range: 1 to {MAX_COMPILE_SLOTS}"
+            ));
         }
         Ok(())
     }
@@ -388,6 +541,41 @@ mod tests {
                     ..Default::default()
                 },
                 "0 to 65536",
+            ),
+            (
+                NodeConfig {
+                    max_components: 0,
+                    ..Default::default()
+                },
+                "1 to 100000",
+            ),
+            (
+                NodeConfig {
+                    max_versions: 11,
+                    ..Default::default()
+                },
+                "1 to 10",
+            ),
+            (
+                NodeConfig {
+                    max_compiled_bytes: 1,
+                    ..Default::default()
+                },
+                "1 MiB to 1 TiB",
+            ),
+            (
+                NodeConfig {
+                    compile_timeout: Duration::ZERO,
+                    ..Default::default()
+                },
+                "an hour",
+            ),
+            (
+                NodeConfig {
+                    guest_memory: Some(u64::MAX),
+                    ..Default::default()
+                },
+                "16 TiB",
             ),
         ];
         for (cfg, range) in cases {
