@@ -34,6 +34,22 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// A deploy past one of the table's bounds ([`TableLimits`](crate::TableLimits)):
+    /// nothing was written.
+    #[error(
+        "cannot deploy component `{name}`: the function table holds {held} {what}, \
+         and may hold {limit}; undeploy some first"
+    )]
+    TableFull {
+        /// The name it was to be deployed under.
+        name: String,
+        /// What the table counts: `names` or `bytes of components`.
+        what: &'static str,
+        /// How much of it the table holds now.
+        held: u64,
+        /// The bound.
+        limit: u64,
+    },
     /// Concurrent deploys or undeploys of one name kept changing it under
     /// this call, which gave up after `attempts` tries (nothing was
     /// written by it; another writer's change stands).

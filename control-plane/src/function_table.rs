@@ -164,6 +164,31 @@ pub const MAX_VERSIONS_KEPT: usize = 10;
 /// own bound on a component file).
 pub const MAX_COMPONENT_BYTES: u64 = 1 << 30;
 
+/// What an [`EmbeddedFunctionTable`] may hold: past its names or bytes a
+/// deploy is refused ([`Error::TableFull`]); a name keeps its last
+/// `versions` versions. (The etcd table is bounded by etcd's own quota:
+/// `docs/control-plane.md`.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableLimits {
+    /// Most names deployed at once.
+    pub names: usize,
+    /// Versions kept per name, 1 to [`MAX_VERSIONS_KEPT`].
+    pub versions: usize,
+    /// Most bytes of component blobs, every name and version together.
+    pub bytes: u64,
+}
+
+impl Default for TableLimits {
+    /// 1,000 names, [`MAX_VERSIONS_KEPT`] versions each, 4 GiB of blobs.
+    fn default() -> Self {
+        TableLimits {
+            names: 1000,
+            versions: MAX_VERSIONS_KEPT,
+            bytes: 4 << 30,
+        }
+    }
+}
+
 /// The largest encoded [`ComponentVersion`] (JSON), in bytes: a deploy's
 /// records must fit, with room to spare, in one etcd request (1.5 MiB by
 /// default).
@@ -220,7 +245,7 @@ pub fn check_name(name: &str) -> Result<()> {
 /// # Errors
 /// [`Error::InvalidName`] or [`Error::InvalidComponent`].
 pub(crate) fn check_deploy(record: &ComponentRecord, bytes: &[u8]) -> Result<()> {
-    check_name(&record.name)?;
+    check_record(record)?;
     let invalid = |reason: String| Error::InvalidComponent {
         name: record.name.clone(),
         reason,
@@ -244,6 +269,22 @@ pub(crate) fn check_deploy(record: &ComponentRecord, bytes: &[u8]) -> Result<()>
             record.hash
         )));
     }
+    Ok(())
+}
+
+/// Checks what of a deploy can be checked from its record alone: a valid
+/// name, finite declared quantities, and an encoded version record of at
+/// most [`MAX_RECORD_BYTES`] (a bound on its exports and schemas). Part of
+/// every backend's check; a node runs it before it compiles the schemas.
+///
+/// # Errors
+/// [`Error::InvalidName`] or [`Error::InvalidComponent`].
+pub fn check_record(record: &ComponentRecord) -> Result<()> {
+    check_name(&record.name)?;
+    let invalid = |reason: String| Error::InvalidComponent {
+        name: record.name.clone(),
+        reason,
+    };
     if let Some(f) = record
         .functions
         .iter()

@@ -10,7 +10,7 @@ use tokio::sync::broadcast;
 
 use super::{
     check_deploy, check_name, now_ms, ComponentRecord, ComponentVersion, FunctionEvent,
-    FunctionTable, FunctionWatch, MAX_VERSIONS_KEPT,
+    FunctionTable, FunctionWatch, TableLimits, MAX_VERSIONS_KEPT,
 };
 use crate::{Error, Result};
 
@@ -23,6 +23,7 @@ const WATCH_BUFFER: usize = 1024;
 pub struct EmbeddedFunctionTable {
     state: Mutex<State>,
     events: broadcast::Sender<FunctionEvent>,
+    limits: TableLimits,
 }
 
 #[derive(Default)]
@@ -31,6 +32,8 @@ struct State {
     names: BTreeMap<String, VecDeque<ComponentVersion>>,
     /// Blobs by content hash.
     blobs: HashMap<String, Arc<[u8]>>,
+    /// Bytes of `blobs`.
+    blob_bytes: u64,
 }
 
 impl State {
@@ -39,25 +42,75 @@ impl State {
         for hash in hashes {
             let referenced = self.names.values().flatten().any(|v| v.record.hash == hash);
             if !referenced {
-                self.blobs.remove(&hash);
+                if let Some(blob) = self.blobs.remove(&hash) {
+                    self.blob_bytes = self.blob_bytes.saturating_sub(blob.len() as u64);
+                }
             }
         }
+    }
+
+    /// Bytes of blobs after a deploy of `record` as a new version of its
+    /// name, which keeps `versions` of them: its blob added unless stored,
+    /// the blobs only the pruned versions refer to taken away.
+    fn bytes_after(&self, record: &ComponentRecord, versions: usize) -> u64 {
+        let kept = self.names.get(&record.name);
+        let pruned: Vec<&str> = kept
+            .map(|v| {
+                let n = (v.len() + 1).saturating_sub(versions);
+                v.iter().take(n).map(|v| v.record.hash.as_str()).collect()
+            })
+            .unwrap_or_default();
+        let mut freed = 0u64;
+        let mut counted: Vec<&str> = Vec::new();
+        for hash in pruned {
+            if hash == record.hash || counted.contains(&hash) {
+                continue;
+            }
+            counted.push(hash);
+            // Referred to by a version that stays (of this name or another)?
+            let stays = self.names.iter().any(|(name, vs)| {
+                let skip = if *name == record.name {
+                    (vs.len() + 1).saturating_sub(versions)
+                } else {
+                    0
+                };
+                vs.iter().skip(skip).any(|v| v.record.hash == hash)
+            });
+            if !stays {
+                freed = freed.saturating_add(self.blobs.get(hash).map_or(0, |b| b.len() as u64));
+            }
+        }
+        let added = match self.blobs.contains_key(&record.hash) {
+            true => 0,
+            false => record.size,
+        };
+        self.blob_bytes.saturating_sub(freed).saturating_add(added)
     }
 }
 
 impl Default for EmbeddedFunctionTable {
     fn default() -> Self {
-        Self {
-            state: Mutex::default(),
-            events: broadcast::channel(WATCH_BUFFER).0,
-        }
+        Self::with_limits(TableLimits::default())
     }
 }
 
 impl EmbeddedFunctionTable {
-    /// An empty table.
+    /// An empty table, within the default [`TableLimits`].
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty table within `limits` (its `versions` taken as 1 to
+    /// [`MAX_VERSIONS_KEPT`]).
+    pub fn with_limits(limits: TableLimits) -> Self {
+        Self {
+            state: Mutex::default(),
+            events: broadcast::channel(WATCH_BUFFER).0,
+            limits: TableLimits {
+                versions: limits.versions.clamp(1, MAX_VERSIONS_KEPT),
+                ..limits
+            },
+        }
     }
 
     /// Tells watchers (none listening is fine). Called with the state
@@ -72,6 +125,21 @@ impl FunctionTable for EmbeddedFunctionTable {
     async fn deploy(&self, record: ComponentRecord, bytes: Arc<[u8]>) -> Result<ComponentVersion> {
         check_deploy(&record, &bytes)?;
         let mut state = self.state.lock();
+        let full = |what, held: u64, limit: u64| Error::TableFull {
+            name: record.name.clone(),
+            what,
+            held,
+            limit,
+        };
+        let names = state.names.len();
+        if !state.names.contains_key(&record.name) && names >= self.limits.names {
+            let (held, limit) = (names as u64, self.limits.names as u64);
+            return Err(full("names", held, limit));
+        }
+        if state.bytes_after(&record, self.limits.versions) > self.limits.bytes {
+            let held = state.blob_bytes;
+            return Err(full("bytes of components", held, self.limits.bytes));
+        }
         let versions = state.names.entry(record.name.clone()).or_default();
         let version = match versions.back() {
             None => 1,
@@ -87,13 +155,16 @@ impl FunctionTable for EmbeddedFunctionTable {
         };
         versions.push_back(deployed.clone());
         let mut pruned = Vec::new();
-        while versions.len() > MAX_VERSIONS_KEPT {
+        while versions.len() > self.limits.versions {
             if let Some(old) = versions.pop_front() {
                 pruned.push(old.record.hash);
             }
         }
         let hash = deployed.record.hash.clone();
-        state.blobs.insert(hash.clone(), bytes);
+        let size = bytes.len() as u64;
+        if state.blobs.insert(hash.clone(), bytes).is_none() {
+            state.blob_bytes = state.blob_bytes.saturating_add(size);
+        }
         state.collect(pruned);
         self.tell(FunctionEvent::Deployed {
             name: deployed.record.name.clone(),
@@ -258,6 +329,50 @@ mod tests {
         assert!(matches!(err, Error::ComponentNotFound(_)));
         assert!(!err.is_retryable());
         assert!(err.to_string().contains("nope"));
+    }
+
+    #[tokio::test]
+    async fn names_and_bytes_past_the_limits_are_refused_and_pruning_frees_room() {
+        let table = EmbeddedFunctionTable::with_limits(TableLimits {
+            names: 2,
+            versions: 2,
+            bytes: 10,
+        });
+        let deploy = |name: &str, bytes: &[u8]| {
+            let bytes: Arc<[u8]> = Arc::from(bytes);
+            table.deploy(record(name, &bytes), bytes)
+        };
+        deploy("a", b"aaaa").await.unwrap();
+        deploy("b", b"bbbb").await.unwrap();
+        let err = deploy("c", b"c").await.unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::TableFull {
+                    what: "names",
+                    limit: 2,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(!err.is_retryable());
+        assert!(
+            err.to_string().contains("holds 2 names, and may hold 2"),
+            "{err}"
+        );
+        let err = deploy("a", b"aaa2").await.unwrap_err();
+        assert!(
+            err.to_string().contains("holds 8 bytes of components"),
+            "{err}"
+        );
+        // Past two versions of `b`, its first blob is pruned: room again.
+        deploy("b", b"b2").await.unwrap();
+        deploy("b", b"b3").await.unwrap();
+        assert_eq!(table.versions("b").await.unwrap().len(), 2);
+        deploy("a", b"a2").await.unwrap();
+        table.undeploy("a").await.unwrap();
+        deploy("c", b"cccccc").await.unwrap();
     }
 
     #[tokio::test]
