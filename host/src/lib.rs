@@ -47,7 +47,7 @@ pub mod session;
 pub mod worker_pool;
 
 pub use config::{NodeConfig, Preopen, Stdio};
-pub use error::{Error, ErrorKind, Result, TaskError};
+pub use error::{DeployBound, DeployLimit, Error, ErrorKind, Result, TaskError};
 pub use executor::instantiation::InstantiationHistogram;
 pub use job_log::{JobLog, LogChunk};
 pub use jobs::{JobError, JobInfo, JobStatus, Jobs, JobsConfig};

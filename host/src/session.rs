@@ -176,6 +176,9 @@ impl Session<'_> {
         let objects = &self.node.sched.objects;
         let mut holds = self.holds.lock();
         holds.room().map_err(|e| Error::Limit(e.to_string()))?;
+        objects
+            .room_for(1)
+            .map_err(|e| Error::Limit(e.to_string()))?;
         let index = self.puts.fetch_add(1, Ordering::Relaxed);
         let id = self.root.put_object(index).ok_or_else(|| {
             Error::Limit(format!(

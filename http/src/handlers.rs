@@ -706,13 +706,26 @@ async fn deploy(state: &State, query: Query, req: Request<Incoming>) -> Answer {
         ));
     }
     let node = state.node;
-    // Compiling takes the thread for as long as Cranelift runs: tell the
-    // runtime (the control-plane calls inside say so themselves).
-    let record = tokio::task::block_in_place(|| node.deploy_version(&name, &bytes)).map_err(
-        |e| match e {
+    // Compiled on the node's compile pool (never on this runtime's
+    // threads): this handler waits for it.
+    let record = node
+        .deploy_async(&name, std::sync::Arc::from(&bytes[..]))
+        .await
+        .map_err(|e| match e {
             wray_host::Error::Component { .. } => {
                 ApiError::bad_request("invalid_component", e.to_string())
             }
+            // Past a bound on what the node holds: 507 for bytes, 409 for
+            // names and versions; every compile slot busy: 503.
+            wray_host::Error::DeployLimit(ref limit) if limit.bound.is_bytes() => ApiError::new(
+                StatusCode::INSUFFICIENT_STORAGE,
+                "too_much_deployed",
+                e.to_string(),
+            ),
+            wray_host::Error::DeployLimit(ref limit) if limit.bound.is_count() => {
+                ApiError::new(StatusCode::CONFLICT, "too_many_deployed", e.to_string())
+            }
+            wray_host::Error::DeployLimit(_) => ApiError::busy(e.to_string()),
             wray_host::Error::ControlPlane(ref c) if !c.is_retryable() => {
                 ApiError::bad_request("invalid_component", e.to_string())
             }
@@ -722,8 +735,7 @@ async fn deploy(state: &State, query: Query, req: Request<Incoming>) -> Answer {
                 "deploy_failed",
                 other.to_string(),
             ),
-        },
-    )?;
+        })?;
     json(StatusCode::CREATED, &record)
 }
 

@@ -6,7 +6,7 @@ use wasmtime::Trap;
 use crate::bounds::MAX_ERROR_MESSAGE;
 use crate::error::{cut_message, ErrorKind, TaskError};
 use crate::executor::bindings::types;
-use crate::executor::state::TaskState;
+use crate::executor::state::{NodeRefusal, TaskState};
 
 /// Why the host stopped a guest call from outside: the error a stopped call
 /// ends with (from the epoch callback while wasm runs, or from dropping the
@@ -44,6 +44,14 @@ pub(crate) fn instantiate_error(
                  to start (its initial memory): raise max_memory",
                 state.limiter.limit
             ),
+        );
+    }
+    if let Some(refusal) = state.limiter.node_refused {
+        return TaskError::new(
+            ErrorKind::OutOfMemory,
+            current.label.clone(),
+            current.id,
+            budget_spent(&refusal, "to start, its memory needs"),
         );
     }
     if error.is::<Stopped>() {
@@ -85,6 +93,12 @@ pub(crate) fn trap_to_task_error(error: &wasmtime::Error, state: &TaskState) -> 
             ),
         );
     }
+    if let Some(refusal) = state.limiter.node_refused {
+        return make(
+            ErrorKind::OutOfMemory,
+            budget_spent(&refusal, "the guest tried to grow its memory to"),
+        );
+    }
     let trap = error.downcast_ref::<Trap>().copied();
     if stopped == Some(Stopped::TimeLimit) || trap == Some(Trap::Interrupt) {
         let limit = current.limits.timeout.map_or_else(
@@ -112,6 +126,21 @@ pub(crate) fn trap_to_task_error(error: &wasmtime::Error, state: &TaskState) -> 
         None => format!("{error:#}"),
     };
     make(ErrorKind::Trap, message)
+}
+
+/// The message of a growth the node's guest memory budget refused: the
+/// budget and its flag, what the node's instances held, what was asked.
+fn budget_spent(refusal: &NodeRefusal, asked: &str) -> String {
+    format!(
+        "the node's guest memory budget of {} bytes (--guest-memory {} MiB) has no room: \
+         its instances hold {} bytes, and {asked} {} bytes ({} more); end actors or tasks \
+         that hold memory, or raise --guest-memory",
+        refusal.limit,
+        refusal.limit >> 20,
+        refusal.used,
+        refusal.desired,
+        refusal.grow_by
+    )
 }
 
 /// Whether a guest may report `kind` for its own failure: the others

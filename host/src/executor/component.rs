@@ -15,10 +15,11 @@ use wray_control_plane::{
 };
 
 use crate::bounds::{MAX_FUNCTIONS, MAX_NAME, MAX_PARAMS, MAX_RETURNS, MAX_SCHEMA};
-use crate::error::{Error, Result};
+use crate::error::{DeployBound, DeployLimit, Error, Result};
 use crate::executor::bindings::types;
 use crate::executor::bindings::wray::runtime::{objects, runtime, tasks};
 use crate::executor::classify::trap_to_task_error;
+use crate::executor::compile::NotCompiled;
 use crate::executor::exports::{Exports, Guest};
 use crate::executor::guard::StopWhen;
 use crate::executor::schemas::ArgSchemas;
@@ -92,6 +93,8 @@ pub struct LoadedComponent {
     pub record: ComponentRecord,
     /// `record.hash`, shared (every task of the component names it).
     pub hash: Arc<str>,
+    /// Bytes of its compiled code (the image wasmtime maps).
+    pub compiled: u64,
     pub(crate) pre: InstancePre<TaskState>,
     /// The parts of the world it exports.
     pub(crate) exports: Arc<Exports>,
@@ -122,7 +125,8 @@ pub(crate) fn linker(engine: &Engine) -> Result<Linker<TaskState>> {
 }
 
 /// Compiles `bytes`, or loads the compiled artifact from `cache_dir` when an
-/// earlier run compiled the same bytes with a compatible engine.
+/// earlier run compiled the same bytes with a compatible engine. Runs on a
+/// thread of the compile pool.
 fn compile(
     engine: &Engine,
     name: &str,
@@ -202,28 +206,63 @@ fn write_cache(component: &Component, path: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Compiles, links and describes component `name`.
+/// Checks component `name` cheaply ([`inspect`](super::compile::inspect)),
+/// compiles it on the node's compile pool within its time limit (or loads
+/// it from the disk cache), links and describes it. `describe` runs as a
+/// future of the caller's runtime, within [`DESCRIBE_TIMEOUT`].
 ///
 /// # Errors
 /// [`Error::Component`] when the bytes are not a component, do not
-/// implement `wray:runtime/guest`, or `describe` fails.
-pub(crate) fn load(
+/// implement `wray:runtime/guest`, have too much code, take too long to
+/// compile, or `describe` fails; [`Error::DeployLimit`] when every compile
+/// slot stayed busy for the compile time limit.
+pub(crate) async fn load(
     rt: &Arc<WasmExecutor>,
     name: &str,
-    bytes: &[u8],
+    bytes: Arc<[u8]>,
 ) -> Result<Arc<LoadedComponent>> {
     let component_error = |reason: String| Error::Component {
         name: name.to_string(),
         reason,
     };
-    let hash = content_hash(bytes);
-    let component = compile(
-        &rt.engine,
-        name,
-        &hash,
-        bytes,
-        rt.sched.config.cache_dir.as_deref(),
-    )?;
+    let config = &rt.sched.config;
+    if let Err(e) = super::compile::inspect(name, &bytes, config.max_code_bytes) {
+        rt.compiles.refused();
+        return Err(e);
+    }
+    let hash = content_hash(&bytes);
+    let size = bytes.len() as u64;
+    let job = {
+        let (engine, name, hash) = (rt.engine.clone(), name.to_string(), hash.clone());
+        let cache = config.cache_dir.clone();
+        move || compile(&engine, &name, &hash, &bytes, cache.as_deref())
+    };
+    let limit = config.compile_timeout;
+    let component = match rt.compiles.run(limit, limit, job).await {
+        Ok(compiled) => compiled?,
+        Err(NotCompiled::TimedOut { limit }) => {
+            return Err(component_error(format!(
+                "compiling it took longer than {:.3} s, the most a compile may take \
+                 (--compile-timeout); give it less code",
+                limit.as_secs_f64()
+            )))
+        }
+        Err(NotCompiled::Busy { slots, waited }) => {
+            return Err(Error::DeployLimit(DeployLimit {
+                name: name.to_string(),
+                bound: DeployBound::CompileSlots,
+                limit: slots as u64,
+                reason: format!(
+                    "all {slots} compile slots of the node stayed busy for {:.3} s \
+                     (--compile-timeout): try again later",
+                    waited.as_secs_f64()
+                ),
+            }))
+        }
+        Err(NotCompiled::Failed(why)) => return Err(component_error(why)),
+    };
+    let image = component.image_range();
+    let compiled = (image.end as usize).saturating_sub(image.start as usize) as u64;
     let pre = rt
         .linker
         .instantiate_pre(&component)
@@ -235,17 +274,18 @@ pub(crate) fn load(
         record: ComponentRecord {
             name: name.to_string(),
             hash: hash.clone(),
-            size: bytes.len() as u64,
+            size,
             has_main: false,
             sdk: String::new(),
             functions: Vec::new(),
         },
         hash: Arc::from(hash.as_str()),
+        compiled,
         pre: pre.clone(),
         exports: exports.clone(),
         schemas: Arc::default(),
     });
-    let info = rt.block_on(describe(rt, placeholder))?;
+    let info = describe(rt, placeholder).await?;
     check_described(&info).map_err(component_error)?;
     let functions = info
         .functions
@@ -283,15 +323,19 @@ pub(crate) fn load(
     let record = ComponentRecord {
         name: name.to_string(),
         hash,
-        size: bytes.len() as u64,
+        size,
         has_main: exports.has_main(),
         sdk: info.sdk,
         functions,
     };
+    // Its row must fit the function table (a bound on its schemas) before
+    // they are compiled.
+    wray_control_plane::check_record(&record)?;
     let schemas = Arc::new(ArgSchemas::compile(&record).map_err(component_error)?);
     Ok(Arc::new(LoadedComponent {
         hash: Arc::from(record.hash.as_str()),
         record,
+        compiled,
         pre,
         exports,
         schemas,

@@ -5,7 +5,9 @@
 //!
 //! - `engine`: the wasmtime engine (pooling allocator, epoch ticker).
 //! - `component`: compile once per content hash, link, pre-instantiate,
-//!   `describe`; `bindings`: the generated `wray:runtime` bindings;
+//!   `describe`; `compile`: the cheap checks before a compile, and the
+//!   bounded pool of compile threads, each compile under a time limit;
+//!   `bindings`: the generated `wray:runtime` bindings;
 //!   `convert`: between them and the `proto` types.
 //! - `state`: what each store carries (WASI, limits, the current task,
 //!   what the instance holds and may name).
@@ -29,6 +31,7 @@
 pub(crate) mod actor;
 pub mod bindings;
 pub(crate) mod classify;
+pub mod compile;
 pub mod component;
 pub(crate) mod convert;
 pub mod engine;
@@ -48,10 +51,9 @@ pub mod store;
 pub(crate) mod values;
 pub mod windows;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use parking_lot::{Mutex, RwLock};
+use parking_lot::Mutex;
 use wasmtime::component::Linker;
 use wasmtime::Engine;
 use wray_control_plane::{ActorId, JobId};
@@ -76,9 +78,6 @@ pub struct WasmExecutor {
     pub engine: Engine,
     /// The host's imports, linked once.
     pub(crate) linker: Linker<TaskState>,
-    /// Loaded components by content hash (read by every task, written on
-    /// deploy).
-    pub(crate) components: RwLock<HashMap<String, Arc<LoadedComponent>>>,
     /// Idle instances of reusable functions.
     pub(crate) reusable: InstanceCache,
     /// Live actors' instances, by actor id (absent while a call runs on
@@ -87,6 +86,10 @@ pub struct WasmExecutor {
     /// Windows mapped over guests' memories, node-wide (each a kernel
     /// mapping: a share of `vm.max_map_count`).
     pub(crate) windows: Arc<Budget>,
+    /// Bytes of linear memory of every instance of the node together
+    /// (`NodeConfig::guest_memory_budget`): each store's limiter charges
+    /// it, and gives it back when the store goes.
+    pub(crate) guest_memory: Arc<Budget>,
     /// The scheduler whose tasks it runs (results, resources, actors).
     pub(crate) sched: Arc<Scheduler>,
     /// What its instances may ask of the node.
@@ -101,6 +104,9 @@ pub struct WasmExecutor {
     pub(crate) job_logs: output::JobLogs,
     /// How long its instantiations took.
     pub(crate) instantiations: Instantiations,
+    /// Where components are compiled: a few threads, each compile under
+    /// the node's compile time limit.
+    pub(crate) compiles: compile::CompilePool,
 }
 
 impl WasmExecutor {
@@ -124,9 +130,11 @@ impl WasmExecutor {
         self.io.block_on(future)
     }
 
-    /// The loaded component with content hash `hash`, if deployed here.
+    /// The loaded component with content hash `hash`, if loaded here (the
+    /// scheduler's `Functions` keeps it: one table of what is loaded).
     pub(crate) fn component(&self, hash: &str) -> Option<Arc<LoadedComponent>> {
-        self.components.read().get(hash).cloned()
+        let version = self.sched.version(hash)?;
+        version.loaded.clone().downcast::<LoadedComponent>().ok()
     }
 }
 
@@ -207,5 +215,9 @@ impl Executor for Handle {
 
     fn end_job(&self, job: JobId) {
         drop(self.0.reusable.take_job(job));
+    }
+
+    fn forget_components(&self, hashes: &[Arc<str>]) {
+        drop(self.0.reusable.take_components(hashes));
     }
 }

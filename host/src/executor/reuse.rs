@@ -101,6 +101,25 @@ impl InstanceCache {
         taken
     }
 
+    /// Takes every idle instance of the components with content hashes
+    /// `hashes` out (to drop them: the node forgot those components).
+    pub fn take_components(&self, hashes: &[Arc<str>]) -> Vec<Idle> {
+        let mut idle = self.idle.lock();
+        let keys: Vec<ReuseKey> = idle
+            .by_key
+            .keys()
+            .filter(|(_, hash)| hashes.contains(hash))
+            .cloned()
+            .collect();
+        let taken: Vec<Idle> = keys
+            .iter()
+            .filter_map(|k| idle.by_key.remove(k))
+            .flatten()
+            .collect();
+        idle.total -= taken.len();
+        taken
+    }
+
     /// Takes every idle instance out (they hold the runtime: see
     /// `Node::shutdown`).
     pub fn clear(&self) -> Vec<Idle> {

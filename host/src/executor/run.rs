@@ -310,6 +310,7 @@ impl WasmExecutor {
             services,
             &self.job_logs,
             self.windows.clone(),
+            &self.guest_memory,
             component.hash.clone(),
             job,
             current,

@@ -12,19 +12,20 @@ use wray_control_plane::{ActorId, ObjectId, TaskId};
 
 use crate::cancel_token::CancelToken;
 use crate::config::NodeConfig;
-use crate::objects::{Holds, ObjectStore, TooManyHolds};
+use crate::objects::{Holds, ObjectStore};
 use crate::resources::Allocation;
 use crate::scheduler::blocking::{Blocker, WaitEnd};
-use crate::scheduler::submit::Submission;
+use crate::scheduler::submit::{NotSubmitted, Submission};
 use crate::scheduler::Callee;
 
 /// Why a submission from an instance was refused; the host import traps
 /// with it (the task fails with this message).
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum Refused {
-    /// The caller holds too many objects to hold the returns.
+    /// The caller holds too many objects to hold the returns, or the
+    /// store has no room for them.
     #[error(transparent)]
-    Holds(#[from] TooManyHolds),
+    NotSubmitted(#[from] NotSubmitted),
     /// The instance only describes its component ([`DescribeOnly`]).
     #[error(
         "`describe` may not submit tasks, create actors or call them: it runs \

@@ -17,7 +17,7 @@ use crate::error::TaskError;
 use crate::executor::bindings::types;
 use crate::executor::services::Services;
 use crate::executor::windows::Windows;
-use crate::objects::{Budget, Holds, TooManyHolds};
+use crate::objects::{Budget, Charge, Holds, TooManyHolds};
 use crate::proto::limits::Limits;
 use crate::resources::Allocation;
 use crate::scheduler::task_table::TaskEntry;
@@ -124,10 +124,31 @@ impl CurrentTask {
     }
 }
 
-/// Enforces the task memory limit and remembers whether it was hit, so the
-/// resulting trap is reported as out-of-memory with both sizes; also
-/// remembers how large the instance's memories were created (windows may
-/// not lie below: that is where the module's initial data lives).
+/// The node's budget of guest linear memory refused a growth: what was
+/// asked, what the node's instances held, and the budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeRefusal {
+    /// The size (bytes) the memory was to grow to.
+    pub desired: u64,
+    /// By how many bytes.
+    pub grow_by: u64,
+    /// Bytes the node's instances held then.
+    pub used: u64,
+    /// The budget (`--guest-memory`).
+    pub limit: u64,
+}
+
+/// Enforces the task memory limit and the node's budget of guest memory,
+/// and remembers which one refused a growth, so the resulting trap is
+/// reported as out-of-memory naming it; also remembers how large the
+/// instance's memories were created (windows may not lie below: that is
+/// where the module's initial data lives).
+///
+/// The node's budget is charged what each memory may hold now (its size
+/// in pages, as wasmtime asks: the pooling allocator and copy-on-write
+/// images commit less, but the guest may touch all of it), from its
+/// creation; the store gives it all back when it is dropped, however its
+/// instance ends.
 pub struct MemoryLimiter {
     /// The limit in bytes.
     pub limit: u64,
@@ -135,6 +156,26 @@ pub struct MemoryLimiter {
     pub refused: Option<u64>,
     /// The largest initial size (bytes) of the instance's memories.
     pub initial: usize,
+    /// What the instance holds of the node's budget of guest memory.
+    pub(crate) node: Charge,
+    /// Set when the node's budget refused a growth.
+    pub node_refused: Option<NodeRefusal>,
+    /// The growth approved last, given back if wasmtime then fails it.
+    last_grant: usize,
+}
+
+impl MemoryLimiter {
+    /// A limiter of `limit` bytes per memory, charging `budget`.
+    pub(crate) fn new(limit: u64, budget: &Arc<Budget>) -> Self {
+        MemoryLimiter {
+            limit,
+            refused: None,
+            initial: 0,
+            node: budget.nothing(),
+            node_refused: None,
+            last_grant: 0,
+        }
+    }
 }
 
 impl ResourceLimiter for MemoryLimiter {
@@ -148,11 +189,33 @@ impl ResourceLimiter for MemoryLimiter {
             self.refused = Some(desired as u64);
             wasmtime::bail!("memory limit of {} bytes exceeded", self.limit);
         }
+        let grow_by = desired.saturating_sub(current);
+        if !self.node.grow(grow_by) {
+            let budget = self.node.budget();
+            self.node_refused = Some(NodeRefusal {
+                desired: desired as u64,
+                grow_by: grow_by as u64,
+                used: budget.used() as u64,
+                limit: budget.limit() as u64,
+            });
+            wasmtime::bail!(
+                "the node's guest memory budget of {} bytes is spent",
+                budget.limit()
+            );
+        }
+        self.last_grant = grow_by;
         if current == 0 {
             // wasmtime asks with `current == 0` when it creates a memory.
             self.initial = self.initial.max(desired);
         }
         Ok(true)
+    }
+
+    fn memory_grow_failed(&mut self, error: wasmtime::Error) -> wasmtime::Result<()> {
+        // The growth approved last did not happen.
+        self.node.shrink(std::mem::take(&mut self.last_grant));
+        tracing::debug!("a guest memory could not grow: {error:#}");
+        Ok(())
     }
 
     fn table_growing(
@@ -194,10 +257,12 @@ pub struct TaskState {
 impl TaskState {
     /// State for running `current` from `component` in `job`, with `args`
     /// as the guest's command line (only `main` gets any).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         node: Arc<dyn Services>,
         logs: &JobLogs,
         window_budget: Arc<Budget>,
+        guest_memory: &Arc<Budget>,
         component: Arc<str>,
         job: JobId,
         current: CurrentTask,
@@ -220,11 +285,7 @@ impl TaskState {
             component,
             job,
             current,
-            limiter: MemoryLimiter {
-                limit,
-                refused: None,
-                initial: 0,
-            },
+            limiter: MemoryLimiter::new(limit, guest_memory),
             panic_message: None,
             holds: Holds::default(),
             windows: Windows::default(),
@@ -240,6 +301,7 @@ impl TaskState {
     pub(crate) fn begin(&mut self, current: CurrentTask) {
         self.limiter.limit = current.limits.max_memory;
         self.limiter.refused = None;
+        self.limiter.node_refused = None;
         self.current = current;
         self.panic_message = None;
         self.seen_errors.clear();
@@ -287,11 +349,14 @@ impl TaskState {
     /// held by this instance.
     ///
     /// # Errors
-    /// A trap past [`MAX_PUTS`] or [`MAX_HOLDS_PER_INSTANCE`](crate::bounds::MAX_HOLDS_PER_INSTANCE).
+    /// A trap past [`MAX_PUTS`] or [`MAX_HOLDS_PER_INSTANCE`](crate::bounds::MAX_HOLDS_PER_INSTANCE),
+    /// or when the store has no room even for the object's metadata
+    /// ([`ObjectStore::room_for`](crate::objects::ObjectStore::room_for)).
     pub(crate) fn new_put(&mut self) -> wasmtime::Result<ObjectId> {
-        // Both limits are checked before the id is registered, so a trap
+        // Every limit is checked before the id is registered, so a trap
         // here leaves nothing pending.
         self.holds.room()?;
+        self.node.objects().room_for(1)?;
         let id = self.current.next_put()?;
         self.node.objects().register_pending(id);
         self.hold(id)?;

@@ -41,6 +41,9 @@ pub(crate) fn run_driver(
 ) -> DriverOutcome {
     let start = Instant::now();
     let task = TaskId::driver(job);
+    // Its version stays loaded while it runs (the tasks it submits name it
+    // by hash), even if it is undeployed meanwhile.
+    let _in_use = exec.sched.pin_component(&component.hash);
     let result = exec.block_on(drive(exec, component, args, job, cancel));
     DriverOutcome {
         result,

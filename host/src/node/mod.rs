@@ -7,20 +7,20 @@ pub mod state;
 pub mod timeline;
 mod watch;
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use parking_lot::{Mutex, RwLock};
+use parking_lot::Mutex;
 use wray_control_plane::{
     ComponentRecord, ComponentVersion, EmbeddedFunctionTable, EmbeddedJobTable, FunctionTable,
-    JobId, JobTable,
+    JobId, JobTable, TableLimits,
 };
 
 use crate::cancel_token::CancelToken;
 use crate::config::NodeConfig;
-use crate::error::{Error, Result};
+use crate::error::{DeployBound, DeployLimit, Error, Result};
+use crate::executor::compile::{CompilePool, CompileStats};
 use crate::executor::component::{self, LoadedComponent};
 use crate::executor::engine::{build_engine, EpochTicker};
 use crate::executor::instantiation::InstantiationHistogram;
@@ -31,6 +31,7 @@ use crate::objects::arena::{Arena, ArenaError};
 use crate::objects::data::Budget;
 use crate::objects::{default_spill_limit, ObjectStore, StoreLimits};
 use crate::resources::{node_gpus, pin, GpuInfo, NodeResources, Quantity, ResourceTotals};
+use crate::scheduler::functions::Version;
 use crate::scheduler::queue::ResourcePool;
 use crate::scheduler::task_table::TaskStatus;
 use crate::scheduler::{Executor, Scheduler, StatsSnapshot};
@@ -64,6 +65,10 @@ pub struct Node {
     io: Option<tokio::runtime::Runtime>,
     /// Advances the epoch (time limits); stopped only once no task runs.
     ticker: Option<EpochTicker>,
+    /// Held while a deploy is recorded here and written to the function
+    /// table, so that the node and the table agree on a name's newest
+    /// version when deploys of it race.
+    commits: tokio::sync::Mutex<()>,
 }
 
 /// Stops a node from another thread (a signal handler, say): every running
@@ -92,7 +97,14 @@ impl Node {
     /// [`Error::InvalidConfig`] for a bad configuration, [`Error::Engine`]
     /// when wasmtime cannot be set up.
     pub fn start(config: NodeConfig) -> Result<Self> {
-        Self::with_function_table(config, Arc::new(EmbeddedFunctionTable::new()))
+        // The table keeps what the node may hold: its names, versions and
+        // bytes (the node checks them first; this bounds the table itself).
+        let table = EmbeddedFunctionTable::with_limits(TableLimits {
+            names: config.max_components,
+            versions: config.max_versions,
+            bytes: config.max_component_bytes,
+        });
+        Self::with_function_table(config, Arc::new(table))
     }
 
     /// Starts a node that deploys into `table`.
@@ -149,19 +161,23 @@ impl Node {
         ));
         let services: Arc<dyn crate::executor::services::Services> =
             Arc::new(NodeServices(sched.clone()));
+        let compile_slots = sched.config.compile_slots();
+        let guest_memory =
+            usize::try_from(sched.config.guest_memory_budget()).unwrap_or(usize::MAX);
         let exec = Arc::new(WasmExecutor {
             engine,
             linker,
-            components: RwLock::new(HashMap::new()),
             reusable: Default::default(),
             instances: Mutex::new(Default::default()),
             windows: Budget::new(windows),
+            guest_memory: Budget::new(guest_memory),
             sched: sched.clone(),
             services,
             io: io.handle().clone(),
             workers: WorkerPool::new(worker_cpus, crate::bounds::MAX_BLOCKED_WORKERS),
             job_logs: Default::default(),
             instantiations: Default::default(),
+            compiles: CompilePool::new(compile_slots),
         });
         let handle: Arc<dyn Executor> = Arc::new(Handle(exec.clone()));
         sched.connect(Arc::downgrade(&handle));
@@ -176,6 +192,7 @@ impl Node {
             control,
             io: Some(io),
             ticker: Some(ticker),
+            commits: tokio::sync::Mutex::new(()),
         };
         if let Some(io) = &node.io {
             watch::follow_function_table(io, &node.table, &node.exec, &node.sched);
@@ -238,11 +255,11 @@ impl Node {
     }
 
     /// Compiles `bytes` (once per content hash), reads its exports, and
-    /// deploys it into the function table as `name`.
+    /// deploys it into the function table as `name`. Blocks the calling
+    /// thread (see [`Node::deploy_async`]).
     ///
     /// # Errors
-    /// [`Error::Component`] when the bytes are not a wray component;
-    /// [`Error::ControlPlane`] when the function table refuses it.
+    /// As [`Node::deploy_async`].
     pub fn deploy(&self, name: &str, bytes: &[u8]) -> Result<ComponentRecord> {
         Ok(self.deploy_version(name, bytes)?.record)
     }
@@ -251,12 +268,74 @@ impl Node {
     /// (1, 2, .. per name) and when.
     ///
     /// # Errors
-    /// As [`Node::deploy`].
+    /// As [`Node::deploy_async`].
     pub fn deploy_version(&self, name: &str, bytes: &[u8]) -> Result<ComponentVersion> {
-        let loaded = component::load(&self.exec, name, bytes)?;
-        let version = self.block_on(self.table.deploy(loaded.record.clone(), Arc::from(bytes)))?;
-        self.add_loaded(loaded);
-        Ok(version)
+        self.wait(self.deploy_async(name, Arc::from(bytes)))
+    }
+
+    /// Deploys `bytes` as `name`, as the newest version of the name: checks
+    /// the name and the node's bounds, checks the component cheaply (what
+    /// it exports and imports, how much code), compiles it on the node's
+    /// compile pool (never on the caller's thread: this future waits for
+    /// it) within `compile_timeout`, describes it, records it here and
+    /// writes it to the function table. The name's oldest versions past
+    /// `max_versions` that no task or actor uses are dropped.
+    ///
+    /// # Errors
+    /// [`Error::ControlPlane`] for a bad name or when the function table
+    /// refuses; [`Error::Component`] when the bytes are not a wray
+    /// component (saying what they lack), have too much code or take too
+    /// long to compile; [`Error::DeployLimit`] past a bound on what the
+    /// node holds (names, versions, bytes, compiled code) or when every
+    /// compile slot stayed busy.
+    ///
+    /// # Cancel safety
+    /// Dropped before the compile ends, nothing is deployed (the compile
+    /// runs to its end in its slot); once it is being recorded, it is
+    /// recorded whole.
+    pub async fn deploy_async(&self, name: &str, bytes: Arc<[u8]>) -> Result<ComponentVersion> {
+        wray_control_plane::check_name(name)?;
+        // The node's bounds, before anything is compiled (the compiled
+        // code's size is checked once known).
+        let probe = ComponentRecord {
+            name: name.to_string(),
+            hash: wray_control_plane::content_hash(&bytes),
+            size: bytes.len() as u64,
+            has_main: false,
+            sdk: String::new(),
+            functions: Vec::new(),
+        };
+        self.sched.check_component(&probe, 0)?;
+        let loaded = component::load(&self.exec, name, bytes.clone()).await?;
+        let _commit = self.commits.lock().await;
+        let record = admit(&self.sched, &loaded)?;
+        match self.block_on(self.table.deploy(loaded.record.clone(), bytes)) {
+            Ok(version) => Ok(version),
+            Err(e) => {
+                self.sched.take_back_component(&record);
+                Err(table_error(name, e))
+            }
+        }
+    }
+
+    /// What the node holds of deployed components (names, versions,
+    /// bytes of component files and rows, compiled code) and its bounds.
+    pub fn component_usage(&self) -> crate::scheduler::ComponentUsage {
+        self.sched.component_usage()
+    }
+
+    /// Bytes of linear memory the node's instances hold now, and the
+    /// node's budget of them (`--guest-memory`).
+    pub fn guest_memory(&self) -> (u64, u64) {
+        let budget = &self.exec.guest_memory;
+        (budget.used() as u64, budget.limit() as u64)
+    }
+
+    /// Counters of the node's compiles: its slots, compiles started,
+    /// running and at most at once, given up on past the time limit, and
+    /// components refused before compiling.
+    pub fn compile_stats(&self) -> CompileStats {
+        self.exec.compiles.stats()
     }
 
     /// The component deployed on this node as `name` (its functions,
@@ -362,14 +441,12 @@ impl Node {
         }
     }
 
-    /// Makes `loaded` runnable here: the executor keeps it, the scheduler
-    /// checks submissions against its function-table row.
-    fn add_loaded(&self, loaded: Arc<LoadedComponent>) {
-        add_loaded(&self.exec, &self.sched, loaded);
-    }
-
     /// Deployed component `name`, loaded here (compiled from the function
-    /// table's blob the first time).
+    /// table's blob the first time), within the node's bounds.
+    ///
+    /// # Errors
+    /// [`Error::NotDeployed`]; a control-plane error; as
+    /// [`Node::deploy_async`] when it must be loaded and cannot.
     pub(crate) fn loaded(&self, name: &str) -> Result<Arc<LoadedComponent>> {
         let record = self
             .block_on(self.table.component(name))
@@ -377,16 +454,49 @@ impl Node {
                 wray_control_plane::Error::ComponentNotFound(n) => Error::NotDeployed(n),
                 other => other.into(),
             })?;
+        if let Some(known) = self.sched.deployed(name).filter(|r| r.hash == record.hash) {
+            if let Some(loaded) = self.exec.component(&known.hash) {
+                return Ok(loaded);
+            }
+        }
         if let Some(loaded) = self.exec.component(&record.hash) {
             // Known by its hash (under another name, or forgotten by name
             // after a redeploy elsewhere): known by this name from now on.
-            self.sched.add_component(Arc::new(record));
+            let row = Arc::new(record);
+            let fresh = Version::new(row.clone(), loaded.clone(), loaded.compiled);
+            self.sched.insert_component(row, fresh)?;
             return Ok(loaded);
         }
         let bytes = self.block_on(self.table.blob(&record.hash))?;
-        let loaded = component::load(&self.exec, name, &bytes)?;
-        self.add_loaded(loaded.clone());
+        let loaded = self.wait(component::load(&self.exec, name, bytes))?;
+        admit(&self.sched, &loaded)?;
         Ok(loaded)
+    }
+
+    /// Drives `future` to its end from a synchronous caller, on the node's
+    /// I/O runtime: a plain thread blocks on it; a multi-threaded
+    /// runtime's thread tells its runtime first (`block_in_place`); a
+    /// current-thread runtime's thread hands it to a thread of its own.
+    fn wait<F>(&self, future: F) -> F::Output
+    where
+        F: std::future::Future + Send,
+        F::Output: Send,
+    {
+        use tokio::runtime::{Handle, RuntimeFlavor};
+        let io = &self.exec.io;
+        match Handle::try_current() {
+            Err(_) => io.block_on(future),
+            Ok(h) if h.runtime_flavor() == RuntimeFlavor::MultiThread => {
+                tokio::task::block_in_place(|| io.block_on(future))
+            }
+            Ok(_) => std::thread::scope(|s| {
+                let waiting = s.spawn(|| io.block_on(future));
+                match waiting.join() {
+                    Ok(out) => out,
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }),
+        }
     }
 
     /// The path of the shared-memory object store's file, if any.
@@ -555,11 +665,48 @@ impl Node {
     }
 }
 
-/// Makes `loaded` runnable on the node of `exec` and `sched`.
-pub(crate) fn add_loaded(exec: &WasmExecutor, sched: &Scheduler, loaded: Arc<LoadedComponent>) {
+/// Makes `loaded` runnable on the node of `sched` as the newest version
+/// of its name, within the node's bounds; its row (a new one each time:
+/// see `Scheduler::undeploy_if_same`).
+///
+/// # Errors
+/// [`Error::DeployLimit`] past a bound; nothing changed then.
+pub(crate) fn admit(
+    sched: &Scheduler,
+    loaded: &Arc<LoadedComponent>,
+) -> Result<Arc<ComponentRecord>> {
     let record = Arc::new(loaded.record.clone());
-    exec.components.write().insert(record.hash.clone(), loaded);
-    sched.add_component(record);
+    let fresh = Version::new(record.clone(), loaded.clone(), loaded.compiled);
+    sched.insert_component(record.clone(), fresh)?;
+    Ok(record)
+}
+
+/// The error of a function-table write refusing a deploy of `name`: past
+/// one of the table's own bounds, the node's [`DeployLimit`].
+fn table_error(name: &str, e: wray_control_plane::Error) -> Error {
+    match e {
+        wray_control_plane::Error::TableFull {
+            what, held, limit, ..
+        } => {
+            let bound = if what == "names" {
+                DeployBound::Names
+            } else {
+                DeployBound::ComponentBytes
+            };
+            Error::DeployLimit(DeployLimit {
+                name: name.to_string(),
+                bound,
+                limit,
+                reason: format!(
+                    "the function table holds {held} {what}, the most it may ({} {}); \
+                     undeploy some first",
+                    bound.flag(),
+                    if bound.is_bytes() { limit >> 20 } else { limit }
+                ),
+            })
+        }
+        other => other.into(),
+    }
 }
 
 /// A node's id: `node-` and 16 random hex digits (unique beyond this

@@ -14,12 +14,15 @@ use wray_control_plane::{ComponentRecord, FunctionEvent, FunctionTable};
 
 use crate::executor::component;
 use crate::executor::WasmExecutor;
+use crate::scheduler::functions::Version;
 use crate::scheduler::Scheduler;
 
 /// Follows `table`'s changes on `io` until the node (`exec`, `sched`) is
 /// gone: a version this node does not have is loaded (its blob fetched
-/// and compiled, or the compiled artifact taken from the cache by digest)
-/// and becomes what its name means here; an undeployed name is forgotten.
+/// and compiled on the node's compile pool, or the compiled artifact taken
+/// from the cache by digest) and becomes what its name means here, within
+/// the node's bounds (a version past them is not loaded: logged why); an
+/// undeployed name is forgotten.
 /// Tasks already submitted keep the version they named. At start, and
 /// after a `Resync`, the node is brought up to date with a listing
 /// ([`resync`]).
@@ -156,8 +159,18 @@ async fn follow(
     {
         return true;
     }
-    if exec.component(&record.hash).is_some() {
-        sched.add_component(Arc::new(record));
+    if let Some(loaded) = exec.component(&record.hash) {
+        let row = Arc::new(record);
+        let fresh = Version::new(row.clone(), loaded.clone(), loaded.compiled);
+        if let Err(e) = sched.insert_component(row, fresh) {
+            tracing::warn!("not following the function table's deploy: {e}");
+        }
+        return true;
+    }
+    // A name this node cannot take, or a version past its bounds, is not
+    // fetched (nor compiled): the node stays within them.
+    if let Err(e) = sched.check_component(&record, 0) {
+        tracing::warn!("not following the function table's deploy: {e}");
         return true;
     }
     let bytes = match table.blob(&record.hash).await {
@@ -167,13 +180,13 @@ async fn follow(
             return true;
         }
     };
-    let name = record.name.clone();
-    let compiling = exec.clone();
-    let loaded =
-        tokio::task::spawn_blocking(move || component::load(&compiling, &name, &bytes)).await;
-    match loaded {
-        Ok(Ok(loaded)) => super::add_loaded(&exec, &sched, loaded),
-        Ok(Err(e)) => tracing::warn!("loading {}: {e}", record.name),
+    // Compiled on the node's compile pool; this task waits for it.
+    match component::load(&exec, &record.name, bytes).await {
+        Ok(loaded) => {
+            if let Err(e) = super::admit(&sched, &loaded) {
+                tracing::warn!("not following the function table's deploy: {e}");
+            }
+        }
         Err(e) => tracing::warn!("loading {}: {e}", record.name),
     }
     true

@@ -59,6 +59,21 @@ impl Budget {
         }
     }
 
+    /// A charge of nothing, to [`Charge::grow`].
+    pub fn nothing(self: &Arc<Self>) -> Charge {
+        Charge {
+            budget: self.clone(),
+            n: 0,
+        }
+    }
+
+    /// Whether `n` more units fit under the limit plus `extra`.
+    pub fn room(&self, n: usize, extra: usize) -> bool {
+        self.used()
+            .checked_add(n)
+            .is_some_and(|next| next <= self.limit.saturating_add(extra))
+    }
+
     /// Units in use now.
     pub fn used(&self) -> usize {
         self.used.load(Ordering::Relaxed)
@@ -75,6 +90,46 @@ impl Budget {
 pub struct Charge {
     budget: Arc<Budget>,
     n: usize,
+}
+
+impl Charge {
+    /// Takes `n` more units into this charge; false (and nothing taken)
+    /// when that would pass the budget's limit.
+    pub fn grow(&mut self, n: usize) -> bool {
+        match self.budget.take(n) {
+            Some(more) => {
+                self.n += more.n;
+                std::mem::forget(more);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Takes `n` more units into this charge whatever the limit (the
+    /// store's per-object metadata, charged as objects are registered:
+    /// the callers that create objects check [`Budget::room`] first).
+    pub fn grow_past_limit(&mut self, n: usize) {
+        self.n = self.n.saturating_add(n);
+        self.budget.used.fetch_add(n, Ordering::AcqRel);
+    }
+
+    /// Gives `n` of its units back now (at most what it holds).
+    pub fn shrink(&mut self, n: usize) {
+        let n = n.min(self.n);
+        self.n -= n;
+        self.budget.used.fetch_sub(n, Ordering::AcqRel);
+    }
+
+    /// Units it holds.
+    pub fn units(&self) -> usize {
+        self.n
+    }
+
+    /// The budget it is taken from.
+    pub fn budget(&self) -> &Arc<Budget> {
+        &self.budget
+    }
 }
 
 impl Drop for Charge {
@@ -244,6 +299,22 @@ mod tests {
         assert_eq!(budget.used(), 4);
         assert!(budget.take(usize::MAX).is_none());
         drop(b);
+        assert_eq!(budget.used(), 0);
+    }
+
+    #[test]
+    fn a_charge_grows_within_its_budget_and_gives_everything_back() {
+        let budget = Budget::new(10);
+        let mut charge = budget.nothing();
+        assert!(charge.grow(4));
+        let other = budget.take(5).unwrap();
+        assert!(!charge.grow(2), "4 + 5 + 2 is past 10");
+        assert_eq!((charge.units(), budget.used()), (4, 9));
+        charge.shrink(100);
+        assert_eq!((charge.units(), budget.used()), (0, 5));
+        assert!(charge.grow(5));
+        drop(charge);
+        drop(other);
         assert_eq!(budget.used(), 0);
     }
 

@@ -34,8 +34,24 @@ use crate::error::TaskError;
 use crate::id_map::IdMap;
 
 pub use crate::proto::Codec;
-pub use data::{Budget, Data, Refs};
+pub use data::{Budget, Charge, Data, Refs};
 pub use holds::{Holds, TooManyHolds};
+
+/// What one object costs the host besides its value's bytes, in bytes,
+/// charged to the inline budget from its registration to its freeing
+/// (each object, pending or sealed, whatever its value and wherever that
+/// lives), so that many small objects meet the same bound as many bytes.
+///
+/// Its parts, measured on x86_64 with glibc (`host/tests/hostile/leaks.rs`,
+/// `small_objects_cost_what_the_store_charges`, counts the heap per object
+/// with `mallinfo2`): the store's table entry (an `ObjectId` and its
+/// slot, 56 bytes, at a hash table's load of 1/2 to 7/8 plus a control
+/// byte: up to 115), the sealed object (`Arc<Object>`: 96 bytes in a
+/// 112-byte chunk), a small value's bytes in a chunk of their own (16
+/// bytes of header, and up to 16 of rounding: its bytes are charged
+/// apart), and the holder's set entry (an `ObjectId`, at the same load:
+/// up to 48).
+pub const OBJECT_OVERHEAD: usize = 320;
 
 /// Values smaller than this (bytes) stay on the host's heap and travel
 /// inline with tasks; larger ones go to the shared-memory arena, from where
@@ -80,6 +96,25 @@ impl Object {
             Object::Value { data, .. } => data.bytes().len(),
             Object::Error(_) => 0,
         }
+    }
+}
+
+/// Objects a job's end frees at once past which the store gives their
+/// memory back to the system ([`ObjectStore::give_back_memory`]): 100,000
+/// objects are 30 MiB of metadata (at [`OBJECT_OVERHEAD`]). Measured: a
+/// job of 1,000,000 small puts left the node 380 MiB larger without it
+/// (freed, but kept by glibc's allocator in the arenas of the threads that
+/// made them) and 20 MiB with it (`small_puts_give_their_memory_back` in
+/// `host/tests/hostile/leaks.rs`).
+pub const GIVE_BACK_AFTER: usize = 100_000;
+
+/// Returns the allocator's free pages to the system (glibc's
+/// `malloc_trim`; other allocators return theirs themselves).
+fn trim_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim takes no pointers; it only returns free pages.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
 
@@ -163,9 +198,11 @@ impl Slot {
     }
 }
 
-#[derive(Default)]
 struct Slots {
     map: IdMap<ObjectId, Slot>,
+    /// [`OBJECT_OVERHEAD`] per object in `map`, taken from the inline
+    /// budget.
+    metadata: Charge,
     /// The next subscription token.
     next_token: u64,
     /// Bytes held by sealed values now, and the most ever held.
@@ -197,6 +234,14 @@ impl Freed {
 }
 
 impl Slots {
+    /// Registers `id` as pending unless it exists, charging its metadata.
+    fn register(&mut self, id: ObjectId) {
+        if let std::collections::hash_map::Entry::Vacant(e) = self.map.entry(id) {
+            e.insert(Slot::pending());
+            self.metadata.grow_past_limit(OBJECT_OVERHEAD);
+        }
+    }
+
     /// Removes `id` and, in turn, whatever only it held, into `freed`.
     fn free(&mut self, id: ObjectId, freed: &mut Freed) {
         let mut work = vec![id];
@@ -204,6 +249,7 @@ impl Slots {
             let Some(slot) = self.map.remove(&id) else {
                 continue;
             };
+            self.metadata.shrink(OBJECT_OVERHEAD);
             if slot.watched {
                 freed.watched.push(id);
             }
@@ -324,11 +370,19 @@ impl ObjectStore {
         spill_dir: Option<PathBuf>,
         limits: StoreLimits,
     ) -> Self {
+        let inline = Budget::new(limits.inline_bytes);
         Self {
-            slots: Mutex::default(),
+            slots: Mutex::new(Slots {
+                map: IdMap::default(),
+                metadata: inline.nothing(),
+                next_token: 0,
+                bytes: 0,
+                peak_bytes: 0,
+                unmatched_releases: 0,
+            }),
             arena,
             spill_dir,
-            inline: Budget::new(limits.inline_bytes),
+            inline,
             spilled: Budget::new(limits.spilled_objects),
             free_hook: std::sync::OnceLock::new(),
         }
@@ -492,13 +546,37 @@ impl ObjectStore {
     }
 
     /// Declares that `id` will be sealed later (by a submitted task, or by
-    /// the task making it).
+    /// the task making it), charging its [`OBJECT_OVERHEAD`] to the inline
+    /// budget (whatever its room: check [`ObjectStore::room_for`] first
+    /// where a guest or client asks for the object).
     pub fn register_pending(&self, id: ObjectId) {
-        self.slots
-            .lock()
-            .map
-            .entry(id)
-            .or_insert_with(Slot::pending);
+        self.slots.lock().register(id);
+    }
+
+    /// Checks that `n` more objects may be made: their [`OBJECT_OVERHEAD`]
+    /// fits the inline budget, or the reserve past it kept for the error
+    /// objects of a full store (an eighth of the budget, at most 64 MiB:
+    /// puts past the budget still get an id whose value says the store is
+    /// full, as for too many bytes, up to the reserve).
+    ///
+    /// # Errors
+    /// [`StoreFull`] naming the budget, when not even the reserve has room.
+    pub fn room_for(&self, n: usize) -> Result<(), StoreFull> {
+        let size = n.saturating_mul(OBJECT_OVERHEAD);
+        let reserve = (self.inline.limit() / 8).min(64 << 20);
+        if self.inline.room(size, reserve) {
+            return Ok(());
+        }
+        Err(StoreFull {
+            size,
+            inline_used: self.inline.used(),
+            inline_limit: self.inline.limit(),
+            shared: format!(
+                "not tried: no room for {n} more objects' metadata ({OBJECT_OVERHEAD} bytes \
+                 each on the heap, charged to the inline bytes); drop ObjectRefs first"
+            ),
+            spill: "not tried".to_string(),
+        })
     }
 
     /// Adds a holder to `id`; false (and nothing held) when it does not
@@ -648,7 +726,24 @@ impl ObjectStore {
         for (_, waiter) in waiters {
             waiter();
         }
+        if ids.len() >= GIVE_BACK_AFTER {
+            self.give_back_memory();
+        }
         ids.len()
+    }
+
+    /// Gives the memory of many freed objects back to the system: the
+    /// table shrunk to what it holds, and the allocator's free pages
+    /// returned (glibc keeps them otherwise; see [`GIVE_BACK_AFTER`]).
+    pub fn give_back_memory(&self) {
+        {
+            let mut slots = self.slots.lock();
+            let len = slots.map.len();
+            if slots.map.capacity() > len.saturating_mul(4).max(1024) {
+                slots.map.shrink_to(len.saturating_mul(2));
+            }
+        }
+        trim_heap();
     }
 
     /// Objects and bytes held now, and the peak.

@@ -43,6 +43,11 @@ pub enum Error {
     /// A bound of the session was reached (objects held, puts made).
     #[error("{0}")]
     Limit(String),
+    /// A deploy past one of the node's bounds on what it holds of
+    /// deployed components (names, versions, bytes, compiled code) or its
+    /// compile slots.
+    #[error(transparent)]
+    DeployLimit(#[from] DeployLimit),
     /// The control plane failed.
     #[error(transparent)]
     ControlPlane(#[from] wray_control_plane::Error),
@@ -50,6 +55,65 @@ pub enum Error {
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Which of the node's bounds on deployed components a deploy met.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeployBound {
+    /// Names deployed at once (`--max-components`).
+    Names,
+    /// Versions of one name kept loaded, all in use (`--max-versions`).
+    Versions,
+    /// Bytes of component files and their rows (`--max-component-mib`).
+    ComponentBytes,
+    /// Bytes of compiled code (`--max-compiled-mib`).
+    CompiledBytes,
+    /// Compiles at once: every compile slot stayed busy (half the CPUs).
+    CompileSlots,
+}
+
+impl DeployBound {
+    /// The flag that sets it (`wray start` and `wray run`).
+    pub fn flag(self) -> &'static str {
+        match self {
+            DeployBound::Names => "--max-components",
+            DeployBound::Versions => "--max-versions",
+            DeployBound::ComponentBytes => "--max-component-mib",
+            DeployBound::CompiledBytes => "--max-compiled-mib",
+            DeployBound::CompileSlots => "--num-cpus",
+        }
+    }
+
+    /// Whether it bounds bytes held (HTTP answers 507 Insufficient
+    /// Storage), rather than a count (409 Conflict) or the compile slots
+    /// (503, retry later).
+    pub fn is_bytes(self) -> bool {
+        matches!(
+            self,
+            DeployBound::ComponentBytes | DeployBound::CompiledBytes
+        )
+    }
+
+    /// Whether it counts names or versions (HTTP 409 Conflict).
+    pub fn is_count(self) -> bool {
+        matches!(self, DeployBound::Names | DeployBound::Versions)
+    }
+}
+
+/// A deploy refused because the node holds as much of deployed components
+/// as it may ([`DeployBound`]): the message names the bound, its value and
+/// flag, what is in use and what to do.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot deploy `{name}`: {reason}")]
+pub struct DeployLimit {
+    /// The name it was to be deployed (or loaded) under.
+    pub name: String,
+    /// The bound it met.
+    pub bound: DeployBound,
+    /// The bound's value (a count, or bytes).
+    pub limit: u64,
+    /// What was in use and what to do, in words.
+    pub reason: String,
+}
 
 /// Why a task failed: the WIT `error-kind`, defined once for the host
 /// and the guest SDK (`wray-abi`).

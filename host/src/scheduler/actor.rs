@@ -28,6 +28,7 @@ use crate::cancel_token::CancelToken;
 use crate::error::{ErrorKind, TaskError};
 use crate::proto::{Limits, TaskSpec};
 use crate::resources::Allocation;
+use crate::scheduler::functions::InUse;
 
 /// What a mailbox queues: a task that knows whether its arguments are
 /// ready.
@@ -49,6 +50,8 @@ struct Inner<T> {
     running_cancel: Option<CancelToken>,
     /// Whether its last handle is gone: it exits once idle.
     released: bool,
+    /// Keeps its component's version loaded while it lives.
+    pin: Option<InUse>,
 }
 
 /// One actor of a node: its identity, its queue and its state.
@@ -77,7 +80,16 @@ impl<T: Queued> Mailbox<T> {
                 admitted: false,
                 running_cancel: None,
                 released: false,
+                pin: None,
             }),
+        }
+    }
+
+    /// Keeps `pin` (its component's version) until the actor dies.
+    pub fn keep(&self, pin: Option<InUse>) {
+        let mut inner = self.inner.lock();
+        if inner.dead.is_none() {
+            inner.pin = pin;
         }
     }
 
@@ -107,6 +119,7 @@ impl<T: Queued> Mailbox<T> {
             return None;
         }
         inner.dead = Some(cause);
+        inner.pin = None;
         if let Some(token) = &inner.running_cancel {
             token.cancel();
         }
@@ -133,6 +146,7 @@ impl<T: Queued> Mailbox<T> {
             return None;
         }
         inner.dead = Some(cause());
+        inner.pin = None;
         Some(inner.allocation.take())
     }
 

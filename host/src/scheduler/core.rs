@@ -11,11 +11,11 @@ use wray_control_plane::{ActorId, ComponentRecord, JobId};
 
 use crate::cancel_token::CancelToken;
 use crate::config::NodeConfig;
-use crate::error::{ErrorKind, TaskError};
+use crate::error::{DeployLimit, ErrorKind, TaskError};
 use crate::objects::ObjectStore;
 use crate::scheduler::actor_table::ActorTable;
 use crate::scheduler::exec::Executor;
-use crate::scheduler::functions::Functions;
+use crate::scheduler::functions::{ComponentLimits, ComponentUsage, Functions, InUse, Version};
 use crate::scheduler::queue::ResourcePool;
 use crate::scheduler::task::Actor;
 use crate::scheduler::task_table::TaskTable;
@@ -85,6 +85,7 @@ impl Scheduler {
         pool: ResourcePool,
         pin: Option<Vec<u32>>,
     ) -> Self {
+        let limits = ComponentLimits::of(&config);
         Self {
             config,
             node_id,
@@ -92,7 +93,7 @@ impl Scheduler {
             pool,
             tasks: TaskTable::default(),
             actors: ActorTable::default(),
-            functions: RwLock::new(Functions::default()),
+            functions: RwLock::new(Functions::new(limits)),
             stats: Stats::default(),
             shutdown: CancelToken::new(),
             pin,
@@ -178,6 +179,7 @@ impl Scheduler {
         if let Some(a) = allocation {
             self.release_resources(&a);
         }
+        self.sweep_components();
     }
 
     /// Starts the head of `actor`'s queue on the executor if it is ready
@@ -206,19 +208,75 @@ impl Scheduler {
         }
     }
 
-    /// The function-table row of component `hash`, if deployed here.
+    /// The function-table row of component `hash`, if loaded here.
     pub fn component(&self, hash: &str) -> Option<Arc<ComponentRecord>> {
+        self.functions
+            .read()
+            .by_hash(hash)
+            .map(|v| v.record.clone())
+    }
+
+    /// The loaded version with content hash `hash`.
+    pub(crate) fn version(&self, hash: &str) -> Option<Arc<Version>> {
         self.functions.read().by_hash(hash).cloned()
     }
 
-    /// Records component `record` as deployed on this node.
-    pub(crate) fn add_component(&self, record: Arc<ComponentRecord>) {
-        self.functions.write().insert(record);
+    /// A use of the version with content hash `hash` (it stays loaded
+    /// while the use lives), if loaded.
+    pub(crate) fn pin_component(&self, hash: &str) -> Option<InUse> {
+        self.functions.read().pin(hash)
+    }
+
+    /// What the node holds of deployed components, and its bounds.
+    pub fn component_usage(&self) -> ComponentUsage {
+        self.functions.read().usage()
+    }
+
+    /// Checks that a new row `record` of a version of `size` bytes, whose
+    /// code takes `compiled` bytes (0 before it is compiled), would fit
+    /// the node's bounds now.
+    ///
+    /// # Errors
+    /// The [`DeployLimit`] it would meet.
+    pub(crate) fn check_component(
+        &self,
+        record: &ComponentRecord,
+        compiled: u64,
+    ) -> Result<(), DeployLimit> {
+        self.sweep_components();
+        self.functions.read().check(record, record.size, compiled)
+    }
+
+    /// Records `record` as the current row of its name, with `fresh` as its
+    /// version unless its hash is loaded already (see `Functions::insert`).
+    ///
+    /// # Errors
+    /// The [`DeployLimit`] it met; nothing changed then.
+    pub(crate) fn insert_component(
+        &self,
+        record: Arc<ComponentRecord>,
+        fresh: Version,
+    ) -> Result<(), DeployLimit> {
+        let mut functions = self.functions.write();
+        let mut forgotten = functions.sweep();
+        let inserted = functions.insert(record, fresh);
+        drop(functions);
+        match inserted {
+            Ok(more) => forgotten.extend(more),
+            Err(e) => {
+                self.forget(forgotten);
+                return Err(e);
+            }
+        }
+        self.forget(forgotten);
+        Ok(())
     }
 
     /// Forgets the name `name` (see `Functions::remove_named`).
     pub(crate) fn undeploy(&self, name: &str) -> Option<Arc<ComponentRecord>> {
-        self.functions.write().remove_named(name)
+        let (current, forgotten) = self.functions.write().remove_named(name);
+        self.forget(forgotten);
+        current
     }
 
     /// Forgets `record`'s name if it still means `record` itself (the
@@ -226,7 +284,46 @@ impl Scheduler {
     /// row of its own); whether it did. A resync forgets a name only so,
     /// never one deployed again meanwhile (see `Functions::remove_if`).
     pub(crate) fn undeploy_if_same(&self, record: &Arc<ComponentRecord>) -> bool {
-        self.functions.write().remove_if(record)
+        let (removed, forgotten) = self.functions.write().remove_if(record);
+        self.forget(forgotten);
+        removed
+    }
+
+    /// Takes back row `record`, which the function table refused (see
+    /// `Functions::take_back`).
+    pub(crate) fn take_back_component(&self, record: &Arc<ComponentRecord>) {
+        let forgotten = self.functions.write().take_back(record);
+        self.forget(forgotten);
+    }
+
+    /// Forgets the retired versions nothing uses any more.
+    pub(crate) fn sweep_components(&self) {
+        if !self.functions.read().has_retired() {
+            return;
+        }
+        let forgotten = self.functions.write().sweep();
+        self.forget(forgotten);
+    }
+
+    /// Drops `forgotten` versions outside the lock, after the executor
+    /// has dropped whatever it keeps of them (idle reusable instances).
+    fn forget(&self, forgotten: Vec<Arc<Version>>) {
+        if forgotten.is_empty() {
+            return;
+        }
+        if let Some(executor) = self.executor() {
+            let hashes: Vec<Arc<str>> = forgotten.iter().map(|v| v.hash.clone()).collect();
+            executor.forget_components(&hashes);
+        }
+        for v in &forgotten {
+            tracing::debug!(
+                component = %v.record.name,
+                hash = %v.hash,
+                "forgotten: no name names it and nothing uses it ({} bytes of compiled code given back)",
+                v.compiled
+            );
+        }
+        drop(forgotten);
     }
 
     /// The row of every name deployed on this node.
@@ -237,10 +334,7 @@ impl Scheduler {
     /// The component deployed on this node as `name`, if any (no control
     /// plane round trip).
     pub(crate) fn deployed(&self, name: &str) -> Option<Arc<ComponentRecord>> {
-        self.functions
-            .read()
-            .resolve(super::Callee::Named(name))
-            .map(|(record, _)| record)
+        self.functions.read().current(name).cloned()
     }
 
     /// The node's task counters now.
@@ -276,5 +370,6 @@ impl Scheduler {
             executor.end_job(job);
         }
         self.objects.end_job(job);
+        self.sweep_components();
     }
 }

@@ -33,4 +33,8 @@ pub(crate) trait Executor: Send + Sync {
     /// Drops what the executor keeps for job `job` (its reusable
     /// instances): the job ended.
     fn end_job(&self, job: JobId);
+    /// Drops what the executor keeps of the components with content
+    /// hashes `hashes` (their idle reusable instances): the node forgot
+    /// them.
+    fn forget_components(&self, hashes: &[Arc<str>]);
 }

@@ -16,7 +16,9 @@
 //!   blocked tasks resuming.
 //! - `blocking`: waiting for objects (`get`, `wait`).
 //! - `functions`: the deployed components by content hash and by name
-//!   (`Callee`: what a submission names, its own component or another's).
+//!   (`Callee`: what a submission names, its own component or another's),
+//!   bounded (names, versions, bytes, compiled code), each version kept
+//!   while a task, actor or driver uses it (`InUse`).
 //! - `submit`: checking a submission against the function table;
 //!   `placement`: the placement step (here, or infeasible; forwarding in a
 //!   cluster).
@@ -45,5 +47,5 @@ pub mod task_table;
 
 pub use self::core::{Scheduler, StatsSnapshot};
 pub(crate) use self::exec::Executor;
-pub use self::functions::Callee;
+pub use self::functions::{Callee, ComponentUsage};
 pub(crate) use self::task::{Actor, PendingTask, Task};

@@ -9,7 +9,7 @@ use wray_control_plane::{ActorId, Declared, FunctionRecord, ObjectId, TaskId, MA
 
 use crate::error::{ErrorKind, TaskError};
 use crate::objects::holds::{Holds, TooManyHolds};
-use crate::objects::{Object, ObjectStore};
+use crate::objects::{Object, ObjectStore, StoreFull};
 use crate::proto::{
     actor_handle_object, Arg, LimitOptions, Limits, Request, ResourceOptions, Target, TaskOptions,
     TaskSpec,
@@ -126,13 +126,28 @@ impl Submission {
     }
 }
 
+/// Why a submission could not even be recorded (the caller's task traps
+/// with it): the caller holds too many objects, or the store has no room
+/// for the return objects' metadata.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum NotSubmitted {
+    /// The caller holds too many objects to hold the returns.
+    #[error(transparent)]
+    Holds(#[from] TooManyHolds),
+    /// The object store has no room for the returns' metadata.
+    #[error(transparent)]
+    Full(#[from] StoreFull),
+}
+
 impl Scheduler {
     /// Registers `returns` as pending objects held by the caller (before the
     /// task can possibly finish, so its results are not freed unread).
     ///
     /// # Errors
-    /// A trap when the caller holds too many objects already.
-    fn expect_returns(&self, caller: &mut Holds, returns: &[ObjectId]) -> Result<(), TooManyHolds> {
+    /// A trap when the caller holds too many objects already, or the store
+    /// has no room for them.
+    fn expect_returns(&self, caller: &mut Holds, returns: &[ObjectId]) -> Result<(), NotSubmitted> {
+        self.objects.room_for(returns.len())?;
         for id in returns {
             self.objects.register_pending(*id);
             caller.hold(&self.objects, *id)?;
@@ -229,18 +244,21 @@ impl Scheduler {
         caller: &mut Holds,
         call: Submission,
         function: String,
-    ) -> Result<Vec<ObjectId>, TooManyHolds> {
+    ) -> Result<Vec<ObjectId>, NotSubmitted> {
         let id = call.id;
         let (returns, bad_count) = return_ids(id, call.options.num_returns);
         self.expect_returns(caller, &returns)?;
         let resolved = self.functions.read().resolve(component);
-        let found = resolved.as_ref().and_then(|(r, _)| r.function(&function));
+        let found = resolved.as_ref().and_then(|r| r.record.function(&function));
         let label = qualified(component, function.clone());
         let checked = self.check_and_resolve(
             found,
             || match &resolved {
-                Some((r, _)) => {
-                    format!("component `{}` has no remote function `{function}`", r.name)
+                Some(r) => {
+                    format!(
+                        "component `{}` has no remote function `{function}`",
+                        r.record.name
+                    )
                 }
                 None => self.not_deployed(component),
             },
@@ -250,8 +268,8 @@ impl Scheduler {
             Some(&Request::one_cpu()),
             self.config.limits(),
         );
-        let (request, limits, hash) = match (bad_count.map_or(checked, Err), resolved) {
-            (Ok((request, limits)), Some((_, hash))) => (request, limits, hash),
+        let (request, limits, hash, pin) = match (bad_count.map_or(checked, Err), resolved) {
+            (Ok((request, limits)), Some(r)) => (request, limits, r.hash, r.pin),
             (Err((kind, message)), _) => {
                 self.reject(&returns, TaskError::new(kind, label, id, message));
                 return Ok(returns);
@@ -278,6 +296,7 @@ impl Scheduler {
             shared_reuse: call.options.shared_reuse,
         };
         let mut task = Task::new(spec, None);
+        task.pin = Some(pin);
         if call.options.on_caller_runtime {
             task.runtime = caller_runtime();
         }
@@ -293,14 +312,14 @@ impl Scheduler {
     /// handles going out of scope).
     ///
     /// # Errors
-    /// [`TooManyHolds`] when `caller` cannot hold the handle object.
+    /// [`NotSubmitted`] when `caller` cannot hold the handle object.
     pub(crate) fn create_actor(
         self: &Arc<Self>,
         component: Callee<'_>,
         caller: &mut Holds,
         call: Submission,
         class: String,
-    ) -> Result<(), TooManyHolds> {
+    ) -> Result<(), NotSubmitted> {
         let id = call.id;
         let handle = actor_handle_object(id);
         self.expect_returns(caller, &[handle])?;
@@ -310,17 +329,17 @@ impl Scheduler {
         self.objects.seal(handle, Object::empty());
         let label = qualified(component, format!("{class}.new"));
         let resolved = self.functions.read().resolve(component);
-        let found = resolved.as_ref().and_then(|(r, _)| r.actor_class(&class));
+        let found = resolved.as_ref().and_then(|r| r.record.actor_class(&class));
         // The hash of a component not deployed: never run (the actor dies
         // at once below), so any name does.
         let hash = resolved
             .as_ref()
-            .map_or_else(|| Arc::from(""), |(_, h)| h.clone());
+            .map_or_else(|| Arc::from(""), |r| r.hash.clone());
         // Actors use no CPU unless they ask (Ray's default for running).
         let checked = self.check_and_resolve(
             found,
             || match &resolved {
-                Some((r, _)) => format!("component `{}` has no actor class `{class}`", r.name),
+                Some(r) => format!("component `{}` has no actor class `{class}`", r.record.name),
                 None => self.not_deployed(component),
             },
             &label,
@@ -351,7 +370,10 @@ impl Scheduler {
                 return Ok(());
             }
         };
+        // Checked above: a class of no component has no constructor.
+        let pin = resolved.map(|r| r.pin);
         let actor = Arc::new(Actor::new(id, class.clone(), hash.clone(), limits));
+        actor.keep(pin.clone());
         self.actors.insert(actor.clone());
         let spec = TaskSpec {
             id,
@@ -366,7 +388,9 @@ impl Scheduler {
             result_codec: call.options.result_codec,
             shared_reuse: call.options.shared_reuse,
         };
-        self.submit(Task::new(spec, Some(actor)));
+        let mut task = Task::new(spec, Some(actor));
+        task.pin = pin;
+        self.submit(task);
         Ok(())
     }
 
@@ -380,7 +404,7 @@ impl Scheduler {
         reachable: bool,
         call: Submission,
         method: String,
-    ) -> Result<Vec<ObjectId>, TooManyHolds> {
+    ) -> Result<Vec<ObjectId>, NotSubmitted> {
         let id = call.id;
         let (returns, bad_count) = return_ids(id, call.options.num_returns);
         self.expect_returns(caller, &returns)?;
@@ -393,7 +417,15 @@ impl Scheduler {
             return Ok(returns);
         };
         let label = format!("{}.{method}", actor.class);
-        let record = self.component(&actor.component);
+        let (record, pin) = {
+            let functions = self.functions.read();
+            (
+                functions
+                    .by_hash(&actor.component)
+                    .map(|v| v.record.clone()),
+                functions.pin(&actor.component),
+            )
+        };
         let found = record
             .as_ref()
             .and_then(|r| r.actor_method(&actor.class, &method));
@@ -429,7 +461,9 @@ impl Scheduler {
             result_codec: call.options.result_codec,
             shared_reuse: call.options.shared_reuse,
         };
-        self.submit(Task::new(spec, Some(actor)));
+        let mut task = Task::new(spec, Some(actor));
+        task.pin = pin;
+        self.submit(task);
         Ok(returns)
     }
 }

@@ -11,6 +11,7 @@ use wray_control_plane::ObjectId;
 use crate::cancel_token::CancelToken;
 use crate::proto::TaskSpec;
 use crate::scheduler::actor::{Mailbox, Queued};
+use crate::scheduler::functions::InUse;
 use crate::scheduler::task_table::{QueuedTask, TaskEntry};
 
 /// An actor's mailbox, queueing the scheduler's tasks.
@@ -33,6 +34,9 @@ pub(crate) struct Task {
     /// The tokio runtime its guest call runs on as a task (`None`: a
     /// worker thread); see `TaskOptions::on_caller_runtime`.
     pub runtime: Option<tokio::runtime::Handle>,
+    /// Keeps its component's version loaded until it ends (see
+    /// `functions.rs`).
+    pub pin: Option<InUse>,
 }
 
 impl Task {
@@ -45,6 +49,7 @@ impl Task {
             entry: None,
             actor,
             runtime: None,
+            pin: None,
         }
     }
 }

@@ -1,0 +1,187 @@
+use super::*;
+
+const MIB: u64 = 1 << 20;
+
+fn record(name: &str, hash: &str, size: u64) -> Arc<ComponentRecord> {
+    Arc::new(ComponentRecord {
+        name: name.into(),
+        hash: hash.into(),
+        size,
+        has_main: false,
+        sdk: String::new(),
+        functions: Vec::new(),
+    })
+}
+
+fn version(record: &Arc<ComponentRecord>, compiled: u64) -> Version {
+    Version::new(record.clone(), Arc::new(()), compiled)
+}
+
+fn limits() -> ComponentLimits {
+    ComponentLimits {
+        names: 3,
+        versions: 2,
+        bytes: 100 * MIB,
+        compiled: 100 * MIB,
+    }
+}
+
+/// Inserts a row of `name` for `hash`, its file `size` bytes and its code
+/// `compiled`.
+fn deploy(
+    f: &mut Functions,
+    name: &str,
+    hash: &str,
+    size: u64,
+    compiled: u64,
+) -> Result<Arc<ComponentRecord>, DeployLimit> {
+    let r = record(name, hash, size);
+    f.sweep();
+    f.insert(r.clone(), version(&r, compiled))?;
+    Ok(r)
+}
+
+#[test]
+fn a_name_resolves_to_its_latest_deploy_and_old_hashes_stay() {
+    let mut f = Functions::new(limits());
+    deploy(&mut f, "math", "h1", 1, 1).unwrap();
+    deploy(&mut f, "math", "h2", 1, 1).unwrap();
+    let r = f.resolve(Callee::Named("math")).unwrap();
+    assert_eq!((&*r.record.hash, &*r.hash), ("h2", "h2"));
+    assert!(f.by_hash("h1").is_some(), "queued tasks of h1 still run");
+    assert!(
+        f.resolve(Callee::Named("h2")).is_none(),
+        "a hash is not a name"
+    );
+    assert!(f.resolve(Callee::Named("other")).is_none());
+    let own: Arc<str> = Arc::from("h1");
+    assert_eq!(f.resolve(Callee::Hash(&own)).unwrap().record.name, "math");
+}
+
+#[test]
+fn a_name_is_removed_only_while_it_means_the_row_read() {
+    let mut f = Functions::new(limits());
+    let seen = deploy(&mut f, "math", "h1", 1, 1).unwrap();
+    // Deployed again (same bytes, a row of its own) after `seen` was read.
+    deploy(&mut f, "math", "h1", 1, 1).unwrap();
+    assert!(!f.remove_if(&seen).0);
+    assert!(f.resolve(Callee::Named("math")).is_some());
+    let now = f.named().next().unwrap().clone();
+    let (removed, forgotten) = f.remove_if(&now);
+    assert!(removed);
+    assert!(f.resolve(Callee::Named("math")).is_none());
+    assert_eq!(
+        forgotten.len(),
+        1,
+        "nothing used h1: forgotten with its name"
+    );
+    assert!(!f.remove_if(&now).0, "already gone");
+    assert_eq!(f.usage().bytes, 0);
+}
+
+#[test]
+fn names_past_the_bound_are_refused_naming_it() {
+    let mut f = Functions::new(limits());
+    for name in ["a", "b", "c"] {
+        deploy(&mut f, name, name, 1, 1).unwrap();
+    }
+    let err = deploy(&mut f, "d", "d", 1, 1).unwrap_err();
+    assert_eq!((err.bound, err.limit), (DeployBound::Names, 3));
+    assert!(err.to_string().contains("--max-components 3"), "{err}");
+    // A name it has takes another version.
+    deploy(&mut f, "a", "a2", 1, 1).unwrap();
+    // An undeploy makes room.
+    f.remove_named("b");
+    deploy(&mut f, "d", "d", 1, 1).unwrap();
+}
+
+#[test]
+fn old_versions_nothing_uses_are_dropped_and_in_use_ones_kept() {
+    let mut f = Functions::new(limits());
+    deploy(&mut f, "app", "v1", 10 * MIB, 20 * MIB).unwrap();
+    deploy(&mut f, "app", "v2", 10 * MIB, 20 * MIB).unwrap();
+    // v1 in use (a queued task): v3 drops v2's... no: the oldest unused.
+    let pin = f.pin("v1").unwrap();
+    deploy(&mut f, "app", "v3", 10 * MIB, 20 * MIB).unwrap();
+    assert!(f.by_hash("v1").is_some(), "in use: kept");
+    assert!(f.by_hash("v2").is_none(), "the oldest unused: forgotten");
+    assert_eq!(f.usage().compiled_bytes, 40 * MIB);
+    // Both versions kept are in use: one more is refused.
+    let pin3 = f.pin("v3").unwrap();
+    let err = deploy(&mut f, "app", "v4", 10 * MIB, 20 * MIB).unwrap_err();
+    assert_eq!((err.bound, err.limit), (DeployBound::Versions, 2));
+    assert!(err.to_string().contains("--max-versions 2"), "{err}");
+    drop((pin, pin3));
+    deploy(&mut f, "app", "v4", 10 * MIB, 20 * MIB).unwrap();
+    assert!(f.by_hash("v1").is_none(), "given back once unused");
+    assert_eq!(f.usage().versions, 2);
+    assert_eq!(f.usage().compiled_bytes, 40 * MIB);
+}
+
+#[test]
+fn bytes_and_compiled_code_past_their_budgets_are_refused() {
+    let mut f = Functions::new(limits());
+    deploy(&mut f, "a", "a", 60 * MIB, 10 * MIB).unwrap();
+    let err = deploy(&mut f, "b", "b", 50 * MIB, 10 * MIB).unwrap_err();
+    assert_eq!(err.bound, DeployBound::ComponentBytes);
+    assert!(err.bound.is_bytes());
+    assert!(
+        err.to_string().contains("--max-component-mib 100 MiB"),
+        "{err}"
+    );
+    let err = deploy(&mut f, "b", "b", MIB, 95 * MIB).unwrap_err();
+    assert_eq!(err.bound, DeployBound::CompiledBytes);
+    assert!(
+        err.to_string().contains("--max-compiled-mib 100 MiB"),
+        "{err}"
+    );
+    assert_eq!(f.usage().names, 1, "refusals change nothing");
+    // A new version of `a` replacing one nothing uses fits where a second
+    // name does not.
+    let mut two = Functions::new(ComponentLimits {
+        versions: 1,
+        ..limits()
+    });
+    deploy(&mut two, "a", "a", 60 * MIB, 10 * MIB).unwrap();
+    deploy(&mut two, "a", "a2", 60 * MIB, 10 * MIB).unwrap();
+    assert_eq!(two.usage().versions, 1);
+}
+
+#[test]
+fn an_undeployed_version_in_use_stays_until_it_is_not() {
+    let mut f = Functions::new(limits());
+    deploy(&mut f, "app", "v1", MIB, MIB).unwrap();
+    let task = f.resolve(Callee::Named("app")).unwrap();
+    let (_, forgotten) = f.remove_named("app");
+    assert!(forgotten.is_empty());
+    assert!(f.has_retired());
+    assert!(f.by_hash("v1").is_some(), "a queued task still runs it");
+    let copy = task.pin.clone();
+    drop(task);
+    assert!(f.sweep().is_empty(), "a copy of the use still holds it");
+    drop(copy);
+    assert_eq!(f.sweep().len(), 1);
+    assert_eq!(
+        f.usage(),
+        ComponentUsage {
+            max_names: 3,
+            max_versions: 2,
+            max_bytes: 100 * MIB,
+            max_compiled_bytes: 100 * MIB,
+            ..ComponentUsage::default()
+        }
+    );
+}
+
+#[test]
+fn a_row_the_table_refused_is_taken_back() {
+    let mut f = Functions::new(limits());
+    deploy(&mut f, "app", "v1", MIB, MIB).unwrap();
+    let refused = deploy(&mut f, "app", "v2", MIB, MIB).unwrap();
+    assert_eq!(f.take_back(&refused).len(), 1);
+    assert_eq!(f.current("app").unwrap().hash, "v1");
+    let alone = deploy(&mut f, "new", "n1", MIB, MIB).unwrap();
+    f.take_back(&alone);
+    assert!(f.current("new").is_none());
+    assert_eq!(f.usage().names, 1);
+}
