@@ -176,9 +176,7 @@ impl Session<'_> {
         let objects = &self.node.sched.objects;
         let mut holds = self.holds.lock();
         holds.room().map_err(|e| Error::Limit(e.to_string()))?;
-        objects
-            .room_for(1)
-            .map_err(|e| Error::Limit(e.to_string()))?;
+        let full = objects.admit(1).map_err(|e| Error::Limit(e.to_string()))?;
         let index = self.puts.fetch_add(1, Ordering::Relaxed);
         let id = self.root.put_object(index).ok_or_else(|| {
             Error::Limit(format!(
@@ -192,15 +190,16 @@ impl Session<'_> {
             .copied();
         let error =
             |kind, message: String| Object::Error(TaskError::new(kind, "put", self.root, message));
-        let object = match bad {
-            Some(bad) => error(
+        let object = match (full, bad) {
+            (Some(full), _) => error(ErrorKind::System, full.to_string()),
+            (None, Some(bad)) => error(
                 ErrorKind::NotFound,
                 format!(
                     "a value refers to object {bad}, which does not exist on node {}",
                     self.node.id()
                 ),
             ),
-            None => match objects.refs(value.refs) {
+            (None, None) => match objects.refs(value.refs) {
                 Err(full) => error(ErrorKind::System, full.to_string()),
                 Ok(refs) => match objects.value(value.codec, &value.data, refs) {
                     Ok(object) => object,

@@ -177,6 +177,8 @@ pub struct CompileStats {
     pub slots: usize,
     /// Compiles started (one served from the disk cache included).
     pub started: u64,
+    /// Deploys waiting for a compile slot now.
+    pub waiting: usize,
     /// Compiles running now, those given up on past their time limit
     /// included (until Cranelift returns).
     pub running: usize,
@@ -191,6 +193,7 @@ pub struct CompileStats {
 #[derive(Default)]
 struct Counters {
     started: AtomicU64,
+    waiting: AtomicUsize,
     running: AtomicUsize,
     peak_running: AtomicUsize,
     timed_out: AtomicU64,
@@ -237,9 +240,47 @@ impl Drop for Running {
     }
 }
 
+/// A deploy waiting for a slot: counted until dropped (it got one, gave
+/// up, or its future was dropped).
+struct Waiting(Arc<Counters>);
+
+impl Waiting {
+    fn new(counters: &Arc<Counters>) -> Self {
+        counters.waiting.fetch_add(1, Ordering::AcqRel);
+        Waiting(counters.clone())
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        self.0.waiting.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Sizes and names the process's Cranelift threads (rayon's global pool,
+/// which wasmtime's parallel compilation uses) once, before the first
+/// compile: half the machine's cores, at least 1 (so compiles leave the
+/// other half to tasks), named `cranelift-N` (unnamed, they would take the
+/// name of whichever thread compiled first). Shared by every node of the
+/// process and kept for its life, as rayon's pool is.
+pub(crate) fn init_cranelift_threads() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let built = rayon::ThreadPoolBuilder::new()
+            .num_threads((cores / 2).max(1))
+            .thread_name(|i| format!("cranelift-{i}"))
+            .build_global();
+        if let Err(e) = built {
+            tracing::debug!("Cranelift's threads were set up already: {e}");
+        }
+    });
+}
+
 impl CompilePool {
     /// A pool running `slots` compiles at once.
     pub(crate) fn new(slots: usize) -> Self {
+        init_cranelift_threads();
         let size = slots.max(1);
         CompilePool {
             slots: Arc::new(tokio::sync::Semaphore::new(size)),
@@ -254,6 +295,7 @@ impl CompilePool {
         CompileStats {
             slots: self.size,
             started: c.started.load(Ordering::Relaxed),
+            waiting: c.waiting.load(Ordering::Relaxed),
             running: c.running.load(Ordering::Relaxed),
             peak_running: c.peak_running.load(Ordering::Relaxed),
             timed_out: c.timed_out.load(Ordering::Relaxed),
@@ -282,13 +324,16 @@ impl CompilePool {
         limit: Duration,
         compile: impl FnOnce() -> T + Send + 'static,
     ) -> std::result::Result<T, NotCompiled> {
-        let waiting = Instant::now();
-        let slot = match tokio::time::timeout(wait, self.slots.clone().acquire_owned()).await {
+        let since = Instant::now();
+        let waiting = Waiting::new(&self.counters);
+        let slot = tokio::time::timeout(wait, self.slots.clone().acquire_owned()).await;
+        drop(waiting);
+        let slot = match slot {
             Ok(Ok(slot)) => slot,
             Ok(Err(_)) | Err(_) => {
                 return Err(NotCompiled::Busy {
                     slots: self.size,
-                    waited: waiting.elapsed(),
+                    waited: since.elapsed(),
                 })
             }
         };

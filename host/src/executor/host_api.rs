@@ -18,7 +18,7 @@ use crate::executor::bindings::types;
 use crate::executor::bindings::wray::runtime::{objects, runtime, tasks};
 use crate::executor::mapping::{not_found, waits_on_itself};
 use crate::executor::state::TaskState;
-use crate::executor::values::{from_payload, to_payload};
+use crate::executor::values::{from_payload, store_full, to_payload};
 use crate::objects::Object;
 use crate::scheduler::blocking::{too_many_blocked, Blocker, WaitEnd};
 use crate::scheduler::submit::Submission;
@@ -69,7 +69,12 @@ impl TaskState {
 
 impl objects::Host for TaskState {
     fn put(&mut self, value: types::Payload) -> wasmtime::Result<types::ObjectId> {
-        let object = from_payload(self, value);
+        // Past the store's budget, the value is not stored: its object
+        // says the store is full (past the reserve, `new_put` traps).
+        let object = match self.node.objects().admit(1)? {
+            Some(full) => Object::Error(store_full(self, full)),
+            None => from_payload(self, value),
+        };
         let id = self.new_put()?;
         self.node.objects().seal(id, object);
         Ok(id.into())

@@ -26,7 +26,7 @@ use crate::error::{ErrorKind, TaskError};
 use crate::executor::bindings::types;
 use crate::executor::guest_bytes::GuestBytes;
 use crate::executor::state::TaskState;
-use crate::executor::values::{guest_refs, store_value};
+use crate::executor::values::{guest_refs, store_full, store_value};
 use crate::executor::windows::{map_file, Creating};
 use crate::objects::arena::PAGE;
 use crate::objects::{Data, Object};
@@ -162,6 +162,9 @@ fn create(state: &mut TaskState, size: u64, list: GuestBytes) -> Outcome<types::
     if let Err(msg) = state.windows.may_create() {
         return Ok((Err(error(state, ErrorKind::InvalidArgument, msg)),));
     }
+    if let Some(full) = state.node.objects().admit(1)? {
+        return Ok((Err(error(state, ErrorKind::System, full.to_string())),));
+    }
     let page = page_size(state);
     let w = match state.windows.admit(
         state.limiter.initial,
@@ -211,6 +214,9 @@ fn create(state: &mut TaskState, size: u64, list: GuestBytes) -> Outcome<types::
 fn reserve(state: &mut TaskState, size: u64) -> Outcome<types::ObjectId> {
     if let Err(msg) = state.windows.may_create() {
         return Ok((Err(error(state, ErrorKind::InvalidArgument, msg)),));
+    }
+    if let Some(full) = state.node.objects().admit(1)? {
+        return Ok((Err(error(state, ErrorKind::System, full.to_string())),));
     }
     let block = match state.node.objects().arena().map(|a| a.alloc(size)) {
         Some(Ok(b)) => b,
@@ -313,10 +319,11 @@ fn put_bytes(
     codec: types::Codec,
     refs: Vec<types::ObjectId>,
 ) -> wasmtime::Result<(types::ObjectId,)> {
-    let object = match guest_refs(state, &refs) {
+    let object = match (state.node.objects().admit(1)?, guest_refs(state, &refs)) {
+        (Some(full), _) => Object::Error(store_full(state, full)),
         // SAFETY: during this call (see `GuestBytes::as_slice`).
-        Ok(refs) => store_value(state, codec.into(), unsafe { list.as_slice() }, refs),
-        Err(e) => Object::Error(e),
+        (None, Ok(refs)) => store_value(state, codec.into(), unsafe { list.as_slice() }, refs),
+        (None, Err(e)) => Object::Error(e),
     };
     let id = state.new_put()?;
     state.node.objects().seal(id, object);

@@ -351,12 +351,12 @@ impl TaskState {
     /// # Errors
     /// A trap past [`MAX_PUTS`] or [`MAX_HOLDS_PER_INSTANCE`](crate::bounds::MAX_HOLDS_PER_INSTANCE),
     /// or when the store has no room even for the object's metadata
-    /// ([`ObjectStore::room_for`](crate::objects::ObjectStore::room_for)).
+    /// ([`ObjectStore::admit`](crate::objects::ObjectStore::admit)).
     pub(crate) fn new_put(&mut self) -> wasmtime::Result<ObjectId> {
         // Every limit is checked before the id is registered, so a trap
         // here leaves nothing pending.
         self.holds.room()?;
-        self.node.objects().room_for(1)?;
+        self.node.objects().admit(1)?;
         let id = self.current.next_put()?;
         self.node.objects().register_pending(id);
         self.hold(id)?;

@@ -105,6 +105,11 @@ pub(crate) fn store_value(
 }
 
 /// The `system` error of the running task for a full store.
+pub(crate) fn store_full(state: &TaskState, full: StoreFull) -> TaskError {
+    system(state, full)
+}
+
+/// The `system` error of the running task for a full store.
 fn system(state: &TaskState, full: StoreFull) -> TaskError {
     TaskError::new(
         ErrorKind::System,

@@ -42,15 +42,16 @@ pub use holds::{Holds, TooManyHolds};
 /// (each object, pending or sealed, whatever its value and wherever that
 /// lives), so that many small objects meet the same bound as many bytes.
 ///
-/// Its parts, measured on x86_64 with glibc (`host/tests/hostile/leaks.rs`,
-/// `small_objects_cost_what_the_store_charges`, counts the heap per object
-/// with `mallinfo2`): the store's table entry (an `ObjectId` and its
-/// slot, 56 bytes, at a hash table's load of 1/2 to 7/8 plus a control
-/// byte: up to 115), the sealed object (`Arc<Object>`: 96 bytes in a
-/// 112-byte chunk), a small value's bytes in a chunk of their own (16
-/// bytes of header, and up to 16 of rounding: its bytes are charged
-/// apart), and the holder's set entry (an `ObjectId`, at the same load:
-/// up to 48).
+/// Its parts on x86_64 with glibc, at their worst (both hash tables just
+/// grown, at 7/16 of their buckets): the store's table entry (an
+/// `ObjectId` and its slot, 56 bytes and a control byte: 130), the sealed
+/// object (`Arc<Object>`: a 112-byte chunk), a small value's chunk of its
+/// own (16 bytes of header and rounding beyond its bytes, which are
+/// charged apart), and the holder's set entry (an `ObjectId` and a control
+/// byte: 48). Measured with `mallinfo2` on 229,377 held `i64`s
+/// (`small_objects_cost_what_the_store_charges` in
+/// `host/tests/hostile/budgets.rs`): 337 bytes each with the value's 24,
+/// 262 at 200,000 (tables fuller).
 pub const OBJECT_OVERHEAD: usize = 320;
 
 /// Values smaller than this (bytes) stay on the host's heap and travel
@@ -99,13 +100,15 @@ impl Object {
     }
 }
 
-/// Objects a job's end frees at once past which the store gives their
-/// memory back to the system ([`ObjectStore::give_back_memory`]): 100,000
-/// objects are 30 MiB of metadata (at [`OBJECT_OVERHEAD`]). Measured: a
-/// job of 1,000,000 small puts left the node 380 MiB larger without it
-/// (freed, but kept by glibc's allocator in the arenas of the threads that
-/// made them) and 20 MiB with it (`small_puts_give_their_memory_back` in
-/// `host/tests/hostile/leaks.rs`).
+/// The table room (in objects) past which a job's end gives the memory of
+/// freed objects back to the system ([`ObjectStore::give_back_memory`]):
+/// 100,000 objects are 32 MB of metadata (at [`OBJECT_OVERHEAD`]).
+/// Measured (`a_million_small_puts_give_their_memory_back_when_the_job_ends`
+/// in `host/tests/hostile/budgets.rs`): a job of 1,000,000 small puts,
+/// all freed, left the node 284 MB larger with neither step, 168 MB with
+/// the table shrunk only, 154 MB with glibc's `malloc_trim` only (the
+/// objects' chunks, freed, stay in the arenas of the threads that made
+/// them), and 37 MB with both.
 pub const GIVE_BACK_AFTER: usize = 100_000;
 
 /// Returns the allocator's free pages to the system (glibc's
@@ -547,36 +550,42 @@ impl ObjectStore {
 
     /// Declares that `id` will be sealed later (by a submitted task, or by
     /// the task making it), charging its [`OBJECT_OVERHEAD`] to the inline
-    /// budget (whatever its room: check [`ObjectStore::room_for`] first
+    /// budget (whatever its room: check [`ObjectStore::admit`] first
     /// where a guest or client asks for the object).
     pub fn register_pending(&self, id: ObjectId) {
         self.slots.lock().register(id);
     }
 
-    /// Checks that `n` more objects may be made: their [`OBJECT_OVERHEAD`]
-    /// fits the inline budget, or the reserve past it kept for the error
-    /// objects of a full store (an eighth of the budget, at most 64 MiB:
-    /// puts past the budget still get an id whose value says the store is
-    /// full, as for too many bytes, up to the reserve).
+    /// Whether `n` more objects may be made: `Ok(None)` when their
+    /// [`OBJECT_OVERHEAD`] fits the inline budget; `Ok(Some(full))` when it
+    /// fits only the reserve past it, kept for the error objects of a full
+    /// store (an eighth of the budget, at most 64 MiB): such a put still
+    /// gets an id, whose value is `full` ("object store full", as for too
+    /// many bytes); `Err` when not even the reserve has room (the caller
+    /// fails: a trap for a guest).
     ///
     /// # Errors
-    /// [`StoreFull`] naming the budget, when not even the reserve has room.
-    pub fn room_for(&self, n: usize) -> Result<(), StoreFull> {
+    /// [`StoreFull`] naming the budget, past the reserve.
+    pub fn admit(&self, n: usize) -> Result<Option<StoreFull>, StoreFull> {
         let size = n.saturating_mul(OBJECT_OVERHEAD);
-        let reserve = (self.inline.limit() / 8).min(64 << 20);
-        if self.inline.room(size, reserve) {
-            return Ok(());
-        }
-        Err(StoreFull {
+        let full = || StoreFull {
             size,
             inline_used: self.inline.used(),
             inline_limit: self.inline.limit(),
             shared: format!(
-                "not tried: no room for {n} more objects' metadata ({OBJECT_OVERHEAD} bytes \
-                 each on the heap, charged to the inline bytes); drop ObjectRefs first"
+                "not tried: no room for the metadata of {n} more objects ({OBJECT_OVERHEAD} \
+                 bytes each on the heap, charged to the inline bytes); drop ObjectRefs first"
             ),
             spill: "not tried".to_string(),
-        })
+        };
+        if self.inline.room(size, 0) {
+            return Ok(None);
+        }
+        let reserve = (self.inline.limit() / 8).min(64 << 20);
+        if self.inline.room(size, reserve) {
+            return Ok(Some(full()));
+        }
+        Err(full())
     }
 
     /// Adds a holder to `id`; false (and nothing held) when it does not
@@ -726,22 +735,24 @@ impl ObjectStore {
         for (_, waiter) in waiters {
             waiter();
         }
-        if ids.len() >= GIVE_BACK_AFTER {
-            self.give_back_memory();
-        }
+        self.give_back_memory();
         ids.len()
     }
 
-    /// Gives the memory of many freed objects back to the system: the
-    /// table shrunk to what it holds, and the allocator's free pages
-    /// returned (glibc keeps them otherwise; see [`GIVE_BACK_AFTER`]).
+    /// Gives the memory of many freed objects back to the system, once
+    /// the table has room for [`GIVE_BACK_AFTER`] objects and holds less
+    /// than a quarter of that: the table shrunk to twice what it holds, and
+    /// the allocator's free pages returned. Called when a job ends (by
+    /// then its objects are freed, most of them as its instances ended).
     pub fn give_back_memory(&self) {
         {
             let mut slots = self.slots.lock();
             let len = slots.map.len();
-            if slots.map.capacity() > len.saturating_mul(4).max(1024) {
-                slots.map.shrink_to(len.saturating_mul(2));
+            let capacity = slots.map.capacity();
+            if capacity < GIVE_BACK_AFTER || capacity <= len.saturating_mul(4) {
+                return;
             }
+            slots.map.shrink_to(len.saturating_mul(2));
         }
         trim_heap();
     }

@@ -6,6 +6,7 @@ mod api;
 mod boundary;
 mod c_guests;
 mod deployed;
+mod deploys;
 mod examples;
 mod follow;
 mod javascript;

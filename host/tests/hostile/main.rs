@@ -9,9 +9,11 @@
 //! | [`crashes`] | sizes, offsets and counts that crashed the host |
 //! | [`hangs`] | blocking calls, waits and deadlocks that hung it |
 //! | [`leaks`] | memory and tables a guest could grow without bound |
+//! | [`budgets`] | node-wide budgets: host memory per object, guest memory |
 //! | [`trust`] | values, errors and ids one guest or job forges for another |
 //! | [`fuzz`] | random calls of every import from a few seeds |
 
+mod budgets;
 mod crashes;
 mod fuzz;
 mod hangs;

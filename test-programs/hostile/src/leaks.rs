@@ -1,7 +1,8 @@
 //! Attacks that grew the host's memory or tables without bound: profile
-//! spans, timed-out waits, inline objects past the store's size, live
-//! actors past the instance slots, objects naming themselves, a dying
-//! actor's teardown calling back into it, a host bug in one task.
+//! spans, timed-out waits, inline objects past the store's size, many
+//! small objects, live actors past the instance slots, objects naming
+//! themselves, a dying actor's teardown calling back into it, a host bug
+//! in one task, actors holding guest memory past the node's budget.
 
 use wray::{ActorHandle, ObjectRef};
 
@@ -150,4 +151,85 @@ pub(crate) fn actor_death_scenario() {
 #[wray::remote]
 pub(crate) fn boom_point() -> u64 {
     1
+}
+
+/// `n` puts of an `i64`, all held; every 1,024th is read back, and the
+/// first that holds an error is reported with how many puts came before
+/// (`small_puts: refused after N puts: kind: message`), else
+/// `small_puts: N puts, all stored`.
+pub(crate) fn small_puts_scenario(n: u64) {
+    let mut refs: Vec<ObjectRef<i64>> = Vec::new();
+    for i in 0..n {
+        let r = wray::put(&(i as i64));
+        if i % 1024 == 1023 || i + 1 == n {
+            if let Err(e) = r.get() {
+                let first = refs
+                    .iter()
+                    .position(|r| r.get().is_err())
+                    .unwrap_or(refs.len());
+                println!(
+                    "small_puts: refused after {first} puts: {}: {}",
+                    e.kind(),
+                    e.message()
+                );
+                return;
+            }
+        }
+        refs.push(r);
+    }
+    println!("small_puts: {} puts, all stored", refs.len());
+}
+
+/// An actor holding `mib` MiB of linear memory.
+#[wray::actor]
+pub struct Hog {
+    at: u64,
+}
+
+#[wray::actor]
+impl Hog {
+    /// Grows its memory by `mib` MiB.
+    pub fn new(mib: u32) -> Self {
+        let at = raw::grow(mib as usize * 16).unwrap_or(0) as u64;
+        Hog { at }
+    }
+
+    /// Where its memory grew from.
+    pub fn at(&self) -> u64 {
+        self.at
+    }
+}
+
+/// Grows a task's memory by `mib` MiB; its old size in bytes.
+#[wray::remote]
+pub(crate) fn grow_mib(mib: u32) -> Result<u64, String> {
+    raw::grow(mib as usize * 16).map(|at| at as u64)
+}
+
+/// Actors of `mib` MiB each until the node's guest memory budget refuses
+/// one; then a task asking for as much, a plain task, and one more actor
+/// once one is killed.
+pub(crate) fn guest_memory_scenario(mib: u32) {
+    let mut hogs: Vec<ActorHandle<Hog>> = Vec::new();
+    let mut refused = None;
+    for _ in 0..16 {
+        let hog = Hog::remote(mib);
+        match hog.at().remote().get() {
+            Ok(_) => hogs.push(hog),
+            Err(e) => {
+                refused = Some(e);
+                break;
+            }
+        }
+    }
+    println!("guest_memory: {} hogs live", hogs.len());
+    if let Some(e) = refused {
+        println!("guest_memory refused hog: {}: {}", e.kind(), e.message());
+    }
+    report("guest_memory grow task", grow_mib.remote(mib).get());
+    report("guest_memory plain task", crate::ping0.remote().get());
+    if let Some(hog) = hogs.pop() {
+        wray::kill(&hog);
+    }
+    report("guest_memory after a kill", Hog::remote(mib).at().remote().get());
 }

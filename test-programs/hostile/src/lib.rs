@@ -11,7 +11,7 @@
 //! | --- | --- |
 //! | [`crashes`] | sizes and offsets past the store, counts that size allocations, windows past the kernel's mappings |
 //! | [`hangs`] | blocking calls past a time limit or a cancel, waits that cannot end, deadlocks, fork bombs |
-//! | [`leaks`] | host memory a guest can grow: spans, polls, inline objects, actors, objects naming themselves |
+//! | [`leaks`] | host memory a guest can grow: spans, polls, inline objects, small objects, actors, objects naming themselves, guest memory across the node |
 //! | [`trust`] | values another guest wrote, forged errors and ids, other jobs' objects, bogus windows, files outside `--dir` |
 
 mod crashes;
@@ -73,6 +73,8 @@ fn main(args: Vec<String>) -> Result<(), String> {
         "wait_polls" => leaks::wait_polls_scenario(p(1)),
         "inline_flood" => leaks::inline_flood_scenario(p(1), p(2) as usize),
         "actor_flood" => leaks::actor_flood_scenario(p(1)),
+        "small_puts" => leaks::small_puts_scenario(p(1)),
+        "guest_memory" => leaks::guest_memory_scenario(p(1) as u32),
         "self_refs" => report("self_refs", leaks::self_refs.remote().get()),
         "actor_death" => leaks::actor_death_scenario(),
         "fail_point" => report("fail_point", leaks::boom_point.remote().get()),
@@ -114,6 +116,7 @@ wray::export! {
         leaks::spans,
         leaks::self_refs,
         leaks::boom_point,
+        leaks::grow_mib,
         trust::map_garbage,
         trust::wrong_type,
         trust::ForgedError,
@@ -122,5 +125,5 @@ wray::export! {
         trust::read_mapped,
         trust::dir_escapes,
     ],
-    actors: [hangs::Selfish, leaks::Holder, leaks::Cell],
+    actors: [hangs::Selfish, leaks::Holder, leaks::Cell, leaks::Hog],
 }
