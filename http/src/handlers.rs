@@ -133,7 +133,7 @@ async fn dispatch(state: &State, r: Route<'_>, req: Request<Incoming>) -> Answer
             )
         }
         Route::Metrics => {
-            let text = state.metrics.render(
+            let mut text = state.metrics.render(
                 &node.instantiation_histogram(),
                 &node.task_counts(),
                 &state.jobs.counts(),
@@ -143,6 +143,15 @@ async fn dispatch(state: &State, r: Route<'_>, req: Request<Incoming>) -> Answer
                     .saturating_sub(state.inflight.available_permits()),
                 state.kept.len(),
                 u64::try_from(node.object_store_stats().bytes).unwrap_or(u64::MAX),
+            );
+            crate::metrics::write_bounds(
+                &mut text,
+                &crate::metrics::Bounds {
+                    components: node.component_usage(),
+                    compiles: node.compile_stats(),
+                    guest_memory: node.guest_memory(),
+                    inline_bytes: node.object_store_stats().inline_bytes,
+                },
             );
             Ok(body_response(
                 StatusCode::OK,

@@ -3,7 +3,9 @@
 //! Requests by route pattern and status, request latency as a histogram,
 //! requests being served, kept sessions; from the node: instantiation
 //! times as a histogram, failed instantiations, tasks by state, object
-//! store bytes.
+//! store bytes, and what the node holds against its bounds (deployed
+//! components, compiles, guest memory, the store's inline bytes:
+//! [`write_bounds`]).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -148,6 +150,125 @@ impl Metrics {
     }
 }
 
+/// What the node holds against its bounds, for [`write_bounds`].
+pub(crate) struct Bounds {
+    /// Deployed components: names, versions, bytes, compiled code.
+    pub components: wray_host::scheduler::ComponentUsage,
+    /// The compile pool's counters.
+    pub compiles: wray_host::executor::compile::CompileStats,
+    /// Guest linear memory held, and the node's budget (bytes).
+    pub guest_memory: (u64, u64),
+    /// Bytes of the inline budget in use (small values and every
+    /// object's metadata).
+    pub inline_bytes: usize,
+}
+
+/// Writes the gauges and counters of the node's bounds: deployed
+/// components (`wray_components`, `wray_component_versions`,
+/// `wray_component_bytes`, `wray_compiled_code_bytes`, each with its
+/// `_limit`), compiles (`wray_compiles_running`, `wray_compiles_waiting`,
+/// `wray_compiles_total`, `wray_compiles_timed_out_total`,
+/// `wray_components_refused_before_compile_total`), guest memory
+/// (`wray_guest_memory_bytes` and its `_limit`) and the store's inline
+/// bytes (`wray_object_store_inline_bytes`).
+pub(crate) fn write_bounds(s: &mut String, b: &Bounds) {
+    let c = &b.components;
+    let gauges: [(&str, &str, u64); 13] = [
+        (
+            "wray_components",
+            "Component names deployed.",
+            c.names as u64,
+        ),
+        (
+            "wray_components_limit",
+            "The most names (--max-components).",
+            c.max_names as u64,
+        ),
+        (
+            "wray_component_versions",
+            "Component versions loaded (retired ones still in use included).",
+            c.versions as u64,
+        ),
+        (
+            "wray_component_versions_per_name_limit",
+            "Versions kept per name (--max-versions).",
+            c.max_versions as u64,
+        ),
+        (
+            "wray_component_bytes",
+            "Bytes of component files and function-table rows held.",
+            c.bytes,
+        ),
+        (
+            "wray_component_bytes_limit",
+            "The most (--max-component-mib).",
+            c.max_bytes,
+        ),
+        (
+            "wray_compiled_code_bytes",
+            "Bytes of compiled code held.",
+            c.compiled_bytes,
+        ),
+        (
+            "wray_compiled_code_bytes_limit",
+            "The most (--max-compiled-mib).",
+            c.max_compiled_bytes,
+        ),
+        (
+            "wray_compiles_running",
+            "Compiles running (given-up ones until Cranelift returns included).",
+            b.compiles.running as u64,
+        ),
+        (
+            "wray_compiles_waiting",
+            "Deploys waiting for a compile slot.",
+            b.compiles.waiting as u64,
+        ),
+        (
+            "wray_guest_memory_bytes",
+            "Bytes of linear memory the node's instances hold.",
+            b.guest_memory.0,
+        ),
+        (
+            "wray_guest_memory_bytes_limit",
+            "The node's budget (--guest-memory).",
+            b.guest_memory.1,
+        ),
+        (
+            "wray_object_store_inline_bytes",
+            "Bytes of the store's inline budget in use: small values and every object's metadata.",
+            b.inline_bytes as u64,
+        ),
+    ];
+    for (name, help, value) in gauges {
+        let _ = writeln!(s, "# HELP {name} {help}");
+        let _ = writeln!(s, "# TYPE {name} gauge");
+        let _ = writeln!(s, "{name} {value}");
+    }
+    let counters: [(&str, &str, u64); 3] = [
+        (
+            "wray_compiles_total",
+            "Compiles started (from the disk cache included).",
+            b.compiles.started,
+        ),
+        (
+            "wray_compiles_timed_out_total",
+            "Compiles given up on past --compile-timeout.",
+            b.compiles.timed_out,
+        ),
+        (
+            "wray_components_refused_before_compile_total",
+            "Components refused by the checks before compiling.",
+            b.compiles.refused_before_compile,
+        ),
+    ];
+    for (name, help, value) in counters {
+        let _ = writeln!(s, "# HELP {name} {help}");
+        let _ = writeln!(s, "# TYPE {name} counter");
+        let _ = writeln!(s, "{name} {value}");
+    }
+}
+
 /// Writes histogram `name` with `help`: one `_bucket{le=..}` line per
 /// (upper bound in seconds, observations at or under it, cumulative) of
 /// `buckets`, then `+Inf` (= `count`), `_sum` (seconds) and `_count`.
@@ -207,5 +328,38 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("wray_http_request_duration_seconds_bucket{le=\"+Inf\"} 0"));
+    }
+
+    #[test]
+    fn the_bounds_render_as_gauges_and_counters() {
+        let mut text = String::new();
+        write_bounds(
+            &mut text,
+            &Bounds {
+                components: wray_host::scheduler::ComponentUsage {
+                    names: 3,
+                    compiled_bytes: 5 << 20,
+                    max_compiled_bytes: 4 << 30,
+                    ..Default::default()
+                },
+                compiles: wray_host::executor::compile::CompileStats {
+                    started: 7,
+                    ..Default::default()
+                },
+                guest_memory: (1 << 20, 1 << 30),
+                inline_bytes: 344,
+            },
+        );
+        for line in [
+            "wray_components 3",
+            "wray_compiled_code_bytes 5242880",
+            "wray_compiled_code_bytes_limit 4294967296",
+            "wray_compiles_total 7",
+            "wray_guest_memory_bytes 1048576",
+            "wray_object_store_inline_bytes 344",
+            "# TYPE wray_compiles_total counter",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line} in:\n{text}");
+        }
     }
 }
