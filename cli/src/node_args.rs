@@ -154,3 +154,65 @@ impl NodeArgs {
         Ok(config)
     }
 }
+
+#[cfg(test)]
+mod bound_flags {
+    use clap::Parser;
+
+    use super::NodeArgs;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        node: NodeArgs,
+    }
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("wray").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn the_bounds_flags_reach_the_node_config() {
+        let cli = parse(&[
+            "--guest-memory",
+            "64",
+            "--max-components",
+            "5",
+            "--max-versions",
+            "2",
+            "--max-component-mib",
+            "100",
+            "--max-compiled-mib",
+            "200",
+            "--max-code-mib",
+            "8",
+            "--compile-timeout",
+            "1.5",
+        ])
+        .expect("parses");
+        let c = cli.node.config().expect("a config");
+        assert_eq!(c.guest_memory, Some(64 << 20));
+        assert_eq!((c.max_components, c.max_versions), (5, 2));
+        assert_eq!(
+            (c.max_component_bytes, c.max_compiled_bytes),
+            (100 << 20, 200 << 20)
+        );
+        assert_eq!(c.max_code_bytes, 8 << 20);
+        assert_eq!(c.compile_timeout, std::time::Duration::from_millis(1500));
+        c.validate().expect("in range");
+    }
+
+    #[test]
+    fn bounds_flags_out_of_range_are_refused_naming_the_range() {
+        for (flag, value, range) in [
+            ("--max-versions", "11", "1..=10"),
+            ("--max-components", "0", "1..=100000"),
+            ("--compile-timeout", "0", "more than 0 up to 3600"),
+            ("--compile-timeout", "1e9", "more than 0 up to 3600"),
+            ("--guest-memory", "0", "1.."),
+        ] {
+            let err = parse(&[flag, value]).err().expect("refused").to_string();
+            assert!(err.contains(range), "{flag} {value}: {err}");
+        }
+    }
+}
