@@ -34,7 +34,7 @@ use crate::error::TaskError;
 use crate::id_map::IdMap;
 
 pub use crate::proto::Codec;
-pub use data::{Budget, Charge, Data, Refs};
+pub use data::{Budget, Charge, Data, Refs, SMALL_MAX};
 pub use holds::{Holds, TooManyHolds};
 
 /// What one object costs the host besides its value's bytes, in bytes,
@@ -83,10 +83,7 @@ impl Object {
     pub fn empty() -> Self {
         Object::Value {
             codec: Codec::Raw,
-            data: Data::Inline {
-                bytes: Arc::from(&[][..]),
-                charge: None,
-            },
+            data: Data::inline(&[]),
             refs: Refs::default(),
         }
     }
@@ -478,10 +475,7 @@ impl ObjectStore {
 
     fn inline(&self, bytes: &[u8]) -> Option<Data> {
         let charge = self.inline.take(bytes.len())?;
-        Some(Data::Inline {
-            bytes: Arc::from(bytes),
-            charge: Some(charge),
-        })
+        Some(Data::heap(bytes, Some(charge)))
     }
 
     /// `bytes` copied into a new arena block.

@@ -123,7 +123,7 @@ fn large_values_go_to_the_arena_or_spill_and_free_their_space() {
     let arena = arena::Arena::create(dir.path(), 1 << 20, false).unwrap();
     let spill = dir.path().join("spill");
     let store = ObjectStore::with_limits(Some(arena.clone()), Some(spill.clone()), limits(64, 4));
-    let small = store.value(Codec::Raw, &[1; 16], Refs::default()).unwrap();
+    let small = store.value(Codec::Raw, &[1; 40], Refs::default()).unwrap();
     assert!(matches!(
         &small,
         Object::Value {
@@ -131,7 +131,7 @@ fn large_values_go_to_the_arena_or_spill_and_free_their_space() {
             ..
         }
     ));
-    assert_eq!(store.stats().inline_bytes, 16);
+    assert_eq!(store.stats().inline_bytes, 40);
     drop(small);
     assert_eq!(store.stats().inline_bytes, 0);
     let big = vec![7u8; INLINE_MAX];
