@@ -9,6 +9,7 @@ use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 
 use crate::error::{Error, Result};
 use crate::resources::{GpuDiscovery, Nvml};
+use crate::task_output::TaskOutputs;
 
 /// Where a node's GPUs come from (NVML by default; tests inject a fixed
 /// list with [`crate::resources::StaticGpus`]).
@@ -72,6 +73,10 @@ pub enum Stdio {
         /// Guests' stderr.
         stderr: MemoryOutputPipe,
     },
+    /// Each task's output, bounded, into the node's log and a table of
+    /// recent outputs ([`TaskOutputs`], read by task id): what a
+    /// long-running node (`wray start`) keeps.
+    Capture(Arc<TaskOutputs>),
 }
 
 impl Stdio {
@@ -83,10 +88,17 @@ impl Stdio {
         }
     }
 
-    /// What guests wrote to stdout so far (empty for [`Stdio::Inherit`]).
+    /// Each task's output kept in a table of its own, with the default
+    /// bounds ([`crate::task_output`]).
+    pub fn capture() -> Self {
+        Stdio::Capture(Arc::new(TaskOutputs::default()))
+    }
+
+    /// What guests wrote to stdout so far (empty for [`Stdio::Inherit`]
+    /// and [`Stdio::Capture`]).
     pub fn stdout_text(&self) -> String {
         match self {
-            Stdio::Inherit => String::new(),
+            Stdio::Inherit | Stdio::Capture(_) => String::new(),
             Stdio::Memory { stdout, .. } => String::from_utf8_lossy(&stdout.contents()).into(),
         }
     }
@@ -264,7 +276,8 @@ impl NodeConfig {
         ] {
             if let Some(t) = limit.filter(|t| *t > MAX_TIMEOUT || t.is_zero()) {
                 return bad(format!(
-                    "{name} of {t:?} is out of range: more than 0 up to {} s (a year)",
+                    "{name} of {} s is out of range: more than 0 up to {} s (a year)",
+                    t.as_secs_f64(),
                     MAX_TIMEOUT.as_secs()
                 ));
             }

@@ -28,7 +28,8 @@
 //! Leaves any layer may use: [`bounds`] (every bound a guest meets, every
 //! setting's range), [`config`] ([`NodeConfig`]), [`resources`] (CPUs,
 //! GPUs, pinning), [`cancel_token`], [`id_map`], [`error`], [`worker_pool`] (the worker
-//! threads, bounded by the CPUs), [`job_log`] (a job's bounded output).
+//! threads, bounded by the CPUs), [`job_log`] (a job's bounded output),
+//! [`task_output`] (plain tasks' bounded output, on a node that keeps it).
 
 pub mod bounds;
 pub mod cancel_token;
@@ -44,6 +45,7 @@ pub mod proto;
 pub mod resources;
 pub mod scheduler;
 pub mod session;
+pub mod task_output;
 pub mod worker_pool;
 
 pub use config::{NodeConfig, Preopen, Stdio};
@@ -55,6 +57,7 @@ pub use node::driver::DriverOutcome;
 pub use node::{Node, StopHandle};
 pub use scheduler::StatsSnapshot;
 pub use session::Session;
+pub use task_output::{TaskOutput, TaskOutputs};
 pub use wray_control_plane::{
     ActorId, ComponentRecord, ComponentVersion, FunctionKind, FunctionRecord, JobId, ObjectId,
     TaskId,

@@ -21,6 +21,7 @@ use crate::objects::{Budget, Holds, TooManyHolds};
 use crate::proto::limits::Limits;
 use crate::resources::Allocation;
 use crate::scheduler::task_table::TaskEntry;
+use crate::task_output::TaskWriter;
 
 /// The task a store is running now (an actor's store runs many in turn).
 #[derive(Debug, Clone)]
@@ -187,6 +188,9 @@ pub struct TaskState {
     /// The last [`MAX_SEEN_ERRORS`] errors `get` returned to the running
     /// task: the ones its own error may name as its cause.
     seen_errors: VecDeque<TaskError>,
+    /// Where its stdout and stderr go on a node that captures them: pointed
+    /// at each task it runs.
+    output: Option<TaskWriter>,
     wasi: WasiCtx,
     table: ResourceTable,
 }
@@ -205,7 +209,12 @@ impl TaskState {
     ) -> Self {
         let mut wasi = WasiCtxBuilder::new();
         wasi.allow_blocking_current_thread(true).args(args);
-        logs.attach(&mut wasi, job, &node.config().stdio);
+        let output = logs.attach(
+            &mut wasi,
+            job,
+            &node.config().stdio,
+            (current.id, &current.label),
+        );
         for p in &node.config().preopens {
             // Checked to be a directory when the node started; a directory
             // removed since then is simply not visible to the guest.
@@ -229,6 +238,7 @@ impl TaskState {
             holds: Holds::default(),
             windows: Windows::default(),
             seen_errors: VecDeque::new(),
+            output,
             wasi: wasi.build(),
             table: ResourceTable::new(),
         }
@@ -238,6 +248,9 @@ impl TaskState {
     /// memory limit applies and what the last task left of panics, limits
     /// and timeouts is forgotten. Arm its limits afterwards.
     pub(crate) fn begin(&mut self, current: CurrentTask) {
+        if let Some(output) = &self.output {
+            output.begin(current.id, &current.label);
+        }
         self.limiter.limit = current.limits.max_memory;
         self.limiter.refused = None;
         self.current = current;
