@@ -253,7 +253,35 @@ async fn dispatch(state: &State, r: Route<'_>, req: Request<Incoming>) -> Answer
             )
         }
         Route::JobLogs(id) => crate::jobs::logs(&state.jobs, id, query.offset, query.follow),
+        Route::TaskLogs(id) => task_logs(node, id),
     }
+}
+
+/// `GET /v1/tasks/{id}/logs`: what the task wrote, as the node keeps it
+/// ([`wray_host::task_output`]).
+fn task_logs(node: &Node, id: &str) -> Answer {
+    let task: wray_host::TaskId = id
+        .parse()
+        .map_err(|e: wray_host::proto::BadId| ApiError::bad_request("bad_id", e.to_string()))?;
+    let wray_host::Stdio::Capture(outputs) = &node.config().stdio else {
+        return Err(ApiError::not_found(
+            "no_task_logs",
+            "this node keeps no task output: its guests write to its own stdout and stderr",
+        ));
+    };
+    let output = outputs.get(task).ok_or_else(|| {
+        ApiError::not_found(
+            "unknown_task_logs",
+            format!(
+                "no output of task {task} is kept: it wrote nothing, it ran in a job with a log \
+                 of its own (GET /v1/jobs/{{id}}/logs), or its output was dropped for newer \
+                 tasks' (the node keeps the last {} tasks' and {} MiB)",
+                wray_host::task_output::MAX_TASKS,
+                wray_host::task_output::MAX_BYTES >> 20
+            ),
+        )
+    })?;
+    json(StatusCode::OK, &output)
 }
 
 /// The query parameters a route takes.
@@ -484,7 +512,9 @@ async fn invoke(
             },
         )
         .map_err(refused)?;
-    if query.asynchronous {
+    // The call's task id, for its output (`GET /v1/tasks/{id}/logs`).
+    let task = ids.first().map(|id| id.task);
+    let answer = if query.asynchronous {
         let objects: Vec<String> = ids.iter().map(ToString::to_string).collect();
         if !state.kept.keep(session, Purpose::Results(ids)) {
             return Err(ApiError::busy(format!(
@@ -492,14 +522,24 @@ async fn invoke(
                 state.config.max_kept
             )));
         }
-        return json(
+        json(
             StatusCode::ACCEPTED,
             &serde_json::json!({ "objects": objects }),
-        );
-    }
-    let timeout = query.timeout.unwrap_or(state.config.default_timeout);
-    results(&session, &ids, timeout).await
+        )
+    } else {
+        let timeout = query.timeout.unwrap_or(state.config.default_timeout);
+        results(&session, &ids, timeout).await
+    };
+    answer.map(|mut response| {
+        if let Some(value) = task.and_then(|t| HeaderValue::from_str(&t.to_string()).ok()) {
+            response.headers_mut().insert(TASK_ID_HEADER, value);
+        }
+        response
+    })
 }
+
+/// The header naming the task of a function call (32 hex digits).
+const TASK_ID_HEADER: &str = "wray-task-id";
 
 /// The values of `ids` (all a call returned) as the answer: one value as
 /// itself, several as a JSON array.

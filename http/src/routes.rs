@@ -44,6 +44,7 @@ pub const ROUTES: &[RouteInfo] = &[
     RouteInfo { method: "DELETE", path: "/v1/jobs/{id}", summary: "Forget a finished job and its log" },
     RouteInfo { method: "GET", path: "/v1/jobs/{id}/logs", summary: "What the job's guests wrote (text); `?offset=` bytes to start from, `?follow=true` streams until the job ends" },
     RouteInfo { method: "POST", path: "/v1/jobs/{id}/stop", summary: "Stop a job: its driver, tasks and actors are cancelled" },
+    RouteInfo { method: "GET", path: "/v1/tasks/{id}/logs", summary: "What a task outside a job with a log wrote to stdout and stderr (its first 64 KiB, and the bytes dropped past them), while the node keeps it" },
 ];
 
 /// A request matched to its route, with its path parameters.
@@ -99,6 +100,8 @@ pub enum Route<'a> {
     JobLogs(&'a str),
     /// `POST /v1/jobs/{id}/stop`
     StopJob(&'a str),
+    /// `GET /v1/tasks/{id}/logs`
+    TaskLogs(&'a str),
 }
 
 /// Longest request path served, in bytes (414 beyond).
@@ -133,6 +136,7 @@ impl Route<'_> {
             Route::DeleteJob(_) => 22,
             Route::JobLogs(_) => 23,
             Route::StopJob(_) => 24,
+            Route::TaskLogs(_) => 25,
         };
         &ROUTES[index]
     }
@@ -203,6 +207,9 @@ pub fn route<'a>(method: &Method, path: &'a str) -> Result<Route<'a>, ApiError> 
         ["v1", "nodes"] => by_method(Some(Route::Nodes), None, None),
         ["v1", "resources"] => by_method(Some(Route::Resources), None, None),
         ["v1", "tasks"] => by_method(Some(Route::Tasks), None, None),
+        ["v1", "tasks", id, "logs"] if param(id).is_some() => {
+            by_method(Some(Route::TaskLogs(id)), None, None)
+        }
         ["v1", "errors"] => by_method(Some(Route::Errors), None, None),
         ["v1", "timeline"] => by_method(Some(Route::Timeline), None, None),
         ["v1", "jobs"] => by_method(Some(Route::ListJobs), Some(Route::SubmitJob), None),
