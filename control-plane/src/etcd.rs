@@ -120,8 +120,8 @@ impl EtcdFunctionTable {
             }
             Err(_) => {
                 return Err(Error::Unavailable(format!(
-                    "{label}: connect: no answer within {:?}",
-                    config.connect_timeout
+                    "{label}: connect: no answer within {} ms",
+                    config.connect_timeout.as_millis()
                 )))
             }
         };
@@ -149,9 +149,9 @@ impl EtcdFunctionTable {
                 causes(&e)
             ))),
             Err(_) => Err(Error::Unavailable(format!(
-                "{}: {what}: no answer within {:?} ({})",
+                "{}: {what}: no answer within {} ms ({})",
                 self.label,
-                self.config.request_timeout,
+                self.config.request_timeout.as_millis(),
                 probe(&self.config.endpoints).await
             ))),
         }
@@ -271,7 +271,7 @@ fn causes(error: &etcd_client::Error) -> String {
     match error {
         etcd_client::Error::TransportError(e) => chain(e.to_string(), e.source()),
         etcd_client::Error::GRpcStatus(status) => chain(
-            format!("{:?}: {}", status.code(), status.message()),
+            format!("{}: {}", status.code().description(), status.message()),
             status.source(),
         ),
         other => other.to_string(),

@@ -251,7 +251,10 @@ impl Session<'_> {
                 ErrorKind::Timeout,
                 "get",
                 self.root,
-                format!("object {id} was not ready within {timeout:?}"),
+                format!(
+                    "object {id} was not ready within {}",
+                    timeout.map_or("its wait".to_string(), |t| format!("{} s", t.as_secs_f64()))
+                ),
             )),
             None => Err(not_found()),
         }

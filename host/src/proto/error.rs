@@ -29,8 +29,12 @@ pub enum Error {
     /// No component is deployed under this name on this node.
     #[error("component `{0}` is not deployed on this node")]
     NotDeployed(String),
-    /// The component has no driver entry point.
-    #[error("component `{0}` has no `#[wray::main]` entry point")]
+    /// The component has no driver entry point (it exports no `driver`).
+    #[error(
+        "component `{0}` has no `main`: it exports no `driver` interface (a `main` is made \
+         with `#[wray::main]` in Rust, `@wray.main` in Python or `main(..)` in JavaScript; \
+         a C component has none)"
+    )]
     NoMain(String),
     /// A file could not be read.
     #[error("cannot read {path}: {source}")]
