@@ -1,9 +1,12 @@
 //! The commands that talk to a running node over its HTTP API:
 //! `wray deploy`, `wray functions`, `wray undeploy` and `wray call` (and,
-//! in `job_cmds`, `wray job`). They find the node in
-//! `<tmp>/wray/node_latest` (`node.json`, `token` and, over https,
-//! `cert.pem`), or at `--address` with `WRAY_TOKEN` (and `--cacert` or
-//! `WRAY_CACERT` for https: `client_tls`).
+//! in `job_cmds`, `wray job`; in `logs_cmd`, `wray logs`). Every command
+//! that reaches a node selects it the same way ([`NodeArg`]): `--node
+//! DIR|ID` (a node directory under `<tmp>/wray`, or the process id or
+//! node id of a `wray start`), `--address URL` (with `WRAY_TOKEN`, and
+//! `--cacert` or `WRAY_CACERT` for https: `client_tls`), or by default
+//! the latest `wray start`'s (`<tmp>/wray/node_latest`: `node.json`,
+//! `token` and, over https, `cert.pem`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,15 +14,20 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 use clap::Args;
 
-use crate::node_cmds::{latest, read_node_file};
+use crate::node_dir::{self, latest, running_node};
 
-/// Where the node is.
-#[derive(Args)]
+/// Which node a command talks to.
+#[derive(Args, Debug, Clone, Default, PartialEq, Eq)]
 pub struct NodeArg {
-    /// The node's URL (default: the latest `wray start`'s); its token from
-    /// `WRAY_TOKEN`.
+    /// The node's URL (default: that of `--node`, else of the latest `wray
+    /// start`); its token from `WRAY_TOKEN`, else from `--node`'s
+    /// directory.
     #[arg(long, value_name = "URL")]
     address: Option<String>,
+    /// A node on this machine: its directory, or the process id or node id
+    /// of a `wray start` (default: the latest).
+    #[arg(long = "node", value_name = "DIR|ID")]
+    node_dir: Option<String>,
     /// With `--address` at https: trust this certificate (PEM) instead of
     /// the public roots (default: `WRAY_CACERT`).
     #[arg(long, value_name = "FILE", requires = "address")]
@@ -34,23 +42,55 @@ pub(crate) struct Client {
 }
 
 impl NodeArg {
+    /// The node of directory `dir`.
+    pub(crate) fn for_dir(dir: &std::path::Path) -> Self {
+        Self {
+            node_dir: Some(dir.display().to_string()),
+            ..Self::default()
+        }
+    }
+
+    /// Whether the node is named by `--address` alone (no directory on
+    /// this machine given).
+    pub(crate) fn address_only(&self) -> Option<&str> {
+        self.address.as_deref().filter(|_| self.node_dir.is_none())
+    }
+
+    /// The node directory on this machine: `--node`'s, else the one whose
+    /// node serves `--address`, else the latest.
+    ///
+    /// # Errors
+    /// `--node` names nothing, or no node here serves `--address`.
+    pub(crate) fn local_dir(&self) -> anyhow::Result<PathBuf> {
+        match (&self.node_dir, &self.address) {
+            (Some(selector), _) => node_dir::resolve(selector),
+            (None, Some(url)) => node_dir::find_by_url(url).with_context(|| {
+                format!(
+                    "no node on this machine serves {url} (under {}): give --node DIR|ID",
+                    node_dir::root().display()
+                )
+            }),
+            (None, None) => Ok(latest()),
+        }
+    }
+
     /// The client of the node this names.
     ///
     /// # Errors
-    /// No node runs (no `node.json`), or its token or certificate cannot be
-    /// read.
+    /// No node runs there (no `node.json`, or its process is dead), or its
+    /// token or certificate cannot be read.
     pub(crate) fn client(&self) -> anyhow::Result<Client> {
-        let (url, token, cacert) = match &self.address {
-            Some(url) => (
+        let (url, token, cacert) = match (&self.address, &self.node_dir) {
+            (Some(url), None) => (
                 url.trim_end_matches('/').to_string(),
                 std::env::var("WRAY_TOKEN").ok(),
                 self.cacert
                     .clone()
                     .or_else(|| std::env::var_os("WRAY_CACERT").map(PathBuf::from)),
             ),
-            None => {
-                let dir = latest();
-                let node = read_node_file(&dir)?;
+            (address, _) => {
+                let dir = self.local_dir()?;
+                let node = running_node(&dir)?;
                 let token = if node.auth {
                     let path = dir.join("token");
                     Some(
@@ -62,7 +102,10 @@ impl NodeArg {
                 } else {
                     None
                 };
-                (node.url, token, node.cacert)
+                let url = address
+                    .as_deref()
+                    .map_or(node.url, |a| a.trim_end_matches('/').to_string());
+                (url, token, self.cacert.clone().or(node.cacert))
             }
         };
         Ok(Client {
@@ -286,17 +329,13 @@ pub fn call(args: CallArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// What the running node (`wray start`'s latest) says of its control plane
-/// in `/healthz`: its backend and whether it answers; `None` when no node
-/// runs or it does not answer.
-pub fn control_plane_line() -> Option<String> {
-    let node = read_node_file(&latest()).ok()?;
-    let agent = crate::client_tls::agent_builder(node.cacert.as_deref())
-        .ok()?
+/// What `client`'s node says of its control plane in `/healthz`: its
+/// backend and whether it answers; `None` when it does not answer.
+pub(crate) fn control_plane_line(client: &Client) -> Option<String> {
+    let health: serde_json::Value = client
+        .agent
+        .get(&format!("{}/healthz", client.url))
         .timeout(std::time::Duration::from_secs(10))
-        .build();
-    let health: serde_json::Value = agent
-        .get(&format!("{}/healthz", node.url))
         .call()
         .ok()?
         .into_json()

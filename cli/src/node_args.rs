@@ -30,12 +30,13 @@ pub struct NodeArgs {
     /// (default: the same path). Repeatable.
     #[arg(long = "dir", value_name = "HOST[::GUEST]")]
     pub dirs: Vec<String>,
-    /// Per-task time limit in seconds, up to a year (0: none).
+    /// Per-task time limit in seconds, from 0.01 (the epoch tick) up to a
+    /// year (0: none).
     #[arg(long, value_name = "SECS", value_parser = parse_seconds,
           default_value = "600")]
     pub task_timeout: Seconds,
-    /// Time limit of a driver's `main` in seconds, up to a year (0, the
-    /// default: none).
+    /// Time limit of a driver's `main` in seconds, from 0.01 up to a year
+    /// (0, the default: none).
     #[arg(long, value_name = "SECS", value_parser = parse_seconds, default_value = "0")]
     pub driver_timeout: Seconds,
     /// Per-task memory limit in MiB, 1 to 4096 (a wasm32 memory's most).
@@ -61,8 +62,10 @@ impl NodeArgs {
     /// The node configuration these flags describe (defaults elsewhere).
     ///
     /// # Errors
-    /// A `--dir` or `--resources` value that does not parse, naming it.
+    /// A `--dir` or `--resources` value that does not parse, or a
+    /// `--spill-dir` that is no writable directory, naming it.
     pub fn config(&self) -> anyhow::Result<NodeConfig> {
+        self.store.check()?;
         let mut config = NodeConfig::default();
         if let Some(n) = self.num_cpus {
             config.num_cpus = usize::from(n);

@@ -5,4 +5,6 @@
 mod cli;
 mod microbench;
 mod node;
+mod node_log;
+mod node_ops;
 mod support;
