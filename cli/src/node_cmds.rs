@@ -164,8 +164,12 @@ pub fn start(args: StartArgs) -> anyhow::Result<ExitCode> {
         });
     }
     let Ok(said) = said_rx.recv_timeout(START_TIMEOUT) else {
+        // Nothing points at it yet: end it rather than leave a node
+        // behind that nobody was told of.
+        let _ = child.kill();
+        let _ = child.wait();
         bail!(
-            "the node (process {}) did not serve within {} s; see {}",
+            "the node (process {}) did not serve within {} s, and was killed; see {}",
             child.id(),
             START_TIMEOUT.as_secs(),
             node_log::log_path(&dir).display()
