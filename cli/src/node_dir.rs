@@ -106,8 +106,9 @@ pub fn remove_running_files(dir: &Path) {
     }
 }
 
-/// The node directory `--node` names: a directory, or the process id or
-/// node id of a `wray start` node on this machine.
+/// The node directory `--node` names: a directory (as a path, or by its
+/// name under the root: `node-<pid>`), or the process id or node id of a
+/// `wray start` node on this machine.
 ///
 /// # Errors
 /// Nothing on this machine goes by that name.
@@ -115,6 +116,10 @@ pub fn resolve(selector: &str) -> anyhow::Result<PathBuf> {
     let path = Path::new(selector);
     if path.is_dir() {
         return Ok(path.to_path_buf());
+    }
+    let under_root = root().join(selector);
+    if selector.starts_with("node-") && under_root.is_dir() {
+        return Ok(under_root);
     }
     if let Ok(pid) = selector.parse::<u32>() {
         let dir = node_dir(pid);

@@ -280,9 +280,14 @@ fn every_command_selects_a_node_by_directory_process_id_node_id_or_address() {
     );
     assert!(
         status.contains(&format!("{} (alive)", a.node_id))
+            && status.contains("  FINISHED: 1\n")
             && status.contains("Control plane: embedded: reachable"),
         "{status}"
     );
+    let out = a.run(&["logs", &"0".repeat(32)]);
+    assert!(stderr(&out).contains("no output of task"), "{out:?}");
+    let dir_name = format!("node-{}", a.pid);
+    assert!(success_stdout(&run(&["functions", "--node", &dir_name])).contains("mb version 1"));
     assert!(success_stdout(&a.run(&["job", "list"])).ends_with("0 jobs\n"));
     success_stdout(&a.run(&["undeploy", "mb"]));
     assert!(success_stdout(&a.run(&["functions"])).ends_with("0 components\n"));
