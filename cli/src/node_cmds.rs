@@ -79,7 +79,8 @@ pub struct StartArgs {
     /// The private key (PEM) of `--tls-cert`.
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     tls_key: Option<PathBuf>,
-    /// Run in this process instead of in the background.
+    /// Run in this process instead of in the background (it still logs
+    /// to node.log).
     #[arg(long)]
     foreground: bool,
     /// Set by `wray start` for its node process: once it serves, its

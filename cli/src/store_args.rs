@@ -54,7 +54,8 @@ pub struct StoreArgs {
     #[arg(long, value_name = "DIR")]
     object_store_dir: Option<PathBuf>,
     /// Directory objects spill to when the store is full (default: the
-    /// temporary directory; spill files have no name there).
+    /// temporary directory; spill files have no name there): made if
+    /// missing, and refused at start unless this user can write there.
     #[arg(long, value_name = "DIR")]
     spill_dir: Option<PathBuf>,
     /// Put the object store on 2 MiB huge pages (reserve them in
