@@ -223,7 +223,7 @@ fn messages_name_limits_in_words_and_main_in_every_language() {
     // A get that times out says how long it waited, not `Some(..)`.
     let answer: serde_json::Value = node
         .request("POST", "/v1/functions/api/sleep_ms?async=true")
-        .send_string("[5000]")
+        .send_string("[60000]")
         .unwrap()
         .into_json()
         .unwrap();
