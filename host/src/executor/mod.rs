@@ -36,6 +36,7 @@ pub(crate) mod exports;
 pub(crate) mod guard;
 pub mod guest_bytes;
 pub(crate) mod host_api;
+pub(crate) mod integers;
 pub mod instantiation;
 pub mod mapping;
 pub(crate) mod output;
