@@ -241,15 +241,21 @@ fn not_json(codec: Codec) -> ApiError {
     )
 }
 
+/// `Wray-Codec`: how an `application/octet-stream` answer's bytes are
+/// encoded (`raw`, or `rkyv` for a Rust guest's own values).
+const CODEC_HEADER: &str = "wray-codec";
+
 /// A value as the answer, from the store without a copy: JSON as is; raw
-/// bytes as `application/octet-stream`; rkyv refused.
+/// bytes as `application/octet-stream`; rkyv (a Rust guest's `put`) only
+/// as `application/octet-stream` when asked so, marked `Wray-Codec: rkyv`.
 ///
 /// # Errors
 /// 406 when the value is not what `want_raw` asks (the value is kept).
 fn value_answer(v: SharedValue, want_raw: bool) -> Answer {
-    let content_type = match v.codec() {
-        Codec::Json if !want_raw => "application/json",
-        Codec::Raw => "application/octet-stream",
+    let (content_type, codec) = match v.codec() {
+        Codec::Json if !want_raw => ("application/json", None),
+        Codec::Raw => ("application/octet-stream", Some("raw")),
+        Codec::Rkyv if want_raw => ("application/octet-stream", Some("rkyv")),
         Codec::Json => {
             return Err(ApiError::new(
                 StatusCode::NOT_ACCEPTABLE,
@@ -257,13 +263,22 @@ fn value_answer(v: SharedValue, want_raw: bool) -> Answer {
                 "the value is JSON; ask for it with `Accept: application/json`",
             ))
         }
-        Codec::Rkyv => return Err(not_json(Codec::Rkyv)),
+        Codec::Rkyv => {
+            return Err(ApiError::new(
+                StatusCode::NOT_ACCEPTABLE,
+                "not_json",
+                "the value is rkyv (a Rust guest's encoding), which HTTP does not turn into JSON: \
+                 ask for its bytes with `Accept: application/octet-stream`",
+            ))
+        }
     };
-    Ok(body_response(
-        StatusCode::OK,
-        content_type,
-        Bytes::from_owner(v),
-    ))
+    let mut response = body_response(StatusCode::OK, content_type, Bytes::from_owner(v));
+    if let Some(codec) = codec {
+        response
+            .headers_mut()
+            .insert(CODEC_HEADER, HeaderValue::from_static(codec));
+    }
+    Ok(response)
 }
 
 /// `GET /v1/objects/{id}`: an async call's result, or an object a result

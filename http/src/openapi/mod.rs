@@ -56,6 +56,20 @@ fn build() -> Value {
             .or_insert_with(|| json!({}))
             .as_object_mut();
         if let Some(responses) = responses {
+            // OpenAPI requires a description of every answer.
+            for (status, response) in responses.iter_mut() {
+                if let Some(r) = response.as_object_mut() {
+                    r.entry("description").or_insert_with(|| {
+                        match status.as_str() {
+                            "200" => "success",
+                            "201" => "created",
+                            "202" => "accepted",
+                            _ => "an error",
+                        }
+                        .into()
+                    });
+                }
+            }
             let shared = [
                 ("400", "a malformed request: `bad_query`, `bad_path`, `bad_json`, ..."),
                 ("401", "`no_token` or `bad_token` (with `WWW-Authenticate: Bearer`)"),

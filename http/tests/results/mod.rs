@@ -55,8 +55,16 @@ fn refs_inside_an_async_result_stay_readable_until_read() {
         .map(|r| r["$object"].as_str().expect("a ref").to_string())
         .collect();
     assert_eq!(nested.len(), 3, "{refs}");
+    let url = super::base();
     for (i, n) in nested.iter().enumerate() {
-        assert_eq!(get(&format!("/v1/objects/{n}")), (200, json!(i + 1)), "{n}");
+        // A Rust guest's `put` is rkyv: not JSON (the object stays), but
+        // its bytes (the SDK's header, then the archived i64: 8 bytes,
+        // little-endian, last).
+        assert_eq!(object(url, n, "application/json").0, 406, "{n}");
+        let value = i64::try_from(i + 1).unwrap();
+        let (s, bytes) = object(url, n, "application/octet-stream");
+        assert_eq!(s, 200, "{n}");
+        assert!(bytes.ends_with(&value.to_le_bytes()), "{n}: {bytes:?}");
     }
     // Each read once, and then the session is gone.
     let (s, v) = get(&format!("/v1/objects/{}", nested[0]));
