@@ -43,7 +43,16 @@ mod tests {
 
     #[test]
     fn names_round_trip_through_a_segment() {
-        for name in ["x#y", "a&b", "a b", "100%", "ünï", "a+b", "q?=1", "plain-name_1.2~"] {
+        for name in [
+            "x#y",
+            "a&b",
+            "a b",
+            "100%",
+            "ünï",
+            "a+b",
+            "q?=1",
+            "plain-name_1.2~",
+        ] {
             let encoded = encode(name);
             assert!(
                 encoded

@@ -36,8 +36,8 @@ pub use error::{ErrorBody, ErrorDetail, TaskCause, TaskFailure};
 pub use jobs::{JobDeleted, JobInfo, JobLogsQuery, JobStatus, JobStopped, SubmitJob};
 pub use paging::{ListQuery, DEFAULT_LIMIT, MAX_LIMIT};
 pub use state::{
-    CauseInfo, ControlPlaneHealth, ErrorInfo, ErrorList, GpuSummary, Health, NodeInfo,
-    ObjectInfo, ObjectList, Resources, TaskInfo, TaskList,
+    CauseInfo, ControlPlaneHealth, ErrorInfo, ErrorList, GpuSummary, Health, NodeInfo, ObjectInfo,
+    ObjectList, Resources, TaskInfo, TaskList,
 };
 
 /// The `View` header's name (`Wray-View`): `node` when a function-table

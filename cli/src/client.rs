@@ -106,7 +106,10 @@ impl Client {
         serde_json::from_str(&body).with_context(|| {
             format!(
                 "the node's answer is not a {} (a node of another version?)",
-                std::any::type_name::<T>().rsplit("::").next().unwrap_or("value")
+                std::any::type_name::<T>()
+                    .rsplit("::")
+                    .next()
+                    .unwrap_or("value")
             )
         })
     }
@@ -223,8 +226,7 @@ pub fn functions(node: NodeArg) -> anyhow::Result<ExitCode> {
     let client = node.client()?;
     match print_functions(&client) {
         Err(e)
-            if e
-                .downcast_ref::<std::io::Error>()
+            if e.downcast_ref::<std::io::Error>()
                 .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) =>
         {
             Ok(ExitCode::SUCCESS)

@@ -189,7 +189,8 @@ pub fn is_content_hash(hash: &str) -> bool {
 
 /// The rule a component name must follow, as [`check_name`] applies it
 /// (for messages and docs).
-pub const NAME_RULE: &str = "1 to 128 bytes of UTF-8, no `/`, `@` or control character, not `.` or `..`";
+pub const NAME_RULE: &str =
+    "1 to 128 bytes of UTF-8, no `/`, `@` or control character, not `.` or `..`";
 
 /// Checks that `name` can name a component: 1 to [`MAX_NAME_BYTES`] bytes,
 /// no `/` (names are key segments and path segments), no `@` (it
@@ -428,7 +429,17 @@ mod tests {
             check_name(good).unwrap();
         }
         let long = "x".repeat(MAX_NAME_BYTES + 1);
-        for bad in ["", "a/b", "/", "tab\t", "nul\0", ".", "..", "a@2", long.as_str()] {
+        for bad in [
+            "",
+            "a/b",
+            "/",
+            "tab\t",
+            "nul\0",
+            ".",
+            "..",
+            "a@2",
+            long.as_str(),
+        ] {
             let err = check_name(bad).unwrap_err();
             assert!(matches!(err, Error::InvalidName { .. }), "{bad:?}");
             assert!(!err.is_retryable());

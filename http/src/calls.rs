@@ -221,10 +221,9 @@ async fn results(
     }
     chunks.push(Bytes::from_static(b"]"));
     let mut response = Response::new(ResponseBody::from(chunks));
-    response.headers_mut().insert(
-        CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     Ok(response)
 }
 
@@ -252,26 +251,25 @@ const CODEC_HEADER: &str = "wray-codec";
 /// # Errors
 /// 406 when the value is not what `want_raw` asks (the value is kept).
 fn value_answer(v: SharedValue, want_raw: bool) -> Answer {
-    let (content_type, codec) = match v.codec() {
-        Codec::Json if !want_raw => ("application/json", None),
-        Codec::Raw => ("application/octet-stream", Some("raw")),
-        Codec::Rkyv if want_raw => ("application/octet-stream", Some("rkyv")),
-        Codec::Json => {
-            return Err(ApiError::new(
-                StatusCode::NOT_ACCEPTABLE,
-                "not_raw",
-                "the value is JSON; ask for it with `Accept: application/json`",
-            ))
-        }
-        Codec::Rkyv => {
-            return Err(ApiError::new(
+    let (content_type, codec) =
+        match v.codec() {
+            Codec::Json if !want_raw => ("application/json", None),
+            Codec::Raw => ("application/octet-stream", Some("raw")),
+            Codec::Rkyv if want_raw => ("application/octet-stream", Some("rkyv")),
+            Codec::Json => {
+                return Err(ApiError::new(
+                    StatusCode::NOT_ACCEPTABLE,
+                    "not_raw",
+                    "the value is JSON; ask for it with `Accept: application/json`",
+                ))
+            }
+            Codec::Rkyv => return Err(ApiError::new(
                 StatusCode::NOT_ACCEPTABLE,
                 "not_json",
                 "the value is rkyv (a Rust guest's encoding), which HTTP does not turn into JSON: \
                  ask for its bytes with `Accept: application/octet-stream`",
-            ))
-        }
-    };
+            )),
+        };
     let mut response = body_response(StatusCode::OK, content_type, Bytes::from_owner(v));
     if let Some(codec) = codec {
         response
@@ -450,7 +448,10 @@ mod tests {
         assert_eq!(texts(&args), ["1180591620717411303424", "{\"a\": 1.50}"]);
         assert!(json_args(b"", 0, "f").unwrap().is_empty());
         assert!(json_args(b" \n", 0, "f").unwrap().is_empty());
-        assert_eq!(json_args(b"", 1, "f").unwrap_err().code, "wrong_argument_count");
+        assert_eq!(
+            json_args(b"", 1, "f").unwrap_err().code,
+            "wrong_argument_count"
+        );
         assert_eq!(json_args(b"[1", 1, "f").unwrap_err().code, "bad_json");
     }
 }

@@ -187,7 +187,8 @@ async fn dispatch(state: &State, r: Route<'_>, req: Request<Incoming>) -> Answer
         }
         Route::KillActor(id) => crate::calls::kill_actor(state, &id),
         Route::Nodes => {
-            let nodes: Vec<wray_api::NodeInfo> = node.nodes().iter().map(crate::wire::node).collect();
+            let nodes: Vec<wray_api::NodeInfo> =
+                node.nodes().iter().map(crate::wire::node).collect();
             json(StatusCode::OK, &nodes)
         }
         Route::Resources => json(
@@ -202,8 +203,12 @@ async fn dispatch(state: &State, r: Route<'_>, req: Request<Incoming>) -> Answer
         Route::Errors => crate::listings::errors(state, &query),
         Route::Timeline => json(StatusCode::OK, &node.timeline()),
         Route::ListJobs => {
-            let jobs: Vec<wray_api::JobInfo> =
-                state.jobs.list().into_iter().map(crate::wire::job).collect();
+            let jobs: Vec<wray_api::JobInfo> = state
+                .jobs
+                .list()
+                .into_iter()
+                .map(crate::wire::job)
+                .collect();
             json(StatusCode::OK, &jobs)
         }
         Route::SubmitJob => {

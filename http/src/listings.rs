@@ -24,7 +24,9 @@ fn checked_name(name: &str) -> Result<(), ApiError> {
     check_name(name).map_err(|e| {
         ApiError::bad_request(
             "bad_name",
-            format!("{e}; a component name is {NAME_RULE} (percent-encode it in paths and queries)"),
+            format!(
+                "{e}; a component name is {NAME_RULE} (percent-encode it in paths and queries)"
+            ),
         )
     })
 }
@@ -41,10 +43,9 @@ fn unreachable(e: &wray_host::Error) -> bool {
 /// `answer` marked as the node's own view (`Wray-View: node`).
 fn node_view(answer: Answer) -> Answer {
     let mut response = answer?;
-    response.headers_mut().insert(
-        wray_api::VIEW_HEADER,
-        HeaderValue::from_static("node"),
-    );
+    response
+        .headers_mut()
+        .insert(wray_api::VIEW_HEADER, HeaderValue::from_static("node"));
     Ok(response)
 }
 
@@ -95,7 +96,11 @@ pub(crate) fn components(state: &State, query: &Query) -> Answer {
 
 /// `page` (of at most `limit + 1` entries) cut to `limit`, and the cursor
 /// of the next page (the last entry kept's, when one more was there).
-fn cut<T>(mut page: Vec<T>, limit: usize, cursor: impl Fn(&T) -> String) -> (Vec<T>, Option<String>) {
+fn cut<T>(
+    mut page: Vec<T>,
+    limit: usize,
+    cursor: impl Fn(&T) -> String,
+) -> (Vec<T>, Option<String>) {
     if page.len() <= limit {
         return (page, None);
     }
@@ -236,7 +241,11 @@ fn page_after<T>(
             at.saturating_add(1)
         }
     };
-    let page: Vec<T> = all.into_iter().skip(start).take(limit.saturating_add(1)).collect();
+    let page: Vec<T> = all
+        .into_iter()
+        .skip(start)
+        .take(limit.saturating_add(1))
+        .collect();
     Ok(cut(page, limit, |t| cursor(t).to_string()))
 }
 

@@ -64,7 +64,10 @@ impl Query {
                     q.offset = value.parse().map_err(|_| {
                         ApiError::bad_request(
                             "bad_query",
-                            format!("offset={}: expected a byte offset (0 to 2^64-1)", cut(value)),
+                            format!(
+                                "offset={}: expected a byte offset (0 to 2^64-1)",
+                                cut(value)
+                            ),
                         )
                     })?;
                 }
@@ -74,11 +77,7 @@ impl Query {
                 _ => {
                     return Err(ApiError::bad_request(
                         "bad_query",
-                        format!(
-                            "{} takes no query parameter `{}`",
-                            r.info().path,
-                            cut(key)
-                        ),
+                        format!("{} takes no query parameter `{}`", r.info().path, cut(key)),
                     ))
                 }
             }
@@ -150,12 +149,19 @@ mod tests {
         assert_eq!(q.name.as_deref(), Some("x#y"));
         let q = Query::parse("limit=1000&after=a%26b", &Route::ListComponents).unwrap();
         assert_eq!((q.limit, q.after.as_deref()), (1000, Some("a&b")));
-        assert_eq!(Query::parse("", &Route::Tasks).unwrap().limit, DEFAULT_LIMIT);
+        assert_eq!(
+            Query::parse("", &Route::Tasks).unwrap().limit,
+            DEFAULT_LIMIT
+        );
         for bad in ["limit=0", "limit=1001", "limit=x", "after=%ff"] {
             let e = Query::parse(bad, &Route::Objects).err().unwrap();
             assert_eq!(e.code, "bad_query", "{bad}");
         }
         let e = Query::parse("limit=5", &Route::Nodes).err().unwrap();
-        assert!(e.message.contains("no query parameter `limit`"), "{}", e.message);
+        assert!(
+            e.message.contains("no query parameter `limit`"),
+            "{}",
+            e.message
+        );
     }
 }

@@ -72,7 +72,10 @@ fn ensure_openapi_validator() -> Result<()> {
         .output();
     if let Ok(out) = probe {
         if String::from_utf8_lossy(&out.stdout).trim() == OPENAPI_SPEC_VALIDATOR_VERSION {
-            println!("openapi-spec-validator {OPENAPI_SPEC_VALIDATOR_VERSION}: installed in {}", venv.display());
+            println!(
+                "openapi-spec-validator {OPENAPI_SPEC_VALIDATOR_VERSION}: installed in {}",
+                venv.display()
+            );
             return Ok(());
         }
     }

@@ -95,9 +95,7 @@ fn walk(
             };
             let prefix = s.get("prefixItems").and_then(Value::as_array);
             for (i, item) in items.iter().enumerate() {
-                let item_schema = prefix
-                    .and_then(|p| p.get(i))
-                    .or_else(|| s.get("items"));
+                let item_schema = prefix.and_then(|p| p.get(i)).or_else(|| s.get("items"));
                 if let Some(item_schema) = item_schema {
                     let len = at.len();
                     at.push_str(&format!("/{i}"));
@@ -126,7 +124,12 @@ fn walk(
         }
         _ => {}
     }
-    for branch in s.get("allOf").and_then(Value::as_array).into_iter().flatten() {
+    for branch in s
+        .get("allOf")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         walk(branch, root, raw, at, depth + 1)?;
     }
     for key in ["anyOf", "oneOf"] {
@@ -145,7 +148,12 @@ fn walk(
 /// Checks the integer literal `text` against `format`'s `(least,
 /// greatest)`; a number with a fraction or exponent is not an integer
 /// literal and is left to the validator.
-fn in_range(text: &str, format: &str, (least, greatest): (i128, u128), at: &str) -> Result<(), String> {
+fn in_range(
+    text: &str,
+    format: &str,
+    (least, greatest): (i128, u128),
+    at: &str,
+) -> Result<(), String> {
     if text.bytes().any(|b| matches!(b, b'.' | b'e' | b'E')) {
         return Ok(());
     }
@@ -190,7 +198,9 @@ mod tests {
         assert!(check_text(i64_, "-9223372036854775809").is_err());
         let u128_ = json!({ "type": "integer", "format": "uint128", "minimum": 0 });
         assert_eq!(check_text(u128_.clone(), "1180591620717411303424"), Ok(()));
-        assert!(check_text(u128_, &"9".repeat(60)).unwrap_err().contains("..."));
+        assert!(check_text(u128_, &"9".repeat(60))
+            .unwrap_err()
+            .contains("..."));
         // Not an integer literal: the validator's business.
         let u8_ = json!({ "type": "integer", "format": "uint8" });
         assert_eq!(check_text(u8_.clone(), "1e9"), Ok(()));

@@ -71,8 +71,14 @@ fn build() -> Value {
                 }
             }
             let shared = [
-                ("400", "a malformed request: `bad_query`, `bad_path`, `bad_json`, ..."),
-                ("401", "`no_token` or `bad_token` (with `WWW-Authenticate: Bearer`)"),
+                (
+                    "400",
+                    "a malformed request: `bad_query`, `bad_path`, `bad_json`, ...",
+                ),
+                (
+                    "401",
+                    "`no_token` or `bad_token` (with `WWW-Authenticate: Bearer`)",
+                ),
                 ("503", "`busy`: retry after `Retry-After` seconds"),
             ];
             for (status, description) in shared {
@@ -194,7 +200,11 @@ mod tests {
         assert_eq!(in_doc, in_table);
         for route in ROUTES {
             let op = &doc["paths"][route.path][route.method.to_ascii_lowercase()];
-            assert_eq!(op["summary"], route.summary, "{} {}", route.method, route.path);
+            assert_eq!(
+                op["summary"], route.summary,
+                "{} {}",
+                route.method, route.path
+            );
             assert!(op["responses"]["503"].is_object(), "{op}");
         }
         assert_eq!(doc["openapi"], "3.1.0");
@@ -212,17 +222,32 @@ mod tests {
             .collect();
         assert_eq!(names, ["component", "function", "timeout", "async"]);
         for status in ["200", "202", "400", "401", "404", "504", "507"] {
-            assert!(invoke["responses"][status].is_object(), "{status}: {invoke}");
+            assert!(
+                invoke["responses"][status].is_object(),
+                "{status}: {invoke}"
+            );
         }
         let list = &doc["paths"]["/v1/components"]["get"];
-        assert!(list["parameters"].as_array().unwrap().iter().any(|p| p["name"] == "after"));
+        assert!(list["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["name"] == "after"));
         let created = &doc["paths"]["/v1/actors"]["post"];
         assert!(created["requestBody"].is_object() && created["responses"]["201"].is_object());
         let schemas = &doc["components"]["schemas"];
-        for name in ["ErrorBody", "ComponentList", "NewActor", "JobInfo", "Accepted"] {
+        for name in [
+            "ErrorBody",
+            "ComponentList",
+            "NewActor",
+            "JobInfo",
+            "Accepted",
+        ] {
             assert!(schemas[name].is_object(), "{name} missing");
         }
         let detail = &schemas["ErrorDetail"];
-        assert!(detail["properties"]["code"].is_object() && detail["properties"]["message"].is_object());
+        assert!(
+            detail["properties"]["code"].is_object() && detail["properties"]["message"].is_object()
+        );
     }
 }

@@ -33,7 +33,10 @@ impl Hoisted {
         let mut defs: Vec<(String, Value)> = Vec::new();
         for key in ["$defs", "definitions"] {
             if let Some(Value::Object(d)) = map.remove(key) {
-                defs.extend(d.into_iter().map(|(name, def)| (format!("{key}/{name}"), def)));
+                defs.extend(
+                    d.into_iter()
+                        .map(|(name, def)| (format!("{key}/{name}"), def)),
+                );
             }
         }
         // Old location (`$defs/Name`) -> new name.
@@ -111,7 +114,12 @@ fn rewrite(value: &mut Value, renames: &[(String, String)], root: &str, uses_roo
 }
 
 /// Where ref `r` points once hoisted, if it is the schema's own.
-fn target(r: &str, renames: &[(String, String)], root: &str, uses_root: &mut bool) -> Option<String> {
+fn target(
+    r: &str,
+    renames: &[(String, String)],
+    root: &str,
+    uses_root: &mut bool,
+) -> Option<String> {
     let pointer = r.strip_prefix('#')?;
     if pointer.is_empty() {
         *uses_root = true;
@@ -143,19 +151,34 @@ mod tests {
                       "Pair<A, B>": {"prefixItems": [{"$ref": "#/$defs/ObjectRef"}]}}}"##;
         let s = h.embed("f.refs", text);
         assert_eq!(s["items"]["$ref"], "#/components/schemas/f.refs.ObjectRef");
-        assert!(s.get("$defs").is_none() && s.get("$schema").is_none(), "{s}");
+        assert!(
+            s.get("$defs").is_none() && s.get("$schema").is_none(),
+            "{s}"
+        );
         let pair = &h.schemas["f.refs.Pair_A__B_"];
-        assert_eq!(pair["prefixItems"][0]["$ref"], "#/components/schemas/f.refs.ObjectRef");
+        assert_eq!(
+            pair["prefixItems"][0]["$ref"],
+            "#/components/schemas/f.refs.ObjectRef"
+        );
         // Another function's definition of the same name gets its own.
         let again = h.embed("f.refs", text);
-        assert_eq!(again["items"]["$ref"], "#/components/schemas/f.refs.ObjectRef.2");
+        assert_eq!(
+            again["items"]["$ref"],
+            "#/components/schemas/f.refs.ObjectRef.2"
+        );
     }
 
     #[test]
     fn a_recursive_schema_is_hoisted_whole() {
         let mut h = Hoisted::default();
-        let s = h.embed("t", r##"{"type": "object", "properties": {"next": {"$ref": "#"}}}"##);
+        let s = h.embed(
+            "t",
+            r##"{"type": "object", "properties": {"next": {"$ref": "#"}}}"##,
+        );
         assert_eq!(s["$ref"], "#/components/schemas/t");
-        assert_eq!(h.schemas["t"]["properties"]["next"]["$ref"], "#/components/schemas/t");
+        assert_eq!(
+            h.schemas["t"]["properties"]["next"]["$ref"],
+            "#/components/schemas/t"
+        );
     }
 }

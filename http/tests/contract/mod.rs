@@ -27,7 +27,9 @@ fn validator() -> PathBuf {
     if in_venv.exists() {
         return in_venv;
     }
-    let on_path = Command::new("openapi-spec-validator").arg("--help").output();
+    let on_path = Command::new("openapi-spec-validator")
+        .arg("--help")
+        .output();
     assert!(
         on_path.is_ok_and(|o| o.status.success()),
         "openapi-spec-validator is missing: run `cargo xtask setup` (it installs it into {}), \
@@ -76,7 +78,10 @@ fn the_openapi_documents_of_a_node_with_refs_and_handles_validate() {
         let (s, doc) = get_at(&url, &format!("/v1/components/{name}/openapi.json"));
         assert_eq!(s, 200, "{doc}");
         let text = doc.to_string();
-        assert!(!text.contains("\"#/$defs/"), "{name}: a ref left pointing at the root's $defs");
+        assert!(
+            !text.contains("\"#/$defs/"),
+            "{name}: a ref left pointing at the root's $defs"
+        );
         failures.extend(validate(&doc, name).err());
     }
     // The refs were really there to hoist.
@@ -100,7 +105,10 @@ fn all_pages(url: &str, path: &str, key: &str, field: &str, limit: usize) -> Vec
         assert_eq!(s, 200, "{v}");
         let page = v[key].as_array().expect("a page");
         assert!(page.len() <= limit, "{v}");
-        out.extend(page.iter().map(|e| e[field].as_str().unwrap_or("").to_string()));
+        out.extend(
+            page.iter()
+                .map(|e| e[field].as_str().unwrap_or("").to_string()),
+        );
         match v["next"].as_str() {
             Some(next) => after = Some(next.to_string()),
             None => return out,
@@ -122,7 +130,10 @@ fn listings_come_a_page_at_a_time_and_the_cursors_cover_them_all() {
         );
         assert_eq!(r.0, 201, "{name}: {:?}", r.1);
     }
-    assert_eq!(all_pages(&url, "/v1/components", "components", "hash", 2).len(), 5);
+    assert_eq!(
+        all_pages(&url, "/v1/components", "components", "hash", 2).len(),
+        5
+    );
     let (_, first) = get_at(&url, "/v1/components?limit=2");
     let listed: Vec<&str> = first["components"]
         .as_array()
@@ -130,7 +141,10 @@ fn listings_come_a_page_at_a_time_and_the_cursors_cover_them_all() {
         .iter()
         .map(|c| c["record"]["name"].as_str().unwrap())
         .collect();
-    assert_eq!((listed, first["next"].as_str()), (vec!["a&b", "b"], Some("b")));
+    assert_eq!(
+        (listed, first["next"].as_str()),
+        (vec!["a&b", "b"], Some("b"))
+    );
     assert_eq!(first["view"], "control_plane");
     // Objects (each async call's result) and tasks.
     for i in 0..5 {
@@ -193,7 +207,10 @@ fn component_names_travel_percent_encoded_under_the_one_name_rule() {
         );
         assert_eq!((s, code(&v)), (400, "bad_name"), "{bad}: {v}");
         let message = v["error"]["message"].as_str().unwrap_or("");
-        assert!(message.contains("no `/`, `@` or control character"), "{message}");
+        assert!(
+            message.contains("no `/`, `@` or control character"),
+            "{message}"
+        );
     }
     let (s, v) = get_at(&url, "/v1/components/a%2Fb");
     assert_eq!((s, code(&v)), (400, "bad_name"), "{v}");
@@ -203,17 +220,26 @@ fn component_names_travel_percent_encoded_under_the_one_name_rule() {
 fn integers_beyond_64_bits_pass_exactly_and_out_of_range_ones_are_named() {
     api_deployed();
     // The answers' text, as sent (a JSON parser would make floats of them).
-    let text = |path: &str, body: &str| {
-        let r = authed("POST", &format!("{}{path}", super::base()))
-            .set("Content-Type", "application/json")
-            .send_string(body)
-            .expect("200");
-        r.into_string().expect("a body")
+    let text = |path: &str, body: &str| match authed("POST", &format!("{}{path}", super::base()))
+        .set("Content-Type", "application/json")
+        .send_string(body)
+    {
+        Ok(r) => r.into_string().expect("a body"),
+        Err(ureq::Error::Status(s, r)) => {
+            panic!("{path} {body}: {s} {}", r.into_string().unwrap_or_default())
+        }
+        Err(e) => panic!("{path}: {e}"),
     };
     let wide = "1180591620717411303424";
-    assert_eq!(text("/v1/functions/api/echo_wide", &format!("[{wide}]")), wide);
+    assert_eq!(
+        text("/v1/functions/api/echo_wide", &format!("[{wide}]")),
+        wide
+    );
     let max = u128::MAX.to_string();
-    assert_eq!(text("/v1/functions/api/echo_wide", &format!("[{max}]")), max);
+    assert_eq!(
+        text("/v1/functions/api/echo_wide", &format!("[{max}]")),
+        max
+    );
     // microbench's noop takes a u64.
     assert_eq!(
         text("/v1/functions/mb/noop", "[18446744073709551615]"),
@@ -248,7 +274,10 @@ fn the_bearer_scheme_is_case_insensitive_and_a_401_says_how_to_authenticate() {
             Err(ureq::Error::Status(401, response)) => response,
             other => panic!("{auth:?}: {:?}", other.map(|r| r.status())),
         };
-        let challenge = response.header("www-authenticate").unwrap_or("").to_string();
+        let challenge = response
+            .header("www-authenticate")
+            .unwrap_or("")
+            .to_string();
         assert!(challenge.starts_with("Bearer"), "{challenge}");
         let v: Value = response.into_json().expect("a JSON error");
         let message = v["error"]["message"].as_str().unwrap_or("");

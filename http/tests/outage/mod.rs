@@ -9,8 +9,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::json;
 use wray_control_plane::{
-    ComponentRecord, ComponentVersion, EmbeddedFunctionTable, Error, FunctionTable,
-    FunctionWatch, Result,
+    ComponentRecord, ComponentVersion, EmbeddedFunctionTable, Error, FunctionTable, FunctionWatch,
+    Result,
 };
 use wray_host::{Node, NodeConfig};
 use wray_http::HttpConfig;
@@ -96,7 +96,9 @@ fn through_a_control_plane_outage_listings_and_documents_answer_the_nodes_view()
     assert_eq!(v["components"][0]["version"], 1, "{v}");
 
     table.down.store(true, Ordering::SeqCst);
-    let r = authed("GET", &format!("{url}/v1/components")).call().expect("200");
+    let r = authed("GET", &format!("{url}/v1/components"))
+        .call()
+        .expect("200");
     assert_eq!(r.header("wray-view"), Some("node"));
     let v: serde_json::Value = r.into_json().expect("JSON");
     assert_eq!(v["view"], "node", "{v}");
@@ -109,7 +111,11 @@ fn through_a_control_plane_outage_listings_and_documents_answer_the_nodes_view()
     assert!(v["paths"]["/v1/functions/mb/noop"].is_object(), "{v}");
     assert_eq!(get_at(&url, "/v1/openapi.json").0, 200);
     assert_eq!(
-        post(&format!("{url}/v1/functions/mb/noop"), "application/json", b"[3]"),
+        post(
+            &format!("{url}/v1/functions/mb/noop"),
+            "application/json",
+            b"[3]"
+        ),
         (200, json!(3))
     );
     // Writes still need the table.

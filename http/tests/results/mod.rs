@@ -9,9 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use wray_http::HttpConfig;
 
-use super::{
-    answer, api_deployed, authed, call, code, deploy, get, get_at, post, spawn_server,
-};
+use super::{answer, api_deployed, authed, call, code, deploy, get, get_at, post, spawn_server};
 
 /// `GET {url}/v1/objects/{id}` with `accept`: (status, body bytes).
 fn object(url: &str, id: &str, accept: &str) -> (u16, Vec<u8>) {
@@ -82,11 +80,17 @@ fn a_result_past_the_answer_bound_is_refused_saying_how_to_fetch_it_whole() {
     );
     deploy(&url, "api", "api");
     // `big` returns 16 MiB of one byte value: `[7,7,...]` in JSON.
-    let (s, v) = post(&format!("{url}/v1/functions/api/big"), "application/json", b"[7]");
+    let (s, v) = post(
+        &format!("{url}/v1/functions/api/big"),
+        "application/json",
+        b"[7]",
+    );
     assert_eq!((s, code(&v)), (507, "result_too_large"), "{v}");
     let message = v["error"]["message"].as_str().unwrap_or("");
     assert!(
-        message.contains("1048576 bytes") && message.contains("?async=true") && message.contains("GET /v1/objects/"),
+        message.contains("1048576 bytes")
+            && message.contains("?async=true")
+            && message.contains("GET /v1/objects/"),
         "{message}"
     );
     let (s, v) = post(
@@ -102,7 +106,11 @@ fn a_result_past_the_answer_bound_is_refused_saying_how_to_fetch_it_whole() {
     assert!(value.len() == 16 << 20 && value.iter().all(|b| *b == 7));
     // Below the bound, answered as usual.
     assert_eq!(
-        post(&format!("{url}/v1/functions/api/fib"), "application/json", b"[10]"),
+        post(
+            &format!("{url}/v1/functions/api/fib"),
+            "application/json",
+            b"[10]"
+        ),
         (200, json!(55))
     );
 }
@@ -125,7 +133,11 @@ fn until_none_runs(url: &str, function: &str) {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let now = states(url, function);
-        if !now.is_empty() && now.iter().all(|s| !matches!(s.as_str(), "RUNNING" | "QUEUED" | "BLOCKED")) {
+        if !now.is_empty()
+            && now
+                .iter()
+                .all(|s| !matches!(s.as_str(), "RUNNING" | "QUEUED" | "BLOCKED"))
+        {
             return;
         }
         assert!(Instant::now() < deadline, "{function} still runs: {now:?}");
@@ -148,7 +160,10 @@ fn an_async_calls_timeout_bounds_its_task() {
     let (s, v) = get_at(&url, &format!("/v1/objects/{id}?timeout=60"));
     assert_eq!((s, code(&v)), (504, "task_failed"), "{v}");
     assert_eq!(
-        (v["error"]["task"]["kind"].as_str(), v["error"]["task"]["function"].as_str()),
+        (
+            v["error"]["task"]["kind"].as_str(),
+            v["error"]["task"]["function"].as_str()
+        ),
         (Some("timeout"), Some("spin")),
         "{v}"
     );
@@ -167,7 +182,11 @@ fn an_async_calls_timeout_bounds_its_task() {
         "application/json",
         b"[]",
     );
-    assert_eq!((s, v["error"]["task"]["kind"].as_str()), (504, Some("timeout")), "{v}");
+    assert_eq!(
+        (s, v["error"]["task"]["kind"].as_str()),
+        (504, Some("timeout")),
+        "{v}"
+    );
 }
 
 #[test]
@@ -180,7 +199,13 @@ fn an_actor_keeps_working_after_its_component_is_undeployed() {
     );
     assert_eq!(s, 201, "{v}");
     let actor = v["actor"].as_str().expect("an actor").to_string();
-    let (s, _) = answer(authed("DELETE", &format!("{url}/v1/components/short_lived_counter")).call());
+    let (s, _) = answer(
+        authed(
+            "DELETE",
+            &format!("{url}/v1/components/short_lived_counter"),
+        )
+        .call(),
+    );
     assert_eq!(s, 200);
     assert_eq!(
         call(&format!("/v1/actors/{actor}/add"), "[2]"),
