@@ -7,12 +7,18 @@
 //! `--cacert` or `WRAY_CACERT` for https: `client_tls`), or by default
 //! the latest `wray start`'s (`<tmp>/wray/node_latest`: `node.json`,
 //! `token` and, over https, `cert.pem`).
+//! Bodies are the API's own types (`wray_api`); names in paths and
+//! queries are percent-encoded (`wray_api::encode`), so `--name 'x#y'`
+//! deploys `x#y`.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use clap::Args;
+use serde::de::DeserializeOwned;
+use wray_api::encode;
 
 use crate::node_dir::{self, latest, running_node};
 
@@ -134,6 +140,24 @@ impl Client {
         Ok(self.response(result)?.into_string()?)
     }
 
+    /// The body of a success as the API type `T`, or an error naming what
+    /// the node said.
+    pub(crate) fn typed<T: DeserializeOwned>(
+        &self,
+        result: Result<ureq::Response, ureq::Error>,
+    ) -> anyhow::Result<T> {
+        let body = self.answer(result)?;
+        serde_json::from_str(&body).with_context(|| {
+            format!(
+                "the node's answer is not a {} (a node of another version?)",
+                std::any::type_name::<T>()
+                    .rsplit("::")
+                    .next()
+                    .unwrap_or("value")
+            )
+        })
+    }
+
     /// A success's response, or an error naming what the node said.
     pub(crate) fn response(
         &self,
@@ -143,9 +167,8 @@ impl Client {
             Ok(r) => Ok(r),
             Err(ureq::Error::Status(code, r)) => {
                 let body = r.into_string().unwrap_or_default();
-                let message = serde_json::from_str::<serde_json::Value>(&body)
-                    .ok()
-                    .and_then(|v| v["error"]["message"].as_str().map(str::to_string))
+                let message = serde_json::from_str::<wray_api::ErrorBody>(&body)
+                    .map(|e| e.error.message)
                     .unwrap_or(body);
                 bail!("the node answered {code}: {message}")
             }
@@ -185,7 +208,7 @@ pub fn deploy(args: DeployArgs) -> anyhow::Result<ExitCode> {
     };
     let client = args.node.client()?;
     let version = upload(&client, &name, &bytes)?;
-    print_exports(&version["record"]);
+    print_exports(&mut std::io::stdout().lock(), &version.record)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -198,72 +221,102 @@ pub(crate) fn upload(
     client: &Client,
     name: &str,
     bytes: &[u8],
-) -> anyhow::Result<serde_json::Value> {
-    let body = client.answer(
+) -> anyhow::Result<wray_api::ComponentInfo> {
+    let query = wray_api::DeployQuery {
+        name: name.to_string(),
+    };
+    let version: wray_api::ComponentInfo = client.typed(
         client
-            .request("POST", &format!("/v1/components?name={name}"))
+            .request("POST", &format!("/v1/components{}", query.to_query()))
             .set("Content-Type", "application/wasm")
             .send_bytes(bytes),
     )?;
-    let version: serde_json::Value = serde_json::from_str(&body)?;
-    let record = &version["record"];
+    let record = &version.record;
     println!(
         "deployed {} version {} ({} bytes, sha256 {})",
-        record["name"].as_str().unwrap_or(name),
-        version["version"],
-        record["size"],
-        record["hash"].as_str().unwrap_or("?")
+        record.name,
+        version.version.map_or("?".to_string(), |v| v.to_string()),
+        record.size,
+        record.hash
     );
     Ok(version)
 }
 
 /// One line per export of a component record.
-fn print_exports(record: &serde_json::Value) {
-    for f in record["functions"].as_array().into_iter().flatten() {
-        let params: Vec<&str> = f["params"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|p| p["name"].as_str())
-            .collect();
-        let name = match (f["kind"].as_str(), f["class"].as_str()) {
-            (Some("ActorMethod"), Some(class)) => {
-                format!("{class}.{}", f["name"].as_str().unwrap_or("?"))
-            }
-            _ => f["name"].as_str().unwrap_or("?").to_string(),
+fn print_exports(out: &mut impl Write, record: &wray_api::ComponentRecord) -> std::io::Result<()> {
+    use wray_api::ExportKind;
+    for f in &record.functions {
+        let params: Vec<&str> = f.params.iter().map(|p| p.name.as_str()).collect();
+        let (kind, name) = match (f.kind, &f.class) {
+            (ExportKind::ActorMethod, Some(class)) => ("  method", format!("{class}.{}", f.name)),
+            (ExportKind::ActorMethod, None) => ("  method", f.name.clone()),
+            (ExportKind::ActorClass, _) => ("actor", f.name.clone()),
+            (ExportKind::Function, _) => ("function", f.name.clone()),
         };
-        let kind = match f["kind"].as_str() {
-            Some("Function") => "function",
-            Some("ActorClass") => "actor",
-            Some("ActorMethod") => "  method",
-            _ => "?",
-        };
-        println!("  {kind} {name}({})", params.join(", "));
+        writeln!(out, "  {kind} {name}({})", params.join(", "))?;
     }
-    if record["has_main"] == true {
-        println!("  main");
+    if record.has_main {
+        writeln!(out, "  main")?;
     }
+    Ok(())
 }
 
-/// `wray functions`: the deployed components and their exports.
+/// `wray functions`: the deployed components and their exports, read a
+/// page at a time. Output cut short (`| head`) ends it quietly.
 ///
 /// # Errors
 /// The node cannot be reached.
 pub fn functions(node: NodeArg) -> anyhow::Result<ExitCode> {
     let client = node.client()?;
-    let body = client.answer(client.request("GET", "/v1/components").call())?;
-    let list: Vec<serde_json::Value> = serde_json::from_str(&body)?;
-    for version in &list {
-        let record = &version["record"];
-        println!(
-            "{} version {} ({} bytes)",
-            record["name"].as_str().unwrap_or("?"),
-            version["version"],
-            record["size"]
-        );
-        print_exports(record);
+    match print_functions(&client) {
+        Err(e)
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
+            Ok(ExitCode::SUCCESS)
+        }
+        other => other,
     }
-    println!("{} components", list.len());
+}
+
+fn print_functions(client: &Client) -> anyhow::Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
+    let mut query = wray_api::ListQuery {
+        limit: Some(wray_api::MAX_LIMIT),
+        after: None,
+    };
+    let mut count = 0usize;
+    let mut node_view = false;
+    loop {
+        let page: wray_api::ComponentList = client.typed(
+            client
+                .request("GET", &format!("/v1/components{}", query.to_query()))
+                .call(),
+        )?;
+        node_view |= page.view == wray_api::View::Node;
+        for version in &page.components {
+            let record = &version.record;
+            writeln!(
+                out,
+                "{} version {} ({} bytes)",
+                record.name,
+                version.version.map_or("?".to_string(), |v| v.to_string()),
+                record.size
+            )?;
+            print_exports(&mut out, record)?;
+        }
+        count = count.saturating_add(page.components.len());
+        match page.next {
+            Some(next) => query.after = Some(next),
+            None => break,
+        }
+    }
+    writeln!(out, "{count} components")?;
+    if node_view {
+        eprintln!(
+            "[wray: the control plane is unreachable: this is the node's own view, which may lag deploys made elsewhere]"
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -284,7 +337,7 @@ pub fn undeploy(args: UndeployArgs) -> anyhow::Result<ExitCode> {
     let client = args.node.client()?;
     client.answer(
         client
-            .request("DELETE", &format!("/v1/components/{}", args.name))
+            .request("DELETE", &format!("/v1/components/{}", encode(&args.name)))
             .call(),
     )?;
     println!("undeployed {}", args.name);
@@ -315,10 +368,17 @@ pub fn call(args: CallArgs) -> anyhow::Result<ExitCode> {
         bail!("`{}`: name the function as component/function", args.target);
     };
     let client = args.node.client()?;
-    let mut path = format!("/v1/functions/{component}/{function}");
-    if let Some(t) = args.timeout {
-        path.push_str(&format!("?timeout={t}"));
-    }
+    let query = wray_api::InvokeQuery {
+        timeout: args.timeout,
+        asynchronous: None,
+    };
+    let path = format!(
+        "/v1/functions/{}/{}{}",
+        encode(component),
+        encode(function),
+        query.to_query()
+    );
+    // The arguments and the result pass as text: numbers stay exact.
     let body = client.answer(
         client
             .request("POST", &path)
@@ -332,7 +392,7 @@ pub fn call(args: CallArgs) -> anyhow::Result<ExitCode> {
 /// What `client`'s node says of its control plane in `/healthz`: its
 /// backend and whether it answers; `None` when it does not answer.
 pub(crate) fn control_plane_line(client: &Client) -> Option<String> {
-    let health: serde_json::Value = client
+    let health: wray_api::Health = client
         .agent
         .get(&format!("{}/healthz", client.url))
         .timeout(std::time::Duration::from_secs(10))
@@ -340,14 +400,14 @@ pub(crate) fn control_plane_line(client: &Client) -> Option<String> {
         .ok()?
         .into_json()
         .ok()?;
-    let cp = &health["control_plane"];
-    let backend = cp["backend"].as_str().unwrap_or("?");
-    Some(if cp["reachable"] == true {
-        format!("{backend}: reachable")
+    let cp = &health.control_plane;
+    Some(if cp.reachable {
+        format!("{}: reachable", cp.backend)
     } else {
         format!(
-            "{backend}: UNREACHABLE ({}); the node runs what it has, deploys fail",
-            cp["error"].as_str().unwrap_or("?")
+            "{}: UNREACHABLE ({}); the node runs what it has, deploys fail",
+            cp.backend,
+            cp.error.as_deref().unwrap_or("?")
         )
     })
 }

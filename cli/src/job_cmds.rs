@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use serde_json::Value;
+use wray_api::{encode, JobInfo, JobStatus, JobStopped, SubmitJob};
 
 use crate::client::{upload, Client, NodeArg};
 
@@ -86,13 +86,12 @@ pub fn run(command: JobCommand) -> anyhow::Result<ExitCode> {
         }
         JobCommand::Stop(args) => {
             let client = args.node.client()?;
-            let v = json(
-                &client,
+            let v: JobStopped = client.typed(
                 client
-                    .request("POST", &format!("/v1/jobs/{}/stop", args.job))
+                    .request("POST", &format!("/v1/jobs/{}/stop", encode(&args.job)))
                     .send_string(""),
             )?;
-            if v["stopped"] == true {
+            if v.stopped {
                 println!("job {} stopping", args.job);
             } else {
                 println!("job {} had already ended", args.job);
@@ -101,21 +100,14 @@ pub fn run(command: JobCommand) -> anyhow::Result<ExitCode> {
         }
         JobCommand::List(node) => {
             let client = node.client()?;
-            let v = json(&client, client.request("GET", "/v1/jobs").call())?;
-            let jobs = v.as_array().map(Vec::as_slice).unwrap_or_default();
-            for j in jobs {
-                let args: Vec<&str> = j["args"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .collect();
+            let jobs: Vec<JobInfo> = client.typed(client.request("GET", "/v1/jobs").call())?;
+            for j in &jobs {
                 println!(
                     "{}  {:<9}  {} {}",
-                    j["job_id"].as_str().unwrap_or("?"),
-                    j["status"].as_str().unwrap_or("?"),
-                    j["component"].as_str().unwrap_or("?"),
-                    args.join(" ")
+                    j.job_id,
+                    status_name(j.status),
+                    j.component,
+                    j.args.join(" ")
                 );
             }
             println!("{} jobs", jobs.len());
@@ -123,10 +115,9 @@ pub fn run(command: JobCommand) -> anyhow::Result<ExitCode> {
         }
         JobCommand::Delete(args) => {
             let client = args.node.client()?;
-            json(
-                &client,
+            let _: wray_api::JobDeleted = client.typed(
                 client
-                    .request("DELETE", &format!("/v1/jobs/{}", args.job))
+                    .request("DELETE", &format!("/v1/jobs/{}", encode(&args.job)))
                     .call(),
             )?;
             println!("deleted job {}", args.job);
@@ -139,18 +130,17 @@ pub fn run(command: JobCommand) -> anyhow::Result<ExitCode> {
 fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     let client = args.node.client()?;
     let component = deployed_name(&client, &args.component)?;
-    let body = serde_json::json!({ "component": component, "args": args.args }).to_string();
-    let info = json(
-        &client,
+    let body = serde_json::to_string(&SubmitJob {
+        component: component.clone(),
+        args: args.args,
+    })?;
+    let info: JobInfo = client.typed(
         client
             .request("POST", "/v1/jobs")
             .set("Content-Type", "application/json")
             .send_string(&body),
     )?;
-    let id = info["job_id"]
-        .as_str()
-        .context("the node's answer has no job_id")?
-        .to_string();
+    let id = info.job_id;
     eprintln!("job {id} submitted ({component})");
     if args.no_wait {
         println!("{id}");
@@ -160,7 +150,7 @@ fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     logs(&client, &id, true)?;
     let info = job(&client, &id)?;
     print_status(&info);
-    Ok(if info["status"] == "SUCCEEDED" {
+    Ok(if info.status == JobStatus::Succeeded {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
@@ -184,16 +174,20 @@ fn deployed_name(client: &Client, component: &str) -> anyhow::Result<String> {
 }
 
 /// Job `id`'s info.
-fn job(client: &Client, id: &str) -> anyhow::Result<Value> {
-    json(
-        client,
-        client.request("GET", &format!("/v1/jobs/{id}")).call(),
+fn job(client: &Client, id: &str) -> anyhow::Result<JobInfo> {
+    client.typed(
+        client
+            .request("GET", &format!("/v1/jobs/{}", encode(id)))
+            .call(),
     )
 }
 
-/// The JSON of a success, or an error naming what the node said.
-fn json(client: &Client, result: Result<ureq::Response, ureq::Error>) -> anyhow::Result<Value> {
-    Ok(serde_json::from_str(&client.answer(result)?)?)
+/// A status as the API spells it (`SUCCEEDED`).
+fn status_name(status: JobStatus) -> String {
+    serde_json::to_value(status)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
 }
 
 /// Copies job `id`'s log to stdout as it arrives (until the job ends, with
@@ -202,7 +196,7 @@ fn logs(client: &Client, id: &str, follow: bool) -> anyhow::Result<()> {
     let query = if follow { "?follow=true" } else { "" };
     let response = client.response(
         client
-            .request("GET", &format!("/v1/jobs/{id}/logs{query}"))
+            .request("GET", &format!("/v1/jobs/{}/logs{query}", encode(id)))
             .call(),
     )?;
     if let Some(n) = response.header("wray-log-dropped").filter(|n| *n != "0") {
@@ -222,18 +216,18 @@ fn logs(client: &Client, id: &str, follow: bool) -> anyhow::Result<()> {
 }
 
 /// Prints a job's status line and, when it failed or stopped, why.
-fn print_status(info: &Value) {
-    let times = match (info["start_time"].as_f64(), info["end_time"].as_f64()) {
+fn print_status(info: &JobInfo) {
+    let times = match (info.start_time, info.end_time) {
         (Some(s), Some(e)) => format!(" in {:.3} s", e - s),
         _ => String::new(),
     };
     println!(
         "job {} {}{times} ({} bytes of log)",
-        info["job_id"].as_str().unwrap_or("?"),
-        info["status"].as_str().unwrap_or("?"),
-        info["log_bytes"]
+        info.job_id,
+        status_name(info.status),
+        info.log_bytes
     );
-    if let Some(m) = info["message"].as_str() {
+    if let Some(m) = &info.message {
         println!("  {m}");
     }
 }

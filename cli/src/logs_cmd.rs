@@ -7,7 +7,6 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Args;
-use serde_json::Value;
 
 use crate::client::NodeArg;
 
@@ -30,17 +29,19 @@ pub fn logs(args: LogsArgs) -> anyhow::Result<ExitCode> {
     let client = args.node.client()?;
     let body = client.answer(
         client
-            .request("GET", &format!("/v1/tasks/{}/logs", args.task))
+            .request(
+                "GET",
+                &format!("/v1/tasks/{}/logs", wray_api::encode(&args.task)),
+            )
             .call(),
     )?;
-    let output: Value = serde_json::from_str(&body)?;
-    let text = |key: &str| output[key].as_str().unwrap_or_default().to_string();
+    let output: wray_api::TaskLogs = serde_json::from_str(&body)?;
     std::io::stdout()
         .lock()
-        .write_all(text("stdout").as_bytes())?;
+        .write_all(output.stdout.as_bytes())?;
     let mut err = std::io::stderr().lock();
-    err.write_all(text("stderr").as_bytes())?;
-    if let Some(n) = output["dropped"].as_u64().filter(|n| *n > 0) {
+    err.write_all(output.stderr.as_bytes())?;
+    if let Some(n) = Some(output.dropped).filter(|n| *n > 0) {
         writeln!(
             err,
             "[wray: {n} more bytes were dropped: a task keeps its first {} KiB]",

@@ -72,6 +72,12 @@ pub struct StartArgs {
     /// Seconds the requests in flight get to finish after SIGTERM.
     #[arg(long, default_value_t = 30)]
     grace: u64,
+    /// Largest answer of a synchronous call, in MiB (1 to 4,096): a larger
+    /// result is answered 507 `result_too_large`, to be fetched with
+    /// `?async=true` and `GET /v1/objects/{id}` (which sends a value of
+    /// any size without copying it).
+    #[arg(long, value_name = "MIB", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    max_response_mib: u32,
     /// Serve https with this certificate chain (PEM, the node's own
     /// certificate first); needs `--tls-key`.
     #[arg(long, value_name = "FILE", requires = "tls_key")]
@@ -269,6 +275,7 @@ fn serve(args: &StartArgs, dir: &Path) -> anyhow::Result<Started> {
         bind: SocketAddr::new(args.bind, args.port),
         token: token.clone(),
         tls: tls_files(args),
+        max_response: usize::try_from(u64::from(args.max_response_mib) << 20).unwrap_or(usize::MAX),
         ..HttpConfig::default()
     };
     let server = match runtime.block_on(Server::bind(node, http)) {

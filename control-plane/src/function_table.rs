@@ -187,8 +187,17 @@ pub fn is_content_hash(hash: &str) -> bool {
     hash.len() == 64 && hash.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
+/// The rule a component name must follow, as [`check_name`] applies it
+/// (for messages and docs).
+pub const NAME_RULE: &str =
+    "1 to 128 bytes of UTF-8, no `/`, `@` or control character, not `.` or `..`";
+
 /// Checks that `name` can name a component: 1 to [`MAX_NAME_BYTES`] bytes,
-/// no `/` (names are key segments), no control characters, not `.` or `..`.
+/// no `/` (names are key segments and path segments), no `@` (it
+/// separates a version: `name@version`), no control characters, not `.`
+/// or `..` ([`NAME_RULE`]). The one rule of every backend, the node and
+/// the HTTP API (which percent-decodes a name before judging it, so any
+/// other character travels encoded).
 ///
 /// # Errors
 /// [`Error::InvalidName`] saying which rule it breaks.
@@ -199,6 +208,8 @@ pub fn check_name(name: &str) -> Result<()> {
         "it is longer than 128 bytes"
     } else if name.contains('/') {
         "it contains `/`"
+    } else if name.contains('@') {
+        "it contains `@` (which separates a version: name@version)"
     } else if name.chars().any(char::is_control) {
         "it contains a control character"
     } else if name == "." || name == ".." {
@@ -359,6 +370,22 @@ pub trait FunctionTable: Send + Sync {
     /// [`Error::Corrupt`], or [`Error::Unavailable`].
     async fn list(&self) -> Result<Vec<ComponentVersion>>;
 
+    /// One page of [`FunctionTable::list`]: at most `limit` current
+    /// versions whose names sort after `after` (from the first without
+    /// it), ordered by name. The default lists everything and cuts; a
+    /// backend that can read a range should.
+    ///
+    /// # Errors
+    /// As [`FunctionTable::list`].
+    async fn list_page(&self, after: Option<&str>, limit: usize) -> Result<Vec<ComponentVersion>> {
+        let all = self.list().await?;
+        Ok(all
+            .into_iter()
+            .filter(|v| after.is_none_or(|a| v.record.name.as_str() > a))
+            .take(limit)
+            .collect())
+    }
+
     /// Removes `name` and all its versions; its blobs go too unless another
     /// name's kept version refers to them. A later deploy of `name` starts
     /// again at version 1.
@@ -398,11 +425,21 @@ mod tests {
 
     #[test]
     fn names_are_key_segments() {
-        for good in ["app", "word-count_2.v1", "ünï côdé", "a.b"] {
+        for good in ["app", "word-count_2.v1", "ünï côdé", "a.b", "x#y", "a&b"] {
             check_name(good).unwrap();
         }
         let long = "x".repeat(MAX_NAME_BYTES + 1);
-        for bad in ["", "a/b", "/", "tab\t", "nul\0", ".", "..", long.as_str()] {
+        for bad in [
+            "",
+            "a/b",
+            "/",
+            "tab\t",
+            "nul\0",
+            ".",
+            "..",
+            "a@2",
+            long.as_str(),
+        ] {
             let err = check_name(bad).unwrap_err();
             assert!(matches!(err, Error::InvalidName { .. }), "{bad:?}");
             assert!(!err.is_retryable());

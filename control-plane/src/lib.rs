@@ -31,7 +31,7 @@ pub use function_table::{
     check_name, content_hash, is_content_hash, ComponentRecord, ComponentVersion, Declared,
     EmbeddedFunctionTable, FunctionEvent, FunctionKind, FunctionRecord, FunctionTable,
     FunctionWatch, Param, MAX_COMPONENT_BYTES, MAX_NAME_BYTES, MAX_RECORD_BYTES, MAX_VERSIONS_KEPT,
-    WRITE_ATTEMPTS,
+    NAME_RULE, WRITE_ATTEMPTS,
 };
 pub use ids::{ActorId, BadId, JobId, ObjectId, TaskId, MAX_PUTS, MAX_RETURNS, PUT_INDEX_BIT};
 pub use job_table::{EmbeddedJobTable, JobRecord, JobTable};

@@ -56,7 +56,7 @@ pub use jobs::{JobError, JobInfo, JobStatus, Jobs, JobsConfig};
 pub use node::driver::DriverOutcome;
 pub use node::{Node, StopHandle};
 pub use scheduler::StatsSnapshot;
-pub use session::Session;
+pub use session::{Session, SharedValue};
 pub use task_output::{TaskOutput, TaskOutputs};
 pub use wray_control_plane::{
     ActorId, ComponentRecord, ComponentVersion, FunctionKind, FunctionRecord, JobId, ObjectId,

@@ -9,17 +9,15 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use http_body_util::{Either, Full};
+use http_body_util::Full;
 use hyper::body::{Body, Frame};
 use hyper::header::{HeaderName, HeaderValue, CONTENT_TYPE};
 use hyper::{Response, StatusCode};
 use tokio::sync::mpsc;
 use wray_host::{JobError, JobId, JobLog, Jobs};
 
+use crate::body::ResponseBody;
 use crate::error::ApiError;
-
-/// A response body: whole, or a job's log as it grows.
-pub(crate) type ResponseBody = Either<Full<Bytes>, LogStream>;
 
 /// The largest piece of log sent at once (64 KiB).
 const CHUNK: usize = 64 << 10;
@@ -118,10 +116,10 @@ pub(crate) fn logs(
 ) -> Result<Response<ResponseBody>, ApiError> {
     let (log, status) = jobs.log(parse_job(id)?).map_err(job_error)?;
     let mut response = if follow {
-        Response::new(Either::Right(LogStream::follow(log, offset)))
+        Response::new(ResponseBody::from(LogStream::follow(log, offset)))
     } else {
         let chunk = log.read(offset, usize::MAX);
-        let mut r = Response::new(Either::Left(Full::new(Bytes::from(chunk.bytes))));
+        let mut r = Response::new(ResponseBody::from(Full::new(Bytes::from(chunk.bytes))));
         r.headers_mut()
             .insert(LOG_NEXT, HeaderValue::from(chunk.next));
         r.headers_mut()

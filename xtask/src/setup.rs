@@ -10,6 +10,8 @@
 //!    ([`python::ensure_componentize_py`](crate::python::ensure_componentize_py)).
 //! 5. componentize-js and jco for JavaScript guests, from npm, into
 //!    `sdk/js/node_modules` ([`js::ensure_toolchain`](crate::js::ensure_toolchain)).
+//! 6. openapi-spec-validator, from PyPI, into `<target>/venv`, where the HTTP
+//!    API's tests find it ([`ensure_openapi_validator`]).
 
 use std::process::Command;
 
@@ -23,6 +25,10 @@ use crate::toolchain::{self, GuestToolchain};
 /// and etcd itself (`/usr/bin/etcd`), which the control plane's tests start on
 /// loopback ports.
 pub const CONTROL_PLANE_PACKAGES: &[&str] = &["protobuf-compiler", "etcd-server"];
+
+/// The openapi-spec-validator release the HTTP API's OpenAPI documents are
+/// checked with (`http/tests`, which look for it in `<target>/venv`).
+pub const OPENAPI_SPEC_VALIDATOR_VERSION: &str = "0.9.0";
 
 /// The `cargo-component` release the guests are built with.
 pub const CARGO_COMPONENT_VERSION: &str = "0.21.1";
@@ -47,7 +53,44 @@ pub fn setup() -> Result<GuestToolchain> {
     crate::python::ensure_componentize_py()?;
     run::header("setup: componentize-js and jco (JavaScript guests)");
     crate::js::ensure_toolchain(&crate::paths::repo_root())?;
+    run::header("setup: openapi-spec-validator (the HTTP API's document tests)");
+    ensure_openapi_validator()?;
     Ok(toolchain)
+}
+
+/// Installs openapi-spec-validator [`OPENAPI_SPEC_VALIDATOR_VERSION`] into a
+/// virtual environment at `<target>/venv` (made with `python3 -m venv`),
+/// unless that version is there.
+fn ensure_openapi_validator() -> Result<()> {
+    let venv = crate::paths::target_dir().join("venv");
+    let python = venv.join("bin").join("python");
+    let probe = Command::new(&python)
+        .args([
+            "-c",
+            "import importlib.metadata as m; print(m.version('openapi-spec-validator'))",
+        ])
+        .output();
+    if let Ok(out) = probe {
+        if String::from_utf8_lossy(&out.stdout).trim() == OPENAPI_SPEC_VALIDATOR_VERSION {
+            println!(
+                "openapi-spec-validator {OPENAPI_SPEC_VALIDATOR_VERSION}: installed in {}",
+                venv.display()
+            );
+            return Ok(());
+        }
+    }
+    if !python.exists() {
+        println!("making a virtual environment at {}", venv.display());
+        run::run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
+    }
+    println!("installing openapi-spec-validator {OPENAPI_SPEC_VALIDATOR_VERSION} from PyPI");
+    run::run(Command::new(&python).args([
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        &format!("openapi-spec-validator=={OPENAPI_SPEC_VALIDATOR_VERSION}"),
+    ]))
 }
 
 /// Whether a `dpkg-query -W -f='${Status}'` status means installed

@@ -155,6 +155,19 @@ impl FunctionTable for EmbeddedFunctionTable {
             .collect())
     }
 
+    async fn list_page(&self, after: Option<&str>, limit: usize) -> Result<Vec<ComponentVersion>> {
+        use std::ops::Bound;
+        let start = after.map_or(Bound::Unbounded, Bound::Excluded);
+        Ok(self
+            .state
+            .lock()
+            .names
+            .range::<str, _>((start, Bound::Unbounded))
+            .filter_map(|(_, v)| v.back().cloned())
+            .take(limit)
+            .collect())
+    }
+
     async fn undeploy(&self, name: &str) -> Result<()> {
         if check_name(name).is_err() {
             return Err(Error::ComponentNotFound(name.to_string()));

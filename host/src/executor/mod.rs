@@ -37,6 +37,7 @@ pub(crate) mod guard;
 pub mod guest_bytes;
 pub(crate) mod host_api;
 pub mod instantiation;
+pub(crate) mod integers;
 pub mod mapping;
 pub(crate) mod output;
 pub(crate) mod reuse;

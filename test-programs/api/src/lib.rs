@@ -80,6 +80,7 @@ wray::export! {
     reinit: resources::on_reinit,
     functions: [
         objects::sleep_ms,
+        objects::echo_wide,
         tasks::split,
         tasks::inc,
         tasks::sum_refs,
