@@ -1,19 +1,33 @@
 //! `cargo xtask demo`: the distributed word count over the Rust standard library sources.
 //!
-//! Sets up, builds the guests and the workspace (as `cargo xtask test` does), then
-//! runs `wray run <target>/wasm/wordcount.wasm --dir <corpus>::/data -- /data` and exits
-//! with its status. The corpus is `/usr/lib/rustlib/src/rust/library` from Debian's
-//! `rust-web-src`, which [`setup`](crate::setup) installs.
+//! Installs and builds only what the word count needs: the Rust guest toolchain,
+//! `protoc` and `cargo-component` ([`Scope::Demo`]), the word count guest alone
+//! ([`guests::build_demo_guest`]) and the `wray` binary alone ([`HOST_BUILD`]); then
+//! runs `wray run <target>/wasm/wordcount.wasm --dir <corpus>::/data -- /data` and
+//! exits with its status. The corpus is `/usr/lib/rustlib/src/rust/library` from
+//! Debian's `rust-web-src`, which the set-up installs.
 
 use std::process::{self, Command};
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 
 use crate::run;
+use crate::setup::{self, Scope};
 use crate::{guests, paths};
 
 /// The word count's input: the Rust standard library sources from `rust-web-src`.
 const CORPUS: &str = "/usr/lib/rustlib/src/rust/library";
+
+/// The cargo arguments that build the `wray` binary and nothing else (no test
+/// binaries, no other crate's targets).
+pub const HOST_BUILD: &[&str] = &[
+    "build",
+    "--release",
+    "--package",
+    "wray-cli",
+    "--bin",
+    "wray",
+];
 
 /// Runs the demo; on success does not return but exits with `wray run`'s status.
 ///
@@ -21,14 +35,10 @@ const CORPUS: &str = "/usr/lib/rustlib/src/rust/library";
 ///
 /// Fails when a set-up or build step fails or `wray` cannot be started.
 pub fn demo(num_cpus: Option<u32>) -> Result<()> {
-    guests::build_all("demo")?;
-    let wasm = paths::wasm_dir().join("wordcount.wasm");
-    if !wasm.is_file() {
-        bail!(
-            "{} was not built: is examples/wordcount missing?",
-            wasm.display()
-        );
-    }
+    let toolchain = setup::setup_for(Scope::Demo)?;
+    let wasm = guests::build_demo_guest(toolchain)?;
+    run::header("demo: build the wray binary (only)");
+    run::run(run::cargo().args(HOST_BUILD))?;
     run::header("demo: word count over the Rust standard library sources");
     let mut wray = Command::new(paths::target_dir().join("release").join("wray"));
     wray.arg("run").arg(&wasm);
