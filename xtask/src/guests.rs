@@ -335,7 +335,8 @@ pub fn build_all(step: &str) -> Result<()> {
     build_guests(toolchain)?;
     // The same package selection and targets as `cargo xtask test`, so both
     // share one build of every dependency (building `-p wray-host` alone
-    // unifies features differently and rebuilds wasmtime: ~9 minutes).
+    // unifies features differently and rebuilds wasmtime: ~9 minutes; see
+    // `demo::HOST_BUILD`).
     run::header(&format!(
         "{step}: cargo build --release --workspace --all-targets"
     ));
