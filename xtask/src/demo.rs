@@ -1,7 +1,7 @@
 //! `cargo xtask demo`: the distributed word count over the Rust standard library sources.
 //!
-//! Installs and builds only what the word count needs: the Rust guest toolchain,
-//! `protoc` and `cargo-component` ([`Scope::Demo`]), the word count guest alone
+//! Installs and builds only what the word count needs: the Rust guest toolchain and
+//! `protoc` ([`Scope::Demo`]; no cargo-component), the word count guest alone
 //! ([`guests::build_demo_guest`]) and the `wray` binary alone ([`HOST_BUILD`]); then
 //! runs `wray run <target>/wasm/wordcount.wasm --dir <corpus>::/data -- /data` and
 //! exits with its status. The corpus is `/usr/lib/rustlib/src/rust/library` from

@@ -113,24 +113,40 @@ pub fn build_guests(toolchain: GuestToolchain) -> Result<()> {
     fail_listing(&failed)
 }
 
-/// Builds the demo's guest alone ([`DEMO_GUEST`]) and stages it.
+/// Builds the demo's guest alone ([`DEMO_GUEST`]) and stages it as `<name>.wasm`,
+/// without cargo-component (which takes minutes to install): its core module with a
+/// plain `cargo build` into `<target>/guests-core` (apart from cargo-component's
+/// `<target>/guests`, which rewrites its outputs in place), made a component here
+/// ([`componentize`](crate::c_bindings::componentize), what cargo-component does
+/// for a library crate).
 ///
 /// # Errors
 ///
-/// Fails when it does not build or cannot be staged.
+/// Fails when it does not build, cannot be made a component or cannot be staged.
 pub fn build_demo_guest(toolchain: GuestToolchain) -> Result<PathBuf> {
     let (workspace, package) = DEMO_GUEST;
     run::header(&format!("demo: build {workspace}/{package} (only)"));
-    let mut cmd = guest_cargo(toolchain);
+    let core_target = paths::target_dir().join("guests-core");
+    let mut cmd = run::cargo();
     cmd.current_dir(paths::repo_root().join(workspace))
+        .env("CARGO_TARGET_DIR", &core_target)
+        .envs(toolchain.build_env().iter().copied())
+        .args(toolchain.core_build_args())
         .args(["--package", package]);
     run::run(&mut cmd).with_context(|| format!("building {workspace}/{package}"))?;
-    let release = paths::guests_target_dir()
-        .join(GUEST_TARGET)
-        .join("release");
     let file = format!("{package}.wasm");
-    stage_components(&release, &paths::wasm_dir(), |name| name == file)?;
-    Ok(paths::wasm_dir().join(file))
+    let module_path = core_target.join(GUEST_TARGET).join("release").join(&file);
+    let module =
+        fs::read(&module_path).with_context(|| format!("cannot read {}", module_path.display()))?;
+    let component = crate::c_bindings::componentize(&module)
+        .with_context(|| format!("making a component of {}", module_path.display()))?;
+    let wasm_dir = paths::wasm_dir();
+    fs::create_dir_all(&wasm_dir)
+        .with_context(|| format!("cannot create {}", wasm_dir.display()))?;
+    let staged = wasm_dir.join(file);
+    fs::write(&staged, component).with_context(|| format!("cannot write {}", staged.display()))?;
+    println!("staged {}", staged.display());
+    Ok(staged)
 }
 
 /// Builds the workspace in `dir` (called `label`) with `cargo()` (a `cargo ... build`

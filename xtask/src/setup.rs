@@ -11,8 +11,8 @@
 //! 5. componentize-js and jco for JavaScript guests, from npm, into
 //!    `sdk/js/node_modules` ([`js::ensure_toolchain`](crate::js::ensure_toolchain)).
 //!
-//! `cargo xtask demo` installs only what the Rust guests and the host need
-//! ([`Scope::Demo`]): steps 1 to 3, without the C guests' and the tests' packages.
+//! `cargo xtask demo` installs only what the word count and the host need
+//! ([`Scope::Demo`]): steps 1 and 2, without the C guests' and the tests' packages.
 
 use std::process::Command;
 
@@ -37,8 +37,8 @@ pub const CARGO_COMPONENT_VERSION: &str = "0.21.1";
 /// What a command needs installed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
-    /// The Rust guests and the host: the guest toolchain, `protoc` and
-    /// `cargo-component` (`cargo xtask demo`).
+    /// The Rust word count and the host: the guest toolchain and `protoc`
+    /// (`cargo xtask demo`, which makes its one component without cargo-component).
     Demo,
     /// Everything: the C, Python and JavaScript guests' tools and etcd too
     /// (`cargo xtask setup`, `build-guests`, `test`).
@@ -59,6 +59,11 @@ impl Scope {
             }
         }
         packages
+    }
+
+    /// Whether this scope needs `cargo-component` (the guest workspaces' builds).
+    pub fn needs_cargo_component(self) -> bool {
+        self == Scope::Everything
     }
 }
 
@@ -87,8 +92,10 @@ pub fn setup_for(scope: Scope) -> Result<GuestToolchain> {
         }
     });
     ensure_packages(&scope.packages(toolchain))?;
-    run::header("setup: cargo-component");
-    ensure_cargo_component()?;
+    if scope.needs_cargo_component() {
+        run::header("setup: cargo-component");
+        ensure_cargo_component()?;
+    }
     if scope == Scope::Everything {
         run::header("setup: componentize-py (Python guests)");
         crate::python::ensure_componentize_py()?;
@@ -183,6 +190,8 @@ mod tests {
 
     #[test]
     fn the_demo_installs_the_rust_guest_toolchain_and_protoc_only() {
+        assert!(!Scope::Demo.needs_cargo_component());
+        assert!(Scope::Everything.needs_cargo_component());
         for toolchain in [GuestToolchain::Ordinary, GuestToolchain::Offline] {
             let mut wanted = toolchain.packages().to_vec();
             wanted.push("protobuf-compiler");
