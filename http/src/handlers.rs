@@ -253,6 +253,10 @@ async fn dispatch(state: &State, r: Route<'_>, req: Request<Incoming>) -> Answer
             )
         }
         Route::JobLogs(id) => crate::jobs::logs(&state.jobs, id, query.offset, query.follow),
+        Route::Rollback(name) => json(
+            StatusCode::OK,
+            &crate::versions::rollback(node, name, query.version)?,
+        ),
     }
 }
 
@@ -266,6 +270,8 @@ struct Query {
     offset: u64,
     /// `GET /v1/jobs/{id}/logs`: stream until the job ends.
     follow: bool,
+    /// `POST /v1/components/{name}/rollback`: the version to make current.
+    version: Option<u64>,
 }
 
 impl Query {
@@ -292,6 +298,17 @@ impl Query {
                     })?;
                 }
                 ("name", Route::Deploy) => q.name = Some(value.to_string()),
+                ("version", Route::Rollback(_)) => {
+                    q.version = Some(value.parse().map_err(|_| {
+                        ApiError::bad_request(
+                            "bad_query",
+                            format!(
+                                "version={}: expected a version number (1, 2, ..)",
+                                value.chars().take(32).collect::<String>()
+                            ),
+                        )
+                    })?);
+                }
                 _ => {
                     return Err(ApiError::bad_request(
                         "bad_query",
@@ -450,10 +467,7 @@ async fn invoke(
     query: &Query,
     body: &[u8],
 ) -> Answer {
-    let record = state
-        .node
-        .deployed(component)
-        .ok_or_else(|| unknown_component(component))?;
+    let record = crate::versions::record_of(state.node, component)?;
     let Some(f) = record.function(function) else {
         let names: Vec<&str> = record
             .functions

@@ -1,8 +1,11 @@
-//! The Jobs API, as Ray's: `POST /v1/jobs` runs a deployed component's
-//! `main(args)` in the background as a job of its own; list, status, stop
-//! and delete; `GET /v1/jobs/{id}/logs` answers what its guests wrote,
-//! and with `?follow=true` streams it (chunked) until the job ends.
+//! The Jobs API, as Ray's: `POST /v1/jobs` ([`SubmitJob`]) runs a
+//! deployed component's `main(args)` in the background as a job of its
+//! own, with its options (directories, environment variables, driver
+//! resources, a time limit, metadata); list, status, stop and delete;
+//! `GET /v1/jobs/{id}/logs` answers what its guests wrote, and with
+//! `?follow=true` streams it (chunked) until the job ends.
 
+use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -14,7 +17,7 @@ use hyper::body::{Body, Frame};
 use hyper::header::{HeaderName, HeaderValue, CONTENT_TYPE};
 use hyper::{Response, StatusCode};
 use tokio::sync::mpsc;
-use wray_host::{JobError, JobId, JobLog, Jobs};
+use wray_host::{JobDir, JobError, JobId, JobLog, JobOptions, Jobs};
 
 use crate::error::ApiError;
 
@@ -35,36 +38,80 @@ const LOG_DROPPED: HeaderName = HeaderName::from_static("wray-log-dropped");
 /// `Wray-Job-Status`: the job's status when the answer was made.
 const JOB_STATUS: HeaderName = HeaderName::from_static("wray-job-status");
 
-/// The body of `POST /v1/jobs`.
-#[derive(serde::Deserialize)]
+/// The body of `POST /v1/jobs` (the `wray` CLI sends the same type).
+/// Only `component` is required; a field it does not know is refused.
+/// The answer is the job's info ([`wray_host::JobInfo`]), which repeats
+/// the options.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Submit {
-    /// The deployed component whose `main` runs.
-    component: String,
-    /// `main`'s arguments.
+pub struct SubmitJob {
+    /// The deployed component whose `main` runs: `name` (its current
+    /// version) or `name@version` (a version the function table keeps).
+    pub component: String,
+    /// `main`'s arguments (at most 64 KiB in all).
     #[serde(default)]
-    args: Vec<String>,
+    pub args: Vec<String>,
+    /// Host directories the job's guests read, read-only, each inside one
+    /// the node allows (`wray start --allow-dir`): `[{"host", "guest"}]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dirs: Vec<JobDir>,
+    /// Environment variables of the job's guests.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// CPUs the driver waits for and holds (fractional).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub num_cpus: Option<f64>,
+    /// GPUs the driver waits for and holds (fractional).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub num_gpus: Option<f64>,
+    /// Custom resources the driver waits for and holds.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub resources: BTreeMap<String, f64>,
+    /// Seconds the whole job may take from its submission.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<f64>,
+    /// Labels kept with the job and shown back.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub metadata: BTreeMap<String, String>,
+}
+
+impl SubmitJob {
+    /// The component, the arguments and the options, as the host takes
+    /// them.
+    pub fn into_parts(self) -> (String, Vec<String>, JobOptions) {
+        let options = JobOptions {
+            dirs: self.dirs,
+            env: self.env,
+            num_cpus: self.num_cpus,
+            num_gpus: self.num_gpus,
+            resources: self.resources,
+            timeout: self.timeout,
+            metadata: self.metadata,
+        };
+        (self.component, self.args, options)
+    }
 }
 
 /// Parses `body` and submits the job; 201 with its info.
 ///
 /// # Errors
-/// 400 `bad_json` for a body that is not `{"component", "args"?}`; as
+/// 400 `bad_json` for a body that is not a [`SubmitJob`]; as
 /// [`job_error`].
 pub(crate) fn submit(
     jobs: &Jobs,
     node: &'static wray_host::Node,
     body: &[u8],
 ) -> Result<serde_json::Value, ApiError> {
-    let submit: Submit = serde_json::from_slice(body).map_err(|e| {
+    let submit: SubmitJob = serde_json::from_slice(body).map_err(|e| {
         ApiError::bad_request(
             "bad_json",
-            format!("the body is not a job (`{{\"component\": name, \"args\": [strings]}}`): {e}"),
+            format!("the body is not a job (`{{\"component\": name, \"args\": [strings], ..}}`, see docs/http-api.md): {e}"),
         )
     })?;
+    let (component, args, options) = submit.into_parts();
     // Resolving the component may compile it, and the control plane may
     // be remote: off the async threads.
-    let info = tokio::task::block_in_place(|| jobs.submit(node, &submit.component, submit.args))
+    let info = tokio::task::block_in_place(|| jobs.submit_with(node, &component, args, options))
         .map_err(job_error)?;
     serde_json::to_value(info).map_err(encoding)
 }
@@ -86,6 +133,19 @@ pub(crate) fn job_error(e: JobError) -> ApiError {
             ApiError::not_found("unknown_component", e.to_string())
         }
         JobError::Node(Error::NoMain(_)) => ApiError::bad_request("no_main", e.to_string()),
+        JobError::Node(Error::VersionNotFound { .. }) => {
+            ApiError::not_found("unknown_version", e.to_string())
+        }
+        JobError::Node(Error::ControlPlane(c)) if !c.is_retryable() => {
+            ApiError::bad_request("bad_component", e.to_string())
+        }
+        JobError::BadOptions(_) => ApiError::bad_request("bad_job_options", e.to_string()),
+        JobError::DirNotAllowed { .. } => ApiError::bad_request("dir_not_allowed", e.to_string()),
+        JobError::Infeasible(_) => ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "infeasible",
+            e.to_string(),
+        ),
         JobError::NotFound(..) => ApiError::not_found("unknown_job", e.to_string()),
         JobError::StillRunning(_) => {
             ApiError::new(StatusCode::CONFLICT, "job_running", e.to_string())

@@ -15,8 +15,9 @@
 //! - `handlers`: one function per route, each through a
 //!   [`wray_host::Session`] of its own job, so one caller reaches another's
 //!   objects and actors only when handed their ids.
-//! - `jobs`: the Jobs API (submit, list, status, logs streamed, stop) over
-//!   the host's [`wray_host::Jobs`].
+//! - `jobs`: the Jobs API (submit with options, list, status, logs
+//!   streamed, stop) over the host's [`wray_host::Jobs`].
+//! - `versions`: calls to a kept version (`app@3`) and rollback.
 //! - `kept`: the sessions an answer outlives (async invocations, actors),
 //!   bounded in number and time.
 //! - [`error`]: the JSON error every 4xx and 5xx answers with.
@@ -38,8 +39,10 @@ pub mod openapi;
 pub mod routes;
 pub mod server;
 pub mod tls;
+mod versions;
 
 pub use config::HttpConfig;
 pub use error::ApiError;
+pub use jobs::SubmitJob;
 pub use server::Server;
 pub use tls::{TlsError, TlsFiles};

@@ -44,6 +44,7 @@ pub const ROUTES: &[RouteInfo] = &[
     RouteInfo { method: "DELETE", path: "/v1/jobs/{id}", summary: "Forget a finished job and its log" },
     RouteInfo { method: "GET", path: "/v1/jobs/{id}/logs", summary: "What the job's guests wrote (text); `?offset=` bytes to start from, `?follow=true` streams until the job ends" },
     RouteInfo { method: "POST", path: "/v1/jobs/{id}/stop", summary: "Stop a job: its driver, tasks and actors are cancelled" },
+    RouteInfo { method: "POST", path: "/v1/components/{name}/rollback", summary: "Make a kept version of a component current again: `?version=N`" },
 ];
 
 /// A request matched to its route, with its path parameters.
@@ -99,6 +100,8 @@ pub enum Route<'a> {
     JobLogs(&'a str),
     /// `POST /v1/jobs/{id}/stop`
     StopJob(&'a str),
+    /// `POST /v1/components/{name}/rollback`
+    Rollback(&'a str),
 }
 
 /// Longest request path served, in bytes (414 beyond).
@@ -133,6 +136,7 @@ impl Route<'_> {
             Route::DeleteJob(_) => 22,
             Route::JobLogs(_) => 23,
             Route::StopJob(_) => 24,
+            Route::Rollback(_) => 25,
         };
         &ROUTES[index]
     }
@@ -186,6 +190,9 @@ pub fn route<'a>(method: &Method, path: &'a str) -> Result<Route<'a>, ApiError> 
             None,
             Some(Route::Undeploy(name)),
         ),
+        ["v1", "components", name, "rollback"] if param(name).is_some() => {
+            by_method(None, Some(Route::Rollback(name)), None)
+        }
         ["v1", "functions", c, f] if param(c).is_some() && param(f).is_some() => {
             by_method(None, Some(Route::Invoke(c, f)), None)
         }

@@ -3,6 +3,8 @@
 
 #[path = "../../host/tests/common/components.rs"]
 mod components;
+#[path = "api/job_options.rs"]
+mod job_options;
 mod tls;
 
 use std::sync::OnceLock;
