@@ -95,8 +95,8 @@ impl SubmitJob {
 /// Parses `body` and submits the job; 201 with its info.
 ///
 /// # Errors
-/// 400 `bad_json` for a body that is not a [`SubmitJob`]; as
-/// [`job_error`].
+/// 400 `bad_json` for a body that is not a [`SubmitJob`], `bad_component`
+/// for a malformed `name@version`; as [`job_error`].
 pub(crate) fn submit(
     jobs: &Jobs,
     node: &'static wray_host::Node,
@@ -109,6 +109,8 @@ pub(crate) fn submit(
         )
     })?;
     let (component, args, options) = submit.into_parts();
+    wray_host::split_version(&component)
+        .map_err(|e| ApiError::bad_request("bad_component", e.to_string()))?;
     // Resolving the component may compile it, and the control plane may
     // be remote: off the async threads.
     let info = tokio::task::block_in_place(|| jobs.submit_with(node, &component, args, options))
@@ -135,9 +137,6 @@ pub(crate) fn job_error(e: JobError) -> ApiError {
         JobError::Node(Error::NoMain(_)) => ApiError::bad_request("no_main", e.to_string()),
         JobError::Node(Error::VersionNotFound { .. }) => {
             ApiError::not_found("unknown_version", e.to_string())
-        }
-        JobError::Node(Error::ControlPlane(c)) if !c.is_retryable() => {
-            ApiError::bad_request("bad_component", e.to_string())
         }
         JobError::BadOptions(_) => ApiError::bad_request("bad_job_options", e.to_string()),
         JobError::DirNotAllowed { .. } => ApiError::bad_request("dir_not_allowed", e.to_string()),

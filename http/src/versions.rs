@@ -70,9 +70,6 @@ fn version_error(e: wray_host::Error) -> ApiError {
             "load_failed",
             e.to_string(),
         ),
-        Error::ControlPlane(c) if !c.is_retryable() => {
-            ApiError::bad_request("bad_component", e.to_string())
-        }
         _ => ApiError::busy(format!("the function table: {e}")),
     }
 }
