@@ -9,11 +9,13 @@
 //! [`JobOptions`] (`options`): directories and environment variables for
 //! its guests, resources its driver waits for and holds (the job stays
 //! `PENDING` meanwhile), a time limit for the whole job, and metadata.
-//! `run` prepares and runs one job on a node.
+//! `run` prepares and runs one job on a node; [`bounded`] reads a
+//! client's lists and maps no further than their bounds.
 //!
 //! Each running job holds one thread (a driver blocks its thread as
 //! `wray run`'s does); [`JobsConfig::max_running`] bounds them.
 
+pub mod bounded;
 mod options;
 mod run;
 
@@ -386,6 +388,13 @@ impl Jobs {
     where
         N: Deref<Target = Node> + Send + 'static,
     {
+        if args.len() > bounded::MAX_JOB_ARGS {
+            return Err(JobError::BadOptions(format!(
+                "the job has {} arguments, the most is {}",
+                args.len(),
+                bounded::MAX_JOB_ARGS
+            )));
+        }
         let size = args
             .iter()
             .map(String::len)

@@ -48,15 +48,23 @@ pub struct SubmitJob {
     /// The deployed component whose `main` runs: `name` (its current
     /// version) or `name@version` (a version the function table keeps).
     pub component: String,
-    /// `main`'s arguments (at most 64 KiB in all).
-    #[serde(default)]
+    /// `main`'s arguments (at most 4,096, 64 KiB in all).
+    #[serde(default, deserialize_with = "wray_host::jobs::bounded::args")]
     pub args: Vec<String>,
     /// Host directories the job's guests read, read-only, each inside one
     /// the node allows (`wray start --allow-dir`): `[{"host", "guest"}]`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "wray_host::jobs::bounded::dirs"
+    )]
     pub dirs: Vec<JobDir>,
     /// Environment variables of the job's guests.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "wray_host::jobs::bounded::env"
+    )]
     pub env: BTreeMap<String, String>,
     /// CPUs the driver waits for and holds (fractional).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -65,13 +73,21 @@ pub struct SubmitJob {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub num_gpus: Option<f64>,
     /// Custom resources the driver waits for and holds.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "wray_host::jobs::bounded::resources"
+    )]
     pub resources: BTreeMap<String, f64>,
     /// Seconds the whole job may take from its submission.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<f64>,
     /// Labels kept with the job and shown back.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "wray_host::jobs::bounded::metadata"
+    )]
     pub metadata: BTreeMap<String, String>,
 }
 

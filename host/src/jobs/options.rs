@@ -60,11 +60,11 @@ pub struct JobDir {
 pub struct JobOptions {
     /// Directories the job's driver, tasks and actors read, read-only (at
     /// most [`MAX_JOB_DIRS`]).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::bounded::dirs")]
     pub dirs: Vec<JobDir>,
     /// Environment variables of the job's guests (at most
     /// [`MAX_JOB_ENV_VARS`], [`MAX_JOB_ENV_BYTES`] in all).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::bounded::env")]
     pub env: BTreeMap<String, String>,
     /// CPUs the driver holds while it runs (fractional; given back while
     /// it waits in `get`, as a task's are); none by default.
@@ -74,7 +74,7 @@ pub struct JobOptions {
     #[serde(default)]
     pub num_gpus: Option<f64>,
     /// Custom resources the driver holds while it runs, by name.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::bounded::resources")]
     pub resources: BTreeMap<String, f64>,
     /// Seconds the whole job may take from its submission (waiting for
     /// its resources included), above 0 and at most a year; past it the
@@ -83,7 +83,7 @@ pub struct JobOptions {
     pub timeout: Option<f64>,
     /// The client's own labels, kept and shown back (at most
     /// [`MAX_JOB_METADATA`] entries, [`MAX_JOB_METADATA_BYTES`] in all).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::bounded::metadata")]
     pub metadata: BTreeMap<String, String>,
 }
 

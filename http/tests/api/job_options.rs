@@ -144,6 +144,11 @@ fn a_job_reads_an_allowed_directory_with_its_env_and_metadata() {
         (
             json!({ "component": "api", "env": (0..129).map(|i| (format!("K{i}"), json!("v"))).collect::<serde_json::Map<_, _>>() }),
             400,
+            "bad_json",
+        ),
+        (
+            json!({ "component": "api", "env": { "K": "v".repeat(70_000) } }),
+            400,
             "bad_job_options",
         ),
         (json!({ "component": "api@7" }), 404, "unknown_version"),
@@ -152,6 +157,15 @@ fn a_job_reads_an_allowed_directory_with_its_env_and_metadata() {
         let (s, v) = submit(&url, &body);
         assert_eq!((s, code(&v)), (status, want), "{body}: {v}");
     }
+
+    let many: serde_json::Map<String, Value> =
+        (0..129).map(|i| (format!("K{i}"), json!("v"))).collect();
+    let (_, v) = submit(&url, &json!({ "component": "api", "env": many }));
+    let message = v["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("`env` has more than 128 variables"),
+        "{message}"
+    );
 
     // A time limit stops the job and says so.
     let (s, v) = submit(
