@@ -10,7 +10,8 @@
 //! - [`calls`]: function calls, actors and objects.
 //! - [`state`]: the node's state (health, nodes, resources, tasks,
 //!   objects, errors).
-//! - [`jobs`]: the Jobs API's bodies.
+//! - [`jobs`]: the Jobs API's bodies and their bounds; [`bounded`] reads
+//!   a client's lists and maps no further than those bounds.
 //! - [`paging`]: the `?limit=` and `?after=` of the listings that can
 //!   grow, and their bounds.
 //! - [`encoding`]: how names and values travel in paths and queries
@@ -18,6 +19,7 @@
 //!
 //! The peer protocol between nodes joins these types with the cluster.
 
+pub mod bounded;
 pub mod calls;
 pub mod components;
 pub mod encoding;
@@ -33,7 +35,9 @@ pub use components::{
 };
 pub use encoding::{decode, encode, DecodeError};
 pub use error::{ErrorBody, ErrorDetail, TaskCause, TaskFailure};
-pub use jobs::{JobDeleted, JobInfo, JobLogsQuery, JobStatus, JobStopped, SubmitJob};
+pub use jobs::{
+    JobDeleted, JobDir, JobInfo, JobLogsQuery, JobOptions, JobStatus, JobStopped, SubmitJob,
+};
 pub use paging::{ListQuery, DEFAULT_LIMIT, MAX_LIMIT};
 pub use state::{
     CauseInfo, ControlPlaneHealth, ErrorInfo, ErrorList, GpuSummary, Health, NodeInfo, ObjectInfo,

@@ -181,26 +181,37 @@ impl Client {
 #[derive(Args)]
 pub struct DeployArgs {
     /// The component (`.wasm`).
-    component: PathBuf,
+    #[arg(required_unless_present = "rollback")]
+    component: Option<PathBuf>,
     /// The name to deploy it under (default: the file stem).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "rollback")]
     name: Option<String>,
+    /// Instead of deploying, make kept version VERSION of component NAME
+    /// current again (`--rollback app@3`): calls by its name run that
+    /// version from now on, on every node following the function table.
+    #[arg(long, value_name = "NAME@VERSION", conflicts_with = "component")]
+    rollback: Option<String>,
     #[command(flatten)]
     node: NodeArg,
 }
 
 /// `wray deploy`: uploads a component; prints its name, version, digest
-/// and exports.
+/// and exports. With `--rollback`, makes a kept version current again.
 ///
 /// # Errors
 /// The file cannot be read, the node cannot be reached, or it refused.
 pub fn deploy(args: DeployArgs) -> anyhow::Result<ExitCode> {
-    let bytes = std::fs::read(&args.component)
-        .with_context(|| format!("reading {}", args.component.display()))?;
+    if let Some(spec) = &args.rollback {
+        return rollback(&args.node.client()?, spec);
+    }
+    let Some(component) = &args.component else {
+        bail!("give a component (.wasm) to deploy, or --rollback NAME@VERSION");
+    };
+    let bytes =
+        std::fs::read(component).with_context(|| format!("reading {}", component.display()))?;
     let name = match args.name {
         Some(n) => n,
-        None => args
-            .component
+        None => component
             .file_stem()
             .and_then(|s| s.to_str())
             .context("the file has no name to deploy it under: give --name")?
@@ -209,6 +220,34 @@ pub fn deploy(args: DeployArgs) -> anyhow::Result<ExitCode> {
     let client = args.node.client()?;
     let version = upload(&client, &name, &bytes)?;
     print_exports(&mut std::io::stdout().lock(), &version.record)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `wray deploy --rollback NAME@VERSION`: makes that kept version current
+/// again and says so.
+///
+/// # Errors
+/// `spec` is not `NAME@VERSION`; the node cannot be reached, or refused
+/// (a version it does not keep: the message names those it keeps).
+fn rollback(client: &Client, spec: &str) -> anyhow::Result<ExitCode> {
+    let (name, version) = match wray_host::split_version(spec)? {
+        (name, Some(version)) => (name, version),
+        (_, None) => bail!("--rollback {spec}: name the version, as NAME@VERSION (`app@3`)"),
+    };
+    let body = client.answer(
+        client
+            .request(
+                "POST",
+                &format!("/v1/components/{name}/rollback?version={version}"),
+            )
+            .send_string(""),
+    )?;
+    let current: wray_host::ComponentVersion =
+        serde_json::from_str(&body).context("reading the node's answer")?;
+    println!(
+        "{name} is at version {} again (sha256 {})",
+        current.version, current.record.hash
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -347,7 +386,7 @@ pub fn undeploy(args: UndeployArgs) -> anyhow::Result<ExitCode> {
 /// Arguments of `wray call`.
 #[derive(Args)]
 pub struct CallArgs {
-    /// `component/function`.
+    /// `component/function` (`app@3/add` calls kept version 3).
     target: String,
     /// The arguments, as a JSON array.
     #[arg(long, default_value = "[]")]

@@ -1,24 +1,29 @@
 //! `wray job …`, Ray's `ray job` over the node's Jobs API: `submit` runs
 //! a deployed component's `main` (or a `.wasm` file's, deploying it
-//! first) as a job and follows its log until it ends; `logs`, `status`,
-//! `stop`, `list` and `delete`.
+//! first) as a job, with its options (directories, environment
+//! variables, driver resources, a time limit, metadata), and follows its
+//! log until it ends; `logs`, `status`, `stop`, `list` and `delete`.
 
+use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::Context;
+use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
-use wray_api::{encode, JobInfo, JobStatus, JobStopped, SubmitJob};
+use wray_api::{encode, JobDir, JobInfo, JobStatus, JobStopped, SubmitJob};
+use wray_host::Preopen;
 
 use crate::client::{upload, Client, NodeArg};
 
 /// The `wray job` subcommands.
 #[derive(Subcommand)]
 pub enum JobCommand {
-    /// Run `main(args)` of a deployed component, or of a `.wasm` file
-    /// (deployed first, under its file stem), as a job; follow its log
-    /// until it ends (exit 1 when it fails) unless `--no-wait`.
+    /// Run `main(args)` of a deployed component (`app`, or a kept version
+    /// `app@3`), or of a `.wasm` file (deployed first, under its file
+    /// stem), as a job, with directories, environment variables, driver
+    /// resources, a time limit and metadata; follow its log until it ends
+    /// (exit 1 when it fails) unless `--no-wait`.
     Submit(SubmitArgs),
     /// Print a job's log; `--follow` streams it until the job ends.
     Logs(LogsArgs),
@@ -35,11 +40,40 @@ pub enum JobCommand {
 /// Arguments of `wray job submit`.
 #[derive(Args)]
 pub struct SubmitArgs {
-    /// A deployed component's name, or a `.wasm` file to deploy.
+    /// A deployed component's name (`app`, or `app@3` for a version the
+    /// node keeps), or a `.wasm` file to deploy.
     component: String,
     /// Return once the job is submitted.
     #[arg(long)]
     no_wait: bool,
+    /// Let the job's driver, tasks and actors read host directory HOST,
+    /// read-only, seen at GUEST (default: the same path). HOST must be
+    /// inside a directory the node allows (`wray start --allow-dir`).
+    /// Repeatable.
+    #[arg(long = "dir", value_name = "HOST[::GUEST]")]
+    dirs: Vec<String>,
+    /// Set environment variable K of the job's guests. Repeatable.
+    #[arg(long = "env", value_name = "K=V")]
+    env: Vec<String>,
+    /// CPUs the driver waits for and holds while it runs (Ray's
+    /// `--entrypoint-num-cpus`; fractional; default none).
+    #[arg(long, value_name = "N")]
+    num_cpus: Option<f64>,
+    /// GPUs the driver waits for and holds while it runs (fractional).
+    #[arg(long, value_name = "N")]
+    num_gpus: Option<f64>,
+    /// Custom resources the driver waits for and holds, as JSON:
+    /// '{"accelerator": 1}'.
+    #[arg(long, value_name = "JSON")]
+    resources: Option<String>,
+    /// Seconds the whole job may take from its submission (waiting for
+    /// resources included); past it the job is stopped and fails.
+    #[arg(long, value_name = "SECS")]
+    timeout: Option<f64>,
+    /// A label kept with the job, shown by `job status` and `job list`.
+    /// Repeatable.
+    #[arg(long = "metadata", value_name = "K=V")]
+    metadata: Vec<String>,
     /// `main`'s arguments (after `--`).
     #[arg(last = true)]
     args: Vec<String>,
@@ -102,13 +136,17 @@ pub fn run(command: JobCommand) -> anyhow::Result<ExitCode> {
             let client = node.client()?;
             let jobs: Vec<JobInfo> = client.typed(client.request("GET", "/v1/jobs").call())?;
             for j in &jobs {
-                println!(
+                let mut line = format!(
                     "{}  {:<9}  {} {}",
                     j.job_id,
-                    status_name(j.status),
+                    j.status.as_str(),
                     j.component,
                     j.args.join(" ")
                 );
+                if !j.options.metadata.is_empty() {
+                    line.push_str(&format!("  [{}]", labels(&j.options.metadata)));
+                }
+                println!("{}", line.trim_end());
             }
             println!("{} jobs", jobs.len());
             Ok(ExitCode::SUCCESS)
@@ -129,11 +167,10 @@ pub fn run(command: JobCommand) -> anyhow::Result<ExitCode> {
 /// `wray job submit`.
 fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     let client = args.node.client()?;
-    let component = deployed_name(&client, &args.component)?;
-    let body = serde_json::to_string(&SubmitJob {
-        component: component.clone(),
-        args: args.args,
-    })?;
+    let mut submit = job_body(&args)?;
+    submit.component = deployed_name(&client, &args.component)?;
+    let component = submit.component.clone();
+    let body = serde_json::to_string(&submit)?;
     let info: JobInfo = client.typed(
         client
             .request("POST", "/v1/jobs")
@@ -155,6 +192,59 @@ fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// The body of `POST /v1/jobs` that `args` describe (the component is
+/// filled in by the caller).
+fn job_body(args: &SubmitArgs) -> anyhow::Result<SubmitJob> {
+    let mut dirs = Vec::with_capacity(args.dirs.len());
+    for spec in &args.dirs {
+        let p = Preopen::parse(spec)?;
+        // A relative path means one under the directory the command runs
+        // in (the node refuses paths that are not absolute).
+        let host = std::path::absolute(&p.host)
+            .with_context(|| format!("--dir {spec}: making it absolute"))?;
+        dirs.push(JobDir {
+            host: host.to_string_lossy().into_owned(),
+            guest: p.guest,
+        });
+    }
+    let resources = match &args.resources {
+        None => BTreeMap::new(),
+        Some(json) => serde_json::from_str(json).map_err(|e| {
+            anyhow::anyhow!("--resources {json}: expected a JSON object of names to numbers: {e}")
+        })?,
+    };
+    Ok(SubmitJob {
+        component: String::new(),
+        args: args.args.clone(),
+        dirs,
+        env: pairs("--env", &args.env)?,
+        num_cpus: args.num_cpus,
+        num_gpus: args.num_gpus,
+        resources,
+        timeout: args.timeout,
+        metadata: pairs("--metadata", &args.metadata)?,
+    })
+}
+
+/// `K=V` values of `flag` as a map (a key given twice keeps its last
+/// value).
+fn pairs(flag: &str, given: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
+    let mut map = BTreeMap::new();
+    for pair in given {
+        let Some((k, v)) = pair.split_once('=') else {
+            bail!("{flag} {pair}: expected K=V");
+        };
+        map.insert(k.to_string(), v.to_string());
+    }
+    Ok(map)
+}
+
+/// `k=v, ..`.
+fn labels(map: &BTreeMap<String, String>) -> String {
+    let parts: Vec<String> = map.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    parts.join(", ")
 }
 
 /// The name to submit: `component`, or, for a `.wasm` file, the name it
@@ -182,14 +272,6 @@ fn job(client: &Client, id: &str) -> anyhow::Result<JobInfo> {
     )
 }
 
-/// A status as the API spells it (`SUCCEEDED`).
-fn status_name(status: JobStatus) -> String {
-    serde_json::to_value(status)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
-}
-
 /// Copies job `id`'s log to stdout as it arrives (until the job ends, with
 /// `follow`).
 fn logs(client: &Client, id: &str, follow: bool) -> anyhow::Result<()> {
@@ -215,7 +297,8 @@ fn logs(client: &Client, id: &str, follow: bool) -> anyhow::Result<()> {
     }
 }
 
-/// Prints a job's status line and, when it failed or stopped, why.
+/// Prints a job's status line, its metadata and, when it failed or
+/// stopped, why.
 fn print_status(info: &JobInfo) {
     let times = match (info.start_time, info.end_time) {
         (Some(s), Some(e)) => format!(" in {:.3} s", e - s),
@@ -224,9 +307,12 @@ fn print_status(info: &JobInfo) {
     println!(
         "job {} {}{times} ({} bytes of log)",
         info.job_id,
-        status_name(info.status),
+        info.status.as_str(),
         info.log_bytes
     );
+    if !info.options.metadata.is_empty() {
+        println!("  metadata: {}", labels(&info.options.metadata));
+    }
     if let Some(m) = &info.message {
         println!("  {m}");
     }

@@ -28,8 +28,8 @@ pub use error::{Error, Result};
 #[cfg(feature = "etcd")]
 pub use etcd::{EtcdConfig, EtcdFunctionTable};
 pub use function_table::{
-    check_name, content_hash, is_content_hash, ComponentRecord, ComponentVersion, Declared,
-    EmbeddedFunctionTable, FunctionEvent, FunctionKind, FunctionRecord, FunctionTable,
+    check_name, content_hash, is_content_hash, split_version, ComponentRecord, ComponentVersion,
+    Declared, EmbeddedFunctionTable, FunctionEvent, FunctionKind, FunctionRecord, FunctionTable,
     FunctionWatch, Param, MAX_COMPONENT_BYTES, MAX_NAME_BYTES, MAX_RECORD_BYTES, MAX_VERSIONS_KEPT,
     NAME_RULE, WRITE_ATTEMPTS,
 };

@@ -135,6 +135,10 @@ pub struct NodeConfig {
     pub task_fuel: Option<u64>,
     /// Directories guests may read.
     pub preopens: Vec<Preopen>,
+    /// Host directories (and what is under them) a job may ask to read
+    /// (`--allow-dir`; a job's `dirs`): none by default, so a job gets no
+    /// directory unless the operator allows it.
+    pub allow_dirs: Vec<PathBuf>,
     /// Where guests' stdout/stderr go.
     pub stdio: Stdio,
     /// Most instances (tasks running or blocked, plus live actors) at once.
@@ -201,6 +205,7 @@ impl Default for NodeConfig {
             driver_timeout: None,
             task_memory_limit: DEFAULT_TASK_MEMORY,
             preopens: Vec::new(),
+            allow_dirs: Vec::new(),
             stdio: Stdio::Inherit,
             max_instances: 1000,
             max_actors: None,
@@ -327,6 +332,14 @@ impl NodeConfig {
                 return bad(format!(
                     "--dir {}: not a directory on this host",
                     p.host.display()
+                ));
+            }
+        }
+        for dir in &self.allow_dirs {
+            if !dir.is_absolute() || !dir.is_dir() {
+                return bad(format!(
+                    "--allow-dir {}: not an absolute path of a directory on this host",
+                    dir.display()
                 ));
             }
         }

@@ -60,8 +60,12 @@ impl Session<'_> {
     /// The content hash of the component deployed as `component`: from
     /// the node's own table when it has it (no control-plane round trip,
     /// so it may be called inside an async runtime), else loaded from the
-    /// function table.
+    /// function table. `name@version` names a kept version (the function
+    /// table is read).
     fn hash_of(&self, component: &str) -> Result<Arc<str>> {
+        if component.contains('@') {
+            return Ok(self.node.loaded_spec(component)?.hash.clone());
+        }
         if let Some(record) = self.node.sched.deployed(component) {
             return Ok(Arc::from(record.hash.as_str()));
         }
@@ -93,7 +97,7 @@ impl Session<'_> {
     }
 
     /// Submits remote function `function` of deployed component
-    /// `component` (by name); returns its return object ids, held by the
+    /// `component` (by name, or `name@version`); returns its return object ids, held by the
     /// session. A call the function table says is wrong (no such function,
     /// wrong argument count, infeasible resources) is not an error here:
     /// its returns hold the error, as in Ray.

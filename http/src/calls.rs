@@ -113,10 +113,7 @@ pub(crate) async fn invoke(
     query: &Query,
     body: &[u8],
 ) -> Answer {
-    let record = state
-        .node
-        .deployed(component)
-        .ok_or_else(|| unknown_component(component))?;
+    let record = crate::versions::record_of(state.node, component)?;
     let Some(f) = record.function(function) else {
         let names: Vec<&str> = record
             .functions

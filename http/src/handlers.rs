@@ -214,7 +214,6 @@ async fn dispatch(state: &State, r: Route<'_>, req: Request<Incoming>) -> Answer
         Route::SubmitJob => {
             let body = read_body(req, limit, timeout).await?;
             let info = crate::jobs::submit(&state.jobs, node, &body)?;
-            let info: wray_api::JobInfo = serde_json::from_value(info).map_err(encoding)?;
             json(StatusCode::CREATED, &info)
         }
         Route::GetJob(id) => {
@@ -245,6 +244,10 @@ async fn dispatch(state: &State, r: Route<'_>, req: Request<Incoming>) -> Answer
         }
         Route::JobLogs(id) => crate::jobs::logs(&state.jobs, &id, query.offset, query.follow),
         Route::TaskLogs(id) => task_logs(node, &id),
+        Route::Rollback(name) => json(
+            StatusCode::OK,
+            &crate::wire::version(&crate::versions::rollback(node, &name, query.version)?),
+        ),
     }
 }
 

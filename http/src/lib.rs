@@ -24,8 +24,9 @@
 //! - `listings`: the function table's routes (falling back to the node's
 //!   own view when the control plane is unreachable) and the paginated
 //!   listings.
-//! - `jobs`: the Jobs API (submit, list, status, logs streamed, stop) over
-//!   the host's [`wray_host::Jobs`].
+//! - `jobs`: the Jobs API (submit with options, list, status, logs
+//!   streamed, stop) over the host's [`wray_host::Jobs`].
+//! - `versions`: calls to a kept version (`app@3`) and rollback.
 //! - `kept`: the sessions an answer outlives (async invocations, actors),
 //!   bounded in number and time.
 //! - `body`: answers' bodies: whole, in pieces, or a log as it grows.
@@ -53,6 +54,7 @@ mod query;
 pub mod routes;
 pub mod server;
 pub mod tls;
+mod versions;
 mod wire;
 
 pub use config::HttpConfig;

@@ -25,6 +25,8 @@ pub(crate) struct Query {
     pub(crate) offset: u64,
     /// `GET /v1/jobs/{id}/logs`: stream until the job ends.
     pub(crate) follow: bool,
+    /// `POST /v1/components/{name}/rollback`: the version to make current.
+    pub(crate) version: Option<u64>,
     /// A listing's page size ([`DEFAULT_LIMIT`] when unsaid).
     pub(crate) limit: usize,
     /// A listing's cursor: answer what follows it.
@@ -72,6 +74,17 @@ impl Query {
                     })?;
                 }
                 ("name", Route::Deploy) => q.name = Some(value.to_string()),
+                ("version", Route::Rollback(_)) => {
+                    q.version = Some(value.parse().map_err(|_| {
+                        ApiError::bad_request(
+                            "bad_query",
+                            format!(
+                                "version={}: expected a version number (1, 2, ..)",
+                                cut(value)
+                            ),
+                        )
+                    })?);
+                }
                 ("limit", _) if listing => q.limit = parse_limit(value)?,
                 ("after", _) if listing => q.after = Some(value.to_string()),
                 _ => {

@@ -51,6 +51,7 @@ pub const ROUTES: &[RouteInfo] = &[
     RouteInfo { method: "DELETE", path: "/v1/jobs/{id}", summary: "Forget a finished job and its log" },
     RouteInfo { method: "GET", path: "/v1/jobs/{id}/logs", summary: "What the job's guests wrote (text); `?offset=` bytes to start from, `?follow=true` streams until the job ends" },
     RouteInfo { method: "POST", path: "/v1/jobs/{id}/stop", summary: "Stop a job: its driver, tasks and actors are cancelled" },
+    RouteInfo { method: "POST", path: "/v1/components/{name}/rollback", summary: "Make a kept version of a component current again: `?version=N`" },
     RouteInfo { method: "GET", path: "/v1/tasks/{id}/logs", summary: "What a task outside a job with a log wrote to stdout and stderr (its first 64 KiB, and the bytes dropped past them), while the node keeps it" },
 ];
 
@@ -112,6 +113,8 @@ pub enum Route<'a> {
     StopJob(Cow<'a, str>),
     /// `GET /v1/tasks/{id}/logs`
     TaskLogs(Cow<'a, str>),
+    /// `POST /v1/components/{name}/rollback`
+    Rollback(Cow<'a, str>),
 }
 
 /// Longest request path served, in bytes (414 beyond).
@@ -147,7 +150,8 @@ impl Route<'_> {
             Route::DeleteJob(_) => 23,
             Route::JobLogs(_) => 24,
             Route::StopJob(_) => 25,
-            Route::TaskLogs(_) => 26,
+            Route::Rollback(_) => 26,
+            Route::TaskLogs(_) => 27,
         };
         // Every variant's index is a row of the table (the unit test
         // routes each row to itself).
@@ -206,6 +210,9 @@ pub fn route<'a>(method: &Method, path: &'a str) -> Result<Route<'a>, ApiError> 
         ),
         ["v1", "components", name, "openapi.json"] if param(name).is_some() => {
             by_method(Some(Route::ComponentOpenApi(decode(name)?)), None, None)
+        }
+        ["v1", "components", name, "rollback"] if param(name).is_some() => {
+            by_method(None, Some(Route::Rollback(decode(name)?)), None)
         }
         ["v1", "functions", c, f] if param(c).is_some() && param(f).is_some() => {
             by_method(None, Some(Route::Invoke(decode(c)?, decode(f)?)), None)

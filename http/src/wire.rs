@@ -163,5 +163,6 @@ pub(crate) fn job(j: wray_host::JobInfo) -> api::JobInfo {
         driver_task: j.driver_task,
         node_id: j.node_id,
         log_bytes: j.log_bytes,
+        options: j.options,
     }
 }

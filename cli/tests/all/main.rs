@@ -3,6 +3,7 @@
 //! `examples/`).
 
 mod cli;
+mod jobs;
 mod microbench;
 mod node;
 mod node_log;

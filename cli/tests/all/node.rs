@@ -160,7 +160,7 @@ fn no_auth_is_refused_off_loopback() {
 
 #[allow(dead_code)]
 #[path = "../../../control-plane/tests/all/etcd_server.rs"]
-mod etcd_server;
+pub(crate) mod etcd_server;
 
 /// Runs `wray call` in `tmp`'s node until it succeeds (or 60 s pass);
 /// its stdout.

@@ -27,17 +27,36 @@ pub struct EmbeddedFunctionTable {
 
 #[derive(Default)]
 struct State {
-    /// Each name's kept versions, oldest first (never empty).
-    names: BTreeMap<String, VecDeque<ComponentVersion>>,
+    /// Each name's kept versions and which is current.
+    names: BTreeMap<String, Versions>,
     /// Blobs by content hash.
     blobs: HashMap<String, Arc<[u8]>>,
+}
+
+/// One name's kept versions.
+#[derive(Default)]
+struct Versions {
+    /// Oldest first (never empty once the name is in the table).
+    kept: VecDeque<ComponentVersion>,
+    /// The current one's number: the newest, or the one a rollback chose.
+    current: u64,
+}
+
+impl Versions {
+    fn current(&self) -> Option<&ComponentVersion> {
+        self.kept.iter().find(|v| v.version == self.current)
+    }
 }
 
 impl State {
     /// Removes the blobs among `hashes` that no kept version refers to.
     fn collect(&mut self, hashes: impl IntoIterator<Item = String>) {
         for hash in hashes {
-            let referenced = self.names.values().flatten().any(|v| v.record.hash == hash);
+            let referenced = self
+                .names
+                .values()
+                .flat_map(|v| &v.kept)
+                .any(|v| v.record.hash == hash);
             if !referenced {
                 self.blobs.remove(&hash);
             }
@@ -73,7 +92,7 @@ impl FunctionTable for EmbeddedFunctionTable {
         check_deploy(&record, &bytes)?;
         let mut state = self.state.lock();
         let versions = state.names.entry(record.name.clone()).or_default();
-        let version = match versions.back() {
+        let version = match versions.kept.back() {
             None => 1,
             Some(last) => last.version.checked_add(1).ok_or_else(|| Error::Corrupt {
                 key: record.name.clone(),
@@ -85,10 +104,11 @@ impl FunctionTable for EmbeddedFunctionTable {
             deployed_ms: now_ms(),
             record,
         };
-        versions.push_back(deployed.clone());
+        versions.kept.push_back(deployed.clone());
+        versions.current = version;
         let mut pruned = Vec::new();
-        while versions.len() > MAX_VERSIONS_KEPT {
-            if let Some(old) = versions.pop_front() {
+        while versions.kept.len() > MAX_VERSIONS_KEPT {
+            if let Some(old) = versions.kept.pop_front() {
                 pruned.push(old.record.hash);
             }
         }
@@ -108,7 +128,7 @@ impl FunctionTable for EmbeddedFunctionTable {
             .lock()
             .names
             .get(name)
-            .and_then(|v| v.back())
+            .and_then(Versions::current)
             .cloned()
             .ok_or_else(|| Error::ComponentNotFound(name.to_string()))
     }
@@ -118,7 +138,7 @@ impl FunctionTable for EmbeddedFunctionTable {
             .lock()
             .names
             .get(name)
-            .and_then(|versions| versions.iter().find(|v| v.version == version))
+            .and_then(|versions| versions.kept.iter().find(|v| v.version == version))
             .cloned()
             .ok_or_else(|| Error::VersionNotFound {
                 name: name.to_string(),
@@ -131,7 +151,7 @@ impl FunctionTable for EmbeddedFunctionTable {
             .lock()
             .names
             .get(name)
-            .map(|v| v.iter().cloned().collect())
+            .map(|v| v.kept.iter().cloned().collect())
             .ok_or_else(|| Error::ComponentNotFound(name.to_string()))
     }
 
@@ -151,7 +171,7 @@ impl FunctionTable for EmbeddedFunctionTable {
             .lock()
             .names
             .values()
-            .filter_map(|v| v.back().cloned())
+            .filter_map(|v| v.current().cloned())
             .collect())
     }
 
@@ -163,9 +183,35 @@ impl FunctionTable for EmbeddedFunctionTable {
             .lock()
             .names
             .range::<str, _>((start, Bound::Unbounded))
-            .filter_map(|(_, v)| v.back().cloned())
+            .filter_map(|(_, v)| v.current().cloned())
             .take(limit)
             .collect())
+    }
+
+    async fn rollback(&self, name: &str, version: u64) -> Result<ComponentVersion> {
+        let mut state = self.state.lock();
+        let versions = state
+            .names
+            .get_mut(name)
+            .ok_or_else(|| Error::ComponentNotFound(name.to_string()))?;
+        let chosen = versions
+            .kept
+            .iter()
+            .find(|v| v.version == version)
+            .cloned()
+            .ok_or_else(|| Error::VersionNotFound {
+                name: name.to_string(),
+                version,
+            })?;
+        if versions.current != version {
+            versions.current = version;
+            self.tell(FunctionEvent::Deployed {
+                name: name.to_string(),
+                version,
+                hash: chosen.record.hash.clone(),
+            });
+        }
+        Ok(chosen)
     }
 
     async fn undeploy(&self, name: &str) -> Result<()> {
@@ -177,7 +223,7 @@ impl FunctionTable for EmbeddedFunctionTable {
             .names
             .remove(name)
             .ok_or_else(|| Error::ComponentNotFound(name.to_string()))?;
-        state.collect(versions.into_iter().map(|v| v.record.hash));
+        state.collect(versions.kept.into_iter().map(|v| v.record.hash));
         self.tell(FunctionEvent::Undeployed {
             name: name.to_string(),
         });

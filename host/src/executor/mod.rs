@@ -100,6 +100,8 @@ pub struct WasmExecutor {
     pub(crate) workers: WorkerPool,
     /// The jobs whose guests write to a log of their own.
     pub(crate) job_logs: output::JobLogs,
+    /// The jobs whose guests get directories and variables of their own.
+    pub(crate) job_envs: crate::job_env::JobEnvs,
     /// How long its instantiations took.
     pub(crate) instantiations: Instantiations,
 }

@@ -10,7 +10,7 @@ use wasmtime::ResourceLimiter;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use wray_control_plane::{JobId, ObjectId, TaskId};
 
-use super::output::JobLogs;
+use super::WasmExecutor;
 use crate::bounds::{MAX_PUTS, MAX_SEEN_ERRORS};
 use crate::cancel_token::CancelToken;
 use crate::error::TaskError;
@@ -196,12 +196,13 @@ pub struct TaskState {
 }
 
 impl TaskState {
-    /// State for running `current` from `component` in `job`, with `args`
-    /// as the guest's command line (only `main` gets any).
+    /// State for running `current` from `component` in `job` on `exec`'s
+    /// node, with `args` as the guest's command line (only `main` gets
+    /// any): the job's log as stdout and stderr, and the job's
+    /// directories and variables, if it has them.
     pub(crate) fn new(
         node: Arc<dyn Services>,
-        logs: &JobLogs,
-        window_budget: Arc<Budget>,
+        exec: &WasmExecutor,
         component: Arc<str>,
         job: JobId,
         current: CurrentTask,
@@ -209,7 +210,7 @@ impl TaskState {
     ) -> Self {
         let mut wasi = WasiCtxBuilder::new();
         wasi.allow_blocking_current_thread(true).args(args);
-        let output = logs.attach(
+        let output = exec.job_logs.attach(
             &mut wasi,
             job,
             &node.config().stdio,
@@ -222,10 +223,11 @@ impl TaskState {
                 tracing::warn!(dir = %p.host.display(), "cannot preopen: {e:#}");
             }
         }
+        exec.job_envs.apply(&mut wasi, job);
         let limit = current.limits.max_memory;
         Self {
             node,
-            window_budget,
+            window_budget: exec.windows.clone(),
             component,
             job,
             current,

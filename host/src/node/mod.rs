@@ -5,6 +5,7 @@ pub mod driver;
 pub mod services;
 pub mod state;
 pub mod timeline;
+mod versions;
 mod watch;
 
 use std::collections::HashMap;
@@ -161,6 +162,7 @@ impl Node {
             io: io.handle().clone(),
             workers: WorkerPool::new(worker_cpus, crate::bounds::MAX_BLOCKED_WORKERS),
             job_logs: Default::default(),
+            job_envs: Default::default(),
             instantiations: Default::default(),
         });
         let handle: Arc<dyn Executor> = Arc::new(Handle(exec.clone()));
@@ -365,8 +367,8 @@ impl Node {
     /// # Errors
     /// [`Error::NotDeployed`], [`Error::NoMain`], or a control-plane error.
     pub fn run_main(&self, name: &str, args: &[String]) -> Result<DriverOutcome> {
-        let prepared = self.prepare_job(name, None, CancelToken::new())?;
-        Ok(self.run_prepared(prepared, args))
+        let prepared = self.prepare_job(name, None, CancelToken::new(), Default::default())?;
+        Ok(self.run_prepared(prepared, args, || {}))
     }
 
     /// A new job's id, from the control plane's job table.

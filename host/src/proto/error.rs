@@ -29,6 +29,18 @@ pub enum Error {
     /// No component is deployed under this name on this node.
     #[error("component `{0}` is not deployed on this node")]
     NotDeployed(String),
+    /// The component is deployed, but not in the version asked for
+    /// (`name@version`): never deployed, or pruned (the function table
+    /// keeps the last [`MAX_VERSIONS_KEPT`](wray_control_plane::MAX_VERSIONS_KEPT)).
+    #[error("component `{name}` has no version {version}: the versions kept are {}", versions_text(.kept))]
+    VersionNotFound {
+        /// The component's name.
+        name: String,
+        /// The version asked for.
+        version: u64,
+        /// The versions the function table keeps, oldest first.
+        kept: Vec<u64>,
+    },
     /// The component has no driver entry point (it exports no `driver`).
     #[error(
         "component `{0}` has no `main`: it exports no `driver` interface (a `main` is made \
@@ -54,6 +66,15 @@ pub enum Error {
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// `1, 2, 3` (or `none`).
+fn versions_text(kept: &[u64]) -> String {
+    if kept.is_empty() {
+        return "none".to_string();
+    }
+    let numbers: Vec<String> = kept.iter().map(u64::to_string).collect();
+    numbers.join(", ")
+}
 
 /// Why a task failed: the WIT `error-kind`, defined once for the host
 /// and the guest SDK (`wray-abi`).

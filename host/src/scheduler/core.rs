@@ -216,6 +216,12 @@ impl Scheduler {
         self.functions.write().insert(record);
     }
 
+    /// Records version `record` of its component by hash only (see
+    /// `Functions::insert_version`).
+    pub(crate) fn add_version(&self, record: Arc<ComponentRecord>) {
+        self.functions.write().insert_version(record);
+    }
+
     /// Forgets the name `name` (see `Functions::remove_named`).
     pub(crate) fn undeploy(&self, name: &str) -> Option<Arc<ComponentRecord>> {
         self.functions.write().remove_named(name)

@@ -36,6 +36,13 @@ impl Functions {
         self.by_hash.insert(record.hash.clone(), record);
     }
 
+    /// Records `record` by its hash only: a version a call names
+    /// (`name@3`) runs, and the name keeps meaning what it meant. A hash
+    /// already known keeps its row.
+    pub(crate) fn insert_version(&mut self, record: Arc<ComponentRecord>) {
+        self.by_hash.entry(record.hash.clone()).or_insert(record);
+    }
+
     /// Forgets the name `name` (an undeploy): calls by that name fail
     /// with not-found from now on; its hash's row stays, so that tasks
     /// already submitted run on the version they named. The component
@@ -111,6 +118,16 @@ mod tests {
         assert!(f.resolve(Callee::Named("other")).is_none());
         let own: Arc<str> = Arc::from("h1");
         assert_eq!(f.resolve(Callee::Hash(&own)).unwrap().0.name, "math");
+    }
+
+    #[test]
+    fn a_version_named_by_a_call_is_known_by_hash_only() {
+        let mut f = Functions::default();
+        f.insert(record("math", "h2"));
+        f.insert_version(record("math", "h1"));
+        assert_eq!(f.resolve(Callee::Named("math")).unwrap().1.as_ref(), "h2");
+        let old: Arc<str> = Arc::from("h1");
+        assert_eq!(f.resolve(Callee::Hash(&old)).unwrap().0.name, "math");
     }
 
     #[test]

@@ -68,7 +68,7 @@ fn component_openapi() {}
 
 #[utoipa::path(post, path = "/v1/functions/{component}/{function}",
     params(
-        ("component" = String, Path, description = "the component's name (percent-encoded)"),
+        ("component" = String, Path, description = "the component's name (percent-encoded): `name` for its current version, `name@N` for a kept version N"),
         ("function" = String, Path, description = "the function's name"),
         InvokeQuery,
     ),
@@ -206,6 +206,18 @@ fn stop_job() {}
     ))]
 fn task_logs() {}
 
+#[utoipa::path(post, path = "/v1/components/{name}/rollback",
+    params(
+        ("name" = String, Path, description = "the component's name (percent-encoded)"),
+        ("version" = u64, Query, description = "the kept version to make current"),
+    ),
+    responses(
+        (status = 200, description = "the version now current", body = ComponentInfo),
+        (status = 400, description = "`no_version`, `bad_query`", body = ErrorBody),
+        (status = 404, description = "`unknown_component`, `unknown_version` (naming the versions kept)", body = ErrorBody),
+    ))]
+fn rollback() {}
+
 /// The API's routes and types, as utoipa derives them.
 #[derive(utoipa::OpenApi)]
 #[openapi(
@@ -236,6 +248,7 @@ fn task_logs() {}
         delete_job,
         job_logs,
         stop_job,
+        rollback,
         task_logs,
     ),
     components(schemas(ErrorBody))

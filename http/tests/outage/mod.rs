@@ -61,6 +61,14 @@ impl FunctionTable for Flaky {
         self.up()?;
         self.table.list().await
     }
+    async fn list_page(&self, after: Option<&str>, limit: usize) -> Result<Vec<ComponentVersion>> {
+        self.up()?;
+        self.table.list_page(after, limit).await
+    }
+    async fn rollback(&self, name: &str, version: u64) -> Result<ComponentVersion> {
+        self.up()?;
+        self.table.rollback(name, version).await
+    }
     async fn undeploy(&self, name: &str) -> Result<()> {
         self.up()?;
         self.table.undeploy(name).await
