@@ -58,9 +58,13 @@ pub fn describe(args: DescribeArgs) -> anyhow::Result<()> {
             Some(class) if class != &f.name => format!("{class}.{}", f.name),
             _ => f.name.clone(),
         };
+        let kind = match f.kind {
+            wray_host::FunctionKind::Function => "function",
+            wray_host::FunctionKind::ActorClass => "actor",
+            wray_host::FunctionKind::ActorMethod => "method",
+        };
         println!(
-            "  {:?} {name}({}) -> [{}]",
-            f.kind,
+            "  {kind} {name}({}) -> [{}]",
             params.join(", "),
             f.returns.join(", ")
         );

@@ -1,24 +1,29 @@
 //! `wray job …`, Ray's `ray job` over the node's Jobs API: `submit` runs
 //! a deployed component's `main` (or a `.wasm` file's, deploying it
-//! first) as a job and follows its log until it ends; `logs`, `status`,
-//! `stop`, `list` and `delete`.
+//! first) as a job, with its options (directories, environment
+//! variables, driver resources, a time limit, metadata), and follows its
+//! log until it ends; `logs`, `status`, `stop`, `list` and `delete`.
 
+use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::Context;
+use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
-use serde_json::Value;
+use wray_api::{encode, JobDir, JobInfo, JobStatus, JobStopped, SubmitJob};
+use wray_host::Preopen;
 
 use crate::client::{upload, Client, NodeArg};
 
 /// The `wray job` subcommands.
 #[derive(Subcommand)]
 pub enum JobCommand {
-    /// Run `main(args)` of a deployed component, or of a `.wasm` file
-    /// (deployed first, under its file stem), as a job; follow its log
-    /// until it ends (exit 1 when it fails) unless `--no-wait`.
+    /// Run `main(args)` of a deployed component (`app`, or a kept version
+    /// `app@3`), or of a `.wasm` file (deployed first, under its file
+    /// stem), as a job, with directories, environment variables, driver
+    /// resources, a time limit and metadata; follow its log until it ends
+    /// (exit 1 when it fails) unless `--no-wait`.
     Submit(SubmitArgs),
     /// Print a job's log; `--follow` streams it until the job ends.
     Logs(LogsArgs),
@@ -35,11 +40,40 @@ pub enum JobCommand {
 /// Arguments of `wray job submit`.
 #[derive(Args)]
 pub struct SubmitArgs {
-    /// A deployed component's name, or a `.wasm` file to deploy.
+    /// A deployed component's name (`app`, or `app@3` for a version the
+    /// node keeps), or a `.wasm` file to deploy.
     component: String,
     /// Return once the job is submitted.
     #[arg(long)]
     no_wait: bool,
+    /// Let the job's driver, tasks and actors read host directory HOST,
+    /// read-only, seen at GUEST (default: the same path). HOST must be
+    /// inside a directory the node allows (`wray start --allow-dir`).
+    /// Repeatable.
+    #[arg(long = "dir", value_name = "HOST[::GUEST]")]
+    dirs: Vec<String>,
+    /// Set environment variable K of the job's guests. Repeatable.
+    #[arg(long = "env", value_name = "K=V")]
+    env: Vec<String>,
+    /// CPUs the driver waits for and holds while it runs (Ray's
+    /// `--entrypoint-num-cpus`; fractional; default none).
+    #[arg(long, value_name = "N")]
+    num_cpus: Option<f64>,
+    /// GPUs the driver waits for and holds while it runs (fractional).
+    #[arg(long, value_name = "N")]
+    num_gpus: Option<f64>,
+    /// Custom resources the driver waits for and holds, as JSON:
+    /// '{"accelerator": 1}'.
+    #[arg(long, value_name = "JSON")]
+    resources: Option<String>,
+    /// Seconds the whole job may take from its submission (waiting for
+    /// resources included); past it the job is stopped and fails.
+    #[arg(long, value_name = "SECS")]
+    timeout: Option<f64>,
+    /// A label kept with the job, shown by `job status` and `job list`.
+    /// Repeatable.
+    #[arg(long = "metadata", value_name = "K=V")]
+    metadata: Vec<String>,
     /// `main`'s arguments (after `--`).
     #[arg(last = true)]
     args: Vec<String>,
@@ -86,13 +120,12 @@ pub fn run(command: JobCommand) -> anyhow::Result<ExitCode> {
         }
         JobCommand::Stop(args) => {
             let client = args.node.client()?;
-            let v = json(
-                &client,
+            let v: JobStopped = client.typed(
                 client
-                    .request("POST", &format!("/v1/jobs/{}/stop", args.job))
+                    .request("POST", &format!("/v1/jobs/{}/stop", encode(&args.job)))
                     .send_string(""),
             )?;
-            if v["stopped"] == true {
+            if v.stopped {
                 println!("job {} stopping", args.job);
             } else {
                 println!("job {} had already ended", args.job);
@@ -101,32 +134,28 @@ pub fn run(command: JobCommand) -> anyhow::Result<ExitCode> {
         }
         JobCommand::List(node) => {
             let client = node.client()?;
-            let v = json(&client, client.request("GET", "/v1/jobs").call())?;
-            let jobs = v.as_array().map(Vec::as_slice).unwrap_or_default();
-            for j in jobs {
-                let args: Vec<&str> = j["args"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .collect();
-                println!(
+            let jobs: Vec<JobInfo> = client.typed(client.request("GET", "/v1/jobs").call())?;
+            for j in &jobs {
+                let mut line = format!(
                     "{}  {:<9}  {} {}",
-                    j["job_id"].as_str().unwrap_or("?"),
-                    j["status"].as_str().unwrap_or("?"),
-                    j["component"].as_str().unwrap_or("?"),
-                    args.join(" ")
+                    j.job_id,
+                    j.status.as_str(),
+                    j.component,
+                    j.args.join(" ")
                 );
+                if !j.options.metadata.is_empty() {
+                    line.push_str(&format!("  [{}]", labels(&j.options.metadata)));
+                }
+                println!("{}", line.trim_end());
             }
             println!("{} jobs", jobs.len());
             Ok(ExitCode::SUCCESS)
         }
         JobCommand::Delete(args) => {
             let client = args.node.client()?;
-            json(
-                &client,
+            let _: wray_api::JobDeleted = client.typed(
                 client
-                    .request("DELETE", &format!("/v1/jobs/{}", args.job))
+                    .request("DELETE", &format!("/v1/jobs/{}", encode(&args.job)))
                     .call(),
             )?;
             println!("deleted job {}", args.job);
@@ -138,19 +167,17 @@ pub fn run(command: JobCommand) -> anyhow::Result<ExitCode> {
 /// `wray job submit`.
 fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     let client = args.node.client()?;
-    let component = deployed_name(&client, &args.component)?;
-    let body = serde_json::json!({ "component": component, "args": args.args }).to_string();
-    let info = json(
-        &client,
+    let mut submit = job_body(&args)?;
+    submit.component = deployed_name(&client, &args.component)?;
+    let component = submit.component.clone();
+    let body = serde_json::to_string(&submit)?;
+    let info: JobInfo = client.typed(
         client
             .request("POST", "/v1/jobs")
             .set("Content-Type", "application/json")
             .send_string(&body),
     )?;
-    let id = info["job_id"]
-        .as_str()
-        .context("the node's answer has no job_id")?
-        .to_string();
+    let id = info.job_id;
     eprintln!("job {id} submitted ({component})");
     if args.no_wait {
         println!("{id}");
@@ -160,11 +187,64 @@ fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     logs(&client, &id, true)?;
     let info = job(&client, &id)?;
     print_status(&info);
-    Ok(if info["status"] == "SUCCEEDED" {
+    Ok(if info.status == JobStatus::Succeeded {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// The body of `POST /v1/jobs` that `args` describe (the component is
+/// filled in by the caller).
+fn job_body(args: &SubmitArgs) -> anyhow::Result<SubmitJob> {
+    let mut dirs = Vec::with_capacity(args.dirs.len());
+    for spec in &args.dirs {
+        let p = Preopen::parse(spec)?;
+        // A relative path means one under the directory the command runs
+        // in (the node refuses paths that are not absolute).
+        let host = std::path::absolute(&p.host)
+            .with_context(|| format!("--dir {spec}: making it absolute"))?;
+        dirs.push(JobDir {
+            host: host.to_string_lossy().into_owned(),
+            guest: p.guest,
+        });
+    }
+    let resources = match &args.resources {
+        None => BTreeMap::new(),
+        Some(json) => serde_json::from_str(json).map_err(|e| {
+            anyhow::anyhow!("--resources {json}: expected a JSON object of names to numbers: {e}")
+        })?,
+    };
+    Ok(SubmitJob {
+        component: String::new(),
+        args: args.args.clone(),
+        dirs,
+        env: pairs("--env", &args.env)?,
+        num_cpus: args.num_cpus,
+        num_gpus: args.num_gpus,
+        resources,
+        timeout: args.timeout,
+        metadata: pairs("--metadata", &args.metadata)?,
+    })
+}
+
+/// `K=V` values of `flag` as a map (a key given twice keeps its last
+/// value).
+fn pairs(flag: &str, given: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
+    let mut map = BTreeMap::new();
+    for pair in given {
+        let Some((k, v)) = pair.split_once('=') else {
+            bail!("{flag} {pair}: expected K=V");
+        };
+        map.insert(k.to_string(), v.to_string());
+    }
+    Ok(map)
+}
+
+/// `k=v, ..`.
+fn labels(map: &BTreeMap<String, String>) -> String {
+    let parts: Vec<String> = map.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    parts.join(", ")
 }
 
 /// The name to submit: `component`, or, for a `.wasm` file, the name it
@@ -184,16 +264,12 @@ fn deployed_name(client: &Client, component: &str) -> anyhow::Result<String> {
 }
 
 /// Job `id`'s info.
-fn job(client: &Client, id: &str) -> anyhow::Result<Value> {
-    json(
-        client,
-        client.request("GET", &format!("/v1/jobs/{id}")).call(),
+fn job(client: &Client, id: &str) -> anyhow::Result<JobInfo> {
+    client.typed(
+        client
+            .request("GET", &format!("/v1/jobs/{}", encode(id)))
+            .call(),
     )
-}
-
-/// The JSON of a success, or an error naming what the node said.
-fn json(client: &Client, result: Result<ureq::Response, ureq::Error>) -> anyhow::Result<Value> {
-    Ok(serde_json::from_str(&client.answer(result)?)?)
 }
 
 /// Copies job `id`'s log to stdout as it arrives (until the job ends, with
@@ -202,7 +278,7 @@ fn logs(client: &Client, id: &str, follow: bool) -> anyhow::Result<()> {
     let query = if follow { "?follow=true" } else { "" };
     let response = client.response(
         client
-            .request("GET", &format!("/v1/jobs/{id}/logs{query}"))
+            .request("GET", &format!("/v1/jobs/{}/logs{query}", encode(id)))
             .call(),
     )?;
     if let Some(n) = response.header("wray-log-dropped").filter(|n| *n != "0") {
@@ -221,19 +297,23 @@ fn logs(client: &Client, id: &str, follow: bool) -> anyhow::Result<()> {
     }
 }
 
-/// Prints a job's status line and, when it failed or stopped, why.
-fn print_status(info: &Value) {
-    let times = match (info["start_time"].as_f64(), info["end_time"].as_f64()) {
+/// Prints a job's status line, its metadata and, when it failed or
+/// stopped, why.
+fn print_status(info: &JobInfo) {
+    let times = match (info.start_time, info.end_time) {
         (Some(s), Some(e)) => format!(" in {:.3} s", e - s),
         _ => String::new(),
     };
     println!(
         "job {} {}{times} ({} bytes of log)",
-        info["job_id"].as_str().unwrap_or("?"),
-        info["status"].as_str().unwrap_or("?"),
-        info["log_bytes"]
+        info.job_id,
+        info.status.as_str(),
+        info.log_bytes
     );
-    if let Some(m) = info["message"].as_str() {
+    if !info.options.metadata.is_empty() {
+        println!("  metadata: {}", labels(&info.options.metadata));
+    }
+    if let Some(m) = &info.message {
         println!("  {m}");
     }
 }

@@ -34,12 +34,18 @@ pub struct NodeArgs {
     /// (default: the same path). Repeatable.
     #[arg(long = "dir", value_name = "HOST[::GUEST]")]
     pub dirs: Vec<String>,
-    /// Per-task time limit in seconds, up to a year (0: none).
+    /// Let jobs (`wray job submit --dir`, `POST /v1/jobs` `dirs`) read this
+    /// host directory and what is under it, read-only. Repeatable; none
+    /// by default: a job gets no directory unless allowed here.
+    #[arg(long = "allow-dir", value_name = "DIR")]
+    pub allow_dirs: Vec<std::path::PathBuf>,
+    /// Per-task time limit in seconds, from 0.01 (the epoch tick) up to a
+    /// year (0: none).
     #[arg(long, value_name = "SECS", value_parser = parse_seconds,
           default_value = "600")]
     pub task_timeout: Seconds,
-    /// Time limit of a driver's `main` in seconds, up to a year (0, the
-    /// default: none).
+    /// Time limit of a driver's `main` in seconds, from 0.01 up to a year
+    /// (0, the default: none).
     #[arg(long, value_name = "SECS", value_parser = parse_seconds, default_value = "0")]
     pub driver_timeout: Seconds,
     /// Per-task memory limit in MiB, 1 to 4096 (a wasm32 memory's most).
@@ -115,14 +121,27 @@ impl NodeArgs {
     /// The node configuration these flags describe (defaults elsewhere).
     ///
     /// # Errors
-    /// A `--dir` or `--resources` value that does not parse, naming it.
+    /// A `--dir` or `--resources` value that does not parse, a
+    /// `--spill-dir` that is no writable directory, or an `--allow-dir`
+    /// that does not exist, naming it.
     pub fn config(&self) -> anyhow::Result<NodeConfig> {
+        self.store.check()?;
         let mut config = NodeConfig::default();
         if let Some(n) = self.num_cpus {
             config.num_cpus = usize::from(n);
         }
         for spec in &self.dirs {
             config.preopens.push(Preopen::parse(spec)?);
+        }
+        for dir in &self.allow_dirs {
+            // Absolute and free of links: what a job's paths are held to.
+            let canonical = std::fs::canonicalize(dir).map_err(|e| {
+                anyhow::anyhow!(
+                    "--allow-dir {}: {e}: give an existing directory",
+                    dir.display()
+                )
+            })?;
+            config.allow_dirs.push(canonical);
         }
         config.task_timeout = self.task_timeout.0;
         config.driver_timeout = self.driver_timeout.0;

@@ -2,48 +2,52 @@
 //! (`wray-http`) until `wray stop` or SIGTERM.
 //!
 //! `wray start` runs the node in the background (itself again, with
-//! `--foreground`, in a process group of its own, its output in the node
-//! directory's `node.log`) and returns once it answers. The node directory
-//! is `<tmp>/wray/node-<pid>`, linked from `<tmp>/wray/node_latest`; it
-//! holds `node.json` (process id, URL), `token` (the bearer token, mode
-//! 0600, made at start), with `--tls-cert` `cert.pem` (a copy of the
-//! certificate, which the clients trust), `node.log`, and the session files
-//! `wray status`, `tasks`, `errors` and `timeline` read (`session_latest`
-//! points at it while it runs). SIGTERM (or SIGINT) drains: no new
-//! connections, the requests in flight finish (up to `--grace` seconds),
-//! then the node shuts down and removes `node.json`, `token` and
-//! `cert.pem`.
+//! `--foreground`, in a process group of its own) and returns once it
+//! serves, or reports why it could not start: the node process's stderr is
+//! a pipe to `wray start` until it serves, then `/dev/null` (everything it
+//! says afterwards goes to its log). Its node directory (`node_dir`) holds
+//! `node.json`, `token`, `cert.pem` while it runs, and its rotated
+//! `node.log` and session files for good; `node_latest` and
+//! `session_latest` are pointed at it only once it serves. A node that
+//! does not start removes the directory it made. SIGTERM (or SIGINT)
+//! drains: the listening socket is closed (new clients are refused), the
+//! requests in flight finish (up to `--grace` seconds), then the node
+//! shuts down and removes its running files.
+//!
+//! Guests of plain calls write into the node's task outputs
+//! ([`wray_host::task_output`]): each call's first 64 KiB, in the log and
+//! by task id (`wray logs TASK_ID`).
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::net::{IpAddr, SocketAddr};
 use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio as ProcessStdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use clap::Args;
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 
 use wray_control_plane::{EtcdConfig, EtcdFunctionTable};
-use wray_host::Node;
+use wray_host::{Node, Stdio};
 use wray_http::{HttpConfig, Server, TlsFiles};
 
+use crate::client::NodeArg;
 use crate::node_args::NodeArgs;
+use crate::node_dir::{self, NodeFile};
+use crate::node_log::{self, LogArgs};
+use crate::process::ProcessRef;
 
-/// Root of node and session directories.
-fn root() -> PathBuf {
-    std::env::temp_dir().join("wray")
-}
+/// How long `wray start` waits for the node to serve.
+const START_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// The directory of the node started last.
-pub fn latest() -> PathBuf {
-    root().join("node_latest")
-}
+/// Bytes of the node's start-up messages `wray start` shows.
+const START_MESSAGES: u64 = 64 << 10;
 
 /// Arguments of `wray start`.
 #[derive(Args)]
@@ -59,13 +63,21 @@ pub struct StartArgs {
     no_auth: bool,
     #[command(flatten)]
     node: NodeArgs,
-    /// Keep the function table in etcd at this URL (e.g.
-    /// `http://127.0.0.1:2379`) instead of in this process.
-    #[arg(long, value_name = "URL")]
+    #[command(flatten)]
+    log: LogArgs,
+    /// Keep the function table in etcd at this URL (`http://HOST:PORT` or
+    /// `https://HOST:PORT`) instead of in this process.
+    #[arg(long, value_name = "URL", value_parser = parse_etcd_url)]
     etcd: Option<String>,
     /// Seconds the requests in flight get to finish after SIGTERM.
     #[arg(long, default_value_t = 30)]
     grace: u64,
+    /// Largest answer of a synchronous call, in MiB (1 to 4,096): a larger
+    /// result is answered 507 `result_too_large`, to be fetched with
+    /// `?async=true` and `GET /v1/objects/{id}` (which sends a value of
+    /// any size without copying it).
+    #[arg(long, value_name = "MIB", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    max_response_mib: u32,
     /// Serve https with this certificate chain (PEM, the node's own
     /// certificate first); needs `--tls-key`.
     #[arg(long, value_name = "FILE", requires = "tls_key")]
@@ -73,25 +85,45 @@ pub struct StartArgs {
     /// The private key (PEM) of `--tls-cert`.
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     tls_key: Option<PathBuf>,
-    /// Run in this process instead of in the background.
+    /// Run in this process instead of in the background (it still logs
+    /// to node.log).
     #[arg(long)]
     foreground: bool,
+    /// Set by `wray start` for its node process: once it serves, its
+    /// stdin, stdout and stderr become /dev/null.
+    #[arg(long, hide = true, requires = "foreground")]
+    detach_when_started: bool,
 }
 
-/// The node directory's description of a running node.
-#[derive(serde::Serialize, serde::Deserialize)]
-pub struct NodeFile {
-    /// Process id of the node.
-    pub pid: u32,
-    /// Base URL of its HTTP API: `http://` or `https://`, and the
-    /// loopback address when it listens on every address.
-    pub url: String,
-    /// Whether requests need the token.
-    pub auth: bool,
-    /// Over https: the certificate the clients trust (the node directory's
-    /// copy of `--tls-cert`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cacert: Option<PathBuf>,
+impl StartArgs {
+    /// Whether this process is to be the node (rather than start it).
+    pub fn foreground(&self) -> bool {
+        self.foreground
+    }
+}
+
+/// Checks `--etcd`: `http://HOST:PORT` or `https://HOST:PORT`.
+fn parse_etcd_url(text: &str) -> Result<String, String> {
+    let expected = "expected http://HOST:PORT or https://HOST:PORT (e.g. http://127.0.0.1:2379)";
+    let url = url::Url::parse(text).map_err(|e| format!("{e}: {expected}"))?;
+    // The port as written (`Url::port` hides a scheme's default one).
+    let authority = text
+        .split_once("://")
+        .and_then(|(_, rest)| rest.split('/').next())
+        .unwrap_or("");
+    let has_port = authority
+        .rsplit_once(':')
+        .is_some_and(|(_, p)| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    let fine = matches!(url.scheme(), "http" | "https")
+        && url.host_str().is_some_and(|h| !h.is_empty())
+        && has_port
+        && url.path().trim_end_matches('/').is_empty()
+        && url.query().is_none()
+        && url.username().is_empty();
+    if !fine {
+        return Err(expected.to_string());
+    }
+    Ok(text.trim_end_matches('/').to_string())
 }
 
 /// The files under `--tls-cert` and `--tls-key`, when both are given.
@@ -105,68 +137,121 @@ fn tls_files(args: &StartArgs) -> Option<TlsFiles> {
 /// `wray start`.
 ///
 /// # Errors
-/// The node cannot start (configuration, port in use), or did not answer
-/// within a minute.
+/// The node cannot start (configuration, port in use: what it said is
+/// shown first), or did not serve within a minute.
 pub fn start(args: StartArgs) -> anyhow::Result<ExitCode> {
     if args.foreground {
         return foreground(&args);
     }
     let exe = std::env::current_exe().context("finding the wray executable")?;
-    std::fs::create_dir_all(root()).with_context(|| format!("creating {}", root().display()))?;
-    let log_path = root().join(format!("node-start-{}.log", std::process::id()));
-    let log = std::fs::File::create(&log_path)
-        .with_context(|| format!("creating {}", log_path.display()))?;
+    let root = node_dir::root();
+    std::fs::create_dir_all(&root).with_context(|| format!("creating {}", root.display()))?;
     // The node process takes this command's own flags, unchanged.
-    let mut cmd = Command::new(exe);
-    cmd.arg("start")
+    let mut child = Command::new(exe)
+        .arg("start")
         .arg("--foreground")
-        .args(std::env::args_os().skip(2));
-    let mut child = cmd
+        .arg("--detach-when-started")
+        .args(std::env::args_os().skip(2))
         .stdin(ProcessStdio::null())
-        .stdout(log.try_clone()?)
-        .stderr(log)
+        .stdout(ProcessStdio::null())
+        .stderr(ProcessStdio::piped())
         .process_group(0)
         .spawn()
         .context("starting the node process")?;
-    let dir = root().join(format!("node-{}", child.id()));
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Ok(node) = read_node_file(&dir) {
-            let _ = std::fs::remove_file(&log_path);
-            println!("wray node started: {} (process {})", node.url, node.pid);
-            if node.auth {
-                println!("token: {}", dir.join("token").display());
-            }
-            if let Some(cert) = &node.cacert {
-                println!("certificate: {}", cert.display());
-            }
-            println!("log: {}", dir.join("node.log").display());
-            println!("stop it with `wray stop`");
-            return Ok(ExitCode::SUCCESS);
-        }
-        if let Some(status) = child.try_wait()? {
-            let said = std::fs::read_to_string(&log_path).unwrap_or_default();
-            bail!(
-                "the node exited ({status}) before it answered:\n{}",
-                said.trim_end()
-            );
-        }
-        if Instant::now() > deadline {
-            bail!(
-                "the node did not answer within 60 s; see {}",
-                log_path.display()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
+    let dir = node_dir::node_dir(child.id());
+    // Its stderr ends when it serves (it detaches) or exits.
+    let (said_tx, said_rx) = std::sync::mpsc::channel();
+    if let Some(stderr) = child.stderr.take() {
+        std::thread::spawn(move || {
+            let mut said = Vec::new();
+            let mut stderr = stderr;
+            let _ = (&mut stderr).take(START_MESSAGES).read_to_end(&mut said);
+            let _ = std::io::copy(&mut stderr, &mut std::io::sink());
+            let _ = said_tx.send(said);
+        });
     }
+    let Ok(said) = said_rx.recv_timeout(START_TIMEOUT) else {
+        // Nothing points at it yet: end it rather than leave a node
+        // behind that nobody was told of.
+        let _ = child.kill();
+        let _ = child.wait();
+        bail!(
+            "the node (process {}) did not serve within {} s, and was killed; see {}",
+            child.id(),
+            START_TIMEOUT.as_secs(),
+            node_log::log_path(&dir).display()
+        );
+    };
+    // `node.json` is written last before it detaches: there, and the
+    // process alive, it serves.
+    if let Ok(node) = node_dir::running_node(&dir) {
+        println!(
+            "wray node started: {} (process {})",
+            node.url, node.process.pid
+        );
+        if node.auth {
+            println!("token: {}", dir.join("token").display());
+        }
+        if let Some(cert) = &node.cacert {
+            println!("certificate: {}", cert.display());
+        }
+        println!("log: {}", node_log::log_path(&dir).display());
+        println!(
+            "stop it with `wray stop` (or `wray stop --node {}`)",
+            node.process.pid
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let status = child.wait().context("waiting for the node process")?;
+    let said = String::from_utf8_lossy(&said);
+    eprint!("{said}");
+    if !said.is_empty() && !said.ends_with('\n') {
+        eprintln!();
+    }
+    bail!("the node did not start (its process ended with {status})")
 }
 
-/// The node, in this process.
+/// The node, in this process: serves until SIGTERM or SIGINT.
 fn foreground(args: &StartArgs) -> anyhow::Result<ExitCode> {
-    let dir = root().join(format!("node-{}", std::process::id()));
+    let dir = node_dir::node_dir(std::process::id());
+    let made = !dir.exists();
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    // A node before with this process id was killed: its files are stale.
+    node_dir::remove_running_files(&dir);
+    let started = node_log::init(&dir, &args.log).and_then(|()| serve(args, &dir));
+    let started = match started {
+        Ok(started) => started,
+        Err(e) => {
+            // Nothing points here yet: remove what this start made.
+            if made {
+                let _ = std::fs::remove_dir_all(&dir);
+            } else {
+                node_dir::remove_running_files(&dir);
+            }
+            return Err(e);
+        }
+    };
+    if args.detach_when_started {
+        detach();
+    }
+    started.run(&dir, Duration::from_secs(args.grace));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A node that serves: what [`Started::run`] needs until it stops.
+struct Started {
+    runtime: tokio::runtime::Runtime,
+    node: &'static Node,
+    server: Server,
+    session: Option<crate::session::Session>,
+}
+
+/// Starts the node and its server in `dir`: bound, `node.json` written,
+/// `node_latest` and `session_latest` pointing at `dir`.
+fn serve(args: &StartArgs, dir: &Path) -> anyhow::Result<Started> {
     let token = (!args.no_auth).then(new_token).transpose()?;
-    let config = args.node.config()?;
+    let mut config = args.node.config()?;
+    config.stdio = Stdio::capture();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         // One name per thread: the HTTP API's calls run their tasks on
@@ -186,73 +271,136 @@ fn foreground(args: &StartArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let node: &'static Node = Box::leak(Box::new(node));
-    let session = crate::session::Session::start(node);
     let http = HttpConfig {
         bind: SocketAddr::new(args.bind, args.port),
         token: token.clone(),
         tls: tls_files(args),
+        max_response: usize::try_from(u64::from(args.max_response_mib) << 20).unwrap_or(usize::MAX),
         ..HttpConfig::default()
     };
-    let server = runtime.block_on(Server::bind(node, http))?;
+    let server = match runtime.block_on(Server::bind(node, http)) {
+        Ok(server) => server,
+        Err(e) => {
+            node.shutdown();
+            return Err(e.into());
+        }
+    };
     let addr = server.local_addr()?;
     if let Some(token) = &token {
         write_private(&dir.join("token"), token)?;
     }
-    let file = describe(&dir, addr, token.is_some(), tls_files(args).as_ref())?;
+    let file = describe(dir, addr, node, token.is_some(), tls_files(args).as_ref())?;
     write_private(&dir.join("node.json"), &serde_json::to_string(&file)?)?;
-    let link = latest();
+    // It serves: from here on nothing fails, and the links may point here.
+    let session = crate::session::Session::start(node, dir.to_path_buf());
+    let link = node_dir::latest();
     let _ = std::fs::remove_file(&link);
-    let _ = std::os::unix::fs::symlink(&dir, &link);
+    if let Err(e) = std::os::unix::fs::symlink(dir, &link) {
+        tracing::warn!("cannot link {}: {e}", link.display());
+    }
+    tracing::info!("wray node {} serving {}", node.id(), file.url);
     eprintln!("wray node {} serving {}", node.id(), file.url);
+    Ok(Started {
+        runtime,
+        node,
+        server,
+        session,
+    })
+}
 
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<i32>();
-    let mut signals = Signals::new([SIGINT, SIGTERM])?;
-    let signal_handle = signals.handle();
-    std::thread::Builder::new()
-        .name("wray-signals".into())
-        .spawn(move || {
-            if let Some(signal) = signals.forever().next() {
-                let _ = stop_tx.send(signal);
+impl Started {
+    /// Serves until SIGTERM or SIGINT, drains (up to `grace`), removes the
+    /// running files of `dir` and shuts the node down.
+    fn run(self, dir: &Path, grace: Duration) {
+        let Started {
+            runtime,
+            node,
+            server,
+            session,
+        } = self;
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<i32>();
+        let signal_handle = match Signals::new([SIGINT, SIGTERM]) {
+            Ok(mut signals) => {
+                let handle = signals.handle();
+                let watcher = std::thread::Builder::new()
+                    .name("wray-signals".into())
+                    .spawn(move || {
+                        if let Some(signal) = signals.forever().next() {
+                            let _ = stop_tx.send(signal);
+                        }
+                    });
+                if let Err(e) = watcher {
+                    tracing::error!("no signal thread ({e}): the node stops only when killed");
+                }
+                Some(handle)
             }
-        })?;
-    let grace = Duration::from_secs(args.grace);
-    runtime.block_on(async {
-        let (drained_tx, drained_rx) = tokio::sync::oneshot::channel::<()>();
-        let serve = tokio::spawn(server.serve(async move {
-            if let Ok(signal) = stop_rx.await {
-                eprintln!(
-                    "wray: signal {signal}: draining (up to {} s)",
+            Err(e) => {
+                tracing::error!("cannot watch SIGTERM ({e}): the node stops only when killed");
+                None
+            }
+        };
+        runtime.block_on(async {
+            let (drained_tx, drained_rx) = tokio::sync::oneshot::channel::<()>();
+            let serve = tokio::spawn(server.serve(async move {
+                if let Ok(signal) = stop_rx.await {
+                    tracing::info!("signal {signal}: draining (up to {} s)", grace.as_secs());
+                }
+                let _ = drained_tx.send(());
+            }));
+            let _ = drained_rx.await;
+            if tokio::time::timeout(grace, serve).await.is_err() {
+                tracing::warn!(
+                    "requests still running after {} s: stopping them",
                     grace.as_secs()
                 );
             }
-            let _ = drained_tx.send(());
-        }));
-        let _ = drained_rx.await;
-        if tokio::time::timeout(grace, serve).await.is_err() {
-            eprintln!(
-                "wray: requests still running after {} s: stopping them",
-                grace.as_secs()
-            );
+        });
+        if let Some(handle) = signal_handle {
+            handle.close();
         }
-    });
-    signal_handle.close();
-    for name in ["node.json", "token", "cert.pem"] {
-        let _ = std::fs::remove_file(dir.join(name));
+        node_dir::remove_running_files(dir);
+        if let Some(s) = session {
+            s.finish();
+        }
+        node.shutdown();
+        runtime.shutdown_timeout(Duration::from_secs(1));
+        tracing::info!("wray node {} stopped", node.id());
     }
-    if let Some(s) = session {
-        s.finish();
-    }
-    node.shutdown();
-    runtime.shutdown_timeout(Duration::from_secs(1));
-    Ok(ExitCode::SUCCESS)
 }
 
-/// The `node.json` of this process serving on `addr`, with the token if
-/// `auth`; over https (`tls`), the certificate copied into `dir` for the
-/// clients to trust.
+/// Points this process's stdin, stdout and stderr at /dev/null: `wray
+/// start` stopped reading them (a write there would fail), and the log
+/// has what the node says from now on.
+fn detach() {
+    match std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/null")
+    {
+        Ok(null) => {
+            use std::os::fd::AsRawFd;
+            for fd in 0..=2 {
+                // SAFETY: dup2 onto the standard descriptors, from an open
+                // file; it touches no memory.
+                if unsafe { libc::dup2(null.as_raw_fd(), fd) } < 0 {
+                    tracing::warn!(
+                        "cannot point descriptor {fd} at /dev/null: {}",
+                        std::io::Error::last_os_error()
+                    );
+                }
+            }
+        }
+        Err(e) => tracing::warn!("cannot open /dev/null: {e}"),
+    }
+}
+
+/// The `node.json` of this process's `node` serving on `addr`, with the
+/// token if `auth`; over https (`tls`), the certificate copied into `dir`
+/// for the clients to trust.
 fn describe(
     dir: &Path,
     addr: SocketAddr,
+    node: &Node,
     auth: bool,
     tls: Option<&TlsFiles>,
 ) -> anyhow::Result<NodeFile> {
@@ -267,7 +415,8 @@ fn describe(
         }
     };
     Ok(NodeFile {
-        pid: std::process::id(),
+        process: ProcessRef::current(),
+        node_id: node.id().to_string(),
         url: format!("{scheme}://{}", reachable(addr)),
         auth,
         cacert,
@@ -309,52 +458,71 @@ fn write_private(path: &Path, text: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The running node described in `dir`.
-///
-/// # Errors
-/// No `node.json` there (no node running), or it is unreadable.
-pub fn read_node_file(dir: &Path) -> anyhow::Result<NodeFile> {
-    let path = dir.join("node.json");
-    let text = std::fs::read_to_string(&path).with_context(|| {
-        format!(
-            "no node is running ({} is missing: `wray start` one)",
-            path.display()
-        )
-    })?;
-    serde_json::from_str(&text).with_context(|| format!("reading {}", path.display()))
-}
-
 /// Arguments of `wray stop`.
 #[derive(Args)]
 pub struct StopArgs {
     /// Seconds to wait for the node to exit.
     #[arg(long, default_value_t = 60)]
     timeout: u64,
+    #[command(flatten)]
+    node: NodeArg,
 }
 
-/// `wray stop`: SIGTERM to the latest node, then waits for it to exit.
+/// `wray stop`: SIGTERM to the selected node (by default the latest), if
+/// its process is still the one that started it; then waits for it to exit.
 ///
 /// # Errors
-/// No node is running, or it did not exit in time.
+/// No node is running there (a dead one's stale files are removed, and the
+/// error says so), or it did not exit in time.
 pub fn stop(args: StopArgs) -> anyhow::Result<ExitCode> {
-    let dir = latest();
-    let node = read_node_file(&dir)?;
-    let pid = libc::pid_t::try_from(node.pid).context("process id out of range")?;
-    // SAFETY: kill(2) with a plain signal number has no memory effects.
-    if unsafe { libc::kill(pid, libc::SIGTERM) } != 0 {
-        bail!(
-            "cannot signal process {pid}: {}",
-            std::io::Error::last_os_error()
-        );
+    let dir = args.node.local_dir()?;
+    let node = node_dir::read_node_file(&dir)?;
+    if !node.process.is_alive() {
+        let message = node_dir::dead_message(&dir, &node);
+        node_dir::remove_running_files(&dir);
+        bail!("{message}; its running files are removed now");
     }
+    node.process.signal(libc::SIGTERM)?;
     let deadline = Instant::now() + Duration::from_secs(args.timeout);
-    // SAFETY: signal 0 only checks that the process exists.
-    while unsafe { libc::kill(pid, 0) } == 0 {
+    while node.process.is_alive() {
         if Instant::now() > deadline {
-            bail!("node process {pid} did not exit within {} s", args.timeout);
+            bail!(
+                "node process {} did not exit within {} s",
+                node.process.pid,
+                args.timeout
+            );
         }
         std::thread::sleep(Duration::from_millis(50));
     }
     println!("wray node {} stopped", node.url);
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn etcd_urls_are_http_or_https_host_and_port() {
+        for good in [
+            "http://127.0.0.1:2379",
+            "https://etcd.example:2379/",
+            "http://[::1]:2379",
+            "http://127.0.0.1:80",
+        ] {
+            assert!(parse_etcd_url(good).is_ok(), "{good}");
+        }
+        for bad in [
+            "notaurl",
+            "127.0.0.1:2379",
+            "http://127.0.0.1",
+            "http://[::1]",
+            "ftp://127.0.0.1:2379",
+            "http://127.0.0.1:2379/path",
+            "http://user@127.0.0.1:2379",
+        ] {
+            let err = parse_etcd_url(bad).unwrap_err();
+            assert!(err.contains("http://HOST:PORT"), "{bad}: {err}");
+        }
+    }
 }

@@ -48,7 +48,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let interrupts = Interrupts::watch(node.stop_handle())?;
     let progress = (!args.quiet).then(|| Progress::start(&node));
-    let session = Session::start(&node);
+    let session = Session::start(&node, crate::session::run_dir());
     let outcome = node.run_main(&app, &args.args)?;
     if let Some(p) = progress {
         p.finish();

@@ -1,9 +1,12 @@
-//! The session directory of a `wray run`, and `wray objects`.
+//! The session directory of a node, and `wray objects`.
 //!
-//! Until nodes run as daemons with an API, a running `wray run` publishes
-//! its state in a session directory (`<tmp>/wray/session-<pid>`, linked from
-//! `<tmp>/wray/session_latest`, as Ray's `/tmp/ray/session_latest`). Every
-//! second, and once more when the driver ends, it
+//! A running node publishes its state in a session directory: a `wray
+//! run`'s is `<tmp>/wray/session-<pid>`, a `wray start` node's is its node
+//! directory (`node_dir`); `<tmp>/wray/session_latest` links to the last
+//! one started, as Ray's `/tmp/ray/session_latest`. It writes
+//! `process.json` (its process id and start time, so that readers can tell
+//! whether it still runs) once, and every second, and once more when the
+//! node stops,
 //! - rewrites `objects.json` and `state.json` (nodes, resources, exact task
 //!   counts by state, errors, and at most [`LIVE_TASKS`] pending and running
 //!   tasks), whose cost does not grow with the tasks that finished;
@@ -32,6 +35,8 @@ use wray_host::objects::ObjectInfo;
 use wray_host::scheduler::task_table::TaskRow;
 use wray_host::Node;
 
+use crate::process::ProcessRef;
+
 /// Pending and running tasks listed in `state.json`.
 pub const LIVE_TASKS: usize = 1000;
 
@@ -41,15 +46,18 @@ pub const SEGMENT_TASKS: u64 = MAX_FINISHED_TASKS as u64 / 2;
 /// Finished tasks taken from the node at once (to bound the rows in memory).
 const ROWS_PER_READ: usize = 10_000;
 
-/// Root of session directories.
-fn root() -> PathBuf {
-    std::env::temp_dir().join("wray")
+/// The directory the session readers read by default.
+pub fn latest() -> PathBuf {
+    crate::node_dir::root().join("session_latest")
 }
 
-/// The directory `wray objects` reads by default.
-pub fn latest() -> PathBuf {
-    root().join("session_latest")
+/// The session directory of a `wray run` in this process.
+pub fn run_dir() -> PathBuf {
+    crate::node_dir::root().join(format!("session-{}", std::process::id()))
 }
+
+/// The file naming the process that publishes a session.
+const PROCESS_FILE: &str = "process.json";
 
 /// The objects as JSON: `[{"id", "size", "location", "holders"}]`.
 fn to_json(objects: &[ObjectInfo]) -> serde_json::Value {
@@ -169,11 +177,10 @@ pub struct Session {
 }
 
 impl Session {
-    /// Creates the session directory, points `session_latest` at it and
-    /// starts publishing `node`'s state. `None` (with a log line) when the
-    /// directory cannot be made: a run never fails for it.
-    pub fn start(node: &Node) -> Option<Self> {
-        let dir = root().join(format!("session-{}", std::process::id()));
+    /// Creates the session directory `dir`, points `session_latest` at it
+    /// and starts publishing `node`'s state. `None` (with a log line) when
+    /// the directory cannot be made: a run never fails for it.
+    pub fn start(node: &Node, dir: PathBuf) -> Option<Self> {
         if let Err(e) = std::fs::create_dir_all(&dir) {
             tracing::warn!("no session directory {}: {e}", dir.display());
             return None;
@@ -181,6 +188,10 @@ impl Session {
         // A run before with the same process id left its log here.
         for old in segments(&dir) {
             let _ = std::fs::remove_file(old);
+        }
+        let process = serde_json::to_string(&ProcessRef::current()).unwrap_or_default();
+        if let Err(e) = write_atomically(&dir.join(PROCESS_FILE), &process) {
+            tracing::warn!("cannot write {}: {e}", dir.join(PROCESS_FILE).display());
         }
         let link = latest();
         let _ = std::fs::remove_file(&link);
@@ -232,15 +243,28 @@ impl Session {
 /// `--session DIR`: which session a listing command reads.
 #[derive(Args)]
 pub struct SessionArg {
-    /// Session directory (default: the latest `wray run`'s).
+    /// Session directory: a `wray run`'s, or a `wray start` node's
+    /// directory (default: the latest started).
     #[arg(long, value_name = "DIR")]
     session: Option<PathBuf>,
 }
 
 impl SessionArg {
+    /// The session in `dir`.
+    pub fn at(dir: PathBuf) -> Self {
+        Self { session: Some(dir) }
+    }
+
     /// The session directory.
-    fn dir(&self) -> PathBuf {
+    pub fn dir(&self) -> PathBuf {
         self.session.clone().unwrap_or_else(latest)
+    }
+
+    /// The process that publishes the session, when it says; whether it
+    /// still runs is [`ProcessRef::is_alive`].
+    pub fn process(&self) -> Option<ProcessRef> {
+        let text = std::fs::read_to_string(self.dir().join(PROCESS_FILE)).ok()?;
+        serde_json::from_str(&text).ok()
     }
 
     /// The finished tasks the session logged, in the order they finished

@@ -10,6 +10,7 @@ use anyhow::Context;
 use clap::Args;
 use serde_json::Value;
 
+use crate::client::{Client, NodeArg};
 use crate::session::SessionArg;
 
 /// The node's id as `state.json` gives it.
@@ -25,16 +26,94 @@ fn num(v: &Value) -> String {
     }
 }
 
-/// Prints nodes, resources (used / total) and task counts.
+/// Arguments of `wray status`.
+#[derive(Args)]
+pub struct StatusArgs {
+    /// Session directory of a `wray run` or a `wray start` node (default:
+    /// the latest started; `--node` or `--address` name a node instead).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["node_dir", "address"])]
+    session: Option<PathBuf>,
+    #[command(flatten)]
+    node: NodeArg,
+}
+
+/// Prints nodes, resources (used / total) and task counts: of the session
+/// (a node dead since says so, naming its directory), or over HTTP of the
+/// node at `--address`.
 ///
 /// # Errors
-/// No session, or an unreadable `state.json`.
-pub fn status(args: SessionArg) -> anyhow::Result<()> {
-    let state = args.read("state.json")?;
+/// No session, or an unreadable `state.json`; the node at `--address`
+/// cannot be reached.
+pub fn status(args: StatusArgs) -> anyhow::Result<()> {
+    if args.node.address_only().is_some() {
+        let client = args.node.client()?;
+        let state = remote_state(&client)?;
+        print_status(&state, None);
+        if let Some(line) = crate::client::control_plane_line(&client) {
+            println!("Control plane: {line}");
+        }
+        return Ok(());
+    }
+    let session = match (&args.session, args.node == NodeArg::default()) {
+        (Some(dir), _) => SessionArg::at(dir.clone()),
+        (None, true) => SessionArg::at(crate::session::latest()),
+        (None, false) => SessionArg::at(args.node.local_dir()?),
+    };
+    let state = session.read("state.json")?;
+    let dead = session
+        .process()
+        .filter(|p| !p.is_alive())
+        .map(|p| (p, crate::node_dir::shown(&session.dir())));
+    print_status(&state, dead.as_ref().map(|(p, d)| (p.pid, d.as_str())));
+    if dead.is_none() {
+        if let Some(line) = NodeArg::for_dir(&session.dir())
+            .client()
+            .ok()
+            .and_then(|c| crate::client::control_plane_line(&c))
+        {
+            println!("Control plane: {line}");
+        }
+    }
+    Ok(())
+}
+
+/// A node's state as `state.json` has it, read over HTTP: `/v1/nodes`,
+/// `/v1/resources`, `/v1/errors` and the task counts of `/metrics`.
+fn remote_state(client: &Client) -> anyhow::Result<Value> {
+    let get = |path: &str| -> anyhow::Result<String> {
+        client.answer(client.request("GET", path).call())
+    };
+    let nodes: Value = serde_json::from_str(&get("/v1/nodes")?)?;
+    let resources: Value = serde_json::from_str(&get("/v1/resources")?)?;
+    let errors: Value = serde_json::from_str(&get("/v1/errors")?)?;
+    let mut counts = serde_json::Map::new();
+    for line in get("/metrics")?.lines() {
+        // wray_tasks{state="FINISHED"} 3
+        let Some(rest) = line.strip_prefix("wray_tasks{state=\"") else {
+            continue;
+        };
+        if let Some((state, n)) = rest.split_once("\"} ") {
+            if let Ok(n) = n.trim().parse::<u64>() {
+                counts.insert(state.to_string(), n.into());
+            }
+        }
+    }
+    Ok(serde_json::json!({
+        "nodes": nodes,
+        "cluster_resources": resources["total"],
+        "available_resources": resources["available"],
+        "task_counts": counts,
+        "errors": errors,
+    }))
+}
+
+/// Prints a `state.json`; `dead`: the process that published it has
+/// ended, and where its state lies.
+fn print_status(state: &Value, dead: Option<(u32, &str)>) {
     println!("======== wray status ========");
     println!("Nodes:");
     for n in state["nodes"].as_array().into_iter().flatten() {
-        let alive = if n["alive"].as_bool() == Some(true) {
+        let alive = if dead.is_none() && n["alive"].as_bool() == Some(true) {
             "alive"
         } else {
             "dead"
@@ -49,11 +128,13 @@ pub fn status(args: SessionArg) -> anyhow::Result<()> {
             );
         }
     }
+    if let Some((pid, dir)) = dead {
+        println!(
+            "  its process {pid} has ended: what follows is the last state it published, in {dir} (stale)"
+        );
+    }
     println!("Resources (used / total):");
-    let total = state["cluster_resources"]
-        .as_object()
-        .context("no cluster_resources")?;
-    for (name, t) in total {
+    for (name, t) in state["cluster_resources"].as_object().into_iter().flatten() {
         let free = state["available_resources"][name].as_f64().unwrap_or(0.0);
         let used = t.as_f64().unwrap_or(0.0) - free;
         println!("  {name}: {} / {}", num(&Value::from(used)), num(t));
@@ -63,10 +144,6 @@ pub fn status(args: SessionArg) -> anyhow::Result<()> {
         println!("  {s}: {}", num(n));
     }
     println!("Errors: {}", state["errors"].as_array().map_or(0, Vec::len));
-    if let Some(line) = crate::client::control_plane_line() {
-        println!("Control plane: {line}");
-    }
-    Ok(())
 }
 
 /// Arguments of `wray tasks`.

@@ -5,13 +5,16 @@ use std::time::Duration;
 
 use clap::Args;
 use wray_host::bounds::{MAX_OBJECT_STORE, MAX_TIMEOUT};
+use wray_host::executor::engine::EPOCH_TICK;
 use wray_host::NodeConfig;
 
 /// A time limit given in seconds on the command line (`None`: 0, no limit).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Seconds(pub Option<Duration>);
 
-/// Parses a time limit in seconds: 0 for none, else up to a year.
+/// Parses a time limit in seconds: 0 for none, else from the 10 ms epoch
+/// tick (a running guest's time is checked once a tick, so a shorter limit
+/// could not be kept) up to a year.
 ///
 /// # Errors
 /// A message naming the valid range when `text` is not such a number.
@@ -21,7 +24,10 @@ pub fn parse_seconds(text: &str) -> Result<Seconds, String> {
 
 fn parse_limit(text: &str) -> Result<Option<Duration>, String> {
     let range = format!(
-        "expected seconds from 0 (no limit) to {} (a year)",
+        "expected 0 (no limit) or seconds from {} (the {} ms epoch tick at which a running \
+         guest's time is checked) to {} (a year)",
+        EPOCH_TICK.as_secs_f64(),
+        EPOCH_TICK.as_millis(),
         MAX_TIMEOUT.as_secs()
     );
     let secs: f64 = text.parse().map_err(|_| range.clone())?;
@@ -29,7 +35,7 @@ fn parse_limit(text: &str) -> Result<Option<Duration>, String> {
         return Ok(None);
     }
     match Duration::try_from_secs_f64(secs) {
-        Ok(d) if d <= MAX_TIMEOUT && !d.is_zero() => Ok(Some(d)),
+        Ok(d) if d <= MAX_TIMEOUT && d >= EPOCH_TICK => Ok(Some(d)),
         _ => Err(range),
     }
 }
@@ -48,7 +54,8 @@ pub struct StoreArgs {
     #[arg(long, value_name = "DIR")]
     object_store_dir: Option<PathBuf>,
     /// Directory objects spill to when the store is full (default: the
-    /// temporary directory; spill files have no name there).
+    /// temporary directory; spill files have no name there): made if
+    /// missing, and refused at start unless this user can write there.
     #[arg(long, value_name = "DIR")]
     spill_dir: Option<PathBuf>,
     /// Put the object store on 2 MiB huge pages (reserve them in
@@ -59,6 +66,18 @@ pub struct StoreArgs {
 }
 
 impl StoreArgs {
+    /// Checks the directories the flags name: `--spill-dir` must be a
+    /// directory (made if missing) where this user can create a file.
+    ///
+    /// # Errors
+    /// The flag, the directory and the rule it breaks.
+    pub fn check(&self) -> anyhow::Result<()> {
+        if let Some(dir) = &self.spill_dir {
+            check_spill_dir(dir)?;
+        }
+        Ok(())
+    }
+
     /// Applies the flags to `config`.
     pub fn apply(&self, config: &mut NodeConfig) {
         if let Some(mib) = self.object_store_memory {
@@ -74,6 +93,27 @@ impl StoreArgs {
     }
 }
 
+/// Checks that objects can spill to `dir`: a directory (made if missing,
+/// as the spill does) where a nameless file can be created.
+fn check_spill_dir(dir: &std::path::Path) -> anyhow::Result<()> {
+    let shown = dir.display();
+    if dir.exists() && !dir.is_dir() {
+        anyhow::bail!(
+            "--spill-dir {shown}: not a directory (objects spill to nameless files in a \
+             directory this user can write)"
+        );
+    }
+    std::fs::create_dir_all(dir)
+        .map_err(|e| anyhow::anyhow!("--spill-dir {shown}: cannot create the directory: {e}"))?;
+    tempfile::tempfile_in(dir).map_err(|e| {
+        anyhow::anyhow!(
+            "--spill-dir {shown}: cannot create a file there ({e}): give a directory this \
+             user can write"
+        )
+    })?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,9 +125,40 @@ mod tests {
             parse_seconds("1.5"),
             Ok(Seconds(Some(Duration::from_millis(1500))))
         );
-        for bad in ["1e20", "-1", "nan", "inf", "x", "31536001"] {
+        assert_eq!(
+            parse_seconds("0.01"),
+            Ok(Seconds(Some(Duration::from_millis(10))))
+        );
+        for bad in ["1e20", "-1", "nan", "inf", "x", "31536001", "1e-9", "0.009"] {
             let err = parse_seconds(bad).unwrap_err();
-            assert!(err.contains("a year"), "{bad}: {err}");
+            assert!(
+                err.contains("a year") && err.contains("10 ms epoch tick"),
+                "{bad}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_spill_dir_must_be_a_writable_directory() {
+        let err = check_spill_dir(std::path::Path::new("/etc/passwd")).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("--spill-dir /etc/passwd: not a directory"),
+            "{err}"
+        );
+        let tmp = tempfile::tempdir().unwrap();
+        let fresh = tmp.path().join("made/here");
+        check_spill_dir(&fresh).unwrap();
+        assert!(fresh.is_dir());
+        // Read-only (root may write anyway: the mode is checked only
+        // when it is enforced).
+        let ro = tmp.path().join("ro");
+        std::fs::create_dir(&ro).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o500)).unwrap();
+        if std::fs::File::create(ro.join("probe")).is_err() {
+            let err = check_spill_dir(&ro).unwrap_err().to_string();
+            assert!(err.contains("cannot create a file there"), "{err}");
         }
     }
 }

@@ -7,7 +7,8 @@
 //!   one transaction that succeeds only if the head is unchanged. A lost
 //!   race re-reads and tries again, up to [`WRITE_ATTEMPTS`] times, then
 //!   fails with [`Error::Conflict`]; so two deploys of one name land as two
-//!   versions in some order, never mixed.
+//!   versions in some order, never mixed. An undeploy and a rollback are
+//!   the same compare-and-swap on the head.
 //! - Component bytes are stored once per content hash, in 1 MiB chunks
 //!   under an upload id, published by a manifest written after the last
 //!   chunk; a read checks the manifest's numbers, each chunk's length and
@@ -120,8 +121,8 @@ impl EtcdFunctionTable {
             }
             Err(_) => {
                 return Err(Error::Unavailable(format!(
-                    "{label}: connect: no answer within {:?}",
-                    config.connect_timeout
+                    "{label}: connect: no answer within {} ms",
+                    config.connect_timeout.as_millis()
                 )))
             }
         };
@@ -149,9 +150,9 @@ impl EtcdFunctionTable {
                 causes(&e)
             ))),
             Err(_) => Err(Error::Unavailable(format!(
-                "{}: {what}: no answer within {:?} ({})",
+                "{}: {what}: no answer within {} ms ({})",
                 self.label,
-                self.config.request_timeout,
+                self.config.request_timeout.as_millis(),
                 probe(&self.config.endpoints).await
             ))),
         }
@@ -271,7 +272,7 @@ fn causes(error: &etcd_client::Error) -> String {
     match error {
         etcd_client::Error::TransportError(e) => chain(e.to_string(), e.source()),
         etcd_client::Error::GRpcStatus(status) => chain(
-            format!("{:?}: {}", status.code(), status.message()),
+            format!("{}: {}", status.code().description(), status.message()),
             status.source(),
         ),
         other => other.to_string(),
@@ -458,6 +459,55 @@ impl FunctionTable for EtcdFunctionTable {
 
     async fn blob(&self, hash: &str) -> Result<Arc<[u8]>> {
         self.read_blob(hash).await
+    }
+
+    async fn rollback(&self, name: &str, version: u64) -> Result<ComponentVersion> {
+        if check_name(name).is_err() {
+            return Err(Error::ComponentNotFound(name.to_string()));
+        }
+        let head_key = self.keys.head(name);
+        for attempt in 1..=WRITE_ATTEMPTS {
+            if attempt > 1 {
+                backoff(attempt).await;
+            }
+            let Some((head, head_rev)) = self.head(name).await? else {
+                return Err(Error::ComponentNotFound(name.to_string()));
+            };
+            if !head.kept.iter().any(|k| k.version == version) {
+                return Err(Error::VersionNotFound {
+                    name: name.to_string(),
+                    version,
+                });
+            }
+            if head.current.version == version {
+                return Ok(head.current);
+            }
+            // Written with the head (a deploy writes both in one
+            // transaction), so the head's revision guards it too.
+            let chosen = self.version(name, version).await?;
+            let head = Head {
+                current: chosen.clone(),
+                kept: head.kept,
+            };
+            let txn = Txn::new()
+                .when([Compare::mod_revision(
+                    head_key.as_str(),
+                    CompareOp::Equal,
+                    head_rev,
+                )])
+                .and_then([TxnOp::put(head_key.as_str(), encode(&head), None)]);
+            if self
+                .txn(format!("rollback {name} to {version}"), txn)
+                .await?
+                .succeeded()
+            {
+                return Ok(chosen);
+            }
+        }
+        Err(Error::Conflict {
+            name: name.to_string(),
+            attempts: WRITE_ATTEMPTS,
+        })
     }
 
     async fn list(&self) -> Result<Vec<ComponentVersion>> {

@@ -1,10 +1,12 @@
 //! The function table: deployed components by name and version, with their
 //! exports, and their bytes by content hash.
 //!
-//! Every deploy of a name makes a new version (1, 2, ... per name); the
-//! newest is the *current* one, which [`FunctionTable::component`] answers.
-//! The last [`MAX_VERSIONS_KEPT`] versions of a name are kept, older ones
-//! are pruned, and a blob no version of any name refers to any more is
+//! Every deploy of a name makes a new version (1, 2, ... per name), which
+//! becomes the *current* one, the one [`FunctionTable::component`] answers
+//! and a call by the plain name runs; [`FunctionTable::rollback`] makes an
+//! older kept version current again, and a caller may name any kept
+//! version (`name@3`, [`split_version`]). The last [`MAX_VERSIONS_KEPT`]
+//! versions of a name are kept, older ones are pruned, and a blob no version of any name refers to any more is
 //! removed (garbage-collected) by the deploy or undeploy that dropped its
 //! last reference. [`FunctionTable::watch`] streams deploys and undeploys.
 //!
@@ -212,8 +214,17 @@ pub fn is_content_hash(hash: &str) -> bool {
     hash.len() == 64 && hash.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
+/// The rule a component name must follow, as [`check_name`] applies it
+/// (for messages and docs).
+pub const NAME_RULE: &str =
+    "1 to 128 bytes of UTF-8, no `/`, `@` or control character, not `.` or `..`";
+
 /// Checks that `name` can name a component: 1 to [`MAX_NAME_BYTES`] bytes,
-/// no `/` (names are key segments), no control characters, not `.` or `..`.
+/// no `/` (names are key segments and path segments), no `@` (it
+/// separates a version: `name@version`), no control characters, not `.`
+/// or `..` ([`NAME_RULE`]). The one rule of every backend, the node and
+/// the HTTP API (which percent-decodes a name before judging it, so any
+/// other character travels encoded).
 ///
 /// # Errors
 /// [`Error::InvalidName`] saying which rule it breaks.
@@ -224,6 +235,8 @@ pub fn check_name(name: &str) -> Result<()> {
         "it is longer than 128 bytes"
     } else if name.contains('/') {
         "it contains `/`"
+    } else if name.contains('@') {
+        "it contains `@` (which separates a version: name@version)"
     } else if name.chars().any(char::is_control) {
         "it contains a control character"
     } else if name == "." || name == ".." {
@@ -235,6 +248,26 @@ pub fn check_name(name: &str) -> Result<()> {
         name: name.chars().take(MAX_NAME_BYTES).collect(),
         reason,
     })
+}
+
+/// Splits what a caller names into a component's name and, after `@`, the
+/// version asked for: `app` is `("app", None)` (the current version),
+/// `app@3` is `("app", Some(3))`. The name itself is not checked here.
+///
+/// # Errors
+/// [`Error::InvalidName`] when what follows `@` is not a version number
+/// (1 to 2^64-1).
+pub fn split_version(spec: &str) -> Result<(&str, Option<u64>)> {
+    let Some((name, version)) = spec.split_once('@') else {
+        return Ok((spec, None));
+    };
+    match version.parse::<u64>() {
+        Ok(v) if v > 0 && version.bytes().all(|b| b.is_ascii_digit()) => Ok((name, Some(v))),
+        _ => Err(Error::InvalidName {
+            name: spec.chars().take(MAX_NAME_BYTES).collect(),
+            reason: "what follows `@` is not a version number (1, 2, ..)",
+        }),
+    }
 }
 
 /// Checks a deploy before anything is written: a valid name, a record whose
@@ -357,7 +390,9 @@ pub trait FunctionTable: Send + Sync {
     /// backend cannot be reached.
     async fn deploy(&self, record: ComponentRecord, bytes: Arc<[u8]>) -> Result<ComponentVersion>;
 
-    /// The current version of the component deployed as `name`.
+    /// The current version of the component deployed as `name`: its
+    /// newest, unless a [`rollback`](FunctionTable::rollback) made an
+    /// older one current.
     ///
     /// # Errors
     /// [`Error::ComponentNotFound`], [`Error::Corrupt`], or
@@ -379,12 +414,28 @@ pub trait FunctionTable: Send + Sync {
     /// version pruned), [`Error::Corrupt`], or [`Error::Unavailable`].
     async fn version(&self, name: &str, version: u64) -> Result<ComponentVersion>;
 
-    /// The kept versions of `name`, oldest first (the last is current).
+    /// The kept versions of `name`, oldest first (the last is the newest,
+    /// and current unless a rollback made an older one current).
     ///
     /// # Errors
     /// [`Error::ComponentNotFound`], [`Error::Corrupt`], or
     /// [`Error::Unavailable`].
     async fn versions(&self, name: &str) -> Result<Vec<ComponentVersion>>;
+
+    /// Makes kept version `version` of `name` its current version again
+    /// (a rollback): calls by the plain name run it from now on, on every
+    /// node following the table (watchers see
+    /// [`FunctionEvent::Deployed`] of it). Nothing is deployed or pruned:
+    /// the next deploy is still the newest number plus one, and becomes
+    /// current. Rolling back to the current version changes nothing (and
+    /// tells watchers nothing).
+    ///
+    /// # Errors
+    /// [`Error::ComponentNotFound`]; [`Error::VersionNotFound`] for a
+    /// version never deployed or pruned; [`Error::Conflict`] when
+    /// concurrent writes of the name won [`WRITE_ATTEMPTS`] times in a
+    /// row; [`Error::Corrupt`]; [`Error::Unavailable`].
+    async fn rollback(&self, name: &str, version: u64) -> Result<ComponentVersion>;
 
     /// The bytes of the component whose content hash is `hash`, checked
     /// against it.
@@ -399,6 +450,22 @@ pub trait FunctionTable: Send + Sync {
     /// # Errors
     /// [`Error::Corrupt`], or [`Error::Unavailable`].
     async fn list(&self) -> Result<Vec<ComponentVersion>>;
+
+    /// One page of [`FunctionTable::list`]: at most `limit` current
+    /// versions whose names sort after `after` (from the first without
+    /// it), ordered by name. The default lists everything and cuts; a
+    /// backend that can read a range should.
+    ///
+    /// # Errors
+    /// As [`FunctionTable::list`].
+    async fn list_page(&self, after: Option<&str>, limit: usize) -> Result<Vec<ComponentVersion>> {
+        let all = self.list().await?;
+        Ok(all
+            .into_iter()
+            .filter(|v| after.is_none_or(|a| v.record.name.as_str() > a))
+            .take(limit)
+            .collect())
+    }
 
     /// Removes `name` and all its versions; its blobs go too unless another
     /// name's kept version refers to them. A later deploy of `name` starts
@@ -439,15 +506,45 @@ mod tests {
 
     #[test]
     fn names_are_key_segments() {
-        for good in ["app", "word-count_2.v1", "ünï côdé", "a.b"] {
+        for good in ["app", "word-count_2.v1", "ünï côdé", "a.b", "x#y", "a&b"] {
             check_name(good).unwrap();
         }
         let long = "x".repeat(MAX_NAME_BYTES + 1);
-        for bad in ["", "a/b", "/", "tab\t", "nul\0", ".", "..", long.as_str()] {
+        for bad in [
+            "",
+            "a/b",
+            "/",
+            "tab\t",
+            "nul\0",
+            ".",
+            "..",
+            "a@2",
+            long.as_str(),
+        ] {
             let err = check_name(bad).unwrap_err();
             assert!(matches!(err, Error::InvalidName { .. }), "{bad:?}");
             assert!(!err.is_retryable());
         }
+    }
+
+    #[test]
+    fn a_version_follows_the_name_after_at() {
+        assert_eq!(split_version("app").unwrap(), ("app", None));
+        assert_eq!(split_version("app@3").unwrap(), ("app", Some(3)));
+        for bad in [
+            "app@",
+            "app@0",
+            "app@x",
+            "app@-1",
+            "app@+3",
+            "app@1@2",
+            "app@99999999999999999999",
+        ] {
+            let err = split_version(bad).unwrap_err();
+            assert!(err.to_string().contains("version number"), "{bad}: {err}");
+        }
+        let err = check_name("a@b").unwrap_err();
+        assert!(err.to_string().contains("`@`"), "{err}");
     }
 
     #[test]

@@ -9,6 +9,7 @@ use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 
 use crate::error::{Error, Result};
 use crate::resources::{GpuDiscovery, Nvml};
+use crate::task_output::TaskOutputs;
 
 /// Where a node's GPUs come from (NVML by default; tests inject a fixed
 /// list with [`crate::resources::StaticGpus`]).
@@ -72,6 +73,10 @@ pub enum Stdio {
         /// Guests' stderr.
         stderr: MemoryOutputPipe,
     },
+    /// Each task's output, bounded, into the node's log and a table of
+    /// recent outputs ([`TaskOutputs`], read by task id): what a
+    /// long-running node (`wray start`) keeps.
+    Capture(Arc<TaskOutputs>),
 }
 
 impl Stdio {
@@ -83,10 +88,17 @@ impl Stdio {
         }
     }
 
-    /// What guests wrote to stdout so far (empty for [`Stdio::Inherit`]).
+    /// Each task's output kept in a table of its own, with the default
+    /// bounds ([`crate::task_output`]).
+    pub fn capture() -> Self {
+        Stdio::Capture(Arc::new(TaskOutputs::default()))
+    }
+
+    /// What guests wrote to stdout so far (empty for [`Stdio::Inherit`]
+    /// and [`Stdio::Capture`]).
     pub fn stdout_text(&self) -> String {
         match self {
-            Stdio::Inherit => String::new(),
+            Stdio::Inherit | Stdio::Capture(_) => String::new(),
             Stdio::Memory { stdout, .. } => String::from_utf8_lossy(&stdout.contents()).into(),
         }
     }
@@ -123,6 +135,10 @@ pub struct NodeConfig {
     pub task_fuel: Option<u64>,
     /// Directories guests may read.
     pub preopens: Vec<Preopen>,
+    /// Host directories (and what is under them) a job may ask to read
+    /// (`--allow-dir`; a job's `dirs`): none by default, so a job gets no
+    /// directory unless the operator allows it.
+    pub allow_dirs: Vec<PathBuf>,
     /// Where guests' stdout/stderr go.
     pub stdio: Stdio,
     /// Most instances (tasks running or blocked, plus live actors) at once.
@@ -251,6 +267,7 @@ impl Default for NodeConfig {
             driver_timeout: None,
             task_memory_limit: DEFAULT_TASK_MEMORY,
             preopens: Vec::new(),
+            allow_dirs: Vec::new(),
             stdio: Stdio::Inherit,
             max_instances: 1000,
             max_actors: None,
@@ -353,7 +370,8 @@ impl NodeConfig {
         ] {
             if let Some(t) = limit.filter(|t| *t > MAX_TIMEOUT || t.is_zero()) {
                 return bad(format!(
-                    "{name} of {t:?} is out of range: more than 0 up to {} s (a year)",
+                    "{name} of {} s is out of range: more than 0 up to {} s (a year)",
+                    t.as_secs_f64(),
                     MAX_TIMEOUT.as_secs()
                 ));
             }
@@ -412,6 +430,14 @@ impl NodeConfig {
                 return bad(format!(
                     "--dir {}: not a directory on this host",
                     p.host.display()
+                ));
+            }
+        }
+        for dir in &self.allow_dirs {
+            if !dir.is_absolute() || !dir.is_dir() {
+                return bad(format!(
+                    "--allow-dir {}: not an absolute path of a directory on this host",
+                    dir.display()
                 ));
             }
         }

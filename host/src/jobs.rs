@@ -5,91 +5,44 @@
 //! forgets finished ones; every table it keeps is bounded
 //! ([`JobsConfig`]).
 //!
+//! A job may name a kept version of its component (`app@3`) and take
+//! [`JobOptions`] (`options`): directories and environment variables for
+//! its guests, resources its driver waits for and holds (the job stays
+//! `PENDING` meanwhile), a time limit for the whole job, and metadata.
+//! `run` prepares and runs one job on a node. The options are the API's
+//! type (`wray_api::JobOptions`, whose reader stops at each bound); the
+//! checks against the node are `options`'.
+//!
 //! Each running job holds one thread (a driver blocks its thread as
 //! `wray run`'s does); [`JobsConfig::max_running`] bounds them.
 
+mod options;
+mod run;
+
 use std::collections::VecDeque;
 use std::ops::Deref;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use wray_control_plane::{JobId, TaskId};
 
 use crate::cancel_token::CancelToken;
-use crate::error::{Error, Result};
-use crate::executor::component::LoadedComponent;
+use crate::error::Error;
 use crate::job_log::{JobLog, DEFAULT_LOG_BYTES};
-use crate::node::driver::{self, DriverOutcome};
+use crate::node::driver::DriverOutcome;
 use crate::node::state::unix_now;
 use crate::node::Node;
 
-/// A job ready to run: its component resolved, its id issued, its log
-/// attached.
-pub(crate) struct PreparedJob {
-    job: JobId,
-    loaded: Arc<LoadedComponent>,
-    cancel: CancelToken,
-}
-
-impl Node {
-    /// Resolves `name`'s `main`, issues a job id and, with `log`, sends
-    /// the output of every instance of the job to it.
-    ///
-    /// # Errors
-    /// [`Error::NotDeployed`], [`Error::NoMain`], or a control-plane error.
-    pub(crate) fn prepare_job(
-        &self,
-        name: &str,
-        log: Option<Arc<JobLog>>,
-        cancel: CancelToken,
-    ) -> Result<PreparedJob> {
-        let loaded = self.loaded(name)?;
-        if !loaded.record.has_main {
-            return Err(Error::NoMain(name.to_string()));
-        }
-        let job = self.start_job(&format!("{name} main"))?;
-        if let Some(log) = log {
-            self.exec.job_logs.insert(job, log);
-        }
-        Ok(PreparedJob {
-            job,
-            loaded,
-            cancel,
-        })
-    }
-
-    /// Runs a prepared job's driver on the calling thread, then ends the
-    /// job (its unfinished tasks cancelled, actors killed, objects freed)
-    /// and detaches its log.
-    pub(crate) fn run_prepared(&self, prepared: PreparedJob, args: &[String]) -> DriverOutcome {
-        let PreparedJob {
-            job,
-            loaded,
-            cancel,
-        } = prepared;
-        let outcome = driver::run_driver(&self.exec, loaded, args, job, cancel);
-        self.finish_job(job);
-        outcome
-    }
-
-    /// Ends a prepared job without running it.
-    pub(crate) fn abandon_job(&self, prepared: PreparedJob) {
-        self.finish_job(prepared.job);
-    }
-
-    fn finish_job(&self, job: JobId) {
-        self.end_job(job);
-        self.exec.job_logs.remove(job);
-    }
-}
-
-/// The most bytes a job's arguments may have in all (64 KiB): they are
-/// kept with the job and listed back.
-pub const MAX_JOB_ARGS_BYTES: usize = 64 << 10;
+pub(crate) use options::{CheckOptions, Checked};
+pub use options::{
+    JobDir, JobOptions, MAX_JOB_DIRS, MAX_JOB_ENV_BYTES, MAX_JOB_ENV_VARS, MAX_JOB_METADATA,
+    MAX_JOB_METADATA_BYTES, MAX_JOB_PATH_BYTES, MAX_JOB_RESOURCES,
+};
+use run::PreparedJob;
+pub use wray_api::jobs::{MAX_JOB_ARGS, MAX_JOB_ARGS_BYTES};
 
 /// The bounds of a [`Jobs`] table.
 #[derive(Debug, Clone)]
@@ -116,7 +69,7 @@ impl Default for JobsConfig {
 }
 
 /// Where a job is (Ray's `JobStatus`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum JobStatus {
     /// Submitted; its driver has not started.
@@ -125,7 +78,8 @@ pub enum JobStatus {
     Running,
     /// `main` returned `Ok`.
     Succeeded,
-    /// `main` returned an error, trapped, or ran past a limit.
+    /// `main` returned an error, trapped, or ran past a limit (the job's
+    /// `timeout` included).
     Failed,
     /// Stopped by [`Jobs::stop`] (or the node's shutdown) before it ended.
     Stopped,
@@ -162,11 +116,12 @@ impl JobStatus {
 }
 
 /// What [`Jobs`] knows of one job (the JSON of `GET /v1/jobs/{id}`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct JobInfo {
     /// The job's id (16 hex digits).
     pub job_id: String,
-    /// The component whose `main` it runs.
+    /// The component whose `main` it runs, as submitted: `name` (its
+    /// version current then) or `name@version`.
     pub component: String,
     /// `main`'s arguments.
     pub args: Vec<String>,
@@ -186,6 +141,10 @@ pub struct JobInfo {
     pub node_id: String,
     /// Bytes its guests wrote to stdout and stderr (dropped ones included).
     pub log_bytes: u64,
+    /// Its options as submitted (directories, variables, resources,
+    /// timeout, metadata), at the top level of the JSON.
+    #[serde(flatten)]
+    pub options: JobOptions,
 }
 
 /// Why a [`Jobs`] call failed.
@@ -216,6 +175,46 @@ pub enum JobError {
     /// The OS refused a thread for the driver.
     #[error("cannot start a thread for the job: {0}")]
     Thread(std::io::Error),
+    /// An option is malformed or past its bound (the message names it).
+    #[error("{0}")]
+    BadOptions(String),
+    /// A directory the node does not let jobs read.
+    #[error(
+        "the job may not read {path}: {reason}; {}",
+        allowed_text(.allowed)
+    )]
+    DirNotAllowed {
+        /// The host path asked for.
+        path: String,
+        /// Why it is refused.
+        reason: String,
+        /// The directories the node allows (`--allow-dir`).
+        allowed: Vec<std::path::PathBuf>,
+    },
+    /// The driver asks for resources this node can never give.
+    #[error("the job's driver cannot start here: {0}")]
+    Infeasible(String),
+}
+
+/// What the node allows jobs to read, for [`JobError::DirNotAllowed`].
+fn allowed_text(allowed: &[std::path::PathBuf]) -> String {
+    if allowed.is_empty() {
+        return "the node allows jobs no directory (start it with --allow-dir DIR)".to_string();
+    }
+    let dirs: Vec<String> = allowed.iter().map(|d| d.display().to_string()).collect();
+    format!(
+        "the node allows jobs to read under {} (--allow-dir)",
+        dirs.join(", ")
+    )
+}
+
+/// Why a job was stopped before it ended on its own.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Stop {
+    /// A client asked ([`Jobs::stop`]): it ends `Stopped`.
+    Asked,
+    /// Its `timeout` (seconds) passed: it ends `Failed`.
+    TimedOut(f64),
 }
 
 /// One remembered job.
@@ -224,8 +223,8 @@ struct Entry {
     log: Arc<JobLog>,
     cancel: CancelToken,
     info: Mutex<JobInfo>,
-    /// A client asked it to stop (it ends `Stopped`, not `Failed`).
-    stop_asked: AtomicBool,
+    /// Why it was stopped, if it was.
+    stop: Mutex<Option<Stop>>,
 }
 
 impl Entry {
@@ -239,29 +238,41 @@ impl Entry {
         self.info.lock().status
     }
 
+    /// Its `timeout` option, in seconds.
+    fn timeout(&self) -> Option<f64> {
+        self.info.lock().options.timeout
+    }
+
     fn started(&self) {
         let mut info = self.info.lock();
         info.status = JobStatus::Running;
         info.start_time = Some(unix_now());
     }
 
-    /// Stops it unless it has ended; whether it had not.
-    fn ask_stop(&self) -> bool {
+    /// Stops it for `why` unless it has ended; whether it had not. The
+    /// first reason given is the one it ends with.
+    fn stop(&self, why: Stop) -> bool {
         if self.status().is_terminal() {
             return false;
         }
-        self.stop_asked.store(true, Ordering::Release);
+        self.stop.lock().get_or_insert(why);
         self.cancel.cancel();
         true
     }
 
     fn ended(&self, outcome: &DriverOutcome) {
-        let stopped = self.stop_asked.load(Ordering::Acquire);
+        let stop = *self.stop.lock();
         let mut info = self.info.lock();
-        (info.status, info.message) = match (&outcome.result, stopped) {
+        (info.status, info.message) = match (&outcome.result, stop) {
             (Ok(()), _) => (JobStatus::Succeeded, None),
-            (Err(e), true) => (JobStatus::Stopped, Some(format!("stopped: {e}"))),
-            (Err(e), false) => (JobStatus::Failed, Some(e.clone())),
+            (Err(e), Some(Stop::Asked)) => (JobStatus::Stopped, Some(format!("stopped: {e}"))),
+            (Err(e), Some(Stop::TimedOut(secs))) => (
+                JobStatus::Failed,
+                Some(format!(
+                    "timed out: the job ran past its timeout of {secs} s and was stopped ({e})"
+                )),
+            ),
+            (Err(e), None) => (JobStatus::Failed, Some(e.clone())),
         };
         info.end_time = Some(unix_now());
         drop(info);
@@ -335,13 +346,11 @@ impl Jobs {
     }
 
     /// Runs `main(args)` of deployed component `component` on `node` as a
-    /// new job, in the background; returns once the job has its id (its
-    /// driver may not have started).
+    /// new job, in the background, with no options; see
+    /// [`Jobs::submit_with`].
     ///
     /// # Errors
-    /// [`JobError::Node`] for a component that is not deployed or has no
-    /// `main`; [`JobError::ArgsTooLong`]; [`JobError::Busy`] past the
-    /// bounds; [`JobError::Thread`].
+    /// As [`Jobs::submit_with`].
     pub fn submit<N>(
         &self,
         node: N,
@@ -351,6 +360,38 @@ impl Jobs {
     where
         N: Deref<Target = Node> + Send + 'static,
     {
+        self.submit_with(node, component, args, JobOptions::default())
+    }
+
+    /// Runs `main(args)` of deployed component `component` (`name`, or
+    /// `name@version` for a kept version) on `node` as a new job, in the
+    /// background, with `options`; returns once the job has its id (its
+    /// driver may not have started: it waits for the resources it asked
+    /// for).
+    ///
+    /// # Errors
+    /// [`JobError::Node`] for a component that is not deployed (or not in
+    /// that version) or has no `main`; [`JobError::ArgsTooLong`];
+    /// [`JobError::BadOptions`], [`JobError::DirNotAllowed`] or
+    /// [`JobError::Infeasible`] for options the node refuses;
+    /// [`JobError::Busy`] past the bounds; [`JobError::Thread`].
+    pub fn submit_with<N>(
+        &self,
+        node: N,
+        component: &str,
+        args: Vec<String>,
+        options: JobOptions,
+    ) -> Result<JobInfo, JobError>
+    where
+        N: Deref<Target = Node> + Send + 'static,
+    {
+        if args.len() > MAX_JOB_ARGS {
+            return Err(JobError::BadOptions(format!(
+                "the job has {} arguments, the most is {}",
+                args.len(),
+                MAX_JOB_ARGS
+            )));
+        }
         let size = args
             .iter()
             .map(String::len)
@@ -364,18 +405,32 @@ impl Jobs {
         if running >= max {
             return Err(JobError::Busy { running, max });
         }
+        let submitted = Instant::now();
+        let checked = options.check(&node)?;
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         let inner = self.inner.clone();
-        let component = component.to_string();
+        let asked = Asked {
+            component: component.to_string(),
+            args,
+            options,
+            // No deadline when it reaches past what an Instant holds.
+            deadline: checked.timeout.and_then(|t| submitted.checked_add(t)),
+        };
         let thread = std::thread::Builder::new()
             .name("wray-job".into())
             .spawn(move || {
-                let Some((entry, prepared)) = admit(&node, &inner, component, args.clone(), &tx)
-                else {
+                let args = asked.args.clone();
+                let deadline = asked.deadline;
+                let Some((entry, prepared)) = admit(&node, &inner, asked, checked, &tx) else {
                     return;
                 };
-                entry.started();
-                let outcome = node.run_prepared(prepared, &args);
+                let _timer = deadline.zip(entry.timeout()).map(|(at, secs)| {
+                    let entry = entry.clone();
+                    node.at(at, move || {
+                        entry.stop(Stop::TimedOut(secs));
+                    })
+                });
+                let outcome = node.run_prepared(prepared, &args, || entry.started());
                 entry.ended(&outcome);
             })
             .map_err(JobError::Thread)?;
@@ -419,7 +474,7 @@ impl Jobs {
     /// # Errors
     /// [`JobError::NotFound`].
     pub fn stop(&self, job: JobId) -> Result<bool, JobError> {
-        Ok(self.inner.find(job)?.ask_stop())
+        Ok(self.inner.find(job)?.stop(Stop::Asked))
     }
 
     /// Forgets finished job `job` and its log.
@@ -475,7 +530,7 @@ impl Jobs {
     /// Stops every running job and joins the drivers' threads.
     pub fn stop_all(&self) {
         for entry in self.inner.entries.lock().iter() {
-            entry.ask_stop();
+            entry.stop(Stop::Asked);
         }
         let threads = std::mem::take(&mut *self.inner.threads.lock());
         for t in threads {
@@ -490,35 +545,44 @@ impl Default for Jobs {
     }
 }
 
+/// What a client submitted, with its deadline.
+struct Asked {
+    component: String,
+    args: Vec<String>,
+    options: JobOptions,
+    deadline: Option<Instant>,
+}
+
 /// On a job's own thread: prepares the job and remembers it, answering
 /// the submitter through `tx` with its info or why it cannot run; the
 /// entry and the prepared job when it may run.
 fn admit<N: Deref<Target = Node>>(
     node: &N,
     inner: &Inner,
-    component: String,
-    args: Vec<String>,
+    asked: Asked,
+    checked: Checked,
     tx: &std::sync::mpsc::SyncSender<Result<JobInfo, JobError>>,
 ) -> Option<(Arc<Entry>, PreparedJob)> {
     let log = Arc::new(JobLog::new(inner.config.log_bytes));
     let cancel = CancelToken::new();
-    let prepared = match node.prepare_job(&component, Some(log.clone()), cancel.clone()) {
-        Ok(p) => p,
-        Err(e) => {
-            let _ = tx.send(Err(e.into()));
-            return None;
-        }
-    };
+    let prepared =
+        match node.prepare_job(&asked.component, Some(log.clone()), cancel.clone(), checked) {
+            Ok(p) => p,
+            Err(e) => {
+                let _ = tx.send(Err(e.into()));
+                return None;
+            }
+        };
     let job = prepared.job;
     let entry = Arc::new(Entry {
         job,
         log,
         cancel,
-        stop_asked: Default::default(),
+        stop: Mutex::new(None),
         info: Mutex::new(JobInfo {
             job_id: job.to_string(),
-            component,
-            args,
+            component: asked.component,
+            args: asked.args,
             status: JobStatus::Pending,
             message: None,
             submitted_at: unix_now(),
@@ -527,6 +591,7 @@ fn admit<N: Deref<Target = Node>>(
             driver_task: TaskId::driver(job).to_string(),
             node_id: node.id().to_string(),
             log_bytes: 0,
+            options: asked.options,
         }),
     });
     if let Err(e) = inner.insert(entry.clone()) {

@@ -28,7 +28,9 @@
 //! Leaves any layer may use: [`bounds`] (every bound a guest meets, every
 //! setting's range), [`config`] ([`NodeConfig`]), [`resources`] (CPUs,
 //! GPUs, pinning), [`cancel_token`], [`id_map`], [`error`], [`worker_pool`] (the worker
-//! threads, bounded by the CPUs), [`job_log`] (a job's bounded output).
+//! threads, bounded by the CPUs), [`job_log`] (a job's bounded output),
+//! [`task_output`] (plain tasks' bounded output, on a node that keeps it),
+//! [`job_env`] (a job's directories and environment variables).
 
 pub mod bounds;
 pub mod cancel_token;
@@ -36,6 +38,7 @@ pub mod config;
 pub mod error;
 pub mod executor;
 pub mod id_map;
+pub mod job_env;
 pub mod job_log;
 pub mod jobs;
 pub mod node;
@@ -44,18 +47,21 @@ pub mod proto;
 pub mod resources;
 pub mod scheduler;
 pub mod session;
+pub mod task_output;
 pub mod worker_pool;
 
 pub use config::{NodeConfig, Preopen, Stdio};
 pub use error::{DeployBound, DeployLimit, Error, ErrorKind, Result, TaskError};
 pub use executor::instantiation::InstantiationHistogram;
+pub use job_env::JobEnv;
 pub use job_log::{JobLog, LogChunk};
-pub use jobs::{JobError, JobInfo, JobStatus, Jobs, JobsConfig};
+pub use jobs::{JobDir, JobError, JobInfo, JobOptions, JobStatus, Jobs, JobsConfig};
 pub use node::driver::DriverOutcome;
 pub use node::{Node, StopHandle};
 pub use scheduler::StatsSnapshot;
-pub use session::Session;
+pub use session::{Session, SharedValue};
+pub use task_output::{TaskOutput, TaskOutputs};
 pub use wray_control_plane::{
-    ActorId, ComponentRecord, ComponentVersion, FunctionKind, FunctionRecord, JobId, ObjectId,
-    TaskId,
+    split_version, ActorId, ComponentRecord, ComponentVersion, FunctionKind, FunctionRecord, JobId,
+    ObjectId, TaskId,
 };

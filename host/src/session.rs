@@ -22,7 +22,7 @@ use wray_control_plane::{ActorId, JobId, ObjectId, TaskId};
 use crate::error::{Error, Result, TaskError};
 use crate::node::Node;
 use crate::objects::{Holds, Object};
-use crate::proto::{Arg, ErrorKind, Payload, TaskOptions};
+use crate::proto::{Arg, Codec, ErrorKind, Payload, TaskOptions};
 use crate::scheduler::blocking::Blocker;
 use crate::scheduler::submit::Submission;
 use crate::scheduler::Callee;
@@ -60,8 +60,12 @@ impl Session<'_> {
     /// The content hash of the component deployed as `component`: from
     /// the node's own table when it has it (no control-plane round trip,
     /// so it may be called inside an async runtime), else loaded from the
-    /// function table.
+    /// function table. `name@version` names a kept version (the function
+    /// table is read).
     fn hash_of(&self, component: &str) -> Result<Arc<str>> {
+        if component.contains('@') {
+            return Ok(self.node.loaded_spec(component)?.hash.clone());
+        }
         if let Some(record) = self.node.sched.deployed(component) {
             return Ok(Arc::from(record.hash.as_str()));
         }
@@ -93,7 +97,7 @@ impl Session<'_> {
     }
 
     /// Submits remote function `function` of deployed component
-    /// `component` (by name); returns its return object ids, held by the
+    /// `component` (by name, or `name@version`); returns its return object ids, held by the
     /// session. A call the function table says is wrong (no such function,
     /// wrong argument count, infeasible resources) is not an error here:
     /// its returns hold the error, as in Ray.
@@ -224,6 +228,25 @@ impl Session<'_> {
     /// The task's [`TaskError`]; `not-found` for an id the session may not
     /// name or that does not exist; `timeout` when `timeout` passed first.
     pub async fn get(&self, id: ObjectId, timeout: Option<Duration>) -> Result<Payload, TaskError> {
+        let value = self.get_shared(id, timeout).await?;
+        Ok(Payload {
+            codec: value.codec(),
+            data: value.bytes().to_vec(),
+            refs: value.refs(),
+        })
+    }
+
+    /// [`Session::get`] without a copy: the store's object itself, whose
+    /// bytes stay valid (and in memory) while the [`SharedValue`] lives,
+    /// even once the store has freed the id.
+    ///
+    /// # Errors
+    /// As [`Session::get`].
+    pub async fn get_shared(
+        &self,
+        id: ObjectId,
+        timeout: Option<Duration>,
+    ) -> Result<SharedValue, TaskError> {
         let objects = &self.node.sched.objects;
         let not_found = || {
             TaskError::new(
@@ -242,21 +265,26 @@ impl Session<'_> {
             allocation: None,
         };
         self.node.sched.wait_sealed(&[id], 1, until, blocker).await;
-        match objects.get(&id).as_deref() {
-            Some(Object::Value { codec, data, refs }) => Ok(Payload {
-                codec: *codec,
-                data: data.bytes().to_vec(),
-                refs: refs.iter().copied().collect(),
-            }),
-            Some(Object::Error(e)) => Err(e.clone()),
-            None if objects.is_pending(&id) => Err(TaskError::new(
-                ErrorKind::Timeout,
-                "get",
-                self.root,
-                format!("object {id} was not ready within {timeout:?}"),
-            )),
-            None => Err(not_found()),
+        let Some(object) = objects.get(&id) else {
+            return Err(if objects.is_pending(&id) {
+                TaskError::new(
+                    ErrorKind::Timeout,
+                    "get",
+                    self.root,
+                    format!(
+                        "object {id} was not ready within {}",
+                        timeout
+                            .map_or("its wait".to_string(), |t| format!("{} s", t.as_secs_f64()))
+                    ),
+                )
+            } else {
+                not_found()
+            });
+        };
+        if let Object::Error(e) = &*object {
+            return Err(e.clone());
         }
+        Ok(SharedValue { object })
     }
 
     /// [`Session::get`] on the calling thread (which must not be inside
@@ -318,6 +346,56 @@ impl Session<'_> {
     /// session's.
     pub fn kill_actor(&self, actor: ActorId) -> bool {
         actor.job() == self.job && self.node.sched.kill_actor(actor, "session")
+    }
+}
+
+/// A sealed value of the store, shared rather than copied
+/// ([`Session::get_shared`]): its bytes live as long as this does.
+#[derive(Clone)]
+pub struct SharedValue {
+    /// Always an [`Object::Value`].
+    object: Arc<Object>,
+}
+
+impl SharedValue {
+    /// How its bytes are encoded.
+    pub fn codec(&self) -> Codec {
+        match &*self.object {
+            Object::Value { codec, .. } => *codec,
+            Object::Error(_) => Codec::Raw,
+        }
+    }
+
+    /// Its bytes, in place in the store (heap, shared memory or a spill
+    /// file's mapping).
+    pub fn bytes(&self) -> &[u8] {
+        match &*self.object {
+            Object::Value { data, .. } => data.bytes(),
+            Object::Error(_) => &[],
+        }
+    }
+
+    /// The object refs serialized inside it.
+    pub fn refs(&self) -> Vec<ObjectId> {
+        match &*self.object {
+            Object::Value { refs, .. } => refs.iter().copied().collect(),
+            Object::Error(_) => Vec::new(),
+        }
+    }
+}
+
+impl AsRef<[u8]> for SharedValue {
+    fn as_ref(&self) -> &[u8] {
+        self.bytes()
+    }
+}
+
+impl std::fmt::Debug for SharedValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedValue")
+            .field("codec", &self.codec())
+            .field("len", &self.bytes().len())
+            .finish()
     }
 }
 

@@ -25,6 +25,13 @@ pub struct HttpConfig {
     pub max_body: usize,
     /// Largest component a deploy may upload, in bytes (default 512 MiB).
     pub max_component: usize,
+    /// Largest answer of a synchronous call (a function's or an actor
+    /// method's results), in bytes (default 64 MiB, `wray start
+    /// --max-response-mib`). Past it the call is answered 507
+    /// `result_too_large`, saying how to fetch the value instead
+    /// (`?async=true`, then `GET /v1/objects/{id}`, which sends an object
+    /// of any size from the store without copying it).
+    pub max_response: usize,
     /// Time a client has to send a request's headers (default 10 s).
     pub header_timeout: Duration,
     /// Time a client has to send a request's body (default 60 s).
@@ -60,6 +67,7 @@ impl Default for HttpConfig {
             tls: None,
             max_body: 16 << 20,
             max_component: 512 << 20,
+            max_response: 64 << 20,
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(60),
             max_inflight: 1024,

@@ -1,11 +1,13 @@
-//! The JSON error every 4xx and 5xx answer carries:
-//! `{"error": {"code": .., "message": ..}}`, plus the task error's fields
-//! (`kind`, `function`, `task`, `causes`) when a task failed.
+//! The JSON error every 4xx and 5xx answer carries
+//! ([`wray_api::ErrorBody`]): `{"error": {"code": .., "message": ..}}`,
+//! plus the task error's fields (`kind`, `function`, `task`, `causes`)
+//! when a task failed.
 
 use bytes::Bytes;
 use http_body_util::Full;
-use hyper::header::{HeaderValue, CONTENT_TYPE, RETRY_AFTER};
+use hyper::header::{HeaderValue, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
 use hyper::{Response, StatusCode};
+use wray_api::{ErrorBody, ErrorDetail, TaskCause, TaskFailure};
 use wray_host::error::{ErrorKind, TaskError};
 
 /// An answer other than success: its status and what to tell the client.
@@ -19,8 +21,8 @@ pub struct ApiError {
     pub message: String,
     /// Seconds to wait before retrying (503 only).
     pub retry_after: Option<u32>,
-    /// The failed task's error, as JSON.
-    pub task: Option<serde_json::Value>,
+    /// The failed task's error.
+    pub task: Option<Box<TaskFailure>>,
 }
 
 impl ApiError {
@@ -45,11 +47,37 @@ impl ApiError {
         Self::new(StatusCode::NOT_FOUND, code, message)
     }
 
+    /// 401 (answered with `WWW-Authenticate: Bearer`): no token, or not
+    /// this node's.
+    pub fn unauthorized(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, code, message)
+    }
+
     /// 503 with `Retry-After: 1`: the node is too busy for this request now.
     pub fn busy(message: impl Into<String>) -> Self {
         ApiError {
             retry_after: Some(1),
             ..Self::new(StatusCode::SERVICE_UNAVAILABLE, "busy", message)
+        }
+    }
+
+    /// The answer for a deploy (or a version loaded for a call or a
+    /// rollback) past one of the node's bounds on what it holds: 507
+    /// `too_much_deployed` for bytes, 409 `too_many_deployed` for names
+    /// and versions, 503 `busy` when every compile slot stayed busy. The
+    /// message names the bound and its flag.
+    pub fn deploy_limit(limit: &wray_host::error::DeployLimit) -> Self {
+        let message = limit.to_string();
+        if limit.bound.is_bytes() {
+            Self::new(
+                StatusCode::INSUFFICIENT_STORAGE,
+                "too_much_deployed",
+                message,
+            )
+        } else if limit.bound.is_count() {
+            Self::new(StatusCode::CONFLICT, "too_many_deployed", message)
+        } else {
+            Self::busy(message)
         }
     }
 
@@ -66,22 +94,42 @@ impl ApiError {
             ErrorKind::Infeasible => StatusCode::UNPROCESSABLE_ENTITY,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
-        let causes: Vec<serde_json::Value> = e.causes().map(task_json).collect();
-        let mut task = task_json(e);
-        task["causes"] = causes.into();
+        let task = TaskFailure {
+            kind: e.kind.as_str().to_string(),
+            function: e.function.clone(),
+            task: e.task.to_string(),
+            message: e.message.clone(),
+            causes: e
+                .causes()
+                .map(|c| TaskCause {
+                    kind: c.kind.as_str().to_string(),
+                    function: c.function.clone(),
+                    task: c.task.to_string(),
+                    message: c.message.clone(),
+                })
+                .collect(),
+        };
         ApiError {
-            task: Some(task),
+            task: Some(Box::new(task)),
             ..Self::new(status, "task_failed", e.to_string())
+        }
+    }
+
+    /// The body of this error.
+    pub fn body(&self) -> ErrorBody {
+        ErrorBody {
+            error: ErrorDetail {
+                code: self.code.to_string(),
+                message: self.message.clone(),
+                task: self.task.as_deref().cloned(),
+            },
         }
     }
 
     /// The HTTP response.
     pub fn to_response(&self) -> Response<Full<Bytes>> {
-        let mut error = serde_json::json!({ "code": self.code, "message": self.message });
-        if let Some(task) = &self.task {
-            error["task"] = task.clone();
-        }
-        let body = serde_json::json!({ "error": error }).to_string();
+        // A struct of strings: encoding cannot fail.
+        let body = serde_json::to_vec(&self.body()).unwrap_or_default();
         let mut response = Response::new(Full::new(Bytes::from(body)));
         *response.status_mut() = self.status;
         let headers = response.headers_mut();
@@ -89,16 +137,13 @@ impl ApiError {
         if let Some(secs) = self.retry_after {
             headers.insert(RETRY_AFTER, HeaderValue::from(secs));
         }
+        if self.status == StatusCode::UNAUTHORIZED {
+            // RFC 6750 §3: the scheme the client must use.
+            headers.insert(
+                WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"wray\""),
+            );
+        }
         response
     }
-}
-
-/// A task error's own fields as JSON.
-fn task_json(e: &TaskError) -> serde_json::Value {
-    serde_json::json!({
-        "kind": e.kind.as_str(),
-        "function": e.function,
-        "task": e.task.to_string(),
-        "message": e.message,
-    })
 }

@@ -1,7 +1,9 @@
-//! The Jobs API, as Ray's: `POST /v1/jobs` runs a deployed component's
-//! `main(args)` in the background as a job of its own; list, status, stop
-//! and delete; `GET /v1/jobs/{id}/logs` answers what its guests wrote,
-//! and with `?follow=true` streams it (chunked) until the job ends.
+//! The Jobs API, as Ray's: `POST /v1/jobs` ([`SubmitJob`]) runs a
+//! deployed component's `main(args)` in the background as a job of its
+//! own, with its options (directories, environment variables, driver
+//! resources, a time limit, metadata); list, status, stop and delete;
+//! `GET /v1/jobs/{id}/logs` answers what its guests wrote, and with
+//! `?follow=true` streams it (chunked) until the job ends.
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -9,17 +11,16 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use http_body_util::{Either, Full};
+use http_body_util::Full;
 use hyper::body::{Body, Frame};
 use hyper::header::{HeaderName, HeaderValue, CONTENT_TYPE};
 use hyper::{Response, StatusCode};
 use tokio::sync::mpsc;
+use wray_api::SubmitJob;
 use wray_host::{JobError, JobId, JobLog, Jobs};
 
+use crate::body::ResponseBody;
 use crate::error::ApiError;
-
-/// A response body: whole, or a job's log as it grows.
-pub(crate) type ResponseBody = Either<Full<Bytes>, LogStream>;
 
 /// The largest piece of log sent at once (64 KiB).
 const CHUNK: usize = 64 << 10;
@@ -35,38 +36,30 @@ const LOG_DROPPED: HeaderName = HeaderName::from_static("wray-log-dropped");
 /// `Wray-Job-Status`: the job's status when the answer was made.
 const JOB_STATUS: HeaderName = HeaderName::from_static("wray-job-status");
 
-/// The body of `POST /v1/jobs`.
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Submit {
-    /// The deployed component whose `main` runs.
-    component: String,
-    /// `main`'s arguments.
-    #[serde(default)]
-    args: Vec<String>,
-}
-
 /// Parses `body` and submits the job; 201 with its info.
 ///
 /// # Errors
-/// 400 `bad_json` for a body that is not `{"component", "args"?}`; as
-/// [`job_error`].
+/// 400 `bad_json` for a body that is not a [`SubmitJob`], `bad_component`
+/// for a malformed `name@version`; as [`job_error`].
 pub(crate) fn submit(
     jobs: &Jobs,
     node: &'static wray_host::Node,
     body: &[u8],
-) -> Result<serde_json::Value, ApiError> {
-    let submit: Submit = serde_json::from_slice(body).map_err(|e| {
+) -> Result<wray_api::JobInfo, ApiError> {
+    let submit: SubmitJob = serde_json::from_slice(body).map_err(|e| {
         ApiError::bad_request(
             "bad_json",
-            format!("the body is not a job (`{{\"component\": name, \"args\": [strings]}}`): {e}"),
+            format!("the body is not a job (`{{\"component\": name, \"args\": [strings], ..}}`, see docs/http-api.md): {e}"),
         )
     })?;
+    let (component, args, options) = submit.into_parts();
+    wray_host::split_version(&component)
+        .map_err(|e| ApiError::bad_request("bad_component", e.to_string()))?;
     // Resolving the component may compile it, and the control plane may
     // be remote: off the async threads.
-    let info = tokio::task::block_in_place(|| jobs.submit(node, &submit.component, submit.args))
+    let info = tokio::task::block_in_place(|| jobs.submit_with(node, &component, args, options))
         .map_err(job_error)?;
-    serde_json::to_value(info).map_err(encoding)
+    Ok(crate::wire::job(info))
 }
 
 /// The id in a job route.
@@ -86,6 +79,17 @@ pub(crate) fn job_error(e: JobError) -> ApiError {
             ApiError::not_found("unknown_component", e.to_string())
         }
         JobError::Node(Error::NoMain(_)) => ApiError::bad_request("no_main", e.to_string()),
+        JobError::Node(Error::VersionNotFound { .. }) => {
+            ApiError::not_found("unknown_version", e.to_string())
+        }
+        JobError::Node(Error::DeployLimit(limit)) => ApiError::deploy_limit(limit),
+        JobError::BadOptions(_) => ApiError::bad_request("bad_job_options", e.to_string()),
+        JobError::DirNotAllowed { .. } => ApiError::bad_request("dir_not_allowed", e.to_string()),
+        JobError::Infeasible(_) => ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "infeasible",
+            e.to_string(),
+        ),
         JobError::NotFound(..) => ApiError::not_found("unknown_job", e.to_string()),
         JobError::StillRunning(_) => {
             ApiError::new(StatusCode::CONFLICT, "job_running", e.to_string())
@@ -101,10 +105,6 @@ pub(crate) fn job_error(e: JobError) -> ApiError {
     }
 }
 
-fn encoding(e: serde_json::Error) -> ApiError {
-    ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "encoding", e.to_string())
-}
-
 /// `GET /v1/jobs/{id}/logs`: the log from `offset` (what is kept of it),
 /// or with `follow`, a stream of it until the job ends.
 ///
@@ -118,10 +118,10 @@ pub(crate) fn logs(
 ) -> Result<Response<ResponseBody>, ApiError> {
     let (log, status) = jobs.log(parse_job(id)?).map_err(job_error)?;
     let mut response = if follow {
-        Response::new(Either::Right(LogStream::follow(log, offset)))
+        Response::new(ResponseBody::from(LogStream::follow(log, offset)))
     } else {
         let chunk = log.read(offset, usize::MAX);
-        let mut r = Response::new(Either::Left(Full::new(Bytes::from(chunk.bytes))));
+        let mut r = Response::new(ResponseBody::from(Full::new(Bytes::from(chunk.bytes))));
         r.headers_mut()
             .insert(LOG_NEXT, HeaderValue::from(chunk.next));
         r.headers_mut()

@@ -1,26 +1,39 @@
 //! The sessions an answer outlives: an async invocation's (until its
-//! results are read, or [`HttpConfig::kept_ttl`](crate::HttpConfig)
-//! passes) and an actor's (until it is killed). Each is a job of its own;
-//! dropping the session ends the job (its tasks cancelled, its objects
-//! freed, its actors killed). At most `max_kept` at once.
+//! results, and the objects they refer to, are read, or
+//! [`HttpConfig::kept_ttl`](crate::HttpConfig) passes) and an actor's
+//! (until it is killed). Each is a job of its own; dropping the session
+//! ends the job (its tasks cancelled, its objects freed, its actors
+//! killed). At most `max_kept` at once.
+//!
+//! An async result that holds refs (`{"$object": id}`) keeps its session
+//! until those are read too: the session holds the result, and the
+//! result holds them.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
-use wray_host::{ActorId, JobId, ObjectId, Session};
+use wray_host::{ActorId, ComponentRecord, JobId, ObjectId, Session};
 
 /// What a kept session is for.
 pub(crate) enum Purpose {
-    /// An async invocation: the objects not read yet.
+    /// An async invocation: the objects not read yet (its results, then
+    /// the refs inside those read).
     Results(Vec<ObjectId>),
     /// An actor of `component`'s class `class`.
-    Actor {
-        actor: ActorId,
-        component: String,
-        class: String,
-    },
+    Actor(KeptActor),
+}
+
+/// An actor created over HTTP, and the component version it was created
+/// from: its calls are checked against that record even once the name is
+/// undeployed or deployed again.
+#[derive(Clone)]
+pub(crate) struct KeptActor {
+    pub(crate) actor: ActorId,
+    pub(crate) component: String,
+    pub(crate) class: String,
+    pub(crate) record: Arc<ComponentRecord>,
 }
 
 /// A kept session.
@@ -94,26 +107,31 @@ impl Kept {
             .then(|| e.session.clone())
     }
 
-    /// The actor of `job`: its session, component and class.
-    pub(crate) fn actor(&self, actor: ActorId) -> Option<(Arc<Session<'static>>, String, String)> {
+    /// The actor `actor`: its session, and what it was created as.
+    pub(crate) fn actor(&self, actor: ActorId) -> Option<(Arc<Session<'static>>, KeptActor)> {
         let entries = self.entries.lock();
         match entries.get(&actor.job()) {
             Some(Entry {
                 session,
-                purpose:
-                    Purpose::Actor {
-                        actor: a,
-                        component,
-                        class,
-                    },
+                purpose: Purpose::Actor(kept),
                 ..
-            }) if *a == actor => Some((session.clone(), component.clone(), class.clone())),
+            }) if kept.actor == actor => Some((session.clone(), kept.clone())),
             _ => None,
         }
     }
 
-    /// Marks `id` read; the session is dropped once all its results are.
-    pub(crate) fn read(&self, id: ObjectId) {
+    /// Whether `id` is an async call's object not read yet.
+    pub(crate) fn unread(&self, id: ObjectId) -> bool {
+        let entries = self.entries.lock();
+        matches!(
+            entries.get(&id.job()),
+            Some(Entry { purpose: Purpose::Results(left), .. }) if left.contains(&id)
+        )
+    }
+
+    /// Marks `id` read, and the refs its value holds (`nested`) to be read
+    /// in turn; the session is dropped once all are.
+    pub(crate) fn read(&self, id: ObjectId, nested: &[ObjectId]) {
         let done = {
             let mut entries = self.entries.lock();
             let job = id.job();
@@ -123,6 +141,13 @@ impl Kept {
                     ..
                 }) => {
                     left.retain(|o| *o != id);
+                    for n in nested {
+                        // Of this job (the session may name only those and
+                        // what it was handed), each once.
+                        if n.job() == job && !left.contains(n) {
+                            left.push(*n);
+                        }
+                    }
                     left.is_empty()
                 }
                 _ => false,
@@ -142,21 +167,19 @@ impl Kept {
         removed.is_some()
     }
 
-    /// The actors kept: (actor, component, class).
-    pub(crate) fn actors(&self) -> Vec<(ActorId, String, String)> {
+    /// At most `limit` kept actors whose ids follow `after`, by id.
+    pub(crate) fn actors(&self, after: Option<ActorId>, limit: usize) -> Vec<KeptActor> {
         let entries = self.entries.lock();
-        let mut out: Vec<_> = entries
+        let mut out: Vec<KeptActor> = entries
             .values()
             .filter_map(|e| match &e.purpose {
-                Purpose::Actor {
-                    actor,
-                    component,
-                    class,
-                } => Some((*actor, component.clone(), class.clone())),
-                Purpose::Results(_) => None,
+                Purpose::Actor(kept) if after.is_none_or(|a| kept.actor > a) => Some(kept.clone()),
+                _ => None,
             })
             .collect();
-        out.sort_by_key(|(a, _, _)| *a);
+        drop(entries);
+        out.sort_by_key(|k| k.actor);
+        out.truncate(limit);
         out
     }
 

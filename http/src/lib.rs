@@ -1,43 +1,61 @@
 //! wray's HTTP API: a long-running node's front door (`wray start`).
 //!
 //! Deploy components, invoke their functions and actors with JSON, read
-//! objects, and read the node's state, as a serverless platform does:
+//! objects, and read the node's state, as a serverless platform does. The
+//! wire contract (every body and query) is the `wray-api` crate's types,
+//! shared with the clients:
 //!
-//! - [`config`]: what the server accepts (bind address, token, body and
-//!   queue bounds, timeouts).
+//! - [`config`]: what the server accepts (bind address, token, body,
+//!   answer and queue bounds, timeouts).
 //! - [`routes`]: the route table (method, path, summary), the one list the
-//!   router, the metrics and the OpenAPI document are built from.
+//!   router, the metrics and the OpenAPI document are built from; path
+//!   parameters percent-decoded.
+//! - `query`: each route's query parameters, bounded.
 //! - [`server`]: the hyper server: connections, header and body read
 //!   timeouts, graceful shutdown.
 //! - [`tls`]: https: the certificate and key files, read into a rustls
 //!   configuration; the server does each connection's handshake in that
 //!   connection's task, under the header timeout.
-//! - `handlers`: one function per route, each through a
-//!   [`wray_host::Session`] of its own job, so one caller reaches another's
-//!   objects and actors only when handed their ids.
-//! - `jobs`: the Jobs API (submit, list, status, logs streamed, stop) over
-//!   the host's [`wray_host::Jobs`].
+//! - `handlers`: the dispatch, the token check and the small routes, each
+//!   call through a [`wray_host::Session`] of its own job, so one caller
+//!   reaches another's objects and actors only when handed their ids.
+//! - `calls`: function calls, actors and objects: arguments passed as
+//!   written, results answered from the store without a copy.
+//! - `listings`: the function table's routes (falling back to the node's
+//!   own view when the control plane is unreachable) and the paginated
+//!   listings.
+//! - `jobs`: the Jobs API (submit with options, list, status, logs
+//!   streamed, stop) over the host's [`wray_host::Jobs`].
+//! - `versions`: calls to a kept version (`app@3`) and rollback.
 //! - `kept`: the sessions an answer outlives (async invocations, actors),
 //!   bounded in number and time.
+//! - `body`: answers' bodies: whole, in pieces, or a log as it grows.
+//! - `wire`: the node's types as the API's.
 //! - [`error`]: the JSON error every 4xx and 5xx answers with.
 //! - `metrics`: Prometheus text for `GET /metrics`.
-//! - [`openapi`]: the OpenAPI 3.1 document of the routes and of every
-//!   deployed function's JSON Schemas.
+//! - [`openapi`]: the OpenAPI 3.1 documents: the API's, and one per
+//!   deployed component of its functions' JSON Schemas.
 //!
 //! Nothing a client sends may crash the node: every number and id in a
 //! path, query or body is parsed with a bound and answered with a 4xx
 //! naming what was wrong.
 
+mod body;
+mod calls;
 pub mod config;
 pub mod error;
 mod handlers;
 mod jobs;
 mod kept;
+mod listings;
 mod metrics;
 pub mod openapi;
+mod query;
 pub mod routes;
 pub mod server;
 pub mod tls;
+mod versions;
+mod wire;
 
 pub use config::HttpConfig;
 pub use error::ApiError;

@@ -1,6 +1,12 @@
 //! The route table: every route's method, path pattern and summary, in one
 //! list that the router ([`route`]), the metrics (by pattern) and the
 //! OpenAPI document ([`crate::openapi`]) are all built from.
+//!
+//! Path parameters arrive percent-encoded (clients encode every segment:
+//! `x%23y` for a component named `x#y`); [`route`] splits the path at
+//! `/` first, then decodes each parameter once.
+
+use std::borrow::Cow;
 
 use hyper::{Method, StatusCode};
 
@@ -21,22 +27,23 @@ pub struct RouteInfo {
 pub const ROUTES: &[RouteInfo] = &[
     RouteInfo { method: "GET", path: "/healthz", summary: "Whether the node is up, and its control plane reachable (no token needed)" },
     RouteInfo { method: "GET", path: "/metrics", summary: "Prometheus text: tasks by state, requests by route and status, request latency, object store bytes" },
-    RouteInfo { method: "GET", path: "/v1/openapi.json", summary: "This document: the routes and every deployed function's JSON Schemas" },
-    RouteInfo { method: "GET", path: "/v1/components", summary: "The deployed components" },
+    RouteInfo { method: "GET", path: "/v1/openapi.json", summary: "This document: the routes and the API's types (each component's functions: /v1/components/{name}/openapi.json)" },
+    RouteInfo { method: "GET", path: "/v1/components", summary: "The deployed components, by name, a page at a time (`?limit=`, `?after=`)" },
     RouteInfo { method: "POST", path: "/v1/components", summary: "Deploy a component (the body: its bytes; `?name=` names it)" },
     RouteInfo { method: "GET", path: "/v1/components/{name}", summary: "One deployed component: its functions, actor classes and their schemas" },
-    RouteInfo { method: "DELETE", path: "/v1/components/{name}", summary: "Undeploy a component: calls already made finish on it" },
+    RouteInfo { method: "DELETE", path: "/v1/components/{name}", summary: "Undeploy a component: calls already made, and its actors, finish on it" },
+    RouteInfo { method: "GET", path: "/v1/components/{name}/openapi.json", summary: "An OpenAPI document of one component's functions: each one's path, with its parameters' and results' JSON Schemas" },
     RouteInfo { method: "POST", path: "/v1/functions/{component}/{function}", summary: "Call a function: the body is the JSON array of its arguments; `?timeout=` seconds, `?async=true` answers with object ids at once" },
     RouteInfo { method: "GET", path: "/v1/objects/{id}", summary: "An object of an async call: JSON, or raw bytes with `Accept: application/octet-stream`; `?timeout=` seconds to wait" },
-    RouteInfo { method: "GET", path: "/v1/actors", summary: "The actors created over HTTP" },
+    RouteInfo { method: "GET", path: "/v1/actors", summary: "The actors created over HTTP, by id, a page at a time" },
     RouteInfo { method: "POST", path: "/v1/actors", summary: "Create an actor: `{\"component\", \"class\", \"args\"}`" },
     RouteInfo { method: "POST", path: "/v1/actors/{id}/{method}", summary: "Call a method of an actor: the body is the JSON array of its arguments" },
     RouteInfo { method: "DELETE", path: "/v1/actors/{id}", summary: "Kill an actor" },
     RouteInfo { method: "GET", path: "/v1/nodes", summary: "The nodes and their resources" },
     RouteInfo { method: "GET", path: "/v1/resources", summary: "Total and available resources" },
-    RouteInfo { method: "GET", path: "/v1/tasks", summary: "Pending, running and recently finished tasks" },
-    RouteInfo { method: "GET", path: "/v1/objects", summary: "The objects in the store" },
-    RouteInfo { method: "GET", path: "/v1/errors", summary: "Errors of failed tasks, with their cause chains" },
+    RouteInfo { method: "GET", path: "/v1/tasks", summary: "Pending, running and recently finished tasks, oldest first, a page at a time" },
+    RouteInfo { method: "GET", path: "/v1/objects", summary: "The objects in the store, by id, a page at a time" },
+    RouteInfo { method: "GET", path: "/v1/errors", summary: "Errors of failed tasks, with their cause chains, oldest first, a page at a time" },
     RouteInfo { method: "GET", path: "/v1/timeline", summary: "The timeline of finished tasks (Chrome trace JSON)" },
     RouteInfo { method: "GET", path: "/v1/jobs", summary: "The jobs, oldest first: status, times, log size" },
     RouteInfo { method: "POST", path: "/v1/jobs", summary: "Submit a job: `{\"component\", \"args\"}` runs the component's `main(args)` in the background" },
@@ -44,10 +51,13 @@ pub const ROUTES: &[RouteInfo] = &[
     RouteInfo { method: "DELETE", path: "/v1/jobs/{id}", summary: "Forget a finished job and its log" },
     RouteInfo { method: "GET", path: "/v1/jobs/{id}/logs", summary: "What the job's guests wrote (text); `?offset=` bytes to start from, `?follow=true` streams until the job ends" },
     RouteInfo { method: "POST", path: "/v1/jobs/{id}/stop", summary: "Stop a job: its driver, tasks and actors are cancelled" },
+    RouteInfo { method: "POST", path: "/v1/components/{name}/rollback", summary: "Make a kept version of a component current again: `?version=N`" },
+    RouteInfo { method: "GET", path: "/v1/tasks/{id}/logs", summary: "What a task outside a job with a log wrote to stdout and stderr (its first 64 KiB, and the bytes dropped past them), while the node keeps it" },
 ];
 
-/// A request matched to its route, with its path parameters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A request matched to its route, with its path parameters
+/// (percent-decoded).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Route<'a> {
     /// `GET /healthz`
     Healthz,
@@ -60,21 +70,23 @@ pub enum Route<'a> {
     /// `POST /v1/components`
     Deploy,
     /// `GET /v1/components/{name}`
-    GetComponent(&'a str),
+    GetComponent(Cow<'a, str>),
     /// `DELETE /v1/components/{name}`
-    Undeploy(&'a str),
+    Undeploy(Cow<'a, str>),
+    /// `GET /v1/components/{name}/openapi.json`
+    ComponentOpenApi(Cow<'a, str>),
     /// `POST /v1/functions/{component}/{function}`
-    Invoke(&'a str, &'a str),
+    Invoke(Cow<'a, str>, Cow<'a, str>),
     /// `GET /v1/objects/{id}`
-    GetObject(&'a str),
+    GetObject(Cow<'a, str>),
     /// `GET /v1/actors`
     ListActors,
     /// `POST /v1/actors`
     CreateActor,
     /// `POST /v1/actors/{id}/{method}`
-    CallActor(&'a str, &'a str),
+    CallActor(Cow<'a, str>, Cow<'a, str>),
     /// `DELETE /v1/actors/{id}`
-    KillActor(&'a str),
+    KillActor(Cow<'a, str>),
     /// `GET /v1/nodes`
     Nodes,
     /// `GET /v1/resources`
@@ -92,13 +104,17 @@ pub enum Route<'a> {
     /// `POST /v1/jobs`
     SubmitJob,
     /// `GET /v1/jobs/{id}`
-    GetJob(&'a str),
+    GetJob(Cow<'a, str>),
     /// `DELETE /v1/jobs/{id}`
-    DeleteJob(&'a str),
+    DeleteJob(Cow<'a, str>),
     /// `GET /v1/jobs/{id}/logs`
-    JobLogs(&'a str),
+    JobLogs(Cow<'a, str>),
     /// `POST /v1/jobs/{id}/stop`
-    StopJob(&'a str),
+    StopJob(Cow<'a, str>),
+    /// `GET /v1/tasks/{id}/logs`
+    TaskLogs(Cow<'a, str>),
+    /// `POST /v1/components/{name}/rollback`
+    Rollback(Cow<'a, str>),
 }
 
 /// Longest request path served, in bytes (414 beyond).
@@ -115,25 +131,30 @@ impl Route<'_> {
             Route::Deploy => 4,
             Route::GetComponent(_) => 5,
             Route::Undeploy(_) => 6,
-            Route::Invoke(..) => 7,
-            Route::GetObject(_) => 8,
-            Route::ListActors => 9,
-            Route::CreateActor => 10,
-            Route::CallActor(..) => 11,
-            Route::KillActor(_) => 12,
-            Route::Nodes => 13,
-            Route::Resources => 14,
-            Route::Tasks => 15,
-            Route::Objects => 16,
-            Route::Errors => 17,
-            Route::Timeline => 18,
-            Route::ListJobs => 19,
-            Route::SubmitJob => 20,
-            Route::GetJob(_) => 21,
-            Route::DeleteJob(_) => 22,
-            Route::JobLogs(_) => 23,
-            Route::StopJob(_) => 24,
+            Route::ComponentOpenApi(_) => 7,
+            Route::Invoke(..) => 8,
+            Route::GetObject(_) => 9,
+            Route::ListActors => 10,
+            Route::CreateActor => 11,
+            Route::CallActor(..) => 12,
+            Route::KillActor(_) => 13,
+            Route::Nodes => 14,
+            Route::Resources => 15,
+            Route::Tasks => 16,
+            Route::Objects => 17,
+            Route::Errors => 18,
+            Route::Timeline => 19,
+            Route::ListJobs => 20,
+            Route::SubmitJob => 21,
+            Route::GetJob(_) => 22,
+            Route::DeleteJob(_) => 23,
+            Route::JobLogs(_) => 24,
+            Route::StopJob(_) => 25,
+            Route::Rollback(_) => 26,
+            Route::TaskLogs(_) => 27,
         };
+        // Every variant's index is a row of the table (the unit test
+        // routes each row to itself).
         &ROUTES[index]
     }
 }
@@ -142,7 +163,8 @@ impl Route<'_> {
 ///
 /// # Errors
 /// 414 for a path over [`MAX_PATH`] bytes; 404 for a path no route has;
-/// 405 (naming the methods it has) for a path with another method.
+/// 405 (naming the methods it has) for a path with another method; 400
+/// `bad_path` for a parameter that is not UTF-8 once percent-decoded.
 pub fn route<'a>(method: &Method, path: &'a str) -> Result<Route<'a>, ApiError> {
     if path.len() > MAX_PATH {
         return Err(ApiError::new(
@@ -153,6 +175,11 @@ pub fn route<'a>(method: &Method, path: &'a str) -> Result<Route<'a>, ApiError> 
     }
     let segments: Vec<&str> = path.strip_prefix('/').unwrap_or(path).split('/').collect();
     let by_method = |get: Option<Route<'a>>, post: Option<Route<'a>>, delete: Option<Route<'a>>| {
+        let allowed: Vec<&str> = [("GET", &get), ("POST", &post), ("DELETE", &delete)]
+            .iter()
+            .filter(|(_, r)| r.is_some())
+            .map(|(m, _)| *m)
+            .collect();
         let found = match *method {
             Method::GET => get,
             Method::POST => post,
@@ -160,11 +187,6 @@ pub fn route<'a>(method: &Method, path: &'a str) -> Result<Route<'a>, ApiError> 
             _ => None,
         };
         found.ok_or_else(|| {
-            let allowed: Vec<&str> = [("GET", get), ("POST", post), ("DELETE", delete)]
-                .iter()
-                .filter(|(_, r)| r.is_some())
-                .map(|(m, _)| *m)
-                .collect();
             ApiError::new(
                 StatusCode::METHOD_NOT_ALLOWED,
                 "method_not_allowed",
@@ -182,44 +204,68 @@ pub fn route<'a>(method: &Method, path: &'a str) -> Result<Route<'a>, ApiError> 
         ["v1", "openapi.json"] => by_method(Some(Route::OpenApi), None, None),
         ["v1", "components"] => by_method(Some(Route::ListComponents), Some(Route::Deploy), None),
         ["v1", "components", name] if param(name).is_some() => by_method(
-            Some(Route::GetComponent(name)),
+            Some(Route::GetComponent(decode(name)?)),
             None,
-            Some(Route::Undeploy(name)),
+            Some(Route::Undeploy(decode(name)?)),
         ),
+        ["v1", "components", name, "openapi.json"] if param(name).is_some() => {
+            by_method(Some(Route::ComponentOpenApi(decode(name)?)), None, None)
+        }
+        ["v1", "components", name, "rollback"] if param(name).is_some() => {
+            by_method(None, Some(Route::Rollback(decode(name)?)), None)
+        }
         ["v1", "functions", c, f] if param(c).is_some() && param(f).is_some() => {
-            by_method(None, Some(Route::Invoke(c, f)), None)
+            by_method(None, Some(Route::Invoke(decode(c)?, decode(f)?)), None)
         }
         ["v1", "objects"] => by_method(Some(Route::Objects), None, None),
         ["v1", "objects", id] if param(id).is_some() => {
-            by_method(Some(Route::GetObject(id)), None, None)
+            by_method(Some(Route::GetObject(decode(id)?)), None, None)
         }
         ["v1", "actors"] => by_method(Some(Route::ListActors), Some(Route::CreateActor), None),
         ["v1", "actors", id] if param(id).is_some() => {
-            by_method(None, None, Some(Route::KillActor(id)))
+            by_method(None, None, Some(Route::KillActor(decode(id)?)))
         }
         ["v1", "actors", id, m] if param(id).is_some() && param(m).is_some() => {
-            by_method(None, Some(Route::CallActor(id, m)), None)
+            by_method(None, Some(Route::CallActor(decode(id)?, decode(m)?)), None)
         }
         ["v1", "nodes"] => by_method(Some(Route::Nodes), None, None),
         ["v1", "resources"] => by_method(Some(Route::Resources), None, None),
         ["v1", "tasks"] => by_method(Some(Route::Tasks), None, None),
+        ["v1", "tasks", id, "logs"] if param(id).is_some() => {
+            by_method(Some(Route::TaskLogs(decode(id)?)), None, None)
+        }
         ["v1", "errors"] => by_method(Some(Route::Errors), None, None),
         ["v1", "timeline"] => by_method(Some(Route::Timeline), None, None),
         ["v1", "jobs"] => by_method(Some(Route::ListJobs), Some(Route::SubmitJob), None),
-        ["v1", "jobs", id] if param(id).is_some() => {
-            by_method(Some(Route::GetJob(id)), None, Some(Route::DeleteJob(id)))
-        }
+        ["v1", "jobs", id] if param(id).is_some() => by_method(
+            Some(Route::GetJob(decode(id)?)),
+            None,
+            Some(Route::DeleteJob(decode(id)?)),
+        ),
         ["v1", "jobs", id, "logs"] if param(id).is_some() => {
-            by_method(Some(Route::JobLogs(id)), None, None)
+            by_method(Some(Route::JobLogs(decode(id)?)), None, None)
         }
         ["v1", "jobs", id, "stop"] if param(id).is_some() => {
-            by_method(None, Some(Route::StopJob(id)), None)
+            by_method(None, Some(Route::StopJob(decode(id)?)), None)
         }
         _ => Err(ApiError::not_found(
             "no_route",
             format!("no route {path} (see GET /v1/openapi.json)"),
         )),
     }
+}
+
+/// Path parameter `segment` percent-decoded (borrowed when it has no `%`).
+///
+/// # Errors
+/// 400 `bad_path` when the decoded bytes are not UTF-8.
+fn decode(segment: &str) -> Result<Cow<'_, str>, ApiError> {
+    if !segment.contains('%') {
+        return Ok(Cow::Borrowed(segment));
+    }
+    wray_api::decode(segment)
+        .map(Cow::Owned)
+        .map_err(|e| ApiError::bad_request("bad_path", format!("a path parameter: {e}")))
 }
 
 #[cfg(test)]
@@ -258,5 +304,16 @@ mod tests {
             StatusCode::URI_TOO_LONG
         );
         assert!(route(&Method::POST, "/v1/functions//f").is_err());
+        let e = route(&Method::GET, "/v1/components/%ff").unwrap_err();
+        assert_eq!((e.status, e.code), (StatusCode::BAD_REQUEST, "bad_path"));
+    }
+
+    #[test]
+    fn parameters_are_percent_decoded_once() {
+        let r = route(&Method::POST, "/v1/functions/x%23y/a%2526b").unwrap();
+        assert_eq!(r, Route::Invoke("x#y".into(), "a%26b".into()));
+        // An encoded `/` is part of the name (which the name rule refuses).
+        let r = route(&Method::GET, "/v1/components/a%2Fb").unwrap();
+        assert_eq!(r, Route::GetComponent("a/b".into()));
     }
 }

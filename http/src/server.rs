@@ -1,7 +1,8 @@
 //! The hyper server: accepts connections (at most `max_connections`),
 //! serves HTTP/1.1 with keep-alive, gives a client `header_timeout` to send
-//! its headers, and on shutdown stops accepting, lets requests in flight
-//! finish and closes idle connections. With TLS ([`HttpConfig::tls`]),
+//! its headers, and on shutdown closes its listening socket (new clients
+//! are refused at once), lets requests in flight finish and closes idle
+//! connections. With TLS ([`HttpConfig::tls`]),
 //! each connection's task first does the handshake, within
 //! `header_timeout`; a failed one closes that connection only.
 
@@ -88,7 +89,8 @@ impl Server {
         self.listener.local_addr()
     }
 
-    /// Serves until `shutdown` completes; then stops accepting, waits for
+    /// Serves until `shutdown` completes; then stops listening (new
+    /// connections are refused, logged as `stopped listening`), waits for
     /// the requests in flight and the running jobs, and ends the kept jobs
     /// (async results not read, actors created over HTTP). Handshakes under
     /// way when it stops are dropped. The caller bounds the wait (`wray
@@ -141,6 +143,15 @@ impl Server {
             });
             // Reap finished connections as we go.
             while tasks.try_join_next().is_some() {}
+        }
+        // Stop listening first: a client connecting from now on is refused
+        // at once instead of waiting in the kernel's backlog for an accept
+        // that never comes.
+        let addr = listener.local_addr().ok();
+        drop(listener);
+        match addr {
+            Some(addr) => tracing::info!("stopped listening on {addr}; draining"),
+            None => tracing::info!("stopped listening; draining"),
         }
         let _ = stop_tx.send(true);
         // Running jobs finish (their logs' followers with them) while the

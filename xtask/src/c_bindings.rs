@@ -131,9 +131,13 @@ fn existing_files(dir: &Path) -> Result<BTreeSet<PathBuf>> {
     Ok(files)
 }
 
-/// Makes a component of `module`, a core `wasm32-wasi` reactor module linked with the
-/// bindings' component type object: its exports and `wray:runtime` imports become the
-/// component's, and its WASI Preview 1 imports are served by the reactor adapter.
+/// Makes a component of `module`, a core `wasm32-wasi` reactor module carrying its
+/// component type (a C guest's, linked with the bindings' component type object; a
+/// Rust guest's, from the `wray` crate's `wit-bindgen` bindings): its exports and
+/// `wray:runtime` imports become the component's, and its WASI Preview 1 imports are
+/// served by the reactor adapter. What `cargo component build` does for a library
+/// crate, which is how `cargo xtask demo` builds the word count without installing
+/// cargo-component.
 ///
 /// # Errors
 ///
@@ -144,7 +148,10 @@ pub fn componentize(module: &[u8]) -> Result<Vec<u8>> {
     };
     wit_component::ComponentEncoder::default()
         .module(module)
-        .context("the core module carries no valid component type (linked without the bindings' object?)")?
+        .context(
+            "the core module carries no valid component type (a C guest linked without the \
+             bindings' object?)",
+        )?
         .adapter(
             WASI_SNAPSHOT_PREVIEW1_ADAPTER_NAME,
             WASI_SNAPSHOT_PREVIEW1_REACTOR_ADAPTER,

@@ -1,4 +1,4 @@
-//! `cargo xtask c-guests`: the C guests built to components.
+//! The C guests built to components (by `cargo xtask build-guests`).
 //!
 //! Each directory under [`C_EXAMPLES`] is one component named after it (`sum_bytes/`
 //! makes `sum_bytes.wasm`), made of its `*.c` files, the C SDK (`sdk/c/wray.c`) and the
@@ -14,6 +14,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 
 use crate::c_bindings::{self, BINDINGS_DIR};
+use crate::guests::BuildFailure;
 
 /// The C guests, relative to the repository root: one component per directory.
 pub const C_EXAMPLES: &str = "examples/c";
@@ -52,27 +53,47 @@ const LDFLAGS: &[&str] = &[
 ];
 
 /// Builds every C guest under [`C_EXAMPLES`] into `out_dir` (`<name>.wasm`), with
-/// intermediate files in a scratch directory. Returns the components' paths.
-///
-/// # Errors
-///
-/// Fails when clang is missing (naming [`PACKAGES`]) or a compile, link or
-/// componentization fails.
-pub fn build(root: &Path, out_dir: &Path) -> Result<Vec<PathBuf>> {
+/// intermediate files in a scratch directory, going on past a guest that fails.
+/// Returns the components built and the guests that did not build.
+pub fn build_each(root: &Path, out_dir: &Path) -> (Vec<PathBuf>, Vec<BuildFailure>) {
     let examples = root.join(C_EXAMPLES);
     let mut dirs = Vec::new();
-    for entry in
-        fs::read_dir(&examples).with_context(|| format!("cannot read {}", examples.display()))?
-    {
-        let path = entry?.path();
-        if path.is_dir() {
-            dirs.push(path);
+    let listed = fs::read_dir(&examples).and_then(|entries| {
+        for entry in entries {
+            let path = entry?.path();
+            if path.is_dir() {
+                dirs.push(path);
+            }
         }
+        Ok(())
+    });
+    if let Err(err) = listed {
+        let why = anyhow::Error::new(err).context(format!("cannot read {}", examples.display()));
+        return (
+            Vec::new(),
+            vec![BuildFailure {
+                what: format!("{C_EXAMPLES}/"),
+                why,
+            }],
+        );
     }
     dirs.sort();
-    dirs.iter()
-        .map(|dir| build_one(root, dir, out_dir))
-        .collect()
+    let (mut built, mut failed) = (Vec::new(), Vec::new());
+    for dir in &dirs {
+        match build_one(root, dir, out_dir) {
+            Ok(wasm) => built.push(wasm),
+            Err(why) => failed.push(BuildFailure {
+                what: dir.strip_prefix(root).unwrap_or(dir).display().to_string(),
+                why,
+            }),
+        }
+    }
+    (built, failed)
+}
+
+/// [`build_each`], for `cargo xtask build-guests`: the guests that did not build.
+pub fn build_all(root: &Path, out_dir: &Path) -> Vec<BuildFailure> {
+    build_each(root, out_dir).1
 }
 
 /// Builds the C guest in `dir` (its `*.c` files) into `out_dir/<dir name>.wasm` and
@@ -80,7 +101,8 @@ pub fn build(root: &Path, out_dir: &Path) -> Result<Vec<PathBuf>> {
 ///
 /// # Errors
 ///
-/// As [`build`]; also when `dir` holds no `.c` file.
+/// Fails when clang is missing (naming [`PACKAGES`]), a compile, link or
+/// componentization fails, or `dir` holds no `.c` file.
 pub fn build_one(root: &Path, dir: &Path, out_dir: &Path) -> Result<PathBuf> {
     let started = Instant::now();
     let name = dir
@@ -218,7 +240,8 @@ mod tests {
             return;
         }
         let out = tempfile::tempdir().unwrap();
-        let built = build(&crate::paths::repo_root(), out.path()).unwrap();
+        let (built, failed) = build_each(&crate::paths::repo_root(), out.path());
+        assert!(failed.is_empty(), "{failed:?}");
         assert!(built.iter().any(|p| p.ends_with("sum_bytes.wasm")));
         for wasm in built {
             let bytes = fs::read(&wasm).unwrap();

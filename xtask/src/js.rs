@@ -9,6 +9,7 @@ use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 
+use crate::guests::BuildFailure;
 use crate::run;
 
 /// The JavaScript components built: (directory from the repository root, its module,
@@ -31,8 +32,15 @@ fn npm() -> Command {
 }
 
 /// Installs the SDK's npm packages (componentize-js 0.23, jco 1.35) into
-/// `sdk/js/node_modules` unless they are there (`npm install`, which
-/// follows `sdk/js/package-lock.json`).
+/// `sdk/js/node_modules` unless they are there, with `npm ci`: exactly
+/// what `sdk/js/package-lock.json` pins, which npm then never rewrites
+/// (`npm install` would, leaving the checkout dirty).
+///
+/// The lock file holds every platform's optional binaries (`jco-node-fs-*`),
+/// as `npm ci` requires. After changing `package.json`, regenerate it with
+/// `npm install --package-lock-only` from a directory without
+/// `node_modules` (an `npm install` over an existing `node_modules` drops
+/// the other platforms' entries) and commit it.
 ///
 /// # Errors
 /// Node or npm is missing, or the install fails.
@@ -51,30 +59,39 @@ pub fn ensure_toolchain(root: &Path) -> Result<()> {
         println!("componentize-js, jco (node {}): installed", version.trim());
         return Ok(());
     }
-    // `npm install`, not `npm ci`: npm 11 refuses `ci` for a lock file that
-    // lacks the other platforms' optional binaries (jco-node-fs-*), which
-    // `npm install` leaves out of it; `install` still follows the lock file.
-    run::header("npm install (sdk/js: componentize-js, jco)");
-    run::run(
-        npm()
-            .current_dir(&sdk)
-            .args(["install", "--no-audit", "--no-fund"]),
+    run::header("npm ci (sdk/js: componentize-js, jco, as package-lock.json pins them)");
+    run::run(npm().current_dir(&sdk).args(NPM_CI)).context(
+        "installing the JavaScript SDK's npm packages (`npm ci` in sdk/js); if it says the \
+         lock file is out of sync with package.json, see the doc of js::ensure_toolchain",
     )
-    .context("installing the JavaScript SDK's npm packages")
 }
 
+/// `npm ci`'s arguments: no audit or funding requests.
+const NPM_CI: &[&str] = &["ci", "--no-audit", "--no-fund"];
+
 /// Builds every JavaScript example into `out` (`<name>.wasm`), unless it is
-/// newer than its sources and the SDK's (a build takes 7 to 20 s).
-///
-/// # Errors
-/// A build fails.
-pub fn build_examples(root: &Path, out: &Path) -> Result<()> {
-    ensure_toolchain(root)?;
+/// newer than its sources and the SDK's (a build takes 7 to 20 s), going on
+/// past one that fails. Returns what did not build (the SDK's npm packages,
+/// or examples).
+pub fn build_examples(root: &Path, out: &Path) -> Vec<BuildFailure> {
+    if let Err(why) = ensure_toolchain(root) {
+        return vec![BuildFailure {
+            what: "sdk/js (npm ci)".into(),
+            why,
+        }];
+    }
     let sdk = root.join("sdk/js");
-    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    if let Err(err) = std::fs::create_dir_all(out) {
+        let why = anyhow::Error::new(err).context(format!("cannot create {}", out.display()));
+        return vec![BuildFailure {
+            what: "examples/js/".into(),
+            why,
+        }];
+    }
     let sdk_mtime = mtime(&sdk.join("wray.js"))
         .max(mtime(&sdk.join("build.mjs")))
         .max(mtime(&sdk.join("package-lock.json")));
+    let mut failed = Vec::new();
     for (dir, module, name) in EXAMPLES {
         let app = root.join(dir).join(module);
         let target = out.join(format!("{name}.wasm"));
@@ -94,9 +111,14 @@ pub fn build_examples(root: &Path, out: &Path) -> Result<()> {
             .arg(&app)
             .arg("-o")
             .arg(&target);
-        run::run(&mut cmd).with_context(|| format!("building {dir}"))?;
+        if let Err(why) = run::run(&mut cmd) {
+            failed.push(BuildFailure {
+                what: (*dir).to_string(),
+                why,
+            });
+        }
     }
-    Ok(())
+    failed
 }
 
 /// Runs the unit tests of the SDK's build (`node --test`, no wasm: the
@@ -115,4 +137,34 @@ pub fn unit_tests(root: &Path) -> Result<()> {
 
 fn mtime(path: &Path) -> Option<std::time::SystemTime> {
     std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `npm ci` accepts the committed lock file: in sync with `package.json`,
+    /// every platform's optional binaries included. Checked offline, without
+    /// installing anything (`--dry-run`) or touching the checkout (copies in
+    /// a scratch directory, with a scratch npm cache).
+    #[test]
+    fn npm_ci_accepts_the_committed_lock_file() {
+        let sdk = crate::paths::repo_root().join("sdk/js");
+        let scratch = tempfile::tempdir().unwrap();
+        for file in ["package.json", "package-lock.json"] {
+            std::fs::copy(sdk.join(file), scratch.path().join(file)).unwrap();
+        }
+        let out = npm()
+            .current_dir(scratch.path())
+            .args(NPM_CI)
+            .args(["--dry-run", "--offline", "--ignore-scripts", "--cache"])
+            .arg(scratch.path().join("cache"))
+            .output()
+            .expect("npm runs (the JavaScript SDK needs Node.js and npm)");
+        assert!(
+            out.status.success(),
+            "npm ci refuses sdk/js/package-lock.json:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }

@@ -1,14 +1,16 @@
 //! wray's developer tasks, run as `cargo xtask <command>` (alias in `.cargo/config.toml`).
 //!
 //! Every command works on a fresh Debian 12 machine from a clean clone: it installs what
-//! is missing first (see [`setup`]) and says what it does.
+//! is missing first (see [`setup`]) and says what it does, and leaves `git status` as it
+//! found it.
 //!
 //! - `cargo xtask setup`: guest toolchain, Debian packages, `cargo-component` ([`setup`]).
 //! - `cargo xtask build-guests`: the guest workspaces `examples/` and `test-programs/`
 //!   built to components and staged in `<target>/wasm/` ([`guests`]).
 //! - `cargo xtask demo [--num-cpus N]`: the distributed word count over the Rust standard
-//!   library sources ([`demo`]).
-//! - `cargo xtask test`: fmt, clippy and the whole test suite, as CI runs it ([`suite`]).
+//!   library sources, installing and building only what it needs ([`demo`]).
+//! - `cargo xtask test`: fmt, clippy and the whole test suite, as CI runs it, ending with
+//!   a check that nothing it ran changed a tracked file ([`suite`]).
 //! - `cargo xtask bench [--runs N] [--skip-ray] [--baseline DIR]`: the benchmarks,
 //!   wray vs Ray on `ray microbenchmark`'s cases, before vs after a baseline build,
 //!   and the attacks of the sandbox suite, into `docs/benchmarks.md` ([`bench`]).
@@ -32,6 +34,7 @@ mod run;
 mod setup;
 mod suite;
 mod toolchain;
+mod tree;
 
 use std::process::ExitCode;
 
@@ -51,17 +54,20 @@ struct Cli {
 enum Command {
     /// Install what building wray needs and is missing (idempotent).
     Setup,
-    /// Build the guest workspaces to components in `<target>/wasm/`.
+    /// Build every guest (Rust, Python, JavaScript, C) to components in
+    /// `<target>/wasm/`, going on past failures, then list every guest that failed.
     BuildGuests,
     /// Regenerate the C guests' bindings (`sdk/c/bindings/`) from `wit/`.
     CBindings,
-    /// Run the distributed word count over the Rust standard library sources.
+    /// Run the distributed word count over the Rust standard library sources
+    /// (installs and builds only the Rust guest toolchain, the word count and `wray`).
     Demo {
         /// Number of CPU slots for tasks (default: every core of this machine).
         #[arg(long, value_name = "N")]
         num_cpus: Option<u32>,
     },
-    /// Run fmt, clippy and the whole test suite (what CI runs).
+    /// Run fmt, clippy and the whole test suite (what CI runs), then check that
+    /// no tracked file changed.
     Test,
     /// Run the benchmarks (wray vs Ray included) and write docs/benchmarks.md.
     Bench {

@@ -6,7 +6,9 @@
 use std::path::Path;
 use std::process::Command;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
+
+use crate::guests::BuildFailure;
 
 use crate::{paths, run};
 
@@ -58,15 +60,20 @@ pub fn ensure_componentize_py() -> Result<()> {
 }
 
 /// Builds every Python example into `out` (`<name>.wasm`), unless it is
-/// newer than its sources and the SDK's (a build takes 10 to 20 s).
-///
-/// # Errors
-/// A build fails.
-pub fn build_examples(out: &Path) -> Result<()> {
+/// newer than its sources and the SDK's (a build takes 10 to 20 s), going
+/// on past one that fails. Returns the examples that did not build.
+pub fn build_examples(out: &Path) -> Vec<BuildFailure> {
     let root = paths::repo_root();
     let sdk = root.join("sdk/python");
-    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    if let Err(err) = std::fs::create_dir_all(out) {
+        let why = anyhow::Error::new(err).context(format!("cannot create {}", out.display()));
+        return vec![BuildFailure {
+            what: "examples/python/".into(),
+            why,
+        }];
+    }
     let sdk_mtime = newest(&sdk.join("wray"));
+    let mut failed = Vec::new();
     for (dir, module, name) in EXAMPLES {
         let app = root.join("examples/python").join(dir).join(module);
         let target = out.join(format!("{name}.wasm"));
@@ -88,9 +95,14 @@ pub fn build_examples(out: &Path) -> Result<()> {
             .arg(&app)
             .arg("-o")
             .arg(&target);
-        run::run(&mut cmd).with_context(|| format!("building examples/python/{dir}"))?;
+        if let Err(why) = run::run(&mut cmd) {
+            failed.push(BuildFailure {
+                what: format!("examples/python/{dir}"),
+                why,
+            });
+        }
     }
-    Ok(())
+    failed
 }
 
 /// The newest modification time of the files under `dir` (`None` when

@@ -6,7 +6,10 @@
 //! 3. `cargo clippy --workspace --all-targets --release -- -D warnings`,
 //! 4. the Python SDK's unit tests (`python3 -m unittest`) and the JavaScript
 //!    SDK's build's (`node --test`),
-//! 5. `cargo test --workspace --release`.
+//! 5. `cargo test --workspace --release`,
+//! 6. `git status`: nothing above changed a tracked file or left an untracked one
+//!    ([`tree`](crate::tree)); files already changed before it started are compared by
+//!    content.
 //!
 //! Everything builds with `--release` so that the test build and the demo's build share
 //! one set of compiled dependencies (wasmtime alone takes ~6 minutes on 2 cores).
@@ -14,7 +17,7 @@
 use anyhow::Result;
 
 use crate::run;
-use crate::{guests, paths, setup};
+use crate::{guests, paths, setup, tree};
 
 /// Runs the whole suite.
 ///
@@ -22,6 +25,8 @@ use crate::{guests, paths, setup};
 ///
 /// Fails at the first step that fails.
 pub fn test() -> Result<()> {
+    let root = paths::repo_root();
+    let before = tree::TreeState::capture(&root)?;
     let toolchain = setup::setup()?;
     guests::build_guests(toolchain)?;
 
@@ -57,5 +62,8 @@ pub fn test() -> Result<()> {
     let mut test = run::cargo();
     test.env("WRAY_WASM_DIR", paths::wasm_dir())
         .args(["test", "--workspace", "--release"]);
-    run::run(&mut test)
+    run::run(&mut test)?;
+
+    run::header("git status: the checkout is as the suite found it");
+    tree::check_unchanged(&root, before.as_ref(), "cargo xtask test")
 }

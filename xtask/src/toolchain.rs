@@ -59,7 +59,16 @@ impl GuestToolchain {
 
     /// Arguments to `cargo` that build a guest workspace's components in release mode.
     pub fn build_args(self) -> Vec<String> {
-        let mut args: Vec<String> = ["component", "build", "--release"].map(String::from).into();
+        let mut args = vec!["component".to_string()];
+        args.extend(self.core_build_args());
+        args
+    }
+
+    /// Arguments to `cargo` that build a guest workspace's core modules in release
+    /// mode (`cargo build`, no cargo-component: a library crate's module still
+    /// carries its component type, for [`componentize`](crate::c_bindings::componentize)).
+    pub fn core_build_args(self) -> Vec<String> {
+        let mut args: Vec<String> = ["build", "--release"].map(String::from).into();
         match self {
             GuestToolchain::Ordinary => {
                 args.extend(["--target".to_string(), GUEST_TARGET.to_string()]);
@@ -205,6 +214,15 @@ mod tests {
             ]
         );
         assert!(GuestToolchain::Ordinary.build_env().is_empty());
+    }
+
+    #[test]
+    fn core_build_is_the_component_build_without_cargo_component() {
+        for toolchain in [GuestToolchain::Ordinary, GuestToolchain::Offline] {
+            let (component, core) = (toolchain.build_args(), toolchain.core_build_args());
+            assert_eq!(component[0], "component");
+            assert_eq!(component[1..], core[..]);
+        }
     }
 
     #[test]

@@ -224,3 +224,39 @@ fn status_tasks_errors_and_timeline_read_the_latest_session() {
         String::from_utf8_lossy(&out.stderr).contains("--resources [1]: expected a JSON object")
     );
 }
+
+#[test]
+fn a_command_whose_stdout_is_closed_ends_quietly_and_a_node_survives_it() {
+    use std::os::unix::process::ExitStatusExt;
+    // A pipe nobody reads: every write to it fails (`wray ... | head`).
+    let closed = || {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        writer
+    };
+    let out = wray()
+        .arg("describe")
+        .arg(component("api"))
+        .stdout(closed())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.is_empty(), "{stderr}");
+    assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{:?}", out.status);
+
+    // `wray start` with its stdout closed: the node it started runs on,
+    // and stops cleanly.
+    let tmp = tempfile::tempdir().unwrap();
+    let _ = crate::support::in_dir(tmp.path(), &["start", "--port", "0", "--num-cpus", "1"])
+        .stdout(closed())
+        .output()
+        .unwrap();
+    let said = success_stdout(
+        &crate::support::in_dir(tmp.path(), &["stop"])
+            .output()
+            .unwrap(),
+    );
+    assert!(said.contains("stopped"), "{said}");
+    let log = std::fs::read_to_string(tmp.path().join("wray/node_latest/node.log")).unwrap();
+    assert!(log.contains("stopped listening on"), "{log}");
+}

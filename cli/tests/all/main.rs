@@ -3,6 +3,9 @@
 //! `examples/`).
 
 mod cli;
+mod jobs;
 mod microbench;
 mod node;
+mod node_log;
+mod node_ops;
 mod support;

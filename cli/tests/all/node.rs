@@ -2,25 +2,8 @@
 //! in the background serving the HTTP API, with its own temporary
 //! directory (`TMPDIR`) so it shares nothing with other runs.
 
+use crate::support::{component, in_dir, success_stdout, StopOnDrop};
 use std::os::unix::fs::PermissionsExt;
-use std::process::Command;
-
-use crate::support::{component, success_stdout, wray};
-
-fn in_dir(tmp: &std::path::Path, args: &[&str]) -> Command {
-    let mut cmd = wray();
-    cmd.env("TMPDIR", tmp).args(args);
-    cmd
-}
-
-/// Stops the node started in `.0` if the test ends without `wray stop`.
-struct StopOnDrop(std::path::PathBuf);
-
-impl Drop for StopOnDrop {
-    fn drop(&mut self) {
-        let _ = in_dir(&self.0, &["stop", "--timeout", "10"]).output();
-    }
-}
 
 #[test]
 fn a_started_node_deploys_lists_calls_undeploys_and_stops_leaving_no_files() {
@@ -177,7 +160,7 @@ fn no_auth_is_refused_off_loopback() {
 
 #[allow(dead_code)]
 #[path = "../../../control-plane/tests/all/etcd_server.rs"]
-mod etcd_server;
+pub(crate) mod etcd_server;
 
 /// Runs `wray call` in `tmp`'s node until it succeeds (or 60 s pass);
 /// its stdout.

@@ -22,3 +22,20 @@ pub fn success_stdout(out: &Output) -> String {
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// `wray ARGS` with `tmp` as its temporary directory (`TMPDIR`), so that
+/// its node and session directories are its own.
+pub fn in_dir(tmp: &std::path::Path, args: &[&str]) -> Command {
+    let mut cmd = wray();
+    cmd.env("TMPDIR", tmp).args(args);
+    cmd
+}
+
+/// Stops the node started in `.0` if the test ends without `wray stop`.
+pub struct StopOnDrop(pub std::path::PathBuf);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        let _ = in_dir(&self.0, &["stop", "--timeout", "10"]).output();
+    }
+}

@@ -5,7 +5,7 @@
 //! Under the prefix (`/wray/` by default):
 //!
 //! ```text
-//! functions/<name>                   Head: the current version's record and the kept versions' numbers and digests
+//! functions/<name>                   Head: the current version's record (the newest, or a rollback's) and the kept versions' numbers and digests
 //! versions/<name>/<version:020>      ComponentVersion of each kept version
 //! refs/<sha256>/<name>/<version:020> empty: that version refers to that blob
 //! blobs/<sha256>                     Manifest: size, chunk size and count, upload id
@@ -119,7 +119,8 @@ pub(crate) struct Kept {
 /// The value at `functions/<name>`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Head {
-    /// The current version (the last of `kept`).
+    /// The current version: the last of `kept`, or the one a rollback
+    /// chose.
     pub current: ComponentVersion,
     /// The kept versions, oldest first.
     pub kept: Vec<Kept>,
@@ -140,11 +141,13 @@ impl Head {
         if !head.kept.iter().all(|k| is_content_hash(&k.hash)) {
             return Err(bad("a kept version's digest is not a sha-256"));
         }
-        let last = head.kept.last();
-        if last.map(|k| (k.version, k.hash.as_str()))
-            != Some((head.current.version, head.current.record.hash.as_str()))
+        let current = (head.current.version, head.current.record.hash.as_str());
+        if !head
+            .kept
+            .iter()
+            .any(|k| (k.version, k.hash.as_str()) == current)
         {
-            return Err(bad("its current version is not its last kept one"));
+            return Err(bad("its current version is not one of its kept ones"));
         }
         Ok(head)
     }

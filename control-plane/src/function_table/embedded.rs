@@ -28,19 +28,38 @@ pub struct EmbeddedFunctionTable {
 
 #[derive(Default)]
 struct State {
-    /// Each name's kept versions, oldest first (never empty).
-    names: BTreeMap<String, VecDeque<ComponentVersion>>,
+    /// Each name's kept versions and which is current.
+    names: BTreeMap<String, Versions>,
     /// Blobs by content hash.
     blobs: HashMap<String, Arc<[u8]>>,
     /// Bytes of `blobs`.
     blob_bytes: u64,
 }
 
+/// One name's kept versions.
+#[derive(Default)]
+struct Versions {
+    /// Oldest first (never empty once the name is in the table).
+    kept: VecDeque<ComponentVersion>,
+    /// The current one's number: the newest, or the one a rollback chose.
+    current: u64,
+}
+
+impl Versions {
+    fn current(&self) -> Option<&ComponentVersion> {
+        self.kept.iter().find(|v| v.version == self.current)
+    }
+}
+
 impl State {
     /// Removes the blobs among `hashes` that no kept version refers to.
     fn collect(&mut self, hashes: impl IntoIterator<Item = String>) {
         for hash in hashes {
-            let referenced = self.names.values().flatten().any(|v| v.record.hash == hash);
+            let referenced = self
+                .names
+                .values()
+                .flat_map(|v| &v.kept)
+                .any(|v| v.record.hash == hash);
             if !referenced {
                 if let Some(blob) = self.blobs.remove(&hash) {
                     self.blob_bytes = self.blob_bytes.saturating_sub(blob.len() as u64);
@@ -56,8 +75,12 @@ impl State {
         let kept = self.names.get(&record.name);
         let pruned: Vec<&str> = kept
             .map(|v| {
-                let n = (v.len() + 1).saturating_sub(versions);
-                v.iter().take(n).map(|v| v.record.hash.as_str()).collect()
+                let n = (v.kept.len() + 1).saturating_sub(versions);
+                v.kept
+                    .iter()
+                    .take(n)
+                    .map(|v| v.record.hash.as_str())
+                    .collect()
             })
             .unwrap_or_default();
         let mut freed = 0u64;
@@ -70,11 +93,11 @@ impl State {
             // Referred to by a version that stays (of this name or another)?
             let stays = self.names.iter().any(|(name, vs)| {
                 let skip = if *name == record.name {
-                    (vs.len() + 1).saturating_sub(versions)
+                    (vs.kept.len() + 1).saturating_sub(versions)
                 } else {
                     0
                 };
-                vs.iter().skip(skip).any(|v| v.record.hash == hash)
+                vs.kept.iter().skip(skip).any(|v| v.record.hash == hash)
             });
             if !stays {
                 freed = freed.saturating_add(self.blobs.get(hash).map_or(0, |b| b.len() as u64));
@@ -141,7 +164,7 @@ impl FunctionTable for EmbeddedFunctionTable {
             return Err(full("bytes of components", held, self.limits.bytes));
         }
         let versions = state.names.entry(record.name.clone()).or_default();
-        let version = match versions.back() {
+        let version = match versions.kept.back() {
             None => 1,
             Some(last) => last.version.checked_add(1).ok_or_else(|| Error::Corrupt {
                 key: record.name.clone(),
@@ -153,10 +176,11 @@ impl FunctionTable for EmbeddedFunctionTable {
             deployed_ms: now_ms(),
             record,
         };
-        versions.push_back(deployed.clone());
+        versions.kept.push_back(deployed.clone());
+        versions.current = version;
         let mut pruned = Vec::new();
-        while versions.len() > self.limits.versions {
-            if let Some(old) = versions.pop_front() {
+        while versions.kept.len() > self.limits.versions {
+            if let Some(old) = versions.kept.pop_front() {
                 pruned.push(old.record.hash);
             }
         }
@@ -179,7 +203,7 @@ impl FunctionTable for EmbeddedFunctionTable {
             .lock()
             .names
             .get(name)
-            .and_then(|v| v.back())
+            .and_then(Versions::current)
             .cloned()
             .ok_or_else(|| Error::ComponentNotFound(name.to_string()))
     }
@@ -189,7 +213,7 @@ impl FunctionTable for EmbeddedFunctionTable {
             .lock()
             .names
             .get(name)
-            .and_then(|versions| versions.iter().find(|v| v.version == version))
+            .and_then(|versions| versions.kept.iter().find(|v| v.version == version))
             .cloned()
             .ok_or_else(|| Error::VersionNotFound {
                 name: name.to_string(),
@@ -202,7 +226,7 @@ impl FunctionTable for EmbeddedFunctionTable {
             .lock()
             .names
             .get(name)
-            .map(|v| v.iter().cloned().collect())
+            .map(|v| v.kept.iter().cloned().collect())
             .ok_or_else(|| Error::ComponentNotFound(name.to_string()))
     }
 
@@ -222,8 +246,47 @@ impl FunctionTable for EmbeddedFunctionTable {
             .lock()
             .names
             .values()
-            .filter_map(|v| v.back().cloned())
+            .filter_map(|v| v.current().cloned())
             .collect())
+    }
+
+    async fn list_page(&self, after: Option<&str>, limit: usize) -> Result<Vec<ComponentVersion>> {
+        use std::ops::Bound;
+        let start = after.map_or(Bound::Unbounded, Bound::Excluded);
+        Ok(self
+            .state
+            .lock()
+            .names
+            .range::<str, _>((start, Bound::Unbounded))
+            .filter_map(|(_, v)| v.current().cloned())
+            .take(limit)
+            .collect())
+    }
+
+    async fn rollback(&self, name: &str, version: u64) -> Result<ComponentVersion> {
+        let mut state = self.state.lock();
+        let versions = state
+            .names
+            .get_mut(name)
+            .ok_or_else(|| Error::ComponentNotFound(name.to_string()))?;
+        let chosen = versions
+            .kept
+            .iter()
+            .find(|v| v.version == version)
+            .cloned()
+            .ok_or_else(|| Error::VersionNotFound {
+                name: name.to_string(),
+                version,
+            })?;
+        if versions.current != version {
+            versions.current = version;
+            self.tell(FunctionEvent::Deployed {
+                name: name.to_string(),
+                version,
+                hash: chosen.record.hash.clone(),
+            });
+        }
+        Ok(chosen)
     }
 
     async fn undeploy(&self, name: &str) -> Result<()> {
@@ -235,7 +298,7 @@ impl FunctionTable for EmbeddedFunctionTable {
             .names
             .remove(name)
             .ok_or_else(|| Error::ComponentNotFound(name.to_string()))?;
-        state.collect(versions.into_iter().map(|v| v.record.hash));
+        state.collect(versions.kept.into_iter().map(|v| v.record.hash));
         self.tell(FunctionEvent::Undeployed {
             name: name.to_string(),
         });

@@ -9,12 +9,14 @@ use wray_control_plane::{
     content_hash, Error, EtcdConfig, EtcdFunctionTable, FunctionEvent, FunctionTable, FunctionWatch,
 };
 
-use crate::etcd_server::{free_port, EtcdServer};
+use crate::etcd_server::{EtcdServer, HeldPort};
 use crate::function_table::{bytes, record};
 
 #[tokio::test]
 async fn an_unreachable_etcd_is_unavailable_quickly_naming_endpoint_and_cause() {
-    let port = free_port();
+    // Held to the end: no parallel test's etcd can listen there meanwhile.
+    let held = HeldPort::closed();
+    let port = held.port();
     let endpoint = format!("http://127.0.0.1:{port}");
     let mut config = EtcdConfig::new([endpoint.clone()]);
     config.connect_timeout = Duration::from_secs(1);

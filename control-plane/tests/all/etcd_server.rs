@@ -1,9 +1,14 @@
 //! A throwaway etcd for tests: Debian's `etcd` on loopback ports of its
 //! own, with its own data directory, stopped by PID (kill, then wait) when
-//! dropped.
+//! dropped; and [`HeldPort`], a loopback port held for a test's whole life.
+//!
+//! Every test that needs a port nothing listens on, or a port for a server
+//! it starts, takes a [`HeldPort`] and keeps it: a port probed free and let
+//! go can be handed to a parallel test's etcd before it is used (a test
+//! expecting "connection refused" then got "connection reset" from it).
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -13,17 +18,89 @@ use wray_control_plane::{EtcdConfig, EtcdFunctionTable};
 /// How long etcd may take to answer its health check after starting.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// A loopback port (127.0.0.1) held by a socket that is bound and never
+/// listens, until dropped.
+///
+/// What Linux does with it (`net/ipv4/inet_connection_sock.c` since 5.7;
+/// tried on 6.18 by `tests/all/held_port.rs`):
+/// - a connection to it is refused (`ECONNREFUSED`): nothing listens;
+/// - a port-0 bind of any socket, with `SO_REUSEADDR` or without, is never
+///   handed it (`inet_csk_find_open_port` skips every port with a socket
+///   bound to an overlapping address, unless the sysctl
+///   `net.ipv4.ip_autobind_reuse` is on: it is off by default);
+/// - an explicit bind of it succeeds only where both the holder and the
+///   binder set `SO_REUSEADDR` and the holder does not listen: so
+///   [`HeldPort::closed`] keeps every listener off it, while a server a test
+///   starts on a [`HeldPort::for_server`] port binds and listens beside the
+///   holder (Go's listeners, etcd's among them, set `SO_REUSEADDR`, as do
+///   std's and tokio's), and the port stays held while that server is
+///   stopped and restarted.
+pub struct HeldPort {
+    /// Kept open for the port's sake only.
+    _socket: socket2::Socket,
+    port: u16,
+}
+
+impl HeldPort {
+    /// A port nothing can listen on while it is held: a connection to it is
+    /// refused.
+    ///
+    /// # Panics
+    /// When no loopback port can be bound.
+    pub fn closed() -> Self {
+        Self::bind(false)
+    }
+
+    /// A port held for a server the test starts on it (etcd), which binds
+    /// and listens with `SO_REUSEADDR` while the holder keeps every port-0
+    /// bind off it.
+    ///
+    /// # Panics
+    /// When no loopback port can be bound.
+    pub fn for_server() -> Self {
+        Self::bind(true)
+    }
+
+    /// The port number.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    fn bind(reuse_address: bool) -> Self {
+        let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)
+            .expect("a TCP socket");
+        socket
+            .set_reuse_address(reuse_address)
+            .expect("setting SO_REUSEADDR");
+        let any_port = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
+        socket.bind(&any_port.into()).expect("a free loopback port");
+        let port = socket
+            .local_addr()
+            .ok()
+            .and_then(|a| a.as_socket())
+            .map(|a| a.port())
+            .expect("the port of a bound socket");
+        Self {
+            _socket: socket,
+            port,
+        }
+    }
+}
+
 /// A running etcd.
 pub struct EtcdServer {
     child: Option<Child>,
     binary: PathBuf,
-    client_port: u16,
-    peer_port: u16,
+    /// Held for the server's life, so that no other test is handed them,
+    /// even while etcd is stopped.
+    client_port: HeldPort,
+    peer_port: HeldPort,
     dir: tempfile::TempDir,
 }
 
 impl EtcdServer {
-    /// Starts one on free loopback ports and waits until it is healthy.
+    /// Starts one on loopback ports held for its life and waits until it is
+    /// healthy.
     ///
     /// # Panics
     /// When etcd is not installed (saying to run `cargo xtask setup`), or
@@ -35,12 +112,12 @@ impl EtcdServer {
             let mut server = Self {
                 child: None,
                 binary: binary.clone(),
-                client_port: free_port(),
-                peer_port: free_port(),
+                client_port: HeldPort::for_server(),
+                peer_port: HeldPort::for_server(),
                 dir: tempfile::tempdir().expect("a temporary directory"),
             };
-            // A port taken between probing and binding fails the start:
-            // try other ports.
+            // Held ports are never handed to another test, but a listener
+            // bound to one explicitly would fail the start: try other ports.
             match server.spawn() {
                 Ok(()) => return server,
                 Err(e) => last = e,
@@ -51,7 +128,12 @@ impl EtcdServer {
 
     /// The client URL.
     pub fn endpoint(&self) -> String {
-        format!("http://127.0.0.1:{}", self.client_port)
+        format!("http://127.0.0.1:{}", self.client_port.port())
+    }
+
+    /// The client port (held while this server lives, stopped or not).
+    pub fn client_port(&self) -> u16 {
+        self.client_port.port()
     }
 
     /// A function table on it, under the default prefix.
@@ -88,7 +170,7 @@ impl EtcdServer {
     }
 
     fn spawn(&mut self) -> Result<(), String> {
-        let peer = format!("http://127.0.0.1:{}", self.peer_port);
+        let peer = format!("http://127.0.0.1:{}", self.peer_port.port());
         let log = std::fs::File::create(self.dir.path().join("etcd.log"))
             .map_err(|e| format!("cannot create etcd.log: {e}"))?;
         let err_log = log
@@ -130,7 +212,7 @@ impl EtcdServer {
                     return Err(format!("etcd exited with {status}"));
                 }
             }
-            if healthy(self.client_port) {
+            if healthy(self.client_port.port()) {
                 return Ok(());
             }
             std::thread::sleep(Duration::from_millis(100));
@@ -161,14 +243,6 @@ fn healthy(port: u16) -> bool {
     let mut answer = String::new();
     let _ = stream.read_to_string(&mut answer);
     answer.contains("\"health\":\"true\"")
-}
-
-/// A loopback port nothing listens on (just now).
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free loopback port")
 }
 
 /// The etcd binary: `$WRAY_ETCD`, Debian's `/usr/bin/etcd`, or `etcd` on

@@ -41,6 +41,7 @@ macro_rules! for_each_backend {
 for_each_backend!(
     a_large_component_round_trips,
     versions_count_up_and_old_ones_are_pruned,
+    rollback_makes_a_kept_version_current_for_readers_and_watchers,
     concurrent_deploys_of_one_name_never_interleave,
     undeploy_removes_the_name_and_unshared_blobs,
     invalid_deploys_are_refused,
@@ -218,6 +219,63 @@ async fn versions_count_up_and_old_ones_are_pruned(table: &dyn FunctionTable) {
         .map(|v| v.record.name)
         .collect();
     assert_eq!(names, ["aardvark", "app"]);
+}
+
+async fn rollback_makes_a_kept_version_current_for_readers_and_watchers(table: &dyn FunctionTable) {
+    let (a, b) = (bytes(100, 70), bytes(200, 71));
+    assert_eq!(deploy(table, "app", "f", &a).await, 1);
+    assert_eq!(deploy(table, "app", "g", &b).await, 2);
+    let mut watch = table.watch().await.unwrap();
+    let back = table.rollback("app", 1).await.unwrap();
+    assert_eq!((back.version, &back.record), (1, &record("app", "f", &a)));
+    assert_eq!(next(&mut watch).await, deployed("app", 1, &a));
+    // Every reader sees version 1 as current; nothing was pruned or added.
+    assert_eq!(table.current("app").await.unwrap(), back);
+    assert_eq!(
+        table.component("app").await.unwrap(),
+        record("app", "f", &a)
+    );
+    assert_eq!(table.list().await.unwrap(), vec![back.clone()]);
+    let numbers: Vec<u64> = table
+        .versions("app")
+        .await
+        .unwrap()
+        .iter()
+        .map(|v| v.version)
+        .collect();
+    assert_eq!(numbers, [1, 2]);
+    // Rolling back to the current version is a no-op.
+    assert_eq!(table.rollback("app", 1).await.unwrap(), back);
+    // Forward again, to a rolled-back-from version.
+    assert_eq!(table.rollback("app", 2).await.unwrap().version, 2);
+    assert_eq!(next(&mut watch).await, deployed("app", 2, &b));
+    table.rollback("app", 1).await.unwrap();
+    assert_eq!(next(&mut watch).await, deployed("app", 1, &a));
+    // The next deploy gets the next number and is current.
+    assert_eq!(deploy(table, "app", "h", &bytes(50, 72)).await, 3);
+    assert_eq!(table.current("app").await.unwrap().version, 3);
+
+    for (name, version) in [("app", 9), ("app", 0)] {
+        let err = table.rollback(name, version).await.unwrap_err();
+        assert!(
+            matches!(err, Error::VersionNotFound { version: v, .. } if v == version),
+            "{err}"
+        );
+    }
+    let err = table.rollback("nope", 1).await.unwrap_err();
+    assert!(matches!(err, Error::ComponentNotFound(_)), "{err}");
+    let err = table.rollback("a/b", 1).await.unwrap_err();
+    assert!(matches!(err, Error::ComponentNotFound(_)), "{err}");
+    // A pruned version cannot come back.
+    let kept = u64::try_from(MAX_VERSIONS_KEPT).unwrap();
+    for seed in 0..kept {
+        deploy(table, "app", "f", &bytes(60, 80 + seed)).await;
+    }
+    let err = table.rollback("app", 1).await.unwrap_err();
+    assert!(
+        matches!(err, Error::VersionNotFound { version: 1, .. }),
+        "{err}"
+    );
 }
 
 async fn concurrent_deploys_of_one_name_never_interleave(table: &dyn FunctionTable) {

@@ -13,3 +13,5 @@ mod function_table;
 mod etcd;
 #[cfg(feature = "etcd")]
 mod etcd_server;
+#[cfg(feature = "etcd")]
+mod held_port;

@@ -40,6 +40,7 @@ pub(crate) mod guard;
 pub mod guest_bytes;
 pub(crate) mod host_api;
 pub mod instantiation;
+pub(crate) mod integers;
 pub mod mapping;
 pub(crate) mod output;
 pub(crate) mod reuse;
@@ -102,6 +103,8 @@ pub struct WasmExecutor {
     pub(crate) workers: WorkerPool,
     /// The jobs whose guests write to a log of their own.
     pub(crate) job_logs: output::JobLogs,
+    /// The jobs whose guests get directories and variables of their own.
+    pub(crate) job_envs: crate::job_env::JobEnvs,
     /// How long its instantiations took.
     pub(crate) instantiations: Instantiations,
     /// Where components are compiled: a few threads, each compile under

@@ -1,6 +1,10 @@
 //! Guests' stdout and stderr: the node's (its [`Stdio`]), or, for a job
 //! that asked for it, the job's own [`JobLog`], which every instance of
-//! the job (its driver, its tasks, its actors) writes into.
+//! the job (its driver, its tasks, its actors) writes into. On a node that
+//! captures output ([`Stdio::Capture`]), an instance of a job without a
+//! log writes into the node's [`TaskOutputs`](crate::task_output::TaskOutputs)
+//! under the task it runs ([`TaskWriter`], which its store points at each
+//! new task).
 
 use std::collections::HashMap;
 use std::pin::Pin;
@@ -13,10 +17,11 @@ use tokio::io::AsyncWrite;
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::p2::{OutputStream, Pollable, StreamError};
 use wasmtime_wasi::WasiCtxBuilder;
-use wray_control_plane::JobId;
+use wray_control_plane::{JobId, TaskId};
 
 use crate::config::Stdio;
 use crate::job_log::JobLog;
+use crate::task_output::{Stream, TaskWriter};
 
 /// The logs of the jobs that have one, by job.
 #[derive(Default)]
@@ -40,29 +45,76 @@ impl JobLogs {
         self.0.read().contains_key(&job)
     }
 
-    /// Sets `wasi`'s stdout and stderr for an instance of `job`: its job's
-    /// log, else the node's `stdio`.
-    pub(crate) fn attach(&self, wasi: &mut WasiCtxBuilder, job: JobId, stdio: &Stdio) {
+    /// Sets `wasi`'s stdout and stderr for an instance of `job` whose
+    /// first task is `task` (running `function`): its job's log, else the
+    /// node's `stdio`. With [`Stdio::Capture`], the writer the instance's
+    /// store points at each task it runs.
+    pub(crate) fn attach(
+        &self,
+        wasi: &mut WasiCtxBuilder,
+        job: JobId,
+        stdio: &Stdio,
+        (task, function): (TaskId, &str),
+    ) -> Option<TaskWriter> {
         if let Some(log) = self.0.read().get(&job) {
-            let out = LogOutput(log.clone());
-            wasi.stdout(out.clone()).stderr(out);
-            return;
+            let sink = Arc::new(JobSink(log.clone()));
+            wasi.stdout(LogOutput(sink.clone())).stderr(LogOutput(sink));
+            return None;
         }
         match stdio {
             Stdio::Inherit => {
                 wasi.inherit_stdout().inherit_stderr();
+                None
             }
             Stdio::Memory { stdout, stderr } => {
                 wasi.stdout(stdout.clone()).stderr(stderr.clone());
+                None
+            }
+            Stdio::Capture(outputs) => {
+                let writer = TaskWriter::new(outputs.clone(), task, function);
+                let sink = |stream| {
+                    LogOutput(Arc::new(TaskSink {
+                        writer: writer.clone(),
+                        stream,
+                    }))
+                };
+                wasi.stdout(sink(Stream::Stdout))
+                    .stderr(sink(Stream::Stderr));
+                Some(writer)
             }
         }
     }
 }
 
-/// A WASI output stream into a [`JobLog`]: every write succeeds at once
-/// (the log drops its oldest bytes when full).
+/// Where a [`LogOutput`]'s bytes go: every write is taken whole.
+trait Sink: Send + Sync {
+    fn take(&self, bytes: &[u8]);
+}
+
+/// A job's log (it drops its oldest bytes when full).
+struct JobSink(Arc<JobLog>);
+
+impl Sink for JobSink {
+    fn take(&self, bytes: &[u8]) {
+        self.0.write(bytes);
+    }
+}
+
+/// One stream of the task an instance runs now (bounded per task).
+struct TaskSink {
+    writer: TaskWriter,
+    stream: Stream,
+}
+
+impl Sink for TaskSink {
+    fn take(&self, bytes: &[u8]) {
+        self.writer.write(self.stream, bytes);
+    }
+}
+
+/// A WASI output stream into a [`Sink`]: every write succeeds at once.
 #[derive(Clone)]
-struct LogOutput(Arc<JobLog>);
+struct LogOutput(Arc<dyn Sink>);
 
 /// How much a guest may write per `check-write` permit: 64 KiB (any size
 /// works; this bounds one copy).
@@ -90,7 +142,7 @@ impl AsyncWrite for LogOutput {
         _cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
-        self.0.write(buf);
+        self.0.take(buf);
         Poll::Ready(Ok(buf.len()))
     }
 
@@ -106,7 +158,7 @@ impl AsyncWrite for LogOutput {
 #[async_trait::async_trait]
 impl OutputStream for LogOutput {
     fn write(&mut self, bytes: Bytes) -> Result<(), StreamError> {
-        self.0.write(&bytes);
+        self.0.take(&bytes);
         Ok(())
     }
 

@@ -108,6 +108,7 @@ impl WasmExecutor {
                 data.holds.is_empty()
                     && data.windows.is_empty()
                     && !self.job_logs.has(spec.id.job())
+                    && !self.job_envs.has(spec.id.job())
             });
         let rejected = if keep {
             let key = (scope, spec.component.clone());
@@ -306,16 +307,7 @@ impl WasmExecutor {
         current: CurrentTask,
         args: &[String],
     ) -> TaskStore {
-        let state = TaskState::new(
-            services,
-            &self.job_logs,
-            self.windows.clone(),
-            &self.guest_memory,
-            component.hash.clone(),
-            job,
-            current,
-            args,
-        );
+        let state = TaskState::new(services, self, component.hash.clone(), job, current, args);
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limiter);
         arm_limits(&mut store);

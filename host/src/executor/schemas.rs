@@ -21,9 +21,10 @@ use crate::executor::bindings::types;
 /// Which export a list of validators belongs to: its kind, class and name.
 type Key = (FunctionKind, Option<String>, String);
 
-/// One export's parameters: each one's name and validator (`None`: any
-/// value).
-type ParamChecks = Vec<(String, Option<Validator>)>;
+/// One export's parameters: each one's name, validator (`None`: any
+/// value), and schema when it names integer formats (checked exactly:
+/// [`integers`](super::integers)).
+type ParamChecks = Vec<(String, Option<Validator>, Option<serde_json::Value>)>;
 
 /// The compiled parameter schemas of one component.
 #[derive(Default)]
@@ -83,7 +84,8 @@ impl ArgSchemas {
                         })?;
                     Some(built)
                 };
-                checks.push((p.name.clone(), validator));
+                let integers = super::integers::names_integer_format(&p.schema).then_some(schema);
+                checks.push((p.name.clone(), validator, integers));
             }
             exports.insert(key(f), checks);
         }
@@ -117,13 +119,20 @@ impl ArgSchemas {
         let Some(checks) = self.exports.get(&key) else {
             return Ok(());
         };
-        for (index, (arg, (param, validator))) in args.iter().zip(checks).enumerate() {
-            let (Some(validator), types::Arg::Value(payload)) = (validator, arg) else {
+        for (index, (arg, (param, validator, integers))) in args.iter().zip(checks).enumerate() {
+            let types::Arg::Value(payload) = arg else {
                 continue;
             };
             if payload.codec != types::Codec::Json {
                 continue;
             }
+            if let Some(schema) = integers {
+                super::integers::check(schema, &payload.data)
+                    .map_err(|m| format!("argument {index} (`{param}`) of `{name}`: {m}"))?;
+            }
+            let Some(validator) = validator else {
+                continue;
+            };
             let value: serde_json::Value = serde_json::from_slice(&payload.data).map_err(|e| {
                 format!("argument {index} (`{param}`) of `{name}` is not valid JSON: {e}")
             })?;
@@ -212,7 +221,7 @@ mod tests {
         assert!(any
             .exports
             .values()
-            .all(|c| c.iter().all(|(_, v)| v.is_none())));
+            .all(|c| c.iter().all(|(_, v, _)| v.is_none())));
         assert_eq!(check(&any, types::Codec::Json, "{"), Ok(()));
         let err = ArgSchemas::compile(&record("{not json")).err().unwrap();
         assert!(err.contains("is not JSON"), "{err}");

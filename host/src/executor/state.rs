@@ -10,7 +10,7 @@ use wasmtime::ResourceLimiter;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use wray_control_plane::{JobId, ObjectId, TaskId};
 
-use super::output::JobLogs;
+use super::WasmExecutor;
 use crate::bounds::{MAX_PUTS, MAX_SEEN_ERRORS};
 use crate::cancel_token::CancelToken;
 use crate::error::TaskError;
@@ -21,6 +21,7 @@ use crate::objects::{Budget, Charge, Holds, TooManyHolds};
 use crate::proto::limits::Limits;
 use crate::resources::Allocation;
 use crate::scheduler::task_table::TaskEntry;
+use crate::task_output::TaskWriter;
 
 /// The task a store is running now (an actor's store runs many in turn).
 #[derive(Debug, Clone)]
@@ -250,19 +251,21 @@ pub struct TaskState {
     /// The last [`MAX_SEEN_ERRORS`] errors `get` returned to the running
     /// task: the ones its own error may name as its cause.
     seen_errors: VecDeque<TaskError>,
+    /// Where its stdout and stderr go on a node that captures them: pointed
+    /// at each task it runs.
+    output: Option<TaskWriter>,
     wasi: WasiCtx,
     table: ResourceTable,
 }
 
 impl TaskState {
-    /// State for running `current` from `component` in `job`, with `args`
-    /// as the guest's command line (only `main` gets any).
-    #[allow(clippy::too_many_arguments)]
+    /// State for running `current` from `component` in `job` on `exec`'s
+    /// node, with `args` as the guest's command line (only `main` gets
+    /// any): the job's log as stdout and stderr, and the job's
+    /// directories and variables, if it has them.
     pub(crate) fn new(
         node: Arc<dyn Services>,
-        logs: &JobLogs,
-        window_budget: Arc<Budget>,
-        guest_memory: &Arc<Budget>,
+        exec: &WasmExecutor,
         component: Arc<str>,
         job: JobId,
         current: CurrentTask,
@@ -270,7 +273,12 @@ impl TaskState {
     ) -> Self {
         let mut wasi = WasiCtxBuilder::new();
         wasi.allow_blocking_current_thread(true).args(args);
-        logs.attach(&mut wasi, job, &node.config().stdio);
+        let output = exec.job_logs.attach(
+            &mut wasi,
+            job,
+            &node.config().stdio,
+            (current.id, &current.label),
+        );
         for p in &node.config().preopens {
             // Checked to be a directory when the node started; a directory
             // removed since then is simply not visible to the guest.
@@ -278,18 +286,20 @@ impl TaskState {
                 tracing::warn!(dir = %p.host.display(), "cannot preopen: {e:#}");
             }
         }
+        exec.job_envs.apply(&mut wasi, job);
         let limit = current.limits.max_memory;
         Self {
             node,
-            window_budget,
+            window_budget: exec.windows.clone(),
             component,
             job,
             current,
-            limiter: MemoryLimiter::new(limit, guest_memory),
+            limiter: MemoryLimiter::new(limit, &exec.guest_memory),
             panic_message: None,
             holds: Holds::default(),
             windows: Windows::default(),
             seen_errors: VecDeque::new(),
+            output,
             wasi: wasi.build(),
             table: ResourceTable::new(),
         }
@@ -299,6 +309,9 @@ impl TaskState {
     /// memory limit applies and what the last task left of panics, limits
     /// and timeouts is forgotten. Arm its limits afterwards.
     pub(crate) fn begin(&mut self, current: CurrentTask) {
+        if let Some(output) = &self.output {
+            output.begin(current.id, &current.label);
+        }
         self.limiter.limit = current.limits.max_memory;
         self.limiter.refused = None;
         self.limiter.node_refused = None;

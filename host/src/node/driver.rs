@@ -13,6 +13,7 @@ use crate::executor::exports::Guest;
 use crate::executor::guard::StopWhen;
 use crate::executor::state::CurrentTask;
 use crate::executor::WasmExecutor;
+use crate::resources::Allocation;
 
 /// How a driver ended.
 #[derive(Debug, Clone)]
@@ -29,22 +30,25 @@ pub struct DriverOutcome {
 /// Runs `main(args)` of `component` as the driver of a new job, on the
 /// calling thread (the caller ends the job: see
 /// [`Scheduler::end_job`](crate::scheduler::Scheduler::end_job)). The
-/// driver holds no CPU slot; its time limit is the node's
-/// `driver_timeout` (none by default), and `cancel` or the node's
-/// shutdown stop it wherever it is.
+/// driver holds `allocation` (a job's entrypoint resources; none by
+/// default) until it ends, giving its CPUs back while it waits in `get`
+/// as a task does; its time limit is the node's `driver_timeout` (none
+/// by default), and `cancel` or the node's shutdown stop it wherever it
+/// is.
 pub(crate) fn run_driver(
     exec: &Arc<WasmExecutor>,
     component: Arc<LoadedComponent>,
     args: &[String],
     job: JobId,
     cancel: CancelToken,
+    allocation: Allocation,
 ) -> DriverOutcome {
     let start = Instant::now();
     let task = TaskId::driver(job);
     // Its version stays loaded while it runs (the tasks it submits name it
     // by hash), even if it is undeployed meanwhile.
     let _in_use = exec.sched.pin_component(&component.hash);
-    let result = exec.block_on(drive(exec, component, args, job, cancel));
+    let result = exec.block_on(drive(exec, component, args, job, cancel, allocation));
     DriverOutcome {
         result,
         wall: start.elapsed(),
@@ -58,6 +62,7 @@ async fn drive(
     args: &[String],
     job: JobId,
     cancel: CancelToken,
+    allocation: Allocation,
 ) -> Result<(), String> {
     let task = TaskId::driver(job);
     let mut argv = vec![component.record.name.clone()];
@@ -66,7 +71,11 @@ async fn drive(
         timeout: exec.sched.config.driver_timeout,
         ..exec.sched.config.limits()
     };
-    let mut current = CurrentTask::new(task, "main", false, limits, Default::default(), cancel);
+    // A driver holding resources gives its CPUs back while blocked (else
+    // a one-CPU driver on a one-CPU node would wait forever on its own
+    // tasks); its store gives everything back when it goes.
+    let holds = allocation != Allocation::default();
+    let mut current = CurrentTask::new(task, "main", holds, limits, allocation, cancel);
     let entry = exec.sched.tasks.driver_started(task);
     current.entry = Some(entry.clone());
     let started = Instant::now();

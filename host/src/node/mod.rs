@@ -5,6 +5,7 @@ pub mod driver;
 pub mod services;
 pub mod state;
 pub mod timeline;
+mod versions;
 mod watch;
 
 use std::path::Path;
@@ -176,6 +177,7 @@ impl Node {
             io: io.handle().clone(),
             workers: WorkerPool::new(worker_cpus, crate::bounds::MAX_BLOCKED_WORKERS),
             job_logs: Default::default(),
+            job_envs: Default::default(),
             instantiations: Default::default(),
             compiles: CompilePool::new(compile_slots),
         });
@@ -373,6 +375,16 @@ impl Node {
             })
     }
 
+    /// The node's own view of the function table: the row of every name
+    /// deployed on this node (by it, or followed from the table), ordered
+    /// by name. No control-plane round trip: it answers while the control
+    /// plane is unreachable (it may lag deploys made elsewhere).
+    pub fn local_components(&self) -> Vec<Arc<ComponentRecord>> {
+        let mut all = self.sched.named_components();
+        all.sort_by(|a, b| a.name.cmp(&b.name));
+        all
+    }
+
     /// Every component in the function table, ordered by name. Blocks on
     /// the control plane: call it outside an async runtime (or in
     /// `tokio::task::block_in_place`).
@@ -381,6 +393,20 @@ impl Node {
     /// [`Error::ControlPlane`] when the function table cannot be read.
     pub fn components(&self) -> Result<Vec<ComponentVersion>> {
         Ok(self.block_on(self.table.list())?)
+    }
+
+    /// One page of [`Node::components`]: at most `limit` components whose
+    /// names sort after `after`, ordered by name (blocks as
+    /// [`Node::components`] does).
+    ///
+    /// # Errors
+    /// [`Error::ControlPlane`] when the function table cannot be read.
+    pub fn components_page(
+        &self,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<ComponentVersion>> {
+        Ok(self.block_on(self.table.list_page(after, limit))?)
     }
 
     /// Deploys the component file at `path` under its file stem
@@ -420,8 +446,8 @@ impl Node {
     /// # Errors
     /// [`Error::NotDeployed`], [`Error::NoMain`], or a control-plane error.
     pub fn run_main(&self, name: &str, args: &[String]) -> Result<DriverOutcome> {
-        let prepared = self.prepare_job(name, None, CancelToken::new())?;
-        Ok(self.run_prepared(prepared, args))
+        let prepared = self.prepare_job(name, None, CancelToken::new(), Default::default())?;
+        Ok(self.run_prepared(prepared, args, || {}))
     }
 
     /// A new job's id, from the control plane's job table.
@@ -514,6 +540,17 @@ impl Node {
     /// Every object in the store, with size, location and holders.
     pub fn objects(&self) -> Vec<crate::objects::ObjectInfo> {
         self.sched.objects.list()
+    }
+
+    /// At most `limit` objects of the store whose ids follow `after`
+    /// (from the first without it), by id (see
+    /// [`ObjectStore::list_page`](crate::objects::ObjectStore::list_page)).
+    pub fn objects_page(
+        &self,
+        after: Option<wray_control_plane::ObjectId>,
+        limit: usize,
+    ) -> Vec<crate::objects::ObjectInfo> {
+        self.sched.objects.list_page(after, limit)
     }
 
     /// Tasks by state, exact: pending and running now, finished since the

@@ -542,6 +542,51 @@ impl ObjectStore {
         all
     }
 
+    /// At most `limit` objects whose ids follow `after` (all, without
+    /// it), by id: one page of [`ObjectStore::list`]. Its memory is
+    /// bounded by `limit`, not by the store's objects (a heap of the
+    /// `limit` smallest ids); its time is one pass over them.
+    pub fn list_page(&self, after: Option<ObjectId>, limit: usize) -> Vec<ObjectInfo> {
+        use std::collections::BinaryHeap;
+        if limit == 0 {
+            return Vec::new();
+        }
+        let slots = self.slots.lock();
+        let mut smallest: BinaryHeap<ObjectId> = BinaryHeap::with_capacity(limit);
+        for id in slots.map.keys() {
+            if after.is_some_and(|a| *id <= a) {
+                continue;
+            }
+            if smallest.len() < limit {
+                smallest.push(*id);
+            } else if smallest.peek().is_some_and(|largest| id < largest) {
+                smallest.pop();
+                smallest.push(*id);
+            }
+        }
+        let mut page: Vec<ObjectInfo> = smallest
+            .into_iter()
+            .filter_map(|id| {
+                let slot = slots.map.get(&id)?;
+                let (size, location) = match &slot.state {
+                    State::Pending(_) => (0, "pending"),
+                    State::Sealed(o) => match &**o {
+                        Object::Value { data, .. } => (data.bytes().len(), data.location()),
+                        Object::Error(_) => (0, "error"),
+                    },
+                };
+                Some(ObjectInfo {
+                    id,
+                    size,
+                    location,
+                    holders: slot.holders,
+                })
+            })
+            .collect();
+        page.sort_by_key(|o| o.id);
+        page
+    }
+
     /// Declares that `id` will be sealed later (by a submitted task, or by
     /// the task making it), charging its [`OBJECT_OVERHEAD`] to the inline
     /// budget (whatever its room: check [`ObjectStore::admit`] first

@@ -29,8 +29,24 @@ pub enum Error {
     /// No component is deployed under this name on this node.
     #[error("component `{0}` is not deployed on this node")]
     NotDeployed(String),
-    /// The component has no driver entry point.
-    #[error("component `{0}` has no `#[wray::main]` entry point")]
+    /// The component is deployed, but not in the version asked for
+    /// (`name@version`): never deployed, or pruned (the function table
+    /// keeps the last [`MAX_VERSIONS_KEPT`](wray_control_plane::MAX_VERSIONS_KEPT)).
+    #[error("component `{name}` has no version {version}: the versions kept are {}", versions_text(.kept))]
+    VersionNotFound {
+        /// The component's name.
+        name: String,
+        /// The version asked for.
+        version: u64,
+        /// The versions the function table keeps, oldest first.
+        kept: Vec<u64>,
+    },
+    /// The component has no driver entry point (it exports no `driver`).
+    #[error(
+        "component `{0}` has no `main`: it exports no `driver` interface (a `main` is made \
+         with `#[wray::main]` in Rust, `@wray.main` in Python or `main(..)` in JavaScript; \
+         a C component has none)"
+    )]
     NoMain(String),
     /// A file could not be read.
     #[error("cannot read {path}: {source}")]
@@ -113,6 +129,15 @@ pub struct DeployLimit {
     pub limit: u64,
     /// What was in use and what to do, in words.
     pub reason: String,
+}
+
+/// `1, 2, 3` (or `none`).
+fn versions_text(kept: &[u64]) -> String {
+    if kept.is_empty() {
+        return "none".to_string();
+    }
+    let numbers: Vec<String> = kept.iter().map(u64::to_string).collect();
+    numbers.join(", ")
 }
 
 /// Why a task failed: the WIT `error-kind`, defined once for the host

@@ -56,7 +56,11 @@ pub fn pin_current_thread(cpus: &[u32], allowed: &[u32]) {
     };
     if rc != 0 {
         tracing::debug!(
-            "cannot pin a worker to cores {cpus:?}: {}",
+            "cannot pin a worker to cores {}: {}",
+            cpus.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
             std::io::Error::last_os_error()
         );
     }

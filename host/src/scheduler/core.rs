@@ -272,6 +272,16 @@ impl Scheduler {
         Ok(())
     }
 
+    /// Loads version `fresh` by its hash only, for a call naming a kept
+    /// version (see `Functions::insert_version`): a use of it.
+    ///
+    /// # Errors
+    /// The [`DeployLimit`] it met; nothing changed then.
+    pub(crate) fn add_version(&self, fresh: Version) -> Result<InUse, DeployLimit> {
+        self.sweep_components();
+        self.functions.write().insert_version(fresh)
+    }
+
     /// Forgets the name `name` (see `Functions::remove_named`).
     pub(crate) fn undeploy(&self, name: &str) -> Option<Arc<ComponentRecord>> {
         let (current, forgotten) = self.functions.write().remove_named(name);

@@ -312,6 +312,56 @@ impl Functions {
         Ok(self.sweep())
     }
 
+    /// Loads `fresh` by its hash only, for a call that names a kept
+    /// version (`name@3`): the name keeps meaning its current row, and
+    /// the version, named by no row, is retired from the start (forgotten
+    /// by a sweep once nothing uses it). A use of it, for the caller to
+    /// hold until its task or driver holds its own; a hash loaded already
+    /// is used as it is.
+    ///
+    /// # Errors
+    /// The [`DeployLimit`] of bytes or compiled code it would pass;
+    /// nothing changed then.
+    pub(crate) fn insert_version(&mut self, fresh: Version) -> Result<InUse, DeployLimit> {
+        if let Some(held) = self.by_hash.get(&fresh.hash) {
+            return Ok(InUse::new(&held.version));
+        }
+        let name = &fresh.record.name;
+        let refuse = |bound: DeployBound, limit: u64, held: u64, more: u64| DeployLimit {
+            name: name.clone(),
+            bound,
+            limit,
+            reason: format!(
+                "loading version {} takes {more} more bytes, and {held} of the {limit} the \
+                 node allows ({} {} MiB) are held; undeploy some first",
+                fresh.hash,
+                bound.flag(),
+                limit >> 20
+            ),
+        };
+        if self.bytes.saturating_add(fresh.size) > self.limits.bytes {
+            let bound = DeployBound::ComponentBytes;
+            return Err(refuse(bound, self.limits.bytes, self.bytes, fresh.size));
+        }
+        if self.compiled.saturating_add(fresh.compiled) > self.limits.compiled {
+            let bound = DeployBound::CompiledBytes;
+            return Err(refuse(
+                bound,
+                self.limits.compiled,
+                self.compiled,
+                fresh.compiled,
+            ));
+        }
+        self.bytes = self.bytes.saturating_add(fresh.size);
+        self.compiled = self.compiled.saturating_add(fresh.compiled);
+        let hash = fresh.hash.clone();
+        let version = Arc::new(fresh);
+        let used = InUse::new(&version);
+        self.by_hash.insert(hash.clone(), Held { version, rows: 0 });
+        self.retired.push(hash);
+        Ok(used)
+    }
+
     /// Forgets the name `name` (an undeploy) with all its rows: calls by
     /// that name fail with not-found from now on; its versions stay while
     /// tasks or actors use them. The name's current row, if any, and the

@@ -32,6 +32,10 @@ struct State {
     queued: usize,
     /// Blocked tasks whose objects exist, waiting for CPUs again.
     resumers: VecDeque<(Quantity, oneshot::Sender<Allocation>, Allocation)>,
+    /// Jobs' drivers waiting for the resources they asked for (Ray's
+    /// entrypoint resources), first come first served (one per running
+    /// job at most: the jobs table bounds them).
+    drivers: VecDeque<(Request, oneshot::Sender<Allocation>)>,
 }
 
 /// A task that may start now, with what it holds.
@@ -58,6 +62,7 @@ impl ResourcePool {
                 next_seq: 0,
                 queued: 0,
                 resumers: VecDeque::new(),
+                drivers: VecDeque::new(),
             }),
         }
     }
@@ -153,6 +158,46 @@ impl ResourcePool {
         Some(rx)
     }
 
+    /// Takes `request` for a job's driver: at once when it fits and no
+    /// other driver waits first (`Ok`), else queues it and returns where
+    /// the allocation will arrive. Waiting drivers take freed resources
+    /// after blocked tasks resuming and before queued tasks (a driver
+    /// that does not fit holds up no task). Drop the receiver to stop
+    /// waiting: after [`oneshot::Receiver::close`], give back what
+    /// `try_recv` still finds.
+    pub fn acquire_for_driver(
+        &self,
+        request: &Request,
+    ) -> Result<Allocation, oneshot::Receiver<Allocation>> {
+        let mut s = self.state.lock();
+        if s.drivers.is_empty() {
+            if let Some(allocation) = s.node.try_allocate(request) {
+                return Ok(allocation);
+            }
+        }
+        let (tx, rx) = oneshot::channel();
+        s.drivers.push_back((request.clone(), tx));
+        Err(rx)
+    }
+
+    /// Hands freed resources to the waiting drivers they fit, in order;
+    /// one whose receiver is gone is dropped.
+    fn start_drivers(s: &mut State) {
+        for (request, tx) in std::mem::take(&mut s.drivers) {
+            if tx.is_closed() {
+                continue;
+            }
+            match s.node.try_allocate(&request) {
+                Some(allocation) => {
+                    if let Err(allocation) = tx.send(allocation) {
+                        s.node.release(&allocation);
+                    }
+                }
+                None => s.drivers.push_back((request, tx)),
+            }
+        }
+    }
+
     fn dispatch(s: &mut State) -> Vec<Start> {
         while let Some((cpu, tx, _)) = s.resumers.front() {
             let cpu = *cpu;
@@ -176,6 +221,9 @@ impl ResourcePool {
                     s.node.release(&allocation);
                 }
             }
+        }
+        if !s.drivers.is_empty() {
+            Self::start_drivers(s);
         }
         let mut start = Vec::new();
         if s.queued == 0 {
@@ -356,5 +404,36 @@ mod tests {
         assert!(p.release(&other[0].allocation).is_empty());
         assert_eq!(p.resources().1.get("CPU"), Some(&1.0));
         assert_eq!(numbers(&p.release(&blocked)), [4]);
+    }
+
+    #[test]
+    fn a_waiting_driver_takes_freed_resources_before_queued_tasks_and_holds_none_up() {
+        let p = pool(1);
+        let running = p.push_ready(task(1), Request::one_cpu());
+        let mut rx = p
+            .acquire_for_driver(&Request::one_cpu())
+            .expect_err("the CPU is taken");
+        // A task needing what is free still starts: the driver waits for a CPU.
+        assert_eq!(numbers(&p.push_ready(task(2), acc())), [2]);
+        assert!(p.push_ready(task(3), Request::one_cpu()).is_empty());
+        assert!(
+            p.release(&running[0].allocation).is_empty(),
+            "the driver first"
+        );
+        let driver = rx.try_recv().expect("the CPU went to the driver");
+        assert_eq!(driver.cpu.len(), 1);
+        assert_eq!(numbers(&p.release(&driver)), [3]);
+    }
+
+    #[test]
+    fn a_driver_that_stopped_waiting_is_skipped() {
+        let p = pool(1);
+        let running = p.push_ready(task(1), Request::one_cpu());
+        let rx = p
+            .acquire_for_driver(&Request::one_cpu())
+            .expect_err("taken");
+        drop(rx);
+        assert!(p.push_ready(task(2), Request::one_cpu()).is_empty());
+        assert_eq!(numbers(&p.release(&running[0].allocation)), [2]);
     }
 }

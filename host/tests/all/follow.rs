@@ -42,6 +42,9 @@ impl FunctionTable for Unreported {
     async fn versions(&self, name: &str) -> Result<Vec<ComponentVersion>> {
         self.inner.versions(name).await
     }
+    async fn rollback(&self, name: &str, version: u64) -> Result<ComponentVersion> {
+        self.inner.rollback(name, version).await
+    }
     async fn blob(&self, hash: &str) -> Result<Arc<[u8]>> {
         self.inner.blob(hash).await
     }

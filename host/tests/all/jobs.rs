@@ -211,5 +211,9 @@ fn jobs_past_the_bounds_are_refused_and_bad_components_named() {
     let e = jobs
         .submit(node, "sum_bytes", Vec::new())
         .expect_err("no main");
-    assert!(e.to_string().contains("no `#[wray::main]`"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("has no `main`: it exports no `driver` interface"),
+        "{e}"
+    );
 }

@@ -11,7 +11,7 @@
 //! | `zero_copy`, `window_leak`, `hold_mapped` | [`zero_copy`] | objects mapped into guests, private writes, no leak into later instances |
 //! | `gpu_packing`, `infeasible`, `blocked`, `limits`, `fuel`, `cancel`, `reuse` | [`resources`] | resources, limits, cancel and kill |
 //! | `ids` | here | task and node ids |
-//! | `job_output`, `job_forever` | [`jobs`] | output of a job's driver and tasks, a job that runs until stopped |
+//! | `job_output`, `job_forever`, `job_env` | [`jobs`] | output of a job's driver and tasks, a job that runs until stopped, what a job's driver, tasks and actors see of its variables, directories and GPUs |
 //! | `deployed` | [`deployed`] | functions and an actor of other deployed components (`nested`, `counter`), by qualified name |
 
 // The scenarios pass `&ObjectRef`s on purpose (Ray's `f.remote(&x)` style).
@@ -62,6 +62,7 @@ fn main(args: Vec<String>) -> Result<(), String> {
         "hold_mapped" => zero_copy::hold_mapped(),
         "job_output" => jobs::job_output(&args),
         "job_forever" => jobs::job_forever(),
+        "job_env" => jobs::job_env(&args),
         other => return Err(format!("unknown scenario {other}")),
     };
     result.map_err(|e| e.to_string())
@@ -80,6 +81,7 @@ wray::export! {
     reinit: resources::on_reinit,
     functions: [
         objects::sleep_ms,
+        objects::echo_wide,
         tasks::split,
         tasks::inc,
         tasks::sum_refs,
@@ -115,6 +117,13 @@ wray::export! {
         resources::fresh,
         resources::reused_put,
         jobs::shout,
+        jobs::task_env,
     ],
-    actors: [actors::Counter, actors::Log, failures::Fragile, resources::GpuHolder],
+    actors: [
+        actors::Counter,
+        actors::Log,
+        failures::Fragile,
+        resources::GpuHolder,
+        jobs::EnvReader,
+    ],
 }

@@ -20,6 +20,13 @@ pub(crate) fn sleep_ms(ms: u64) -> u64 {
     ms
 }
 
+/// Returns its argument: a 128-bit integer, which JSON callers (the HTTP
+/// API) must pass exactly, beyond the 64 bits a float keeps.
+#[wray::remote]
+pub(crate) fn echo_wide(x: u128) -> u128 {
+    x
+}
+
 /// `put_get`: every kind of value survives a put and a get.
 pub(crate) fn put_get() -> wray::Result<()> {
     println!("i64 {}", wray::put(&42i64).get()?);

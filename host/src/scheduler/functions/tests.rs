@@ -185,3 +185,32 @@ fn a_row_the_table_refused_is_taken_back() {
     assert!(f.current("new").is_none());
     assert_eq!(f.usage().names, 1);
 }
+
+#[test]
+fn a_version_named_by_a_call_is_known_by_hash_only_until_nothing_uses_it() {
+    let mut f = Functions::new(ComponentLimits {
+        compiled: 10,
+        ..limits()
+    });
+    deploy(&mut f, "math", "h2", 1, 4).unwrap();
+    let old = record("math", "h1", 1);
+    let used = f.insert_version(version(&old, 4)).unwrap();
+    assert_eq!(
+        f.resolve(Callee::Named("math")).unwrap().hash.as_ref(),
+        "h2"
+    );
+    let h1: Arc<str> = Arc::from("h1");
+    assert_eq!(f.resolve(Callee::Hash(&h1)).unwrap().record.hash, "h1");
+    assert_eq!(f.usage().compiled_bytes, 8);
+    // Past the compiled-code budget: refused, naming it; nothing changed.
+    let big = record("math", "h0", 1);
+    let err = f.insert_version(version(&big, 4)).err().unwrap();
+    assert_eq!(err.bound, DeployBound::CompiledBytes);
+    assert!(f.by_hash("h0").is_none());
+    // Used: kept through a sweep; then forgotten, its code given back.
+    assert!(f.sweep().is_empty());
+    drop(used);
+    assert_eq!(f.sweep().len(), 1);
+    assert!(f.by_hash("h1").is_none());
+    assert_eq!(f.usage().compiled_bytes, 4);
+}

@@ -1,0 +1,101 @@
+//! Function calls, actors and objects.
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use utoipa::{IntoParams, ToSchema};
+
+/// `POST /v1/functions/{component}/{function}`'s query.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct InvokeQuery {
+    /// Seconds, above 0 and at most 3,600 (default 60): how long a
+    /// synchronous call waits, and the call's task's time limit (a
+    /// function's own shorter limit stays). With `async`, the task's time
+    /// limit only.
+    #[param(exclusive_minimum = 0, maximum = 3600)]
+    pub timeout: Option<f64>,
+    /// Answer 202 at once with the ids of the results (`true`, `1`, or
+    /// no value), read later with `GET /v1/objects/{id}`.
+    #[serde(rename = "async")]
+    #[param(rename = "async")]
+    pub asynchronous: Option<bool>,
+}
+
+impl InvokeQuery {
+    /// The query string (empty when nothing is set).
+    pub fn to_query(&self) -> String {
+        let mut pairs = Vec::new();
+        if let Some(t) = self.timeout {
+            pairs.push(format!("timeout={t}"));
+        }
+        if let Some(a) = self.asynchronous {
+            pairs.push(format!("async={a}"));
+        }
+        if pairs.is_empty() {
+            String::new()
+        } else {
+            format!("?{}", pairs.join("&"))
+        }
+    }
+}
+
+/// `GET /v1/objects/{id}`'s and `POST /v1/actors/{id}/{method}`'s query.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ObjectQuery {
+    /// Seconds to wait for the value, above 0 and at most 3,600 (default
+    /// 60); a 504 when it is not ready by then (ask again later).
+    #[param(exclusive_minimum = 0, maximum = 3600)]
+    pub timeout: Option<f64>,
+}
+
+/// An async call's answer (202): the ids of its results.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Accepted {
+    /// One object id (40 hex digits) per result, each read once with
+    /// `GET /v1/objects/{id}`.
+    pub objects: Vec<String>,
+}
+
+/// `POST /v1/actors`'s body.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewActor {
+    /// The deployed component.
+    pub component: String,
+    /// Its actor class.
+    pub class: String,
+    /// The constructor's arguments, passed as their JSON text (numbers
+    /// exactly as written).
+    #[serde(default)]
+    #[schema(value_type = Vec<serde_json::Value>)]
+    pub args: Vec<Box<RawValue>>,
+}
+
+/// An actor created over HTTP.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct ActorInfo {
+    /// Its id (32 hex digits).
+    pub actor: String,
+    /// The component it was created from.
+    pub component: String,
+    /// Its class.
+    pub class: String,
+}
+
+/// A page of `GET /v1/actors`, by id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct ActorList {
+    /// The actors, ordered by id.
+    pub actors: Vec<ActorInfo>,
+    /// The cursor of the next page; absent on the last one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next: Option<String>,
+}
+
+/// `DELETE /v1/actors/{id}`'s answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Killed {
+    /// The actor killed.
+    pub killed: String,
+}

@@ -1,0 +1,56 @@
+//! The body of every 4xx and 5xx answer:
+//! `{"error": {"code", "message", "task"?}}`.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// An error answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ErrorBody {
+    /// What went wrong.
+    pub error: ErrorDetail,
+}
+
+/// What went wrong, for a program (`code`) and a person (`message`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ErrorDetail {
+    /// A short machine-readable code: `bad_json`, `unknown_component`,
+    /// `task_failed`, `busy`, ...
+    pub code: String,
+    /// What was wrong, with which input, and what to do.
+    pub message: String,
+    /// When a task failed (`code` is `task_failed`): its error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<TaskFailure>,
+}
+
+/// A failed task's error and what it passes on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct TaskFailure {
+    /// `invalid-argument`, `not-found`, `timeout`, `cancelled`,
+    /// `infeasible`, `application`, `panic`, `trap`, `out-of-memory`,
+    /// `actor-died` or `system`.
+    pub kind: String,
+    /// The function that failed.
+    pub function: String,
+    /// The failed task's id (hex).
+    pub task: String,
+    /// The error's message.
+    pub message: String,
+    /// The errors it passes on, nearest first; the last is the root.
+    #[serde(default)]
+    pub causes: Vec<TaskCause>,
+}
+
+/// One error of a cause chain.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct TaskCause {
+    /// Its kind, as [`TaskFailure::kind`].
+    pub kind: String,
+    /// The function that raised it.
+    pub function: String,
+    /// The task that raised it (hex).
+    pub task: String,
+    /// Its message.
+    pub message: String,
+}

@@ -1,0 +1,246 @@
+//! The Jobs API's bodies (`POST /v1/jobs`, `GET /v1/jobs[/{id}]`, stop,
+//! delete, logs).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+/// The most bytes a job's arguments may have in all (64 KiB): they are
+/// kept with the job and listed back.
+pub const MAX_JOB_ARGS_BYTES: usize = 64 << 10;
+
+/// The most arguments a job may have (each also counts toward
+/// [`MAX_JOB_ARGS_BYTES`]).
+pub const MAX_JOB_ARGS: usize = 4096;
+
+/// The most directories one job may ask for.
+pub const MAX_JOB_DIRS: usize = 16;
+
+/// The longest host or guest path of a job's directory, in bytes (Linux's
+/// `PATH_MAX`).
+pub const MAX_JOB_PATH_BYTES: usize = 4096;
+
+/// The most environment variables one job may set.
+pub const MAX_JOB_ENV_VARS: usize = 128;
+
+/// The most bytes a job's environment variables may have in all (names
+/// and values): 64 KiB.
+pub const MAX_JOB_ENV_BYTES: usize = 64 << 10;
+
+/// The most metadata entries one job may carry.
+pub const MAX_JOB_METADATA: usize = 64;
+
+/// The most bytes a job's metadata may have in all (keys and values):
+/// 16 KiB. It is kept with the job and listed back.
+pub const MAX_JOB_METADATA_BYTES: usize = 16 << 10;
+
+/// The most custom resources a job's driver may name (the node's bound on
+/// custom resources, `wray_host::bounds::MAX_CUSTOM_RESOURCES`).
+pub const MAX_JOB_RESOURCES: usize = 256;
+
+/// `POST /v1/jobs`'s body. Only `component` is required; a field it does
+/// not know is refused. The answer is the job's [`JobInfo`], which repeats
+/// the options.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SubmitJob {
+    /// The deployed component whose `main` runs: `name` (its current
+    /// version) or `name@version` (a version the function table keeps).
+    pub component: String,
+    /// `main`'s arguments (at most 4,096, 64 KiB in all).
+    #[serde(default, deserialize_with = "crate::bounded::args")]
+    pub args: Vec<String>,
+    /// Host directories the job's guests read, read-only, each inside one
+    /// the node allows (`wray start --allow-dir`).
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "crate::bounded::dirs"
+    )]
+    pub dirs: Vec<JobDir>,
+    /// Environment variables of the job's guests.
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "crate::bounded::env"
+    )]
+    pub env: BTreeMap<String, String>,
+    /// CPUs the driver waits for and holds (fractional).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub num_cpus: Option<f64>,
+    /// GPUs the driver waits for and holds (fractional).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub num_gpus: Option<f64>,
+    /// Custom resources the driver waits for and holds.
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "crate::bounded::resources"
+    )]
+    pub resources: BTreeMap<String, f64>,
+    /// Seconds the whole job may take from its submission.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<f64>,
+    /// Labels kept with the job and shown back.
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "crate::bounded::metadata"
+    )]
+    pub metadata: BTreeMap<String, String>,
+}
+
+impl SubmitJob {
+    /// The component, the arguments and the options, apart.
+    pub fn into_parts(self) -> (String, Vec<String>, JobOptions) {
+        let options = JobOptions {
+            dirs: self.dirs,
+            env: self.env,
+            num_cpus: self.num_cpus,
+            num_gpus: self.num_gpus,
+            resources: self.resources,
+            timeout: self.timeout,
+            metadata: self.metadata,
+        };
+        (self.component, self.args, options)
+    }
+}
+
+/// A host directory a job reads, read-only, and where its guests see it
+/// (`wray job submit --dir HOST[::GUEST]`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JobDir {
+    /// An absolute path on the node's host, inside a directory the node
+    /// allows (`--allow-dir`).
+    pub host: String,
+    /// Where the job's guests see it.
+    pub guest: String,
+}
+
+/// What a job asks for beyond its component and arguments (every field
+/// may be left out), as Ray's Jobs API takes it: directories and
+/// environment variables (its `runtime_env`), resources for the driver
+/// (its entrypoint resources), a time limit and metadata. Shown back in
+/// the job's info. The node checks it against every bound before the job
+/// is admitted.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct JobOptions {
+    /// Directories the job's driver, tasks and actors read, read-only (at
+    /// most [`MAX_JOB_DIRS`]).
+    #[serde(default, deserialize_with = "crate::bounded::dirs")]
+    pub dirs: Vec<JobDir>,
+    /// Environment variables of the job's guests (at most
+    /// [`MAX_JOB_ENV_VARS`], [`MAX_JOB_ENV_BYTES`] in all).
+    #[serde(default, deserialize_with = "crate::bounded::env")]
+    pub env: BTreeMap<String, String>,
+    /// CPUs the driver holds while it runs (fractional; given back while
+    /// it waits in `get`, as a task's are); none by default.
+    #[serde(default)]
+    pub num_cpus: Option<f64>,
+    /// GPUs the driver holds while it runs (fractional).
+    #[serde(default)]
+    pub num_gpus: Option<f64>,
+    /// Custom resources the driver holds while it runs, by name (at most
+    /// [`MAX_JOB_RESOURCES`]).
+    #[serde(default, deserialize_with = "crate::bounded::resources")]
+    pub resources: BTreeMap<String, f64>,
+    /// Seconds the whole job may take from its submission (waiting for
+    /// its resources included), above 0 and at most a year; past it the
+    /// job is stopped and ends `FAILED`, its message saying so.
+    #[serde(default)]
+    pub timeout: Option<f64>,
+    /// The client's own labels, kept and shown back (at most
+    /// [`MAX_JOB_METADATA`] entries, [`MAX_JOB_METADATA_BYTES`] in all).
+    #[serde(default, deserialize_with = "crate::bounded::metadata")]
+    pub metadata: BTreeMap<String, String>,
+}
+
+/// Where a job is (Ray's `JobStatus`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum JobStatus {
+    /// Submitted; its driver has not started.
+    Pending,
+    /// Its driver runs.
+    Running,
+    /// `main` returned `Ok`.
+    Succeeded,
+    /// `main` returned an error, trapped, or ran past a limit.
+    Failed,
+    /// Stopped before it ended.
+    Stopped,
+}
+
+impl JobStatus {
+    /// Its name, as its JSON says it (`RUNNING`, ..).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobStatus::Pending => "PENDING",
+            JobStatus::Running => "RUNNING",
+            JobStatus::Succeeded => "SUCCEEDED",
+            JobStatus::Failed => "FAILED",
+            JobStatus::Stopped => "STOPPED",
+        }
+    }
+}
+
+/// One job (`GET /v1/jobs/{id}`; `POST /v1/jobs` answers it with 201).
+/// `component` is as submitted: `name` or `name@version`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct JobInfo {
+    /// The job's id (16 hex digits).
+    pub job_id: String,
+    /// The component whose `main` it runs.
+    pub component: String,
+    /// `main`'s arguments.
+    pub args: Vec<String>,
+    /// Where it is.
+    pub status: JobStatus,
+    /// Why it failed or was stopped.
+    #[serde(default)]
+    pub message: Option<String>,
+    /// When it was submitted, in seconds since the Unix epoch.
+    pub submitted_at: f64,
+    /// When its driver started (seconds since the Unix epoch).
+    #[serde(default)]
+    pub start_time: Option<f64>,
+    /// When it ended (seconds since the Unix epoch).
+    #[serde(default)]
+    pub end_time: Option<f64>,
+    /// The driver's task id.
+    pub driver_task: String,
+    /// The node running it.
+    pub node_id: String,
+    /// Bytes its guests wrote to stdout and stderr (dropped ones included).
+    pub log_bytes: u64,
+    /// Its options as submitted, at the top level of the JSON.
+    #[serde(flatten)]
+    pub options: JobOptions,
+}
+
+/// `POST /v1/jobs/{id}/stop`'s answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct JobStopped {
+    /// Whether it was running (false: it had ended already).
+    pub stopped: bool,
+}
+
+/// `DELETE /v1/jobs/{id}`'s answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct JobDeleted {
+    /// The job forgotten.
+    pub deleted: String,
+}
+
+/// `GET /v1/jobs/{id}/logs`'s query.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct JobLogsQuery {
+    /// Start at this byte of everything the job wrote (dropped bytes
+    /// count); `Wray-Log-Next` answers where to go on from.
+    pub offset: Option<u64>,
+    /// Stream what is kept, then each write, until the job ends.
+    pub follow: Option<bool>,
+}

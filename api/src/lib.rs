@@ -1,0 +1,54 @@
+//! wray's HTTP API as types: the one contract between a node's server
+//! (`wray-http`) and its clients (`wray-cli`, and anyone reading the
+//! OpenAPI document). Every request and response body is a serde type
+//! here, each query a struct of its parameters; the server's OpenAPI
+//! document is generated from them (`utoipa`), so a renamed field breaks
+//! the build rather than a client.
+//!
+//! - [`error`]: the body of every 4xx and 5xx answer.
+//! - [`components`]: deployed components, their exports and listings.
+//! - [`calls`]: function calls, actors and objects.
+//! - [`state`]: the node's state (health, nodes, resources, tasks,
+//!   objects, errors).
+//! - [`jobs`]: the Jobs API's bodies and their bounds; [`bounded`] reads
+//!   a client's lists and maps no further than those bounds.
+//! - [`paging`]: the `?limit=` and `?after=` of the listings that can
+//!   grow, and their bounds.
+//! - [`encoding`]: how names and values travel in paths and queries
+//!   (percent-encoded, one rule for clients and the server).
+//!
+//! The peer protocol between nodes joins these types with the cluster.
+
+pub mod bounded;
+pub mod calls;
+pub mod components;
+pub mod encoding;
+pub mod error;
+pub mod jobs;
+pub mod paging;
+pub mod state;
+
+pub use calls::{Accepted, ActorInfo, ActorList, InvokeQuery, Killed, NewActor, ObjectQuery};
+pub use components::{
+    ComponentInfo, ComponentList, ComponentRecord, Declared, DeployQuery, ExportKind,
+    FunctionExport, Param, Undeployed, View,
+};
+pub use encoding::{decode, encode, DecodeError};
+pub use error::{ErrorBody, ErrorDetail, TaskCause, TaskFailure};
+pub use jobs::{
+    JobDeleted, JobDir, JobInfo, JobLogsQuery, JobOptions, JobStatus, JobStopped, SubmitJob,
+};
+pub use paging::{ListQuery, DEFAULT_LIMIT, MAX_LIMIT};
+pub use state::{
+    CauseInfo, ControlPlaneHealth, ErrorInfo, ErrorList, GpuSummary, Health, NodeInfo, ObjectInfo,
+    ObjectList, Resources, TaskInfo, TaskList, TaskLogs,
+};
+
+/// The `View` header's name (`Wray-View`): `node` when a function-table
+/// read was answered from the node's own view because the control plane
+/// is unreachable (see [`View`]).
+pub const VIEW_HEADER: &str = "wray-view";
+
+/// The header naming the task of a function call (`Wray-Task-Id`, 32 hex
+/// digits): its output is `GET /v1/tasks/{id}/logs`.
+pub const TASK_ID_HEADER: &str = "wray-task-id";

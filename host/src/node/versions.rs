@@ -1,0 +1,112 @@
+//! Versioned calls and rollback: a caller may name any version the
+//! function table keeps (`app@3`, as [`split_version`] reads it), and
+//! [`Node::rollback`] makes a kept version the one the plain name means
+//! again, for every node following the table.
+//!
+//! A version named so is loaded here like any other (compiled once per
+//! content hash) and known to the scheduler by its hash only: tasks may
+//! name it while the name keeps meaning its current version.
+
+use std::sync::Arc;
+
+use wray_control_plane::{split_version, ComponentRecord, ComponentVersion};
+
+use crate::error::{Error, Result};
+use crate::executor::component::{self, LoadedComponent};
+use crate::node::Node;
+use crate::scheduler::functions::{InUse, Version};
+
+impl Node {
+    /// The record of version `version` of the component deployed as
+    /// `name`, loaded here so that a call may name it (`name@version`).
+    /// Reads the function table (blocks as [`Node::components`] does).
+    ///
+    /// # Errors
+    /// [`Error::NotDeployed`]; [`Error::VersionNotFound`] naming the
+    /// versions kept; [`Error::Component`] when it cannot be loaded;
+    /// [`Error::ControlPlane`].
+    pub fn component_at(&self, name: &str, version: u64) -> Result<Arc<ComponentRecord>> {
+        let (_loaded, record, _used) = self.load_version(name, version)?;
+        Ok(record)
+    }
+
+    /// Makes kept version `version` of `name` its current version again,
+    /// in the function table (every node following it sees it) and here
+    /// at once: calls by the plain name run it from now on; calls already
+    /// made finish on the version they named. The version now current.
+    ///
+    /// # Errors
+    /// As [`Node::component_at`]; [`Error::DeployLimit`] when loading it
+    /// here would pass one of the node's bounds.
+    pub fn rollback(&self, name: &str, version: u64) -> Result<ComponentVersion> {
+        let chosen = self
+            .block_on(self.table.rollback(name, version))
+            .map_err(|e| self.version_error(name, version, e))?;
+        let loaded = self.loaded_by_hash(name, &chosen.record.hash)?;
+        let row = Arc::new(chosen.record.clone());
+        let fresh = Version::new(row.clone(), loaded.clone(), loaded.compiled);
+        self.sched.insert_component(row, fresh)?;
+        Ok(chosen)
+    }
+
+    /// The component `spec` names, loaded here: `name` (its current
+    /// version) or `name@version`.
+    ///
+    /// # Errors
+    /// [`Error::ControlPlane`] for a malformed version; as
+    /// [`Node::component_at`].
+    pub(crate) fn loaded_spec(&self, spec: &str) -> Result<Arc<LoadedComponent>> {
+        match split_version(spec)? {
+            (name, None) => self.loaded(name),
+            (name, Some(version)) => Ok(self.load_version(name, version)?.0),
+        }
+    }
+
+    /// Version `version` of `name`, loaded here and known to the scheduler
+    /// by its hash (not by its name), with a use of it: it stays loaded
+    /// while the caller holds the use (then while tasks, actors or a
+    /// driver use it).
+    fn load_version(
+        &self,
+        name: &str,
+        version: u64,
+    ) -> Result<(Arc<LoadedComponent>, Arc<ComponentRecord>, InUse)> {
+        let found = self
+            .block_on(self.table.version(name, version))
+            .map_err(|e| self.version_error(name, version, e))?;
+        let record = Arc::new(found.record);
+        let loaded = self.loaded_by_hash(name, &record.hash)?;
+        let fresh = Version::new(record.clone(), loaded.clone(), loaded.compiled);
+        let used = self.sched.add_version(fresh)?;
+        Ok((loaded, record, used))
+    }
+
+    /// The component with content hash `hash` (deployed as `name`), from
+    /// the executor, or fetched from the function table and compiled on
+    /// the node's compile pool (not yet recorded in the scheduler).
+    fn loaded_by_hash(&self, name: &str, hash: &str) -> Result<Arc<LoadedComponent>> {
+        if let Some(loaded) = self.exec.component(hash) {
+            return Ok(loaded);
+        }
+        let bytes = self.block_on(self.table.blob(hash))?;
+        self.wait(component::load(&self.exec, name, bytes))
+    }
+    /// `e`, from asking the table for version `version` of `name`, as this
+    /// crate says it: a missing version names the versions kept.
+    fn version_error(&self, name: &str, version: u64, e: wray_control_plane::Error) -> Error {
+        use wray_control_plane::Error as Table;
+        match e {
+            Table::VersionNotFound { .. } => match self.block_on(self.table.versions(name)) {
+                Ok(kept) => Error::VersionNotFound {
+                    name: name.to_string(),
+                    version,
+                    kept: kept.iter().map(|v| v.version).collect(),
+                },
+                Err(Table::ComponentNotFound(n)) => Error::NotDeployed(n),
+                Err(other) => other.into(),
+            },
+            Table::ComponentNotFound(n) => Error::NotDeployed(n),
+            other => other.into(),
+        }
+    }
+}

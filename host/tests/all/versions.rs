@@ -1,0 +1,126 @@
+//! Versioned calls (`app@1`) and rollback on a node: a kept version runs
+//! its own code, a rollback makes it what the name means again, and a
+//! version pruned or never deployed is refused naming the versions kept.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use wray_control_plane::MAX_VERSIONS_KEPT;
+use wray_host::proto::ErrorKind;
+use wray_host::{Error, JobStatus, Jobs, Node, NodeConfig, Stdio};
+
+use crate::support::{component, json, json_results};
+
+/// `sub_experiment(1, 2)` through `target`: its JSON result, or the
+/// error's kind.
+fn sub_experiment(node: &Node, target: &str) -> Result<String, ErrorKind> {
+    let session = node.session().expect("a session");
+    let ids = session
+        .submit(
+            target,
+            "sub_experiment",
+            vec![json("1"), json("2")],
+            json_results(),
+        )
+        .expect("submits");
+    let got = session.get_blocking(ids[0], Some(Duration::from_secs(60)));
+    got.map(|p| String::from_utf8_lossy(&p.data).into_owned())
+        .map_err(|e| e.kind)
+}
+
+/// A node with `nested` deployed as `app` version 1 and `microbench` as
+/// version 2: only version 1 has `sub_experiment`.
+fn two_versions() -> Arc<Node> {
+    let node = Node::start(NodeConfig {
+        num_cpus: 2,
+        stdio: Stdio::memory(),
+        max_instances: 64,
+        ..NodeConfig::default()
+    })
+    .expect("node starts");
+    let nested = std::fs::read(component("nested")).expect("nested is built");
+    let mb = std::fs::read(component("microbench")).expect("microbench is built");
+    assert_eq!(node.deploy_version("app", &nested).expect("v1").version, 1);
+    assert_eq!(node.deploy_version("app", &mb).expect("v2").version, 2);
+    Arc::new(node)
+}
+
+#[test]
+fn a_call_to_an_old_version_runs_its_code_and_a_rollback_makes_it_current() {
+    let node = two_versions();
+    assert_eq!(sub_experiment(&node, "app@1").as_deref(), Ok("3"));
+    assert_eq!(sub_experiment(&node, "app"), Err(ErrorKind::NotFound));
+    assert_eq!(node.component("app").expect("deployed").version, 2);
+
+    // A job of `app@1` runs version 1's `main`.
+    let jobs = Jobs::default();
+    let info = jobs
+        .submit(node.clone(), "app@1", Vec::new())
+        .expect("submits");
+    assert_eq!(info.component, "app@1");
+    let job = info.job_id.parse().expect("id");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !jobs.info(job).expect("info").status.is_terminal() {
+        assert!(Instant::now() < deadline, "the job never ended");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(jobs.info(job).expect("info").status, JobStatus::Succeeded);
+    let log = jobs.log(job).expect("log").0.read(0, usize::MAX).bytes;
+    assert_eq!(String::from_utf8_lossy(&log), "[45, 55, 65, 75, 85]\n");
+
+    // Rollback: the name means version 1 again, here and in the table.
+    let current = node.rollback("app", 1).expect("rolls back");
+    assert_eq!(current.version, 1);
+    assert_eq!(node.component("app").expect("deployed").version, 1);
+    assert_eq!(sub_experiment(&node, "app").as_deref(), Ok("3"));
+    let listed = node.components().expect("listed");
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].version, 1);
+    // Version 2 is still kept, and the next deploy is version 3.
+    assert_eq!(sub_experiment(&node, "app@2"), Err(ErrorKind::NotFound));
+    let mb = std::fs::read(component("microbench")).expect("built");
+    assert_eq!(node.deploy_version("app", &mb).expect("v3").version, 3);
+    assert_eq!(sub_experiment(&node, "app"), Err(ErrorKind::NotFound));
+}
+
+#[test]
+fn a_pruned_or_unknown_version_is_refused_naming_the_versions_kept() {
+    let node = two_versions();
+    let mb = std::fs::read(component("microbench")).expect("built");
+    let kept = u64::try_from(MAX_VERSIONS_KEPT).expect("small");
+    for _ in 0..kept {
+        node.deploy_version("app", &mb).expect("deploys");
+    }
+    let newest = kept + 2;
+    let names: Vec<String> = (3..=newest).map(|v| v.to_string()).collect();
+    let kept_text = format!("the versions kept are {}", names.join(", "));
+    for version in [1, newest + 1] {
+        let e = node.component_at("app", version).expect_err("not kept");
+        assert!(
+            matches!(&e, Error::VersionNotFound { version: v, kept, .. } if *v == version && kept.len() == MAX_VERSIONS_KEPT),
+            "{e}"
+        );
+        assert!(e.to_string().contains(&kept_text), "{e}");
+        let e = node.rollback("app", version).expect_err("not kept");
+        assert!(e.to_string().contains(&kept_text), "{e}");
+    }
+    let session = node.session().expect("a session");
+    let e = session
+        .submit(
+            "app@1",
+            "sub_experiment",
+            vec![json("1"), json("2")],
+            json_results(),
+        )
+        .expect_err("pruned");
+    assert!(e.to_string().contains(&kept_text), "{e}");
+    let e = node.component_at("nothing", 1).expect_err("not deployed");
+    assert!(matches!(e, Error::NotDeployed(_)), "{e}");
+    let e = session
+        .submit("app@x", "sub_experiment", Vec::new(), json_results())
+        .expect_err("malformed");
+    assert!(e.to_string().contains("not a version number"), "{e}");
+    // A name cannot hold `@`.
+    let e = node.deploy("a@b", &mb).expect_err("refused");
+    assert!(e.to_string().contains("`@`"), "{e}");
+}

@@ -1,0 +1,180 @@
+//! The query parameters a route takes (the typed forms in [`wray_api`]:
+//! `InvokeQuery`, `ObjectQuery`, `ListQuery`, `DeployQuery`,
+//! `JobLogsQuery`), parsed with a bound on every value: a parameter the
+//! route does not take, or a value out of range, is a 400 `bad_query`
+//! naming it. Values are percent-decoded once.
+
+use std::time::Duration;
+
+use wray_api::{DEFAULT_LIMIT, MAX_LIMIT};
+
+use crate::config::MAX_TIMEOUT;
+use crate::error::ApiError;
+use crate::routes::Route;
+
+/// The query parameters of a request.
+#[derive(Default)]
+pub(crate) struct Query {
+    /// `timeout=` seconds (calls, actor calls, objects).
+    pub(crate) timeout: Option<Duration>,
+    /// `async=`: answer 202 with object ids.
+    pub(crate) asynchronous: bool,
+    /// `name=` of a deploy.
+    pub(crate) name: Option<String>,
+    /// `GET /v1/jobs/{id}/logs`: the byte to start from.
+    pub(crate) offset: u64,
+    /// `GET /v1/jobs/{id}/logs`: stream until the job ends.
+    pub(crate) follow: bool,
+    /// `POST /v1/components/{name}/rollback`: the version to make current.
+    pub(crate) version: Option<u64>,
+    /// A listing's page size ([`DEFAULT_LIMIT`] when unsaid).
+    pub(crate) limit: usize,
+    /// A listing's cursor: answer what follows it.
+    pub(crate) after: Option<String>,
+}
+
+impl Query {
+    /// Parses `query`, refusing parameters `r` does not take.
+    ///
+    /// # Errors
+    /// 400 `bad_query` naming the parameter and what it takes.
+    pub(crate) fn parse(query: &str, r: &Route<'_>) -> Result<Self, ApiError> {
+        let mut q = Query {
+            limit: DEFAULT_LIMIT,
+            ..Query::default()
+        };
+        let listing = matches!(
+            r,
+            Route::ListComponents
+                | Route::ListActors
+                | Route::Tasks
+                | Route::Objects
+                | Route::Errors
+        );
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (key, raw) = pair.split_once('=').unwrap_or((pair, ""));
+            let value = wray_api::decode(raw)
+                .map_err(|e| ApiError::bad_request("bad_query", format!("{}: {e}", cut(key))))?;
+            let value = value.as_str();
+            match (key, r) {
+                ("timeout", Route::Invoke(..) | Route::CallActor(..) | Route::GetObject(_)) => {
+                    q.timeout = Some(parse_timeout(value)?);
+                }
+                ("async", Route::Invoke(..)) => q.asynchronous = parse_bool(key, value)?,
+                ("follow", Route::JobLogs(_)) => q.follow = parse_bool(key, value)?,
+                ("offset", Route::JobLogs(_)) => {
+                    q.offset = value.parse().map_err(|_| {
+                        ApiError::bad_request(
+                            "bad_query",
+                            format!(
+                                "offset={}: expected a byte offset (0 to 2^64-1)",
+                                cut(value)
+                            ),
+                        )
+                    })?;
+                }
+                ("name", Route::Deploy) => q.name = Some(value.to_string()),
+                ("version", Route::Rollback(_)) => {
+                    q.version = Some(value.parse().map_err(|_| {
+                        ApiError::bad_request(
+                            "bad_query",
+                            format!(
+                                "version={}: expected a version number (1, 2, ..)",
+                                cut(value)
+                            ),
+                        )
+                    })?);
+                }
+                ("limit", _) if listing => q.limit = parse_limit(value)?,
+                ("after", _) if listing => q.after = Some(value.to_string()),
+                _ => {
+                    return Err(ApiError::bad_request(
+                        "bad_query",
+                        format!("{} takes no query parameter `{}`", r.info().path, cut(key)),
+                    ))
+                }
+            }
+        }
+        Ok(q)
+    }
+}
+
+/// At most 64 characters of `s`, for a message.
+fn cut(s: &str) -> String {
+    s.chars().take(64).collect()
+}
+
+/// `key=value` as a flag: `true`, `1` or nothing; `false` or `0`.
+fn parse_bool(key: &str, value: &str) -> Result<bool, ApiError> {
+    match value {
+        "true" | "1" | "" => Ok(true),
+        "false" | "0" => Ok(false),
+        other => Err(ApiError::bad_request(
+            "bad_query",
+            format!("{key}={}: expected true or false", cut(other)),
+        )),
+    }
+}
+
+/// `limit=`: 1 to [`MAX_LIMIT`].
+fn parse_limit(value: &str) -> Result<usize, ApiError> {
+    value
+        .parse::<usize>()
+        .ok()
+        .filter(|n| (1..=MAX_LIMIT).contains(n))
+        .ok_or_else(|| {
+            ApiError::bad_request(
+                "bad_query",
+                format!(
+                    "limit={}: expected 1 to {MAX_LIMIT} entries per page",
+                    cut(value)
+                ),
+            )
+        })
+}
+
+/// `timeout=` seconds: a number above 0 and at most [`MAX_TIMEOUT`].
+fn parse_timeout(value: &str) -> Result<Duration, ApiError> {
+    let bad = || {
+        ApiError::bad_request(
+            "bad_query",
+            format!(
+                "timeout={}: expected seconds above 0 and at most {}",
+                cut(value),
+                MAX_TIMEOUT.as_secs()
+            ),
+        )
+    };
+    let secs: f64 = value.parse().map_err(|_| bad())?;
+    if !(secs > 0.0 && secs <= MAX_TIMEOUT.as_secs_f64()) {
+        return Err(bad());
+    }
+    Duration::try_from_secs_f64(secs).map_err(|_| bad())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_decoded_and_bounded() {
+        let q = Query::parse("name=x%23y", &Route::Deploy).unwrap();
+        assert_eq!(q.name.as_deref(), Some("x#y"));
+        let q = Query::parse("limit=1000&after=a%26b", &Route::ListComponents).unwrap();
+        assert_eq!((q.limit, q.after.as_deref()), (1000, Some("a&b")));
+        assert_eq!(
+            Query::parse("", &Route::Tasks).unwrap().limit,
+            DEFAULT_LIMIT
+        );
+        for bad in ["limit=0", "limit=1001", "limit=x", "after=%ff"] {
+            let e = Query::parse(bad, &Route::Objects).err().unwrap();
+            assert_eq!(e.code, "bad_query", "{bad}");
+        }
+        let e = Query::parse("limit=5", &Route::Nodes).err().unwrap();
+        assert!(
+            e.message.contains("no query parameter `limit`"),
+            "{}",
+            e.message
+        );
+    }
+}

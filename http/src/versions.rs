@@ -1,0 +1,76 @@
+//! Versioned calls and rollback over HTTP: `POST
+//! /v1/functions/app@3/add` calls a version the function table keeps,
+//! and `POST /v1/components/{name}/rollback?version=N` makes one current
+//! again. A version pruned or never deployed is a 404 `unknown_version`
+//! naming the versions kept.
+
+use std::sync::Arc;
+
+use hyper::StatusCode;
+use wray_host::{ComponentRecord, ComponentVersion, Node};
+
+use crate::error::ApiError;
+
+/// The record of the component a call names: `name` (what the node runs
+/// for it now, no control-plane round trip) or `name@version` (read from
+/// the function table, and loaded here so that the call can run it).
+///
+/// # Errors
+/// 404 `unknown_component` or `unknown_version`; 400 `bad_version` for
+/// what follows `@` not being a version number; 503 when the function
+/// table cannot be read.
+pub(crate) fn record_of(node: &Node, component: &str) -> Result<Arc<ComponentRecord>, ApiError> {
+    let unknown = || {
+        ApiError::not_found(
+            "unknown_component",
+            format!("no component is deployed as `{component}`"),
+        )
+    };
+    let (name, version) = wray_host::split_version(component)
+        .map_err(|e| ApiError::bad_request("bad_version", e.to_string()))?;
+    match version {
+        None => node.deployed(name).ok_or_else(unknown),
+        // Reading the table may compile the version, and the table may be
+        // remote: off the async threads.
+        Some(v) => {
+            tokio::task::block_in_place(|| node.component_at(name, v)).map_err(version_error)
+        }
+    }
+}
+
+/// `POST /v1/components/{name}/rollback?version=N`: the version now
+/// current.
+///
+/// # Errors
+/// 400 `no_version` without `?version=`; as [`record_of`].
+pub(crate) fn rollback(
+    node: &Node,
+    name: &str,
+    version: Option<u64>,
+) -> Result<ComponentVersion, ApiError> {
+    let version = version.ok_or_else(|| {
+        ApiError::bad_request(
+            "no_version",
+            format!(
+                "name the version to make current: POST /v1/components/{name}/rollback?version=N"
+            ),
+        )
+    })?;
+    tokio::task::block_in_place(|| node.rollback(name, version)).map_err(version_error)
+}
+
+/// The answer for a failed version lookup or rollback.
+fn version_error(e: wray_host::Error) -> ApiError {
+    use wray_host::Error;
+    match &e {
+        Error::NotDeployed(_) => ApiError::not_found("unknown_component", e.to_string()),
+        Error::VersionNotFound { .. } => ApiError::not_found("unknown_version", e.to_string()),
+        Error::DeployLimit(limit) => ApiError::deploy_limit(limit),
+        Error::Component { .. } => ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "load_failed",
+            e.to_string(),
+        ),
+        _ => ApiError::busy(format!("the function table: {e}")),
+    }
+}

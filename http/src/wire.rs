@@ -1,0 +1,168 @@
+//! The node's own types as the API's wire types ([`wray_api`]): the one
+//! place where a host or control-plane field becomes a field of the
+//! contract.
+
+use wray_api as api;
+use wray_host::{ComponentRecord, ComponentVersion, FunctionKind};
+
+/// A function-table row as the API shows it.
+pub(crate) fn record(r: &ComponentRecord) -> api::ComponentRecord {
+    api::ComponentRecord {
+        name: r.name.clone(),
+        hash: r.hash.clone(),
+        size: r.size,
+        has_main: r.has_main,
+        sdk: r.sdk.clone(),
+        functions: r
+            .functions
+            .iter()
+            .map(|f| api::FunctionExport {
+                kind: match f.kind {
+                    FunctionKind::Function => api::ExportKind::Function,
+                    FunctionKind::ActorClass => api::ExportKind::ActorClass,
+                    FunctionKind::ActorMethod => api::ExportKind::ActorMethod,
+                },
+                name: f.name.clone(),
+                class: f.class.clone(),
+                num_returns: f.num_returns,
+                params: f
+                    .params
+                    .iter()
+                    .map(|p| api::Param {
+                        name: p.name.clone(),
+                        schema: p.schema.clone(),
+                    })
+                    .collect(),
+                returns: f.returns.clone(),
+                declared: api::Declared {
+                    num_cpus: f.declared.num_cpus,
+                    num_gpus: f.declared.num_gpus,
+                    memory: f.declared.memory,
+                    resources: f.declared.resources.clone(),
+                    max_memory: f.declared.max_memory,
+                    timeout_ms: f.declared.timeout_ms,
+                    fuel: f.declared.fuel,
+                    reuse: f.declared.reuse,
+                },
+            })
+            .collect(),
+    }
+}
+
+/// A version from the function table.
+pub(crate) fn version(v: &ComponentVersion) -> api::ComponentInfo {
+    api::ComponentInfo {
+        version: Some(v.version),
+        deployed_ms: Some(v.deployed_ms),
+        record: record(&v.record),
+        view: api::View::ControlPlane,
+    }
+}
+
+/// A row of the node's own view (no version or deploy time known).
+pub(crate) fn node_view(r: &ComponentRecord) -> api::ComponentInfo {
+    api::ComponentInfo {
+        version: None,
+        deployed_ms: None,
+        record: record(r),
+        view: api::View::Node,
+    }
+}
+
+pub(crate) fn node(n: &wray_host::node::state::NodeInfo) -> api::NodeInfo {
+    api::NodeInfo {
+        node_id: n.node_id.clone(),
+        alive: n.alive,
+        resources: n.resources.clone(),
+        gpus: n
+            .gpus
+            .iter()
+            .map(|g| api::GpuSummary {
+                index: g.index,
+                name: g.name.clone(),
+                memory: g.memory,
+            })
+            .collect(),
+    }
+}
+
+pub(crate) fn task(t: wray_host::node::state::TaskInfo) -> api::TaskInfo {
+    api::TaskInfo {
+        task_id: t.task_id,
+        parent_task_id: t.parent_task_id,
+        function: t.function,
+        state: serde_json::to_value(t.state)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+        node_id: t.node_id,
+        worker: t.worker,
+        resources: t.resources,
+        queued_ms: t.queued_ms,
+        run_ms: t.run_ms,
+        error: t.error,
+    }
+}
+
+pub(crate) fn task_logs(o: wray_host::TaskOutput) -> api::TaskLogs {
+    api::TaskLogs {
+        task_id: o.task_id,
+        function: o.function,
+        stdout: o.stdout,
+        stderr: o.stderr,
+        dropped: o.dropped,
+    }
+}
+
+pub(crate) fn object(o: &wray_host::objects::ObjectInfo) -> api::ObjectInfo {
+    api::ObjectInfo {
+        id: o.id.to_string(),
+        size: u64::try_from(o.size).unwrap_or(u64::MAX),
+        location: o.location.to_string(),
+        holders: o.holders,
+    }
+}
+
+pub(crate) fn error(e: wray_host::node::state::ErrorInfo) -> api::ErrorInfo {
+    api::ErrorInfo {
+        time: e.time,
+        task_id: e.task_id,
+        function: e.function,
+        node_id: e.node_id,
+        kind: e.kind,
+        message: e.message,
+        causes: e
+            .causes
+            .into_iter()
+            .map(|c| api::CauseInfo {
+                task_id: c.task_id,
+                function: c.function,
+                kind: c.kind,
+                message: c.message,
+            })
+            .collect(),
+    }
+}
+
+pub(crate) fn job(j: wray_host::JobInfo) -> api::JobInfo {
+    api::JobInfo {
+        job_id: j.job_id,
+        component: j.component,
+        args: j.args,
+        status: match j.status {
+            wray_host::JobStatus::Pending => api::JobStatus::Pending,
+            wray_host::JobStatus::Running => api::JobStatus::Running,
+            wray_host::JobStatus::Succeeded => api::JobStatus::Succeeded,
+            wray_host::JobStatus::Failed => api::JobStatus::Failed,
+            wray_host::JobStatus::Stopped => api::JobStatus::Stopped,
+        },
+        message: j.message,
+        submitted_at: j.submitted_at,
+        start_time: j.start_time,
+        end_time: j.end_time,
+        driver_task: j.driver_task,
+        node_id: j.node_id,
+        log_bytes: j.log_bytes,
+        options: j.options,
+    }
+}
