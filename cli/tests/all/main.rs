@@ -3,6 +3,7 @@
 //! `examples/`).
 
 mod cli;
+mod hostile_node;
 mod jobs;
 mod microbench;
 mod node;

@@ -8,7 +8,7 @@ use crate::node_ops::StartedNode;
 use crate::support::{component, in_dir, success_stdout};
 
 /// Bytes of the regular files under `dir`, recursively.
-fn dir_bytes(dir: &Path) -> u64 {
+pub(crate) fn dir_bytes(dir: &Path) -> u64 {
     std::fs::read_dir(dir)
         .into_iter()
         .flatten()
@@ -23,7 +23,7 @@ fn dir_bytes(dir: &Path) -> u64 {
 
 /// Bytes of the regular files process `pid` holds open (deleted ones
 /// included: their space is used until they are closed).
-fn open_file_bytes(pid: u32) -> u64 {
+pub(crate) fn open_file_bytes(pid: u32) -> u64 {
     std::fs::read_dir(format!("/proc/{pid}/fd"))
         .into_iter()
         .flatten()
@@ -35,7 +35,7 @@ fn open_file_bytes(pid: u32) -> u64 {
 }
 
 /// The node's disk use: its directory and the files it holds open.
-fn disk_use(node: &StartedNode) -> u64 {
+pub(crate) fn disk_use(node: &StartedNode) -> u64 {
     dir_bytes(&node.dir) + open_file_bytes(node.pid)
 }
 

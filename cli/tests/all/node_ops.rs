@@ -218,8 +218,8 @@ fn a_draining_node_refuses_new_connections_at_once() {
         .set("Content-Type", "application/json");
     let in_flight = std::thread::spawn(move || call.send_string("[60000]").map(drop).is_ok());
     wait_for("the call to run", || {
-        let tasks = node.get("/v1/tasks");
-        tasks
+        let tasks = node.get("/v1/tasks?limit=1000");
+        tasks["tasks"]
             .as_array()
             .unwrap()
             .iter()

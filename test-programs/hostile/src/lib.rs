@@ -12,11 +12,13 @@
 //! | [`crashes`] | sizes and offsets past the store, counts that size allocations, windows past the kernel's mappings |
 //! | [`hangs`] | blocking calls past a time limit or a cancel, waits that cannot end, deadlocks, fork bombs |
 //! | [`leaks`] | host memory a guest can grow: spans, polls, inline objects, small objects, actors, objects naming themselves, guest memory across the node |
+//! | [`over_http`] | what a client of `wray start`'s HTTP API asks for: megabytes of output, millions of puts, results past an answer's bound |
 //! | [`trust`] | values another guest wrote, forged errors and ids, other jobs' objects, bogus windows, files outside `--dir` |
 
 mod crashes;
 mod hangs;
 mod leaks;
+mod over_http;
 mod raw;
 mod trust;
 
