@@ -174,6 +174,23 @@ pub enum JobStatus {
 }
 
 impl JobStatus {
+    /// Every status, in a job's order.
+    pub const ALL: [JobStatus; 5] = [
+        JobStatus::Pending,
+        JobStatus::Running,
+        JobStatus::Succeeded,
+        JobStatus::Failed,
+        JobStatus::Stopped,
+    ];
+
+    /// Whether the job has ended.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            JobStatus::Succeeded | JobStatus::Failed | JobStatus::Stopped
+        )
+    }
+
     /// Its name, as its JSON says it (`RUNNING`, ..).
     pub fn as_str(self) -> &'static str {
         match self {

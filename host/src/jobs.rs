@@ -26,7 +26,6 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
-use serde::{Deserialize, Serialize};
 use wray_control_plane::{JobId, TaskId};
 
 use crate::cancel_token::CancelToken;
@@ -68,84 +67,9 @@ impl Default for JobsConfig {
     }
 }
 
-/// Where a job is (Ray's `JobStatus`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum JobStatus {
-    /// Submitted; its driver has not started.
-    Pending,
-    /// Its driver runs.
-    Running,
-    /// `main` returned `Ok`.
-    Succeeded,
-    /// `main` returned an error, trapped, or ran past a limit (the job's
-    /// `timeout` included).
-    Failed,
-    /// Stopped by [`Jobs::stop`] (or the node's shutdown) before it ended.
-    Stopped,
-}
-
-impl JobStatus {
-    /// Every status, in a job's order.
-    pub const ALL: [JobStatus; 5] = [
-        JobStatus::Pending,
-        JobStatus::Running,
-        JobStatus::Succeeded,
-        JobStatus::Failed,
-        JobStatus::Stopped,
-    ];
-
-    /// Its name, as its JSON says it (`RUNNING`, ..).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            JobStatus::Pending => "PENDING",
-            JobStatus::Running => "RUNNING",
-            JobStatus::Succeeded => "SUCCEEDED",
-            JobStatus::Failed => "FAILED",
-            JobStatus::Stopped => "STOPPED",
-        }
-    }
-
-    /// Whether the job has ended.
-    pub fn is_terminal(self) -> bool {
-        matches!(
-            self,
-            JobStatus::Succeeded | JobStatus::Failed | JobStatus::Stopped
-        )
-    }
-}
-
-/// What [`Jobs`] knows of one job (the JSON of `GET /v1/jobs/{id}`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct JobInfo {
-    /// The job's id (16 hex digits).
-    pub job_id: String,
-    /// The component whose `main` it runs, as submitted: `name` (its
-    /// version current then) or `name@version`.
-    pub component: String,
-    /// `main`'s arguments.
-    pub args: Vec<String>,
-    /// Where it is.
-    pub status: JobStatus,
-    /// Why it failed or was stopped (`main`'s error, the trap or limit).
-    pub message: Option<String>,
-    /// When it was submitted, in seconds since the Unix epoch.
-    pub submitted_at: f64,
-    /// When its driver started (seconds since the Unix epoch).
-    pub start_time: Option<f64>,
-    /// When it ended (seconds since the Unix epoch).
-    pub end_time: Option<f64>,
-    /// The driver's task id (the root of every id the job makes).
-    pub driver_task: String,
-    /// The node running it.
-    pub node_id: String,
-    /// Bytes its guests wrote to stdout and stderr (dropped ones included).
-    pub log_bytes: u64,
-    /// Its options as submitted (directories, variables, resources,
-    /// timeout, metadata), at the top level of the JSON.
-    #[serde(flatten)]
-    pub options: JobOptions,
-}
+/// Where a job is, and what [`Jobs`] knows of one: the API's types
+/// (`GET /v1/jobs/{id}` answers a [`JobInfo`] as it is).
+pub use wray_api::jobs::{JobInfo, JobStatus};
 
 /// Why a [`Jobs`] call failed.
 #[derive(Debug, thiserror::Error)]

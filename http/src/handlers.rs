@@ -211,15 +211,7 @@ async fn dispatch(state: &State, r: Route<'_>, req: Request<Incoming>) -> Answer
         Route::Objects => crate::listings::objects(state, &query),
         Route::Errors => crate::listings::errors(state, &query),
         Route::Timeline => json(StatusCode::OK, &node.timeline()),
-        Route::ListJobs => {
-            let jobs: Vec<wray_api::JobInfo> = state
-                .jobs
-                .list()
-                .into_iter()
-                .map(crate::wire::job)
-                .collect();
-            json(StatusCode::OK, &jobs)
-        }
+        Route::ListJobs => json(StatusCode::OK, &state.jobs.list()),
         Route::SubmitJob => {
             let body = read_body(req, limit, timeout).await?;
             let info = crate::jobs::submit(&state.jobs, node, &body)?;
@@ -227,8 +219,7 @@ async fn dispatch(state: &State, r: Route<'_>, req: Request<Incoming>) -> Answer
         }
         Route::GetJob(id) => {
             let info = state.jobs.info(crate::jobs::parse_job(&id)?);
-            let info = crate::wire::job(info.map_err(crate::jobs::job_error)?);
-            json(StatusCode::OK, &info)
+            json(StatusCode::OK, &info.map_err(crate::jobs::job_error)?)
         }
         Route::DeleteJob(id) => {
             state

@@ -59,7 +59,7 @@ pub(crate) fn submit(
     // be remote: off the async threads.
     let info = tokio::task::block_in_place(|| jobs.submit_with(node, &component, args, options))
         .map_err(job_error)?;
-    Ok(crate::wire::job(info))
+    Ok(info)
 }
 
 /// The id in a job route.

@@ -143,26 +143,3 @@ pub(crate) fn error(e: wray_host::node::state::ErrorInfo) -> api::ErrorInfo {
             .collect(),
     }
 }
-
-pub(crate) fn job(j: wray_host::JobInfo) -> api::JobInfo {
-    api::JobInfo {
-        job_id: j.job_id,
-        component: j.component,
-        args: j.args,
-        status: match j.status {
-            wray_host::JobStatus::Pending => api::JobStatus::Pending,
-            wray_host::JobStatus::Running => api::JobStatus::Running,
-            wray_host::JobStatus::Succeeded => api::JobStatus::Succeeded,
-            wray_host::JobStatus::Failed => api::JobStatus::Failed,
-            wray_host::JobStatus::Stopped => api::JobStatus::Stopped,
-        },
-        message: j.message,
-        submitted_at: j.submitted_at,
-        start_time: j.start_time,
-        end_time: j.end_time,
-        driver_task: j.driver_task,
-        node_id: j.node_id,
-        log_bytes: j.log_bytes,
-        options: j.options,
-    }
-}

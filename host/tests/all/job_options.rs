@@ -11,6 +11,7 @@ use wray_bench::wordcount::count_dir;
 use wray_host::resources::StaticGpus;
 use wray_host::{JobDir, JobError, JobInfo, JobOptions, JobStatus, Jobs, Node, NodeConfig, Stdio};
 
+use crate::jobs::ended;
 use crate::support::{component, small_tree};
 
 /// A node with `cpus` CPUs, `gpus` made-up GPUs, custom resources
@@ -42,20 +43,6 @@ fn dir(host: &Path, guest: &str) -> JobDir {
     JobDir {
         host: host.to_string_lossy().into_owned(),
         guest: guest.into(),
-    }
-}
-
-/// Waits (up to 60 s) for job `info` to end; its last info.
-fn ended(jobs: &Jobs, info: &JobInfo) -> JobInfo {
-    let job = info.job_id.parse().expect("a job id");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let now = jobs.info(job).expect("the job is remembered");
-        if now.status.is_terminal() {
-            return now;
-        }
-        assert!(Instant::now() < deadline, "job still {:?}", now.status);
-        std::thread::sleep(Duration::from_millis(10));
     }
 }
 

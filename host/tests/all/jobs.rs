@@ -27,7 +27,7 @@ fn args(a: &[&str]) -> Vec<String> {
 }
 
 /// Waits (up to 60 s) for job `info` to end; its last info.
-fn ended(jobs: &Jobs, info: &JobInfo) -> JobInfo {
+pub(crate) fn ended(jobs: &Jobs, info: &JobInfo) -> JobInfo {
     let job = info.job_id.parse().expect("a job id");
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {

@@ -7,12 +7,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use wray_host::{Node, NodeConfig};
-use wray_http::{HttpConfig, Server};
+use wray_http::HttpConfig;
 
-use super::{authed, code, components, deploy, get_at, post, TOKEN};
+use super::{authed, code, components, deploy, get_at, post, serve_node};
 
 /// A node of its own whose jobs may read under `allow`, served on a
-/// loopback port (port 0, read back) with [`TOKEN`]; its URL.
+/// loopback port (port 0, read back) with the tests' token; its URL.
 fn serve_allowing(allow: &Path) -> String {
     let node: &'static Node = Box::leak(Box::new(
         Node::start(NodeConfig {
@@ -22,26 +22,7 @@ fn serve_allowing(allow: &Path) -> String {
         })
         .expect("node starts"),
     ));
-    let config = HttpConfig {
-        bind: "127.0.0.1:0".parse().expect("address"),
-        token: Some(TOKEN.into()),
-        ..HttpConfig::default()
-    };
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("runtime");
-        rt.block_on(async move {
-            let server = Server::bind(node, config).await.expect("binds");
-            tx.send(server.local_addr().expect("address"))
-                .expect("send");
-            server.serve(std::future::pending()).await;
-        });
-    });
-    format!("http://{}", rx.recv().expect("server address"))
+    format!("http://{}", serve_node(node, HttpConfig::default()))
 }
 
 /// `POST {url}/v1/jobs` with `body`.
