@@ -1,7 +1,7 @@
 //! Deserializers for a job's lists and maps that refuse the entry past
 //! their bound as they read it, before it is stored: a client's body
-//! never sizes a table past the bound (`#[serde(deserialize_with =
-//! "crate::bounded::env")]` and the like, on [`JobOptions`] and
+//! never sizes a table past the bound ([`list`] and [`map`], behind the
+//! `deserialize_with` readers of [`JobOptions`](crate::JobOptions) and
 //! [`SubmitJob`](crate::SubmitJob)).
 
 use std::collections::BTreeMap;
@@ -10,52 +10,31 @@ use std::marker::PhantomData;
 
 use serde::de::{Deserialize, Deserializer, Error, MapAccess, SeqAccess, Visitor};
 
-#[cfg(doc)]
-use crate::jobs::JobOptions;
-use crate::jobs::{JobDir, MAX_JOB_DIRS, MAX_JOB_ENV_VARS, MAX_JOB_METADATA, MAX_JOB_RESOURCES};
-
-/// The most arguments a job may have (each also counts toward
-/// [`MAX_JOB_ARGS_BYTES`](crate::jobs::MAX_JOB_ARGS_BYTES)).
-pub const MAX_JOB_ARGS: usize = 4096;
-
-/// `main`'s arguments: at most [`MAX_JOB_ARGS`].
+/// A JSON array of at most `max` items: `field` and `what` name them in
+/// the error past it (`` `args` has more than 4096 arguments ``).
 ///
 /// # Errors
 /// Past the bound, naming it; as the deserializer.
-pub fn args<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
-    d.deserialize_seq(List::new("`args`", "arguments", MAX_JOB_ARGS))
+pub fn list<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+    field: &'static str,
+    what: &'static str,
+    max: usize,
+) -> Result<Vec<T>, D::Error> {
+    d.deserialize_seq(List::new(field, what, max))
 }
 
-/// A job's directories: at most [`MAX_JOB_DIRS`].
+/// A JSON object of at most `max` entries, named as [`list`]'s.
 ///
 /// # Errors
 /// Past the bound, naming it; as the deserializer.
-pub fn dirs<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<JobDir>, D::Error> {
-    d.deserialize_seq(List::new("`dirs`", "directories", MAX_JOB_DIRS))
-}
-
-/// A job's environment variables: at most [`MAX_JOB_ENV_VARS`].
-///
-/// # Errors
-/// Past the bound, naming it; as the deserializer.
-pub fn env<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, String>, D::Error> {
-    d.deserialize_map(Map::new("`env`", "variables", MAX_JOB_ENV_VARS))
-}
-
-/// A job's metadata: at most [`MAX_JOB_METADATA`] entries.
-///
-/// # Errors
-/// Past the bound, naming it; as the deserializer.
-pub fn metadata<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, String>, D::Error> {
-    d.deserialize_map(Map::new("`metadata`", "entries", MAX_JOB_METADATA))
-}
-
-/// The driver's custom resources: at most [`MAX_JOB_RESOURCES`].
-///
-/// # Errors
-/// Past the bound, naming it; as the deserializer.
-pub fn resources<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, f64>, D::Error> {
-    d.deserialize_map(Map::new("`resources`", "resources", MAX_JOB_RESOURCES))
+pub fn map<'de, D: Deserializer<'de>, V: Deserialize<'de>>(
+    d: D,
+    field: &'static str,
+    what: &'static str,
+    max: usize,
+) -> Result<BTreeMap<String, V>, D::Error> {
+    d.deserialize_map(Map::new(field, what, max))
 }
 
 /// What the bound is on, for its error.
@@ -149,6 +128,16 @@ impl<'de, V: Deserialize<'de>> Visitor<'de> for Map<V> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::jobs::{MAX_JOB_ARGS, MAX_JOB_ENV_VARS};
+
+    fn env<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, String>, D::Error> {
+        map(d, "`env`", "variables", MAX_JOB_ENV_VARS)
+    }
+
+    fn args<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+        list(d, "`args`", "arguments", MAX_JOB_ARGS)
+    }
 
     #[derive(Debug, serde::Deserialize)]
     struct Body {

@@ -39,6 +39,50 @@ pub const MAX_JOB_METADATA_BYTES: usize = 16 << 10;
 /// custom resources, `wray_host::bounds::MAX_CUSTOM_RESOURCES`).
 pub const MAX_JOB_RESOURCES: usize = 256;
 
+/// The readers of a job's lists and maps, each stopping at its bound
+/// ([`crate::bounded`]).
+mod read {
+    use std::collections::BTreeMap;
+
+    use serde::Deserializer;
+
+    use super::{
+        JobDir, MAX_JOB_ARGS, MAX_JOB_DIRS, MAX_JOB_ENV_VARS, MAX_JOB_METADATA, MAX_JOB_RESOURCES,
+    };
+    use crate::bounded::{list, map};
+
+    /// `main`'s arguments: at most [`MAX_JOB_ARGS`].
+    pub(super) fn args<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+        list(d, "`args`", "arguments", MAX_JOB_ARGS)
+    }
+
+    /// A job's directories: at most [`MAX_JOB_DIRS`].
+    pub(super) fn dirs<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<JobDir>, D::Error> {
+        list(d, "`dirs`", "directories", MAX_JOB_DIRS)
+    }
+
+    /// A job's environment variables: at most [`MAX_JOB_ENV_VARS`].
+    pub(super) fn env<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<BTreeMap<String, String>, D::Error> {
+        map(d, "`env`", "variables", MAX_JOB_ENV_VARS)
+    }
+
+    /// A job's metadata: at most [`MAX_JOB_METADATA`] entries.
+    pub(super) fn metadata<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<BTreeMap<String, String>, D::Error> {
+        map(d, "`metadata`", "entries", MAX_JOB_METADATA)
+    }
+
+    /// The driver's custom resources: at most [`MAX_JOB_RESOURCES`].
+    pub(super) fn resources<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<BTreeMap<String, f64>, D::Error> {
+        map(d, "`resources`", "resources", MAX_JOB_RESOURCES)
+    }
+}
+
 /// `POST /v1/jobs`'s body. Only `component` is required; a field it does
 /// not know is refused. The answer is the job's [`JobInfo`], which repeats
 /// the options.
@@ -49,21 +93,21 @@ pub struct SubmitJob {
     /// version) or `name@version` (a version the function table keeps).
     pub component: String,
     /// `main`'s arguments (at most 4,096, 64 KiB in all).
-    #[serde(default, deserialize_with = "crate::bounded::args")]
+    #[serde(default, deserialize_with = "read::args")]
     pub args: Vec<String>,
     /// Host directories the job's guests read, read-only, each inside one
     /// the node allows (`wray start --allow-dir`).
     #[serde(
         default,
         skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "crate::bounded::dirs"
+        deserialize_with = "read::dirs"
     )]
     pub dirs: Vec<JobDir>,
     /// Environment variables of the job's guests.
     #[serde(
         default,
         skip_serializing_if = "BTreeMap::is_empty",
-        deserialize_with = "crate::bounded::env"
+        deserialize_with = "read::env"
     )]
     pub env: BTreeMap<String, String>,
     /// CPUs the driver waits for and holds (fractional).
@@ -76,7 +120,7 @@ pub struct SubmitJob {
     #[serde(
         default,
         skip_serializing_if = "BTreeMap::is_empty",
-        deserialize_with = "crate::bounded::resources"
+        deserialize_with = "read::resources"
     )]
     pub resources: BTreeMap<String, f64>,
     /// Seconds the whole job may take from its submission.
@@ -86,7 +130,7 @@ pub struct SubmitJob {
     #[serde(
         default,
         skip_serializing_if = "BTreeMap::is_empty",
-        deserialize_with = "crate::bounded::metadata"
+        deserialize_with = "read::metadata"
     )]
     pub metadata: BTreeMap<String, String>,
 }
@@ -129,11 +173,11 @@ pub struct JobDir {
 pub struct JobOptions {
     /// Directories the job's driver, tasks and actors read, read-only (at
     /// most [`MAX_JOB_DIRS`]).
-    #[serde(default, deserialize_with = "crate::bounded::dirs")]
+    #[serde(default, deserialize_with = "read::dirs")]
     pub dirs: Vec<JobDir>,
     /// Environment variables of the job's guests (at most
     /// [`MAX_JOB_ENV_VARS`], [`MAX_JOB_ENV_BYTES`] in all).
-    #[serde(default, deserialize_with = "crate::bounded::env")]
+    #[serde(default, deserialize_with = "read::env")]
     pub env: BTreeMap<String, String>,
     /// CPUs the driver holds while it runs (fractional; given back while
     /// it waits in `get`, as a task's are); none by default.
@@ -144,7 +188,7 @@ pub struct JobOptions {
     pub num_gpus: Option<f64>,
     /// Custom resources the driver holds while it runs, by name (at most
     /// [`MAX_JOB_RESOURCES`]).
-    #[serde(default, deserialize_with = "crate::bounded::resources")]
+    #[serde(default, deserialize_with = "read::resources")]
     pub resources: BTreeMap<String, f64>,
     /// Seconds the whole job may take from its submission (waiting for
     /// its resources included), above 0 and at most a year; past it the
@@ -153,7 +197,7 @@ pub struct JobOptions {
     pub timeout: Option<f64>,
     /// The client's own labels, kept and shown back (at most
     /// [`MAX_JOB_METADATA`] entries, [`MAX_JOB_METADATA_BYTES`] in all).
-    #[serde(default, deserialize_with = "crate::bounded::metadata")]
+    #[serde(default, deserialize_with = "read::metadata")]
     pub metadata: BTreeMap<String, String>,
 }
 

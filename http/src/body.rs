@@ -1,5 +1,7 @@
 //! The body of every answer: whole (one buffer, or several sent one after
-//! another without being joined), or a job's log as it grows.
+//! another without being joined), or a job's log as it grows; the answers
+//! handlers make of them ([`Answer`], [`json`]); and a request's body,
+//! read within its bounds ([`read_body`]).
 //!
 //! A value from the object store is answered without a copy: its bytes
 //! become a [`Bytes`] that keeps the store's object alive
@@ -11,11 +13,16 @@ use std::convert::Infallible;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use bytes::Bytes;
-use http_body_util::Full;
-use hyper::body::{Body, Frame, SizeHint};
+use std::time::Duration;
 
-use crate::jobs::LogStream;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::{Body, Frame, Incoming, SizeHint};
+use hyper::header::{HeaderValue, CONTENT_LENGTH, CONTENT_TYPE};
+use hyper::{Request, Response, StatusCode};
+
+use crate::error::ApiError;
+use crate::log_stream::LogStream;
 
 /// An answer's body.
 pub(crate) enum ResponseBody {
@@ -92,6 +99,79 @@ impl Body for ResponseBody {
             ResponseBody::Chunks(c) => SizeHint::with_exact(c.len),
         }
     }
+}
+
+/// A handler's answer.
+pub(crate) type Answer = Result<Response<ResponseBody>, ApiError>;
+
+/// Reads `req`'s body: at most `limit` bytes within `timeout`.
+pub(crate) async fn read_body(
+    req: Request<Incoming>,
+    limit: usize,
+    timeout: Duration,
+) -> Result<Bytes, ApiError> {
+    let too_large = |n: String| {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body_too_large",
+            format!("the body has {n} bytes, the most this route takes is {limit}"),
+        )
+    };
+    if let Some(len) = req
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        if len > u64::try_from(limit).unwrap_or(u64::MAX) {
+            return Err(too_large(len.to_string()));
+        }
+    }
+    let body = Limited::new(req.into_body(), limit);
+    match tokio::time::timeout(timeout, body.collect()).await {
+        Err(_) => Err(ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "body_timeout",
+            format!("the body did not arrive within {} s", timeout.as_secs()),
+        )),
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
+            Err(too_large("more than that".into()))
+        }
+        Ok(Err(e)) => Err(ApiError::bad_request(
+            "bad_body",
+            format!("reading the body: {e}"),
+        )),
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+    }
+}
+
+/// 500 `encoding`: a value that would not encode (a host bug).
+pub(crate) fn encoding(e: serde_json::Error) -> ApiError {
+    ApiError::new(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "encoding",
+        format!("encoding the answer: {e}"),
+    )
+}
+
+/// `value` as a JSON answer of `status`.
+pub(crate) fn json(status: StatusCode, value: &impl serde::Serialize) -> Answer {
+    let body = serde_json::to_vec(value).map_err(encoding)?;
+    Ok(body_response(status, "application/json", Bytes::from(body)))
+}
+
+/// An answer of `status` whose body is `body`, of `content_type`.
+pub(crate) fn body_response(
+    status: StatusCode,
+    content_type: &'static str,
+    body: Bytes,
+) -> Response<ResponseBody> {
+    let mut response = Response::new(ResponseBody::from(Full::new(body)));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
 }
 
 #[cfg(test)]

@@ -19,10 +19,11 @@ use wray_host::proto::{Arg, Codec, LimitOptions, Payload, TaskOptions};
 use wray_host::{ActorId, FunctionRecord, ObjectId, Session, SharedValue, TaskError};
 
 use crate::body::ResponseBody;
+use crate::body::{body_response, json, Answer};
 use crate::error::ApiError;
-use crate::handlers::{body_response, json, Answer, State};
 use crate::kept::{KeptActor, Purpose};
 use crate::query::Query;
+use crate::state::State;
 
 /// `body` as a JSON array of arguments for `params` parameters of `what`;
 /// an empty body (or only whitespace) is `[]`.

@@ -10,50 +10,20 @@
 //! threads.)
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
-use hyper::header::{HeaderValue, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE};
+use hyper::header::AUTHORIZATION;
 use hyper::{Request, Response, StatusCode};
-use tokio::sync::Semaphore;
-use wray_host::{Jobs, Node};
+use wray_host::Node;
 
-use crate::body::ResponseBody;
+use crate::body::{body_response, json, read_body, Answer, ResponseBody};
 use crate::config::HttpConfig;
 use crate::error::ApiError;
-use crate::kept::Kept;
-use crate::metrics::Metrics;
 use crate::query::Query;
 use crate::routes::{route, Route};
-
-/// What every request's handler reaches.
-pub(crate) struct State {
-    pub(crate) node: &'static Node,
-    pub(crate) config: HttpConfig,
-    pub(crate) kept: Kept,
-    pub(crate) inflight: Semaphore,
-    pub(crate) metrics: Metrics,
-    /// Jobs submitted over HTTP.
-    pub(crate) jobs: Jobs,
-}
-
-impl State {
-    pub(crate) fn new(node: &'static Node, config: HttpConfig) -> Self {
-        State {
-            node,
-            kept: Kept::new(config.max_kept, config.kept_ttl),
-            inflight: Semaphore::new(config.max_inflight),
-            metrics: Metrics::default(),
-            jobs: Jobs::new(config.jobs.clone()),
-            config,
-        }
-    }
-}
-
-/// A handler's answer.
-pub(crate) type Answer = Result<Response<ResponseBody>, ApiError>;
+pub(crate) use crate::state::State;
 
 /// Answers `req`: never an `Err`, never a panic on anything a client sends.
 pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Response<ResponseBody> {
@@ -276,76 +246,6 @@ fn task_logs(node: &Node, id: &str) -> Answer {
         )
     })?;
     json(StatusCode::OK, &crate::wire::task_logs(output))
-}
-
-/// Reads `req`'s body: at most `limit` bytes within `timeout`.
-pub(crate) async fn read_body(
-    req: Request<Incoming>,
-    limit: usize,
-    timeout: Duration,
-) -> Result<Bytes, ApiError> {
-    let too_large = |n: String| {
-        ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "body_too_large",
-            format!("the body has {n} bytes, the most this route takes is {limit}"),
-        )
-    };
-    if let Some(len) = req
-        .headers()
-        .get(CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok())
-    {
-        if len > u64::try_from(limit).unwrap_or(u64::MAX) {
-            return Err(too_large(len.to_string()));
-        }
-    }
-    let body = Limited::new(req.into_body(), limit);
-    match tokio::time::timeout(timeout, body.collect()).await {
-        Err(_) => Err(ApiError::new(
-            StatusCode::REQUEST_TIMEOUT,
-            "body_timeout",
-            format!("the body did not arrive within {} s", timeout.as_secs()),
-        )),
-        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
-            Err(too_large("more than that".into()))
-        }
-        Ok(Err(e)) => Err(ApiError::bad_request(
-            "bad_body",
-            format!("reading the body: {e}"),
-        )),
-        Ok(Ok(collected)) => Ok(collected.to_bytes()),
-    }
-}
-
-/// 500 `encoding`: a value that would not encode (a host bug).
-pub(crate) fn encoding(e: serde_json::Error) -> ApiError {
-    ApiError::new(
-        StatusCode::INTERNAL_SERVER_ERROR,
-        "encoding",
-        format!("encoding the answer: {e}"),
-    )
-}
-
-/// `value` as a JSON answer of `status`.
-pub(crate) fn json(status: StatusCode, value: &impl serde::Serialize) -> Answer {
-    let body = serde_json::to_vec(value).map_err(encoding)?;
-    Ok(body_response(status, "application/json", Bytes::from(body)))
-}
-
-/// An answer of `status` whose body is `body`, of `content_type`.
-pub(crate) fn body_response(
-    status: StatusCode,
-    content_type: &'static str,
-    body: Bytes,
-) -> Response<ResponseBody> {
-    let mut response = Response::new(ResponseBody::from(Full::new(body)));
-    *response.status_mut() = status;
-    response
-        .headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
-    response
 }
 
 #[cfg(test)]

@@ -29,7 +29,10 @@
 //! - `versions`: calls to a kept version (`app@3`) and rollback.
 //! - `kept`: the sessions an answer outlives (async invocations, actors),
 //!   bounded in number and time.
-//! - `body`: answers' bodies: whole, in pieces, or a log as it grows.
+//! - `state`: what every handler reaches (the node, the configuration,
+//!   the kept sessions, the metrics, the jobs).
+//! - `body`: answers' bodies: whole, in pieces, or a log as it grows
+//!   (`log_stream`); a JSON answer; a request's body read within bounds.
 //! - `wire`: the node's types as the API's.
 //! - [`error`]: the JSON error every 4xx and 5xx answers with.
 //! - `metrics`: Prometheus text for `GET /metrics`.
@@ -48,11 +51,13 @@ mod handlers;
 mod jobs;
 mod kept;
 mod listings;
+mod log_stream;
 mod metrics;
 pub mod openapi;
 mod query;
 pub mod routes;
 pub mod server;
+mod state;
 pub mod tls;
 mod versions;
 mod wire;

@@ -14,10 +14,11 @@ use wray_api::View;
 use wray_control_plane::{check_name, NAME_RULE};
 use wray_host::ComponentVersion;
 
+use crate::body::{json, read_body, Answer};
 use crate::calls::unknown_component;
 use crate::error::ApiError;
-use crate::handlers::{json, read_body, Answer, State};
 use crate::query::Query;
+use crate::state::State;
 
 /// 400 `bad_name` unless `name` follows the one name rule.
 fn checked_name(name: &str) -> Result<(), ApiError> {

@@ -23,7 +23,8 @@ use tokio_rustls::TlsAcceptor;
 use wray_host::Node;
 
 use crate::config::HttpConfig;
-use crate::handlers::{handle, State};
+use crate::handlers::handle;
+use crate::state::State;
 use crate::tls::TlsError;
 
 /// Why the server cannot start.

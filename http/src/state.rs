@@ -1,0 +1,34 @@
+//! [`State`]: what every request's handler reaches (the node, the
+//! server's configuration, the sessions kept for later answers, the
+//! metrics and the jobs).
+
+use tokio::sync::Semaphore;
+use wray_host::{Jobs, Node};
+
+use crate::config::HttpConfig;
+use crate::kept::Kept;
+use crate::metrics::Metrics;
+
+/// What every request's handler reaches.
+pub(crate) struct State {
+    pub(crate) node: &'static Node,
+    pub(crate) config: HttpConfig,
+    pub(crate) kept: Kept,
+    pub(crate) inflight: Semaphore,
+    pub(crate) metrics: Metrics,
+    /// Jobs submitted over HTTP.
+    pub(crate) jobs: Jobs,
+}
+
+impl State {
+    pub(crate) fn new(node: &'static Node, config: HttpConfig) -> Self {
+        State {
+            node,
+            kept: Kept::new(config.max_kept, config.kept_ttl),
+            inflight: Semaphore::new(config.max_inflight),
+            metrics: Metrics::default(),
+            jobs: Jobs::new(config.jobs.clone()),
+            config,
+        }
+    }
+}
