@@ -394,6 +394,10 @@ pub struct CallArgs {
     /// Seconds to wait for the result.
     #[arg(long)]
     timeout: Option<f64>,
+    /// Also print the call's task id to stderr (`task ID`): what the
+    /// guest wrote is `wray logs ID`.
+    #[arg(long)]
+    task_id: bool,
     #[command(flatten)]
     node: NodeArg,
 }
@@ -418,12 +422,18 @@ pub fn call(args: CallArgs) -> anyhow::Result<ExitCode> {
         query.to_query()
     );
     // The arguments and the result pass as text: numbers stay exact.
-    let body = client.answer(
+    let response = client.response(
         client
             .request("POST", &path)
             .set("Content-Type", "application/json")
             .send_string(&args.json),
     )?;
+    if args.task_id {
+        if let Some(task) = response.header(wray_api::TASK_ID_HEADER) {
+            eprintln!("task {task}");
+        }
+    }
+    let body = response.into_string()?;
     println!("{body}");
     Ok(ExitCode::SUCCESS)
 }

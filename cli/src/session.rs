@@ -240,24 +240,46 @@ impl Session {
     }
 }
 
-/// `--session DIR`: which session a listing command reads.
+/// `--session DIR` or `--node DIR|ID`: which session a listing command
+/// reads.
 #[derive(Args)]
 pub struct SessionArg {
     /// Session directory: a `wray run`'s, or a `wray start` node's
     /// directory (default: the latest started).
     #[arg(long, value_name = "DIR")]
     session: Option<PathBuf>,
+    /// A `wray start` node on this machine: its directory, or its process
+    /// id or node id (its session is its directory).
+    #[arg(long = "node", value_name = "DIR|ID", conflicts_with = "session")]
+    node: Option<String>,
 }
 
 impl SessionArg {
     /// The session in `dir`.
     pub fn at(dir: PathBuf) -> Self {
-        Self { session: Some(dir) }
+        Self {
+            session: Some(dir),
+            node: None,
+        }
     }
 
-    /// The session directory.
+    /// The session directory: `--session`, `--node`'s directory, or the
+    /// latest.
+    ///
+    /// # Errors
+    /// A `--node` that names no node on this machine.
+    fn resolve(&self) -> anyhow::Result<PathBuf> {
+        match (&self.session, &self.node) {
+            (Some(dir), _) => Ok(dir.clone()),
+            (None, Some(node)) => crate::node_dir::resolve(node),
+            (None, None) => Ok(latest()),
+        }
+    }
+
+    /// The session directory (the latest when `--node` names none: every
+    /// command reads a file with [`SessionArg::read`] first, which says so).
     pub fn dir(&self) -> PathBuf {
-        self.session.clone().unwrap_or_else(latest)
+        self.resolve().unwrap_or_else(|_| latest())
     }
 
     /// The process that publishes the session, when it says; whether it
@@ -294,7 +316,7 @@ impl SessionArg {
     /// # Errors
     /// No such file (no session yet), or not JSON.
     pub fn read(&self, name: &str) -> anyhow::Result<serde_json::Value> {
-        let file = self.dir().join(name);
+        let file = self.resolve()?.join(name);
         let text = std::fs::read_to_string(&file)
             .with_context(|| format!("no {name} at {} (has `wray run` run?)", file.display()))?;
         serde_json::from_str(&text).with_context(|| format!("{} is not JSON", file.display()))

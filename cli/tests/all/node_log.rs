@@ -152,6 +152,15 @@ fn a_guest_printing_megabytes_over_http_leaves_a_bounded_log_and_disk_and_its_ou
         )),
         "no marker for {last}"
     );
+    // `wray call --task-id` names the task whose output `wray logs` shows.
+    let out = node.run(&["call", "api/shout", "--json", "[\"cli\"]", "--task-id"]);
+    assert_eq!(success_stdout(&out).trim(), "3");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let task = err
+        .strip_prefix("task ")
+        .map(str::trim)
+        .unwrap_or_else(|| panic!("no task id in {err:?}"));
+    assert_eq!(success_stdout(&node.run(&["logs", task])), "task cli\n");
     // An id the node keeps nothing of.
     let out = node.run(&["logs", &"0".repeat(32)]);
     let err = String::from_utf8_lossy(&out.stderr);

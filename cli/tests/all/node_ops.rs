@@ -288,6 +288,13 @@ fn every_command_selects_a_node_by_directory_process_id_node_id_or_address() {
     assert!(stderr(&out).contains("no output of task"), "{out:?}");
     let dir_name = format!("node-{}", a.pid);
     assert!(success_stdout(&run(&["functions", "--node", &dir_name])).contains("mb version 1"));
+    // The session readers take the node too.
+    for node in [a.node_id.as_str(), a_dir, &b.pid.to_string()] {
+        let out = run(&["tasks", "--node", node]);
+        assert!(success_stdout(&out).ends_with(" tasks\n"), "{out:?}");
+    }
+    let out = run(&["errors", "--node", "nosuchnode"]);
+    assert!(stderr(&out).contains("--node nosuchnode"), "{out:?}");
     assert!(success_stdout(&a.run(&["job", "list"])).ends_with("0 jobs\n"));
     success_stdout(&a.run(&["undeploy", "mb"]));
     assert!(success_stdout(&a.run(&["functions"])).ends_with("0 components\n"));

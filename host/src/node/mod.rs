@@ -226,7 +226,10 @@ impl Node {
         self.sched.shutdown.cancel();
         let left = self.exec.workers.close(SHUTDOWN_GRACE);
         if left > 0 {
-            tracing::error!("{left} worker threads still running after {SHUTDOWN_GRACE:?}");
+            tracing::error!(
+                "{left} worker threads still running after {} s",
+                SHUTDOWN_GRACE.as_secs()
+            );
         }
         drop(self.sched.actors.drain());
         let instances = std::mem::take(&mut *self.exec.instances.lock());
