@@ -218,6 +218,9 @@ fn foreground(args: &StartArgs) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     // A node before with this process id was killed: its files are stale.
     node_dir::remove_running_files(&dir);
+    // Watched before the node says it serves: a SIGTERM sent as soon as
+    // `wray start` returns drains the node rather than killing it.
+    let signals = Signals::new([SIGINT, SIGTERM]);
     let started = node_log::init(&dir, &args.log).and_then(|()| serve(args, &dir));
     let started = match started {
         Ok(started) => started,
@@ -234,7 +237,7 @@ fn foreground(args: &StartArgs) -> anyhow::Result<ExitCode> {
     if args.detach_when_started {
         detach();
     }
-    started.run(&dir, Duration::from_secs(args.grace));
+    started.run(&dir, Duration::from_secs(args.grace), signals);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -309,9 +312,10 @@ fn serve(args: &StartArgs, dir: &Path) -> anyhow::Result<Started> {
 }
 
 impl Started {
-    /// Serves until SIGTERM or SIGINT, drains (up to `grace`), removes the
-    /// running files of `dir` and shuts the node down.
-    fn run(self, dir: &Path, grace: Duration) {
+    /// Serves until SIGTERM or SIGINT (`signals`, registered before the
+    /// node said it serves), drains (up to `grace`), removes the running
+    /// files of `dir` and shuts the node down.
+    fn run(self, dir: &Path, grace: Duration, signals: std::io::Result<Signals>) {
         let Started {
             runtime,
             node,
@@ -319,7 +323,7 @@ impl Started {
             session,
         } = self;
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<i32>();
-        let signal_handle = match Signals::new([SIGINT, SIGTERM]) {
+        let signal_handle = match signals {
             Ok(mut signals) => {
                 let handle = signals.handle();
                 let watcher = std::thread::Builder::new()

@@ -7,9 +7,11 @@
 //! `process.json` (its process id and start time, so that readers can tell
 //! whether it still runs) once, and every second, and once more when the
 //! node stops,
-//! - rewrites `objects.json` and `state.json` (nodes, resources, exact task
+//! - rewrites `objects.json` (the first [`LISTED_OBJECTS`] objects by id,
+//!   and how many there are) and `state.json` (nodes, resources, exact task
 //!   counts by state, errors, and at most [`LIVE_TASKS`] pending and running
-//!   tasks), whose cost does not grow with the tasks that finished;
+//!   tasks), whose cost grows neither with the tasks that finished nor
+//!   with the objects held;
 //! - appends the tasks finished since to `tasks-<n>.jsonl`, one
 //!   [`TaskRow`] a line: a file holds [`SEGMENT_TASKS`] rows, then the next
 //!   begins and the one before the last is removed, so that the directory
@@ -40,6 +42,10 @@ use crate::process::ProcessRef;
 /// Pending and running tasks listed in `state.json`.
 pub const LIVE_TASKS: usize = 1000;
 
+/// Objects listed in `objects.json` (about 1 MB of JSON): a node holding
+/// millions would otherwise rewrite gigabytes every second.
+pub const LISTED_OBJECTS: usize = 10_000;
+
 /// Finished tasks per `tasks-<n>.jsonl` file.
 pub const SEGMENT_TASKS: u64 = MAX_FINISHED_TASKS as u64 / 2;
 
@@ -59,9 +65,10 @@ pub fn run_dir() -> PathBuf {
 /// The file naming the process that publishes a session.
 const PROCESS_FILE: &str = "process.json";
 
-/// The objects as JSON: `[{"id", "size", "location", "holders"}]`.
-fn to_json(objects: &[ObjectInfo]) -> serde_json::Value {
-    serde_json::to_value(objects).unwrap_or_default()
+/// The objects as JSON: `{"objects": [{"id", "size", "location",
+/// "holders"}], "total": N}`.
+fn to_json((objects, total): &(Vec<ObjectInfo>, usize)) -> serde_json::Value {
+    serde_json::json!({ "objects": objects, "total": total })
 }
 
 fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
@@ -199,7 +206,7 @@ impl Session {
             tracing::warn!("cannot link {}: {e}", link.display());
         }
         let (stop, stopped) = mpsc::channel::<()>();
-        let objects = node.objects_source();
+        let objects = node.objects_source(LISTED_OBJECTS);
         let status = node.status_source(LIVE_TASKS);
         let finished = node.finished_source();
         let (file, state_file) = (dir.join("objects.json"), dir.join("state.json"));
@@ -215,14 +222,17 @@ impl Session {
             }
             let _ = write_atomically(&state_file, &state.to_string());
         };
+        // Once before it returns, so that the session is readable (and a
+        // node killed at once still has a state to be shown dead with).
+        publish();
         let thread = std::thread::Builder::new()
             .name("wray-session".into())
             .spawn(move || loop {
-                publish();
                 if stopped.recv_timeout(Duration::from_secs(1)) != Err(RecvTimeoutError::Timeout) {
                     publish();
                     break;
                 }
+                publish();
             })
             .ok();
         Some(Self {
@@ -332,9 +342,10 @@ pub type ObjectsArgs = SessionArg;
 /// No session, or an unreadable `objects.json`.
 pub fn objects(args: ObjectsArgs) -> anyhow::Result<()> {
     let listing = args.read("objects.json")?;
-    let all = listing
+    let all = listing["objects"]
         .as_array()
         .context("objects.json is not an object listing")?;
+    let total = listing["total"].as_u64().unwrap_or(all.len() as u64);
     println!(
         "{:<40}  {:>12}  {:<13}  {:>7}",
         "OBJECT ID", "SIZE", "LOCATION", "HOLDERS"
@@ -348,6 +359,10 @@ pub fn objects(args: ObjectsArgs) -> anyhow::Result<()> {
             o["holders"].as_u64().unwrap_or(0)
         );
     }
-    println!("{} objects", all.len());
+    if total > all.len() as u64 {
+        println!("{total} objects (the first {} by id listed)", all.len());
+    } else {
+        println!("{total} objects");
+    }
     Ok(())
 }

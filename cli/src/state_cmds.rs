@@ -85,7 +85,26 @@ fn remote_state(client: &Client) -> anyhow::Result<Value> {
     };
     let nodes: Value = serde_json::from_str(&get("/v1/nodes")?)?;
     let resources: Value = serde_json::from_str(&get("/v1/resources")?)?;
-    let errors: Value = serde_json::from_str(&get("/v1/errors")?)?;
+    // Every page of the errors (the node keeps a bounded ring of them).
+    let mut errors = Vec::new();
+    let mut after: Option<String> = None;
+    loop {
+        let path = match &after {
+            None => format!("/v1/errors?limit={}", wray_api::MAX_LIMIT),
+            Some(a) => format!(
+                "/v1/errors?limit={}&after={}",
+                wray_api::MAX_LIMIT,
+                wray_api::encode(a)
+            ),
+        };
+        let page: wray_api::ErrorList = serde_json::from_str(&get(&path)?)?;
+        errors.extend(page.errors.into_iter().map(serde_json::to_value));
+        match page.next {
+            Some(next) if after.as_deref() != Some(next.as_str()) => after = Some(next),
+            _ => break,
+        }
+    }
+    let errors = errors.into_iter().collect::<Result<Vec<Value>, _>>()?;
     let mut counts = serde_json::Map::new();
     for line in get("/metrics")?.lines() {
         // wray_tasks{state="FINISHED"} 3

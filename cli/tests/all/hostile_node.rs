@@ -50,6 +50,34 @@ fn usage(node: &StartedNode) -> Usage {
     }
 }
 
+/// The node's files and the regular files it holds open, with their
+/// sizes (for a failure's message).
+fn disk_listing(node: &StartedNode) -> String {
+    let mut out = String::new();
+    let mut walk = vec![node.dir.clone()];
+    while let Some(dir) = walk.pop() {
+        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            match e.metadata() {
+                Ok(m) if m.is_dir() => walk.push(e.path()),
+                Ok(m) => out.push_str(&format!("\n  {} {}", e.path().display(), m.len())),
+                Err(_) => {}
+            }
+        }
+    }
+    for e in std::fs::read_dir(format!("/proc/{}/fd", node.pid))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        if let (Ok(m), Ok(target)) = (std::fs::metadata(e.path()), std::fs::read_link(e.path())) {
+            if m.is_file() {
+                out.push_str(&format!("\n  open {} {}", target.display(), m.len()));
+            }
+        }
+    }
+    out
+}
+
 /// `POST path` with the JSON `body`: the status and the JSON answer (or
 /// the text, as a JSON string, when it is not JSON).
 fn post(node: &StartedNode, path: &str, body: &Value) -> (u16, Value) {
@@ -323,9 +351,10 @@ fn a_hostile_client_meets_every_bound_and_the_node_gives_back_what_it_took() {
     );
     assert!(
         after.disk < before.disk + 2 * MIB,
-        "disk {} bytes before, {} after",
+        "disk {} bytes before, {} after: {}",
         before.disk,
-        after.disk
+        after.disk,
+        disk_listing(&node)
     );
     eprintln!("hostile client: before {before:?}, after {after:?}");
     success_stdout(&node.run(&["stop"]));

@@ -271,6 +271,10 @@ fn every_command_selects_a_node_by_directory_process_id_node_id_or_address() {
         status.contains(&format!("{} (alive)", a.node_id)),
         "{status}"
     );
+    // One failed task, counted by the status over HTTP too.
+    success_stdout(&a.run(&["deploy", component("api").to_str().unwrap()]));
+    let out = a.run(&["call", "api/fail", "--json", "[\"on purpose\"]"]);
+    assert!(stderr(&out).contains("on purpose"), "{out:?}");
     // Over HTTP alone: the token from WRAY_TOKEN.
     let status = success_stdout(
         &in_dir(tmp.path(), &["status", "--address", &a.url])
@@ -281,6 +285,7 @@ fn every_command_selects_a_node_by_directory_process_id_node_id_or_address() {
     assert!(
         status.contains(&format!("{} (alive)", a.node_id))
             && status.contains("  FINISHED: 1\n")
+            && status.contains("Errors: 1\n")
             && status.contains("Control plane: embedded: reachable"),
         "{status}"
     );
@@ -297,6 +302,7 @@ fn every_command_selects_a_node_by_directory_process_id_node_id_or_address() {
     assert!(stderr(&out).contains("--node nosuchnode"), "{out:?}");
     assert!(success_stdout(&a.run(&["job", "list"])).ends_with("0 jobs\n"));
     success_stdout(&a.run(&["undeploy", "mb"]));
+    success_stdout(&a.run(&["undeploy", "api"]));
     assert!(success_stdout(&a.run(&["functions"])).ends_with("0 components\n"));
     // `wray stop --address` finds the node directory serving that URL.
     let said = success_stdout(&run(&["stop", "--address", &a.url]));

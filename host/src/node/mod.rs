@@ -533,11 +533,21 @@ impl Node {
         self.sched.objects.arena().map(|a| a.path().to_path_buf())
     }
 
-    /// A closure listing the store's objects (for publishers on another
-    /// thread); empty once the node is gone.
-    pub fn objects_source(&self) -> impl Fn() -> Vec<crate::objects::ObjectInfo> + Send + 'static {
+    /// A closure listing the store's first `limit` objects by id, and how
+    /// many it holds in all (for publishers on another thread: what one
+    /// listing costs stays bounded however many objects there are);
+    /// nothing once the node is gone.
+    pub fn objects_source(
+        &self,
+        limit: usize,
+    ) -> impl Fn() -> (Vec<crate::objects::ObjectInfo>, usize) + Send + 'static {
         let objects = Arc::downgrade(&self.sched.objects);
-        move || objects.upgrade().map(|o| o.list()).unwrap_or_default()
+        move || {
+            objects
+                .upgrade()
+                .map(|o| (o.list_page(None, limit), o.stats().objects))
+                .unwrap_or_default()
+        }
     }
 
     /// Every object in the store, with size, location and holders.

@@ -352,3 +352,19 @@ fn a_task_on_its_callers_runtime_runs_there_and_is_not_lost_with_that_runtime() 
     assert_eq!(err.kind, ErrorKind::System, "{err}");
     assert!(err.message.contains("runtime shut down"), "{err}");
 }
+
+#[test]
+fn a_listing_for_publishers_stops_at_its_limit_and_counts_the_rest() {
+    let t = TestNode::start(Setup::default());
+    let session = t.node.session().expect("a session");
+    for i in 0..25 {
+        session.put(u64_payload(i)).expect("put");
+    }
+    let (listed, total) = t.node.objects_source(10)();
+    assert_eq!(listed.len(), 10);
+    assert!(total >= 25, "{total} objects counted");
+    let ids: Vec<_> = listed.iter().map(|o| o.id).collect();
+    let mut sorted = ids.clone();
+    sorted.sort();
+    assert_eq!(ids, sorted, "the first by id");
+}
