@@ -85,32 +85,19 @@ impl InstanceCache {
 
     /// Takes every idle instance of job `job` out (to drop them).
     pub fn take_job(&self, job: JobId) -> Vec<Idle> {
-        let mut idle = self.idle.lock();
-        let keys: Vec<ReuseKey> = idle
-            .by_key
-            .keys()
-            .filter(|(scope, _)| *scope == Scope::Job(job))
-            .cloned()
-            .collect();
-        let taken: Vec<Idle> = keys
-            .iter()
-            .filter_map(|k| idle.by_key.remove(k))
-            .flatten()
-            .collect();
-        idle.total -= taken.len();
-        taken
+        self.take_where(|(scope, _)| *scope == Scope::Job(job))
     }
 
     /// Takes every idle instance of the components with content hashes
     /// `hashes` out (to drop them: the node forgot those components).
     pub fn take_components(&self, hashes: &[Arc<str>]) -> Vec<Idle> {
+        self.take_where(|(_, hash)| hashes.contains(hash))
+    }
+
+    /// Takes out the idle instances whose key `chosen` picks.
+    fn take_where(&self, chosen: impl Fn(&ReuseKey) -> bool) -> Vec<Idle> {
         let mut idle = self.idle.lock();
-        let keys: Vec<ReuseKey> = idle
-            .by_key
-            .keys()
-            .filter(|(_, hash)| hashes.contains(hash))
-            .cloned()
-            .collect();
+        let keys: Vec<ReuseKey> = idle.by_key.keys().filter(|k| chosen(k)).cloned().collect();
         let taken: Vec<Idle> = keys
             .iter()
             .filter_map(|k| idle.by_key.remove(k))

@@ -231,5 +231,8 @@ pub(crate) fn guest_memory_scenario(mib: u32) {
     if let Some(hog) = hogs.pop() {
         wray::kill(&hog);
     }
-    report("guest_memory after a kill", Hog::remote(mib).at().remote().get());
+    report(
+        "guest_memory after a kill",
+        Hog::remote(mib).at().remote().get(),
+    );
 }
