@@ -471,18 +471,33 @@ impl Node {
     }
 
     /// Deployed component `name`, loaded here (compiled from the function
-    /// table's blob the first time), within the node's bounds.
+    /// table's blob the first time), within the node's bounds. While the
+    /// control plane is unreachable, the version this node already runs
+    /// under that name (its own view, as the listings answer then).
     ///
     /// # Errors
-    /// [`Error::NotDeployed`]; a control-plane error; as
+    /// [`Error::NotDeployed`]; a control-plane error (the table
+    /// unreachable and the name not loaded here, or a refusal); as
     /// [`Node::deploy_async`] when it must be loaded and cannot.
     pub(crate) fn loaded(&self, name: &str) -> Result<Arc<LoadedComponent>> {
-        let record = self
-            .block_on(self.table.component(name))
-            .map_err(|e| match e {
-                wray_control_plane::Error::ComponentNotFound(n) => Error::NotDeployed(n),
-                other => other.into(),
-            })?;
+        let record = match self.block_on(self.table.component(name)) {
+            Ok(record) => record,
+            Err(wray_control_plane::Error::ComponentNotFound(n)) => {
+                return Err(Error::NotDeployed(n))
+            }
+            Err(e) if e.is_retryable() => {
+                let own = self.sched.deployed(name);
+                if let Some(loaded) = own.and_then(|r| self.exec.component(&r.hash)) {
+                    tracing::warn!(
+                        component = name,
+                        "the control plane is unreachable ({e}): running the version this node has"
+                    );
+                    return Ok(loaded);
+                }
+                return Err(e.into());
+            }
+            Err(e) => return Err(e.into()),
+        };
         if let Some(known) = self.sched.deployed(name).filter(|r| r.hash == record.hash) {
             if let Some(loaded) = self.exec.component(&known.hash) {
                 return Ok(loaded);

@@ -99,6 +99,7 @@ fn through_a_control_plane_outage_listings_and_documents_answer_the_nodes_view()
     ));
     let url = format!("http://{}", serve_node(node, HttpConfig::default()));
     deploy(&url, "microbench", "mb");
+    deploy(&url, "api", "api");
     let (s, v) = get_at(&url, "/v1/components");
     assert_eq!((s, &v["view"]), (200, &json!("control_plane")), "{v}");
     assert_eq!(v["components"][0]["version"], 1, "{v}");
@@ -110,7 +111,13 @@ fn through_a_control_plane_outage_listings_and_documents_answer_the_nodes_view()
     assert_eq!(r.header("wray-view"), Some("node"));
     let v: serde_json::Value = r.into_json().expect("JSON");
     assert_eq!(v["view"], "node", "{v}");
-    assert_eq!(v["components"][0]["record"]["name"], "mb", "{v}");
+    let names: Vec<&str> = v["components"]
+        .as_array()
+        .expect("components")
+        .iter()
+        .filter_map(|c| c["record"]["name"].as_str())
+        .collect();
+    assert_eq!(names, ["api", "mb"], "by name: {v}");
     assert!(v["components"][0]["version"].is_null(), "{v}");
     let (s, v) = get_at(&url, "/v1/components/mb");
     assert_eq!((s, &v["view"]), (200, &json!("node")), "{v}");
@@ -126,6 +133,25 @@ fn through_a_control_plane_outage_listings_and_documents_answer_the_nodes_view()
         ),
         (200, json!(3))
     );
+    // A job of a component this node has loaded runs from its own view.
+    let (s, v) = post(
+        &format!("{url}/v1/jobs"),
+        "application/json",
+        br#"{"component": "api", "args": ["ids"]}"#,
+    );
+    assert_eq!(s, 201, "{v}");
+    let job = v["job_id"].as_str().expect("a job id").to_string();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let status = loop {
+        let (_, v) = get_at(&url, &format!("/v1/jobs/{job}"));
+        let status = v["status"].as_str().unwrap_or("").to_string();
+        if !matches!(status.as_str(), "PENDING" | "RUNNING") {
+            break v;
+        }
+        assert!(std::time::Instant::now() < deadline, "job still {status}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert_eq!(status["status"], "SUCCEEDED", "{status}");
     // Writes still need the table.
     let (s, v) = super::answer(authed("DELETE", &format!("{url}/v1/components/mb")).call());
     assert_eq!((s, super::code(&v)), (503, "busy"), "{v}");
