@@ -7,9 +7,20 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 /// The repository root (the parent of this crate's manifest directory).
+///
+/// The directory `cargo run` names at run time (`CARGO_MANIFEST_DIR` in the
+/// environment) comes first: a target directory shared by several
+/// checkouts may hold an `xtask` built in another one, which cargo keeps
+/// when the sources are the same, and whose built-in path would be that
+/// checkout's. The path it was built in is the fallback.
 pub fn repo_root() -> PathBuf {
-    let xtask_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    xtask_dir.parent().unwrap_or(xtask_dir).to_path_buf()
+    let xtask_dir = env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .filter(|dir| dir.join("Cargo.toml").is_file())
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    xtask_dir
+        .parent()
+        .map_or_else(|| xtask_dir.clone(), Path::to_path_buf)
 }
 
 /// Cargo's target directory: `$CARGO_TARGET_DIR` if set, else `<repo>/target`.
