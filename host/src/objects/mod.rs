@@ -23,6 +23,7 @@ pub mod arena;
 pub mod data;
 pub mod holds;
 pub mod sizing;
+mod slots;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -32,6 +33,7 @@ use wray_control_plane::{JobId, ObjectId};
 
 use crate::error::TaskError;
 use crate::id_map::IdMap;
+use slots::{Freed, Slot, Slots, State};
 
 pub use crate::proto::Codec;
 pub use data::{Budget, Charge, Data, Refs, SMALL_MAX};
@@ -174,113 +176,6 @@ pub type Waiter = Box<dyn FnOnce() + Send>;
 /// Called, outside the store's lock, with each watched object freed (see
 /// [`ObjectStore::watch_free`]).
 pub type FreeHook = Box<dyn Fn(ObjectId) + Send + Sync>;
-
-enum State {
-    Pending(Vec<(u64, Waiter)>),
-    Sealed(Arc<Object>),
-}
-
-struct Slot {
-    state: State,
-    /// Holders: instances, queued tasks, containing objects.
-    holders: u32,
-    /// Whether the free hook hears when it is freed.
-    watched: bool,
-}
-
-impl Slot {
-    fn pending() -> Self {
-        Slot {
-            state: State::Pending(Vec::new()),
-            holders: 0,
-            watched: false,
-        }
-    }
-}
-
-struct Slots {
-    map: IdMap<ObjectId, Slot>,
-    /// [`OBJECT_OVERHEAD`] per object in `map`, taken from the inline
-    /// budget.
-    metadata: Charge,
-    /// The next subscription token.
-    next_token: u64,
-    /// Bytes held by sealed values now, and the most ever held.
-    bytes: usize,
-    peak_bytes: usize,
-    /// Releases of an object nobody held (a host bug: counted, logged).
-    unmatched_releases: u64,
-}
-
-/// Objects taken out of the store, dropped once its lock is released (the
-/// last drop of a value unmaps and closes a spill file or gives an arena
-/// block back). One in the usual case, without allocating.
-#[derive(Default)]
-#[must_use = "drop it after the store's lock"]
-struct Freed {
-    first: Option<Arc<Object>>,
-    rest: Vec<Arc<Object>>,
-    /// Watched ids freed, for the free hook.
-    watched: Vec<ObjectId>,
-}
-
-impl Freed {
-    fn push(&mut self, object: Arc<Object>) {
-        match self.first {
-            None => self.first = Some(object),
-            Some(_) => self.rest.push(object),
-        }
-    }
-}
-
-impl Slots {
-    /// Registers `id` as pending unless it exists, charging its metadata.
-    fn register(&mut self, id: ObjectId) {
-        if let std::collections::hash_map::Entry::Vacant(e) = self.map.entry(id) {
-            e.insert(Slot::pending());
-            self.metadata.grow_past_limit(OBJECT_OVERHEAD);
-        }
-    }
-
-    /// Removes `id` and, in turn, whatever only it held, into `freed`.
-    fn free(&mut self, id: ObjectId, freed: &mut Freed) {
-        let mut work = vec![id];
-        while let Some(id) = work.pop() {
-            let Some(slot) = self.map.remove(&id) else {
-                continue;
-            };
-            self.metadata.shrink(OBJECT_OVERHEAD);
-            if slot.watched {
-                freed.watched.push(id);
-            }
-            if let State::Sealed(object) = slot.state {
-                self.bytes = self.bytes.saturating_sub(object.size());
-                if let Object::Value { refs, .. } = &*object {
-                    for inner in refs.iter() {
-                        if self.drop_holder(inner) {
-                            work.push(*inner);
-                        }
-                    }
-                }
-                freed.push(object);
-            }
-        }
-    }
-
-    /// Takes one holder from `id`; true when it is sealed and now unheld.
-    fn drop_holder(&mut self, id: &ObjectId) -> bool {
-        let Some(slot) = self.map.get_mut(id) else {
-            return false;
-        };
-        if slot.holders == 0 {
-            self.unmatched_releases += 1;
-            tracing::error!("object {id} released more often than it was held (a host bug)");
-            return false;
-        }
-        slot.holders -= 1;
-        slot.holders == 0 && matches!(slot.state, State::Sealed(_))
-    }
-}
 
 /// One object, as [`ObjectStore::list`] shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,0 +1,290 @@
+//! The components a node holds: deploy (checked, compiled on the compile
+//! pool, admitted within the node's bounds, then written to the function
+//! table), undeploy, the listings (the table's, or the node's own view
+//! while it is unreachable), and loading a deployed name on first use.
+//! Versions named `name@N` and rollback are `versions`'.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use wray_control_plane::{ComponentRecord, ComponentVersion};
+
+use crate::error::{DeployBound, DeployLimit, Error, Result};
+use crate::executor::compile::CompileStats;
+use crate::executor::component::{self, LoadedComponent};
+use crate::node::{Node, MAX_COMPONENT_BYTES};
+use crate::scheduler::functions::Version;
+use crate::scheduler::Scheduler;
+
+impl Node {
+    /// Compiles `bytes` (once per content hash), reads its exports, and
+    /// deploys it into the function table as `name`. Blocks the calling
+    /// thread (see [`Node::deploy_async`]).
+    ///
+    /// # Errors
+    /// As [`Node::deploy_async`].
+    pub fn deploy(&self, name: &str, bytes: &[u8]) -> Result<ComponentRecord> {
+        Ok(self.deploy_version(name, bytes)?.record)
+    }
+
+    /// [`Node::deploy`], answering the version the function table gave it
+    /// (1, 2, .. per name) and when.
+    ///
+    /// # Errors
+    /// As [`Node::deploy_async`].
+    pub fn deploy_version(&self, name: &str, bytes: &[u8]) -> Result<ComponentVersion> {
+        self.wait(self.deploy_async(name, Arc::from(bytes)))
+    }
+
+    /// Deploys `bytes` as `name`, as the newest version of the name: checks
+    /// the name and the node's bounds, checks the component cheaply (what
+    /// it exports and imports, how much code), compiles it on the node's
+    /// compile pool (never on the caller's thread: this future waits for
+    /// it) within `compile_timeout`, describes it, records it here and
+    /// writes it to the function table. The name's oldest versions past
+    /// `max_versions` that no task or actor uses are dropped.
+    ///
+    /// # Errors
+    /// [`Error::ControlPlane`] for a bad name or when the function table
+    /// refuses; [`Error::Component`] when the bytes are not a wray
+    /// component (saying what they lack), have too much code or take too
+    /// long to compile; [`Error::DeployLimit`] past a bound on what the
+    /// node holds (names, versions, bytes, compiled code) or when every
+    /// compile slot stayed busy.
+    ///
+    /// # Cancel safety
+    /// Dropped before the compile ends, nothing is deployed (the compile
+    /// runs to its end in its slot); once it is being recorded, it is
+    /// recorded whole.
+    pub async fn deploy_async(&self, name: &str, bytes: Arc<[u8]>) -> Result<ComponentVersion> {
+        wray_control_plane::check_name(name)?;
+        // The node's bounds, before anything is compiled (the compiled
+        // code's size is checked once known).
+        let probe = ComponentRecord {
+            name: name.to_string(),
+            hash: wray_control_plane::content_hash(&bytes),
+            size: bytes.len() as u64,
+            has_main: false,
+            sdk: String::new(),
+            functions: Vec::new(),
+        };
+        self.sched.check_component(&probe, 0)?;
+        let loaded = component::load(&self.exec, name, bytes.clone()).await?;
+        let _commit = self.commits.lock().await;
+        let record = admit(&self.sched, &loaded)?;
+        match self.block_on(self.table.deploy(loaded.record.clone(), bytes)) {
+            Ok(version) => Ok(version),
+            Err(e) => {
+                self.sched.take_back_component(&record);
+                Err(table_error(name, e))
+            }
+        }
+    }
+
+    /// What the node holds of deployed components (names, versions,
+    /// bytes of component files and rows, compiled code) and its bounds.
+    pub fn component_usage(&self) -> crate::scheduler::ComponentUsage {
+        self.sched.component_usage()
+    }
+
+    /// Bytes of linear memory the node's instances hold now, and the
+    /// node's budget of them (`--guest-memory`).
+    pub fn guest_memory(&self) -> (u64, u64) {
+        let budget = &self.exec.guest_memory;
+        (budget.used() as u64, budget.limit() as u64)
+    }
+
+    /// Counters of the node's compiles: its slots, compiles started,
+    /// running and at most at once, given up on past the time limit, and
+    /// components refused before compiling.
+    pub fn compile_stats(&self) -> CompileStats {
+        self.exec.compiles.stats()
+    }
+
+    /// The component deployed on this node as `name` (its functions,
+    /// schemas and declared resources), without a control-plane round trip.
+    pub fn deployed(&self, name: &str) -> Option<Arc<ComponentRecord>> {
+        self.sched.deployed(name)
+    }
+
+    /// Undeploys `name`: calls by that name fail with not-found from now
+    /// on; tasks already submitted finish on the version they named.
+    /// `false` when nothing is deployed so.
+    ///
+    /// # Errors
+    /// [`Error::ControlPlane`] when the function table cannot be written.
+    pub fn undeploy(&self, name: &str) -> Result<bool> {
+        let in_table = match self.block_on(self.table.undeploy(name)) {
+            Ok(()) => true,
+            Err(wray_control_plane::Error::ComponentNotFound(_)) => false,
+            Err(e) => return Err(e.into()),
+        };
+        let here = self.sched.undeploy(name).is_some();
+        Ok(in_table || here)
+    }
+
+    /// The current version of the component deployed as `name`, from the
+    /// function table (blocks as [`Node::components`] does).
+    ///
+    /// # Errors
+    /// [`Error::NotDeployed`], or [`Error::ControlPlane`].
+    pub fn component(&self, name: &str) -> Result<ComponentVersion> {
+        self.block_on(self.table.current(name))
+            .map_err(|e| match e {
+                wray_control_plane::Error::ComponentNotFound(n) => Error::NotDeployed(n),
+                other => other.into(),
+            })
+    }
+
+    /// The node's own view of the function table: the row of every name
+    /// deployed on this node (by it, or followed from the table), ordered
+    /// by name. No control-plane round trip: it answers while the control
+    /// plane is unreachable (it may lag deploys made elsewhere).
+    pub fn local_components(&self) -> Vec<Arc<ComponentRecord>> {
+        let mut all = self.sched.named_components();
+        all.sort_by(|a, b| a.name.cmp(&b.name));
+        all
+    }
+
+    /// Every component in the function table, ordered by name. Blocks on
+    /// the control plane: call it outside an async runtime (or in
+    /// `tokio::task::block_in_place`).
+    ///
+    /// # Errors
+    /// [`Error::ControlPlane`] when the function table cannot be read.
+    pub fn components(&self) -> Result<Vec<ComponentVersion>> {
+        Ok(self.block_on(self.table.list())?)
+    }
+
+    /// One page of [`Node::components`]: at most `limit` components whose
+    /// names sort after `after`, ordered by name (blocks as
+    /// [`Node::components`] does).
+    ///
+    /// # Errors
+    /// [`Error::ControlPlane`] when the function table cannot be read.
+    pub fn components_page(
+        &self,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<ComponentVersion>> {
+        Ok(self.block_on(self.table.list_page(after, limit))?)
+    }
+
+    /// Deploys the component file at `path` under its file stem
+    /// (`wordcount.wasm` -> `wordcount`).
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the file cannot be read; then as [`Node::deploy`].
+    pub fn deploy_file(&self, path: impl AsRef<Path>) -> Result<ComponentRecord> {
+        let path = path.as_ref();
+        let io = |source| Error::Io {
+            path: path.display().to_string(),
+            source,
+        };
+        let size = std::fs::metadata(path).map_err(io)?.len();
+        if size > MAX_COMPONENT_BYTES {
+            return Err(Error::Component {
+                name: path.display().to_string(),
+                reason: format!(
+                    "the file has {size} bytes, more than the {MAX_COMPONENT_BYTES} a component may have"
+                ),
+            });
+        }
+        let bytes = std::fs::read(path).map_err(io)?;
+        let name = path
+            .file_stem()
+            .map_or_else(|| "app".into(), |s| s.to_string_lossy().into_owned());
+        self.deploy(&name, &bytes)
+    }
+
+    /// Deployed component `name`, loaded here (compiled from the function
+    /// table's blob the first time), within the node's bounds. While the
+    /// control plane is unreachable, the version this node already runs
+    /// under that name (its own view, as the listings answer then).
+    ///
+    /// # Errors
+    /// [`Error::NotDeployed`]; a control-plane error (the table
+    /// unreachable and the name not loaded here, or a refusal); as
+    /// [`Node::deploy_async`] when it must be loaded and cannot.
+    pub(crate) fn loaded(&self, name: &str) -> Result<Arc<LoadedComponent>> {
+        let record = match self.block_on(self.table.component(name)) {
+            Ok(record) => record,
+            Err(wray_control_plane::Error::ComponentNotFound(n)) => {
+                return Err(Error::NotDeployed(n))
+            }
+            Err(e) if e.is_retryable() => {
+                let own = self.sched.deployed(name);
+                if let Some(loaded) = own.and_then(|r| self.exec.component(&r.hash)) {
+                    tracing::warn!(
+                        component = name,
+                        "the control plane is unreachable ({e}): running the version this node has"
+                    );
+                    return Ok(loaded);
+                }
+                return Err(e.into());
+            }
+            Err(e) => return Err(e.into()),
+        };
+        if let Some(known) = self.sched.deployed(name).filter(|r| r.hash == record.hash) {
+            if let Some(loaded) = self.exec.component(&known.hash) {
+                return Ok(loaded);
+            }
+        }
+        if let Some(loaded) = self.exec.component(&record.hash) {
+            // Known by its hash (under another name, or forgotten by name
+            // after a redeploy elsewhere): known by this name from now on.
+            let row = Arc::new(record);
+            let fresh = Version::new(row.clone(), loaded.clone(), loaded.compiled);
+            self.sched.insert_component(row, fresh)?;
+            return Ok(loaded);
+        }
+        let bytes = self.block_on(self.table.blob(&record.hash))?;
+        let loaded = self.wait(component::load(&self.exec, name, bytes))?;
+        admit(&self.sched, &loaded)?;
+        Ok(loaded)
+    }
+}
+
+/// Makes `loaded` runnable on the node of `sched` as the newest version
+/// of its name, within the node's bounds; its row (a new one each time:
+/// see `Scheduler::undeploy_if_same`).
+///
+/// # Errors
+/// [`Error::DeployLimit`] past a bound; nothing changed then.
+pub(crate) fn admit(
+    sched: &Scheduler,
+    loaded: &Arc<LoadedComponent>,
+) -> Result<Arc<ComponentRecord>> {
+    let record = Arc::new(loaded.record.clone());
+    let fresh = Version::new(record.clone(), loaded.clone(), loaded.compiled);
+    sched.insert_component(record.clone(), fresh)?;
+    Ok(record)
+}
+
+/// The error of a function-table write refusing a deploy of `name`: past
+/// one of the table's own bounds, the node's [`DeployLimit`].
+fn table_error(name: &str, e: wray_control_plane::Error) -> Error {
+    match e {
+        wray_control_plane::Error::TableFull {
+            what, held, limit, ..
+        } => {
+            let bound = if what == "names" {
+                DeployBound::Names
+            } else {
+                DeployBound::ComponentBytes
+            };
+            Error::DeployLimit(DeployLimit {
+                name: name.to_string(),
+                bound,
+                limit,
+                reason: format!(
+                    "the function table holds {held} {what}, the most it may ({} {}); \
+                     undeploy some first",
+                    bound.flag(),
+                    if bound.is_bytes() { limit >> 20 } else { limit }
+                ),
+            })
+        }
+        other => other.into(),
+    }
+}
