@@ -314,6 +314,32 @@ async fn probe(endpoints: &[String]) -> String {
     }
 }
 
+/// Runs `attempt`, one compare-and-swap write of component `name`'s head,
+/// until it wins: at most [`WRITE_ATTEMPTS`] times, backing off between
+/// tries. `attempt` answers `Ok(None)` when the head changed under it.
+///
+/// # Errors
+/// The first error of an attempt; [`Error::Conflict`] when every attempt
+/// lost its race.
+async fn write_head<T, F, Fut>(name: &str, mut attempt: F) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<Option<T>>>,
+{
+    for n in 1..=WRITE_ATTEMPTS {
+        if n > 1 {
+            backoff(n).await;
+        }
+        if let Some(done) = attempt().await? {
+            return Ok(done);
+        }
+    }
+    Err(Error::Conflict {
+        name: name.to_string(),
+        attempts: WRITE_ATTEMPTS,
+    })
+}
+
 /// A pause before try `attempt` (2, 3, ...) of a write that lost a race:
 /// 5 ms doubling to at most 320 ms, with up to half again at random, so
 /// racing writers spread out.
@@ -336,10 +362,7 @@ impl FunctionTable for EtcdFunctionTable {
         let name = record.name.clone();
         let hash = record.hash.clone();
         let head_key = self.keys.head(&name);
-        for attempt in 1..=WRITE_ATTEMPTS {
-            if attempt > 1 {
-                backoff(attempt).await;
-            }
+        write_head(&name, || async {
             let manifest_rev = self.store_blob(&hash, &bytes).await?;
             let (mut kept, head_rev) = match self.head(&name).await? {
                 Some((head, rev)) => (head.kept, rev),
@@ -400,13 +423,11 @@ impl FunctionTable for EtcdFunctionTable {
                     // Best effort: a blob left behind is garbage, not an error.
                     let _ = self.collect_blob(&old).await;
                 }
-                return Ok(current);
+                return Ok(Some(current));
             }
-        }
-        Err(Error::Conflict {
-            name,
-            attempts: WRITE_ATTEMPTS,
+            Ok(None)
         })
+        .await
     }
 
     async fn current(&self, name: &str) -> Result<ComponentVersion> {
@@ -466,10 +487,7 @@ impl FunctionTable for EtcdFunctionTable {
             return Err(Error::ComponentNotFound(name.to_string()));
         }
         let head_key = self.keys.head(name);
-        for attempt in 1..=WRITE_ATTEMPTS {
-            if attempt > 1 {
-                backoff(attempt).await;
-            }
+        write_head(name, || async {
             let Some((head, head_rev)) = self.head(name).await? else {
                 return Err(Error::ComponentNotFound(name.to_string()));
             };
@@ -480,7 +498,7 @@ impl FunctionTable for EtcdFunctionTable {
                 });
             }
             if head.current.version == version {
-                return Ok(head.current);
+                return Ok(Some(head.current));
             }
             // Written with the head (a deploy writes both in one
             // transaction), so the head's revision guards it too.
@@ -501,13 +519,11 @@ impl FunctionTable for EtcdFunctionTable {
                 .await?
                 .succeeded()
             {
-                return Ok(chosen);
+                return Ok(Some(chosen));
             }
-        }
-        Err(Error::Conflict {
-            name: name.to_string(),
-            attempts: WRITE_ATTEMPTS,
+            Ok(None)
         })
+        .await
     }
 
     async fn list(&self) -> Result<Vec<ComponentVersion>> {
@@ -529,10 +545,7 @@ impl FunctionTable for EtcdFunctionTable {
             return Err(Error::ComponentNotFound(name.to_string()));
         }
         let head_key = self.keys.head(name);
-        for attempt in 1..=WRITE_ATTEMPTS {
-            if attempt > 1 {
-                backoff(attempt).await;
-            }
+        write_head(name, || async {
             let Some((value, rev)) = self.get(&head_key).await? else {
                 return Err(Error::ComponentNotFound(name.to_string()));
             };
@@ -565,13 +578,11 @@ impl FunctionTable for EtcdFunctionTable {
                 for hash in &hashes {
                     let _ = self.collect_blob(hash).await;
                 }
-                return Ok(());
+                return Ok(Some(()));
             }
-        }
-        Err(Error::Conflict {
-            name: name.to_string(),
-            attempts: WRITE_ATTEMPTS,
+            Ok(None)
         })
+        .await
     }
 
     async fn watch(&self) -> Result<FunctionWatch> {
