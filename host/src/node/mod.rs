@@ -337,11 +337,6 @@ impl Node {
         }
     }
 
-    /// Every object in the store, with size, location and holders.
-    pub fn objects(&self) -> Vec<crate::objects::ObjectInfo> {
-        self.sched.objects.list()
-    }
-
     /// At most `limit` objects of the store whose ids follow `after`
     /// (from the first without it), by id (see
     /// [`ObjectStore::list_page`](crate::objects::ObjectStore::list_page)).
