@@ -12,7 +12,10 @@ use wray_host::{Node, NodeConfig};
 /// # Errors
 /// The node cannot start (bad configuration, wasmtime), or the file is not
 /// a readable wray component.
-pub fn start_with_component(config: NodeConfig, path: &Path) -> anyhow::Result<(Node, String)> {
+pub fn start_with_component(
+    config: NodeConfig,
+    path: &Path,
+) -> anyhow::Result<(std::sync::Arc<Node>, String)> {
     let node = Node::start(config)?;
     let name = deploy(&node, path)?;
     Ok((node, name))

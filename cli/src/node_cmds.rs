@@ -244,7 +244,7 @@ fn foreground(args: &StartArgs) -> anyhow::Result<ExitCode> {
 /// A node that serves: what [`Started::run`] needs until it stops.
 struct Started {
     runtime: tokio::runtime::Runtime,
-    node: &'static Node,
+    node: Arc<Node>,
     server: Server,
     session: Option<crate::session::Session>,
 }
@@ -273,7 +273,6 @@ fn serve(args: &StartArgs, dir: &Path) -> anyhow::Result<Started> {
             Node::with_function_table(config, Arc::new(table))?
         }
     };
-    let node: &'static Node = Box::leak(Box::new(node));
     let http = HttpConfig {
         bind: SocketAddr::new(args.bind, args.port),
         token: token.clone(),
@@ -281,7 +280,7 @@ fn serve(args: &StartArgs, dir: &Path) -> anyhow::Result<Started> {
         max_response: usize::try_from(u64::from(args.max_response_mib) << 20).unwrap_or(usize::MAX),
         ..HttpConfig::default()
     };
-    let server = match runtime.block_on(Server::bind(node, http)) {
+    let server = match runtime.block_on(Server::bind(node.clone(), http)) {
         Ok(server) => server,
         Err(e) => {
             node.shutdown();
@@ -292,10 +291,10 @@ fn serve(args: &StartArgs, dir: &Path) -> anyhow::Result<Started> {
     if let Some(token) = &token {
         write_private(&dir.join("token"), token)?;
     }
-    let file = describe(dir, addr, node, token.is_some(), tls_files(args).as_ref())?;
+    let file = describe(dir, addr, &node, token.is_some(), tls_files(args).as_ref())?;
     write_private(&dir.join("node.json"), &serde_json::to_string(&file)?)?;
     // It serves: from here on nothing fails, and the links may point here.
-    let session = crate::session::Session::start(node, dir.to_path_buf());
+    let session = crate::session::Session::start(&node, dir.to_path_buf());
     let link = node_dir::latest();
     let _ = std::fs::remove_file(&link);
     if let Err(e) = std::os::unix::fs::symlink(dir, &link) {

@@ -9,9 +9,9 @@ use crate::object_ref::ObjectRef;
 /// runs; a running one is stopped within about 10 ms (a task blocked in
 /// [`get`](crate::get) within about 20 ms). A `get` on its results then
 /// fails with kind [`Cancelled`](crate::ErrorKind::Cancelled). A running
-/// actor call is not stopped (that would kill its actor; Ray leaves it too);
-/// a queued one is. `force` is accepted for Ray's sake: stopping a wasm
-/// instance is always safe, so it changes nothing. With `recursive`, the
+/// actor call runs on unless `force` is given: then it is stopped too, and
+/// its actor dies with it (Ray's `force` kills the actor's worker); a
+/// queued one is cancelled either way. With `recursive`, the
 /// tasks it submitted are cancelled too. Returns false when the task had
 /// already finished.
 pub fn cancel<T>(r: &ObjectRef<T>, force: bool, recursive: bool) -> bool {

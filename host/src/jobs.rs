@@ -299,6 +299,9 @@ impl Jobs {
     /// [`JobError::BadOptions`], [`JobError::DirNotAllowed`] or
     /// [`JobError::Infeasible`] for options the node refuses;
     /// [`JobError::Busy`] past the bounds; [`JobError::Thread`].
+    ///
+    /// Blocks the calling thread until the job has its id: call it outside
+    /// an async runtime ([`Jobs::submit_async`] inside one).
     pub fn submit_with<N>(
         &self,
         node: N,
@@ -306,6 +309,45 @@ impl Jobs {
         args: Vec<String>,
         options: JobOptions,
     ) -> Result<JobInfo, JobError>
+    where
+        N: Deref<Target = Node> + Send + 'static,
+    {
+        let admitted = self.spawn_job(node, component, args, options)?;
+        admitted
+            .blocking_recv()
+            .unwrap_or_else(|_| Err(thread_ended()))
+    }
+
+    /// [`Jobs::submit_with`] as a future: the job is prepared (its
+    /// component loaded, compiled if need be) on its own thread, and the
+    /// future resolves once it has its id.
+    ///
+    /// # Errors
+    /// As [`Jobs::submit_with`].
+    pub async fn submit_async<N>(
+        &self,
+        node: N,
+        component: &str,
+        args: Vec<String>,
+        options: JobOptions,
+    ) -> Result<JobInfo, JobError>
+    where
+        N: Deref<Target = Node> + Send + 'static,
+    {
+        let admitted = self.spawn_job(node, component, args, options)?;
+        admitted.await.unwrap_or_else(|_| Err(thread_ended()))
+    }
+
+    /// Starts job's thread, which prepares and remembers the job, then
+    /// runs it; the receiver gets its info once it has an id, or why it
+    /// cannot run.
+    fn spawn_job<N>(
+        &self,
+        node: N,
+        component: &str,
+        args: Vec<String>,
+        options: JobOptions,
+    ) -> Result<tokio::sync::oneshot::Receiver<Result<JobInfo, JobError>>, JobError>
     where
         N: Deref<Target = Node> + Send + 'static,
     {
@@ -331,7 +373,7 @@ impl Jobs {
         }
         let submitted = Instant::now();
         let checked = options.check(&node)?;
-        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let (tx, rx) = tokio::sync::oneshot::channel();
         let inner = self.inner.clone();
         let asked = Asked {
             component: component.to_string(),
@@ -345,7 +387,7 @@ impl Jobs {
             .spawn(move || {
                 let args = asked.args.clone();
                 let deadline = asked.deadline;
-                let Some((entry, prepared)) = admit(&node, &inner, asked, checked, &tx) else {
+                let Some((entry, prepared)) = admit(&node, &inner, asked, checked, tx) else {
                     return;
                 };
                 let _timer = deadline.zip(entry.timeout()).map(|(at, secs)| {
@@ -362,11 +404,7 @@ impl Jobs {
         threads.retain(|t| !t.is_finished());
         threads.push(thread);
         drop(threads);
-        rx.recv().unwrap_or_else(|_| {
-            Err(JobError::Thread(std::io::Error::other(
-                "the job's thread ended before the job had an id",
-            )))
-        })
+        Ok(rx)
     }
 
     /// Every remembered job, oldest first.
@@ -477,6 +515,13 @@ struct Asked {
     deadline: Option<Instant>,
 }
 
+/// Why a submitter got no answer from its job's thread.
+fn thread_ended() -> JobError {
+    JobError::Thread(std::io::Error::other(
+        "the job's thread ended before the job had an id",
+    ))
+}
+
 /// On a job's own thread: prepares the job and remembers it, answering
 /// the submitter through `tx` with its info or why it cannot run; the
 /// entry and the prepared job when it may run.
@@ -485,7 +530,7 @@ fn admit<N: Deref<Target = Node>>(
     inner: &Inner,
     asked: Asked,
     checked: Checked,
-    tx: &std::sync::mpsc::SyncSender<Result<JobInfo, JobError>>,
+    tx: tokio::sync::oneshot::Sender<Result<JobInfo, JobError>>,
 ) -> Option<(Arc<Entry>, PreparedJob)> {
     let log = Arc::new(JobLog::new(inner.config.log_bytes));
     let cancel = CancelToken::new();

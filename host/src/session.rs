@@ -28,9 +28,10 @@ use crate::scheduler::submit::Submission;
 use crate::scheduler::Callee;
 
 /// A client's session with a node (see the module docs). Dropping it ends
-/// its job.
-pub struct Session<'n> {
-    node: &'n Node,
+/// its job. It shares the node (`Arc`), so it may live in any task or
+/// thread, as long as it is needed.
+pub struct Session {
+    node: Arc<Node>,
     job: JobId,
     root: TaskId,
     holds: Mutex<Holds>,
@@ -43,10 +44,10 @@ impl Node {
     ///
     /// # Errors
     /// [`Error::ControlPlane`] when the job table refuses.
-    pub fn session(&self) -> Result<Session<'_>> {
+    pub fn session(self: &Arc<Self>) -> Result<Session> {
         let job = self.start_job("session")?;
         Ok(Session {
-            node: self,
+            node: self.clone(),
             job,
             root: TaskId::driver(job),
             holds: Mutex::new(Holds::default()),
@@ -56,7 +57,7 @@ impl Node {
     }
 }
 
-impl Session<'_> {
+impl Session {
     /// The content hash of the component deployed as `component`: from
     /// the node's own table when it has it (no control-plane round trip,
     /// so it may be called inside an async runtime), else loaded from the
@@ -399,7 +400,7 @@ impl std::fmt::Debug for SharedValue {
     }
 }
 
-impl Drop for Session<'_> {
+impl Drop for Session {
     fn drop(&mut self) {
         self.holds.get_mut().release_all(&self.node.sched.objects);
         self.node.end_job(self.job);

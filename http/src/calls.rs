@@ -114,7 +114,7 @@ pub(crate) async fn invoke(
     query: &Query,
     body: &[u8],
 ) -> Answer {
-    let record = crate::versions::record_of(state.node, component)?;
+    let record = crate::versions::record_of(&state.node, component).await?;
     let Some(f) = record.function(function) else {
         let names: Vec<&str> = record
             .functions
@@ -185,12 +185,7 @@ pub(crate) async fn invoke(
 ///
 /// # Errors
 /// A task's error; 507 `result_too_large` past `max`.
-async fn results(
-    session: &Session<'static>,
-    ids: &[ObjectId],
-    timeout: Duration,
-    max: usize,
-) -> Answer {
+async fn results(session: &Session, ids: &[ObjectId], timeout: Duration, max: usize) -> Answer {
     let deadline = Instant::now() + timeout;
     let mut values = Vec::with_capacity(ids.len());
     let mut total = ids.len().saturating_add(1);

@@ -98,12 +98,12 @@ fn same(a: &[u8], b: &[u8]) -> bool {
 
 async fn dispatch(state: &State, r: Route<'_>, req: Request<Incoming>) -> Answer {
     let query = Query::parse(req.uri().query().unwrap_or(""), &r)?;
-    let node = state.node;
+    let node = &state.node;
     let limit = state.config.max_body;
     let timeout = state.config.body_timeout;
     match r {
         Route::Healthz => {
-            let (backend, health) = node.control_plane_health();
+            let (backend, health) = node.control_plane_health().await;
             json(
                 StatusCode::OK,
                 &wray_api::Health {
@@ -145,10 +145,10 @@ async fn dispatch(state: &State, r: Route<'_>, req: Request<Incoming>) -> Answer
             ))
         }
         Route::OpenApi => json(StatusCode::OK, &crate::openapi::document()),
-        Route::ListComponents => crate::listings::components(state, &query),
+        Route::ListComponents => crate::listings::components(state, &query).await,
         Route::Deploy => crate::listings::deploy(state, query, req).await,
-        Route::GetComponent(name) => crate::listings::component(state, &name),
-        Route::Undeploy(name) => crate::listings::undeploy(state, &name),
+        Route::GetComponent(name) => crate::listings::component(state, &name).await,
+        Route::Undeploy(name) => crate::listings::undeploy(state, &name).await,
         Route::ComponentOpenApi(name) => crate::listings::component_openapi(state, &name),
         Route::Invoke(component, function) => {
             let body = read_body(req, limit, timeout).await?;
@@ -184,7 +184,7 @@ async fn dispatch(state: &State, r: Route<'_>, req: Request<Incoming>) -> Answer
         Route::ListJobs => json(StatusCode::OK, &state.jobs.list()),
         Route::SubmitJob => {
             let body = read_body(req, limit, timeout).await?;
-            let info = crate::jobs::submit(&state.jobs, node, &body)?;
+            let info = crate::jobs::submit(&state.jobs, node.clone(), &body).await?;
             json(StatusCode::CREATED, &info)
         }
         Route::GetJob(id) => {
@@ -216,7 +216,7 @@ async fn dispatch(state: &State, r: Route<'_>, req: Request<Incoming>) -> Answer
         Route::TaskLogs(id) => task_logs(node, &id),
         Route::Rollback(name) => json(
             StatusCode::OK,
-            &crate::wire::version(&crate::versions::rollback(node, &name, query.version)?),
+            &crate::wire::version(&crate::versions::rollback(node, &name, query.version).await?),
         ),
     }
 }

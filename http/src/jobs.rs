@@ -9,6 +9,7 @@ use bytes::Bytes;
 use http_body_util::Full;
 use hyper::header::{HeaderName, HeaderValue, CONTENT_TYPE};
 use hyper::{Response, StatusCode};
+use std::sync::Arc;
 use wray_api::SubmitJob;
 use wray_host::{JobError, JobId, Jobs};
 
@@ -29,9 +30,9 @@ const JOB_STATUS: HeaderName = HeaderName::from_static("wray-job-status");
 /// # Errors
 /// 400 `bad_json` for a body that is not a [`SubmitJob`], `bad_component`
 /// for a malformed `name@version`; as [`job_error`].
-pub(crate) fn submit(
+pub(crate) async fn submit(
     jobs: &Jobs,
-    node: &'static wray_host::Node,
+    node: Arc<wray_host::Node>,
     body: &[u8],
 ) -> Result<wray_api::JobInfo, ApiError> {
     let submit: SubmitJob = serde_json::from_slice(body).map_err(|e| {
@@ -44,8 +45,10 @@ pub(crate) fn submit(
     wray_host::split_version(&component)
         .map_err(|e| ApiError::bad_request("bad_component", e.to_string()))?;
     // Resolving the component may compile it, and the control plane may
-    // be remote: off the async threads.
-    let info = tokio::task::block_in_place(|| jobs.submit_with(node, &component, args, options))
+    // be remote: the job's own thread does it while this waits.
+    let info = jobs
+        .submit_async(node, &component, args, options)
+        .await
         .map_err(job_error)?;
     Ok(info)
 }

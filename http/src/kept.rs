@@ -38,7 +38,7 @@ pub(crate) struct KeptActor {
 
 /// A kept session.
 pub(crate) struct Entry {
-    pub(crate) session: Arc<Session<'static>>,
+    pub(crate) session: Arc<Session>,
     pub(crate) purpose: Purpose,
     /// When an async invocation's unread results are dropped.
     expires: Option<Instant>,
@@ -63,7 +63,7 @@ impl Kept {
     /// Keeps `session` for `purpose`; `false` (the session is dropped, its
     /// job ended) when `max` are kept already, after expired ones are
     /// dropped.
-    pub(crate) fn keep(&self, session: Session<'static>, purpose: Purpose) -> bool {
+    pub(crate) fn keep(&self, session: Session, purpose: Purpose) -> bool {
         let now = Instant::now();
         let expires = matches!(purpose, Purpose::Results(_)).then(|| now + self.ttl);
         let job = session.job();
@@ -99,7 +99,7 @@ impl Kept {
     }
 
     /// The session of `job`, if kept and not expired.
-    pub(crate) fn session(&self, job: JobId) -> Option<Arc<Session<'static>>> {
+    pub(crate) fn session(&self, job: JobId) -> Option<Arc<Session>> {
         let entries = self.entries.lock();
         let e = entries.get(&job)?;
         e.expires
@@ -108,7 +108,7 @@ impl Kept {
     }
 
     /// The actor `actor`: its session, and what it was created as.
-    pub(crate) fn actor(&self, actor: ActorId) -> Option<(Arc<Session<'static>>, KeptActor)> {
+    pub(crate) fn actor(&self, actor: ActorId) -> Option<(Arc<Session>, KeptActor)> {
         let entries = self.entries.lock();
         match entries.get(&actor.job()) {
             Some(Entry {

@@ -55,12 +55,12 @@ fn table_error(e: wray_host::Error) -> ApiError {
 }
 
 /// `GET /v1/components`: a page, by name.
-pub(crate) fn components(state: &State, query: &Query) -> Answer {
-    let node = state.node;
+pub(crate) async fn components(state: &State, query: &Query) -> Answer {
+    let node = &state.node;
     let after = query.after.as_deref();
     // One more than asked: whether there is a next page.
     let want = query.limit.saturating_add(1);
-    match node.components_page(after, want) {
+    match node.components_page(after, want).await {
         Ok(page) => {
             let (page, next) = cut(page, query.limit, |v: &ComponentVersion| {
                 v.record.name.clone()
@@ -111,9 +111,9 @@ fn cut<T>(
 }
 
 /// `GET /v1/components/{name}`.
-pub(crate) fn component(state: &State, name: &str) -> Answer {
+pub(crate) async fn component(state: &State, name: &str) -> Answer {
     checked_name(name)?;
-    match state.node.component(name) {
+    match state.node.component_async(name).await {
         Ok(version) => json(StatusCode::OK, &crate::wire::version(&version)),
         Err(wray_host::Error::NotDeployed(_)) => Err(unknown_component(name)),
         Err(e) if unreachable(&e) => {
@@ -139,9 +139,9 @@ pub(crate) fn component_openapi(state: &State, name: &str) -> Answer {
 }
 
 /// `DELETE /v1/components/{name}`.
-pub(crate) fn undeploy(state: &State, name: &str) -> Answer {
+pub(crate) async fn undeploy(state: &State, name: &str) -> Answer {
     checked_name(name)?;
-    let removed = state.node.undeploy(name).map_err(table_error)?;
+    let removed = state.node.undeploy_async(name).await.map_err(table_error)?;
     if removed {
         json(
             StatusCode::OK,
@@ -166,7 +166,7 @@ pub(crate) async fn deploy(state: &State, query: Query, req: Request<Incoming>) 
         )
     })?;
     checked_name(&name)?;
-    let node = state.node;
+    let node = &state.node;
     // Compiled on the node's compile pool (never on this runtime's
     // threads): this handler waits for it.
     let version = node

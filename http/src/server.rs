@@ -63,7 +63,7 @@ impl Server {
     /// address; [`ServeError::Tls`] when [`HttpConfig::tls`] names a
     /// certificate or key that cannot be read or used (checked before
     /// binding); [`ServeError::Bind`] when the address cannot be bound.
-    pub async fn bind(node: &'static Node, config: HttpConfig) -> Result<Self, ServeError> {
+    pub async fn bind(node: Arc<Node>, config: HttpConfig) -> Result<Self, ServeError> {
         if config.token.is_none() && !config.bind.ip().is_loopback() {
             return Err(ServeError::NoAuthOffLoopback(config.bind));
         }

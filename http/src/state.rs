@@ -2,6 +2,7 @@
 //! server's configuration, the sessions kept for later answers, the
 //! metrics and the jobs).
 
+use std::sync::Arc;
 use tokio::sync::Semaphore;
 use wray_host::{Jobs, Node};
 
@@ -11,7 +12,7 @@ use crate::metrics::Metrics;
 
 /// What every request's handler reaches.
 pub(crate) struct State {
-    pub(crate) node: &'static Node,
+    pub(crate) node: Arc<Node>,
     pub(crate) config: HttpConfig,
     pub(crate) kept: Kept,
     pub(crate) inflight: Semaphore,
@@ -21,7 +22,7 @@ pub(crate) struct State {
 }
 
 impl State {
-    pub(crate) fn new(node: &'static Node, config: HttpConfig) -> Self {
+    pub(crate) fn new(node: Arc<Node>, config: HttpConfig) -> Self {
         State {
             node,
             kept: Kept::new(config.max_kept, config.kept_ttl),

@@ -19,7 +19,10 @@ use crate::error::ApiError;
 /// 404 `unknown_component` or `unknown_version`; 400 `bad_version` for
 /// what follows `@` not being a version number; 503 when the function
 /// table cannot be read.
-pub(crate) fn record_of(node: &Node, component: &str) -> Result<Arc<ComponentRecord>, ApiError> {
+pub(crate) async fn record_of(
+    node: &Node,
+    component: &str,
+) -> Result<Arc<ComponentRecord>, ApiError> {
     let unknown = || {
         ApiError::not_found(
             "unknown_component",
@@ -30,11 +33,9 @@ pub(crate) fn record_of(node: &Node, component: &str) -> Result<Arc<ComponentRec
         .map_err(|e| ApiError::bad_request("bad_version", e.to_string()))?;
     match version {
         None => node.deployed(name).ok_or_else(unknown),
-        // Reading the table may compile the version, and the table may be
-        // remote: off the async threads.
-        Some(v) => {
-            tokio::task::block_in_place(|| node.component_at(name, v)).map_err(version_error)
-        }
+        // Reading the table may compile the version (on the node's compile
+        // pool, which this future awaits).
+        Some(v) => node.component_at(name, v).await.map_err(version_error),
     }
 }
 
@@ -43,7 +44,7 @@ pub(crate) fn record_of(node: &Node, component: &str) -> Result<Arc<ComponentRec
 ///
 /// # Errors
 /// 400 `no_version` without `?version=`; as [`record_of`].
-pub(crate) fn rollback(
+pub(crate) async fn rollback(
     node: &Node,
     name: &str,
     version: Option<u64>,
@@ -56,7 +57,7 @@ pub(crate) fn rollback(
             ),
         )
     })?;
-    tokio::task::block_in_place(|| node.rollback(name, version)).map_err(version_error)
+    node.rollback(name, version).await.map_err(version_error)
 }
 
 /// The answer for a failed version lookup or rollback.

@@ -10,6 +10,7 @@ mod outage;
 mod results;
 mod tls;
 
+use std::sync::Arc;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -56,19 +57,17 @@ fn deploy(url: &str, component: &str, name: &str) {
 /// A node of its own served with `config` on a loopback port with
 /// [`TOKEN`], nothing deployed; its address.
 fn spawn_server(config: HttpConfig) -> std::net::SocketAddr {
-    let node: &'static Node = Box::leak(Box::new(
-        Node::start(NodeConfig {
-            num_cpus: 2,
-            ..NodeConfig::default()
-        })
-        .expect("node starts"),
-    ));
+    let node: Arc<Node> = Node::start(NodeConfig {
+        num_cpus: 2,
+        ..NodeConfig::default()
+    })
+    .expect("node starts");
     serve_node(node, config)
 }
 
 /// `node` served with `config` on a loopback port with [`TOKEN`]; its
 /// address.
-fn serve_node(node: &'static Node, config: HttpConfig) -> std::net::SocketAddr {
+fn serve_node(node: Arc<Node>, config: HttpConfig) -> std::net::SocketAddr {
     let config = HttpConfig {
         bind: "127.0.0.1:0".parse().expect("address"),
         token: Some(TOKEN.into()),

@@ -72,7 +72,7 @@ impl Node {
         let loaded = component::load(&self.exec, name, bytes.clone()).await?;
         let _commit = self.commits.lock().await;
         let record = admit(&self.sched, &loaded)?;
-        match self.block_on(self.table.deploy(loaded.record.clone(), bytes)) {
+        match self.table.deploy(loaded.record.clone(), bytes).await {
             Ok(version) => Ok(version),
             Err(e) => {
                 self.sched.take_back_component(&record);
@@ -107,14 +107,23 @@ impl Node {
         self.sched.deployed(name)
     }
 
+    /// [`Node::undeploy_async`], blocking the calling thread (outside an
+    /// async runtime).
+    ///
+    /// # Errors
+    /// As [`Node::undeploy_async`].
+    pub fn undeploy(&self, name: &str) -> Result<bool> {
+        self.block_on(self.undeploy_async(name))
+    }
+
     /// Undeploys `name`: calls by that name fail with not-found from now
     /// on; tasks already submitted finish on the version they named.
     /// `false` when nothing is deployed so.
     ///
     /// # Errors
     /// [`Error::ControlPlane`] when the function table cannot be written.
-    pub fn undeploy(&self, name: &str) -> Result<bool> {
-        let in_table = match self.block_on(self.table.undeploy(name)) {
+    pub async fn undeploy_async(&self, name: &str) -> Result<bool> {
+        let in_table = match self.table.undeploy(name).await {
             Ok(()) => true,
             Err(wray_control_plane::Error::ComponentNotFound(_)) => false,
             Err(e) => return Err(e.into()),
@@ -123,17 +132,24 @@ impl Node {
         Ok(in_table || here)
     }
 
+    /// [`Node::component_async`], blocking the calling thread.
+    ///
+    /// # Errors
+    /// As [`Node::component_async`].
+    pub fn component(&self, name: &str) -> Result<ComponentVersion> {
+        self.block_on(self.component_async(name))
+    }
+
     /// The current version of the component deployed as `name`, from the
-    /// function table (blocks as [`Node::components`] does).
+    /// function table.
     ///
     /// # Errors
     /// [`Error::NotDeployed`], or [`Error::ControlPlane`].
-    pub fn component(&self, name: &str) -> Result<ComponentVersion> {
-        self.block_on(self.table.current(name))
-            .map_err(|e| match e {
-                wray_control_plane::Error::ComponentNotFound(n) => Error::NotDeployed(n),
-                other => other.into(),
-            })
+    pub async fn component_async(&self, name: &str) -> Result<ComponentVersion> {
+        self.table.current(name).await.map_err(|e| match e {
+            wray_control_plane::Error::ComponentNotFound(n) => Error::NotDeployed(n),
+            other => other.into(),
+        })
     }
 
     /// The node's own view of the function table: the row of every name
@@ -146,9 +162,9 @@ impl Node {
         all
     }
 
-    /// Every component in the function table, ordered by name. Blocks on
-    /// the control plane: call it outside an async runtime (or in
-    /// `tokio::task::block_in_place`).
+    /// Every component in the function table, ordered by name. Blocks the
+    /// calling thread on the control plane: call it outside an async
+    /// runtime.
     ///
     /// # Errors
     /// [`Error::ControlPlane`] when the function table cannot be read.
@@ -157,17 +173,16 @@ impl Node {
     }
 
     /// One page of [`Node::components`]: at most `limit` components whose
-    /// names sort after `after`, ordered by name (blocks as
-    /// [`Node::components`] does).
+    /// names sort after `after`, ordered by name.
     ///
     /// # Errors
     /// [`Error::ControlPlane`] when the function table cannot be read.
-    pub fn components_page(
+    pub async fn components_page(
         &self,
         after: Option<&str>,
         limit: usize,
     ) -> Result<Vec<ComponentVersion>> {
-        Ok(self.block_on(self.table.list_page(after, limit))?)
+        Ok(self.table.list_page(after, limit).await?)
     }
 
     /// Deploys the component file at `path` under its file stem
@@ -207,7 +222,15 @@ impl Node {
     /// unreachable and the name not loaded here, or a refusal); as
     /// [`Node::deploy_async`] when it must be loaded and cannot.
     pub(crate) fn loaded(&self, name: &str) -> Result<Arc<LoadedComponent>> {
-        let record = match self.block_on(self.table.component(name)) {
+        self.wait(self.loaded_async(name))
+    }
+
+    /// [`Node::loaded`], as a future.
+    ///
+    /// # Errors
+    /// As [`Node::loaded`].
+    pub(crate) async fn loaded_async(&self, name: &str) -> Result<Arc<LoadedComponent>> {
+        let record = match self.table.component(name).await {
             Ok(record) => record,
             Err(wray_control_plane::Error::ComponentNotFound(n)) => {
                 return Err(Error::NotDeployed(n))
@@ -238,8 +261,8 @@ impl Node {
             self.sched.insert_component(row, fresh)?;
             return Ok(loaded);
         }
-        let bytes = self.block_on(self.table.blob(&record.hash))?;
-        let loaded = self.wait(component::load(&self.exec, name, bytes))?;
+        let bytes = self.table.blob(&record.hash).await?;
+        let loaded = component::load(&self.exec, name, bytes).await?;
         admit(&self.sched, &loaded)?;
         Ok(loaded)
     }

@@ -96,7 +96,7 @@ impl Node {
     /// # Errors
     /// [`Error::InvalidConfig`] for a bad configuration, [`Error::Engine`]
     /// when wasmtime cannot be set up.
-    pub fn start(config: NodeConfig) -> Result<Self> {
+    pub fn start(config: NodeConfig) -> Result<Arc<Self>> {
         // The table keeps what the node may hold: its names, versions and
         // bytes (the node checks them first; this bounds the table itself).
         let table = EmbeddedFunctionTable::with_limits(TableLimits {
@@ -111,7 +111,10 @@ impl Node {
     ///
     /// # Errors
     /// As [`Node::start`].
-    pub fn with_function_table(config: NodeConfig, table: Arc<dyn FunctionTable>) -> Result<Self> {
+    pub fn with_function_table(
+        config: NodeConfig,
+        table: Arc<dyn FunctionTable>,
+    ) -> Result<Arc<Self>> {
         config.validate()?;
         let engine = build_engine(&config)?;
         let linker = component::linker(&engine)?;
@@ -198,15 +201,13 @@ impl Node {
         if let Some(io) = &node.io {
             watch::follow_function_table(io, &node.table, &node.exec, &node.sched);
         }
-        Ok(node)
+        Ok(Arc::new(node))
     }
 
     /// Where the function table lives (`embedded`, or `etcd at ..`) and
     /// whether it answers now (for `/healthz` and `wray status`).
-    pub fn control_plane_health(&self) -> (String, std::result::Result<(), String>) {
-        let health = self
-            .block_on(self.table.health())
-            .map_err(|e| e.to_string());
+    pub async fn control_plane_health(&self) -> (String, std::result::Result<(), String>) {
+        let health = self.table.health().await.map_err(|e| e.to_string());
         (self.table.backend(), health)
     }
 

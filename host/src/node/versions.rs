@@ -19,14 +19,14 @@ use crate::scheduler::functions::{InUse, Version};
 impl Node {
     /// The record of version `version` of the component deployed as
     /// `name`, loaded here so that a call may name it (`name@version`).
-    /// Reads the function table (blocks as [`Node::components`] does).
+    /// Reads the function table.
     ///
     /// # Errors
     /// [`Error::NotDeployed`]; [`Error::VersionNotFound`] naming the
     /// versions kept; [`Error::Component`] when it cannot be loaded;
     /// [`Error::ControlPlane`].
-    pub fn component_at(&self, name: &str, version: u64) -> Result<Arc<ComponentRecord>> {
-        let (_loaded, record, _used) = self.load_version(name, version)?;
+    pub async fn component_at(&self, name: &str, version: u64) -> Result<Arc<ComponentRecord>> {
+        let (_loaded, record, _used) = self.load_version(name, version).await?;
         Ok(record)
     }
 
@@ -38,11 +38,12 @@ impl Node {
     /// # Errors
     /// As [`Node::component_at`]; [`Error::DeployLimit`] when loading it
     /// here would pass one of the node's bounds.
-    pub fn rollback(&self, name: &str, version: u64) -> Result<ComponentVersion> {
-        let chosen = self
-            .block_on(self.table.rollback(name, version))
-            .map_err(|e| self.version_error(name, version, e))?;
-        let loaded = self.loaded_by_hash(name, &chosen.record.hash)?;
+    pub async fn rollback(&self, name: &str, version: u64) -> Result<ComponentVersion> {
+        let chosen = match self.table.rollback(name, version).await {
+            Ok(chosen) => chosen,
+            Err(e) => return Err(self.version_error(name, version, e).await),
+        };
+        let loaded = self.loaded_by_hash(name, &chosen.record.hash).await?;
         let row = Arc::new(chosen.record.clone());
         let fresh = Version::new(row.clone(), loaded.clone(), loaded.compiled);
         self.sched.insert_component(row, fresh)?;
@@ -56,9 +57,17 @@ impl Node {
     /// [`Error::ControlPlane`] for a malformed version; as
     /// [`Node::component_at`].
     pub(crate) fn loaded_spec(&self, spec: &str) -> Result<Arc<LoadedComponent>> {
+        self.wait(self.loaded_spec_async(spec))
+    }
+
+    /// [`Node::loaded_spec`], as a future.
+    ///
+    /// # Errors
+    /// As [`Node::loaded_spec`].
+    pub(crate) async fn loaded_spec_async(&self, spec: &str) -> Result<Arc<LoadedComponent>> {
         match split_version(spec)? {
-            (name, None) => self.loaded(name),
-            (name, Some(version)) => Ok(self.load_version(name, version)?.0),
+            (name, None) => self.loaded_async(name).await,
+            (name, Some(version)) => Ok(self.load_version(name, version).await?.0),
         }
     }
 
@@ -66,16 +75,17 @@ impl Node {
     /// by its hash (not by its name), with a use of it: it stays loaded
     /// while the caller holds the use (then while tasks, actors or a
     /// driver use it).
-    fn load_version(
+    async fn load_version(
         &self,
         name: &str,
         version: u64,
     ) -> Result<(Arc<LoadedComponent>, Arc<ComponentRecord>, InUse)> {
-        let found = self
-            .block_on(self.table.version(name, version))
-            .map_err(|e| self.version_error(name, version, e))?;
+        let found = match self.table.version(name, version).await {
+            Ok(found) => found,
+            Err(e) => return Err(self.version_error(name, version, e).await),
+        };
         let record = Arc::new(found.record);
-        let loaded = self.loaded_by_hash(name, &record.hash)?;
+        let loaded = self.loaded_by_hash(name, &record.hash).await?;
         let fresh = Version::new(record.clone(), loaded.clone(), loaded.compiled);
         let used = self.sched.add_version(fresh)?;
         Ok((loaded, record, used))
@@ -84,19 +94,20 @@ impl Node {
     /// The component with content hash `hash` (deployed as `name`), from
     /// the executor, or fetched from the function table and compiled on
     /// the node's compile pool (not yet recorded in the scheduler).
-    fn loaded_by_hash(&self, name: &str, hash: &str) -> Result<Arc<LoadedComponent>> {
+    async fn loaded_by_hash(&self, name: &str, hash: &str) -> Result<Arc<LoadedComponent>> {
         if let Some(loaded) = self.exec.component(hash) {
             return Ok(loaded);
         }
-        let bytes = self.block_on(self.table.blob(hash))?;
-        self.wait(component::load(&self.exec, name, bytes))
+        let bytes = self.table.blob(hash).await?;
+        component::load(&self.exec, name, bytes).await
     }
+
     /// `e`, from asking the table for version `version` of `name`, as this
     /// crate says it: a missing version names the versions kept.
-    fn version_error(&self, name: &str, version: u64, e: wray_control_plane::Error) -> Error {
+    async fn version_error(&self, name: &str, version: u64, e: wray_control_plane::Error) -> Error {
         use wray_control_plane::Error as Table;
         match e {
-            Table::VersionNotFound { .. } => match self.block_on(self.table.versions(name)) {
+            Table::VersionNotFound { .. } => match self.table.versions(name).await {
                 Ok(kept) => Error::VersionNotFound {
                     name: name.to_string(),
                     version,

@@ -4,9 +4,10 @@
 //! sealed with a `cancelled` error at once. A running task has its cancel
 //! flag set: the epoch callback stops it at the next tick (10 ms) while wasm
 //! runs, and a task waiting in a host call (`get`, `wait`, a WASI sleep)
-//! stops at once (see `worker/guard.rs`). Ray's `force` kills the worker
-//! process; stopping a wasm instance is always safe, so `force` and the
-//! default stop a running task the same way.
+//! stops at once (see `executor/guard.rs`). A running actor call is left to
+//! finish unless `force` is given: stopping it mid-call leaves its
+//! instance's state half-updated, so it kills the actor (Ray's `force`
+//! kills the worker process, the actor with it).
 
 use std::sync::Arc;
 
@@ -21,9 +22,9 @@ use crate::scheduler::task_table::CancelTarget;
 impl Scheduler {
     /// Cancels task `task` (and, with `recursive`, what it submitted).
     /// Returns false when `task` had already finished or is unknown.
-    pub(crate) fn cancel(self: &Arc<Self>, task: TaskId, _force: bool, recursive: bool) -> bool {
+    pub(crate) fn cancel(self: &Arc<Self>, task: TaskId, force: bool, recursive: bool) -> bool {
         let mut first = None;
-        for (id, target) in self.tasks.cancel(task, recursive) {
+        for (id, target) in self.tasks.cancel(task, force, recursive) {
             let live = match target {
                 CancelTarget::Done => false,
                 CancelTarget::Running => true,

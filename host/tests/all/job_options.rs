@@ -31,7 +31,7 @@ fn node(cpus: usize, gpus: u32, custom: &[(&str, f64)], allow: &[&Path]) -> Arc<
     node.deploy_file(component("api")).expect("api deploys");
     node.deploy_file(component("wordcount"))
         .expect("wordcount deploys");
-    Arc::new(node)
+    node
 }
 
 fn args(a: &[&str]) -> Vec<String> {

@@ -19,7 +19,7 @@ fn node() -> (Arc<Node>, Stdio) {
     })
     .expect("node starts");
     node.deploy_file(component("api")).expect("api deploys");
-    (Arc::new(node), stdio)
+    (node, stdio)
 }
 
 fn args(a: &[&str]) -> Vec<String> {

@@ -138,7 +138,12 @@ fn node_ids_are_random_not_the_pid() {
 /// as an HTTP invocation is), sharing warm instances across jobs when
 /// `shared`; (inits, reinits, tasks) of the instance it ran on, `x`
 /// read back, and 1 if it could cancel its child.
-fn reused_put(node: &wray_host::Node, x: u64, keep: bool, shared: bool) -> Vec<u64> {
+fn reused_put(
+    node: &std::sync::Arc<wray_host::Node>,
+    x: u64,
+    keep: bool,
+    shared: bool,
+) -> Vec<u64> {
     let session = node.session().expect("a session");
     let options = TaskOptions {
         shared_reuse: shared,
@@ -231,7 +236,7 @@ fn every_instantiation_lands_in_a_cumulative_histogram() {
 /// `inc(x)` of `api` submitted with `options`, from inside `rt` when
 /// given; its return object.
 fn submit_inc(
-    session: &wray_host::Session<'_>,
+    session: &wray_host::Session,
     rt: Option<&tokio::runtime::Runtime>,
     function: &str,
     x: u64,
@@ -367,4 +372,55 @@ fn a_listing_for_publishers_stops_at_its_limit_and_counts_the_rest() {
     let mut sorted = ids.clone();
     sorted.sort();
     assert_eq!(ids, sorted, "the first by id");
+}
+
+/// Waits (up to a minute) until task `id` runs on `node`.
+fn wait_running(node: &wray_host::Node, id: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let running = node.tasks().iter().any(|t| {
+            t.task_id == id && t.state == wray_host::scheduler::task_table::TaskStatus::Running
+        });
+        if running {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "{id} never ran");
+        std::thread::yield_now();
+    }
+}
+
+#[test]
+fn cancel_stops_a_running_actor_call_only_with_force_and_its_actor_dies() {
+    let t = TestNode::start(Setup::default());
+    t.node.deploy_file(component("api")).expect("api deploys");
+    let session = t.node.session().expect("a session");
+    let napper = session
+        .create_actor("api", "Napper", Vec::new(), TaskOptions::default())
+        .expect("creates");
+    let nap = |ms: u64| {
+        session
+            .call(
+                napper,
+                "nap",
+                vec![Arg::Value(u64_payload(ms))],
+                TaskOptions::new(),
+            )
+            .expect("calls")[0]
+    };
+    // Without force, a running call runs on to its value.
+    let first = nap(300);
+    wait_running(&t.node, &first.task.to_string());
+    assert!(!session.cancel(first, false, false), "not stopped");
+    assert_eq!(
+        u64_of(&session.get_blocking(first, None).expect("a value")),
+        1
+    );
+    // With force, it stops, and the actor dies with it.
+    let second = nap(60_000);
+    wait_running(&t.node, &second.task.to_string());
+    assert!(session.cancel(second, true, false), "stopped");
+    let err = session.get_blocking(second, None).expect_err("cancelled");
+    assert_eq!(err.kind, ErrorKind::Cancelled, "{err}");
+    let err = session.get_blocking(nap(1), None).expect_err("no actor");
+    assert_eq!(err.kind, ErrorKind::ActorDied, "{err}");
 }

@@ -12,7 +12,7 @@ pub use components::component;
 /// A test node: in-memory stdout, no disk cache side effects beyond the
 /// shared compiled cache.
 pub struct TestNode {
-    pub node: Node,
+    pub node: std::sync::Arc<Node>,
     pub stdio: Stdio,
 }
 

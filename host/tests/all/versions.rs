@@ -13,7 +13,7 @@ use crate::support::{component, json, json_results};
 
 /// `sub_experiment(1, 2)` through `target`: its JSON result, or the
 /// error's kind.
-fn sub_experiment(node: &Node, target: &str) -> Result<String, ErrorKind> {
+fn sub_experiment(node: &Arc<Node>, target: &str) -> Result<String, ErrorKind> {
     let session = node.session().expect("a session");
     let ids = session
         .submit(
@@ -42,7 +42,7 @@ fn two_versions() -> Arc<Node> {
     let mb = std::fs::read(component("microbench")).expect("microbench is built");
     assert_eq!(node.deploy_version("app", &nested).expect("v1").version, 1);
     assert_eq!(node.deploy_version("app", &mb).expect("v2").version, 2);
-    Arc::new(node)
+    node
 }
 
 #[test]
@@ -69,7 +69,7 @@ fn a_call_to_an_old_version_runs_its_code_and_a_rollback_makes_it_current() {
     assert_eq!(String::from_utf8_lossy(&log), "[45, 55, 65, 75, 85]\n");
 
     // Rollback: the name means version 1 again, here and in the table.
-    let current = node.rollback("app", 1).expect("rolls back");
+    let current = block(node.rollback("app", 1)).expect("rolls back");
     assert_eq!(current.version, 1);
     assert_eq!(node.component("app").expect("deployed").version, 1);
     assert_eq!(sub_experiment(&node, "app").as_deref(), Ok("3"));
@@ -95,13 +95,13 @@ fn a_pruned_or_unknown_version_is_refused_naming_the_versions_kept() {
     let names: Vec<String> = (3..=newest).map(|v| v.to_string()).collect();
     let kept_text = format!("the versions kept are {}", names.join(", "));
     for version in [1, newest + 1] {
-        let e = node.component_at("app", version).expect_err("not kept");
+        let e = block(node.component_at("app", version)).expect_err("not kept");
         assert!(
             matches!(&e, Error::VersionNotFound { version: v, kept, .. } if *v == version && kept.len() == MAX_VERSIONS_KEPT),
             "{e}"
         );
         assert!(e.to_string().contains(&kept_text), "{e}");
-        let e = node.rollback("app", version).expect_err("not kept");
+        let e = block(node.rollback("app", version)).expect_err("not kept");
         assert!(e.to_string().contains(&kept_text), "{e}");
     }
     let session = node.session().expect("a session");
@@ -114,7 +114,7 @@ fn a_pruned_or_unknown_version_is_refused_naming_the_versions_kept() {
         )
         .expect_err("pruned");
     assert!(e.to_string().contains(&kept_text), "{e}");
-    let e = node.component_at("nothing", 1).expect_err("not deployed");
+    let e = block(node.component_at("nothing", 1)).expect_err("not deployed");
     assert!(matches!(e, Error::NotDeployed(_)), "{e}");
     let e = session
         .submit("app@x", "sub_experiment", Vec::new(), json_results())
@@ -123,4 +123,13 @@ fn a_pruned_or_unknown_version_is_refused_naming_the_versions_kept() {
     // A name cannot hold `@`.
     let e = node.deploy("a@b", &mb).expect_err("refused");
     assert!(e.to_string().contains("`@`"), "{e}");
+}
+
+/// Runs a control-plane future of the node from this plain test thread.
+fn block<F: std::future::Future>(future: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime")
+        .block_on(future)
 }

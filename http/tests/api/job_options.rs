@@ -3,6 +3,7 @@
 //! `POST /v1/components/{name}/rollback`.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -14,14 +15,12 @@ use super::{authed, code, components, deploy, get_at, post, serve_node};
 /// A node of its own whose jobs may read under `allow`, served on a
 /// loopback port (port 0, read back) with the tests' token; its URL.
 fn serve_allowing(allow: &Path) -> String {
-    let node: &'static Node = Box::leak(Box::new(
-        Node::start(NodeConfig {
-            num_cpus: 2,
-            allow_dirs: vec![allow.to_path_buf()],
-            ..NodeConfig::default()
-        })
-        .expect("node starts"),
-    ));
+    let node: Arc<Node> = Node::start(NodeConfig {
+        num_cpus: 2,
+        allow_dirs: vec![allow.to_path_buf()],
+        ..NodeConfig::default()
+    })
+    .expect("node starts");
     format!("http://{}", serve_node(node, HttpConfig::default()))
 }
 

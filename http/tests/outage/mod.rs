@@ -87,16 +87,14 @@ impl FunctionTable for Flaky {
 #[test]
 fn through_a_control_plane_outage_listings_and_documents_answer_the_nodes_view() {
     let table = Arc::new(Flaky::default());
-    let node: &'static Node = Box::leak(Box::new(
-        Node::with_function_table(
-            NodeConfig {
-                num_cpus: 1,
-                ..NodeConfig::default()
-            },
-            table.clone(),
-        )
-        .expect("node starts"),
-    ));
+    let node: Arc<Node> = Node::with_function_table(
+        NodeConfig {
+            num_cpus: 1,
+            ..NodeConfig::default()
+        },
+        table.clone(),
+    )
+    .expect("node starts");
     let url = format!("http://{}", serve_node(node, HttpConfig::default()));
     deploy(&url, "microbench", "mb");
     deploy(&url, "api", "api");

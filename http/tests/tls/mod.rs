@@ -190,17 +190,16 @@ fn a_client_that_never_does_its_handshake_is_closed_after_the_header_timeout() {
 
 /// A node for the servers that are bound but not served, or served
 /// briefly.
-fn node() -> &'static Node {
-    static NODE: OnceLock<&'static Node> = OnceLock::new();
+fn node() -> Arc<Node> {
+    static NODE: OnceLock<Arc<Node>> = OnceLock::new();
     NODE.get_or_init(|| {
-        Box::leak(Box::new(
-            Node::start(NodeConfig {
-                num_cpus: 1,
-                ..NodeConfig::default()
-            })
-            .expect("node starts"),
-        ))
+        Node::start(NodeConfig {
+            num_cpus: 1,
+            ..NodeConfig::default()
+        })
+        .expect("node starts")
     })
+    .clone()
 }
 
 /// What [`Server::bind`] says of `config` on a loopback port, with a token

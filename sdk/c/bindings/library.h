@@ -540,8 +540,9 @@ extern void wray_runtime_mapping_put_bytes(library_list_u8_t *value, wray_runtim
 // queued task never runs, a running one is stopped at its next
 // instruction boundary (within the node's 10 ms epoch tick) or as soon
 // as it returns from a blocking call; its return objects then hold a
-// `cancelled` error. `force` also stops a task blocked in `get`/`wait`
-// at once; `recursive` cancels the tasks it submitted too. Returns false
+// `cancelled` error. A running actor call runs on unless `force` is
+// given: then it is stopped too, which kills its actor (Ray's `force`
+// kills the worker). `recursive` cancels the tasks it submitted too. Returns false
 // when the task had already finished (or `id` names no task's return).
 extern bool wray_runtime_tasks_cancel(wray_runtime_tasks_object_id_t *id, bool force, bool recursive);
 // Kills an actor (Ray's `ray.kill`): its running call is stopped, its

@@ -54,6 +54,28 @@ impl Log {
     }
 }
 
+/// An actor whose calls take as long as asked (to be cancelled while they
+/// run).
+#[wray::actor]
+pub struct Napper {
+    naps: u64,
+}
+
+#[wray::actor]
+impl Napper {
+    /// Has taken no nap.
+    pub fn new() -> Self {
+        Napper { naps: 0 }
+    }
+
+    /// Sleeps `ms` milliseconds; returns how many naps it has finished.
+    pub fn nap(&mut self, ms: u64) -> u64 {
+        std::thread::sleep(Duration::from_millis(ms));
+        self.naps += 1;
+        self.naps
+    }
+}
+
 /// Sleeps `ms` milliseconds, then returns `v`.
 #[wray::remote]
 pub(crate) fn sleep_then(ms: u64, v: i64) -> i64 {

@@ -122,6 +122,7 @@ wray::export! {
     actors: [
         actors::Counter,
         actors::Log,
+        actors::Napper,
         failures::Fragile,
         resources::GpuHolder,
         jobs::EnvReader,

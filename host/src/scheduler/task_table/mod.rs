@@ -197,14 +197,19 @@ impl TaskTable {
     /// whose parent is cancelled already (under the table's lock), so a
     /// child is either seen by the next scan or cancelled as it is
     /// recorded. Scans repeat until one finds no new child.
-    pub(crate) fn cancel(&self, id: TaskId, recursive: bool) -> Vec<(TaskId, CancelTarget)> {
+    pub(crate) fn cancel(
+        &self,
+        id: TaskId,
+        force: bool,
+        recursive: bool,
+    ) -> Vec<(TaskId, CancelTarget)> {
         let mut out = Vec::new();
         let mut seen = IdSet::default();
         let mut work = vec![id];
         loop {
             while let Some(id) = work.pop() {
                 if seen.insert(id) {
-                    out.push((id, self.cancel_one(id)));
+                    out.push((id, self.cancel_one(id, force)));
                 }
             }
             if !recursive {
@@ -245,8 +250,10 @@ impl TaskTable {
         children
     }
 
-    /// Cancels task `id` alone: what it found.
-    fn cancel_one(&self, id: TaskId) -> CancelTarget {
+    /// Cancels task `id` alone: what it found. A running actor call is
+    /// stopped only with `force` (stopping it kills its actor, as Ray's
+    /// `force` kills the actor's worker process).
+    fn cancel_one(&self, id: TaskId, force: bool) -> CancelTarget {
         let Some(entry) = self.table.lock().entries.get(&id).cloned() else {
             return CancelTarget::Done;
         };
@@ -258,7 +265,7 @@ impl TaskTable {
                 entry.cancel.cancel();
                 CancelTarget::Queued(p.into_any())
             }
-            _ if entry.interruptible => {
+            _ if entry.interruptible || force => {
                 entry.cancel.cancel();
                 CancelTarget::Running
             }

@@ -162,7 +162,7 @@ fn recursive_cancel_reaches_grandchildren_through_a_finished_child() {
     grandchild.started();
     reg.ended(&child, None);
     let found: Vec<TaskId> = reg
-        .cancel(id(1), true)
+        .cancel(id(1), false, true)
         .into_iter()
         .map(|(t, _)| t)
         .collect();
