@@ -50,14 +50,13 @@ pub enum Error {
         /// The bound.
         limit: u64,
     },
-    /// Concurrent deploys or undeploys of one name kept changing it under
+    /// Concurrent writers of one entry (deploys or undeploys of a
+    /// component, state changes of a named actor) kept changing it under
     /// this call, which gave up after `attempts` tries (nothing was
     /// written by it; another writer's change stands).
-    #[error(
-        "component `{name}` kept changing under concurrent deploys; gave up after {attempts} attempts"
-    )]
+    #[error("`{name}` kept changing under concurrent writes; gave up after {attempts} attempts")]
     Conflict {
-        /// The component's name.
+        /// The component's or named actor's name.
         name: String,
         /// How many times the write was tried.
         attempts: u32,
@@ -71,6 +70,38 @@ pub enum Error {
         key: String,
         /// Which check failed.
         reason: String,
+    },
+    /// An argument a caller passed breaks a rule (a cluster name, a node
+    /// record, registry options, an actor record): nothing was written.
+    #[error("invalid {what}: {reason}")]
+    Invalid {
+        /// What was judged, with its value (`registry option lease_ttl`,
+        /// `cluster name "a/b"`).
+        what: String,
+        /// Which rule it breaks.
+        reason: String,
+    },
+    /// A put-if-absent found the key taken: a named actor's name held by
+    /// another actor, a node id or job id already registered.
+    #[error("{what} `{name}` already exists{holder}")]
+    AlreadyExists {
+        /// What kind of entry (`named actor`, `node`, `job`).
+        what: &'static str,
+        /// Its name or id.
+        name: String,
+        /// Who holds it, as ` (held by ...)`, or empty.
+        holder: String,
+    },
+    /// A directory is at its bound (named actors, live jobs): nothing was
+    /// written.
+    #[error("the {what} holds {held} entries and may hold {limit}; remove some first")]
+    DirectoryFull {
+        /// Which directory (`actor directory`, `job table`).
+        what: &'static str,
+        /// How many entries it holds now.
+        held: u64,
+        /// The bound.
+        limit: u64,
     },
     /// The backend could not be reached or answered with an error.
     #[error("control plane backend unavailable: {0}")]

@@ -1,5 +1,16 @@
-//! [`EtcdFunctionTable`]: the function table of a cluster, in etcd
-//! (feature `etcd`, on by default).
+//! The etcd backend (feature `etcd`, on by default): one [`EtcdClient`]
+//! (a connection, the deadline of every call) shared by
+//!
+//! - [`EtcdFunctionTable`] (here): the function table;
+//! - [`EtcdNodeRegistry`] (`etcd/nodes.rs`, `etcd/node_watch.rs`): nodes
+//!   registered under leases, and the cluster's view of them;
+//! - [`EtcdActorDirectory`] (`etcd/actors.rs`): named actors;
+//! - [`EtcdJobTable`] (`etcd/jobs.rs`): jobs, findable from any node.
+//!
+//! The cluster's keys live under `<prefix><cluster>/` (`etcd/cluster_keys.rs`);
+//! the function table's directly under the prefix (`etcd/keys.rs`).
+//!
+//! The function table:
 //!
 //! - Writes of one name are compare-and-swap transactions on the mod
 //!   revision of its head key (`functions/<name>`): a deploy reads the head,
@@ -21,22 +32,22 @@
 //! only if no reference key to it exists and its manifest is the one read,
 //! and a deploy's transaction requires its blob's manifest to be unchanged.
 
+mod actors;
 mod blobs;
+mod client;
+mod cluster_keys;
+mod jobs;
 pub(crate) mod keys;
+mod node_watch;
+mod nodes;
 mod watch;
 
 use std::collections::BTreeSet;
-use std::error::Error as _;
-use std::fmt::Display;
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use etcd_client::{
-    Client, Compare, CompareOp, ConnectOptions, DeleteOptions, GetOptions, KeyValue, KvClient, Txn,
-    TxnOp, TxnResponse,
-};
+use etcd_client::{Compare, CompareOp, DeleteOptions, GetOptions, Txn, TxnOp};
 use tokio::sync::mpsc;
 
 use crate::function_table::{
@@ -46,9 +57,10 @@ use crate::function_table::{
 use crate::{Error, Result};
 use keys::{corrupt, decode_version, encode, Head, Kept, Keys};
 
-/// The largest response a call accepts (tonic's default is 4 MiB; a page of
-/// heads may reach 16 x 576 KiB).
-const MAX_RESPONSE_BYTES: usize = 16 << 20;
+pub use actors::EtcdActorDirectory;
+pub use client::{EtcdClient, EtcdConfig};
+pub use jobs::EtcdJobTable;
+pub use nodes::EtcdNodeRegistry;
 
 /// Heads read per request when listing.
 const LIST_PAGE: i64 = 16;
@@ -57,41 +69,11 @@ const LIST_PAGE: i64 = 16;
 /// waits, and etcd keeps the rest).
 const WATCH_BUFFER: usize = 256;
 
-/// Where the etcd function table lives and how long a call may take.
-#[derive(Debug, Clone)]
-pub struct EtcdConfig {
-    /// Client URLs of etcd members (`http://127.0.0.1:2379`).
-    pub endpoints: Vec<String>,
-    /// Prefix of every key (`/wray/`); clusters sharing one etcd use
-    /// different prefixes.
-    pub prefix: String,
-    /// How long opening a connection may take.
-    pub connect_timeout: Duration,
-    /// How long one request may take, connecting included (a 1 MiB chunk
-    /// on a slow link must fit).
-    pub request_timeout: Duration,
-}
-
-impl EtcdConfig {
-    /// `endpoints`, the `/wray/` prefix, 3 s to connect and 5 s per request.
-    pub fn new<S: Into<String>>(endpoints: impl IntoIterator<Item = S>) -> Self {
-        Self {
-            endpoints: endpoints.into_iter().map(Into::into).collect(),
-            prefix: "/wray/".to_string(),
-            connect_timeout: Duration::from_secs(3),
-            request_timeout: Duration::from_secs(5),
-        }
-    }
-}
-
 /// The function table in etcd (the cluster backend). Cheap to share: the
 /// client multiplexes calls over one connection per endpoint.
 pub struct EtcdFunctionTable {
-    client: Client,
+    etcd: EtcdClient,
     keys: Keys,
-    config: EtcdConfig,
-    /// `etcd at <endpoints>`, the start of every error message.
-    label: String,
 }
 
 impl EtcdFunctionTable {
@@ -101,216 +83,23 @@ impl EtcdFunctionTable {
     /// # Errors
     /// [`Error::Unavailable`] for no endpoints or a malformed one.
     pub async fn connect(config: EtcdConfig) -> Result<Self> {
-        let label = format!("etcd at {}", config.endpoints.join(","));
-        if config.endpoints.is_empty() {
-            return Err(Error::Unavailable("no etcd endpoints given".to_string()));
-        }
-        // HTTP/2 pings while a watch is open find a dead connection (etcd
-        // refuses pings more often than every 5 s, and idle ones).
-        let options = ConnectOptions::new()
-            .with_connect_timeout(config.connect_timeout)
-            .with_keep_alive(Duration::from_secs(10), Duration::from_secs(5));
-        let connect = Client::connect(&config.endpoints, Some(options));
-        let client = match tokio::time::timeout(config.connect_timeout, connect).await {
-            Ok(Ok(client)) => client,
-            Ok(Err(e)) => {
-                return Err(Error::Unavailable(format!(
-                    "{label}: connect: {}",
-                    causes(&e)
-                )))
-            }
-            Err(_) => {
-                return Err(Error::Unavailable(format!(
-                    "{label}: connect: no answer within {} ms",
-                    config.connect_timeout.as_millis()
-                )))
-            }
-        };
-        Ok(Self {
-            client,
-            keys: Keys::new(&config.prefix),
-            config,
-            label,
-        })
+        Ok(Self::new(EtcdClient::connect(config).await?))
     }
 
-    /// Runs one etcd call under the request deadline; a failure or a missed
-    /// deadline is [`Error::Unavailable`] naming the endpoints, the call
-    /// and the cause.
-    async fn call<T>(
-        &self,
-        what: impl Display,
-        call: impl Future<Output = Result<T, etcd_client::Error>>,
-    ) -> Result<T> {
-        match tokio::time::timeout(self.config.request_timeout, call).await {
-            Ok(Ok(value)) => Ok(value),
-            Ok(Err(e)) => Err(Error::Unavailable(format!(
-                "{}: {what}: {}",
-                self.label,
-                causes(&e)
-            ))),
-            Err(_) => Err(Error::Unavailable(format!(
-                "{}: {what}: no answer within {} ms ({})",
-                self.label,
-                self.config.request_timeout.as_millis(),
-                probe(&self.config.endpoints).await
-            ))),
-        }
-    }
-
-    fn kv(&self) -> KvClient {
-        self.client
-            .kv_client()
-            .max_decoding_message_size(MAX_RESPONSE_BYTES)
-    }
-
-    /// The value and mod revision at `key`, read at `revision` (0: now),
-    /// with the store's revision of the read.
-    async fn get_at(&self, key: &str, revision: i64) -> Result<(Option<(Vec<u8>, i64)>, i64)> {
-        let options = GetOptions::new().with_revision(revision);
-        let mut resp = self
-            .call(format!("get {key}"), self.kv().get(key, Some(options)))
-            .await?;
-        let read_at = resp.header().map_or(0, |h| h.revision());
-        let found = resp
-            .take_kvs()
-            .into_iter()
-            .find(|kv| kv.key() == key.as_bytes())
-            .map(|kv| {
-                let rev = kv.mod_revision();
-                (kv.into_key_value().1, rev)
-            });
-        Ok((found, read_at))
-    }
-
-    /// The value and mod revision at `key`, now.
-    async fn get(&self, key: &str) -> Result<Option<(Vec<u8>, i64)>> {
-        Ok(self.get_at(key, 0).await?.0)
-    }
-
-    /// Every key-value under `prefix`, in key order, read in pages of
-    /// `page` at one revision.
-    async fn range(&self, prefix: &str, page: i64) -> Result<Vec<KeyValue>> {
-        let end = prefix_end(prefix);
-        let mut from = prefix.as_bytes().to_vec();
-        let mut revision = 0;
-        let mut all = Vec::new();
-        loop {
-            let options = GetOptions::new()
-                .with_range(end.clone())
-                .with_limit(page)
-                .with_revision(revision);
-            let mut resp = self
-                .call(
-                    format!("range {prefix}"),
-                    self.kv().get(from.clone(), Some(options)),
-                )
-                .await?;
-            if revision == 0 {
-                revision = resp.header().map_or(0, |h| h.revision());
-            }
-            let more = resp.more();
-            let kvs = resp.take_kvs();
-            let Some(last) = kvs.last() else { break };
-            from = last.key().to_vec();
-            from.push(0);
-            all.extend(kvs);
-            if !more {
-                break;
-            }
-        }
-        Ok(all)
-    }
-
-    async fn put(&self, key: &str, value: Vec<u8>) -> Result<()> {
-        self.call(format!("put {key}"), self.kv().put(key, value, None))
-            .await
-            .map(drop)
-    }
-
-    async fn delete_prefix(&self, prefix: &str) -> Result<()> {
-        let options = DeleteOptions::new().with_prefix();
-        self.call(
-            format!("delete {prefix}*"),
-            self.kv().delete(prefix, Some(options)),
-        )
-        .await
-        .map(drop)
-    }
-
-    async fn txn(&self, what: impl Display, txn: Txn) -> Result<TxnResponse> {
-        self.call(format!("transaction {what}"), self.kv().txn(txn))
-            .await
+    /// A table on the connection `etcd` (shared with the node's other
+    /// tables), under its configured prefix.
+    pub fn new(etcd: EtcdClient) -> Self {
+        let keys = Keys::new(&etcd.config().prefix);
+        Self { etcd, keys }
     }
 
     /// The head of `name` and its mod revision, if deployed.
     async fn head(&self, name: &str) -> Result<Option<(Head, i64)>> {
         let key = self.keys.head(name);
-        match self.get(&key).await? {
+        match self.etcd.get(&key).await? {
             None => Ok(None),
             Some((value, rev)) => Ok(Some((Head::decode(&key, name, &value)?, rev))),
         }
-    }
-}
-
-/// The first key after every key that starts with `prefix`.
-fn prefix_end(prefix: &str) -> Vec<u8> {
-    let mut end = prefix.as_bytes().to_vec();
-    while let Some(last) = end.pop() {
-        if last < u8::MAX {
-            end.push(last + 1);
-            return end;
-        }
-    }
-    vec![0]
-}
-
-/// What an etcd call's error says, with the causes it wraps (a transport
-/// error says only "transport error"; its source says "connection
-/// refused").
-fn causes(error: &etcd_client::Error) -> String {
-    match error {
-        etcd_client::Error::TransportError(e) => chain(e.to_string(), e.source()),
-        etcd_client::Error::GRpcStatus(status) => chain(
-            format!("{}: {}", status.code().description(), status.message()),
-            status.source(),
-        ),
-        other => other.to_string(),
-    }
-}
-
-/// `text`, then the root of the `source` chain unless `text` says it
-/// already (the links between repeat each other: "transport error").
-fn chain(mut text: String, mut source: Option<&(dyn std::error::Error + 'static)>) -> String {
-    let mut root = None;
-    while let Some(cause) = source {
-        root = Some(cause);
-        source = cause.source();
-    }
-    if let Some(root) = root.map(ToString::to_string) {
-        if !text.contains(&root) {
-            text.push_str(": ");
-            text.push_str(&root);
-        }
-    }
-    text
-}
-
-/// Why the first endpoint does not answer, as far as a TCP connect tells
-/// (within 1 s): for an error message.
-async fn probe(endpoints: &[String]) -> String {
-    let Some(endpoint) = endpoints.first() else {
-        return "no endpoint".to_string();
-    };
-    let address = endpoint
-        .trim_start_matches("http://")
-        .trim_start_matches("https://")
-        .trim_end_matches('/');
-    let connect = tokio::net::TcpStream::connect(address);
-    match tokio::time::timeout(Duration::from_secs(1), connect).await {
-        Ok(Ok(_)) => format!("{address} accepts connections but etcd does not answer"),
-        Ok(Err(e)) => format!("cannot connect to {address}: {e}"),
-        Err(_) => format!("connecting to {address} takes over 1 s"),
     }
 }
 
@@ -413,7 +202,12 @@ impl FunctionTable for EtcdFunctionTable {
                     ),
                 ])
                 .and_then(ops);
-            if self.txn(format!("deploy {name}"), txn).await?.succeeded() {
+            if self
+                .etcd
+                .txn(format!("deploy {name}"), txn)
+                .await?
+                .succeeded()
+            {
                 let dropped: BTreeSet<String> = pruned
                     .into_iter()
                     .map(|k| k.hash)
@@ -449,7 +243,7 @@ impl FunctionTable for EtcdFunctionTable {
             return Err(missing());
         }
         let key = self.keys.version(name, version);
-        match self.get(&key).await? {
+        match self.etcd.get(&key).await? {
             Some((value, _)) => decode_version(&key, name, Some(version), &value),
             None => Err(missing()),
         }
@@ -460,7 +254,7 @@ impl FunctionTable for EtcdFunctionTable {
             return Err(Error::ComponentNotFound(name.to_string()));
         }
         let prefix = self.keys.versions(name);
-        let kvs = self.range(&prefix, LIST_PAGE).await?;
+        let kvs = self.etcd.range(&prefix, LIST_PAGE).await?;
         if kvs.len() > MAX_VERSIONS_KEPT {
             return Err(corrupt(&prefix, "it holds more versions than are kept"));
         }
@@ -515,6 +309,7 @@ impl FunctionTable for EtcdFunctionTable {
                 )])
                 .and_then([TxnOp::put(head_key.as_str(), encode(&head), None)]);
             if self
+                .etcd
                 .txn(format!("rollback {name} to {version}"), txn)
                 .await?
                 .succeeded()
@@ -527,7 +322,7 @@ impl FunctionTable for EtcdFunctionTable {
     }
 
     async fn list(&self) -> Result<Vec<ComponentVersion>> {
-        let kvs = self.range(&self.keys.heads(), LIST_PAGE).await?;
+        let kvs = self.etcd.range(&self.keys.heads(), LIST_PAGE).await?;
         let mut all = Vec::with_capacity(kvs.len());
         for kv in &kvs {
             let key = String::from_utf8_lossy(kv.key());
@@ -546,7 +341,7 @@ impl FunctionTable for EtcdFunctionTable {
         }
         let head_key = self.keys.head(name);
         write_head(name, || async {
-            let Some((value, rev)) = self.get(&head_key).await? else {
+            let Some((value, rev)) = self.etcd.get(&head_key).await? else {
                 return Err(Error::ComponentNotFound(name.to_string()));
             };
             // A damaged head can still be undeployed; its references are
@@ -574,7 +369,12 @@ impl FunctionTable for EtcdFunctionTable {
                     rev,
                 )])
                 .and_then(ops);
-            if self.txn(format!("undeploy {name}"), txn).await?.succeeded() {
+            if self
+                .etcd
+                .txn(format!("undeploy {name}"), txn)
+                .await?
+                .succeeded()
+            {
                 for hash in &hashes {
                     let _ = self.collect_blob(hash).await;
                 }
@@ -592,7 +392,11 @@ impl FunctionTable for EtcdFunctionTable {
         let heads = self.keys.heads();
         let options = GetOptions::new().with_prefix().with_count_only();
         let start = self
-            .call(format!("get {heads}*"), self.kv().get(heads, Some(options)))
+            .etcd
+            .call(
+                format!("get {heads}*"),
+                self.etcd.kv().get(heads, Some(options)),
+            )
             .await
             .ok()
             .and_then(|resp| resp.header().map(|h| h.revision()))
@@ -600,34 +404,27 @@ impl FunctionTable for EtcdFunctionTable {
             .and_then(|rev| rev.checked_add(1));
         let (events, receiver) = mpsc::channel(WATCH_BUFFER);
         let watcher = watch::Watcher {
-            client: self.client.clone(),
+            client: self.etcd.raw().clone(),
             keys: self.keys.clone(),
-            label: self.label.clone(),
-            timeout: self.config.request_timeout,
+            label: self.etcd.label().to_string(),
+            timeout: self.etcd.config().request_timeout,
         };
         let task = tokio::spawn(watcher.run(start, events));
         Ok(FunctionWatch::task(receiver, task))
     }
 
     fn backend(&self) -> String {
-        self.label.clone()
+        self.etcd.label().to_string()
     }
 
     async fn health(&self) -> Result<()> {
-        let mut maintenance = self.client.maintenance_client();
-        self.call("status", maintenance.status()).await.map(drop)
+        self.etcd.health().await
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn prefix_ends() {
-        assert_eq!(prefix_end("/wray/functions/"), b"/wray/functions0");
-        assert_eq!(prefix_end("a"), b"b");
-    }
 
     #[test]
     fn jitter_stays_within_half_again() {

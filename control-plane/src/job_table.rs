@@ -1,14 +1,15 @@
 //! The job table: every job (one driver's run) gets its id here, so that
 //! job ids are unique across the cluster, and is listed while it lives
-//! (Ray's GCS job table).
+//! (Ray's GCS job table). On etcd (`EtcdJobTable`) a job started through
+//! one node is found by any other, with the node that runs it.
 
 use std::collections::HashMap;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
+use crate::function_table::now_ms;
 use crate::{JobId, Result};
 
 /// The most live jobs the embedded table keeps; a job started past it is
@@ -24,6 +25,10 @@ pub struct JobRecord {
     pub driver: String,
     /// When it started, in milliseconds since the Unix epoch.
     pub started_ms: u64,
+    /// The node that runs its driver (`node-<16 hex>`); `None` in a table
+    /// of one process, or in a record written before nodes had ids.
+    #[serde(default)]
+    pub node_id: Option<String>,
 }
 
 /// The job table, as every control-plane backend provides it.
@@ -33,7 +38,8 @@ pub trait JobTable: Send + Sync {
     ///
     /// # Errors
     /// [`Error::Unavailable`](crate::Error::Unavailable) when the backend
-    /// cannot be reached or holds [`MAX_LIVE_JOBS`] live jobs.
+    /// cannot be reached; [`Error::DirectoryFull`](crate::Error::DirectoryFull)
+    /// when it holds [`MAX_LIVE_JOBS`] live jobs.
     async fn start_job(&self, driver: &str) -> Result<JobId>;
 
     /// Records that job `job` ended (a no-op for an unknown job).
@@ -47,25 +53,35 @@ pub trait JobTable: Send + Sync {
     /// # Errors
     /// [`Error::Unavailable`](crate::Error::Unavailable).
     async fn live_jobs(&self) -> Result<Vec<JobRecord>>;
+
+    /// Job `job`, if it is live.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`](crate::Error::Corrupt) for a damaged record;
+    /// [`Error::Unavailable`](crate::Error::Unavailable).
+    async fn get_job(&self, job: JobId) -> Result<Option<JobRecord>>;
 }
 
 /// The in-process job table of a single node.
 #[derive(Default)]
 pub struct EmbeddedJobTable {
     jobs: Mutex<HashMap<JobId, JobRecord>>,
+    node_id: Option<String>,
 }
 
 impl EmbeddedJobTable {
-    /// An empty table.
+    /// An empty table; its records name no node.
     pub fn new() -> Self {
         Self::default()
     }
-}
 
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+    /// An empty table whose records name node `node_id`.
+    pub fn for_node(node_id: impl Into<String>) -> Self {
+        Self {
+            jobs: Mutex::default(),
+            node_id: Some(node_id.into()),
+        }
+    }
 }
 
 #[async_trait]
@@ -73,9 +89,11 @@ impl JobTable for EmbeddedJobTable {
     async fn start_job(&self, driver: &str) -> Result<JobId> {
         let mut jobs = self.jobs.lock();
         if jobs.len() >= MAX_LIVE_JOBS {
-            return Err(crate::Error::Unavailable(format!(
-                "{MAX_LIVE_JOBS} jobs are live, the most the embedded job table keeps"
-            )));
+            return Err(crate::Error::DirectoryFull {
+                what: "job table",
+                held: jobs.len() as u64,
+                limit: MAX_LIVE_JOBS as u64,
+            });
         }
         // Random ids (see `JobId::random`); a repeat among live jobs is
         // drawn again.
@@ -90,6 +108,7 @@ impl JobTable for EmbeddedJobTable {
             id,
             driver: driver.to_string(),
             started_ms,
+            node_id: self.node_id.clone(),
         };
         jobs.insert(id, record);
         Ok(id)
@@ -104,6 +123,10 @@ impl JobTable for EmbeddedJobTable {
         let mut jobs: Vec<JobRecord> = self.jobs.lock().values().cloned().collect();
         jobs.sort_by_key(|j| (j.started_ms, j.id));
         Ok(jobs)
+    }
+
+    async fn get_job(&self, job: JobId) -> Result<Option<JobRecord>> {
+        Ok(self.jobs.lock().get(&job).cloned())
     }
 }
 
@@ -130,5 +153,7 @@ mod tests {
         let live = table.live_jobs().await.unwrap();
         assert_eq!(live.len(), 1);
         assert_eq!(live[0].id, b);
+        assert_eq!(table.get_job(b).await.unwrap().unwrap().driver, "b");
+        assert!(table.get_job(a).await.unwrap().is_none());
     }
 }

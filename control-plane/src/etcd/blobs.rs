@@ -22,7 +22,7 @@ impl EtcdFunctionTable {
     pub(super) async fn store_blob(&self, hash: &str, bytes: &[u8]) -> Result<i64> {
         let key = self.keys.manifest(hash);
         for _ in 0..WRITE_ATTEMPTS {
-            let seen = match self.get(&key).await? {
+            let seen = match self.etcd.get(&key).await? {
                 Some((value, rev)) if Manifest::decode(&key, hash, &value).is_ok() => {
                     return Ok(rev)
                 }
@@ -33,20 +33,26 @@ impl EtcdFunctionTable {
             let size = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
             let manifest = Manifest::new(hash, size, upload.clone());
             if let Err(e) = self.put_chunks(hash, &manifest, bytes).await {
-                let _ = self.delete_prefix(&self.keys.chunks(hash, &upload)).await;
+                let _ = self
+                    .etcd
+                    .delete_prefix(&self.keys.chunks(hash, &upload))
+                    .await;
                 return Err(e);
             }
             let txn = Txn::new()
                 .when([Compare::mod_revision(key.as_str(), CompareOp::Equal, seen)])
                 .and_then([TxnOp::put(key.as_str(), encode(&manifest), None)]);
-            let resp = self.txn(format!("store blob {hash}"), txn).await?;
+            let resp = self.etcd.txn(format!("store blob {hash}"), txn).await?;
             if resp.succeeded() {
                 if let Some(rev) = resp.header().map(|h| h.revision()).filter(|r| *r > 0) {
                     return Ok(rev);
                 }
             } else {
                 // Another upload of the same bytes was published first.
-                let _ = self.delete_prefix(&self.keys.chunks(hash, &upload)).await;
+                let _ = self
+                    .etcd
+                    .delete_prefix(&self.keys.chunks(hash, &upload))
+                    .await;
             }
         }
         Err(Error::Conflict {
@@ -60,7 +66,7 @@ impl EtcdFunctionTable {
         let chunk = usize::try_from(CHUNK_BYTES).unwrap_or(usize::MAX);
         for (index, part) in (0u64..).zip(bytes.chunks(chunk)) {
             let key = self.keys.chunk(hash, &manifest.upload, index);
-            self.put(&key, part.to_vec()).await?;
+            self.etcd.put(&key, part.to_vec()).await?;
         }
         Ok(())
     }
@@ -73,7 +79,7 @@ impl EtcdFunctionTable {
             return Err(Error::BlobNotFound(hash.to_string()));
         }
         let key = self.keys.manifest(hash);
-        let (Some((value, _)), read_at) = self.get_at(&key, 0).await? else {
+        let (Some((value, _)), read_at) = self.etcd.get_at(&key, 0).await? else {
             return Err(Error::BlobNotFound(hash.to_string()));
         };
         let manifest = Manifest::decode(&key, hash, &value)?;
@@ -84,7 +90,7 @@ impl EtcdFunctionTable {
             let want = manifest
                 .chunk_len(index)
                 .ok_or_else(|| corrupt(&chunk_key, "it lies past the blob's size"))?;
-            let Some((chunk, _)) = self.get_at(&chunk_key, read_at).await?.0 else {
+            let Some((chunk, _)) = self.etcd.get_at(&chunk_key, read_at).await?.0 else {
                 return Err(corrupt(&chunk_key, "the chunk is missing"));
             };
             if u64::try_from(chunk.len()).ok() != Some(want) {
@@ -115,7 +121,7 @@ impl EtcdFunctionTable {
     /// the next deploy of those bytes to replace.
     pub(super) async fn collect_blob(&self, hash: &str) -> Result<()> {
         let key = self.keys.manifest(hash);
-        let Some((value, rev)) = self.get(&key).await? else {
+        let Some((value, rev)) = self.etcd.get(&key).await? else {
             return Ok(());
         };
         let Ok(manifest) = Manifest::decode(&key, hash, &value) else {
@@ -135,7 +141,8 @@ impl EtcdFunctionTable {
                     Some(DeleteOptions::new().with_prefix()),
                 ),
             ]);
-        self.txn(format!("collect blob {hash}"), txn)
+        self.etcd
+            .txn(format!("collect blob {hash}"), txn)
             .await
             .map(drop)
     }

@@ -12,7 +12,7 @@
 //! blobs/<sha256>/<upload>/<i:06>     chunk i of the bytes (1 MiB each, the last shorter)
 //! ```
 
-use serde::{de::DeserializeOwned, Deserialize, Serialize};
+use serde::{Deserialize, Serialize};
 
 use crate::function_table::{
     check_name, is_content_hash, ComponentVersion, MAX_COMPONENT_BYTES, MAX_RECORD_BYTES,
@@ -248,21 +248,7 @@ impl Manifest {
     }
 }
 
-/// Decodes JSON `value` read at `key`, refusing one over `max` bytes.
-fn decode<T: DeserializeOwned>(key: &str, value: &[u8], max: usize) -> Result<T> {
-    if value.len() > max {
-        return Err(corrupt(
-            key,
-            &format!("its value has {} bytes, more than {max}", value.len()),
-        ));
-    }
-    serde_json::from_slice(value).map_err(|e| corrupt(key, &format!("cannot decode it: {e}")))
-}
-
-/// JSON of `value` (the records of this crate always encode).
-pub(crate) fn encode<T: Serialize>(value: &T) -> Vec<u8> {
-    serde_json::to_vec(value).unwrap_or_default()
-}
+pub(crate) use crate::codec::{decode_json as decode, encode_json as encode};
 
 /// An [`Error::Corrupt`] for `key`.
 pub(crate) fn corrupt(key: &str, reason: &str) -> Error {

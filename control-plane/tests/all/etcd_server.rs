@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use wray_control_plane::{EtcdConfig, EtcdFunctionTable};
+use wray_control_plane::{EtcdClient, EtcdConfig, EtcdFunctionTable};
 
 /// How long etcd may take to answer its health check after starting.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
@@ -139,6 +139,13 @@ impl EtcdServer {
     /// A function table on it, under the default prefix.
     pub async fn table(&self) -> EtcdFunctionTable {
         EtcdFunctionTable::connect(EtcdConfig::new([self.endpoint()]))
+            .await
+            .expect("connect to the test etcd")
+    }
+
+    /// A control-plane connection to it, under the default prefix.
+    pub async fn etcd_client(&self) -> EtcdClient {
+        EtcdClient::connect(EtcdConfig::new([self.endpoint()]))
             .await
             .expect("connect to the test etcd")
     }

@@ -1,0 +1,238 @@
+//! [`NodeView`]: a cluster's nodes as one node sees them, kept by a
+//! backend's background task through [`ViewShared`] (the embedded registry
+//! writes it directly; the etcd one from a list and a watch).
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use tokio::sync::{broadcast, watch};
+use tokio::task::JoinHandle;
+
+use super::{NodeEvent, NodeInfo, NodeRecord, NodeState, MAX_DEAD_KEPT, MAX_NODES};
+use crate::function_table::now_ms;
+
+/// Events a subscriber may fall behind by before it is told it lagged
+/// (`broadcast::error::RecvError::Lagged`: read [`NodeView::snapshot`]).
+const EVENT_BUFFER: usize = 1024;
+
+/// What the view knows.
+#[derive(Default)]
+struct Known {
+    alive: BTreeMap<String, NodeRecord>,
+    dead: BTreeMap<String, NodeInfo>,
+    /// Dead ids, oldest death first: the first is forgotten past
+    /// [`MAX_DEAD_KEPT`].
+    dead_order: VecDeque<String>,
+    malformed: u64,
+}
+
+/// The state a backend keeps current and every [`NodeView`] clone reads.
+pub(crate) struct ViewShared {
+    known: Mutex<Known>,
+    events: broadcast::Sender<NodeEvent>,
+    synced: watch::Sender<bool>,
+}
+
+impl ViewShared {
+    /// An empty view, not yet synced.
+    pub(crate) fn new() -> Arc<Self> {
+        Arc::new(Self {
+            known: Mutex::new(Known::default()),
+            events: broadcast::channel(EVENT_BUFFER).0,
+            synced: watch::channel(false).0,
+        })
+    }
+
+    /// Whether node `id` is alive in the view.
+    pub(crate) fn is_alive(&self, id: &str) -> bool {
+        self.known.lock().alive.contains_key(id)
+    }
+
+    /// `record` is present: Joined if it was not alive, Updated if it
+    /// changed. A new node past [`MAX_NODES`] is skipped and counted.
+    pub(crate) fn upsert(&self, record: NodeRecord) {
+        let mut known = self.known.lock();
+        let id = record.id.clone();
+        let event = match known.alive.get(&id) {
+            Some(old) if *old == record => return,
+            Some(_) => NodeEvent::Updated(id.clone()),
+            None if known.alive.len() >= MAX_NODES => {
+                known.malformed += 1;
+                tracing::warn!(node = %id, "node view is full ({MAX_NODES} nodes): node skipped");
+                return;
+            }
+            None => NodeEvent::Joined(id.clone()),
+        };
+        if known.dead.remove(&id).is_some() {
+            known.dead_order.retain(|d| *d != id);
+        }
+        known.alive.insert(id, record);
+        // No receiver is not an error: nobody subscribed.
+        let _ = self.events.send(event);
+    }
+
+    /// Node `id`'s record disappeared: it is DEAD (a no-op unless alive).
+    pub(crate) fn died(&self, id: &str) {
+        let mut known = self.known.lock();
+        Self::bury(&mut known, id, &self.events);
+    }
+
+    /// A full listing at one moment: every record in it is present, and
+    /// every node alive before and missing from it died.
+    pub(crate) fn relist(&self, records: Vec<NodeRecord>) {
+        let present: std::collections::BTreeSet<String> =
+            records.iter().map(|r| r.id.clone()).collect();
+        {
+            let mut known = self.known.lock();
+            let gone: Vec<String> = known
+                .alive
+                .keys()
+                .filter(|id| !present.contains(*id))
+                .cloned()
+                .collect();
+            for id in gone {
+                Self::bury(&mut known, &id, &self.events);
+            }
+        }
+        for record in records {
+            self.upsert(record);
+        }
+    }
+
+    fn bury(known: &mut Known, id: &str, events: &broadcast::Sender<NodeEvent>) {
+        let Some(record) = known.alive.remove(id) else {
+            return;
+        };
+        known.dead.insert(
+            id.to_string(),
+            NodeInfo {
+                record,
+                state: NodeState::Dead,
+                died_at_ms: Some(now_ms()),
+            },
+        );
+        known.dead_order.push_back(id.to_string());
+        while known.dead_order.len() > MAX_DEAD_KEPT {
+            if let Some(oldest) = known.dead_order.pop_front() {
+                known.dead.remove(&oldest);
+            }
+        }
+        let _ = events.send(NodeEvent::Died(id.to_string()));
+    }
+
+    /// A record under `key` failed its checks: skipped, counted, logged.
+    pub(crate) fn malformed(&self, key: &str, reason: &crate::Error) {
+        self.known.lock().malformed += 1;
+        tracing::warn!(key, "malformed node record skipped: {reason}");
+    }
+
+    /// The view has read the whole cluster at least once.
+    pub(crate) fn set_synced(&self) {
+        self.synced.send_replace(true);
+    }
+
+    /// A receiver that sees [`set_synced`](Self::set_synced).
+    pub(crate) fn synced_receiver(&self) -> watch::Receiver<bool> {
+        self.synced.subscribe()
+    }
+}
+
+/// Aborts the backend's task that keeps a view when the last clone of the
+/// view is dropped.
+pub(crate) struct ViewTask(pub(crate) JoinHandle<()>);
+
+impl Drop for ViewTask {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// A cluster's nodes, as this node sees them: cheap to clone, kept current
+/// in the background by the registry that made it.
+///
+/// A node is ALIVE while its record is present, DEAD once the view saw the
+/// record disappear (the last [`MAX_DEAD_KEPT`] deaths are kept, with
+/// `died_at_ms`). A backend outage alone never makes a node DEAD: the view
+/// keeps the last known set until the backend answers again.
+#[derive(Clone)]
+pub struct NodeView {
+    shared: Arc<ViewShared>,
+    /// `None` for the embedded registry, whose view needs no task.
+    _task: Option<Arc<ViewTask>>,
+}
+
+impl std::fmt::Debug for NodeView {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let known = self.shared.known.lock();
+        f.debug_struct("NodeView")
+            .field("alive", &known.alive.len())
+            .field("dead", &known.dead.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl NodeView {
+    /// A view of `shared`, whose keeping task (if any) stops when the last
+    /// clone is dropped.
+    pub(crate) fn new(shared: Arc<ViewShared>, task: Option<ViewTask>) -> Self {
+        Self {
+            shared,
+            _task: task.map(Arc::new),
+        }
+    }
+
+    /// Every known node: the live ones, then the dead ones, each by id.
+    pub fn snapshot(&self) -> Vec<NodeInfo> {
+        let known = self.shared.known.lock();
+        let alive = known.alive.values().map(|record| NodeInfo {
+            record: record.clone(),
+            state: NodeState::Alive,
+            died_at_ms: None,
+        });
+        alive.chain(known.dead.values().cloned()).collect()
+    }
+
+    /// The records of the live nodes, by id.
+    pub fn alive(&self) -> Vec<NodeRecord> {
+        self.shared.known.lock().alive.values().cloned().collect()
+    }
+
+    /// Node `id`, alive or among the dead kept.
+    pub fn get(&self, id: &str) -> Option<NodeInfo> {
+        let known = self.shared.known.lock();
+        if let Some(record) = known.alive.get(id) {
+            return Some(NodeInfo {
+                record: record.clone(),
+                state: NodeState::Alive,
+                died_at_ms: None,
+            });
+        }
+        known.dead.get(id).cloned()
+    }
+
+    /// The state of node `id`, if known.
+    pub fn state(&self, id: &str) -> Option<NodeState> {
+        self.get(id).map(|info| info.state)
+    }
+
+    /// Membership events from now on, in the order the view applied them.
+    /// A subscriber more than 1,024 events behind gets `Lagged` and should
+    /// read [`snapshot`](Self::snapshot) again.
+    pub fn subscribe(&self) -> broadcast::Receiver<NodeEvent> {
+        self.shared.events.subscribe()
+    }
+
+    /// Whether the view has read the whole cluster at least once (it has
+    /// not while the backend was unreachable since the view was made).
+    pub fn is_synced(&self) -> bool {
+        *self.shared.synced.borrow()
+    }
+
+    /// How many records the view skipped: malformed (failing
+    /// [`decode_node_record`](super::decode_node_record)) or past
+    /// [`MAX_NODES`]. A record read again by a relist counts again.
+    pub fn malformed(&self) -> u64 {
+        self.shared.known.lock().malformed
+    }
+}
