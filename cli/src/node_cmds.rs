@@ -33,7 +33,9 @@ use clap::Args;
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
-use wray_control_plane::{EtcdClient, EtcdConfig, EtcdFunctionTable, EtcdNodeRegistry, RegistryOptions};
+use wray_control_plane::{
+    EtcdClient, EtcdConfig, EtcdFunctionTable, EtcdNodeRegistry, RegistryOptions,
+};
 use wray_host::{Node, Stdio};
 use wray_http::{HttpConfig, Server, TlsFiles};
 
@@ -71,7 +73,12 @@ pub struct StartArgs {
     etcd: Option<String>,
     /// The cluster this node joins (with `--etcd`): every node started on
     /// the same etcd with the same name is one cluster.
-    #[arg(long, value_name = "NAME", default_value = "default", requires = "etcd")]
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "default",
+        requires = "etcd"
+    )]
     cluster: String,
     /// The cluster token (a file only its owner may read, 0600), given to
     /// every node of the cluster: the node-to-node channel refuses a peer
@@ -294,7 +301,10 @@ fn serve(args: &StartArgs, dir: &Path) -> anyhow::Result<Started> {
                 .block_on(EtcdClient::connect(EtcdConfig::new([url.as_str()])))
                 .with_context(|| format!("connecting to etcd at {url}"))?;
             let table = EtcdFunctionTable::new(client.clone());
-            (Node::with_function_table(config, Arc::new(table))?, Some(client))
+            (
+                Node::with_function_table(config, Arc::new(table))?,
+                Some(client),
+            )
         }
     };
     let http = HttpConfig {
@@ -313,7 +323,11 @@ fn serve(args: &StartArgs, dir: &Path) -> anyhow::Result<Started> {
     };
     let addr = server.local_addr()?;
     if let Some(client) = etcd {
-        let scheme = if tls_files(args).is_some() { "https" } else { "http" };
+        let scheme = if tls_files(args).is_some() {
+            "https"
+        } else {
+            "http"
+        };
         let joined = runtime.block_on(join(args, &node, client, format!("{scheme}://{addr}")));
         if let Err(e) = joined {
             node.shutdown();

@@ -173,12 +173,20 @@ async fn dispatch(state: &State, r: Route<'_>, req: Request<Incoming>) -> Answer
                         let mut info = crate::wire::member(m);
                         if info.node_id == node.id() {
                             // Its own GPUs, which the registry does not list.
-                            info.gpus = node.nodes().iter().flat_map(|n| crate::wire::node(n, node).gpus).collect();
+                            info.gpus = node
+                                .nodes()
+                                .iter()
+                                .flat_map(|n| crate::wire::node(n, node).gpus)
+                                .collect();
                         }
                         info
                     })
                     .collect(),
-                None => node.nodes().iter().map(|n| crate::wire::node(n, node)).collect(),
+                None => node
+                    .nodes()
+                    .iter()
+                    .map(|n| crate::wire::node(n, node))
+                    .collect(),
             };
             json(StatusCode::OK, &nodes)
         }

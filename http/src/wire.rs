@@ -2,8 +2,8 @@
 //! place where a host or control-plane field becomes a field of the
 //! contract.
 
-use wray_host::scheduler::task_table::TaskStatus;
 use wray_api as api;
+use wray_host::scheduler::task_table::TaskStatus;
 use wray_host::{ComponentRecord, ComponentVersion, FunctionKind};
 
 /// A function-table row as the API shows it.

@@ -176,11 +176,23 @@ fn a_kept_version_is_called_by_number_and_rolled_back_on_every_node() {
     let etcd = etcd_server::EtcdServer::start();
     let url = etcd.endpoint();
     let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let token = crate::support::token_file(a.path());
+    let token = token.to_str().unwrap();
     for dir in [&a, &b] {
         success_stdout(
             &in_dir(
                 dir.path(),
-                &["start", "--port", "0", "--num-cpus", "1", "--etcd", &url],
+                &[
+                    "start",
+                    "--port",
+                    "0",
+                    "--num-cpus",
+                    "1",
+                    "--etcd",
+                    &url,
+                    "--cluster-token-file",
+                    token,
+                ],
             )
             .output()
             .unwrap(),

@@ -185,10 +185,22 @@ fn two_nodes_on_one_etcd_follow_each_others_deploys_and_undeploys() {
     let mut etcd = etcd_server::EtcdServer::start();
     let url = etcd.endpoint();
     let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let token = crate::support::token_file(a.path());
+    let token = token.to_str().unwrap();
     for dir in [&a, &b] {
         let out = in_dir(
             dir.path(),
-            &["start", "--port", "0", "--num-cpus", "1", "--etcd", &url],
+            &[
+                "start",
+                "--port",
+                "0",
+                "--num-cpus",
+                "1",
+                "--etcd",
+                &url,
+                "--cluster-token-file",
+                token,
+            ],
         )
         .output()
         .unwrap();

@@ -39,3 +39,23 @@ impl Drop for StopOnDrop {
         let _ = in_dir(&self.0, &["stop", "--timeout", "10"]).output();
     }
 }
+
+/// A cluster token file (32 random bytes as hex, mode 0600) in `dir`, for
+/// nodes started with `--etcd`.
+pub fn token_file(dir: &std::path::Path) -> std::path::PathBuf {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut bytes = [0u8; 32];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .expect("random bytes");
+    let path = dir.join("cluster-token");
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)
+        .expect("a token file");
+    std::io::Write::write_all(&mut file, hex::encode(bytes).as_bytes()).expect("written");
+    path
+}

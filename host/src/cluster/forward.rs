@@ -10,9 +10,7 @@ use std::sync::{Arc, Weak};
 use wray_control_plane::{NodeEvent, NodeRecord, NodeView};
 use wray_peer::PeerClient;
 
-use crate::cluster::protocol::{
-    decode, encode, Release, RunTask, TaskDone, RELEASE, RUN_TASK,
-};
+use crate::cluster::protocol::{decode, encode, Release, RunTask, TaskDone, RELEASE, RUN_TASK};
 use crate::cluster::transfer::{receive, ship};
 use crate::error::{ErrorKind, TaskError};
 use crate::objects::Object;
@@ -40,6 +38,11 @@ pub(crate) struct Forwarder {
     pub(crate) runtime: tokio::runtime::Handle,
     /// Tasks run again after their node died or was unreachable.
     pub(crate) retried: std::sync::atomic::AtomicU64,
+    /// What this node has sent to each node and not yet seen end, by
+    /// node: subtracted from what that node last published, so that a
+    /// burst of tasks spreads rather than all going to the node that
+    /// looked free (its record is republished every 200 ms at most).
+    pub(crate) sent: parking_lot::Mutex<std::collections::HashMap<String, Vec<Request>>>,
     /// Itself (it lives in an `Arc`: its tasks hold it while they run).
     pub(crate) this: Weak<Forwarder>,
 }
@@ -79,28 +82,44 @@ impl Forwarder {
     }
 
     /// The placement policy (see [`Remote::place`]), leaving out `skip`.
-    fn choose(&self, request: &Request, local: Local, skip: &[String]) -> Result<Placement, String> {
+    fn choose(
+        &self,
+        request: &Request,
+        local: Local,
+        skip: &[String],
+    ) -> Result<Placement, String> {
         let others = self.others(skip);
-        let free_cpu = |n: &&NodeRecord| {
-            n.resources_available
-                .get("CPU")
-                .copied()
-                .unwrap_or(0.0)
+        let sent = self.sent.lock();
+        let free = |n: &NodeRecord| {
+            let mut free = n.resources_available.clone();
+            for r in sent.get(&n.id).into_iter().flatten() {
+                for (name, amount) in r.amounts() {
+                    if let Some(have) = free.get_mut(&name) {
+                        *have -= amount;
+                    }
+                }
+            }
+            free
         };
         let now = others
             .iter()
-            .filter(|n| request.fits(&n.resources_available))
-            .max_by(|a, b| free_cpu(a).total_cmp(&free_cpu(b)));
+            .map(|n| (n, free(n)))
+            .filter(|(_, free)| request.fits(free))
+            .max_by(|(_, a), (_, b)| {
+                let cpu = |m: &std::collections::BTreeMap<String, f64>| {
+                    m.get("CPU").copied().unwrap_or(0.0)
+                };
+                cpu(a).total_cmp(&cpu(b))
+            })
+            .map(|(n, _)| n);
+        drop(sent);
         if let Some(n) = now {
             return Ok(Placement::Node(n.id.clone()));
         }
         if local.feasible {
             return Ok(Placement::Here);
         }
-        if let Some(n) = others
-            .iter()
-            .find(|n| request.fits(&n.resources_total))
-        {
+        if let Some(n) = others.iter().find(|n| request.fits(&n.resources_total)) {
             return Ok(Placement::Node(n.id.clone()));
         }
         let mut all = self.view.alive();
@@ -127,7 +146,14 @@ impl Forwarder {
         let mut lost = Vec::new();
         let mut attempt = 0;
         let failure = loop {
-            let failure = match self.attempt(&sched, &spec, &node).await {
+            self.sent
+                .lock()
+                .entry(node.clone())
+                .or_default()
+                .push(spec.request.clone());
+            let attempted = self.attempt(&sched, &spec, &node).await;
+            self.unsend(&node, &spec.request);
+            let failure = match attempted {
                 Ok(()) => return,
                 Err(f) => f,
             };
@@ -158,7 +184,10 @@ impl Forwarder {
             }
         };
         let (kind, message) = match failure {
-            Failure::Cancelled => (ErrorKind::Cancelled, "cancelled while it ran on another node".to_string()),
+            Failure::Cancelled => (
+                ErrorKind::Cancelled,
+                "cancelled while it ran on another node".to_string(),
+            ),
             Failure::Lost(m) | Failure::Failed(m) => (ErrorKind::System, m),
         };
         let error = TaskError::new(kind, spec.label.clone(), spec.id, message);
@@ -188,8 +217,14 @@ impl Forwarder {
         };
         let addr = peer.record.peer_address.clone();
         let objects = ship(&sched.objects, &spec.referenced()).map_err(Failure::Failed)?;
+        let component_name = sched
+            .functions
+            .read()
+            .by_hash(&spec.component)
+            .map(|v| v.record.name.clone());
         let body = encode(&RunTask {
             spec: spec.spec.clone(),
+            component_name,
             objects,
         })
         .map_err(Failure::Failed)?;
@@ -215,10 +250,21 @@ impl Forwarder {
             Err(e) if e.is_retryable() => {
                 return Err(Failure::Lost(format!("node {node} ({addr}): {e}")))
             }
-            Err(e) => return Err(Failure::Failed(format!("node {node} refused the task: {e}"))),
+            Err(e) => {
+                return Err(Failure::Failed(format!(
+                    "node {node} refused the task: {e}"
+                )))
+            }
         };
         let done: TaskDone = decode("task-done", &answer).map_err(Failure::Failed)?;
-        let received = receive(&sched.objects, &self.client, &addr, done.objects, &spec.returns).await;
+        let received = receive(
+            &sched.objects,
+            &self.client,
+            &addr,
+            done.objects,
+            &spec.returns,
+        )
+        .await;
         let release = encode(&Release { task: spec.id }).unwrap_or_default();
         let client = self.client.clone();
         let to = addr.clone();
@@ -258,6 +304,21 @@ impl Forwarder {
             sched.objects.release(id);
         }
         Ok(())
+    }
+}
+
+impl Forwarder {
+    /// Forgets one task asking for `request` sent to `node`.
+    fn unsend(&self, node: &str, request: &Request) {
+        let mut sent = self.sent.lock();
+        if let Some(list) = sent.get_mut(node) {
+            if let Some(i) = list.iter().position(|r| r == request) {
+                list.swap_remove(i);
+            }
+            if list.is_empty() {
+                sent.remove(node);
+            }
+        }
     }
 }
 

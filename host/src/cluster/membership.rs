@@ -54,7 +54,10 @@ pub(super) async fn publish(
     service: Arc<Service>,
 ) {
     let mut last: Option<NodeRecord> = None;
-    let every = config.registry.publish_interval.max(Duration::from_millis(10));
+    let every = config
+        .registry
+        .publish_interval
+        .max(Duration::from_millis(10));
     let mut swept = Instant::now();
     let mut kept_then = Vec::new();
     loop {

@@ -100,7 +100,9 @@ impl Node {
         registry: Arc<dyn NodeRegistry>,
     ) -> Result<SocketAddr> {
         if self.cluster.get().is_some() {
-            return Err(Error::InvalidConfig("the node is in a cluster already".into()));
+            return Err(Error::InvalidConfig(
+                "the node is in a cluster already".into(),
+            ));
         }
         let runtime = tokio::runtime::Handle::current();
         let invalid = |what: &str, e: &dyn std::fmt::Display| {
@@ -108,8 +110,7 @@ impl Node {
         };
         let mut peer = PeerConfig::new(config.token.clone());
         peer.tls = config.tls.clone();
-        let client =
-            PeerClient::new(peer.clone(), self.id()).map_err(|e| invalid("client", &e))?;
+        let client = PeerClient::new(peer.clone(), self.id()).map_err(|e| invalid("client", &e))?;
         let mut long = peer.clone();
         long.request_timeout = Duration::from_secs(7 * 24 * 3600);
         long.max_connections_per_peer = 64;
@@ -124,9 +125,15 @@ impl Node {
             client: client.clone(),
             runtime: runtime.clone(),
             retried: Default::default(),
+            sent: Default::default(),
             this: this.clone(),
         });
-        let service = serve::Service::new(Arc::downgrade(&self.sched), client, view.clone());
+        let service = serve::Service::new(
+            Arc::downgrade(self),
+            Arc::downgrade(&self.sched),
+            client,
+            view.clone(),
+        );
         let server = PeerServer::bind(&config.peer_bind.to_string(), peer, service.clone())
             .await
             .map_err(|e| invalid(&format!("listening on {}", config.peer_bind), &e))?;
@@ -166,7 +173,11 @@ impl Node {
         self.cluster
             .set(Arc::new(cluster))
             .map_err(|_| Error::InvalidConfig("the node is in a cluster already".into()))?;
-        tracing::info!(node = self.id(), cluster = config.name, "joined the cluster");
+        tracing::info!(
+            node = self.id(),
+            cluster = config.name,
+            "joined the cluster"
+        );
         Ok(SocketAddr::new(config.peer_bind.ip(), port))
     }
 

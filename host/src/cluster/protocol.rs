@@ -115,11 +115,8 @@ impl WireError {
     /// reads as `system`.
     pub fn into_error(self) -> Option<TaskError> {
         let mut out: Option<TaskError> = None;
-        for (kind, function, task, message) in self
-            .chain
-            .into_iter()
-            .take(crate::bounds::MAX_CAUSES)
-            .rev()
+        for (kind, function, task, message) in
+            self.chain.into_iter().take(crate::bounds::MAX_CAUSES).rev()
         {
             let kind = ErrorKind::from_name(&kind).unwrap_or(ErrorKind::System);
             let mut e = TaskError::new(kind, function, task, message);
@@ -135,6 +132,10 @@ impl WireError {
 pub(crate) struct RunTask {
     /// The task.
     pub spec: TaskSpec,
+    /// The name its component is deployed under on the sender: a node
+    /// that does not know the component's hash yet (a deploy it has not
+    /// followed yet) loads that name from the function table.
+    pub component_name: Option<String>,
     /// Every object its arguments name, and what their values name in
     /// turn.
     pub objects: Vec<Shipped>,

@@ -52,6 +52,8 @@ impl Drop for Held {
 /// The node's answers to its peers.
 pub(crate) struct Service {
     pub(crate) sched: Weak<Scheduler>,
+    /// The node, to load a component it does not know yet.
+    pub(crate) node: Weak<crate::node::Node>,
     pub(crate) client: PeerClient,
     pub(crate) view: NodeView,
     /// What was shipped to owners and is kept until they say they have it
@@ -64,8 +66,14 @@ fn refused(code: u16, message: impl Into<String>) -> RemoteError {
 }
 
 impl Service {
-    pub(crate) fn new(sched: Weak<Scheduler>, client: PeerClient, view: NodeView) -> Arc<Self> {
+    pub(crate) fn new(
+        node: Weak<crate::node::Node>,
+        sched: Weak<Scheduler>,
+        client: PeerClient,
+        view: NodeView,
+    ) -> Arc<Self> {
         Arc::new(Service {
+            node,
             sched,
             client,
             view,
@@ -82,14 +90,22 @@ impl Service {
     /// Runs a forwarded task here; answers its results.
     async fn run_task(&self, peer: &PeerIdentity, body: &[u8]) -> Result<Bytes, RemoteError> {
         let sched = self.sched()?;
-        let RunTask { spec, objects } =
+        let RunTask {
+            spec,
+            component_name,
+            objects,
+        } =
             decode("run-task", body).map_err(|m| refused(code::BAD_REQUEST, m))?;
         let bad = |m: String| refused(code::BAD_REQUEST, m);
         if !matches!(spec.target, Target::Function { .. }) {
             return Err(bad(format!("task {} is not a function call", spec.id)));
         }
         if spec.returns.is_empty() || spec.returns.len() > MAX_RETURNS as usize {
-            return Err(bad(format!("task {} has {} returns", spec.id, spec.returns.len())));
+            return Err(bad(format!(
+                "task {} has {} returns",
+                spec.id,
+                spec.returns.len()
+            )));
         }
         for (i, id) in spec.returns.iter().enumerate() {
             let own = u32::try_from(i).ok().and_then(|i| spec.id.return_object(i));
@@ -100,7 +116,20 @@ impl Service {
                 )));
             }
         }
-        let Some(pin) = sched.functions.read().pin(&spec.component) else {
+        let pinned = sched.functions.read().pin(&spec.component);
+        let pinned = match (pinned, &component_name, self.node.upgrade()) {
+            (Some(pin), _, _) => Some(pin),
+            // Deployed elsewhere a moment ago: this node has not followed
+            // the deploy yet; the function table has it.
+            (None, Some(name), Some(node)) => {
+                if let Err(e) = node.loaded_async(name).await {
+                    tracing::debug!(component = name, "loading a forwarded task's component: {e}");
+                }
+                sched.functions.read().pin(&spec.component)
+            }
+            (None, _, _) => None,
+        };
+        let Some(pin) = pinned else {
             return Err(refused(
                 code::NOT_FOUND,
                 format!(
@@ -256,7 +285,8 @@ impl PeerHandler for Service {
         len: u32,
     ) -> Result<Blob, RemoteError> {
         let sched = self.sched()?;
-        let id = id_of_key(key).ok_or_else(|| refused(code::BAD_REQUEST, "the key is not an object id"))?;
+        let id = id_of_key(key)
+            .ok_or_else(|| refused(code::BAD_REQUEST, "the key is not an object id"))?;
         let missing = || {
             refused(
                 code::NOT_FOUND,
@@ -271,7 +301,9 @@ impl PeerHandler for Service {
         let start = usize::try_from(offset).ok();
         let end = start.and_then(|s| s.checked_add(len as usize));
         match (start, end) {
-            (Some(start), Some(end)) if end <= size => Ok(Blob::new(ValueRange { object, start, end })),
+            (Some(start), Some(end)) if end <= size => {
+                Ok(Blob::new(ValueRange { object, start, end }))
+            }
             _ => Err(refused(
                 code::BAD_REQUEST,
                 format!("bytes {offset}+{len} are past object {id}'s {size}"),

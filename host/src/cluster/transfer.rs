@@ -207,7 +207,9 @@ async fn materialize(
                 .await
                 .map_err(fetched)?;
             check(&bytes)?;
-            objects.value(codec, &bytes, refs).map_err(|e| e.to_string())
+            objects
+                .value(codec, &bytes, refs)
+                .map_err(|e| e.to_string())
         }
     }
 }

@@ -15,9 +15,9 @@ use crate::error::{DeployLimit, ErrorKind, TaskError};
 use crate::objects::ObjectStore;
 use crate::scheduler::actor_table::ActorTable;
 use crate::scheduler::exec::Executor;
-use crate::scheduler::remote::Remote;
 use crate::scheduler::functions::{ComponentLimits, ComponentUsage, Functions, InUse, Version};
 use crate::scheduler::queue::ResourcePool;
+use crate::scheduler::remote::Remote;
 use crate::scheduler::task::Actor;
 use crate::scheduler::task_table::TaskTable;
 

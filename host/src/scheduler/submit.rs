@@ -271,20 +271,23 @@ impl Scheduler {
             Some(&Request::one_cpu()),
             self.config.limits(),
         );
-        let (request, limits, placement, hash, pin) = match (bad_count.map_or(checked, Err), resolved) {
-            (Ok((request, limits, placement)), Some(r)) => (request, limits, placement, r.hash, r.pin),
-            (Err((kind, message)), _) => {
-                self.reject(&returns, TaskError::new(kind, label, id, message));
-                return Ok(returns);
-            }
-            // Checked above: a call of no component has no function.
-            (Ok(_), None) => {
-                let message = self.not_deployed(component);
-                let error = TaskError::new(ErrorKind::NotFound, label, id, message);
-                self.reject(&returns, error);
-                return Ok(returns);
-            }
-        };
+        let (request, limits, placement, hash, pin) =
+            match (bad_count.map_or(checked, Err), resolved) {
+                (Ok((request, limits, placement)), Some(r)) => {
+                    (request, limits, placement, r.hash, r.pin)
+                }
+                (Err((kind, message)), _) => {
+                    self.reject(&returns, TaskError::new(kind, label, id, message));
+                    return Ok(returns);
+                }
+                // Checked above: a call of no component has no function.
+                (Ok(_), None) => {
+                    let message = self.not_deployed(component);
+                    let error = TaskError::new(ErrorKind::NotFound, label, id, message);
+                    self.reject(&returns, error);
+                    return Ok(returns);
+                }
+            };
         let spec = TaskSpec {
             id,
             label,

@@ -18,6 +18,7 @@
 #![allow(clippy::needless_borrows_for_generic_args)]
 
 mod actors;
+mod cluster;
 mod deployed;
 mod failures;
 mod jobs;
@@ -27,12 +28,21 @@ mod resources;
 mod tasks;
 mod zero_copy;
 
+/// `args[i]` as a number, or `default`.
+fn number(args: &[String], i: usize, default: usize) -> usize {
+    args.get(i).and_then(|a| a.parse().ok()).unwrap_or(default)
+}
+
 /// Runs scenario `args[0]`.
 #[wray::main]
 fn main(args: Vec<String>) -> Result<(), String> {
     let scenario = args.first().map(String::as_str).unwrap_or("");
     let result = match scenario {
         "put_get" => objects::put_get(),
+        "cluster_bytes" => cluster::cluster_bytes(number(&args, 1, 256)),
+        "cluster_spread" => {
+            cluster::cluster_spread(number(&args, 1, 8) as u64, number(&args, 2, 1000) as u64)
+        }
         "wait" => objects::wait(),
         "num_returns" => tasks::num_returns(),
         "chain" => tasks::chain(),
@@ -90,6 +100,8 @@ wray::export! {
         tasks::run_experiment,
         tasks::fib,
         actors::sleep_then,
+        cluster::digest_on_accelerator,
+        cluster::slow_on_accelerator,
         actors::bump,
         failures::fail,
         failures::trap_now,
