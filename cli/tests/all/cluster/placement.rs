@@ -1,0 +1,106 @@
+//! Placement: a call on node 1 of a function asking for a resource only
+//! node 3 has runs on node 3; a request no node can meet fails at once,
+//! naming what was asked and what the nodes offer.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::harness::{wait_within, Cluster};
+use crate::node_ops::StartedNode;
+use crate::support::{component, success_stdout};
+
+/// An answer's status and JSON body (or its text as a JSON string).
+fn read(answer: Result<ureq::Response, ureq::Error>) -> (u16, Value, Option<String>) {
+    let r = match answer {
+        Ok(r) | Err(ureq::Error::Status(_, r)) => r,
+        Err(e) => panic!("the node did not answer: {e}"),
+    };
+    let status = r.status();
+    let task = r.header("Wray-Task-Id").map(str::to_string);
+    let text = r.into_string().unwrap_or_default();
+    let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+    (status, body, task)
+}
+
+/// `POST path` on `node` with the JSON `body`.
+pub(super) fn post(node: &StartedNode, path: &str, body: &Value) -> (u16, Value, Option<String>) {
+    read(
+        node.request("POST", path)
+            // "At once": an infeasible request must not wait for a timeout.
+            .timeout(Duration::from_secs(30))
+            .set("Content-Type", "application/json")
+            .send_string(&body.to_string()),
+    )
+}
+
+/// The tasks of `function` in `node`'s task table.
+fn tasks_of(node: &StartedNode, function: &str) -> Vec<Value> {
+    let tasks = node.get("/v1/tasks?limit=1000");
+    tasks["tasks"]
+        .as_array()
+        .expect("a task list")
+        .iter()
+        .filter(|t| t["function"] == function)
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn a_task_needing_a_resource_only_node_3_has_runs_there() {
+    // `api/accelerated` asks for {"accelerator": 1}: node 3 alone has one.
+    let node3 = ["--resources", r#"{"node3": 1, "accelerator": 1}"#];
+    let cluster = Cluster::start(3, &[&[], &[], &node3]);
+    cluster.wait_all_alive(Duration::from_secs(30));
+    let first = cluster.node(1);
+    let third = cluster.node(3);
+    success_stdout(&first.run(&["deploy", component("api").to_str().expect("UTF-8")]));
+
+    let (status, answer, task) = post(first, "/v1/functions/api/accelerated", &json!([]));
+    assert_eq!(status, 200, "{answer}");
+    assert!(answer.to_string().contains("accelerator"), "{answer}");
+    eprintln!("api/accelerated on node 1 answered {answer} (task {task:?})");
+    // It ran on node 3: node 3's task table has it, finished, run there.
+    let mut ran = Vec::new();
+    wait_within(
+        "node 3 to list the task finished",
+        Duration::from_secs(10),
+        || {
+            ran = tasks_of(third, "accelerated");
+            ran.iter().any(|t| t["state"] == "FINISHED")
+        },
+    );
+    assert!(
+        ran.iter().all(|t| t["node_id"] == third.node_id.as_str()),
+        "{ran:?}"
+    );
+    if let Some(task) = &task {
+        assert!(
+            ran.iter().any(|t| t["task_id"] == task.as_str()),
+            "{task}: {ran:?}"
+        );
+    }
+    assert!(tasks_of(cluster.node(2), "accelerated").is_empty());
+
+    // No node has 4 GPUs: the call fails at once, naming GPU and what the
+    // nodes offer (node 3's own resource among them).
+    let (status, answer, _) = post(first, "/v1/functions/api/four_gpus", &json!([]));
+    assert_eq!(status, 422, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap_or("");
+    assert!(
+        message.contains("GPU") && message.contains("node3"),
+        "{answer}"
+    );
+
+    // No node has `nowhere`: a job's driver asking for it is refused at
+    // once, naming it and what the nodes offer.
+    let job = json!({"component": "api", "args": ["ids"], "resources": {"nowhere": 1}});
+    let (status, answer, _) = post(first, "/v1/jobs", &job);
+    assert_eq!(status, 422, "{answer}");
+    assert_eq!(answer["error"]["code"], "infeasible", "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap_or("");
+    assert!(
+        message.contains("nowhere") && message.contains("node3"),
+        "{answer}"
+    );
+}
