@@ -91,16 +91,15 @@ fn a_task_needing_a_resource_only_node_3_has_runs_there() {
         message.contains("GPU") && message.contains("node3"),
         "{answer}"
     );
+    eprintln!("a task asking for 4 GPUs: {message}");
 
     // No node has `nowhere`: a job's driver asking for it is refused at
-    // once, naming it and what the nodes offer.
+    // once, naming it (a driver runs on the node it is submitted to).
     let job = json!({"component": "api", "args": ["ids"], "resources": {"nowhere": 1}});
     let (status, answer, _) = post(first, "/v1/jobs", &job);
     assert_eq!(status, 422, "{answer}");
     assert_eq!(answer["error"]["code"], "infeasible", "{answer}");
     let message = answer["error"]["message"].as_str().unwrap_or("");
-    assert!(
-        message.contains("nowhere") && message.contains("node3"),
-        "{answer}"
-    );
+    assert!(message.contains("nowhere"), "{answer}");
+    eprintln!("a job asking for nowhere: {message}");
 }
