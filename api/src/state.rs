@@ -39,8 +39,36 @@ pub struct NodeInfo {
     /// Its resources in all, by name (`CPU`, `GPU`, `memory` in bytes,
     /// custom ones).
     pub resources: BTreeMap<String, f64>,
-    /// Its GPUs.
+    /// Its GPUs (known for the node answering; empty for the others).
     pub gpus: Vec<GpuSummary>,
+    /// `ALIVE` or `DEAD` (Ray's node states).
+    #[serde(default = "alive")]
+    pub state: String,
+    /// Its node-to-node channel (`host:port`), in a cluster.
+    #[serde(default)]
+    pub address: Option<String>,
+    /// The URL of its HTTP API, when published.
+    #[serde(default)]
+    pub http_address: Option<String>,
+    /// Its resources free now, by name.
+    #[serde(default)]
+    pub resources_available: BTreeMap<String, f64>,
+    /// Tasks running on it now.
+    #[serde(default)]
+    pub running_tasks: u64,
+    /// Bytes its object store holds.
+    #[serde(default)]
+    pub object_store_used: u64,
+    /// Bytes of its shared-memory object store.
+    #[serde(default)]
+    pub object_store_capacity: u64,
+    /// When it was found dead (ms since the Unix epoch).
+    #[serde(default)]
+    pub died_at_ms: Option<u64>,
+}
+
+fn alive() -> String {
+    "ALIVE".to_string()
 }
 
 /// A GPU of a node.

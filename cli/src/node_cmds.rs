@@ -33,7 +33,7 @@ use clap::Args;
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
-use wray_control_plane::{EtcdConfig, EtcdFunctionTable};
+use wray_control_plane::{EtcdClient, EtcdConfig, EtcdFunctionTable, EtcdNodeRegistry, RegistryOptions};
 use wray_host::{Node, Stdio};
 use wray_http::{HttpConfig, Server, TlsFiles};
 
@@ -69,6 +69,29 @@ pub struct StartArgs {
     /// `https://HOST:PORT`) instead of in this process.
     #[arg(long, value_name = "URL", value_parser = parse_etcd_url)]
     etcd: Option<String>,
+    /// The cluster this node joins (with `--etcd`): every node started on
+    /// the same etcd with the same name is one cluster.
+    #[arg(long, value_name = "NAME", default_value = "default", requires = "etcd")]
+    cluster: String,
+    /// The cluster token (a file only its owner may read, 0600), given to
+    /// every node of the cluster: the node-to-node channel refuses a peer
+    /// without it. Needed with `--etcd`.
+    #[arg(long, value_name = "FILE", requires = "etcd")]
+    cluster_token_file: Option<std::path::PathBuf>,
+    /// Port of the node-to-node channel (0: any free port), on `--bind`.
+    #[arg(long, default_value_t = 0, requires = "etcd")]
+    peer_port: u16,
+    /// The host other nodes reach this one at (default: `--bind`, or
+    /// 127.0.0.1 when that is 0.0.0.0).
+    #[arg(long, value_name = "HOST", requires = "etcd")]
+    advertise_host: Option<String>,
+    /// Seconds the node's lease in etcd lives without a heartbeat: the
+    /// others see it dead that long after its last one (2 to 3600).
+    #[arg(long, value_name = "SECS", default_value_t = 4, value_parser = clap::value_parser!(u64).range(2..=3600))]
+    lease_ttl: u64,
+    /// Milliseconds between heartbeats (under half the lease).
+    #[arg(long, value_name = "MS", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..=1_800_000))]
+    heartbeat_ms: u64,
     /// Seconds the requests in flight get to finish after SIGTERM.
     #[arg(long, default_value_t = 30)]
     grace: u64,
@@ -264,13 +287,14 @@ fn serve(args: &StartArgs, dir: &Path) -> anyhow::Result<Started> {
             format!("wray-http-{}", NEXT.fetch_add(1, Ordering::Relaxed))
         })
         .build()?;
-    let node = match &args.etcd {
-        None => Node::start(config)?,
+    let (node, etcd) = match &args.etcd {
+        None => (Node::start(config)?, None),
         Some(url) => {
-            let table = runtime
-                .block_on(EtcdFunctionTable::connect(EtcdConfig::new([url.as_str()])))
+            let client = runtime
+                .block_on(EtcdClient::connect(EtcdConfig::new([url.as_str()])))
                 .with_context(|| format!("connecting to etcd at {url}"))?;
-            Node::with_function_table(config, Arc::new(table))?
+            let table = EtcdFunctionTable::new(client.clone());
+            (Node::with_function_table(config, Arc::new(table))?, Some(client))
         }
     };
     let http = HttpConfig {
@@ -288,6 +312,14 @@ fn serve(args: &StartArgs, dir: &Path) -> anyhow::Result<Started> {
         }
     };
     let addr = server.local_addr()?;
+    if let Some(client) = etcd {
+        let scheme = if tls_files(args).is_some() { "https" } else { "http" };
+        let joined = runtime.block_on(join(args, &node, client, format!("{scheme}://{addr}")));
+        if let Err(e) = joined {
+            node.shutdown();
+            return Err(e);
+        }
+    }
     if let Some(token) = &token {
         write_private(&dir.join("token"), token)?;
     }
@@ -308,6 +340,47 @@ fn serve(args: &StartArgs, dir: &Path) -> anyhow::Result<Started> {
         server,
         session,
     })
+}
+
+/// Joins the cluster `args` name on etcd (`client`): the token read from
+/// `--cluster-token-file`, the channel on `--bind`:`--peer-port`.
+async fn join(
+    args: &StartArgs,
+    node: &Arc<Node>,
+    client: EtcdClient,
+    http_address: String,
+) -> anyhow::Result<()> {
+    let Some(token_file) = &args.cluster_token_file else {
+        anyhow::bail!(
+            "--etcd makes this node a member of cluster `{}`: give it the cluster's token \
+             with --cluster-token-file FILE (the same file, mode 0600, on every node)",
+            args.cluster
+        );
+    };
+    wray_control_plane::check_cluster(&args.cluster)?;
+    let token = wray_peer::PeerConfig::token_from_file(token_file)?;
+    let registry = RegistryOptions {
+        lease_ttl: Duration::from_secs(args.lease_ttl),
+        heartbeat: Duration::from_millis(args.heartbeat_ms),
+        ..RegistryOptions::default()
+    };
+    registry.check()?;
+    let config = wray_host::cluster::ClusterConfig {
+        name: args.cluster.clone(),
+        token,
+        peer_bind: SocketAddr::new(args.bind, args.peer_port),
+        advertise_host: args.advertise_host.clone(),
+        http_address: Some(http_address),
+        registry,
+        labels: Default::default(),
+        tls: None,
+    };
+    let peer = node
+        .join_cluster(config, Arc::new(EtcdNodeRegistry::new(client)))
+        .await
+        .context("joining the cluster")?;
+    tracing::info!(%peer, cluster = args.cluster, "the node-to-node channel listens");
+    Ok(())
 }
 
 impl Started {
@@ -361,6 +434,7 @@ impl Started {
         if let Some(handle) = signal_handle {
             handle.close();
         }
+        runtime.block_on(node.leave_cluster(Duration::from_secs(5)));
         node_dir::remove_running_files(dir);
         if let Some(s) = session {
             s.finish();

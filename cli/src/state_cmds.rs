@@ -137,7 +137,20 @@ fn print_status(state: &Value, dead: Option<(u32, &str)>) {
         } else {
             "dead"
         };
-        println!("  {} ({alive})", n["node_id"].as_str().unwrap_or("?"));
+        let state = match (dead, n["state"].as_str()) {
+            (None, Some(s)) => s.to_lowercase(),
+            _ => alive.to_string(),
+        };
+        match n["address"].as_str() {
+            Some(address) => println!(
+                "  {} ({state}) at {address}, {} tasks running, {} of {} store bytes",
+                n["node_id"].as_str().unwrap_or("?"),
+                num(&n["running_tasks"]),
+                num(&n["object_store_used"]),
+                num(&n["object_store_capacity"]),
+            ),
+            None => println!("  {} ({state})", n["node_id"].as_str().unwrap_or("?")),
+        }
         for g in n["gpus"].as_array().into_iter().flatten() {
             println!(
                 "    GPU {}: {} ({} MiB)",

@@ -24,6 +24,9 @@
 //! - [`session`]: [`Session`], the one door for code outside a guest.
 //! - [`jobs`]: [`Jobs`], drivers run in the background with a log each
 //!   (Ray's Jobs API).
+//! - [`cluster`]: a node's membership of a cluster: the node registry
+//!   (etcd), the node-to-node channel, tasks forwarded to other nodes and
+//!   their objects moved between stores.
 //!
 //! Leaves any layer may use: [`bounds`] (every bound a guest meets, every
 //! setting's range), [`config`] ([`NodeConfig`]), [`resources`] (CPUs,
@@ -34,6 +37,7 @@
 
 pub mod bounds;
 pub mod cancel_token;
+pub mod cluster;
 pub mod config;
 pub mod error;
 pub mod executor;

@@ -166,8 +166,20 @@ async fn dispatch(state: &State, r: Route<'_>, req: Request<Incoming>) -> Answer
         }
         Route::KillActor(id) => crate::calls::kill_actor(state, &id),
         Route::Nodes => {
-            let nodes: Vec<wray_api::NodeInfo> =
-                node.nodes().iter().map(crate::wire::node).collect();
+            let nodes: Vec<wray_api::NodeInfo> = match node.cluster_nodes() {
+                Some(members) => members
+                    .iter()
+                    .map(|m| {
+                        let mut info = crate::wire::member(m);
+                        if info.node_id == node.id() {
+                            // Its own GPUs, which the registry does not list.
+                            info.gpus = node.nodes().iter().flat_map(|n| crate::wire::node(n, node).gpus).collect();
+                        }
+                        info
+                    })
+                    .collect(),
+                None => node.nodes().iter().map(|n| crate::wire::node(n, node)).collect(),
+            };
             json(StatusCode::OK, &nodes)
         }
         Route::Resources => json(

@@ -2,6 +2,7 @@
 //! place where a host or control-plane field becomes a field of the
 //! contract.
 
+use wray_host::scheduler::task_table::TaskStatus;
 use wray_api as api;
 use wray_host::{ComponentRecord, ComponentVersion, FunctionKind};
 
@@ -69,7 +70,12 @@ pub(crate) fn node_view(r: &ComponentRecord) -> api::ComponentInfo {
     }
 }
 
-pub(crate) fn node(n: &wray_host::node::state::NodeInfo) -> api::NodeInfo {
+pub(crate) fn node(n: &wray_host::node::state::NodeInfo, node: &wray_host::Node) -> api::NodeInfo {
+    let counts = node.task_counts();
+    let running = [TaskStatus::Running, TaskStatus::Blocked]
+        .iter()
+        .filter_map(|s| counts.get(s))
+        .sum();
     api::NodeInfo {
         node_id: n.node_id.clone(),
         alive: n.alive,
@@ -83,6 +89,34 @@ pub(crate) fn node(n: &wray_host::node::state::NodeInfo) -> api::NodeInfo {
                 memory: g.memory,
             })
             .collect(),
+        state: "ALIVE".to_string(),
+        address: node.cluster_name().map(|(_, a)| a.to_string()),
+        http_address: None,
+        resources_available: node.available_resources(),
+        running_tasks: running,
+        object_store_used: node.object_store_stats().bytes as u64,
+        object_store_capacity: node.object_store_capacity(),
+        died_at_ms: None,
+    }
+}
+
+/// A node of the cluster, as the node registry has it.
+pub(crate) fn member(n: &wray_control_plane::NodeInfo) -> api::NodeInfo {
+    let r = &n.record;
+    let alive = n.state == wray_control_plane::NodeState::Alive;
+    api::NodeInfo {
+        node_id: r.id.clone(),
+        alive,
+        resources: r.resources_total.clone(),
+        gpus: Vec::new(),
+        state: if alive { "ALIVE" } else { "DEAD" }.to_string(),
+        address: Some(r.peer_address.clone()),
+        http_address: r.http_address.clone(),
+        resources_available: r.resources_available.clone(),
+        running_tasks: r.running_tasks,
+        object_store_used: r.object_store_used,
+        object_store_capacity: r.object_store_capacity,
+        died_at_ms: n.died_at_ms,
     }
 }
 

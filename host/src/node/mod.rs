@@ -69,6 +69,12 @@ pub struct Node {
     /// table, so that the node and the table agree on a name's newest
     /// version when deploys of it race.
     commits: tokio::sync::Mutex<()>,
+    /// The cluster it joined, if any ([`Node::join_cluster`]).
+    pub(crate) cluster: std::sync::OnceLock<Arc<crate::cluster::Cluster>>,
+    /// Keeps the scheduler's `Remote` (it holds it weakly).
+    pub(crate) remote_keep: std::sync::OnceLock<Arc<dyn crate::scheduler::remote::Remote>>,
+    /// When it started (ms since the Unix epoch).
+    started_ms: u64,
 }
 
 /// Stops a node from another thread (a signal handler, say): every running
@@ -197,6 +203,11 @@ impl Node {
             io: Some(io),
             ticker: Some(ticker),
             commits: tokio::sync::Mutex::new(()),
+            cluster: Default::default(),
+            remote_keep: Default::default(),
+            started_ms: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
         };
         if let Some(io) = &node.io {
             watch::follow_function_table(io, &node.table, &node.exec, &node.sched);
@@ -241,6 +252,11 @@ impl Node {
     /// This node's id.
     pub fn id(&self) -> &str {
         &self.sched.node_id
+    }
+
+    /// When the node started, in milliseconds since the Unix epoch.
+    pub fn started_ms(&self) -> u64 {
+        self.started_ms
     }
 
     /// The configuration the node runs with.
@@ -465,6 +481,14 @@ impl Node {
         let registry = &self.sched.tasks;
         let now = registry.nanos(std::time::Instant::now());
         crate::node::timeline::write_chrome_trace(&registry.tasks(), &self.sched.node_id, now, out)
+    }
+
+    /// Bytes of the node's shared-memory object store (0 without one).
+    pub fn object_store_capacity(&self) -> u64 {
+        self.sched
+            .objects
+            .arena()
+            .map_or(0, |a| a.capacity() as u64)
     }
 
     /// Objects and bytes the object store holds now, and its peak.

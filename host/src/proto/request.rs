@@ -80,6 +80,38 @@ impl Request {
     }
 }
 
+impl Request {
+    /// The amounts asked for, by resource name (`CPU`, `GPU`, `memory` in
+    /// bytes, custom names), zero amounts left out: what a node's
+    /// published resources are compared with.
+    pub fn amounts(&self) -> BTreeMap<String, f64> {
+        let mut out = BTreeMap::new();
+        if self.cpu > Quantity::ZERO {
+            out.insert(CPU.to_string(), self.cpu.as_f64());
+        }
+        if self.gpu > Quantity::ZERO {
+            out.insert(GPU.to_string(), self.gpu.as_f64());
+        }
+        if self.memory > 0 {
+            out.insert(MEMORY.to_string(), self.memory as f64);
+        }
+        for (name, q) in &self.custom {
+            if *q > Quantity::ZERO {
+                out.insert(name.clone(), q.as_f64());
+            }
+        }
+        out
+    }
+
+    /// Whether `offered` (amounts by name, as [`Request::amounts`]) covers
+    /// every amount asked for.
+    pub fn fits(&self, offered: &BTreeMap<String, f64>) -> bool {
+        self.amounts()
+            .iter()
+            .all(|(name, want)| offered.get(name).is_some_and(|have| have >= want))
+    }
+}
+
 impl std::fmt::Display for Request {
     /// Ray's notation: `{CPU: 1, GPU: 0.5, accelerator: 1}`, zero amounts
     /// left out.

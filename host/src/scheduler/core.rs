@@ -15,6 +15,7 @@ use crate::error::{DeployLimit, ErrorKind, TaskError};
 use crate::objects::ObjectStore;
 use crate::scheduler::actor_table::ActorTable;
 use crate::scheduler::exec::Executor;
+use crate::scheduler::remote::Remote;
 use crate::scheduler::functions::{ComponentLimits, ComponentUsage, Functions, InUse, Version};
 use crate::scheduler::queue::ResourcePool;
 use crate::scheduler::task::Actor;
@@ -74,6 +75,9 @@ pub struct Scheduler {
     /// Where started work goes (set once the executor exists; weak: the
     /// node owns the executor, and the executor's stores own this).
     executor: OnceLock<Weak<dyn Executor>>,
+    /// The other nodes of its cluster (set once it joins one; weak: the
+    /// node owns the cluster).
+    remote: OnceLock<Weak<dyn Remote>>,
 }
 
 impl Scheduler {
@@ -98,7 +102,18 @@ impl Scheduler {
             shutdown: CancelToken::new(),
             pin,
             executor: OnceLock::new(),
+            remote: OnceLock::new(),
         }
+    }
+
+    /// Connects the cluster's other nodes (once).
+    pub(crate) fn connect_remote(&self, remote: Weak<dyn Remote>) {
+        let _ = self.remote.set(remote);
+    }
+
+    /// The cluster's other nodes, when the node joined a cluster.
+    pub(crate) fn remote(&self) -> Option<Arc<dyn Remote>> {
+        self.remote.get().and_then(Weak::upgrade)
     }
 
     /// Connects the executor that runs what this scheduler starts (once).

@@ -89,7 +89,7 @@ impl Scheduler {
         if !task.dependency_done() {
             return;
         }
-        let (id, actor, request) = {
+        let (id, actor, request, remote) = {
             let spec = task.spec.lock();
             let Some(spec) = spec.as_ref() else {
                 return; // cancelled
@@ -98,10 +98,34 @@ impl Scheduler {
                 Target::ActorCall { .. } => spec.actor.clone(),
                 _ => None,
             };
-            (spec.entry.clone(), actor, spec.request.clone())
+            (
+                spec.entry.clone(),
+                actor,
+                spec.request.clone(),
+                spec.remote.clone(),
+            )
         };
         if let Some(entry) = id {
             entry.ready();
+        }
+        if let Some(node) = remote {
+            match self.remote() {
+                Some(remote) => remote.forward(task.clone(), node),
+                // The cluster is gone (the node is shutting down).
+                None => {
+                    if let Some(spec) = task.take() {
+                        let err = TaskError::new(
+                            ErrorKind::System,
+                            spec.label.clone(),
+                            spec.id,
+                            format!("node {} left its cluster before the task could be forwarded to {node}", self.node_id),
+                        );
+                        self.finish(&spec, Err(err));
+                        self.release_all(&spec.holds);
+                    }
+                }
+            }
+            return;
         }
         match actor {
             // Calls run with their actor's resources, in its order.
@@ -112,6 +136,16 @@ impl Scheduler {
                 self.start(start);
             }
         }
+    }
+
+    /// Queues `task` here, its arguments sealed already (a task whose
+    /// remote node was lost, run again here).
+    pub(crate) fn run_here(self: &Arc<Self>, mut task: Task) {
+        task.remote = None;
+        let request = task.request.clone();
+        let pending = PendingTask::new(task);
+        let start = self.pool.push_ready(pending, request);
+        self.start(start);
     }
 
     /// Gives `allocation` back and starts what can start.

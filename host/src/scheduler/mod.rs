@@ -41,6 +41,7 @@ pub(crate) mod exec;
 pub(crate) mod functions;
 pub(crate) mod placement;
 pub(crate) mod queue;
+pub(crate) mod remote;
 pub(crate) mod submit;
 pub(crate) mod task;
 pub mod task_table;

@@ -86,6 +86,13 @@ impl ResourcePool {
         (s.node.totals(), s.node.available())
     }
 
+    /// Whether `request` could start now: nothing is queued ahead of it
+    /// and what is free covers it.
+    pub fn fits_now(&self, request: &Request) -> bool {
+        let s = self.state.lock();
+        s.queued == 0 && request.fits(&s.node.available())
+    }
+
     /// Ready tasks waiting for resources now.
     pub fn queued(&self) -> usize {
         self.state.lock().queued

@@ -16,6 +16,7 @@ use crate::proto::{
 };
 use crate::scheduler::core::Scheduler;
 use crate::scheduler::functions::Callee;
+use crate::scheduler::remote::Placement;
 use crate::scheduler::task::Actor;
 use crate::scheduler::task::Task;
 
@@ -181,7 +182,7 @@ impl Scheduler {
         returns: Option<usize>,
         default: Option<&Request>,
         base: Limits,
-    ) -> Result<(Request, Limits), (ErrorKind, String)> {
+    ) -> Result<(Request, Limits, Placement), (ErrorKind, String)> {
         if call.parent_cancelled {
             let msg = format!("submitted by task {}, which was cancelled", call.parent);
             return Err((ErrorKind::Cancelled, msg));
@@ -213,7 +214,7 @@ impl Scheduler {
         )
         .map_err(invalid)?;
         let Some(default) = default else {
-            return Ok((Request::default(), limits));
+            return Ok((Request::default(), limits, Placement::Here));
         };
         let request = Request::resolve(
             &call.options.resources,
@@ -221,8 +222,8 @@ impl Scheduler {
             default,
         )
         .map_err(invalid)?;
-        self.place(&request)?;
-        Ok((request, limits))
+        let placement = self.place(&request)?;
+        Ok((request, limits, placement))
     }
 
     /// Why `callee` names no component here.
@@ -270,8 +271,8 @@ impl Scheduler {
             Some(&Request::one_cpu()),
             self.config.limits(),
         );
-        let (request, limits, hash, pin) = match (bad_count.map_or(checked, Err), resolved) {
-            (Ok((request, limits)), Some(r)) => (request, limits, r.hash, r.pin),
+        let (request, limits, placement, hash, pin) = match (bad_count.map_or(checked, Err), resolved) {
+            (Ok((request, limits, placement)), Some(r)) => (request, limits, placement, r.hash, r.pin),
             (Err((kind, message)), _) => {
                 self.reject(&returns, TaskError::new(kind, label, id, message));
                 return Ok(returns);
@@ -299,7 +300,9 @@ impl Scheduler {
         };
         let mut task = Task::new(spec, None);
         task.pin = Some(pin);
-        if call.options.on_caller_runtime {
+        if let Placement::Node(node) = placement {
+            task.remote = Some(node);
+        } else if call.options.on_caller_runtime {
             task.runtime = caller_runtime();
         }
         self.submit(task);
@@ -350,7 +353,17 @@ impl Scheduler {
             Some(&Request::default()),
             self.config.limits(),
         );
-        let checked = checked.and_then(|resolved| {
+        let checked = checked.and_then(|(request, limits, placement)| {
+            if let Placement::Node(node) = placement {
+                let msg = format!(
+                    "actor `{class}` asks for {request}, which node {} cannot give now; node \
+                     {node} could, but actors are created on their creator's node in this \
+                     version (ask for what this node has)",
+                    self.node_id
+                );
+                return Err((ErrorKind::Infeasible, msg));
+            }
+            let resolved = (request, limits);
             let live = self.actors.live();
             if live >= self.config.max_live_actors() {
                 let msg = format!(
@@ -441,7 +454,7 @@ impl Scheduler {
             actor.limits,
         );
         let limits = match bad_count.map_or(checked, Err) {
-            Ok((_, l)) => l,
+            Ok((_, l, _)) => l,
             Err((kind, message)) => {
                 self.reject(&returns, TaskError::new(kind, label, id, message));
                 return Ok(returns);

@@ -37,6 +37,9 @@ pub(crate) struct Task {
     /// Keeps its component's version loaded until it ends (see
     /// `functions.rs`).
     pub pin: Option<InUse>,
+    /// The node it is forwarded to once its arguments are sealed (`None`:
+    /// it runs here).
+    pub remote: Option<String>,
 }
 
 impl Task {
@@ -50,6 +53,7 @@ impl Task {
             actor,
             runtime: None,
             pin: None,
+            remote: None,
         }
     }
 }

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use futures_util::stream::{self, StreamExt};
+use futures_util::stream::{FuturesUnordered, StreamExt};
 
 use super::PeerClient;
 use crate::error::{PeerError, Result};
@@ -83,18 +83,33 @@ impl PeerClient {
         let in_flight = cfg.pull_in_flight.min(cfg.max_connections_per_peer).max(1);
         let start = Instant::now();
         let mut chunks = 0u64;
-        let mut reads = stream::iter(dest.chunks_mut(chunk as usize))
-            .scan(0u64, |offset, slice| {
-                let at = *offset;
-                // Cannot overflow: the slice's length is total_len, a u64.
-                *offset = at.saturating_add(slice.len() as u64);
-                std::future::ready(Some((at, slice)))
-            })
-            .map(|(at, slice)| self.read(addr, key, at, slice))
-            .buffer_unordered(in_flight);
-        while let Some(done) = reads.next().await {
-            done?;
-            chunks += 1;
+        // Each chunk's offset, then at most `in_flight` reads at once (no
+        // closures over the borrowed slices: the future stays `Send` for
+        // any caller's lifetimes).
+        let mut parts = Vec::new();
+        let mut at = 0u64;
+        for slice in dest.chunks_mut(chunk as usize) {
+            let len = slice.len() as u64;
+            parts.push((at, slice));
+            // Cannot overflow: the slices' lengths add up to total_len.
+            at = at.saturating_add(len);
+        }
+        let mut parts = parts.into_iter();
+        let mut reads = FuturesUnordered::new();
+        loop {
+            while reads.len() < in_flight {
+                let Some((at, slice)) = parts.next() else {
+                    break;
+                };
+                reads.push(self.read(addr, key, at, slice));
+            }
+            match reads.next().await {
+                Some(done) => {
+                    done?;
+                    chunks += 1;
+                }
+                None => break,
+            }
         }
         Ok(PullStats {
             bytes: total_len,

@@ -151,6 +151,17 @@ impl TaskEntry {
         r.worker = worker;
     }
 
+    /// It started on another node, `node` (a forwarded task: the timeline
+    /// and the task list name that node as its worker).
+    pub(crate) fn started_on(&self, node: &str) {
+        let now = Instant::now();
+        let mut r = self.record.lock();
+        r.status = TaskStatus::Running;
+        r.ready.get_or_insert(now);
+        r.started = Some(now);
+        r.worker = Some(Arc::from(node));
+    }
+
     /// It blocked in `get`/`wait` (`true`) or woke up (`false`).
     pub(crate) fn blocked(&self, blocked: bool) {
         let now = Instant::now();

@@ -1,0 +1,282 @@
+//! The owner's side of a forwarded task ([`Forwarder`], the scheduler's
+//! [`Remote`]): where a task that does not fit here goes, sending it with
+//! its objects, sealing its results here when it ends, and running it
+//! again elsewhere when the node it ran on dies or cannot be reached (up
+//! to [`MAX_RETRIES`] times, as Ray's `max_retries`; an error the task
+//! itself raised is not retried).
+
+use std::sync::{Arc, Weak};
+
+use wray_control_plane::{NodeEvent, NodeRecord, NodeView};
+use wray_peer::PeerClient;
+
+use crate::cluster::protocol::{
+    decode, encode, Release, RunTask, TaskDone, RELEASE, RUN_TASK,
+};
+use crate::cluster::transfer::{receive, ship};
+use crate::error::{ErrorKind, TaskError};
+use crate::objects::Object;
+use crate::proto::Request;
+use crate::scheduler::remote::{Local, Placement, Remote};
+use crate::scheduler::task::{PendingTask, Task};
+use crate::scheduler::Scheduler;
+
+/// How many times a task is run again after the node running it died or
+/// could not be reached (Ray's default `max_retries`).
+pub const MAX_RETRIES: u32 = 3;
+
+/// The scheduler's view of the other nodes, and the sender of forwarded
+/// tasks.
+pub(crate) struct Forwarder {
+    pub(crate) sched: Weak<Scheduler>,
+    pub(crate) node_id: String,
+    pub(crate) cluster: String,
+    pub(crate) view: NodeView,
+    /// For tasks: no request deadline (a task runs as long as its limit;
+    /// the node's death ends the wait).
+    pub(crate) tasks: PeerClient,
+    /// For pulls and releases.
+    pub(crate) client: PeerClient,
+    pub(crate) runtime: tokio::runtime::Handle,
+    /// Tasks run again after their node died or was unreachable.
+    pub(crate) retried: std::sync::atomic::AtomicU64,
+    /// Itself (it lives in an `Arc`: its tasks hold it while they run).
+    pub(crate) this: Weak<Forwarder>,
+}
+
+/// Why one attempt at a forwarded task did not end with its results.
+enum Failure {
+    /// The node died or could not be reached: worth another node.
+    Lost(String),
+    /// Cancelled here.
+    Cancelled,
+    /// Anything else: the task fails with it.
+    Failed(String),
+}
+
+/// `offers` as Ray prints resources: `node-..: {CPU: 2, node3: 1}`.
+fn offers(nodes: &[NodeRecord]) -> String {
+    let one = |n: &NodeRecord| {
+        let parts: Vec<String> = n
+            .resources_total
+            .iter()
+            .filter(|(k, v)| **v > 0.0 && k.as_str() != "memory")
+            .map(|(k, v)| format!("{k}: {v}"))
+            .collect();
+        format!("{} {{{}}}", n.id, parts.join(", "))
+    };
+    nodes.iter().map(one).collect::<Vec<_>>().join("; ")
+}
+
+impl Forwarder {
+    /// The live nodes other than this one and those in `skip`.
+    fn others(&self, skip: &[String]) -> Vec<NodeRecord> {
+        self.view
+            .alive()
+            .into_iter()
+            .filter(|n| n.id != self.node_id && !skip.contains(&n.id))
+            .collect()
+    }
+
+    /// The placement policy (see [`Remote::place`]), leaving out `skip`.
+    fn choose(&self, request: &Request, local: Local, skip: &[String]) -> Result<Placement, String> {
+        let others = self.others(skip);
+        let free_cpu = |n: &&NodeRecord| {
+            n.resources_available
+                .get("CPU")
+                .copied()
+                .unwrap_or(0.0)
+        };
+        let now = others
+            .iter()
+            .filter(|n| request.fits(&n.resources_available))
+            .max_by(|a, b| free_cpu(a).total_cmp(&free_cpu(b)));
+        if let Some(n) = now {
+            return Ok(Placement::Node(n.id.clone()));
+        }
+        if local.feasible {
+            return Ok(Placement::Here);
+        }
+        if let Some(n) = others
+            .iter()
+            .find(|n| request.fits(&n.resources_total))
+        {
+            return Ok(Placement::Node(n.id.clone()));
+        }
+        let mut all = self.view.alive();
+        all.sort_by(|a, b| a.id.cmp(&b.id));
+        Err(format!(
+            "no node of cluster `{}` can run a task asking for {request}; the live nodes \
+             offer: {}",
+            self.cluster,
+            offers(&all)
+        ))
+    }
+
+    /// Runs `task` on `node`, again elsewhere if that node is lost.
+    async fn run(self: Arc<Self>, task: Arc<PendingTask>, mut node: String) {
+        let Some(sched) = self.sched.upgrade() else {
+            return;
+        };
+        let Some(spec) = task.take() else {
+            return; // cancelled meanwhile
+        };
+        if let Some(entry) = &spec.entry {
+            entry.started_on(&node);
+        }
+        let mut lost = Vec::new();
+        let mut attempt = 0;
+        let failure = loop {
+            let failure = match self.attempt(&sched, &spec, &node).await {
+                Ok(()) => return,
+                Err(f) => f,
+            };
+            let Failure::Lost(why) = &failure else {
+                break failure;
+            };
+            if attempt >= MAX_RETRIES {
+                break Failure::Failed(format!(
+                    "{why}; given up after {attempt} retries (max_retries {MAX_RETRIES})"
+                ));
+            }
+            attempt += 1;
+            self.retried
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            tracing::warn!(task = %spec.id, node, "retrying a task elsewhere: {why}");
+            lost.push(node.clone());
+            let local = Local {
+                feasible: sched.pool.check_feasible(&spec.request).is_ok(),
+                fits_now: false,
+            };
+            match self.choose(&spec.request, local, &lost) {
+                Ok(Placement::Node(next)) => node = next,
+                Ok(Placement::Here) => {
+                    sched.run_here(spec);
+                    return;
+                }
+                Err(m) => break Failure::Failed(format!("{why}; {m}")),
+            }
+        };
+        let (kind, message) = match failure {
+            Failure::Cancelled => (ErrorKind::Cancelled, "cancelled while it ran on another node".to_string()),
+            Failure::Lost(m) | Failure::Failed(m) => (ErrorKind::System, m),
+        };
+        let error = TaskError::new(kind, spec.label.clone(), spec.id, message);
+        sched.finish(&spec, Err(error));
+        sched.release_all(&spec.holds);
+    }
+
+    /// One attempt at `spec` on `node`: sent, waited for, its results
+    /// sealed here.
+    fn attempt<'a>(
+        &'a self,
+        sched: &'a Arc<Scheduler>,
+        spec: &'a Task,
+        node: &'a str,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), Failure>> + Send + 'a>> {
+        Box::pin(self.attempt_inner(sched, spec, node))
+    }
+
+    async fn attempt_inner(
+        &self,
+        sched: &Arc<Scheduler>,
+        spec: &Task,
+        node: &str,
+    ) -> Result<(), Failure> {
+        let Some(peer) = self.view.get(node) else {
+            return Err(Failure::Lost(format!("node {node} left the cluster")));
+        };
+        let addr = peer.record.peer_address.clone();
+        let objects = ship(&sched.objects, &spec.referenced()).map_err(Failure::Failed)?;
+        let body = encode(&RunTask {
+            spec: spec.spec.clone(),
+            objects,
+        })
+        .map_err(Failure::Failed)?;
+        let mut deaths = self.view.subscribe();
+        let died = async {
+            loop {
+                match deaths.recv().await {
+                    Ok(NodeEvent::Died(id)) if id == node => return,
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                        std::future::pending::<()>().await
+                    }
+                    _ => {}
+                }
+            }
+        };
+        let answer = tokio::select! {
+            answer = self.tasks.call(&addr, RUN_TASK, body) => answer,
+            () = died => return Err(Failure::Lost(format!("node {node} died while it ran the task"))),
+            () = spec.cancel.cancelled() => return Err(Failure::Cancelled),
+        };
+        let answer = match answer {
+            Ok(answer) => answer,
+            Err(e) if e.is_retryable() => {
+                return Err(Failure::Lost(format!("node {node} ({addr}): {e}")))
+            }
+            Err(e) => return Err(Failure::Failed(format!("node {node} refused the task: {e}"))),
+        };
+        let done: TaskDone = decode("task-done", &answer).map_err(Failure::Failed)?;
+        let received = receive(&sched.objects, &self.client, &addr, done.objects, &spec.returns).await;
+        let release = encode(&Release { task: spec.id }).unwrap_or_default();
+        let client = self.client.clone();
+        let to = addr.clone();
+        self.runtime.spawn(async move {
+            let _ = client.call(&to, RELEASE, release).await;
+        });
+        let (extras, returned) = received.map_err(Failure::Lost)?;
+        let mut returned: Vec<Option<(wray_control_plane::ObjectId, Object)>> =
+            returned.into_iter().map(Some).collect();
+        let mut values = Vec::with_capacity(spec.returns.len());
+        let mut error = None;
+        for id in &spec.returns {
+            let found = returned
+                .iter_mut()
+                .find(|r| r.as_ref().is_some_and(|(r, _)| r == id))
+                .and_then(Option::take);
+            match found {
+                Some((_, Object::Error(e))) => {
+                    error.get_or_insert(e);
+                }
+                Some((_, value)) => values.push(value),
+                None => {
+                    error.get_or_insert_with(|| {
+                        TaskError::new(
+                            ErrorKind::System,
+                            spec.label.clone(),
+                            spec.id,
+                            format!("node {node} answered without return object {id}"),
+                        )
+                    });
+                }
+            }
+        }
+        sched.finish(spec, error.map_or(Ok(values), Err));
+        sched.release_all(&spec.holds);
+        for id in &extras {
+            sched.objects.release(id);
+        }
+        Ok(())
+    }
+}
+
+impl Remote for Forwarder {
+    fn place(&self, request: &Request, local: Local) -> Result<Placement, String> {
+        self.choose(request, local, &[])
+    }
+
+    fn forward(&self, task: Arc<PendingTask>, node: String) {
+        let Some(me) = self.me() else {
+            return;
+        };
+        self.runtime.spawn(me.run(task, node));
+    }
+}
+
+impl Forwarder {
+    /// This forwarder as an `Arc` (it is always held in one).
+    fn me(&self) -> Option<Arc<Self>> {
+        self.this.upgrade()
+    }
+}

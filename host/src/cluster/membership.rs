@@ -1,0 +1,83 @@
+//! This node's record in the node registry: built from what it has, and
+//! republished as that changes (every `publish_interval` at most, 200 ms
+//! by default; the registry coalesces to the latest).
+
+use std::sync::Weak;
+use std::time::{Duration, Instant};
+
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use wray_control_plane::{NodeRecord, Registration};
+
+use crate::cluster::serve::{Service, SWEEP_EVERY};
+use crate::cluster::ClusterConfig;
+use crate::node::Node;
+use crate::scheduler::task_table::TaskStatus;
+
+/// This node's record now.
+pub(super) fn record(node: &Node, config: &ClusterConfig, peer_address: &str) -> NodeRecord {
+    let (total, available) = node.sched.pool.resources();
+    let counts = node.task_counts();
+    let running = [TaskStatus::Running, TaskStatus::Blocked]
+        .iter()
+        .filter_map(|s| counts.get(s))
+        .sum();
+    let store = node.object_store_stats();
+    NodeRecord {
+        id: node.id().to_string(),
+        cluster: config.name.clone(),
+        peer_address: peer_address.to_string(),
+        http_address: config.http_address.clone(),
+        resources_total: total,
+        resources_available: available,
+        labels: config.labels.clone(),
+        start_time_ms: node.started_ms(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        running_tasks: running,
+        object_store_used: store.bytes as u64,
+        object_store_capacity: node
+            .sched
+            .objects
+            .arena()
+            .map_or(0, |a| a.capacity() as u64),
+    }
+}
+
+/// Republishes the node's record while it changes, until the node is
+/// gone; gives back shipments their owners never released.
+pub(super) async fn publish(
+    node: Weak<Node>,
+    config: ClusterConfig,
+    peer_address: String,
+    registration: Arc<Mutex<Option<Registration>>>,
+    service: Arc<Service>,
+) {
+    let mut last: Option<NodeRecord> = None;
+    let every = config.registry.publish_interval.max(Duration::from_millis(10));
+    let mut swept = Instant::now();
+    let mut kept_then = Vec::new();
+    loop {
+        tokio::time::sleep(every).await;
+        let Some(node) = node.upgrade() else {
+            return;
+        };
+        let now = record(&node, &config, &peer_address);
+        drop(node);
+        if last.as_ref() != Some(&now) {
+            let published = match &*registration.lock() {
+                Some(r) => r.update(now.clone()),
+                None => return,
+            };
+            if let Err(e) = published {
+                tracing::warn!("publishing the node's record: {e}");
+            }
+            last = Some(now);
+        }
+        if swept.elapsed() >= SWEEP_EVERY {
+            service.sweep(&kept_then);
+            kept_then = service.kept_tasks();
+            swept = Instant::now();
+        }
+    }
+}

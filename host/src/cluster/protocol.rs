@@ -1,0 +1,186 @@
+//! The messages of the node-to-node channel (`wray-peer` carries their
+//! bytes): one serde type per request and answer, encoded with postcard.
+//! Both sides are this module's, so a renamed field cannot drift.
+//!
+//! Every message comes from a peer: it is decoded from a body the channel
+//! already bounded (16 MiB), and each count and size in it is checked
+//! before it sizes anything ([`MAX_OBJECTS`], [`INLINE_SHIP_MAX`]).
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use wray_control_plane::{ObjectId, TaskId};
+
+use crate::error::{ErrorKind, TaskError};
+use crate::proto::{Codec, TaskSpec};
+
+/// `call` method: run a task here and answer its results ([`RunTask`] ->
+/// [`TaskDone`]).
+pub(crate) const RUN_TASK: u16 = 1;
+/// `call` method: the owner has what a [`TaskDone`] shipped; the objects
+/// kept for it may go ([`Release`] -> empty).
+pub(crate) const RELEASE: u16 = 2;
+
+/// Error codes of a refused call (`RemoteError::code`).
+pub(crate) mod code {
+    /// The body is not the message the method takes, or breaks a bound.
+    pub const BAD_REQUEST: u16 = 400;
+    /// The component or object named is not on this node.
+    pub const NOT_FOUND: u16 = 404;
+    /// This node cannot take the task (resources, store room, shutdown).
+    pub const UNAVAILABLE: u16 = 503;
+}
+
+/// The most objects one message ships (the task's arguments and what
+/// their values refer to, or its results and theirs).
+pub(crate) const MAX_OBJECTS: usize = 10_000;
+
+/// Values up to this size travel inside the message (1 MiB); larger ones
+/// are pulled in chunks ([`Shipment::Pull`]).
+pub(crate) const INLINE_SHIP_MAX: usize = 1 << 20;
+
+/// The most bytes of values one message carries inline (8 MiB, half the
+/// channel's bound on a body); past it, values are pulled.
+pub(crate) const INLINE_MESSAGE_MAX: usize = 8 << 20;
+
+/// How long a node keeps the objects it shipped for an owner that never
+/// says it has them (the owner died, say): 5 minutes.
+pub(crate) const SHIPPED_KEEP: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// One object as it travels.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct Shipped {
+    /// Its id (the same on every node).
+    pub id: ObjectId,
+    /// Its value, or how to fetch it.
+    pub value: Shipment,
+}
+
+/// An object's value in a message.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) enum Shipment {
+    /// The bytes, here.
+    Inline {
+        /// Their codec.
+        codec: Codec,
+        /// The bytes.
+        #[serde(with = "serde_bytes_vec")]
+        data: Vec<u8>,
+        /// The refs inside them.
+        refs: Vec<ObjectId>,
+    },
+    /// `size` bytes to pull from the sender (key: the id), whose CRC-32 is
+    /// `crc`.
+    Pull {
+        /// Their codec.
+        codec: Codec,
+        /// How many bytes.
+        size: u64,
+        /// CRC-32 (IEEE) of the bytes, checked once they arrived.
+        crc: u32,
+        /// The refs inside them.
+        refs: Vec<ObjectId>,
+    },
+    /// The object is an error.
+    Error(WireError),
+}
+
+/// A [`TaskError`] on the wire: the chain flattened, nearest first.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct WireError {
+    /// Each error of the chain: kind (its WIT name), function, task,
+    /// message.
+    pub chain: Vec<(String, String, TaskId, String)>,
+}
+
+impl From<&TaskError> for WireError {
+    fn from(e: &TaskError) -> Self {
+        let mut chain = Vec::new();
+        let mut next = Some(e);
+        while let Some(e) = next.take() {
+            chain.push((
+                e.kind.to_string(),
+                e.function.clone(),
+                e.task,
+                e.message.clone(),
+            ));
+            next = e.cause.as_deref();
+        }
+        WireError { chain }
+    }
+}
+
+impl WireError {
+    /// The error it carries, at most `MAX_CAUSES` deep; an unknown kind
+    /// reads as `system`.
+    pub fn into_error(self) -> Option<TaskError> {
+        let mut out: Option<TaskError> = None;
+        for (kind, function, task, message) in self
+            .chain
+            .into_iter()
+            .take(crate::bounds::MAX_CAUSES)
+            .rev()
+        {
+            let kind = ErrorKind::from_name(&kind).unwrap_or(ErrorKind::System);
+            let mut e = TaskError::new(kind, function, task, message);
+            e.cause = out.take().map(Arc::new);
+            out = Some(e);
+        }
+        out
+    }
+}
+
+/// Run this task here (the sender owns its results).
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct RunTask {
+    /// The task.
+    pub spec: TaskSpec,
+    /// Every object its arguments name, and what their values name in
+    /// turn.
+    pub objects: Vec<Shipped>,
+}
+
+/// How a forwarded task ended.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct TaskDone {
+    /// Its return objects, in order, then every object their values name
+    /// (made on the node that ran it).
+    pub objects: Vec<Shipped>,
+}
+
+/// The owner has what was shipped for `task`.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct Release {
+    /// The task whose shipment may go.
+    pub task: TaskId,
+}
+
+/// Encodes a message.
+pub(crate) fn encode<T: Serialize>(message: &T) -> Result<bytes::Bytes, String> {
+    postcard::to_stdvec(message)
+        .map(bytes::Bytes::from)
+        .map_err(|e| format!("cannot encode a peer message: {e}"))
+}
+
+/// Decodes a message from a peer.
+///
+/// # Errors
+/// A message naming what was expected.
+pub(crate) fn decode<'a, T: Deserialize<'a>>(what: &str, body: &'a [u8]) -> Result<T, String> {
+    postcard::from_bytes(body).map_err(|e| format!("the body is not a {what} message: {e}"))
+}
+
+/// `Vec<u8>` as one byte string (postcard's length and bytes) rather than
+/// a sequence of numbers.
+mod serde_bytes_vec {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(v)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        let bytes: &[u8] = <&[u8]>::deserialize(d)?;
+        Ok(bytes.to_vec())
+    }
+}

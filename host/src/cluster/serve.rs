@@ -1,0 +1,285 @@
+//! What a node answers its peers ([`Service`], the channel's handler):
+//! running a task another node forwarded (its objects received first,
+//! its results shipped back and kept until the owner has them), and
+//! reading the bytes of an object it holds.
+//!
+//! Every request is hostile input: the task must name a component this
+//! node runs, its return ids must be its own (`task.return_object(i)`),
+//! its request must fit this node, and its objects are bounded and
+//! checked (see `transfer`) before anything is sealed.
+
+use std::sync::{Arc, Weak};
+
+use bytes::Bytes;
+use parking_lot::Mutex;
+use wray_control_plane::{NodeView, ObjectId, TaskId, MAX_RETURNS};
+use wray_peer::{Blob, PeerClient, PeerHandler, PeerIdentity, RemoteError};
+
+use crate::cluster::protocol::{
+    code, decode, encode, Release, RunTask, TaskDone, RELEASE, RUN_TASK, SHIPPED_KEEP,
+};
+use crate::cluster::transfer::{id_of_key, receive, ship};
+use crate::id_map::IdMap;
+use crate::objects::{Object, ObjectStore, Subscription};
+use crate::proto::Target;
+use crate::scheduler::task::Task;
+use crate::scheduler::Scheduler;
+
+/// The most shipments a node keeps for owners at once; past it the
+/// oldest is given back.
+const MAX_SHIPMENTS: usize = 4_096;
+
+/// Objects held on behalf of a peer, given back when dropped.
+pub(crate) struct Held {
+    objects: Arc<ObjectStore>,
+    ids: Vec<ObjectId>,
+}
+
+impl Held {
+    pub(crate) fn new(objects: Arc<ObjectStore>, ids: Vec<ObjectId>) -> Self {
+        Held { objects, ids }
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        for id in &self.ids {
+            self.objects.release(id);
+        }
+    }
+}
+
+/// The node's answers to its peers.
+pub(crate) struct Service {
+    pub(crate) sched: Weak<Scheduler>,
+    pub(crate) client: PeerClient,
+    pub(crate) view: NodeView,
+    /// What was shipped to owners and is kept until they say they have it
+    /// (or [`SHIPPED_KEEP`] passes), by task, oldest first.
+    shipped: Mutex<(IdMap<TaskId, Held>, std::collections::VecDeque<TaskId>)>,
+}
+
+fn refused(code: u16, message: impl Into<String>) -> RemoteError {
+    RemoteError::new(code, message.into())
+}
+
+impl Service {
+    pub(crate) fn new(sched: Weak<Scheduler>, client: PeerClient, view: NodeView) -> Arc<Self> {
+        Arc::new(Service {
+            sched,
+            client,
+            view,
+            shipped: Mutex::new(Default::default()),
+        })
+    }
+
+    fn sched(&self) -> Result<Arc<Scheduler>, RemoteError> {
+        self.sched
+            .upgrade()
+            .ok_or_else(|| refused(code::UNAVAILABLE, "the node is shutting down"))
+    }
+
+    /// Runs a forwarded task here; answers its results.
+    async fn run_task(&self, peer: &PeerIdentity, body: &[u8]) -> Result<Bytes, RemoteError> {
+        let sched = self.sched()?;
+        let RunTask { spec, objects } =
+            decode("run-task", body).map_err(|m| refused(code::BAD_REQUEST, m))?;
+        let bad = |m: String| refused(code::BAD_REQUEST, m);
+        if !matches!(spec.target, Target::Function { .. }) {
+            return Err(bad(format!("task {} is not a function call", spec.id)));
+        }
+        if spec.returns.is_empty() || spec.returns.len() > MAX_RETURNS as usize {
+            return Err(bad(format!("task {} has {} returns", spec.id, spec.returns.len())));
+        }
+        for (i, id) in spec.returns.iter().enumerate() {
+            let own = u32::try_from(i).ok().and_then(|i| spec.id.return_object(i));
+            if own != Some(*id) {
+                return Err(bad(format!(
+                    "return {i} of task {} is {id}, not the task's own",
+                    spec.id
+                )));
+            }
+        }
+        let Some(pin) = sched.functions.read().pin(&spec.component) else {
+            return Err(refused(
+                code::NOT_FOUND,
+                format!(
+                    "component {} is not deployed on node {}",
+                    spec.component, sched.node_id
+                ),
+            ));
+        };
+        sched
+            .pool
+            .check_feasible(&spec.request)
+            .map_err(|m| refused(code::UNAVAILABLE, format!("{m} (node {})", sched.node_id)))?;
+        let owner = self
+            .view
+            .get(&peer.node_id)
+            .map(|n| n.record.peer_address)
+            .ok_or_else(|| {
+                bad(format!(
+                    "node {} is not a live member of this cluster",
+                    peer.node_id
+                ))
+            })?;
+        let (args, _) = receive(&sched.objects, &self.client, &owner, objects, &[])
+            .await
+            .map_err(|m| refused(code::UNAVAILABLE, m))?;
+        let args = Held::new(sched.objects.clone(), args);
+        let returns = spec.returns.clone();
+        for id in &returns {
+            sched.objects.register_pending(*id);
+        }
+        let kept: Vec<ObjectId> = returns
+            .iter()
+            .copied()
+            .filter(|id| sched.objects.acquire(id))
+            .collect();
+        let kept = Held::new(sched.objects.clone(), kept);
+        let task_id = spec.id;
+        let mut task = Task::new(spec, None);
+        task.pin = Some(pin);
+        sched.submit(task);
+        // The task holds its arguments now.
+        drop(args);
+        for id in &returns {
+            sealed(&sched.objects, id).await;
+        }
+        let objects = ship(&sched.objects, &returns).map_err(|m| refused(code::UNAVAILABLE, m))?;
+        let answer = encode(&TaskDone { objects }).map_err(|m| refused(code::UNAVAILABLE, m))?;
+        self.keep(task_id, kept);
+        Ok(answer)
+    }
+
+    /// Keeps `held` (a task's results) until its owner releases them or
+    /// [`SHIPPED_KEEP`] passes.
+    fn keep(self: &Self, task: TaskId, held: Held) {
+        let mut shipped = self.shipped.lock();
+        let (map, order) = &mut *shipped;
+        if map.len() >= MAX_SHIPMENTS {
+            if let Some(oldest) = order.pop_front() {
+                map.remove(&oldest);
+            }
+        }
+        if map.insert(task, held).is_none() {
+            order.push_back(task);
+        }
+    }
+
+    /// Gives back what was shipped for `task`.
+    fn release(&self, task: TaskId) {
+        let held = {
+            let mut shipped = self.shipped.lock();
+            let (map, order) = &mut *shipped;
+            order.retain(|t| *t != task);
+            map.remove(&task)
+        };
+        drop(held);
+    }
+
+    /// Gives back shipments older than [`SHIPPED_KEEP`]: called every so
+    /// often by the cluster's sweeper, with the tasks shipped then.
+    pub(crate) fn sweep(&self, before: &[TaskId]) {
+        for task in before {
+            self.release(*task);
+        }
+    }
+
+    /// The tasks whose shipments are kept now (for the sweeper).
+    pub(crate) fn kept_tasks(&self) -> Vec<TaskId> {
+        self.shipped.lock().1.iter().copied().collect()
+    }
+}
+
+/// Waits until `id` is sealed (or gone).
+async fn sealed(objects: &ObjectStore, id: &ObjectId) {
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let tx = Mutex::new(Some(tx));
+    let waiter = Box::new(move || {
+        if let Some(tx) = tx.lock().take() {
+            let _ = tx.send(());
+        }
+    });
+    match objects.subscribe(id, waiter) {
+        Subscription::Ready(_) | Subscription::Unknown => {}
+        Subscription::Pending(_) => {
+            let _ = rx.await;
+        }
+    }
+}
+
+/// A range of a sealed value's bytes, kept alive while it is sent.
+struct ValueRange {
+    object: Arc<Object>,
+    start: usize,
+    end: usize,
+}
+
+impl AsRef<[u8]> for ValueRange {
+    fn as_ref(&self) -> &[u8] {
+        match &*self.object {
+            Object::Value { data, .. } => data.bytes().get(self.start..self.end).unwrap_or(&[]),
+            Object::Error(_) => &[],
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl PeerHandler for Service {
+    async fn call(
+        &self,
+        peer: &PeerIdentity,
+        method: u16,
+        body: Bytes,
+    ) -> Result<Bytes, RemoteError> {
+        match method {
+            RUN_TASK => self.run_task(peer, &body).await,
+            RELEASE => {
+                let Release { task } =
+                    decode("release", &body).map_err(|m| refused(code::BAD_REQUEST, m))?;
+                self.release(task);
+                Ok(Bytes::new())
+            }
+            other => Err(refused(
+                code::BAD_REQUEST,
+                format!("no peer method {other}"),
+            )),
+        }
+    }
+
+    async fn read(
+        &self,
+        _peer: &PeerIdentity,
+        key: &[u8],
+        offset: u64,
+        len: u32,
+    ) -> Result<Blob, RemoteError> {
+        let sched = self.sched()?;
+        let id = id_of_key(key).ok_or_else(|| refused(code::BAD_REQUEST, "the key is not an object id"))?;
+        let missing = || {
+            refused(
+                code::NOT_FOUND,
+                format!("object {id} is not on node {}", sched.node_id),
+            )
+        };
+        let object = sched.objects.get(&id).ok_or_else(missing)?;
+        let size = match &*object {
+            Object::Value { data, .. } => data.bytes().len(),
+            Object::Error(_) => return Err(missing()),
+        };
+        let start = usize::try_from(offset).ok();
+        let end = start.and_then(|s| s.checked_add(len as usize));
+        match (start, end) {
+            (Some(start), Some(end)) if end <= size => Ok(Blob::new(ValueRange { object, start, end })),
+            _ => Err(refused(
+                code::BAD_REQUEST,
+                format!("bytes {offset}+{len} are past object {id}'s {size}"),
+            )),
+        }
+    }
+}
+
+/// Keeps the sweeper's period: shipments are looked at every
+/// [`SHIPPED_KEEP`].
+pub(crate) const SWEEP_EVERY: std::time::Duration = SHIPPED_KEEP;

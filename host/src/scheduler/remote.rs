@@ -1,0 +1,42 @@
+//! The scheduler's door to the other nodes of a cluster: where a task
+//! that does not fit here may run ([`Remote::place`]), and handing it
+//! there once its arguments are sealed ([`Remote::forward`]). A node of its
+//! own has none; `cluster` implements it for a node that joined one.
+
+use std::sync::Arc;
+
+use crate::proto::Request;
+use crate::scheduler::task::PendingTask;
+
+/// Where a task runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Placement {
+    /// Queued on this node.
+    Here,
+    /// Forwarded to the node with this id once its arguments are sealed.
+    Node(String),
+}
+
+/// What this node knows of its own resources when a task is placed.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Local {
+    /// The request fits this node's totals (it can run here, some time).
+    pub feasible: bool,
+    /// It fits what is free here now.
+    pub fits_now: bool,
+}
+
+/// The other nodes of the cluster, as the scheduler sees them.
+pub(crate) trait Remote: Send + Sync {
+    /// Where a task asking for `request` runs, given what this node
+    /// offers (`local`): here, or another node.
+    ///
+    /// # Errors
+    /// A message naming the request and what the nodes offer, when no live
+    /// node could ever run it.
+    fn place(&self, request: &Request, local: Local) -> Result<Placement, String>;
+
+    /// Runs `task` (its arguments sealed here) on node `node`, sealing its
+    /// return objects here when it ends (or with its error).
+    fn forward(&self, task: Arc<PendingTask>, node: String);
+}
