@@ -46,15 +46,30 @@ fn tasks_of(node: &StartedNode, function: &str) -> Vec<Value> {
         .collect()
 }
 
+/// Node 3's extra flags: `api/accelerated` asks for {"accelerator": 1},
+/// which node 3 alone has.
+const NODE3: [&str; 2] = ["--resources", r#"{"node3": 1, "accelerator": 1}"#];
+
+/// Deploys `api` through `node`.
+fn deploy_api(node: &StartedNode) {
+    success_stdout(&node.run(&["deploy", component("api").to_str().expect("UTF-8")]));
+}
+
 #[test]
 fn a_task_needing_a_resource_only_node_3_has_runs_there() {
-    // `api/accelerated` asks for {"accelerator": 1}: node 3 alone has one.
-    let node3 = ["--resources", r#"{"node3": 1, "accelerator": 1}"#];
-    let cluster = Cluster::start(3, &[&[], &[], &node3]);
+    let cluster = Cluster::start(3, &[&[], &[], &NODE3]);
     cluster.wait_all_alive(Duration::from_secs(30));
     let first = cluster.node(1);
     let third = cluster.node(3);
-    success_stdout(&first.run(&["deploy", component("api").to_str().expect("UTF-8")]));
+    // Deployed through node 3, which has it loaded when the deploy
+    // answers; node 1 calls it once it follows the function table (a
+    // call that fits node 1 runs there).
+    deploy_api(third);
+    wait_within(
+        "node 1 to follow the deploy",
+        Duration::from_secs(30),
+        || post(first, "/v1/functions/api/inc", &json!([41])).1 == json!(42),
+    );
 
     let (status, answer, task) = post(first, "/v1/functions/api/accelerated", &json!([]));
     assert_eq!(status, 200, "{answer}");
@@ -102,4 +117,18 @@ fn a_task_needing_a_resource_only_node_3_has_runs_there() {
     let message = answer["error"]["message"].as_str().unwrap_or("");
     assert!(message.contains("nowhere"), "{answer}");
     eprintln!("a job asking for nowhere: {message}");
+}
+
+#[test]
+fn a_call_right_after_a_deploy_runs_on_the_node_it_is_forwarded_to() {
+    let cluster = Cluster::start(3, &[&[], &[], &NODE3]);
+    cluster.wait_all_alive(Duration::from_secs(30));
+    let first = cluster.node(1);
+    // Deployed through node 1, called there at once: node 1 forwards the
+    // task to node 3, which must run the component its sender names even
+    // before it has followed the deploy.
+    deploy_api(first);
+    let (status, answer, _) = post(first, "/v1/functions/api/accelerated", &json!([]));
+    assert_eq!(status, 200, "{answer}");
+    assert!(answer.to_string().contains("accelerator"), "{answer}");
 }
