@@ -1,12 +1,15 @@
 //! An etcd outage longer than a lease: the nodes keep each other `ALIVE`
 //! while etcd is gone (a node's death is only declared by the control
-//! plane), and list each other `ALIVE` again once etcd is back.
+//! plane), and list each other `ALIVE` again once etcd is back, and
+//! still after their leases would have ended had they not renewed them.
 
 use std::time::{Duration, Instant};
 
 use super::harness::Cluster;
 
-/// How long etcd stays down: longer than the nodes' lease TTL (4 s).
+/// The nodes' lease TTL (`--lease-ttl 4`, the harness's).
+const LEASE_TTL: Duration = Duration::from_secs(4);
+/// How long etcd stays down: longer than the nodes' lease TTL.
 const OUTAGE: Duration = Duration::from_secs(5);
 
 #[test]
@@ -40,4 +43,20 @@ fn stop_etcd_for_five_seconds() {
     cluster.restart_etcd();
     let took = cluster.wait_all_alive(Duration::from_secs(10));
     eprintln!("all ALIVE again {took:?} after etcd came back");
+    // And they stay so past two lease TTLs: every node renews its lease on
+    // the etcd that came back (a lease etcd kept lives one more TTL).
+    let back = Instant::now();
+    while back.elapsed() < 2 * LEASE_TTL {
+        for i in 1..=3 {
+            let states = cluster
+                .try_states_seen_by(i)
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert!(
+                states.len() == 3 && states.values().all(|s| s == "ALIVE"),
+                "{:?} after etcd came back node {i} lists {states:?}",
+                back.elapsed()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
