@@ -3,6 +3,7 @@
 //! `examples/`).
 
 mod cli;
+mod cluster;
 mod hostile_node;
 mod jobs;
 mod microbench;

@@ -1,0 +1,269 @@
+//! [`Cluster`]: `n` nodes started by `wray start` as processes of their
+//! own, each in a directory of its own, joined through a throwaway etcd
+//! (control-plane's test server, shared by `#[path]` in `node.rs`) with a
+//! cluster token file; stopped by process id when dropped.
+
+use std::collections::BTreeMap;
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::node::etcd_server::EtcdServer;
+use crate::node_ops::StartedNode;
+
+/// The cluster's name (each cluster has an etcd of its own).
+const NAME: &str = "wray-test";
+/// The nodes' lease TTL in seconds: a node that stops heartbeating is dead
+/// for the others once its lease ends.
+const LEASE_TTL_S: &str = "4";
+/// How often a node renews its lease, in milliseconds.
+const HEARTBEAT_MS: &str = "500";
+/// How long a node may drain after SIGTERM when the cluster is dropped,
+/// before it gets SIGKILL.
+const STOP_GRACE: Duration = Duration::from_secs(10);
+/// Bytes of the cluster token (written as hex).
+const TOKEN_BYTES: usize = 32;
+
+/// A running cluster. Nodes are numbered from 1, as `node-1`.. in the
+/// tests' words.
+pub struct Cluster {
+    nodes: Vec<StartedNode>,
+    etcd: EtcdServer,
+    token_file: PathBuf,
+    /// The nodes' `TMPDIR`s and the token file; removed last.
+    _dir: tempfile::TempDir,
+}
+
+impl Cluster {
+    /// Starts etcd, writes a token file (mode 0600) and starts `n` nodes,
+    /// node `i` (from 1) with `extra[i - 1]` appended to its flags (none
+    /// where `extra` is shorter). Returns once every node runs; whether
+    /// they see each other yet is [`Cluster::wait_all_alive`]'s.
+    ///
+    /// # Panics
+    /// When etcd or a node does not start.
+    pub fn start(n: usize, extra: &[&[&str]]) -> Self {
+        let etcd = EtcdServer::start();
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let token_file = dir.path().join("cluster-token");
+        write_token(&token_file);
+        let mut cluster = Self {
+            nodes: Vec::with_capacity(n),
+            etcd,
+            token_file,
+            _dir: dir,
+        };
+        let endpoint = cluster.etcd.endpoint();
+        let token = cluster
+            .token_file
+            .to_str()
+            .expect("a UTF-8 path")
+            .to_string();
+        for i in 1..=n {
+            let tmp = cluster._dir.path().join(format!("node{i}"));
+            std::fs::create_dir(&tmp).expect("a node's directory");
+            let mut args = vec![
+                "--etcd",
+                &endpoint,
+                "--cluster",
+                NAME,
+                "--cluster-token-file",
+                &token,
+                "--peer-port",
+                "0",
+                "--lease-ttl",
+                LEASE_TTL_S,
+                "--heartbeat-ms",
+                HEARTBEAT_MS,
+            ];
+            args.extend_from_slice(extra.get(i - 1).copied().unwrap_or_default());
+            // Pushed as each starts: a failed start still stops the others.
+            let node = StartedNode::start(&tmp, &args);
+            cluster.nodes.push(node);
+        }
+        cluster
+    }
+
+    /// Node `i` (from 1).
+    pub fn node(&self, i: usize) -> &StartedNode {
+        &self.nodes[i - 1]
+    }
+
+    /// The ids of every node, in order.
+    pub fn node_ids(&self) -> Vec<String> {
+        self.nodes.iter().map(|n| n.node_id.clone()).collect()
+    }
+
+    /// The cluster token file.
+    pub fn token_file(&self) -> &Path {
+        &self.token_file
+    }
+
+    /// `GET /v1/nodes` on node `i`: the nodes it lists, or why it did not
+    /// answer with a JSON array.
+    pub fn try_nodes_seen_by(&self, i: usize) -> Result<Vec<Value>, String> {
+        let answer = self
+            .node(i)
+            .request("GET", "/v1/nodes")
+            .timeout(Duration::from_secs(5))
+            .call()
+            .map_err(|e| format!("GET /v1/nodes on node {i}: {e}"))?;
+        let json: Value = answer
+            .into_json()
+            .map_err(|e| format!("GET /v1/nodes on node {i}: not JSON: {e}"))?;
+        match json {
+            Value::Array(nodes) => Ok(nodes),
+            other => Err(format!("GET /v1/nodes on node {i}: not an array: {other}")),
+        }
+    }
+
+    /// `GET /v1/nodes` on node `i`, which must answer.
+    pub fn nodes_seen_by(&self, i: usize) -> Vec<Value> {
+        self.try_nodes_seen_by(i).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Each node's `state` as node `i` sees it, by node id.
+    pub fn try_states_seen_by(&self, i: usize) -> Result<BTreeMap<String, String>, String> {
+        let nodes = self.try_nodes_seen_by(i)?;
+        Ok(nodes
+            .iter()
+            .map(|n| {
+                let id = n["node_id"].as_str().unwrap_or("").to_string();
+                let state = n["state"].as_str().unwrap_or("").to_string();
+                (id, state)
+            })
+            .collect())
+    }
+
+    /// Whether every live node of ours lists every other one `ALIVE`
+    /// (killed nodes are skipped as viewers, not as the viewed).
+    fn everyone_alive_everywhere(&self) -> bool {
+        let ids = self.node_ids();
+        (1..=self.nodes.len())
+            .filter(|&i| self.node(i).alive())
+            .all(|i| {
+                self.try_states_seen_by(i).is_ok_and(|states| {
+                    ids.iter()
+                        .all(|id| states.get(id).is_some_and(|s| s == "ALIVE"))
+                })
+            })
+    }
+
+    /// Waits until every node lists every node `ALIVE`, `limit` at most;
+    /// the time it took.
+    ///
+    /// # Panics
+    /// Past `limit`, with what each node lists.
+    pub fn wait_all_alive(&self, limit: Duration) -> Duration {
+        let start = Instant::now();
+        while !self.everyone_alive_everywhere() {
+            if start.elapsed() > limit {
+                panic!(
+                    "the nodes did not all list each other ALIVE within {limit:?}: {}",
+                    self.views()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        start.elapsed()
+    }
+
+    /// What each node lists, for a failure's message.
+    pub fn views(&self) -> String {
+        (1..=self.nodes.len())
+            .map(|i| match self.try_nodes_seen_by(i) {
+                Ok(nodes) => format!("\n  node {i} sees {}", Value::Array(nodes)),
+                Err(e) => format!("\n  {e}"),
+            })
+            .collect()
+    }
+
+    /// Node `i`'s peer address (`host:port`), as it lists itself.
+    pub fn peer_address(&self, i: usize) -> String {
+        let id = &self.node(i).node_id;
+        let nodes = self.nodes_seen_by(i);
+        let me = nodes
+            .iter()
+            .find(|n| n["node_id"] == id.as_str())
+            .unwrap_or_else(|| panic!("node {i} does not list itself: {nodes:?}"));
+        me["address"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no peer address for node {i}: {me}"))
+            .to_string()
+    }
+
+    /// SIGKILLs node `i` and waits until its process has ended; the
+    /// instant of the kill.
+    pub fn kill(&self, i: usize) -> Instant {
+        let node = self.node(i);
+        let killed = Instant::now();
+        // SAFETY: a plain signal to a node this cluster started.
+        assert_eq!(unsafe { libc::kill(node.pid as i32, libc::SIGKILL) }, 0);
+        node.wait_dead();
+        killed
+    }
+
+    /// Stops etcd (kill, wait), keeping its data and ports.
+    pub fn stop_etcd(&mut self) {
+        self.etcd.stop();
+    }
+
+    /// Starts etcd again on the same ports and data, and waits until it
+    /// is healthy.
+    pub fn restart_etcd(&mut self) {
+        self.etcd.restart();
+    }
+}
+
+impl Drop for Cluster {
+    /// SIGTERM to every node still running, SIGKILL to those still running
+    /// after [`STOP_GRACE`]; then etcd stops (its own drop).
+    fn drop(&mut self) {
+        let running: Vec<&StartedNode> = self.nodes.iter().filter(|n| n.alive()).collect();
+        for node in &running {
+            // SAFETY: a plain signal to a node this cluster started.
+            unsafe { libc::kill(node.pid as i32, libc::SIGTERM) };
+        }
+        let deadline = Instant::now() + STOP_GRACE;
+        while running.iter().any(|n| n.alive()) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        for node in running.iter().filter(|n| n.alive()) {
+            // SAFETY: as above.
+            unsafe { libc::kill(node.pid as i32, libc::SIGKILL) };
+            node.wait_dead();
+        }
+    }
+}
+
+/// Writes `TOKEN_BYTES` random bytes as hex to `path`, mode 0600 from its
+/// creation.
+fn write_token(path: &Path) {
+    let mut bytes = [0u8; TOKEN_BYTES];
+    getrandom::fill(&mut bytes).expect("random bytes");
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .expect("the token file");
+    file.write_all(hex::encode(bytes).as_bytes())
+        .expect("writing the token");
+}
+
+/// Polls `done` until it holds, `limit` at most; the time it took.
+///
+/// # Panics
+/// Past `limit`, naming `what`.
+pub fn wait_within(what: &str, limit: Duration, mut done: impl FnMut() -> bool) -> Duration {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < limit, "waited {limit:?} for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    start.elapsed()
+}

@@ -1,0 +1,14 @@
+//! A cluster of `wray start` nodes as real processes on one machine, on a
+//! throwaway etcd ([`harness::Cluster`]), and what a user of the cluster
+//! would notice: the nodes see each other and the death of one, a task
+//! asking for a resource one node has runs on that node, an etcd outage
+//! kills nobody, and a peer that does not know the cluster's token (or
+//! knows it and sends garbage) is refused without hurting the node.
+//!
+//! Every wait polls a state with a deadline; no sleep stands for one.
+
+mod etcd_outage;
+mod harness;
+mod hostile_peers;
+mod membership;
+mod placement;
