@@ -138,6 +138,7 @@ async fn dispatch(state: &State, r: Route<'_>, req: Request<Incoming>) -> Answer
                     inline_bytes: node.object_store_stats().inline_bytes,
                 },
             );
+            crate::metrics::write_cluster(&mut text, &node.cluster_stats());
             Ok(body_response(
                 StatusCode::OK,
                 "text/plain; version=0.0.4",

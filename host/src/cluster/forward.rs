@@ -133,12 +133,15 @@ impl Forwarder {
     }
 
     /// Runs `task` on `node`, again elsewhere if that node is lost.
-    async fn run(self: Arc<Self>, task: Arc<PendingTask>, mut node: String) {
+    async fn run(self: Arc<Self>, task: Arc<PendingTask>, mut node: String, request: Request) {
         let Some(sched) = self.sched.upgrade() else {
+            self.unsend(&node, &request);
             return;
         };
         let Some(spec) = task.take() else {
-            return; // cancelled meanwhile
+            // Cancelled meanwhile: it was counted as sent when placed.
+            self.unsend(&node, &request);
+            return;
         };
         if let Some(entry) = &spec.entry {
             entry.started_on(&node);
@@ -146,11 +149,7 @@ impl Forwarder {
         let mut lost = Vec::new();
         let mut attempt = 0;
         let failure = loop {
-            self.sent
-                .lock()
-                .entry(node.clone())
-                .or_default()
-                .push(spec.request.clone());
+            // Counted as sent to `node` since it was placed there.
             let attempted = self.attempt(&sched, &spec, &node).await;
             self.unsend(&node, &spec.request);
             let failure = match attempted {
@@ -175,7 +174,10 @@ impl Forwarder {
                 fits_now: false,
             };
             match self.choose(&spec.request, local, &lost) {
-                Ok(Placement::Node(next)) => node = next,
+                Ok(Placement::Node(next)) => {
+                    self.record_sent(&next, &spec.request);
+                    node = next;
+                }
                 Ok(Placement::Here) => {
                     sched.run_here(spec);
                     return;
@@ -308,6 +310,16 @@ impl Forwarder {
 }
 
 impl Forwarder {
+    /// Counts a task asking for `request` as sent to `node` (until
+    /// [`Forwarder::unsend`]).
+    fn record_sent(&self, node: &str, request: &Request) {
+        self.sent
+            .lock()
+            .entry(node.to_string())
+            .or_default()
+            .push(request.clone());
+    }
+
     /// Forgets one task asking for `request` sent to `node`.
     fn unsend(&self, node: &str, request: &Request) {
         let mut sent = self.sent.lock();
@@ -324,14 +336,22 @@ impl Forwarder {
 
 impl Remote for Forwarder {
     fn place(&self, request: &Request, local: Local) -> Result<Placement, String> {
-        self.choose(request, local, &[])
+        let placed = self.choose(request, local, &[])?;
+        if let Placement::Node(node) = &placed {
+            self.record_sent(node, request);
+        }
+        Ok(placed)
     }
 
-    fn forward(&self, task: Arc<PendingTask>, node: String) {
+    fn unplace(&self, node: &str, request: &Request) {
+        self.unsend(node, request);
+    }
+
+    fn forward(&self, task: Arc<PendingTask>, node: String, request: Request) {
         let Some(me) = self.me() else {
             return;
         };
-        self.runtime.spawn(me.run(task, node));
+        self.runtime.spawn(me.run(task, node, request));
     }
 }
 

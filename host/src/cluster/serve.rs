@@ -94,8 +94,7 @@ impl Service {
             spec,
             component_name,
             objects,
-        } =
-            decode("run-task", body).map_err(|m| refused(code::BAD_REQUEST, m))?;
+        } = decode("run-task", body).map_err(|m| refused(code::BAD_REQUEST, m))?;
         let bad = |m: String| refused(code::BAD_REQUEST, m);
         if !matches!(spec.target, Target::Function { .. }) {
             return Err(bad(format!("task {} is not a function call", spec.id)));
@@ -123,7 +122,10 @@ impl Service {
             // the deploy yet; the function table has it.
             (None, Some(name), Some(node)) => {
                 if let Err(e) = node.loaded_async(name).await {
-                    tracing::debug!(component = name, "loading a forwarded task's component: {e}");
+                    tracing::debug!(
+                        component = name,
+                        "loading a forwarded task's component: {e}"
+                    );
                 }
                 sched.functions.read().pin(&spec.component)
             }

@@ -110,7 +110,7 @@ impl Scheduler {
         }
         if let Some(node) = remote {
             match self.remote() {
-                Some(remote) => remote.forward(task.clone(), node),
+                Some(remote) => remote.forward(task.clone(), node, request),
                 // The cluster is gone (the node is shutting down).
                 None => {
                     if let Some(spec) = task.take() {

@@ -36,7 +36,12 @@ pub(crate) trait Remote: Send + Sync {
     /// node could ever run it.
     fn place(&self, request: &Request, local: Local) -> Result<Placement, String>;
 
-    /// Runs `task` (its arguments sealed here) on node `node`, sealing its
-    /// return objects here when it ends (or with its error).
-    fn forward(&self, task: Arc<PendingTask>, node: String);
+    /// Takes back a placement on `node` of a task that will not be
+    /// forwarded after all (refused after it was placed).
+    fn unplace(&self, node: &str, request: &Request);
+
+    /// Runs `task` (its arguments sealed here, asking for `request`) on
+    /// node `node`, where it was placed, sealing its return objects here
+    /// when it ends (or with its error).
+    fn forward(&self, task: Arc<PendingTask>, node: String, request: Request);
 }

@@ -358,6 +358,9 @@ impl Scheduler {
         );
         let checked = checked.and_then(|(request, limits, placement)| {
             if let Placement::Node(node) = placement {
+                if let Some(remote) = self.remote() {
+                    remote.unplace(&node, &request);
+                }
                 let msg = format!(
                     "actor `{class}` asks for {request}, which node {} cannot give now; node \
                      {node} could, but actors are created on their creator's node in this \

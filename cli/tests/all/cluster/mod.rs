@@ -12,3 +12,4 @@ mod harness;
 mod hostile_peers;
 mod membership;
 mod placement;
+mod work;

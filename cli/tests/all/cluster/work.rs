@@ -1,0 +1,116 @@
+//! Work across nodes: a 256 MiB object put on node 1 is read by a task on
+//! node 2 byte for byte; a node killed while it runs tasks: they run
+//! again on another node and the job's answer is still right.
+
+use std::time::Duration;
+
+use super::harness::{wait_within, Cluster};
+use crate::node_ops::StartedNode;
+use crate::support::{component, success_stdout};
+
+/// An accelerator: the cluster scenarios' tasks ask for one.
+const ACCELERATED: [&str; 2] = ["--resources", r#"{"accelerator": 2}"#];
+
+/// Deploys `api` through `node`.
+fn deploy_api(node: &StartedNode) {
+    success_stdout(&node.run(&["deploy", component("api").to_str().expect("UTF-8")]));
+}
+
+/// Runs job `api -- args` on `node` to its end; its log.
+fn job(node: &StartedNode, args: &[&str]) -> String {
+    let mut argv = vec!["job", "submit", "api", "--"];
+    argv.extend_from_slice(args);
+    let said = success_stdout(&node.run(&argv));
+    assert!(said.contains("SUCCEEDED"), "{said}");
+    let id = said
+        .split_whitespace()
+        .find(|w| w.len() == 16 && w.chars().all(|c| c.is_ascii_hexdigit()))
+        .unwrap_or_else(|| panic!("no job id in {said}"))
+        .to_string();
+    success_stdout(&node.run(&["job", "logs", &id]))
+}
+
+#[test]
+fn a_256_mib_object_put_on_node_1_is_read_on_node_2_byte_for_byte() {
+    let cluster = Cluster::start(2, &[&[], &ACCELERATED]);
+    cluster.wait_all_alive(Duration::from_secs(30));
+    deploy_api(cluster.node(1));
+    let log = job(cluster.node(1), &["cluster_bytes", "256"]);
+    assert!(log.contains("cluster_bytes 268435456 match"), "{log}");
+    // It ran on node 2, and node 1 forwarded it.
+    let on_2 = cluster.node(2).get("/v1/tasks?limit=1000");
+    assert!(
+        on_2["tasks"]
+            .as_array()
+            .expect("tasks")
+            .iter()
+            .any(|t| t["function"] == "digest_on_accelerator" && t["state"] == "FINISHED"),
+        "{on_2}"
+    );
+}
+
+#[test]
+fn a_node_killed_while_it_runs_tasks_has_them_run_again_elsewhere() {
+    let cluster = Cluster::start(3, &[&[], &ACCELERATED, &ACCELERATED]);
+    cluster.wait_all_alive(Duration::from_secs(30));
+    deploy_api(cluster.node(1));
+    let said = success_stdout(&cluster.node(1).run(&[
+        "job",
+        "submit",
+        "--no-wait",
+        "api",
+        "--",
+        "cluster_spread",
+        "8",
+        "3000",
+    ]));
+    let id = said
+        .split_whitespace()
+        .find(|w| w.len() == 16 && w.chars().all(|c| c.is_ascii_hexdigit()))
+        .unwrap_or_else(|| panic!("no job id in {said}"))
+        .to_string();
+    // Node 2 runs some of them: kill it then.
+    let running_on_2 = || {
+        let tasks = cluster.node(2).get("/v1/tasks?limit=1000");
+        tasks["tasks"]
+            .as_array()
+            .is_some_and(|t| t.iter().any(|t| t["state"] == "RUNNING"))
+    };
+    let job_status = || success_stdout(&cluster.node(1).run(&["job", "status", &id]));
+    wait_within("node 2 to run a task", Duration::from_secs(60), || {
+        let status = job_status();
+        assert!(
+            !status.contains("FAILED") && !status.contains("SUCCEEDED"),
+            "the job ended before node 2 ran a task: {status}; node 2's tasks: {}",
+            cluster.node(2).get("/v1/tasks?limit=1000")
+        );
+        running_on_2()
+    });
+    cluster.kill(2);
+    let status =
+        |s: &str| success_stdout(&cluster.node(1).run(&["job", "status", &id])).contains(s);
+    wait_within("the job to end", Duration::from_secs(120), || {
+        status("SUCCEEDED") || status("FAILED") || status("STOPPED")
+    });
+    assert!(
+        status("SUCCEEDED"),
+        "{}",
+        success_stdout(&cluster.node(1).run(&["job", "status", &id]))
+    );
+    let log = success_stdout(&cluster.node(1).run(&["job", "logs", &id]));
+    assert!(log.contains("cluster_spread 28"), "{log}");
+    let metrics = cluster
+        .node(1)
+        .request("GET", "/metrics")
+        .call()
+        .expect("metrics")
+        .into_string()
+        .expect("text");
+    let retried: u64 = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("wray_cluster_tasks_retried_total "))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("the retry counter");
+    println!("tasks run again after the kill: {retried}");
+    assert!(retried >= 1, "{metrics}");
+}
