@@ -17,7 +17,7 @@
 # Results: JSON lines on stdout, one per measured case, each with "bench" and
 # "system" ("tcp", "ray", "wray"). Progress and Ray's logging go to stderr.
 # The Ray venv comes from bench/ray/setup.sh (${WRAY_RAY_VENV:-$HOME/.cache/wray/ray-venv}).
-# Takes about 4 minutes on this 2-core machine (Ray side ~3.5 min).
+# Takes about 6 minutes on this 2-core machine (Ray side ~3.5 min, wray ~2 min).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -95,7 +95,7 @@ if [ "$do_ray" -eq 1 ]; then
     fi
 fi
 
-# ---- 3. wray: the hook for the wray side (written separately).
+# ---- 3. wray: the wray side (wray_cluster.sh, beside this file).
 # bench/cluster/wray_cluster.sh, if it exists, is run with the same --quick
 # flag and must print the same JSON lines with "system": "wray".
 run_wray() {

@@ -1,0 +1,586 @@
+"""wray's side of the cluster benchmark (see README.md in this folder); run
+by wray_cluster.sh, which copies the `wray` binary and `api.wasm` aside
+first. Stdlib only.
+
+    python3 wray_cluster.py --wray BIN --wasm api.wasm --tmp DIR [--quick] [--only transfer,...]
+
+One etcd (Debian's `etcd`, free loopback ports, its own data dir under
+--tmp) for the whole run; for each case a fresh set of `wray start` nodes
+on it (a cluster name of their own, so a dead node of an earlier case is
+not seen), `api.wasm` deployed on node 1, driven through `wray job submit`
+and the HTTP API. Node directories go under --tmp (TMPDIR is set to it, so
+nothing here touches /tmp/wray). Cases, one JSON line each on stdout
+("system": "wray"), with the same "bench" names as ray_cluster.py:
+
+  transfer    `api` scenario `cluster_bytes MIB` on node 1 (no accelerator):
+              the guest puts MIB MiB in node 1's store and calls
+              `digest_on_accelerator` on it, which needs {"accelerator": 1}:
+              it is forwarded to node 2, which pulls the bytes (4 MiB chunks)
+              into its own store, then runs the digest. From the task tables
+              (GET /v1/tasks): the forwarded task's run_ms at the owner
+              (node 1) less queued_ms + run_ms of the same task on node 2 =
+              the transfer (plus the run-task request and the answer).
+  roundtrip   sequential POST {node1}/v1/functions/api/accelerated (forwarded
+              to node 2) over one keep-alive HTTP connection; and
+              api/cpu_ids (runs on node 1) for scale.
+  throughput  `cluster_spread N 0` (N trivial accelerator tasks) on node 1,
+              with the accelerator on k = 1, 2, 3 nodes.
+  kill_retry  `cluster_spread 8 3000` on node 1, nodes 2 and 3 with
+              {"accelerator": 8}; the node running the tasks (all 8 land on
+              one) is SIGKILLed ~1 s in (--kill-runs), or SIGSTOPped (a hung
+              node: only the etcd lease tells; --stop-runs); time from the
+              signal to the first retried task running on the other node,
+              and the job must still succeed.
+
+Progress goes to stderr.
+"""
+
+import argparse
+import http.client
+import json
+import os
+import re
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from datetime import datetime
+
+MiB = 1 << 20
+
+
+def log(*a):
+    print("wray_cluster:", *a, file=sys.stderr, flush=True)
+
+
+def emit(**rec):
+    print(json.dumps({"system": "wray", **rec}), flush=True)
+
+
+def pct(xs, p):
+    xs = sorted(xs)
+    k = (len(xs) - 1) * p / 100
+    lo = int(k)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie child of ours counts as gone.
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+class Node:
+    def __init__(self, wray, pid, url, name, resources):
+        self.wray = wray
+        self.pid = pid
+        self.url = url
+        self.name = name  # "node1", ...
+        self.resources = resources
+        self.dir = os.path.join(os.environ["TMPDIR"], "wray", f"node-{pid}")
+        with open(os.path.join(self.dir, "token")) as f:
+            self.token = f.read().strip()
+        with open(os.path.join(self.dir, "node.json")) as f:
+            self.node_id = json.load(f)["node_id"]
+        self.killed = False
+
+    def get(self, path, timeout=10):
+        req = urllib.request.Request(
+            self.url + path, headers={"Authorization": "Bearer " + self.token}
+        )
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return json.load(r)
+
+    def tasks(self):
+        """Every row of GET /v1/tasks, a page of 1000 at a time."""
+        out, after = [], None
+        while True:
+            q = "?limit=1000" + (f"&after={after}" if after else "")
+            d = self.get("/v1/tasks" + q)
+            out += d["tasks"]
+            after = d.get("next")
+            if not after:
+                return out
+
+    def log_path(self):
+        return os.path.join(self.dir, "node.log")
+
+
+class Wray:
+    def __init__(self, args):
+        self.args = args
+        self.wray = args.wray
+        self.wasm = args.wasm
+        self.tmp = args.tmp
+        self.pidfile = os.path.join(self.tmp, "pids")
+        self.etcd = None
+        self.nodes = []
+        self.clusters = 0
+
+    def remember(self, pid):
+        with open(self.pidfile, "a") as f:
+            f.write(f"{pid}\n")
+
+    # ------------------------------------------------------------ etcd
+
+    def start_etcd(self):
+        cport, pport = free_port(), free_port()
+        data = os.path.join(self.tmp, "etcd-data")
+        self.etcd_url = f"http://127.0.0.1:{cport}"
+        peer = f"http://127.0.0.1:{pport}"
+        logf = open(os.path.join(self.tmp, "etcd.log"), "w")
+        self.etcd = subprocess.Popen(
+            ["etcd", "--name", "wray-bench", "--data-dir", data,
+             "--listen-client-urls", self.etcd_url, "--advertise-client-urls", self.etcd_url,
+             "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+             "--initial-cluster", f"wray-bench={peer}"],
+            stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        )
+        self.remember(self.etcd.pid)
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            try:
+                with urllib.request.urlopen(self.etcd_url + "/health", timeout=1) as r:
+                    if json.load(r).get("health") == "true":
+                        log(f"etcd {self.etcd_url} (pid {self.etcd.pid})")
+                        return
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.1)
+        raise RuntimeError("etcd did not come up; see etcd.log")
+
+    def stop_etcd(self):
+        if self.etcd and self.etcd.poll() is None:
+            self.etcd.terminate()
+            try:
+                self.etcd.wait(10)
+            except subprocess.TimeoutExpired:
+                self.etcd.kill()
+                self.etcd.wait()
+
+    # ------------------------------------------------------------ nodes
+
+    def cli(self, *a, timeout=600, check=True):
+        r = subprocess.run([self.wray, *a], capture_output=True, text=True, timeout=timeout)
+        if check and r.returncode != 0:
+            raise RuntimeError(f"wray {' '.join(a)}: exit {r.returncode}\n{r.stdout}{r.stderr}")
+        return r
+
+    def start_node(self, name, cluster, resources=None):
+        a = ["start", "--port", "0", "--num-cpus", "1", "--etcd", self.etcd_url,
+             "--cluster", cluster, "--cluster-token-file", self.token_file,
+             "--lease-ttl", "4", "--heartbeat-ms", "500"]
+        if resources:
+            a += ["--resources", json.dumps(resources)]
+        a += self.args.start_args
+        r = self.cli(*a)
+        m = re.search(r"wray node started: (\S+) \(process (\d+)\)", r.stdout)
+        if not m:
+            raise RuntimeError(f"wray start: no url/pid in {r.stdout!r}")
+        pid = int(m.group(2))
+        self.remember(pid)
+        node = Node(self.wray, pid, m.group(1), name, resources or {})
+        self.nodes.append(node)
+        return node
+
+    def cluster(self, layout):
+        """Fresh nodes: layout is a list of resource dicts (node 1 first);
+        api.wasm deployed on node 1; waits until every node sees all."""
+        self.clusters += 1
+        name = f"bench{self.clusters}"
+        nodes = [self.start_node(f"node{i + 1}", name, res) for i, res in enumerate(layout)]
+        deadline = time.time() + 30
+        while True:
+            seen = [sum(1 for n in x.get("/v1/nodes") if n["state"] == "ALIVE") for x in nodes]
+            if all(s == len(nodes) for s in seen):
+                break
+            if time.time() > deadline:
+                raise RuntimeError(f"nodes see {seen} of {len(nodes)}")
+            time.sleep(0.1)
+        self.cli("deploy", "--node", str(nodes[0].pid), self.wasm)
+        log(f"cluster {name}: " + ", ".join(f"{n.name}=pid {n.pid} {n.resources or ''}" for n in nodes))
+        return nodes
+
+    def stop_nodes(self, nodes):
+        for n in nodes:
+            if n.killed or not alive(n.pid):
+                continue
+            t = time.time()
+            r = self.cli("stop", "--node", str(n.pid), "--timeout", "30", check=False)
+            while alive(n.pid) and time.time() - t < 15:
+                time.sleep(0.05)
+            if r.returncode != 0 or alive(n.pid):
+                log(f"wray stop {n.pid} (exit {r.returncode}, {time.time() - t:.1f} s): "
+                    f"{r.stdout}{r.stderr}; SIGKILL")
+                try:
+                    os.kill(n.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        for n in nodes:
+            if n in self.nodes:
+                self.nodes.remove(n)
+
+    def shutdown(self):
+        self.stop_nodes(list(self.nodes))
+        self.stop_etcd()
+
+    # ------------------------------------------------------------ jobs
+
+    def job(self, node, *args, timeout=600):
+        """`wray job submit` on node, waiting for the end: (job id, status,
+        seconds as the job reports them, its log lines)."""
+        r = self.cli("job", "submit", "--node", str(node.pid), "api", "--",
+                     *[str(x) for x in args], timeout=timeout, check=False)
+        m = re.search(r"job ([0-9a-f]+) (\w+) in ([\d.]+) s", r.stdout)
+        if not m:
+            raise RuntimeError(f"job {args}: {r.returncode}\n{r.stdout}{r.stderr}")
+        out = [line for line in r.stdout.splitlines() if not line.startswith("job ")]
+        if m.group(2) != "SUCCEEDED":
+            raise RuntimeError(f"job {args} {m.group(2)}:\n{r.stdout}{r.stderr}")
+        return m.group(1), m.group(2), float(m.group(3)), out
+
+    # ------------------------------------------------------------ cases
+
+    def transfer(self):
+        a = self.args
+        n1, n2 = self.cluster([None, {"accelerator": 2}])
+        try:
+            for mib in a.sizes:
+                runs = a.transfer_runs if mib < 1024 else a.transfer_runs_1g
+                base_runs = runs if mib < 1024 else max(1, runs - 1)
+                # The same scenario all on node 2 (it has the accelerator):
+                # no transfer; the digest task's run_ms there is the baseline.
+                local, local_jobs = [], []
+                for r in range(base_runs + 1):
+                    jid, _, secs, out = self.job(n2, "cluster_bytes", mib)
+                    assert out and out[-1].endswith("match") and "differ" not in out[-1], out
+                    row = self.row(n2, jid, "digest_on_accelerator")
+                    if r > 0:
+                        local.append(row["run_ms"])
+                        local_jobs.append(secs)
+                xfer, fwd, remote_run, jobs = [], [], [], []
+                for r in range(runs + 1):  # the first is a warm-up
+                    jid, _, secs, out = self.job(n1, "cluster_bytes", mib)
+                    assert out and out[-1].endswith("match"), out
+                    own = self.row(n1, jid, "digest_on_accelerator")
+                    ran = self.row(n2, jid, "digest_on_accelerator")
+                    assert own["worker"] == n2.node_id, own  # forwarded to node 2
+                    t = (own["run_ms"] - ran["queued_ms"] - ran["run_ms"]) / 1000
+                    if r > 0:
+                        xfer.append(t)
+                        fwd.append(own["run_ms"] / 1000)
+                        remote_run.append(ran["run_ms"] / 1000)
+                        jobs.append(secs)
+                    log(f"transfer {mib} MiB run {r}: owner {own['run_ms']:.1f} ms, "
+                        f"node 2 queued {ran['queued_ms']:.2f} + ran {ran['run_ms']:.1f} ms, job {secs} s")
+                size = mib * MiB
+                best = min(xfer)
+                med = statistics.median(xfer)
+                net = max(min(fwd) - min(local) / 1000, 1e-9)
+                emit(
+                    bench="transfer", size=size, runs=runs,
+                    best_s=round(best, 6), median_s=round(med, 6),
+                    gbps=round(size / best / 1e9, 3), gbps_median=round(size / med / 1e9, 3),
+                    forwarded_task_best_s=round(min(fwd), 6),
+                    digest_on_node2_best_s=round(min(remote_run), 6),
+                    local_digest_best_s=round(min(local) / 1000, 6),
+                    gbps_forwarded_minus_local=round(size / net / 1e9, 3),
+                    job_remote_best_s=min(jobs), job_local_best_s=min(local_jobs),
+                    all_s=[round(x, 6) for x in xfer],
+                )
+        finally:
+            self.stop_nodes([n1, n2])
+
+    def row(self, node, job_id, function):
+        rows = [t for t in node.tasks()
+                if t["task_id"].startswith(job_id) and t["function"] == function]
+        if len(rows) != 1:
+            raise RuntimeError(f"{node.name}: {len(rows)} rows of {function} for job {job_id}")
+        return rows[0]
+
+    def roundtrip(self):
+        n = self.args.rtt_calls
+        n1, n2 = self.cluster([None, {"accelerator": 2}])
+        try:
+            host, port = n1.url.split("//")[1].split(":")
+            conn = http.client.HTTPConnection(host, int(port), timeout=30)
+            headers = {"Authorization": "Bearer " + n1.token,
+                       "Content-Type": "application/json"}
+
+            def call(fn):
+                conn.request("POST", f"/v1/functions/api/{fn}", body=b"[]", headers=headers)
+                r = conn.getresponse()
+                body = r.read()
+                if r.status != 200:
+                    raise RuntimeError(f"{fn}: {r.status} {body[:200]!r}")
+                return body
+
+            assert b"accelerator" in call("accelerated")
+            for fn, where in (("accelerated", "remote"), ("cpu_ids", "local")):
+                for _ in range(100):
+                    call(fn)
+                lat = []
+                for _ in range(n):
+                    t = time.perf_counter()
+                    call(fn)
+                    lat.append(time.perf_counter() - t)
+                # The owner's view of the same calls: queued_ms + run_ms of
+                # each task in node 1's table (for a forwarded one: sent to
+                # node 2, run there, the answer back; no HTTP).
+                rows = [t for t in n1.tasks() if t["function"] == fn][-n:]
+                srv = [(t["queued_ms"] or 0) + (t["run_ms"] or 0) for t in rows]
+                ran_on = {t["worker"] for t in rows}
+                emit(
+                    bench="roundtrip", node=where, function=f"api/{fn}", calls=n,
+                    p50_us=round(pct(lat, 50) * 1e6, 1), p99_us=round(pct(lat, 99) * 1e6, 1),
+                    mean_us=round(statistics.mean(lat) * 1e6, 1),
+                    task_table_p50_us=round(pct(srv, 50) * 1e3, 1),
+                    task_table_p99_us=round(pct(srv, 99) * 1e3, 1),
+                    forwarded=(n2.node_id in ran_on),
+                )
+            conn.close()
+        finally:
+            self.stop_nodes([n1, n2])
+
+    def throughput(self):
+        a = self.args
+        layouts = [
+            # Ray's case: tasks over nodes 1..k, each node running one at a
+            # time (Ray: num_cpus=1 per node, one CPU per task): here node
+            # i has {"accelerator": 1} and each task asks for one.
+            ("one_per_node", lambda k: [{"accelerator": 1}] * k),
+            # Every task forwarded: node 1 (the driver) has none, k others
+            # have 64 (not the limit).
+            ("forwarded", lambda k: [None] + [{"accelerator": 64}] * k),
+        ]
+        for layout, make in layouts:
+            for k in (1, 2, 3):
+                nodes = self.cluster(make(k))
+                try:
+                    self.job(nodes[0], "cluster_spread", min(1000, a.tput_tasks), 0)
+                    rates, last = [], None
+                    for _ in range(a.tput_runs):
+                        jid, _, secs, out = self.job(nodes[0], "cluster_spread", a.tput_tasks, 0)
+                        assert out[-1] == f"cluster_spread {a.tput_tasks * (a.tput_tasks - 1) // 2}", out
+                        rates.append(a.tput_tasks / secs)
+                        last = jid
+                    # Where the last run's tasks ran (node 1's table: worker
+                    # is a node id for a forwarded task, a thread otherwise).
+                    ids = {n.node_id: n.name for n in nodes}
+                    per = {}
+                    for t in nodes[0].tasks():
+                        if t["task_id"].startswith(last) and t["function"] == "slow_on_accelerator":
+                            w = ids.get(t["worker"], "node1")
+                            per[w] = per.get(w, 0) + 1
+                    emit(
+                        bench="throughput", layout=layout, nodes=k,
+                        total_nodes=len(nodes), tasks=a.tput_tasks, runs=a.tput_runs,
+                        tasks_per_s=round(max(rates), 1),
+                        tasks_per_s_all=[round(r, 1) for r in rates],
+                        last_run_tasks_per_node=dict(sorted(per.items())),
+                    )
+                finally:
+                    self.stop_nodes(nodes)
+
+    def kill_retry(self):
+        a = self.args
+        for how, runs in (("SIGKILL", a.kill_runs), ("SIGSTOP", a.stop_runs)):
+            results = []
+            for r in range(runs):
+                n1, n2, n3 = self.cluster([None, {"accelerator": 8}, {"accelerator": 8}])
+                try:
+                    results.append(self.kill_once(r + 1, n1, n2, n3, how))
+                finally:
+                    self.stop_nodes([n1, n2, n3])
+            if not results:
+                continue
+            emit(
+                bench="kill_retry_summary", signal=how, runs=len(results),
+                median_s=round(statistics.median(x["kill_to_retry_start_s"] for x in results), 3),
+                min_s=round(min(x["kill_to_retry_start_s"] for x in results), 3),
+                max_s=round(max(x["kill_to_retry_start_s"] for x in results), 3),
+                median_retry_logged_s=round(statistics.median(x["kill_to_retry_logged_s"] for x in results), 3),
+            )
+
+    def kill_once(self, run, n1, n2, n3, how):
+        a = self.args
+        proc = subprocess.Popen(
+            [self.wray, "job", "submit", "--node", str(n1.pid), "api", "--",
+             "cluster_spread", "8", "3000"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        t_submit = time.time()
+        # Which of nodes 2, 3 runs the tasks (the placement puts them where
+        # most CPU is free: often all 8 on one node)?
+        victim = None
+        deadline = t_submit + 20
+        while victim is None:
+            if time.time() > deadline or proc.poll() is not None:
+                if proc.poll() is None:
+                    proc.kill()
+                out, err = proc.communicate()
+                raise RuntimeError(f"no task started on node 2 or 3: job said {out}{err}; "
+                                   f"node 1's tasks: {n1.tasks()[-3:]}")
+            for n in (n2, n3):
+                if any(t["state"] == "RUNNING" and t["function"] == "slow_on_accelerator"
+                       for t in n.tasks()):
+                    victim = n
+                    break
+            time.sleep(0.02)
+        other = n3 if victim is n2 else n2
+        running = {n.name: sum(1 for t in n.tasks() if t["state"] == "RUNNING"
+                               and t["function"] == "slow_on_accelerator") for n in (n2, n3)}
+        time.sleep(max(0.0, a.kill_after - (time.time() - t_submit)))
+        before = {t["task_id"] for t in other.tasks()}
+        t_kill = time.time()
+        # SIGKILL: the process is gone, the kernel closes its connections.
+        # SIGSTOP: a node that hangs (or a machine cut off): its connections
+        # stay open, its heartbeats stop; only the lease tells. Killed
+        # for good once the job has ended.
+        os.kill(victim.pid, signal.SIGKILL if how == "SIGKILL" else signal.SIGSTOP)
+        victim.killed = True
+        # Poll: the surviving node's task table (a task id it had not before
+        # the kill, RUNNING: a retried one; it started run_ms before the poll)
+        # and node 1's view of the victim (DEAD).
+        started = dead_at = None
+        deadline = t_kill + 60
+        while (started is None or dead_at is None) and time.time() < deadline:
+            now = time.time()
+            if started is None:
+                for t in other.tasks():
+                    if t["task_id"] not in before and t["function"] == "slow_on_accelerator" \
+                            and t["run_ms"] is not None:
+                        started = now - t["run_ms"] / 1000
+                        break
+            if dead_at is None:
+                for x in n1.get("/v1/nodes"):
+                    if x["node_id"] == victim.node_id and x["state"] == "DEAD":
+                        dead_at = now
+            time.sleep(0.02)
+        try:
+            out, err = proc.communicate(timeout=120)
+        finally:
+            if how != "SIGKILL":
+                os.kill(victim.pid, signal.SIGKILL)
+        m = re.search(r"job ([0-9a-f]+) (\w+) in ([\d.]+) s", out)
+        ids = {n.node_id for n in (n1, n2, n3)}
+        if not m or m.group(2) != "SUCCEEDED" or "cluster_spread 28" not in out:
+            raise RuntimeError(f"kill_retry job: {out}{err}")
+        # node 1's log: one warn line per retried task, RFC 3339 UTC times.
+        retries = []
+        with open(n1.log_path()) as f:
+            for line in f:
+                if "retrying a task elsewhere" in line:
+                    ts = line.split()[0]
+                    retries.append(datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp())
+                    why = line.split("retrying a task elsewhere: ", 1)[1].strip()
+        if not retries:
+            raise RuntimeError("no `retrying a task elsewhere` in node 1's log")
+        # Where the 8 ended (the survivors' tables; the owner's row keeps
+        # the node of the first attempt).
+        per_node = {}
+        for n in (n1, other):
+            per_node[n.name] = sum(
+                1 for t in n.tasks()
+                if t["task_id"].startswith(m.group(1)) and t["state"] == "FINISHED"
+                and t["function"] == "slow_on_accelerator" and t["worker"] not in ids)
+        rec = dict(
+            bench="kill_retry", run=run, signal=how, killed_processes=1, kill="node",
+            victim=victim.name, running_at_kill=running, killed_at_s=round(t_kill - t_submit, 3),
+            kill_to_retry_start_s=round(started - t_kill, 3) if started else None,
+            kill_to_retry_logged_s=round(min(retries) - t_kill, 3),
+            retries=len(retries), retry_reason=why,
+            kill_to_node_dead_s=round(dead_at - t_kill, 3) if dead_at else None,
+            job_status=m.group(2), job_s=float(m.group(3)), job_result=out.strip().splitlines()[-2]
+            if len(out.strip().splitlines()) > 1 else out.strip(),
+            tasks_finished_per_node=per_node,
+        )
+        emit(**rec)
+        return rec
+
+
+CASES = ("transfer", "roundtrip", "throughput", "kill_retry")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--wray", required=True)
+    ap.add_argument("--wasm", required=True)
+    ap.add_argument("--tmp", required=True)
+    ap.add_argument("--only", default=",".join(CASES))
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--sizes", default="1,64,1024", help="MiB")
+    ap.add_argument("--transfer-runs", type=int, default=5)
+    ap.add_argument("--transfer-runs-1g", type=int, default=3)
+    ap.add_argument("--rtt-calls", type=int, default=1000)
+    ap.add_argument("--tput-tasks", type=int, default=10000)
+    ap.add_argument("--tput-runs", type=int, default=2)
+    ap.add_argument("--kill-runs", type=int, default=3)
+    ap.add_argument("--stop-runs", type=int, default=2, help="runs with SIGSTOP instead")
+    ap.add_argument("--kill-after", type=float, default=1.0, help="seconds after the submit")
+    ap.add_argument("--start-arg", dest="start_args", action="append", default=[],
+                    help="extra `wray start` argument (repeatable)")
+    args = ap.parse_args()
+    args.sizes = [int(x) for x in args.sizes.split(",")]
+    if args.quick:
+        args.sizes = [1, 64]
+        args.transfer_runs = 2
+        args.rtt_calls = 100
+        args.tput_tasks = 1000
+        args.tput_runs = 1
+        args.kill_runs = 1
+        args.stop_runs = 1
+    only = [c for c in args.only.split(",") if c]
+    for c in only:
+        if c not in CASES:
+            ap.error(f"unknown case {c!r}")
+    os.environ["TMPDIR"] = os.path.join(args.tmp, "tmp")
+    os.makedirs(os.environ["TMPDIR"], exist_ok=True)
+    w = Wray(args)
+    w.token_file = os.path.join(args.tmp, "cluster-token")
+    with open(w.token_file, "w") as f:
+        f.write(os.urandom(32).hex())
+    os.chmod(w.token_file, 0o600)
+    status = 0
+    try:
+        w.start_etcd()
+        for c in CASES:
+            if c in only:
+                t = time.perf_counter()
+                log(f"{c} ...")
+                try:
+                    getattr(w, c)()
+                except Exception as e:  # noqa: BLE001 - report, go on
+                    log(f"{c} FAILED: {e}")
+                    emit(bench=c, error=str(e)[:2000])
+                    status = 1
+                log(f"{c} took {time.perf_counter() - t:.1f} s")
+    finally:
+        w.shutdown()
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# wray's side of the cluster benchmark (see README.md here), called by
+# run.sh's run_wray():
+#
+#   wray_cluster.sh [--quick] [wray_cluster.py ARGS...]   (e.g. --only transfer)
+#
+# Uses the already-built binary and guest, copied aside first (the build
+# may replace them while this runs):
+#   ${WRAY_BIN:-$HOME/.cache/wray/target/release/wray}
+#   ${WRAY_WASM_DIR:-$HOME/.cache/wray/target/wasm}/api.wasm
+# Needs Debian's `etcd` on PATH and python3 (stdlib only). Everything it
+# starts (etcd, `wray start` nodes) lives under one temporary directory
+# (TMPDIR is pointed there, so node directories are DIR/wray/node-PID) and
+# is stopped at the end: the nodes with `wray stop`, then anything still
+# alive of the pids it recorded with SIGKILL. JSON lines on stdout
+# ("system": "wray"), progress on stderr. ~4 minutes on 2 cores.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+BIN="${WRAY_BIN:-$HOME/.cache/wray/target/release/wray}"
+WASM_DIR="${WRAY_WASM_DIR:-$HOME/.cache/wray/target/wasm}"
+
+for f in "$BIN" "$WASM_DIR/api.wasm"; do
+    if [ ! -f "$f" ]; then
+        echo "wray_cluster.sh: $f is missing (build the workspace and the guests first)" >&2
+        exit 2
+    fi
+done
+command -v etcd >/dev/null || { echo "wray_cluster.sh: no etcd on PATH (apt-get install etcd-server)" >&2; exit 2; }
+
+TMP="$(mktemp -d /tmp/wray-cluster-bench.XXXXXX)"
+cleanup() {
+    # Anything the run started and did not stop (it records every pid).
+    if [ -f "$TMP/pids" ]; then
+        while read -r pid; do
+            # (a zombie, exited but not yet reaped by its parent, is not running)
+            if kill -0 "$pid" 2>/dev/null && ! grep -q '^[0-9]* (.*) Z' "/proc/$pid/stat" 2>/dev/null; then
+                echo "wray_cluster.sh: pid $pid still running; SIGKILL" >&2
+                kill -9 "$pid" 2>/dev/null || true
+            fi
+        done < "$TMP/pids"
+    fi
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+mkdir "$TMP/bin" "$TMP/tmp"
+cp "$BIN" "$TMP/bin/wray"
+cp "$WASM_DIR/api.wasm" "$TMP/bin/api.wasm"
+echo "wray_cluster.sh: $("$TMP/bin/wray" --version), binary of $(date -u -r "$BIN" +%FT%TZ), in $TMP" >&2
+
+python3 "$HERE/wray_cluster.py" --wray "$TMP/bin/wray" --wasm "$TMP/bin/api.wasm" --tmp "$TMP" "$@"
