@@ -290,6 +290,19 @@ fn write_histogram(
     let _ = writeln!(s, "{name}_count {count}");
 }
 
+/// Appends the node's cluster counters: tasks run again because the node
+/// running them died or could not be reached.
+pub(crate) fn write_cluster(text: &mut String, stats: &wray_host::cluster::ClusterStats) {
+    use std::fmt::Write;
+    let _ = writeln!(
+        text,
+        "# HELP wray_cluster_tasks_retried_total Tasks run again because the node running them \
+         died or could not be reached.\n# TYPE wray_cluster_tasks_retried_total counter\n\
+         wray_cluster_tasks_retried_total {}",
+        stats.retried
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -362,17 +375,4 @@ mod tests {
             assert!(text.lines().any(|l| l == line), "{line} in:\n{text}");
         }
     }
-}
-
-/// Appends the node's cluster counters: tasks run again because the node
-/// running them died or could not be reached.
-pub(crate) fn write_cluster(text: &mut String, stats: &wray_host::cluster::ClusterStats) {
-    use std::fmt::Write;
-    let _ = writeln!(
-        text,
-        "# HELP wray_cluster_tasks_retried_total Tasks run again because the node running them \
-         died or could not be reached.\n# TYPE wray_cluster_tasks_retried_total counter\n\
-         wray_cluster_tasks_retried_total {}",
-        stats.retried
-    );
 }

@@ -148,7 +148,7 @@ impl Node {
         });
         let peer_address = format!("{host}:{port}");
         let record = membership::record(self, &config, &peer_address);
-        let registration = registry.register(record, config.registry.clone()).await?;
+        let registration = registry.register(record, config.registry).await?;
         let remote: Arc<dyn crate::scheduler::remote::Remote> = forwarder.clone();
         self.sched.connect_remote(Arc::downgrade(&remote));
         let registration = Arc::new(Mutex::new(Some(registration)));

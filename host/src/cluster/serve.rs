@@ -185,7 +185,7 @@ impl Service {
 
     /// Keeps `held` (a task's results) until its owner releases them or
     /// [`SHIPPED_KEEP`] passes.
-    fn keep(self: &Self, task: TaskId, held: Held) {
+    fn keep(&self, task: TaskId, held: Held) {
         let mut shipped = self.shipped.lock();
         let (map, order) = &mut *shipped;
         if map.len() >= MAX_SHIPMENTS {
