@@ -9,8 +9,9 @@
 //!   built to components and staged in `<target>/wasm/` ([`guests`]).
 //! - `cargo xtask demo [--num-cpus N]`: the distributed word count over the Rust standard
 //!   library sources, installing and building only what it needs ([`demo`]).
-//! - `cargo xtask test`: fmt, clippy and the whole test suite, as CI runs it, ending with
-//!   a check that nothing it ran changed a tracked file ([`suite`]).
+//! - `cargo xtask test`: the docs' names checked against the code ([`doc_names`]), fmt,
+//!   clippy and the whole test suite, as CI runs it, ending with a check that nothing it
+//!   ran changed a tracked file ([`suite`]).
 //! - `cargo xtask bench [--runs N] [--skip-ray] [--baseline DIR]`: the benchmarks,
 //!   wray vs Ray on `ray microbenchmark`'s cases, before vs after a baseline build,
 //!   and the attacks of the sandbox suite, into `docs/benchmarks.md` ([`bench`]).
@@ -25,6 +26,7 @@ mod bench;
 mod c_bindings;
 mod c_guests;
 mod demo;
+mod doc_names;
 mod fuzz;
 mod guests;
 mod js;

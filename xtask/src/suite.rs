@@ -1,5 +1,7 @@
 //! `cargo xtask test`: everything CI checks, in order, stopping at the first failure.
 //!
+//! 0. the design docs name only files and Rust items that exist
+//!    ([`doc_names`](crate::doc_names): seconds, so it runs first),
 //! 1. [`setup`](crate::setup) and [`build-guests`](crate::guests) (the tests load the
 //!    components from `WRAY_WASM_DIR=<target>/wasm`),
 //! 2. `cargo fmt --all --check`, in the root and in both guest workspaces,
@@ -27,6 +29,10 @@ use crate::{guests, paths, setup, tree};
 pub fn test() -> Result<()> {
     let root = paths::repo_root();
     let before = tree::TreeState::capture(&root)?;
+
+    run::header("docs: architecture, cluster, control-plane, peer-protocol name only what exists");
+    crate::doc_names::check(&root)?;
+
     let toolchain = setup::setup()?;
     guests::build_guests(toolchain)?;
 
