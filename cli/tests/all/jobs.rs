@@ -180,22 +180,9 @@ fn a_kept_version_is_called_by_number_and_rolled_back_on_every_node() {
     let token = token.to_str().unwrap();
     for dir in [&a, &b] {
         success_stdout(
-            &in_dir(
-                dir.path(),
-                &[
-                    "start",
-                    "--port",
-                    "0",
-                    "--num-cpus",
-                    "1",
-                    "--etcd",
-                    &url,
-                    "--cluster-token-file",
-                    token,
-                ],
-            )
-            .output()
-            .unwrap(),
+            &in_dir(dir.path(), &crate::support::start_on_etcd(&url, token))
+                .output()
+                .unwrap(),
         );
     }
     let _stop = (StopOnDrop(a.path().into()), StopOnDrop(b.path().into()));

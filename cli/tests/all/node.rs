@@ -188,22 +188,9 @@ fn two_nodes_on_one_etcd_follow_each_others_deploys_and_undeploys() {
     let token = crate::support::token_file(a.path());
     let token = token.to_str().unwrap();
     for dir in [&a, &b] {
-        let out = in_dir(
-            dir.path(),
-            &[
-                "start",
-                "--port",
-                "0",
-                "--num-cpus",
-                "1",
-                "--etcd",
-                &url,
-                "--cluster-token-file",
-                token,
-            ],
-        )
-        .output()
-        .unwrap();
+        let out = in_dir(dir.path(), &crate::support::start_on_etcd(&url, token))
+            .output()
+            .unwrap();
         success_stdout(&out);
     }
     let _stop = (StopOnDrop(a.path().into()), StopOnDrop(b.path().into()));

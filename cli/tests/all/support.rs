@@ -59,3 +59,19 @@ pub fn token_file(dir: &std::path::Path) -> std::path::PathBuf {
     std::io::Write::write_all(&mut file, hex::encode(bytes).as_bytes()).expect("written");
     path
 }
+
+/// `wray start`'s arguments for a one-CPU node on any port joining the
+/// cluster on the etcd at `url` with the token file `token`.
+pub fn start_on_etcd<'a>(url: &'a str, token: &'a str) -> [&'a str; 9] {
+    [
+        "start",
+        "--port",
+        "0",
+        "--num-cpus",
+        "1",
+        "--etcd",
+        url,
+        "--cluster-token-file",
+        token,
+    ]
+}

@@ -12,42 +12,44 @@ use wray_control_plane::{NodeRecord, Registration};
 
 use crate::cluster::serve::{Service, SWEEP_EVERY};
 use crate::cluster::ClusterConfig;
-use crate::node::Node;
 use crate::scheduler::task_table::TaskStatus;
+use crate::scheduler::Scheduler;
 
-/// This node's record now.
-pub(super) fn record(node: &Node, config: &ClusterConfig, peer_address: &str) -> NodeRecord {
-    let (total, available) = node.sched.pool.resources();
-    let counts = node.task_counts();
+/// The record now of the node of `sched`, started at `started_ms`.
+pub(super) fn record(
+    sched: &Scheduler,
+    started_ms: u64,
+    config: &ClusterConfig,
+    peer_address: &str,
+) -> NodeRecord {
+    let (total, available) = sched.pool.resources();
+    let counts = sched.tasks.counts();
     let running = [TaskStatus::Running, TaskStatus::Blocked]
         .iter()
         .filter_map(|s| counts.get(s))
         .sum();
-    let store = node.object_store_stats();
+    let store = sched.objects.stats();
     NodeRecord {
-        id: node.id().to_string(),
+        id: sched.node_id.clone(),
         cluster: config.name.clone(),
         peer_address: peer_address.to_string(),
         http_address: config.http_address.clone(),
         resources_total: total,
         resources_available: available,
         labels: config.labels.clone(),
-        start_time_ms: node.started_ms(),
+        start_time_ms: started_ms,
         version: env!("CARGO_PKG_VERSION").to_string(),
         running_tasks: running,
         object_store_used: store.bytes as u64,
-        object_store_capacity: node
-            .sched
-            .objects
-            .arena()
-            .map_or(0, |a| a.capacity() as u64),
+        object_store_capacity: sched.objects.arena().map_or(0, |a| a.capacity() as u64),
     }
 }
 
 /// Republishes the node's record while it changes, until the node is
 /// gone; gives back shipments their owners never released.
 pub(super) async fn publish(
-    node: Weak<Node>,
+    sched: Weak<Scheduler>,
+    started_ms: u64,
     config: ClusterConfig,
     peer_address: String,
     registration: Arc<Mutex<Option<Registration>>>,
@@ -62,11 +64,11 @@ pub(super) async fn publish(
     let mut kept_then = Vec::new();
     loop {
         tokio::time::sleep(every).await;
-        let Some(node) = node.upgrade() else {
+        let Some(sched) = sched.upgrade() else {
             return;
         };
-        let now = record(&node, &config, &peer_address);
-        drop(node);
+        let now = record(&sched, started_ms, &config, &peer_address);
+        drop(sched);
         if last.as_ref() != Some(&now) {
             let published = match &*registration.lock() {
                 Some(r) => r.update(now.clone()),

@@ -37,7 +37,7 @@ use wray_control_plane::{NodeInfo, NodeRegistry, NodeView, Registration, Registr
 use wray_peer::{PeerClient, PeerConfig, PeerServer, PeerTls, Token};
 
 use crate::error::{Error, Result};
-use crate::node::Node;
+use crate::scheduler::Scheduler;
 
 pub use forward::MAX_RETRIES;
 
@@ -72,53 +72,51 @@ pub(crate) struct Cluster {
     registration: Arc<Mutex<Option<Registration>>>,
     publisher: tokio::task::JoinHandle<()>,
     peer_address: String,
+    /// Keeps the scheduler's `Remote` (the scheduler holds it weakly).
+    _remote: Arc<dyn crate::scheduler::remote::Remote>,
 }
 
-/// Counters of a node's cluster work.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ClusterStats {
-    /// Tasks run again because the node running them died or could not
-    /// be reached.
-    pub retried: u64,
-}
+/// Loads component `name` on the node (a forwarded task's component the
+/// node has not followed yet): given by the node, which this layer does
+/// not name.
+pub(crate) type Loader = Arc<
+    dyn Fn(String) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> + Send + Sync,
+>;
 
-impl Node {
-    /// Joins the cluster `config` names, with `registry` as its membership
-    /// (etcd, or embedded for a cluster of one): starts the node-to-node
-    /// channel, registers this node, and from then on places tasks on the
-    /// other nodes too. Runs its work on the calling tokio runtime (which
-    /// must outlive the node's membership: [`Node::leave_cluster`]).
-    /// Returns the channel's address.
+impl Cluster {
+    /// Joins the cluster `config` names for the node of `sched` (started
+    /// at `started_ms`), with `registry` as its membership: starts the
+    /// node-to-node channel, registers the node, and connects the
+    /// scheduler to the other nodes. Its work runs on the calling tokio
+    /// runtime. The channel's address.
     ///
     /// # Errors
-    /// [`Error::InvalidConfig`] when the node joined a cluster already or
-    /// the channel cannot listen; [`Error::ControlPlane`] when the
-    /// registry refuses.
-    pub async fn join_cluster(
-        self: &Arc<Self>,
+    /// [`Error::InvalidConfig`] when the channel cannot listen;
+    /// [`Error::ControlPlane`] when the registry refuses.
+    pub(crate) async fn join(
+        sched: &Arc<Scheduler>,
+        started_ms: u64,
+        loader: Loader,
         config: ClusterConfig,
         registry: Arc<dyn NodeRegistry>,
-    ) -> Result<SocketAddr> {
-        if self.cluster.get().is_some() {
-            return Err(Error::InvalidConfig(
-                "the node is in a cluster already".into(),
-            ));
-        }
+    ) -> Result<(Self, SocketAddr)> {
+        let node_id = sched.node_id.clone();
         let runtime = tokio::runtime::Handle::current();
         let invalid = |what: &str, e: &dyn std::fmt::Display| {
             Error::InvalidConfig(format!("the node-to-node channel: {what}: {e}"))
         };
         let mut peer = PeerConfig::new(config.token.clone());
         peer.tls = config.tls.clone();
-        let client = PeerClient::new(peer.clone(), self.id()).map_err(|e| invalid("client", &e))?;
+        let client =
+            PeerClient::new(peer.clone(), node_id.clone()).map_err(|e| invalid("client", &e))?;
         let mut long = peer.clone();
         long.request_timeout = Duration::from_secs(7 * 24 * 3600);
         long.max_connections_per_peer = 64;
-        let tasks = PeerClient::new(long, self.id()).map_err(|e| invalid("client", &e))?;
+        let tasks = PeerClient::new(long, node_id.clone()).map_err(|e| invalid("client", &e))?;
         let view = registry.watch_nodes(&config.name).await?;
         let forwarder = Arc::new_cyclic(|this| forward::Forwarder {
-            sched: Arc::downgrade(&self.sched),
-            node_id: self.id().to_string(),
+            sched: Arc::downgrade(sched),
+            node_id: node_id.clone(),
             cluster: config.name.clone(),
             view: view.clone(),
             tasks,
@@ -128,12 +126,7 @@ impl Node {
             sent: Default::default(),
             this: this.clone(),
         });
-        let service = serve::Service::new(
-            Arc::downgrade(self),
-            Arc::downgrade(&self.sched),
-            client,
-            view.clone(),
-        );
+        let service = serve::Service::new(loader, Arc::downgrade(sched), client, view.clone());
         let server = PeerServer::bind(&config.peer_bind.to_string(), peer, service.clone())
             .await
             .map_err(|e| invalid(&format!("listening on {}", config.peer_bind), &e))?;
@@ -147,13 +140,14 @@ impl Node {
             }
         });
         let peer_address = format!("{host}:{port}");
-        let record = membership::record(self, &config, &peer_address);
+        let record = membership::record(sched, started_ms, &config, &peer_address);
         let registration = registry.register(record, config.registry).await?;
         let remote: Arc<dyn crate::scheduler::remote::Remote> = forwarder.clone();
-        self.sched.connect_remote(Arc::downgrade(&remote));
+        sched.connect_remote(Arc::downgrade(&remote));
         let registration = Arc::new(Mutex::new(Some(registration)));
         let publisher = runtime.spawn(membership::publish(
-            Arc::downgrade(self),
+            Arc::downgrade(sched),
+            started_ms,
             config.clone(),
             peer_address.clone(),
             registration.clone(),
@@ -167,63 +161,57 @@ impl Node {
             registration,
             publisher,
             peer_address,
+            _remote: remote,
         };
-        // Keeps the `Remote` alive as long as the cluster.
-        let _ = self.remote_keep.set(remote);
-        self.cluster
-            .set(Arc::new(cluster))
-            .map_err(|_| Error::InvalidConfig("the node is in a cluster already".into()))?;
-        tracing::info!(
-            node = self.id(),
-            cluster = config.name,
-            "joined the cluster"
-        );
-        Ok(SocketAddr::new(config.peer_bind.ip(), port))
+        Ok((cluster, SocketAddr::new(config.peer_bind.ip(), port)))
     }
 
-    /// Leaves the cluster: the node's lease is revoked (the others see it
-    /// dead at once) and its channel stops, letting requests in flight end
-    /// within `grace`.
-    pub async fn leave_cluster(&self, grace: Duration) {
-        let Some(cluster) = self.cluster.get() else {
-            return;
-        };
-        cluster.publisher.abort();
-        let registration = cluster.registration.lock().take();
+    /// Leaves the cluster: the lease revoked (the others see the node dead
+    /// at once), the channel stopped after requests in flight end within
+    /// `grace`.
+    pub(crate) async fn leave(&self, grace: Duration) {
+        self.publisher.abort();
+        let registration = self.registration.lock().take();
         if let Some(r) = registration {
             if let Err(e) = r.shutdown().await {
                 tracing::warn!("leaving the cluster: {e}");
             }
         }
-        let server = cluster.server.lock().take();
+        let server = self.server.lock().take();
         if let Some(s) = server {
             s.shutdown(grace).await;
         }
     }
 
-    /// Every node of this node's cluster that it knows, alive and
-    /// recently dead (`None` when it is in no cluster).
-    pub fn cluster_nodes(&self) -> Option<Vec<NodeInfo>> {
-        let cluster = self.cluster.get()?;
-        let mut all = cluster.view.snapshot();
+    /// Every node known, alive and recently dead, by id.
+    pub(crate) fn nodes(&self) -> Vec<NodeInfo> {
+        let mut all = self.view.snapshot();
         all.sort_by(|a, b| a.record.id.cmp(&b.record.id));
-        Some(all)
+        all
     }
 
-    /// The cluster's name and this node's channel address, in a cluster.
-    pub fn cluster_name(&self) -> Option<(&str, &str)> {
-        self.cluster
-            .get()
-            .map(|c| (c.name.as_str(), c.peer_address.as_str()))
+    /// The cluster's name.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
     }
 
-    /// Counters of the node's cluster work.
-    pub fn cluster_stats(&self) -> ClusterStats {
+    /// This node's channel address, as the others reach it.
+    pub(crate) fn peer_address(&self) -> &str {
+        &self.peer_address
+    }
+
+    /// Counters of the cluster work.
+    pub(crate) fn stats(&self) -> ClusterStats {
         ClusterStats {
-            retried: self
-                .cluster
-                .get()
-                .map_or(0, |c| c.forwarder.retried.load(Ordering::Relaxed)),
+            retried: self.forwarder.retried.load(Ordering::Relaxed),
         }
     }
+}
+
+/// Counters of a node's cluster work.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ClusterStats {
+    /// Tasks run again because the node running them died or could not
+    /// be reached.
+    pub retried: u64,
 }

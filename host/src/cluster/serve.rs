@@ -52,8 +52,8 @@ impl Drop for Held {
 /// The node's answers to its peers.
 pub(crate) struct Service {
     pub(crate) sched: Weak<Scheduler>,
-    /// The node, to load a component it does not know yet.
-    pub(crate) node: Weak<crate::node::Node>,
+    /// Loads a component the node does not know yet.
+    pub(crate) loader: crate::cluster::Loader,
     pub(crate) client: PeerClient,
     pub(crate) view: NodeView,
     /// What was shipped to owners and is kept until they say they have it
@@ -67,13 +67,13 @@ fn refused(code: u16, message: impl Into<String>) -> RemoteError {
 
 impl Service {
     pub(crate) fn new(
-        node: Weak<crate::node::Node>,
+        loader: crate::cluster::Loader,
         sched: Weak<Scheduler>,
         client: PeerClient,
         view: NodeView,
     ) -> Arc<Self> {
         Arc::new(Service {
-            node,
+            loader,
             sched,
             client,
             view,
@@ -116,20 +116,15 @@ impl Service {
             }
         }
         let pinned = sched.functions.read().pin(&spec.component);
-        let pinned = match (pinned, &component_name, self.node.upgrade()) {
-            (Some(pin), _, _) => Some(pin),
+        let pinned = match (pinned, component_name) {
+            (Some(pin), _) => Some(pin),
             // Deployed elsewhere a moment ago: this node has not followed
             // the deploy yet; the function table has it.
-            (None, Some(name), Some(node)) => {
-                if let Err(e) = node.loaded_async(name).await {
-                    tracing::debug!(
-                        component = name,
-                        "loading a forwarded task's component: {e}"
-                    );
-                }
+            (None, Some(name)) => {
+                (self.loader)(name).await;
                 sched.functions.read().pin(&spec.component)
             }
-            (None, _, _) => None,
+            (None, None) => None,
         };
         let Some(pin) = pinned else {
             return Err(refused(

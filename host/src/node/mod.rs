@@ -1,6 +1,7 @@
 //! [`Node`]: one wray node (workers, scheduler, object store) embedded in
 //! this process, with the embedded control plane by default.
 
+mod cluster;
 mod components;
 pub mod driver;
 pub mod services;
@@ -71,8 +72,6 @@ pub struct Node {
     commits: tokio::sync::Mutex<()>,
     /// The cluster it joined, if any ([`Node::join_cluster`]).
     pub(crate) cluster: std::sync::OnceLock<Arc<crate::cluster::Cluster>>,
-    /// Keeps the scheduler's `Remote` (it holds it weakly).
-    pub(crate) remote_keep: std::sync::OnceLock<Arc<dyn crate::scheduler::remote::Remote>>,
     /// When it started (ms since the Unix epoch).
     started_ms: u64,
 }
@@ -204,7 +203,6 @@ impl Node {
             ticker: Some(ticker),
             commits: tokio::sync::Mutex::new(()),
             cluster: Default::default(),
-            remote_keep: Default::default(),
             started_ms: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),

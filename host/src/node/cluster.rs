@@ -1,0 +1,84 @@
+//! A node's cluster membership ([`Node::join_cluster`]): the node side of
+//! `crate::cluster`, which does not name the node.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use wray_control_plane::{NodeInfo, NodeRegistry};
+
+use crate::cluster::{Cluster, ClusterConfig, ClusterStats, Loader};
+use crate::error::{Error, Result};
+use crate::node::Node;
+
+impl Node {
+    /// Joins the cluster `config` names, with `registry` as its membership
+    /// (etcd, or embedded for a cluster of one): starts the node-to-node
+    /// channel, registers this node, and from then on places tasks on the
+    /// other nodes too. Runs its work on the calling tokio runtime (which
+    /// must outlive the node's membership: [`Node::leave_cluster`]).
+    /// Returns the channel's address.
+    ///
+    /// # Errors
+    /// [`Error::InvalidConfig`] when the node joined a cluster already or
+    /// the channel cannot listen; [`Error::ControlPlane`] when the
+    /// registry refuses.
+    pub async fn join_cluster(
+        self: &Arc<Self>,
+        config: ClusterConfig,
+        registry: Arc<dyn NodeRegistry>,
+    ) -> Result<SocketAddr> {
+        if self.cluster.get().is_some() {
+            return Err(Error::InvalidConfig(
+                "the node is in a cluster already".into(),
+            ));
+        }
+        let node = Arc::downgrade(self);
+        let loader: Loader = Arc::new(move |name: String| {
+            let node = node.clone();
+            Box::pin(async move {
+                if let Some(node) = node.upgrade() {
+                    if let Err(e) = node.loaded_async(&name).await {
+                        tracing::debug!(
+                            component = name,
+                            "loading a forwarded task's component: {e}"
+                        );
+                    }
+                }
+            })
+        });
+        let name = config.name.clone();
+        let (cluster, addr) =
+            Cluster::join(&self.sched, self.started_ms(), loader, config, registry).await?;
+        self.cluster
+            .set(Arc::new(cluster))
+            .map_err(|_| Error::InvalidConfig("the node is in a cluster already".into()))?;
+        tracing::info!(node = self.id(), cluster = name, "joined the cluster");
+        Ok(addr)
+    }
+
+    /// Leaves the cluster: the node's lease is revoked (the others see it
+    /// dead at once) and its channel stops, letting requests in flight end
+    /// within `grace`.
+    pub async fn leave_cluster(&self, grace: Duration) {
+        if let Some(cluster) = self.cluster.get() {
+            cluster.leave(grace).await;
+        }
+    }
+
+    /// Every node of this node's cluster that it knows, alive and
+    /// recently dead (`None` when it is in no cluster).
+    pub fn cluster_nodes(&self) -> Option<Vec<NodeInfo>> {
+        self.cluster.get().map(|c| c.nodes())
+    }
+
+    /// The cluster's name and this node's channel address, in a cluster.
+    pub fn cluster_name(&self) -> Option<(&str, &str)> {
+        self.cluster.get().map(|c| (c.name(), c.peer_address()))
+    }
+
+    /// Counters of the node's cluster work.
+    pub fn cluster_stats(&self) -> ClusterStats {
+        self.cluster.get().map(|c| c.stats()).unwrap_or_default()
+    }
+}
