@@ -46,6 +46,9 @@ from ray._private import ray_constants  # noqa: E402
 from ray.cluster_utils import Cluster  # noqa: E402
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from stats import pct  # noqa: E402
+
 MiB = 1 << 20
 GiB = 1 << 30
 PIN = 0.001  # the share of a node's custom resource that pins a task to it
@@ -75,14 +78,6 @@ HEALTH_ENV = {
 def emit(**rec):
     _RESULTS.write(json.dumps({"system": "ray", **rec}) + "\n")
     _RESULTS.flush()
-
-
-def pct(xs, p):
-    xs = sorted(xs)
-    k = (len(xs) - 1) * p / 100
-    lo = int(k)
-    hi = min(lo + 1, len(xs) - 1)
-    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
 
 
 def parse_size(text):

@@ -50,6 +50,9 @@ import time
 import urllib.request
 from datetime import datetime
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from stats import pct  # noqa: E402
+
 MiB = 1 << 20
 
 
@@ -59,14 +62,6 @@ def log(*a):
 
 def emit(**rec):
     print(json.dumps({"system": "wray", **rec}), flush=True)
-
-
-def pct(xs, p):
-    xs = sorted(xs)
-    k = (len(xs) - 1) * p / 100
-    lo = int(k)
-    hi = min(lo + 1, len(xs) - 1)
-    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
 
 
 def free_port():
