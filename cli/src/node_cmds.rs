@@ -85,6 +85,12 @@ pub struct StartArgs {
     /// without it. Needed with `--etcd`.
     #[arg(long, value_name = "FILE", requires = "etcd")]
     cluster_token_file: Option<std::path::PathBuf>,
+    /// The certificates (PEM) this node trusts for the other nodes' channel,
+    /// when it has `--tls-cert`: the cluster's CA, or the certificate every
+    /// node shares (default: `--tls-cert` itself). With `--tls-cert`, the
+    /// node-to-node channel is TLS too, presenting that certificate.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    cluster_ca: Option<std::path::PathBuf>,
     /// Port of the node-to-node channel (0: any free port), on `--bind`.
     #[arg(long, default_value_t = 0, requires = "etcd")]
     peer_port: u16,
@@ -387,7 +393,15 @@ async fn join(
         http_address: Some(http_address),
         registry,
         labels: Default::default(),
-        tls: None,
+        tls: tls_files(args).map(|files| wray_peer::PeerTls {
+            trust: args
+                .cluster_ca
+                .clone()
+                .unwrap_or_else(|| files.cert.clone()),
+            cert: Some(files.cert),
+            key: Some(files.key),
+            server_name: None,
+        }),
     };
     let peer = node
         .join_cluster(config, Arc::new(EtcdNodeRegistry::new(client)))

@@ -12,4 +12,5 @@ mod harness;
 mod hostile_peers;
 mod membership;
 mod placement;
+mod tls;
 mod work;
