@@ -255,7 +255,7 @@ fn two_nodes_on_one_etcd_follow_each_others_deploys_and_undeploys() {
 
 /// A test-only certificate or key of the HTTP API's tests
 /// (`http/tests/tls/README.md`).
-fn tls_fixture(name: &str) -> String {
+pub(crate) fn tls_fixture(name: &str) -> String {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../http/tests/tls")
         .join(name)

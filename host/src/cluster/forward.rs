@@ -42,7 +42,7 @@ pub(crate) struct Forwarder {
     /// node: subtracted from what that node last published, so that a
     /// burst of tasks spreads rather than all going to the node that
     /// looked free (its record is republished every 200 ms at most).
-    pub(crate) sent: parking_lot::Mutex<std::collections::HashMap<String, Vec<Request>>>,
+    pub(crate) sent: parking_lot::Mutex<std::collections::HashMap<String, Sent>>,
     /// Itself (it lives in an `Arc`: its tasks hold it while they run).
     pub(crate) this: Weak<Forwarder>,
 }
@@ -92,9 +92,9 @@ impl Forwarder {
         let sent = self.sent.lock();
         let free = |n: &NodeRecord| {
             let mut free = n.resources_available.clone();
-            for r in sent.get(&n.id).into_iter().flatten() {
-                for (name, amount) in r.amounts() {
-                    if let Some(have) = free.get_mut(&name) {
+            if let Some(s) = sent.get(&n.id) {
+                for (name, amount) in &s.amounts {
+                    if let Some(have) = free.get_mut(name) {
                         *have -= amount;
                     }
                 }
@@ -199,16 +199,7 @@ impl Forwarder {
 
     /// One attempt at `spec` on `node`: sent, waited for, its results
     /// sealed here.
-    fn attempt<'a>(
-        &'a self,
-        sched: &'a Arc<Scheduler>,
-        spec: &'a Task,
-        node: &'a str,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), Failure>> + Send + 'a>> {
-        Box::pin(self.attempt_inner(sched, spec, node))
-    }
-
-    async fn attempt_inner(
+    async fn attempt(
         &self,
         sched: &Arc<Scheduler>,
         spec: &Task,
@@ -313,25 +304,39 @@ impl Forwarder {
     /// Counts a task asking for `request` as sent to `node` (until
     /// [`Forwarder::unsend`]).
     fn record_sent(&self, node: &str, request: &Request) {
-        self.sent
-            .lock()
-            .entry(node.to_string())
-            .or_default()
-            .push(request.clone());
+        let mut sent = self.sent.lock();
+        let s = sent.entry(node.to_string()).or_default();
+        s.tasks += 1;
+        for (name, amount) in request.amounts() {
+            *s.amounts.entry(name).or_default() += amount;
+        }
     }
 
     /// Forgets one task asking for `request` sent to `node`.
     fn unsend(&self, node: &str, request: &Request) {
         let mut sent = self.sent.lock();
-        if let Some(list) = sent.get_mut(node) {
-            if let Some(i) = list.iter().position(|r| r == request) {
-                list.swap_remove(i);
-            }
-            if list.is_empty() {
-                sent.remove(node);
+        let Some(s) = sent.get_mut(node) else {
+            return;
+        };
+        s.tasks = s.tasks.saturating_sub(1);
+        if s.tasks == 0 {
+            sent.remove(node);
+            return;
+        }
+        for (name, amount) in request.amounts() {
+            if let Some(have) = s.amounts.get_mut(&name) {
+                *have -= amount;
             }
         }
     }
+}
+
+/// What a node was sent and has not been seen to end: how many tasks, and
+/// the sum of what they asked for, by resource name.
+#[derive(Debug, Default)]
+pub(crate) struct Sent {
+    tasks: u64,
+    amounts: std::collections::BTreeMap<String, f64>,
 }
 
 impl Remote for Forwarder {

@@ -10,7 +10,8 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use wray_control_plane::{NodeRecord, Registration};
 
-use crate::cluster::serve::{Service, SWEEP_EVERY};
+use crate::cluster::protocol::SHIPPED_KEEP;
+use crate::cluster::serve::Service;
 use crate::cluster::ClusterConfig;
 use crate::scheduler::task_table::TaskStatus;
 use crate::scheduler::Scheduler;
@@ -79,7 +80,7 @@ pub(super) async fn publish(
             }
             last = Some(now);
         }
-        if swept.elapsed() >= SWEEP_EVERY {
+        if swept.elapsed() >= SHIPPED_KEEP {
             service.sweep(&kept_then);
             kept_then = service.kept_tasks();
             swept = Instant::now();

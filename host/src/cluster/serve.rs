@@ -16,7 +16,7 @@ use wray_control_plane::{NodeView, ObjectId, TaskId, MAX_RETURNS};
 use wray_peer::{Blob, PeerClient, PeerHandler, PeerIdentity, RemoteError};
 
 use crate::cluster::protocol::{
-    code, decode, encode, Release, RunTask, TaskDone, RELEASE, RUN_TASK, SHIPPED_KEEP,
+    code, decode, encode, Release, RunTask, TaskDone, RELEASE, RUN_TASK,
 };
 use crate::cluster::transfer::{id_of_key, receive, ship};
 use crate::id_map::IdMap;
@@ -57,7 +57,7 @@ pub(crate) struct Service {
     pub(crate) client: PeerClient,
     pub(crate) view: NodeView,
     /// What was shipped to owners and is kept until they say they have it
-    /// (or [`SHIPPED_KEEP`] passes), by task, oldest first.
+    /// (or [`SHIPPED_KEEP`](crate::cluster::protocol::SHIPPED_KEEP) passes), by task, oldest first.
     shipped: Mutex<(IdMap<TaskId, Held>, std::collections::VecDeque<TaskId>)>,
 }
 
@@ -179,7 +179,7 @@ impl Service {
     }
 
     /// Keeps `held` (a task's results) until its owner releases them or
-    /// [`SHIPPED_KEEP`] passes.
+    /// [`SHIPPED_KEEP`](crate::cluster::protocol::SHIPPED_KEEP) passes.
     fn keep(&self, task: TaskId, held: Held) {
         let mut shipped = self.shipped.lock();
         let (map, order) = &mut *shipped;
@@ -204,7 +204,7 @@ impl Service {
         drop(held);
     }
 
-    /// Gives back shipments older than [`SHIPPED_KEEP`]: called every so
+    /// Gives back shipments older than [`SHIPPED_KEEP`](crate::cluster::protocol::SHIPPED_KEEP): called every so
     /// often by the cluster's sweeper, with the tasks shipped then.
     pub(crate) fn sweep(&self, before: &[TaskId]) {
         for task in before {
@@ -308,7 +308,3 @@ impl PeerHandler for Service {
         }
     }
 }
-
-/// Keeps the sweeper's period: shipments are looked at every
-/// [`SHIPPED_KEEP`].
-pub(crate) const SWEEP_EVERY: std::time::Duration = SHIPPED_KEEP;

@@ -183,12 +183,14 @@ async fn materialize(
             // Straight into the arena when it has room: a guest here maps
             // it as any local object.
             if let Some(Ok(mut block)) = objects.arena().map(|a| a.alloc(size)) {
-                let dest = &mut block.bytes_mut()[..len];
+                // A block has at least the bytes asked for (pages, rounded up).
+                let short = || format!("object {id}: the store gave fewer than {size} bytes");
+                let dest = block.bytes_mut().get_mut(..len).ok_or_else(short)?;
                 client
                     .pull(addr, &key(&id), size, dest, PULL_CHUNK)
                     .await
                     .map_err(fetched)?;
-                check(&block.bytes()[..len])?;
+                check(block.bytes().get(..len).ok_or_else(short)?)?;
                 return Ok(Object::Value {
                     codec,
                     data: Data::Shared(block),

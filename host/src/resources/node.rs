@@ -239,20 +239,24 @@ impl NodeResources {
         ))
     }
 
+    /// Whether what is free now covers `request` (unit by unit, as
+    /// [`NodeResources::try_allocate`] would take it).
+    pub fn fits(&self, request: &Request) -> bool {
+        let fits = |u: &Units, q| Units::pick(&u.free, &u.capacity, q).is_some();
+        request.memory <= self.memory_free
+            && fits(&self.cpu, request.cpu)
+            && fits(&self.gpu, request.gpu)
+            && request
+                .custom
+                .iter()
+                .all(|(name, q)| self.custom.get(name).is_some_and(|u| fits(u, *q)))
+    }
+
     /// Takes what `request` needs, all or nothing.
     pub fn try_allocate(&mut self, request: &Request) -> Option<Allocation> {
-        if request.memory > self.memory_free {
-            return None;
-        }
         // Check every unit resource before taking any.
-        let fits = |u: &Units, q| Units::pick(&u.free, &u.capacity, q).is_some();
-        if !fits(&self.cpu, request.cpu) || !fits(&self.gpu, request.gpu) {
+        if !self.fits(request) {
             return None;
-        }
-        for (name, q) in &request.custom {
-            if !self.custom.get(name).is_some_and(|u| fits(u, *q)) {
-                return None;
-            }
         }
         let mut custom = BTreeMap::new();
         for (name, q) in &request.custom {

@@ -90,7 +90,7 @@ impl ResourcePool {
     /// and what is free covers it.
     pub fn fits_now(&self, request: &Request) -> bool {
         let s = self.state.lock();
-        s.queued == 0 && request.fits(&s.node.available())
+        s.queued == 0 && s.node.fits(request)
     }
 
     /// Ready tasks waiting for resources now.

@@ -5,22 +5,12 @@
 use std::time::Duration;
 
 use super::harness::{wait_within, Cluster};
+use crate::node::tls_fixture;
 use crate::support::{component, success_stdout};
-
-/// A test-only certificate (valid for 127.0.0.1) or its key
-/// (`http/tests/tls/README.md`).
-fn fixture(name: &str) -> String {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../http/tests/tls")
-        .join(name)
-        .to_str()
-        .expect("a UTF-8 path")
-        .to_string()
-}
 
 #[test]
 fn nodes_with_a_certificate_talk_over_tls_and_refuse_plain_peers() {
-    let (cert, key) = (fixture("cert.pem"), fixture("key.pem"));
+    let (cert, key) = (tls_fixture("cert.pem"), tls_fixture("key.pem"));
     let tls = ["--tls-cert", cert.as_str(), "--tls-key", key.as_str()];
     let node2 = [
         "--tls-cert",
