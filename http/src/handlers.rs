@@ -136,6 +136,7 @@ async fn dispatch(state: &State, r: Route<'_>, req: Request<Incoming>) -> Answer
                     compiles: node.compile_stats(),
                     guest_memory: node.guest_memory(),
                     inline_bytes: node.object_store_stats().inline_bytes,
+                    actors: node.actor_counts(),
                 },
             );
             crate::metrics::write_cluster(&mut text, &node.cluster_stats());

@@ -161,6 +161,9 @@ pub(crate) struct Bounds {
     /// Bytes of the inline budget in use (small values and every
     /// object's metadata).
     pub inline_bytes: usize,
+    /// Live actors whose instance is on the node, and stubs of actors
+    /// living on other nodes.
+    pub actors: (usize, usize),
 }
 
 /// Writes the gauges and counters of the node's bounds: deployed
@@ -170,10 +173,11 @@ pub(crate) struct Bounds {
 /// `wray_compiles_total`, `wray_compiles_timed_out_total`,
 /// `wray_components_refused_before_compile_total`), guest memory
 /// (`wray_guest_memory_bytes` and its `_limit`) and the store's inline
-/// bytes (`wray_object_store_inline_bytes`).
+/// bytes (`wray_object_store_inline_bytes`), actors (`wray_actors_live`,
+/// `wray_actor_stubs`).
 pub(crate) fn write_bounds(s: &mut String, b: &Bounds) {
     let c = &b.components;
-    let gauges: [(&str, &str, u64); 13] = [
+    let gauges: [(&str, &str, u64); 15] = [
         (
             "wray_components",
             "Component names deployed.",
@@ -238,6 +242,16 @@ pub(crate) fn write_bounds(s: &mut String, b: &Bounds) {
             "wray_object_store_inline_bytes",
             "Bytes of the store's inline budget in use: small values and every object's metadata.",
             b.inline_bytes as u64,
+        ),
+        (
+            "wray_actors_live",
+            "Live actors whose instance is on this node.",
+            b.actors.0 as u64,
+        ),
+        (
+            "wray_actor_stubs",
+            "Live actors on other nodes that this node sends calls to.",
+            b.actors.1 as u64,
         ),
     ];
     for (name, help, value) in gauges {
@@ -361,6 +375,7 @@ mod tests {
                 },
                 guest_memory: (1 << 20, 1 << 30),
                 inline_bytes: 344,
+                actors: (2, 1),
             },
         );
         for line in [
@@ -370,6 +385,8 @@ mod tests {
             "wray_compiles_total 7",
             "wray_guest_memory_bytes 1048576",
             "wray_object_store_inline_bytes 344",
+            "wray_actors_live 2",
+            "wray_actor_stubs 1",
             "# TYPE wray_compiles_total counter",
         ] {
             assert!(text.lines().any(|l| l == line), "{line} in:\n{text}");

@@ -7,16 +7,19 @@
 
 use std::sync::{Arc, Weak};
 
-use wray_control_plane::{NodeEvent, NodeRecord, NodeView};
+use wray_control_plane::{ActorId, NodeEvent, NodeRecord, NodeView};
 use wray_peer::PeerClient;
 
-use crate::cluster::protocol::{decode, encode, Release, RunTask, TaskDone, RELEASE, RUN_TASK};
+use crate::cluster::actors;
+use crate::cluster::protocol::{
+    decode, encode, Release, RunTask, TaskDone, WireError, RELEASE, RUN_TASK,
+};
 use crate::cluster::transfer::{receive, ship};
 use crate::error::{ErrorKind, TaskError};
 use crate::objects::Object;
 use crate::proto::Request;
 use crate::scheduler::remote::{Local, Placement, Remote};
-use crate::scheduler::task::{PendingTask, Task};
+use crate::scheduler::task::{Actor, PendingTask, Task};
 use crate::scheduler::Scheduler;
 
 /// How many times a task is run again after the node running it died or
@@ -48,7 +51,7 @@ pub(crate) struct Forwarder {
 }
 
 /// Why one attempt at a forwarded task did not end with its results.
-enum Failure {
+pub(crate) enum Failure {
     /// The node died or could not be reached: worth another node.
     Lost(String),
     /// Cancelled here.
@@ -150,10 +153,10 @@ impl Forwarder {
         let mut attempt = 0;
         let failure = loop {
             // Counted as sent to `node` since it was placed there.
-            let attempted = self.attempt(&sched, &spec, &node).await;
+            let attempted = self.attempt(&sched, &spec, &node, false).await;
             self.unsend(&node, &spec.request);
             let failure = match attempted {
-                Ok(()) => return,
+                Ok(_) => return,
                 Err(f) => f,
             };
             let Failure::Lost(why) = &failure else {
@@ -198,18 +201,21 @@ impl Forwarder {
     }
 
     /// One attempt at `spec` on `node`: sent, waited for, its results
-    /// sealed here.
-    async fn attempt(
+    /// sealed here (`detached`: an actor constructor's option). For an
+    /// actor's task: why the actor is dead there, if it is.
+    pub(crate) async fn attempt(
         &self,
         sched: &Arc<Scheduler>,
         spec: &Task,
         node: &str,
-    ) -> Result<(), Failure> {
+        detached: bool,
+    ) -> Result<Option<TaskError>, Failure> {
         let Some(peer) = self.view.get(node) else {
             return Err(Failure::Lost(format!("node {node} left the cluster")));
         };
         let addr = peer.record.peer_address.clone();
         let objects = ship(&sched.objects, &spec.referenced()).map_err(Failure::Failed)?;
+        let actors = actors::refs(sched, &objects, false);
         let component_name = sched
             .functions
             .read()
@@ -219,6 +225,8 @@ impl Forwarder {
             spec: spec.spec.clone(),
             component_name,
             objects,
+            actors,
+            detached,
         })
         .map_err(Failure::Failed)?;
         let mut deaths = self.view.subscribe();
@@ -265,6 +273,7 @@ impl Forwarder {
             let _ = client.call(&to, RELEASE, release).await;
         });
         let (extras, returned) = received.map_err(Failure::Lost)?;
+        actors::learn(sched, &self.view, done.actors, &extras);
         let mut returned: Vec<Option<(wray_control_plane::ObjectId, Object)>> =
             returned.into_iter().map(Some).collect();
         let mut values = Vec::with_capacity(spec.returns.len());
@@ -296,14 +305,14 @@ impl Forwarder {
         for id in &extras {
             sched.objects.release(id);
         }
-        Ok(())
+        Ok(done.actor_died.and_then(WireError::into_error))
     }
 }
 
 impl Forwarder {
     /// Counts a task asking for `request` as sent to `node` (until
     /// [`Forwarder::unsend`]).
-    fn record_sent(&self, node: &str, request: &Request) {
+    pub(crate) fn record_sent(&self, node: &str, request: &Request) {
         let mut sent = self.sent.lock();
         let s = sent.entry(node.to_string()).or_default();
         s.tasks += 1;
@@ -313,7 +322,7 @@ impl Forwarder {
     }
 
     /// Forgets one task asking for `request` sent to `node`.
-    fn unsend(&self, node: &str, request: &Request) {
+    pub(crate) fn unsend(&self, node: &str, request: &Request) {
         let mut sent = self.sent.lock();
         let Some(s) = sent.get_mut(node) else {
             return;
@@ -357,6 +366,23 @@ impl Remote for Forwarder {
             return;
         };
         self.runtime.spawn(me.run(task, node, request));
+    }
+
+    fn run_actor(&self, actor: Arc<Actor>, task: Arc<PendingTask>, dead: Option<TaskError>) {
+        let Some(me) = self.me() else {
+            actor.abandon();
+            return;
+        };
+        self.runtime.spawn(me.run_actor_tasks(actor, task, dead));
+    }
+
+    fn kill_actor(&self, node: &str, actor: ActorId, why: String) {
+        let Some(me) = self.me() else {
+            return;
+        };
+        let node = node.to_string();
+        self.runtime
+            .spawn(async move { me.send_kill(&node, actor, why).await });
     }
 }
 

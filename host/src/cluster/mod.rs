@@ -11,6 +11,8 @@
 //!   retrying it elsewhere when its node is lost);
 //! - `serve`: the other side: running a forwarded task, answering reads
 //!   of object bytes;
+//! - `actors`: actors created on another node: their calls sent there
+//!   from a stub, handles carrying where their actor lives;
 //! - `transfer`: objects shipped inline or pulled in chunks straight into
 //!   the shared-memory store, checked before they are sealed;
 //! - `membership`: this node's record, published as it changes.
@@ -20,6 +22,7 @@
 //!
 //! [`Remote`]: crate::scheduler::remote::Remote
 
+mod actors;
 mod forward;
 mod membership;
 mod protocol;
@@ -71,6 +74,8 @@ pub(crate) struct Cluster {
     server: Mutex<Option<PeerServer>>,
     registration: Arc<Mutex<Option<Registration>>>,
     publisher: tokio::task::JoinHandle<()>,
+    /// Kills the actors created here for a node seen dead.
+    orphans: tokio::task::JoinHandle<()>,
     peer_address: String,
     /// Keeps the scheduler's `Remote` (the scheduler holds it weakly).
     _remote: Arc<dyn crate::scheduler::remote::Remote>,
@@ -145,6 +150,7 @@ impl Cluster {
         let remote: Arc<dyn crate::scheduler::remote::Remote> = forwarder.clone();
         sched.connect_remote(Arc::downgrade(&remote));
         let registration = Arc::new(Mutex::new(Some(registration)));
+        let orphans = runtime.spawn(kill_orphans(Arc::downgrade(&service), view.subscribe()));
         let publisher = runtime.spawn(membership::publish(
             Arc::downgrade(sched),
             started_ms,
@@ -160,6 +166,7 @@ impl Cluster {
             server: Mutex::new(Some(server)),
             registration,
             publisher,
+            orphans,
             peer_address,
             _remote: remote,
         };
@@ -171,6 +178,7 @@ impl Cluster {
     /// `grace`.
     pub(crate) async fn leave(&self, grace: Duration) {
         self.publisher.abort();
+        self.orphans.abort();
         let registration = self.registration.lock().take();
         if let Some(r) = registration {
             if let Err(e) = r.shutdown().await {
@@ -204,6 +212,30 @@ impl Cluster {
     pub(crate) fn stats(&self) -> ClusterStats {
         ClusterStats {
             retried: self.forwarder.retried.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// Kills the actors created here for each node that `events` says died,
+/// until the service goes.
+async fn kill_orphans(
+    service: std::sync::Weak<serve::Service>,
+    mut events: tokio::sync::broadcast::Receiver<wray_control_plane::NodeEvent>,
+) {
+    use tokio::sync::broadcast::error::RecvError;
+    loop {
+        match events.recv().await {
+            Ok(wray_control_plane::NodeEvent::Died(node)) => match service.upgrade() {
+                Some(service) => service.owner_died(&node),
+                None => return,
+            },
+            // Deaths may have been missed: check every owner.
+            Err(RecvError::Lagged(_)) => match service.upgrade() {
+                Some(service) => service.owners_gone(),
+                None => return,
+            },
+            Ok(_) => {}
+            Err(RecvError::Closed) => return,
         }
     }
 }

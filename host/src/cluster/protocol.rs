@@ -9,10 +9,10 @@
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use wray_control_plane::{ObjectId, TaskId};
+use wray_control_plane::{ActorId, ObjectId, TaskId};
 
 use crate::error::{ErrorKind, TaskError};
-use crate::proto::{Codec, TaskSpec};
+use crate::proto::{Codec, Limits, TaskSpec};
 
 /// `call` method: run a task here and answer its results ([`RunTask`] ->
 /// [`TaskDone`]).
@@ -20,6 +20,9 @@ pub(crate) const RUN_TASK: u16 = 1;
 /// `call` method: the owner has what a [`TaskDone`] shipped; the objects
 /// kept for it may go ([`Release`] -> empty).
 pub(crate) const RELEASE: u16 = 2;
+
+/// `call` method: kill an actor living here ([`KillActor`] -> empty).
+pub(crate) const KILL_ACTOR: u16 = 3;
 
 /// Error codes of a refused call (`RemoteError::code`).
 pub(crate) mod code {
@@ -139,7 +142,46 @@ pub(crate) struct RunTask {
     /// Every object its arguments name, and what their values name in
     /// turn.
     pub objects: Vec<Shipped>,
+    /// Where the actors whose handles travel in `objects` live.
+    pub actors: Vec<ActorRef>,
+    /// An actor constructor's: the actor was created detached (it outlives
+    /// its owner node).
+    pub detached: bool,
 }
+
+/// An actor whose handle travels in a message: where it lives, and what a
+/// node that learns of it needs to send it calls.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct ActorRef {
+    /// Its id.
+    pub actor: ActorId,
+    /// The node its instance lives on.
+    pub node: String,
+    /// The receiver owns it from now on (see `actors::refs`).
+    pub owner: bool,
+    /// Its class.
+    pub class: String,
+    /// The content hash of its component.
+    pub component: String,
+    /// Its calls' limits.
+    pub limits: Limits,
+}
+
+/// The longest class name or component hash an [`ActorRef`] may carry.
+pub(crate) const MAX_ACTOR_NAME: usize = 256;
+
+/// Kill this actor, which lives here.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct KillActor {
+    /// The actor.
+    pub actor: ActorId,
+    /// Why (said in its later calls' errors), cut to
+    /// [`MAX_KILL_REASON`] bytes when read.
+    pub why: String,
+}
+
+/// The most bytes of a [`KillActor`]'s reason kept.
+pub(crate) const MAX_KILL_REASON: usize = 1024;
 
 /// How a forwarded task ended.
 #[derive(Debug, Serialize, Deserialize)]
@@ -147,6 +189,10 @@ pub(crate) struct TaskDone {
     /// Its return objects, in order, then every object their values name
     /// (made on the node that ran it).
     pub objects: Vec<Shipped>,
+    /// Where the actors whose handles travel in `objects` live.
+    pub actors: Vec<ActorRef>,
+    /// An actor's task: the actor is dead there, of this.
+    pub actor_died: Option<WireError>,
 }
 
 /// The owner has what was shipped for `task`.

@@ -12,17 +12,22 @@ use std::sync::{Arc, Weak};
 
 use bytes::Bytes;
 use parking_lot::Mutex;
-use wray_control_plane::{NodeView, ObjectId, TaskId, MAX_RETURNS};
+use wray_control_plane::{ActorId, NodeView, ObjectId, TaskId, MAX_RETURNS};
 use wray_peer::{Blob, PeerClient, PeerHandler, PeerIdentity, RemoteError};
 
+use crate::cluster::actors;
 use crate::cluster::protocol::{
-    code, decode, encode, Release, RunTask, TaskDone, RELEASE, RUN_TASK,
+    code, decode, encode, KillActor, Release, RunTask, TaskDone, WireError, KILL_ACTOR,
+    MAX_KILL_REASON, RELEASE, RUN_TASK,
 };
 use crate::cluster::transfer::{id_of_key, receive, ship};
+use crate::error::{ErrorKind, TaskError};
 use crate::id_map::IdMap;
 use crate::objects::{Object, ObjectStore, Subscription};
-use crate::proto::Target;
-use crate::scheduler::task::Task;
+use crate::proto::{Target, TaskSpec};
+use crate::scheduler::actor::Life;
+use crate::scheduler::functions::InUse;
+use crate::scheduler::task::{Actor, Task};
 use crate::scheduler::Scheduler;
 
 /// The most shipments a node keeps for owners at once; past it the
@@ -59,6 +64,10 @@ pub(crate) struct Service {
     /// What was shipped to owners and is kept until they say they have it
     /// (or [`SHIPPED_KEEP`](crate::cluster::protocol::SHIPPED_KEEP) passes), by task, oldest first.
     shipped: Mutex<(IdMap<TaskId, Held>, std::collections::VecDeque<TaskId>)>,
+    /// Actors created here for other nodes (not detached), by the node
+    /// that owns them: they die with it. Pruned of dead ones as it
+    /// reaches the node's actor bound.
+    adopted: Mutex<IdMap<ActorId, String>>,
 }
 
 fn refused(code: u16, message: impl Into<String>) -> RemoteError {
@@ -78,6 +87,7 @@ impl Service {
             client,
             view,
             shipped: Mutex::new(Default::default()),
+            adopted: Mutex::new(Default::default()),
         })
     }
 
@@ -87,58 +97,44 @@ impl Service {
             .ok_or_else(|| refused(code::UNAVAILABLE, "the node is shutting down"))
     }
 
-    /// Runs a forwarded task here; answers its results.
+    /// Runs a forwarded task here (a function, an actor's constructor or
+    /// one of its calls); answers its results.
     async fn run_task(&self, peer: &PeerIdentity, body: &[u8]) -> Result<Bytes, RemoteError> {
         let sched = self.sched()?;
         let RunTask {
             spec,
             component_name,
             objects,
+            actors,
+            detached,
         } = decode("run-task", body).map_err(|m| refused(code::BAD_REQUEST, m))?;
         let bad = |m: String| refused(code::BAD_REQUEST, m);
-        if !matches!(spec.target, Target::Function { .. }) {
-            return Err(bad(format!("task {} is not a function call", spec.id)));
-        }
-        if spec.returns.is_empty() || spec.returns.len() > MAX_RETURNS as usize {
-            return Err(bad(format!(
-                "task {} has {} returns",
-                spec.id,
-                spec.returns.len()
-            )));
-        }
-        for (i, id) in spec.returns.iter().enumerate() {
-            let own = u32::try_from(i).ok().and_then(|i| spec.id.return_object(i));
-            if own != Some(*id) {
-                return Err(bad(format!(
-                    "return {i} of task {} is {id}, not the task's own",
-                    spec.id
-                )));
+        check_returns(&spec).map_err(bad)?;
+        // A call goes to an actor whose instance is here.
+        let actor = match &spec.target {
+            Target::ActorCall { actor, method } => {
+                let found = sched
+                    .actors
+                    .get(actor)
+                    .filter(|a| a.home.is_none() && a.component == spec.component);
+                let Some(found) = found else {
+                    return Err(refused(
+                        code::NOT_FOUND,
+                        format!("no actor {actor} on node {}", sched.node_id),
+                    ));
+                };
+                check_method(&sched, &found, method, spec.args.len()).map_err(bad)?;
+                Some(found)
             }
+            Target::ActorCreate { .. } | Target::Function { .. } => None,
+        };
+        let pin = self.pin(&sched, &spec.component, component_name).await?;
+        if actor.is_none() {
+            sched
+                .pool
+                .check_feasible(&spec.request)
+                .map_err(|m| refused(code::UNAVAILABLE, format!("{m} (node {})", sched.node_id)))?;
         }
-        let pinned = sched.functions.read().pin(&spec.component);
-        let pinned = match (pinned, component_name) {
-            (Some(pin), _) => Some(pin),
-            // Deployed elsewhere a moment ago: this node has not followed
-            // the deploy yet; the function table has it.
-            (None, Some(name)) => {
-                (self.loader)(name).await;
-                sched.functions.read().pin(&spec.component)
-            }
-            (None, None) => None,
-        };
-        let Some(pin) = pinned else {
-            return Err(refused(
-                code::NOT_FOUND,
-                format!(
-                    "component {} is not deployed on node {}",
-                    spec.component, sched.node_id
-                ),
-            ));
-        };
-        sched
-            .pool
-            .check_feasible(&spec.request)
-            .map_err(|m| refused(code::UNAVAILABLE, format!("{m} (node {})", sched.node_id)))?;
         let owner = self
             .view
             .get(&peer.node_id)
@@ -152,7 +148,37 @@ impl Service {
         let (args, _) = receive(&sched.objects, &self.client, &owner, objects, &[])
             .await
             .map_err(|m| refused(code::UNAVAILABLE, m))?;
+        actors::learn(&sched, &self.view, actors, &args);
         let args = Held::new(sched.objects.clone(), args);
+        if let Target::ActorCreate { .. } = &spec.target {
+            let created = sched
+                .adopt_actor(spec, pin)
+                .map_err(|m| refused(code::UNAVAILABLE, m))?;
+            if !detached {
+                self.adopted(&sched, created.id, &peer.node_id);
+            }
+            // The constructor holds its arguments now.
+            drop(args);
+            let mut life = created.life();
+            let died = match life.wait_for(|l| *l != Life::Starting).await {
+                Ok(life) => match &*life {
+                    Life::Dead(cause) => Some(WireError::from(cause)),
+                    Life::Starting | Life::Alive => None,
+                },
+                Err(_) => Some(WireError::from(&TaskError::new(
+                    ErrorKind::ActorDied,
+                    created.class.clone(),
+                    created.id,
+                    format!("node {} shut down", sched.node_id),
+                ))),
+            };
+            let done = TaskDone {
+                objects: Vec::new(),
+                actors: Vec::new(),
+                actor_died: died,
+            };
+            return encode(&done).map_err(|m| refused(code::UNAVAILABLE, m));
+        }
         let returns = spec.returns.clone();
         for id in &returns {
             sched.objects.register_pending(*id);
@@ -164,7 +190,7 @@ impl Service {
             .collect();
         let kept = Held::new(sched.objects.clone(), kept);
         let task_id = spec.id;
-        let mut task = Task::new(spec, None);
+        let mut task = Task::new(spec, actor.clone());
         task.pin = Some(pin);
         sched.submit(task);
         // The task holds its arguments now.
@@ -173,9 +199,88 @@ impl Service {
             sealed(&sched.objects, id).await;
         }
         let objects = ship(&sched.objects, &returns).map_err(|m| refused(code::UNAVAILABLE, m))?;
-        let answer = encode(&TaskDone { objects }).map_err(|m| refused(code::UNAVAILABLE, m))?;
+        let actors = actors::refs(&sched, &objects, true);
+        // Actors here handed to the owner die with it.
+        for r in actors.iter().filter(|r| r.owner && r.node == sched.node_id) {
+            self.adopted(&sched, r.actor, &peer.node_id);
+        }
+        let done = TaskDone {
+            actors,
+            objects,
+            actor_died: actor.and_then(|a| a.dead()).as_ref().map(WireError::from),
+        };
+        let answer = encode(&done).map_err(|m| refused(code::UNAVAILABLE, m))?;
         self.keep(task_id, kept);
         Ok(answer)
+    }
+
+    /// A use of component `hash`, loaded by `name` (from the function
+    /// table) when this node does not have it yet.
+    async fn pin(
+        &self,
+        sched: &Scheduler,
+        hash: &str,
+        name: Option<String>,
+    ) -> Result<InUse, RemoteError> {
+        let pinned = sched.functions.read().pin(hash);
+        let pinned = match (pinned, name) {
+            (Some(pin), _) => Some(pin),
+            // Deployed elsewhere a moment ago: this node has not followed
+            // the deploy yet; the function table has it.
+            (None, Some(name)) => {
+                (self.loader)(name).await;
+                sched.functions.read().pin(hash)
+            }
+            (None, None) => None,
+        };
+        pinned.ok_or_else(|| {
+            refused(
+                code::NOT_FOUND,
+                format!("component {hash} is not deployed on node {}", sched.node_id),
+            )
+        })
+    }
+
+    /// Notes that actor `actor`, created here, is owned by node `owner`:
+    /// it dies when that node is seen dead.
+    fn adopted(&self, sched: &Scheduler, actor: ActorId, owner: &str) {
+        let mut adopted = self.adopted.lock();
+        if adopted.len() >= sched.config.max_live_actors() {
+            adopted.retain(|id, _| sched.actors.get(id).is_some_and(|a| a.dead().is_none()));
+        }
+        adopted.insert(actor, owner.to_string());
+    }
+
+    /// Kills the actors created here for nodes not alive any more.
+    pub(crate) fn owners_gone(&self) {
+        let owners: std::collections::BTreeSet<String> =
+            self.adopted.lock().values().cloned().collect();
+        for owner in owners {
+            if self.view.state(&owner) != Some(wray_control_plane::NodeState::Alive) {
+                self.owner_died(&owner);
+            }
+        }
+    }
+
+    /// Kills the actors created here for node `owner`, which died
+    /// (detached ones live on).
+    pub(crate) fn owner_died(&self, owner: &str) {
+        let Ok(sched) = self.sched() else {
+            return;
+        };
+        let orphans: Vec<ActorId> = {
+            let mut adopted = self.adopted.lock();
+            let orphans = adopted
+                .iter()
+                .filter(|(_, o)| o.as_str() == owner)
+                .map(|(id, _)| *id)
+                .collect::<Vec<_>>();
+            adopted.retain(|_, o| o.as_str() != owner);
+            orphans
+        };
+        for id in orphans {
+            sched.kill_actor(id, &format!("the death of its owner, node {owner}"));
+        }
     }
 
     /// Keeps `held` (a task's results) until its owner releases them or
@@ -215,6 +320,55 @@ impl Service {
     /// The tasks whose shipments are kept now (for the sweeper).
     pub(crate) fn kept_tasks(&self) -> Vec<TaskId> {
         self.shipped.lock().1.iter().copied().collect()
+    }
+}
+
+/// Checks that `spec`'s return ids are its own (`task.return_object(i)`),
+/// as many as a function or call may have, none for a constructor.
+fn check_returns(spec: &TaskSpec) -> Result<(), String> {
+    let count = spec.returns.len();
+    match &spec.target {
+        Target::ActorCreate { actor, .. } => {
+            if *actor != spec.id || count != 0 {
+                return Err(format!("task {} is not its actor's constructor", spec.id));
+            }
+        }
+        Target::Function { .. } | Target::ActorCall { .. } => {
+            if count == 0 || count > MAX_RETURNS as usize {
+                return Err(format!("task {} has {count} returns", spec.id));
+            }
+        }
+    }
+    for (i, id) in spec.returns.iter().enumerate() {
+        let own = u32::try_from(i).ok().and_then(|i| spec.id.return_object(i));
+        if own != Some(*id) {
+            return Err(format!(
+                "return {i} of task {} is {id}, not the task's own",
+                spec.id
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks that `actor`'s class has method `method` taking `args`
+/// arguments.
+fn check_method(sched: &Scheduler, actor: &Actor, method: &str, args: usize) -> Result<(), String> {
+    let record = sched.component(&actor.component);
+    let found = record
+        .as_ref()
+        .and_then(|r| r.actor_method(&actor.class, method));
+    match found {
+        None => Err(format!(
+            "actor class `{}` has no method `{method}`",
+            actor.class
+        )),
+        Some(f) if f.num_args() != args => Err(format!(
+            "`{}.{method}` takes {} arguments, got {args}",
+            actor.class,
+            f.num_args()
+        )),
+        Some(_) => Ok(()),
     }
 }
 
@@ -261,6 +415,21 @@ impl PeerHandler for Service {
     ) -> Result<Bytes, RemoteError> {
         match method {
             RUN_TASK => self.run_task(peer, &body).await,
+            KILL_ACTOR => {
+                let KillActor { actor, mut why } =
+                    decode("kill-actor", &body).map_err(|m| refused(code::BAD_REQUEST, m))?;
+                let sched = self.sched()?;
+                // Only an actor whose instance lives here, not a stub.
+                if sched.actors.get(&actor).is_some_and(|a| a.home.is_none()) {
+                    let mut cut = why.len().min(MAX_KILL_REASON);
+                    while !why.is_char_boundary(cut) {
+                        cut -= 1;
+                    }
+                    why.truncate(cut);
+                    sched.kill_actor(actor, &format!("node {} ({why})", peer.node_id));
+                }
+                Ok(Bytes::new())
+            }
             RELEASE => {
                 let Release { task } =
                     decode("release", &body).map_err(|m| refused(code::BAD_REQUEST, m))?;

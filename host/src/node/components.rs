@@ -94,6 +94,12 @@ impl Node {
         (budget.used() as u64, budget.limit() as u64)
     }
 
+    /// Live actors whose instance is on this node, and stubs of actors
+    /// living on other nodes of its cluster that it sends calls to.
+    pub fn actor_counts(&self) -> (usize, usize) {
+        (self.sched.actors.live(), self.sched.actors.stubs())
+    }
+
     /// Counters of the node's compiles: its slots, compiles started,
     /// running and at most at once, given up on past the time limit, and
     /// components refused before compiling.

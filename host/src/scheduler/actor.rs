@@ -50,8 +50,34 @@ struct Inner<T> {
     running_cancel: Option<CancelToken>,
     /// Whether its last handle is gone: it exits once idle.
     released: bool,
+    /// Whether another node owns it now (see [`Mailbox::hand_over`]).
+    handed_over: bool,
     /// Keeps its component's version loaded while it lives.
     pin: Option<InUse>,
+}
+
+/// Where an actor whose instance lives on another node of the cluster
+/// runs: its mailbox here (a stub) orders this node's calls and sends
+/// each, one at a time, to that node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Home {
+    /// The node its instance lives on.
+    pub node: String,
+    /// Whether this node owns it (created it, or was handed it): the
+    /// owner's stub dying (killed, its last handle dropped, its job
+    /// ended) kills the actor there; another node's stub only forgets it.
+    pub owner: bool,
+}
+
+/// An actor's life as its waiters see it ([`Mailbox::life`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Life {
+    /// Its constructor has not ended yet.
+    Starting,
+    /// Its constructor ended and it is alive.
+    Alive,
+    /// It died, of this.
+    Dead(TaskError),
 }
 
 /// One actor of a node: its identity, its queue and its state.
@@ -62,7 +88,12 @@ pub(crate) struct Mailbox<T> {
     pub component: Arc<str>,
     /// Limits of each call (unless the call sets its own).
     pub limits: Limits,
+    /// Where its instance lives, when not on this node.
+    pub home: Option<Home>,
+    /// Created detached: it outlives its handles (and its owner node).
+    pub detached: bool,
     inner: Mutex<Inner<T>>,
+    life: tokio::sync::watch::Sender<Life>,
 }
 
 impl<T: Queued> Mailbox<T> {
@@ -72,6 +103,9 @@ impl<T: Queued> Mailbox<T> {
             class,
             component,
             limits,
+            home: None,
+            detached: false,
+            life: tokio::sync::watch::Sender::new(Life::Starting),
             inner: Mutex::new(Inner {
                 queue: VecDeque::new(),
                 running: false,
@@ -80,9 +114,44 @@ impl<T: Queued> Mailbox<T> {
                 admitted: false,
                 running_cancel: None,
                 released: false,
+                handed_over: false,
                 pin: None,
             }),
         }
+    }
+
+    /// The same actor living on another node (`home`): admitted at once
+    /// (the resources it holds are that node's).
+    pub fn elsewhere(mut self, home: Home) -> Self {
+        self.home = Some(home);
+        self.inner.get_mut().admitted = true;
+        self
+    }
+
+    /// The same actor, created detached.
+    pub fn detached(mut self, detached: bool) -> Self {
+        self.detached = detached;
+        self
+    }
+
+    /// Notes that another node owns the actor now (it created the actor
+    /// here, or this node sent it the actor's handle in a task's
+    /// results): its handles here dropping no longer end it (an actor
+    /// here waits for its owner's kill; a stub here only forgets it).
+    pub fn hand_over(&self) {
+        self.inner.lock().handed_over = true;
+    }
+
+    /// Whether this node owns the actor: it ends the actor when its
+    /// handles here are gone.
+    pub fn owned_here(&self) -> bool {
+        let handed_over = self.inner.lock().handed_over;
+        !handed_over && self.home.as_ref().is_none_or(|h| h.owner)
+    }
+
+    /// Watches the actor's life: its constructor's end, its death.
+    pub fn life(&self) -> tokio::sync::watch::Receiver<Life> {
+        self.life.subscribe()
     }
 
     /// Keeps `pin` (its component's version) until the actor dies.
@@ -118,8 +187,9 @@ impl<T: Queued> Mailbox<T> {
         if inner.dead.is_some() {
             return None;
         }
-        inner.dead = Some(cause);
+        inner.dead = Some(cause.clone());
         inner.pin = None;
+        self.life.send_replace(Life::Dead(cause));
         if let Some(token) = &inner.running_cancel {
             token.cancel();
         }
@@ -129,7 +199,11 @@ impl<T: Queued> Mailbox<T> {
     /// Notes that the actor's last handle is gone (see
     /// [`Mailbox::exit_if_released`]).
     pub fn release(&self) {
-        self.inner.lock().released = true;
+        let mut inner = self.inner.lock();
+        // Another node owns an actor here now: its kill ends it.
+        if !(inner.handed_over && self.home.is_none()) {
+            inner.released = true;
+        }
     }
 
     /// Marks the actor dead of `cause()` if its last handle is gone and
@@ -145,8 +219,10 @@ impl<T: Queued> Mailbox<T> {
         if !inner.released || inner.running || !inner.queue.is_empty() || inner.dead.is_some() {
             return None;
         }
-        inner.dead = Some(cause());
+        let cause = cause();
+        inner.dead = Some(cause.clone());
         inner.pin = None;
+        self.life.send_replace(Life::Dead(cause));
         Some(inner.allocation.take())
     }
 
@@ -189,10 +265,23 @@ impl<T: Queued> Mailbox<T> {
         match instance {
             Some(instance) if !died && inner.dead.is_none() => {
                 keep(instance);
+                self.constructed();
                 None
             }
             other => other,
         }
+    }
+
+    /// Notes that the actor's constructor ended well (its instance is
+    /// kept, here or on its home node).
+    pub fn constructed(&self) {
+        self.life.send_if_modified(|life| {
+            let starting = *life == Life::Starting;
+            if starting {
+                *life = Life::Alive;
+            }
+            starting
+        });
     }
 
     /// Records `cancel` as the running task's, so that `kill` stops it; a

@@ -14,10 +14,18 @@ use crate::scheduler::task::Actor;
 /// forgotten one reads as a call to an unknown actor).
 pub const MAX_DEAD_ACTORS: usize = 10_000;
 
+/// Live stubs of actors living on other nodes (see `actor::Home`) a node
+/// keeps at once; past it, a new one is refused (a creation fails with an
+/// error, a handle arriving from another node is not followed).
+pub const MAX_STUBS: usize = 65_536;
+
 #[derive(Default)]
 struct Inner {
     actors: IdMap<ActorId, Arc<Actor>>,
+    /// Live actors whose instance is here.
     live: usize,
+    /// Live stubs.
+    stubs: usize,
     dead: VecDeque<ActorId>,
 }
 
@@ -31,8 +39,13 @@ impl ActorTable {
     /// Adds a new (live) actor.
     pub fn insert(&self, actor: Arc<Actor>) {
         let mut inner = self.inner.lock();
+        let stub = actor.home.is_some();
         if inner.actors.insert(actor.id, actor).is_none() {
-            inner.live += 1;
+            if stub {
+                inner.stubs += 1;
+            } else {
+                inner.live += 1;
+            }
         }
     }
 
@@ -45,10 +58,14 @@ impl ActorTable {
     /// the first time only).
     pub fn died(&self, id: ActorId) {
         let mut inner = self.inner.lock();
-        if !inner.actors.contains_key(&id) {
+        let Some(stub) = inner.actors.get(&id).map(|a| a.home.is_some()) else {
             return;
+        };
+        if stub {
+            inner.stubs = inner.stubs.saturating_sub(1);
+        } else {
+            inner.live = inner.live.saturating_sub(1);
         }
-        inner.live = inner.live.saturating_sub(1);
         inner.dead.push_back(id);
         while inner.dead.len() > MAX_DEAD_ACTORS {
             if let Some(old) = inner.dead.pop_front() {
@@ -57,9 +74,14 @@ impl ActorTable {
         }
     }
 
-    /// Actors alive now.
+    /// Actors alive now whose instance is here.
     pub fn live(&self) -> usize {
         self.inner.lock().live
+    }
+
+    /// Live stubs of actors living on other nodes.
+    pub fn stubs(&self) -> usize {
+        self.inner.lock().stubs
     }
 
     /// The actors of job `job`, live or dead.
@@ -77,6 +99,7 @@ impl ActorTable {
     pub fn drain(&self) -> Vec<Arc<Actor>> {
         let mut inner = self.inner.lock();
         inner.live = 0;
+        inner.stubs = 0;
         inner.dead.clear();
         inner.actors.drain().map(|(_, a)| a).collect()
     }

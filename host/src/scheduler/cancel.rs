@@ -77,6 +77,13 @@ impl Scheduler {
             format!("killed by {by}"),
         );
         let killed = self.actor_died(&actor, cause);
+        // A stub's owner takes the actor along as it dies; another node
+        // holding a handle kills it as Ray lets any handle's holder.
+        if let (Some(home), Some(remote)) = (&actor.home, self.remote()) {
+            if !home.owner {
+                remote.kill_actor(&home.node, id, format!("killed by {by}"));
+            }
+        }
         if killed {
             // The constructor, if it has not run yet, never will.
             let _ = self.cancel(id, true, false);

@@ -190,6 +190,13 @@ impl Scheduler {
         if let Some(executor) = self.executor() {
             executor.drop_actor(actor.id);
         }
+        // The owner's stub of an actor living elsewhere takes it along.
+        if let (Some(home), Some(remote)) = (&actor.home, self.remote()) {
+            if actor.owned_here() {
+                let why = actor.dead().map(|c| c.message).unwrap_or_default();
+                remote.kill_actor(&home.node, actor.id, why);
+            }
+        }
         self.actors.died(actor.id);
         if let Some(a) = allocation {
             self.release_resources(&a);
@@ -199,8 +206,17 @@ impl Scheduler {
 
     /// Starts the head of `actor`'s queue on the executor if it is ready
     /// and nothing of the actor is running.
+    /// An actor living on another node (a stub, see `actor::Home`) has
+    /// its calls sent there by the cluster.
     pub(crate) fn run_actor_next(self: &Arc<Self>, actor: &Arc<Actor>) {
         if let Some((task, dead)) = actor.take_next() {
+            if actor.home.is_some() {
+                match self.remote() {
+                    Some(remote) => remote.run_actor(actor.clone(), task, dead),
+                    None => actor.abandon(),
+                }
+                return;
+            }
             match self.executor() {
                 Some(executor) => executor.run_actor(actor.clone(), task, dead),
                 None => actor.abandon(),

@@ -94,9 +94,12 @@ impl Scheduler {
             let Some(spec) = spec.as_ref() else {
                 return; // cancelled
             };
+            // A stub's constructor goes to its home node as its calls do
+            // (the resources it holds are that node's).
             let actor = match &spec.target {
                 Target::ActorCall { .. } => spec.actor.clone(),
-                _ => None,
+                Target::ActorCreate { .. } => spec.actor.clone().filter(|a| a.home.is_some()),
+                Target::Function { .. } => None,
             };
             (
                 spec.entry.clone(),

@@ -23,6 +23,9 @@
 //!   `placement`: the placement step (here, or infeasible; forwarding in a
 //!   cluster).
 //! - `cancel`: cancelling tasks and killing actors.
+//! - `remote`: the door to the other nodes of a cluster (`Remote`);
+//!   `adopt`: actors another node created here, and stubs of actors
+//!   living on other nodes (an actor's `Home`).
 //!
 //! Submission registers the task's return objects as pending, subscribes to
 //! each dependency, and queues the task when the last one is sealed: remote
@@ -33,6 +36,7 @@
 
 pub(crate) mod actor;
 pub(crate) mod actor_table;
+pub(crate) mod adopt;
 pub(crate) mod blocking;
 pub(crate) mod cancel;
 pub mod core;

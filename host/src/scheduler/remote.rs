@@ -5,8 +5,11 @@
 
 use std::sync::Arc;
 
+use wray_control_plane::ActorId;
+
+use crate::error::TaskError;
 use crate::proto::Request;
-use crate::scheduler::task::PendingTask;
+use crate::scheduler::task::{Actor, PendingTask};
 
 /// Where a task runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,4 +47,14 @@ pub(crate) trait Remote: Send + Sync {
     /// node `node`, where it was placed, sealing its return objects here
     /// when it ends (or with its error).
     fn forward(&self, task: Arc<PendingTask>, node: String, request: Request);
+
+    /// Runs `task` (the constructor or a call, taken from the head of the
+    /// queue of `actor`, a stub whose instance lives on another node;
+    /// `dead`: why the actor is dead, if it is) on the actor's node, then
+    /// the next ones as the executor's `run_actor` does here.
+    fn run_actor(&self, actor: Arc<Actor>, task: Arc<PendingTask>, dead: Option<TaskError>);
+
+    /// Kills actor `actor` on node `node`, where it lives, because of
+    /// `why` (best effort: a node that died took it along).
+    fn kill_actor(&self, node: &str, actor: ActorId, why: String);
 }

@@ -14,6 +14,8 @@ use crate::proto::{
     actor_handle_object, Arg, LimitOptions, Limits, Request, ResourceOptions, Target, TaskOptions,
     TaskSpec,
 };
+use crate::scheduler::actor::Home;
+use crate::scheduler::actor_table::MAX_STUBS;
 use crate::scheduler::core::Scheduler;
 use crate::scheduler::functions::Callee;
 use crate::scheduler::remote::Placement;
@@ -75,6 +77,15 @@ fn check_call(
         }
         _ => Ok(()),
     }
+}
+
+/// What a call is checked against: the function-table row it resolved to
+/// (`None`: it names nothing), or nothing here (a call to an actor that
+/// lives on another node, whose component this node has not loaded: that
+/// node checks it).
+enum Against<'a> {
+    Row(Option<&'a FunctionRecord>),
+    Elsewhere,
 }
 
 /// One submission from a guest: who submits, the new task's id, its
@@ -175,7 +186,7 @@ impl Scheduler {
     #[allow(clippy::too_many_arguments)]
     fn check_and_resolve(
         &self,
-        found: Option<&FunctionRecord>,
+        found: Against<'_>,
         missing: impl FnOnce() -> String,
         label: &str,
         call: &Submission,
@@ -202,7 +213,13 @@ impl Scheduler {
             );
             return Err((ErrorKind::System, msg));
         }
-        check_call(found, missing, label, call.args.len(), returns)?;
+        let found = match found {
+            Against::Row(found) => {
+                check_call(found, missing, label, call.args.len(), returns)?;
+                found
+            }
+            Against::Elsewhere => None,
+        };
         let none = Declared::default();
         let declared = found.map_or(&none, |f| &f.declared);
         let invalid = |m| (ErrorKind::InvalidArgument, m);
@@ -255,7 +272,7 @@ impl Scheduler {
         let found = resolved.as_ref().and_then(|r| r.record.function(&function));
         let label = qualified(component, function.clone());
         let checked = self.check_and_resolve(
-            found,
+            Against::Row(found),
             || match &resolved {
                 Some(r) => {
                     format!(
@@ -345,7 +362,7 @@ impl Scheduler {
             .map_or_else(|| Arc::from(""), |r| r.hash.clone());
         // Actors use no CPU unless they ask (Ray's default for running).
         let checked = self.check_and_resolve(
-            found,
+            Against::Row(found),
             || match &resolved {
                 Some(r) => format!("component `{}` has no actor class `{class}`", r.record.name),
                 None => self.not_deployed(component),
@@ -357,30 +374,35 @@ impl Scheduler {
             self.config.limits(),
         );
         let checked = checked.and_then(|(request, limits, placement)| {
-            if let Placement::Node(node) = placement {
-                if let Some(remote) = self.remote() {
-                    remote.unplace(&node, &request);
+            let full = match &placement {
+                Placement::Here => {
+                    let live = self.actors.live();
+                    (live >= self.config.max_live_actors()).then(|| {
+                        format!(
+                            "the node has {live} live actors, the most it allows \
+                             (max_actors); kill an actor first"
+                        )
+                    })
                 }
-                let msg = format!(
-                    "actor `{class}` asks for {request}, which node {} cannot give now; node \
-                     {node} could, but actors are created on their creator's node in this \
-                     version (ask for what this node has)",
-                    self.node_id
-                );
-                return Err((ErrorKind::Infeasible, msg));
-            }
-            let resolved = (request, limits);
-            let live = self.actors.live();
-            if live >= self.config.max_live_actors() {
-                let msg = format!(
-                    "the node has {live} live actors, the most it allows (max_actors); \
-                     kill an actor first"
-                );
+                Placement::Node(_) => {
+                    let stubs = self.actors.stubs();
+                    (stubs >= MAX_STUBS).then(|| {
+                        format!(
+                            "the node keeps {stubs} actors living on other nodes, the most \
+                             it keeps ({MAX_STUBS}); kill an actor first"
+                        )
+                    })
+                }
+            };
+            if let Some(msg) = full {
+                if let (Placement::Node(node), Some(remote)) = (&placement, self.remote()) {
+                    remote.unplace(node, &request);
+                }
                 return Err((ErrorKind::System, msg));
             }
-            Ok(resolved)
+            Ok((request, limits, placement))
         });
-        let (request, limits) = match checked {
+        let (request, limits, placement) = match checked {
             Ok(resolved) => resolved,
             Err((kind, message)) => {
                 let actor = Arc::new(Actor::new(id, class, hash.clone(), self.config.limits()));
@@ -393,7 +415,13 @@ impl Scheduler {
         };
         // Checked above: a class of no component has no constructor.
         let pin = resolved.map(|r| r.pin);
-        let actor = Arc::new(Actor::new(id, class.clone(), hash.clone(), limits));
+        let mut actor = Actor::new(id, class.clone(), hash.clone(), limits);
+        if let Placement::Node(node) = placement {
+            // Created there; this node keeps a stub ordering its calls.
+            actor = actor.elsewhere(Home { node, owner: true });
+        }
+        let actor = actor.detached(call.options.detached);
+        let actor = Arc::new(actor);
         actor.keep(pin.clone());
         self.actors.insert(actor.clone());
         let spec = TaskSpec {
@@ -447,9 +475,13 @@ impl Scheduler {
                 functions.pin(&actor.component),
             )
         };
-        let found = record
-            .as_ref()
-            .and_then(|r| r.actor_method(&actor.class, &method));
+        let found = match &record {
+            Some(r) => Against::Row(r.actor_method(&actor.class, &method)),
+            // A stub of an actor whose component this node has not loaded:
+            // its node checks the call.
+            None if actor.home.is_some() => Against::Elsewhere,
+            None => Against::Row(None),
+        };
         let checked = self.check_and_resolve(
             found,
             || format!("actor class `{}` has no method `{method}`", actor.class),

@@ -76,22 +76,13 @@ pub(super) async fn serve(
             },
             _ = closing.wait_for(|c| *c) => return,
         };
-        // A started request finishes (within the request timeout) even if
-        // the server stops meanwhile; the server's grace bounds the wait.
-        match timeout(cfg.request_timeout, request(&mut io, &shared, &peer, raw)).await {
-            Ok(Ok(())) => {}
-            Ok(Err(why)) => {
-                tracing::warn!("peer {} ({addr}): {why}; closing", peer.node_id);
-                return;
-            }
-            Err(_) => {
-                tracing::warn!(
-                    "peer {} ({addr}): request took longer than {:?}; closing",
-                    peer.node_id,
-                    cfg.request_timeout
-                );
-                return;
-            }
+        // A started request finishes even if the server stops meanwhile;
+        // the server's grace bounds the wait. Its body and its answer each
+        // get the request timeout; the handler takes as long as it takes
+        // (a forwarded task runs for as long as its own limit).
+        if let Err(why) = request(&mut io, &shared, &peer, raw).await {
+            tracing::warn!("peer {} ({addr}): {why}; closing", peer.node_id);
+            return;
         }
     }
 }
@@ -184,7 +175,7 @@ async fn request(
         );
         return Err(protocol_error(io, header.id, why).await);
     }
-    let body = read_body(io, header.len)
+    let body = within(cfg.request_timeout, read_body(io, header.len))
         .await
         .map_err(|e| format!("reading a {:?} body: {e}", header.kind))?;
     let id = header.id;
@@ -204,8 +195,20 @@ async fn request(
                 );
                 return Err(protocol_error(io, id, why).await);
             }
-            Ok(answer) => write_frame(io, Kind::CallOk, id, &[&answer]).await,
-            Err(e) => remote_error(io, id, e.code, &e.message).await,
+            Ok(answer) => {
+                within(
+                    cfg.request_timeout,
+                    write_frame(io, Kind::CallOk, id, &[&answer]),
+                )
+                .await
+            }
+            Err(e) => {
+                within(
+                    cfg.request_timeout,
+                    remote_error(io, id, e.code, &e.message),
+                )
+                .await
+            }
         }
     } else {
         let r = match ReadRequest::decode(&body) {
@@ -231,12 +234,36 @@ async fn request(
                     );
                 }
                 // Straight from the handler's slice to the socket.
-                write_frame(io, Kind::ReadData, id, &[&blob[..n]]).await
+                within(
+                    cfg.request_timeout,
+                    write_frame(io, Kind::ReadData, id, &[&blob[..n]]),
+                )
+                .await
             }
-            Err(e) => remote_error(io, id, e.code, &e.message).await,
+            Err(e) => {
+                within(
+                    cfg.request_timeout,
+                    remote_error(io, id, e.code, &e.message),
+                )
+                .await
+            }
         }
     };
     written.map_err(|e| format!("writing an answer: {e}"))
+}
+
+/// `io` bounded by `limit`: past it, a `TimedOut` error.
+async fn within<T>(
+    limit: std::time::Duration,
+    io: impl std::future::Future<Output = std::io::Result<T>>,
+) -> std::io::Result<T> {
+    match timeout(limit, io).await {
+        Ok(result) => result,
+        Err(_) => Err(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("took longer than {limit:?}"),
+        )),
+    }
 }
 
 async fn remote_error(
@@ -251,11 +278,14 @@ async fn remote_error(
 /// Sends a `ProtocolError` frame with `why` (best effort) and shuts the
 /// connection down; returns `why`.
 async fn protocol_error(io: &mut BoxStream, id: u64, why: String) -> String {
-    let _ = write_frame(
-        io,
-        Kind::ProtocolError,
-        id,
-        &[crate::frame::clip(&why).as_bytes()],
+    let _ = timeout(
+        crate::config::DEFAULT_REQUEST_TIMEOUT,
+        write_frame(
+            io,
+            Kind::ProtocolError,
+            id,
+            &[crate::frame::clip(&why).as_bytes()],
+        ),
     )
     .await;
     let _ = io.shutdown().await;

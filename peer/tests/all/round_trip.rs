@@ -1,6 +1,7 @@
 //! Calls, reads and a 64 MiB pull, byte-identical.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use wray_peer::{PeerError, DEFAULT_CHUNK};
@@ -161,4 +162,23 @@ async fn a_wrong_token_is_an_auth_error_and_no_server_is_a_connect_error() {
         .unwrap_err();
     assert!(matches!(e, PeerError::Connect { .. }), "{e}");
     assert!(e.is_retryable());
+}
+
+/// The request timeout bounds a request's body and its answer, not the
+/// handler: a call whose handler runs past it (a forwarded task running
+/// for minutes) is answered, as long as the client waits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handler_running_past_the_request_timeout_still_answers() {
+    let mut server_cfg = config();
+    server_cfg.request_timeout = Duration::from_millis(200);
+    let handler = Arc::new(TestHandler::default());
+    let (_s, addr) = server(server_cfg, handler.clone()).await;
+    let c = client(config());
+    let call = tokio::spawn(async move { c.call(&addr, BLOCK, Bytes::from_static(b"late")).await });
+    handler.entered.notified().await;
+    // Held in the handler for three times the server's request timeout.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    handler.release.notify_one();
+    let got = call.await.unwrap().unwrap();
+    assert_eq!(got, Bytes::from_static(b"late"));
 }

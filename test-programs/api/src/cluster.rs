@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use wray::ObjectRef;
+use wray::{ActorHandle, ObjectRef};
 
 /// FNV-1a (64 bit) of `bytes`.
 fn fnv(bytes: &[u8]) -> u64 {
@@ -49,4 +49,96 @@ pub(crate) fn cluster_spread(n: u64, ms: u64) -> wray::Result<()> {
     let sum: u64 = wray::get_all(&refs)?.iter().sum();
     println!("cluster_spread {sum}");
     Ok(())
+}
+
+/// A running total that says where it lives.
+#[wray::actor]
+pub struct Tally {
+    total: i64,
+}
+
+#[wray::actor]
+impl Tally {
+    /// Starts at `start`; a negative start fails the constructor.
+    pub fn new(start: i64) -> Self {
+        assert!(start >= 0, "a tally cannot start below 0 (got {start})");
+        Tally { total: start }
+    }
+
+    /// Adds `n`; the new total.
+    pub fn add(&mut self, n: i64) -> i64 {
+        self.total += n;
+        self.total
+    }
+
+    /// The node it lives on.
+    pub fn node(&self) -> String {
+        wray::node_id()
+    }
+}
+
+/// Adds `n` to `tally` from a node with a relay (a third node): the new
+/// total and the node it ran on.
+#[wray::remote(resources = {"relay": 1}, num_cpus = 0)]
+pub(crate) fn add_from_relay(tally: ActorHandle<Tally>, n: i64) -> wray::Result<(i64, String)> {
+    let total = tally.add().remote(n).get()?;
+    Ok((total, wray::node_id()))
+}
+
+/// A tally made on a node with a relay; its handle is returned.
+#[wray::remote(resources = {"relay": 1}, num_cpus = 0)]
+pub(crate) fn tally_from_relay(start: i64) -> ActorHandle<Tally> {
+    Tally::remote_with(accelerated(), start)
+}
+
+/// Options asking for an accelerator.
+fn accelerated() -> wray::Options {
+    wray::Options::new().resource("accelerator", 1.0)
+}
+
+/// `cluster_actors`: an actor created on a node with an accelerator; calls
+/// from here in order, from a third node through a passed handle, from
+/// here again after it; a failing constructor; a kill.
+pub(crate) fn cluster_actors() -> wray::Result<()> {
+    let tally = Tally::remote_with(accelerated(), 10i64);
+    let adds: Vec<ObjectRef<i64>> = (1..=3i64).map(|n| tally.add().remote(n)).collect();
+    println!("adds {:?}", wray::get_all(&adds)?);
+    println!("driver_node {}", wray::node_id());
+    println!("actor_node {}", tally.node().remote().get()?);
+    let (total, relay) = add_from_relay.remote(tally.clone(), 100i64).get()?;
+    println!("relayed {total} relay_node {relay}");
+    println!("after {}", tally.add().remote(0i64).get()?);
+    // Made on node 3, which returned its handle: node 3's own handles are
+    // gone once the result is here (give that time to happen), yet the
+    // actor lives on for this driver.
+    let made: ActorHandle<Tally> = tally_from_relay.remote(5i64).get()?;
+    std::thread::sleep(Duration::from_millis(500));
+    println!("made {}", made.add().remote(1i64).get()?);
+    let broken = Tally::remote_with(accelerated(), -1i64);
+    match broken.add().remote(1i64).get() {
+        Ok(v) => println!("broken {v}"),
+        Err(e) => println!("broken {:?}: {e}", e.kind()),
+    }
+    println!("killed {}", wray::kill(&tally));
+    match tally.add().remote(1i64).get() {
+        Ok(v) => println!("after_kill {v}"),
+        Err(e) => println!("after_kill {:?}", e.kind()),
+    }
+    Ok(())
+}
+
+/// `cluster_actor_lost`: an actor on a node with an accelerator, called
+/// every 100 ms until a call fails (its node is killed): the error.
+pub(crate) fn cluster_actor_lost() -> wray::Result<()> {
+    let tally = Tally::remote_with(accelerated(), 0i64);
+    println!("actor_node {}", tally.node().remote().get()?);
+    loop {
+        match tally.add().remote(1i64).get() {
+            Ok(_) => std::thread::sleep(Duration::from_millis(100)),
+            Err(e) => {
+                println!("lost {:?}: {e}", e.kind());
+                return Ok(());
+            }
+        }
+    }
 }

@@ -43,6 +43,8 @@ fn main(args: Vec<String>) -> Result<(), String> {
         "cluster_spread" => {
             cluster::cluster_spread(number(&args, 1, 8) as u64, number(&args, 2, 1000) as u64)
         }
+        "cluster_actors" => cluster::cluster_actors(),
+        "cluster_actor_lost" => cluster::cluster_actor_lost(),
         "wait" => objects::wait(),
         "num_returns" => tasks::num_returns(),
         "chain" => tasks::chain(),
@@ -102,6 +104,8 @@ wray::export! {
         actors::sleep_then,
         cluster::digest_on_accelerator,
         cluster::slow_on_accelerator,
+        cluster::add_from_relay,
+        cluster::tally_from_relay,
         actors::bump,
         failures::fail,
         failures::trap_now,
@@ -135,6 +139,7 @@ wray::export! {
         actors::Counter,
         actors::Log,
         actors::Napper,
+        cluster::Tally,
         failures::Fragile,
         resources::GpuHolder,
         jobs::EnvReader,

@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use crate::node::etcd_server::EtcdServer;
 use crate::node_ops::StartedNode;
+use crate::support::{component, success_stdout};
 
 /// The cluster's name (each cluster has an etcd of its own).
 const NAME: &str = "wray-test";
@@ -266,4 +267,29 @@ pub fn wait_within(what: &str, limit: Duration, mut done: impl FnMut() -> bool) 
         std::thread::sleep(Duration::from_millis(50));
     }
     start.elapsed()
+}
+
+/// An accelerator: the cluster scenarios' tasks ask for one.
+pub const ACCELERATED: [&str; 2] = ["--resources", r#"{"accelerator": 2}"#];
+
+/// Deploys `api` through `node`.
+pub fn deploy_api(node: &StartedNode) {
+    success_stdout(&node.run(&["deploy", component("api").to_str().expect("UTF-8")]));
+}
+
+/// Runs job `api -- args` on `node` to its end; its log.
+pub fn job(node: &StartedNode, args: &[&str]) -> String {
+    let mut argv = vec!["job", "submit", "api", "--"];
+    argv.extend_from_slice(args);
+    let said = success_stdout(&node.run(&argv));
+    assert!(said.contains("SUCCEEDED"), "{said}");
+    success_stdout(&node.run(&["job", "logs", &job_id(&said)]))
+}
+
+/// The job id (16 hex digits) `wray job submit` printed in `said`.
+pub fn job_id(said: &str) -> String {
+    said.split_whitespace()
+        .find(|w| w.len() == 16 && w.chars().all(|c| c.is_ascii_hexdigit()))
+        .unwrap_or_else(|| panic!("no job id in {said}"))
+        .to_string()
 }

@@ -7,6 +7,7 @@
 //!
 //! Every wait polls a state with a deadline; no sleep stands for one.
 
+mod actors;
 mod etcd_outage;
 mod harness;
 mod hostile_peers;

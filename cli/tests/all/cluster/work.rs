@@ -4,31 +4,8 @@
 
 use std::time::Duration;
 
-use super::harness::{wait_within, Cluster};
-use crate::node_ops::StartedNode;
-use crate::support::{component, success_stdout};
-
-/// An accelerator: the cluster scenarios' tasks ask for one.
-const ACCELERATED: [&str; 2] = ["--resources", r#"{"accelerator": 2}"#];
-
-/// Deploys `api` through `node`.
-fn deploy_api(node: &StartedNode) {
-    success_stdout(&node.run(&["deploy", component("api").to_str().expect("UTF-8")]));
-}
-
-/// Runs job `api -- args` on `node` to its end; its log.
-fn job(node: &StartedNode, args: &[&str]) -> String {
-    let mut argv = vec!["job", "submit", "api", "--"];
-    argv.extend_from_slice(args);
-    let said = success_stdout(&node.run(&argv));
-    assert!(said.contains("SUCCEEDED"), "{said}");
-    let id = said
-        .split_whitespace()
-        .find(|w| w.len() == 16 && w.chars().all(|c| c.is_ascii_hexdigit()))
-        .unwrap_or_else(|| panic!("no job id in {said}"))
-        .to_string();
-    success_stdout(&node.run(&["job", "logs", &id]))
-}
+use super::harness::{deploy_api, job, job_id, wait_within, Cluster, ACCELERATED};
+use crate::support::success_stdout;
 
 #[test]
 fn a_256_mib_object_put_on_node_1_is_read_on_node_2_byte_for_byte() {
@@ -64,11 +41,7 @@ fn a_node_killed_while_it_runs_tasks_has_them_run_again_elsewhere() {
         "8",
         "3000",
     ]));
-    let id = said
-        .split_whitespace()
-        .find(|w| w.len() == 16 && w.chars().all(|c| c.is_ascii_hexdigit()))
-        .unwrap_or_else(|| panic!("no job id in {said}"))
-        .to_string();
+    let id = job_id(&said);
     // Node 2 runs some of them: kill it then.
     let running_on_2 = || {
         let tasks = cluster.node(2).get("/v1/tasks?limit=1000");

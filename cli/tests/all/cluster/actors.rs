@@ -1,0 +1,118 @@
+//! Actors across nodes: an actor asking for a resource only node 2 has is
+//! created there; the driver's calls run in order on it, a task on node 3
+//! calls it through a handle passed to it, a handle made on node 3 comes
+//! back and works, a failing constructor and a kill read as `actor-died`;
+//! node 2 killed, the next call fails with `actor-died` naming node 2.
+
+use std::time::Duration;
+
+use super::harness::{deploy_api, job, job_id, wait_within, Cluster, ACCELERATED};
+use crate::support::success_stdout;
+
+/// Accelerators for the scenario's actors: each holds one while it lives
+/// (three at once).
+const ACCELERATORS: [&str; 2] = ["--resources", r#"{"accelerator": 4}"#];
+/// A relay: the scenario's third-node tasks ask for one.
+const RELAY: [&str; 2] = ["--resources", r#"{"relay": 2}"#];
+
+/// The word after `key ` on the line starting with `key`.
+fn field<'a>(log: &'a str, key: &str) -> &'a str {
+    log.lines()
+        .find_map(|l| l.strip_prefix(&format!("{key} ")))
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no `{key}` in {log}"))
+}
+
+#[test]
+fn an_actor_asking_for_what_only_node_2_has_lives_there_and_every_node_can_call_it() {
+    let cluster = Cluster::start(3, &[&[], &ACCELERATORS, &RELAY]);
+    cluster.wait_all_alive(Duration::from_secs(30));
+    let ids = cluster.node_ids();
+    deploy_api(cluster.node(1));
+    let log = job(cluster.node(1), &["cluster_actors"]);
+    println!("{log}");
+    assert!(log.contains("adds [11, 13, 16]"), "{log}");
+    assert_eq!(field(&log, "driver_node"), ids[0], "{log}");
+    assert_eq!(field(&log, "actor_node"), ids[1], "{log}");
+    // A task on node 3 called it through the handle it was given.
+    assert!(log.contains("relayed 116 relay_node"), "{log}");
+    let relayed = log
+        .lines()
+        .find_map(|l| l.split("relay_node ").nth(1))
+        .expect("relay node");
+    assert_eq!(relayed, ids[2], "{log}");
+    assert!(
+        log.contains("after 116"),
+        "the calls share one actor: {log}"
+    );
+    assert!(log.contains("made 6"), "a handle made on node 3: {log}");
+    assert!(log.contains("broken ActorDied"), "{log}");
+    assert!(
+        log.contains("a tally cannot start below 0"),
+        "the constructor's error is the cause: {log}"
+    );
+    assert!(log.contains("killed true"), "{log}");
+    assert!(log.contains("after_kill ActorDied"), "{log}");
+    // Node 2 ran the actor's calls, node 1 only sent them.
+    let on_2 = cluster.node(2).get("/v1/tasks?limit=1000");
+    let ran = |node: &serde_json::Value, f: &str| {
+        node["tasks"]
+            .as_array()
+            .expect("tasks")
+            .iter()
+            .filter(|t| t["function"] == f && t["state"] == "FINISHED")
+            .count()
+    };
+    assert!(ran(&on_2, "Tally.add") >= 5, "{on_2}");
+    // Killed there too: nothing of the job's actors is left alive.
+    wait_within(
+        "node 2 to have no live actor",
+        Duration::from_secs(30),
+        || {
+            let metrics = cluster
+                .node(2)
+                .request("GET", "/metrics")
+                .call()
+                .expect("metrics")
+                .into_string()
+                .expect("text");
+            metrics
+                .lines()
+                .find_map(|l| l.strip_prefix("wray_actors_live "))
+                .is_some_and(|n| n.trim() == "0")
+        },
+    );
+}
+
+#[test]
+fn an_actor_whose_node_is_killed_fails_its_next_call_naming_the_node() {
+    let cluster = Cluster::start(2, &[&[], &ACCELERATED]);
+    cluster.wait_all_alive(Duration::from_secs(30));
+    let ids = cluster.node_ids();
+    deploy_api(cluster.node(1));
+    let said = success_stdout(&cluster.node(1).run(&[
+        "job",
+        "submit",
+        "--no-wait",
+        "api",
+        "--",
+        "cluster_actor_lost",
+    ]));
+    let id = job_id(&said);
+    let logs = || success_stdout(&cluster.node(1).run(&["job", "logs", &id]));
+    wait_within("the actor to be made", Duration::from_secs(60), || {
+        logs().contains("actor_node")
+    });
+    assert_eq!(field(&logs(), "actor_node"), ids[1]);
+    cluster.kill(2);
+    let status = || success_stdout(&cluster.node(1).run(&["job", "status", &id]));
+    wait_within("the job to end", Duration::from_secs(60), || {
+        let s = status();
+        s.contains("SUCCEEDED") || s.contains("FAILED")
+    });
+    let log = logs();
+    println!("{log}");
+    assert!(status().contains("SUCCEEDED"), "{log}");
+    assert!(log.contains("lost ActorDied"), "{log}");
+    assert!(log.contains(&ids[1]), "the error names node 2: {log}");
+}

@@ -1,0 +1,93 @@
+//! Actors across nodes, the scheduler's side: an actor another node
+//! created here ([`Scheduler::adopt_actor`]: its instance lives on this
+//! node, its owner keeps a stub), and a stub of an actor living on
+//! another node whose handle arrived here ([`Scheduler::follow_actor`]:
+//! this node's calls go to that node). The cluster sends and answers the
+//! calls (`cluster::actors`).
+
+use std::sync::Arc;
+
+use wray_control_plane::ActorId;
+
+use crate::proto::{actor_handle_object, Limits, Target, TaskSpec};
+use crate::scheduler::actor::Home;
+use crate::scheduler::actor_table::MAX_STUBS;
+use crate::scheduler::core::Scheduler;
+use crate::scheduler::functions::InUse;
+use crate::scheduler::task::{Actor, Task};
+
+impl Scheduler {
+    /// Creates here the actor whose constructor `spec` another node sent
+    /// (its owner, which keeps a stub): registered, its constructor
+    /// submitted as the actor's first task (it waits for the actor's
+    /// resources here). `pin`: its component's version.
+    ///
+    /// # Errors
+    /// A message when `spec` is no constructor, the actor exists here
+    /// already, or the node has as many live actors as it allows.
+    pub(crate) fn adopt_actor(
+        self: &Arc<Self>,
+        spec: TaskSpec,
+        pin: InUse,
+    ) -> Result<Arc<Actor>, String> {
+        let Target::ActorCreate { actor: id, class } = &spec.target else {
+            return Err(format!("task {} is not an actor constructor", spec.id));
+        };
+        if *id != spec.id || !spec.returns.is_empty() {
+            return Err(format!("task {} is not its actor's constructor", spec.id));
+        }
+        if self.actors.get(id).is_some() {
+            return Err(format!(
+                "actor {id} exists on node {} already",
+                self.node_id
+            ));
+        }
+        let live = self.actors.live();
+        if live >= self.config.max_live_actors() {
+            return Err(format!(
+                "node {} has {live} live actors, the most it allows (max_actors)",
+                self.node_id
+            ));
+        }
+        let actor = Arc::new(Actor::new(
+            *id,
+            class.clone(),
+            spec.component.clone(),
+            spec.limits,
+        ));
+        actor.keep(Some(pin.clone()));
+        // Its owner's kill (or death) ends it.
+        actor.hand_over();
+        self.actors.insert(actor.clone());
+        let mut task = Task::new(spec, Some(actor.clone()));
+        task.pin = Some(pin);
+        self.submit(task);
+        Ok(actor)
+    }
+
+    /// Keeps a stub of actor `actor` (class `class`, component hash
+    /// `component`, calls limited by `limits`), which lives on node
+    /// `node`, so that this node's calls go there: its handle arrived in a
+    /// message. The stub goes once this node frees the handle object; the
+    /// actor with it when this node is its `owner` (it was handed the
+    /// actor with a task's results). Nothing when the actor is known here
+    /// already or [`MAX_STUBS`] are kept.
+    pub(crate) fn follow_actor(
+        self: &Arc<Self>,
+        actor: ActorId,
+        node: String,
+        owner: bool,
+        class: String,
+        component: Arc<str>,
+        limits: Limits,
+    ) {
+        if self.actors.get(&actor).is_some() || self.actors.stubs() >= MAX_STUBS {
+            return;
+        }
+        let home = Home { node, owner };
+        let stub = Arc::new(Actor::new(actor, class, component, limits).elsewhere(home));
+        stub.constructed();
+        self.actors.insert(stub);
+        self.objects.watch_free(&actor_handle_object(actor));
+    }
+}
