@@ -41,7 +41,7 @@ pub use jobs::{
 pub use paging::{ListQuery, DEFAULT_LIMIT, MAX_LIMIT};
 pub use state::{
     CauseInfo, ControlPlaneHealth, ErrorInfo, ErrorList, GpuSummary, Health, NodeInfo, ObjectInfo,
-    ObjectList, Resources, TaskInfo, TaskList, TaskLogs,
+    ObjectList, ObjectListing, Resources, StatusSnapshot, TaskInfo, TaskList, TaskLogs,
 };
 
 /// The `View` header's name (`Wray-View`): `node` when a function-table

@@ -208,3 +208,44 @@ pub struct TaskLogs {
     /// Bytes it wrote past the bound (its first 64 KiB are kept), dropped.
     pub dropped: u64,
 }
+
+/// A node's state as `wray run` publishes it (a session's `state.json`)
+/// and `wray status` prints it (read over HTTP from `/v1/nodes`,
+/// `/v1/resources`, `/v1/errors` and `/metrics` with `--address`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StatusSnapshot {
+    /// When it was taken (seconds since the Unix epoch; 0 when unknown).
+    #[serde(default)]
+    pub time: f64,
+    /// The nodes.
+    pub nodes: Vec<NodeInfo>,
+    /// Resources in all, by name.
+    pub cluster_resources: BTreeMap<String, f64>,
+    /// Resources free now, by name.
+    pub available_resources: BTreeMap<String, f64>,
+    /// Tasks by state (`FINISHED`, `RUNNING`, ..).
+    pub task_counts: BTreeMap<String, u64>,
+    /// Pending and running tasks (a bounded few).
+    #[serde(default)]
+    pub tasks: Vec<TaskInfo>,
+    /// Errors of failed tasks, oldest first.
+    #[serde(default)]
+    pub errors: Vec<ErrorInfo>,
+    /// Finished tasks the session could not log (its disk was full).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub tasks_not_logged: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// A session's object listing (`objects.json`, `wray objects`): the
+/// first objects by id, and how many there are in all.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ObjectListing {
+    /// The objects listed, by id.
+    pub objects: Vec<ObjectInfo>,
+    /// How many objects the node holds.
+    pub total: u64,
+}

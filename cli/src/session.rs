@@ -65,10 +65,12 @@ pub fn run_dir() -> PathBuf {
 /// The file naming the process that publishes a session.
 const PROCESS_FILE: &str = "process.json";
 
-/// The objects as JSON: `{"objects": [{"id", "size", "location",
-/// "holders"}], "total": N}`.
-fn to_json((objects, total): &(Vec<ObjectInfo>, usize)) -> serde_json::Value {
-    serde_json::json!({ "objects": objects, "total": total })
+/// The objects as `objects.json` lists them.
+fn listing((objects, total): &(Vec<ObjectInfo>, usize)) -> wray_api::ObjectListing {
+    wray_api::ObjectListing {
+        objects: objects.iter().map(Into::into).collect(),
+        total: *total as u64,
+    }
 }
 
 fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
@@ -215,12 +217,15 @@ impl Session {
             if let Err(e) = log.append(&finished) {
                 tracing::warn!("cannot write the tasks of {}: {e}", log.dir.display());
             }
-            let _ = write_atomically(&file, &to_json(&objects()).to_string());
-            let mut state = status();
-            if log.missed > 0 {
-                state["tasks_not_logged"] = log.missed.into();
+            if let Ok(text) = serde_json::to_string(&listing(&objects())) {
+                let _ = write_atomically(&file, &text);
             }
-            let _ = write_atomically(&state_file, &state.to_string());
+            if let Some(mut state) = status() {
+                state.tasks_not_logged = log.missed;
+                if let Ok(text) = serde_json::to_string(&state) {
+                    let _ = write_atomically(&state_file, &text);
+                }
+            }
         };
         // Once before it returns, so that the session is readable (and a
         // node killed at once still has a state to be shown dead with).
@@ -321,15 +326,16 @@ impl SessionArg {
         Ok(rows)
     }
 
-    /// Reads `name` of the session as JSON.
+    /// Reads `name` of the session, a JSON `T`.
     ///
     /// # Errors
-    /// No such file (no session yet), or not JSON.
-    pub fn read(&self, name: &str) -> anyhow::Result<serde_json::Value> {
+    /// No such file (no session yet), or not a `T`.
+    pub fn read<T: serde::de::DeserializeOwned>(&self, name: &str) -> anyhow::Result<T> {
         let file = self.resolve()?.join(name);
         let text = std::fs::read_to_string(&file)
             .with_context(|| format!("no {name} at {} (has `wray run` run?)", file.display()))?;
-        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", file.display()))
+        serde_json::from_str(&text)
+            .with_context(|| format!("{} is not what wray writes there", file.display()))
     }
 }
 
@@ -341,11 +347,9 @@ pub type ObjectsArgs = SessionArg;
 /// # Errors
 /// No session, or an unreadable `objects.json`.
 pub fn objects(args: ObjectsArgs) -> anyhow::Result<()> {
-    let listing = args.read("objects.json")?;
-    let all = listing["objects"]
-        .as_array()
-        .context("objects.json is not an object listing")?;
-    let total = listing["total"].as_u64().unwrap_or(all.len() as u64);
+    let listing: wray_api::ObjectListing = args.read("objects.json")?;
+    let all = &listing.objects;
+    let total = listing.total;
     println!(
         "{:<40}  {:>12}  {:<13}  {:>7}",
         "OBJECT ID", "SIZE", "LOCATION", "HOLDERS"
@@ -353,10 +357,7 @@ pub fn objects(args: ObjectsArgs) -> anyhow::Result<()> {
     for o in all {
         println!(
             "{:<40}  {:>12}  {:<13}  {:>7}",
-            o["id"].as_str().unwrap_or("?"),
-            o["size"].as_u64().unwrap_or(0),
-            o["location"].as_str().unwrap_or("?"),
-            o["holders"].as_u64().unwrap_or(0)
+            o.id, o.size, o.location, o.holders
         );
     }
     if total > all.len() as u64 {

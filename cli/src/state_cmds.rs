@@ -8,21 +8,22 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args;
-use serde_json::Value;
+use wray_api::{ErrorInfo, StatusSnapshot, TaskInfo};
 
 use crate::client::{Client, NodeArg};
 use crate::session::SessionArg;
 
 /// The node's id as `state.json` gives it.
-fn node_id(state: &Value) -> &str {
-    state["nodes"][0]["node_id"].as_str().unwrap_or("?")
+fn node_id(state: &StatusSnapshot) -> &str {
+    state.nodes.first().map_or("?", |n| n.node_id.as_str())
 }
 
-fn num(v: &Value) -> String {
-    match v.as_f64() {
-        Some(f) if f.fract() == 0.0 => format!("{f:.0}"),
-        Some(f) => format!("{f}"),
-        None => "?".into(),
+/// `f` without a fraction when it has none (`2`, `0.5`).
+fn num(f: f64) -> String {
+    if f.fract() == 0.0 {
+        format!("{f:.0}")
+    } else {
+        format!("{f}")
     }
 }
 
@@ -79,12 +80,12 @@ pub fn status(args: StatusArgs) -> anyhow::Result<()> {
 
 /// A node's state as `state.json` has it, read over HTTP: `/v1/nodes`,
 /// `/v1/resources`, `/v1/errors` and the task counts of `/metrics`.
-fn remote_state(client: &Client) -> anyhow::Result<Value> {
+fn remote_state(client: &Client) -> anyhow::Result<StatusSnapshot> {
     let get = |path: &str| -> anyhow::Result<String> {
         client.answer(client.request("GET", path).call())
     };
-    let nodes: Value = serde_json::from_str(&get("/v1/nodes")?)?;
-    let resources: Value = serde_json::from_str(&get("/v1/resources")?)?;
+    let nodes: Vec<wray_api::NodeInfo> = serde_json::from_str(&get("/v1/nodes")?)?;
+    let resources: wray_api::Resources = serde_json::from_str(&get("/v1/resources")?)?;
     // Every page of the errors (the node keeps a bounded ring of them).
     let mut errors = Vec::new();
     let mut after: Option<String> = None;
@@ -98,14 +99,13 @@ fn remote_state(client: &Client) -> anyhow::Result<Value> {
             ),
         };
         let page: wray_api::ErrorList = serde_json::from_str(&get(&path)?)?;
-        errors.extend(page.errors.into_iter().map(serde_json::to_value));
+        errors.extend(page.errors);
         match page.next {
             Some(next) if after.as_deref() != Some(next.as_str()) => after = Some(next),
             _ => break,
         }
     }
-    let errors = errors.into_iter().collect::<Result<Vec<Value>, _>>()?;
-    let mut counts = serde_json::Map::new();
+    let mut counts = std::collections::BTreeMap::new();
     for line in get("/metrics")?.lines() {
         // wray_tasks{state="FINISHED"} 3
         let Some(rest) = line.strip_prefix("wray_tasks{state=\"") else {
@@ -113,51 +113,40 @@ fn remote_state(client: &Client) -> anyhow::Result<Value> {
         };
         if let Some((state, n)) = rest.split_once("\"} ") {
             if let Ok(n) = n.trim().parse::<u64>() {
-                counts.insert(state.to_string(), n.into());
+                counts.insert(state.to_string(), n);
             }
         }
     }
-    Ok(serde_json::json!({
-        "nodes": nodes,
-        "cluster_resources": resources["total"],
-        "available_resources": resources["available"],
-        "task_counts": counts,
-        "errors": errors,
-    }))
+    Ok(StatusSnapshot {
+        nodes,
+        cluster_resources: resources.total,
+        available_resources: resources.available,
+        task_counts: counts,
+        errors,
+        ..StatusSnapshot::default()
+    })
 }
 
 /// Prints a `state.json`; `dead`: the process that published it has
 /// ended, and where its state lies.
-fn print_status(state: &Value, dead: Option<(u32, &str)>) {
+fn print_status(state: &StatusSnapshot, dead: Option<(u32, &str)>) {
     println!("======== wray status ========");
     println!("Nodes:");
-    for n in state["nodes"].as_array().into_iter().flatten() {
-        let alive = if dead.is_none() && n["alive"].as_bool() == Some(true) {
-            "alive"
-        } else {
-            "dead"
+    for n in &state.nodes {
+        let shown = match dead {
+            None if n.alive => n.state.to_lowercase(),
+            None => "dead".to_string(),
+            Some(_) => "dead".to_string(),
         };
-        let state = match (dead, n["state"].as_str()) {
-            (None, Some(s)) => s.to_lowercase(),
-            _ => alive.to_string(),
-        };
-        match n["address"].as_str() {
+        match &n.address {
             Some(address) => println!(
-                "  {} ({state}) at {address}, {} tasks running, {} of {} store bytes",
-                n["node_id"].as_str().unwrap_or("?"),
-                num(&n["running_tasks"]),
-                num(&n["object_store_used"]),
-                num(&n["object_store_capacity"]),
+                "  {} ({shown}) at {address}, {} tasks running, {} of {} store bytes",
+                n.node_id, n.running_tasks, n.object_store_used, n.object_store_capacity,
             ),
-            None => println!("  {} ({state})", n["node_id"].as_str().unwrap_or("?")),
+            None => println!("  {} ({shown})", n.node_id),
         }
-        for g in n["gpus"].as_array().into_iter().flatten() {
-            println!(
-                "    GPU {}: {} ({} MiB)",
-                num(&g["index"]),
-                g["name"].as_str().unwrap_or("?"),
-                g["memory"].as_u64().unwrap_or(0) >> 20
-            );
+        for g in &n.gpus {
+            println!("    GPU {}: {} ({} MiB)", g.index, g.name, g.memory >> 20);
         }
     }
     if let Some((pid, dir)) = dead {
@@ -166,16 +155,15 @@ fn print_status(state: &Value, dead: Option<(u32, &str)>) {
         );
     }
     println!("Resources (used / total):");
-    for (name, t) in state["cluster_resources"].as_object().into_iter().flatten() {
-        let free = state["available_resources"][name].as_f64().unwrap_or(0.0);
-        let used = t.as_f64().unwrap_or(0.0) - free;
-        println!("  {name}: {} / {}", num(&Value::from(used)), num(t));
+    for (name, total) in &state.cluster_resources {
+        let free = state.available_resources.get(name).copied().unwrap_or(0.0);
+        println!("  {name}: {} / {}", num(total - free), num(*total));
     }
     println!("Tasks:");
-    for (s, n) in state["task_counts"].as_object().into_iter().flatten() {
-        println!("  {s}: {}", num(n));
+    for (s, n) in &state.task_counts {
+        println!("  {s}: {n}");
     }
-    println!("Errors: {}", state["errors"].as_array().map_or(0, Vec::len));
+    println!("Errors: {}", state.errors.len());
 }
 
 /// Arguments of `wray tasks`.
@@ -195,20 +183,20 @@ pub struct TasksArgs {
 /// # Errors
 /// No session, or an unreadable `state.json` or task log.
 pub fn tasks(args: TasksArgs) -> anyhow::Result<()> {
-    let state = args.session.read("state.json")?;
+    let state: StatusSnapshot = args.session.read("state.json")?;
     let finished = args.session.finished_tasks()?;
     let ids: std::collections::HashSet<String> =
         finished.iter().map(|r| r.task_id.clone()).collect();
-    let mut all = Vec::with_capacity(finished.len());
+    let mut all: Vec<TaskInfo> = Vec::with_capacity(finished.len());
     for row in finished {
         // Every logged task has ended: the clock's now is not needed.
-        let info = wray_host::node::state::task_info(row, node_id(&state), 0);
-        all.push(serde_json::to_value(info)?);
+        all.push(wray_host::node::state::task_info(row, node_id(&state), 0).into());
     }
-    let live = state["tasks"].as_array().into_iter().flatten();
     all.extend(
-        live.filter(|t| !ids.contains(t["task_id"].as_str().unwrap_or("?")))
-            .cloned(),
+        state
+            .tasks
+            .into_iter()
+            .filter(|t| !ids.contains(&t.task_id)),
     );
     let want = args.state.map(|s| s.to_uppercase());
     println!(
@@ -217,19 +205,18 @@ pub fn tasks(args: TasksArgs) -> anyhow::Result<()> {
     );
     let mut shown = 0;
     for t in &all {
-        let s = t["state"].as_str().unwrap_or("?");
-        if want.as_deref().is_some_and(|w| w != s) {
+        if want.as_deref().is_some_and(|w| w != t.state) {
             continue;
         }
-        let ms = |v: &Value| v.as_f64().map_or("-".to_string(), |f| format!("{f:.1}"));
+        let ms = |v: Option<f64>| v.map_or("-".to_string(), |f| format!("{f:.1}"));
         println!(
             "{:<34}  {:<12}  {:<24}  {:<24}  {:>10}  {:>10}",
-            t["task_id"].as_str().unwrap_or("?"),
-            s,
-            t["function"].as_str().unwrap_or("?"),
-            t["resources"].as_str().unwrap_or("?"),
-            ms(&t["queued_ms"]),
-            ms(&t["run_ms"]),
+            t.task_id,
+            t.state,
+            t.function,
+            t.resources,
+            ms(t.queued_ms),
+            ms(t.run_ms),
         );
         shown += 1;
     }
@@ -244,25 +231,21 @@ pub fn tasks(args: TasksArgs) -> anyhow::Result<()> {
 /// # Errors
 /// No session, or an unreadable `state.json`.
 pub fn errors(args: SessionArg) -> anyhow::Result<()> {
-    let state = args.read("state.json")?;
-    let all = state["errors"].as_array().cloned().unwrap_or_default();
+    let state: StatusSnapshot = args.read("state.json")?;
+    let all = state.errors;
     let groups = group_by_root(&all);
     for group in &groups {
-        let root = group.root;
+        let root = &group.root;
         println!(
             "{} task {} on {}: {}: {}",
-            text(&root["function"]),
-            text(&root["task_id"]),
-            group.node,
-            text(&root["kind"]),
-            text(&root["message"]),
+            root.function, root.task_id, group.node, root.kind, root.message,
         );
         if !group.downstream.is_empty() {
             let shown: Vec<String> = group
                 .downstream
                 .iter()
                 .take(SHOWN_DOWNSTREAM)
-                .map(|e| format!("{} ({})", text(&e["function"]), text(&e["task_id"])))
+                .map(|e| format!("{} ({})", e.function, e.task_id))
                 .collect();
             let more = group.downstream.len().saturating_sub(SHOWN_DOWNSTREAM);
             let more = if more > 0 {
@@ -284,29 +267,55 @@ pub fn errors(args: SessionArg) -> anyhow::Result<()> {
 /// Downstream tasks named under a root error (the rest are counted).
 const SHOWN_DOWNSTREAM: usize = 5;
 
+/// The root of an error's chain: its last cause, or the error itself.
+struct Root<'a> {
+    task_id: &'a str,
+    function: &'a str,
+    kind: &'a str,
+    message: &'a str,
+}
+
+impl<'a> Root<'a> {
+    fn of(e: &'a ErrorInfo) -> Self {
+        match e.causes.last() {
+            Some(c) => Root {
+                task_id: &c.task_id,
+                function: &c.function,
+                kind: &c.kind,
+                message: &c.message,
+            },
+            None => Root {
+                task_id: &e.task_id,
+                function: &e.function,
+                kind: &e.kind,
+                message: &e.message,
+            },
+        }
+    }
+}
+
 /// The errors of `state.json` that share one root cause.
 struct RootGroup<'a> {
     /// The root: the last cause of the chain, or the error itself.
-    root: &'a serde_json::Value,
+    root: Root<'a>,
     /// The node the first error of the group was seen on.
     node: &'a str,
     /// The failed tasks other than the root's own.
-    downstream: Vec<&'a serde_json::Value>,
+    downstream: Vec<&'a ErrorInfo>,
 }
 
 /// `errors` grouped by root cause (the root's task id), in order of first
 /// appearance.
-fn group_by_root(errors: &[serde_json::Value]) -> Vec<RootGroup<'_>> {
+fn group_by_root(errors: &[ErrorInfo]) -> Vec<RootGroup<'_>> {
     let mut groups: Vec<RootGroup<'_>> = Vec::new();
     let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for e in errors {
-        let root = e["causes"].as_array().and_then(|c| c.last()).unwrap_or(e);
-        let key = text(&root["task_id"]);
-        let own = std::ptr::eq(root, e);
-        let at = *index.entry(key).or_insert_with(|| {
+        let root = Root::of(e);
+        let own = e.causes.is_empty();
+        let at = *index.entry(root.task_id).or_insert_with(|| {
             groups.push(RootGroup {
                 root,
-                node: text(&e["node_id"]),
+                node: &e.node_id,
                 downstream: Vec::new(),
             });
             groups.len() - 1
@@ -316,11 +325,6 @@ fn group_by_root(errors: &[serde_json::Value]) -> Vec<RootGroup<'_>> {
         }
     }
     groups
-}
-
-/// A JSON string, or `?`.
-fn text(v: &serde_json::Value) -> &str {
-    v.as_str().unwrap_or("?")
 }
 
 /// Arguments of `wray timeline`.
@@ -340,7 +344,7 @@ pub struct TimelineArgs {
 /// # Errors
 /// No session, an unreadable task log, or the file cannot be written.
 pub fn timeline(args: TimelineArgs) -> anyhow::Result<()> {
-    let state = args.session.read("state.json")?;
+    let state: StatusSnapshot = args.session.read("state.json")?;
     let rows = args.session.finished_tasks()?;
     let out = args.output.unwrap_or_else(|| {
         let secs = std::time::SystemTime::now()
@@ -361,17 +365,29 @@ pub fn timeline(args: TimelineArgs) -> anyhow::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use wray_api::CauseInfo;
 
     use super::*;
 
-    fn error(task: &str, function: &str, causes: &[(&str, &str)]) -> serde_json::Value {
-        let causes: Vec<_> = causes
-            .iter()
-            .map(|(t, f)| json!({"task_id": t, "function": f, "kind": "application", "message": "m"}))
-            .collect();
-        json!({"task_id": task, "function": function, "node_id": "n", "kind": "application",
-               "message": "m", "causes": causes})
+    fn error(task: &str, function: &str, causes: &[(&str, &str)]) -> ErrorInfo {
+        let text = |s: &str| s.to_string();
+        ErrorInfo {
+            time: 0.0,
+            task_id: text(task),
+            function: text(function),
+            node_id: text("n"),
+            kind: text("application"),
+            message: text("m"),
+            causes: causes
+                .iter()
+                .map(|(t, f)| CauseInfo {
+                    task_id: text(t),
+                    function: text(f),
+                    kind: text("application"),
+                    message: text("m"),
+                })
+                .collect(),
+        }
     }
 
     #[test]
@@ -389,8 +405,8 @@ mod tests {
         let shape: Vec<(&str, Vec<&str>)> = groups
             .iter()
             .map(|g| {
-                let down = g.downstream.iter().map(|e| text(&e["task_id"])).collect();
-                (text(&g.root["task_id"]), down)
+                let down = g.downstream.iter().map(|e| e.task_id.as_str()).collect();
+                (g.root.task_id, down)
             })
             .collect();
         assert_eq!(

@@ -261,7 +261,7 @@ pub(crate) fn tasks(state: &State, query: &Query) -> Answer {
     json(
         StatusCode::OK,
         &wray_api::TaskList {
-            tasks: page.into_iter().map(crate::wire::task).collect(),
+            tasks: page.into_iter().map(Into::into).collect(),
             next,
         },
     )
@@ -276,7 +276,7 @@ pub(crate) fn errors(state: &State, query: &Query) -> Answer {
     json(
         StatusCode::OK,
         &wray_api::ErrorList {
-            errors: page.into_iter().map(crate::wire::error).collect(),
+            errors: page.into_iter().map(Into::into).collect(),
             next,
         },
     )
@@ -298,7 +298,7 @@ pub(crate) fn objects(state: &State, query: &Query) -> Answer {
     json(
         StatusCode::OK,
         &wray_api::ObjectList {
-            objects: page.iter().map(crate::wire::object).collect(),
+            objects: page.iter().map(Into::into).collect(),
             next,
         },
     )

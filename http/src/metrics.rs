@@ -132,8 +132,7 @@ impl Metrics {
         );
         let _ = writeln!(s, "# TYPE wray_tasks gauge");
         for (state, n) in task_counts {
-            let state = serde_json::to_value(state).unwrap_or_default();
-            let _ = writeln!(s, "wray_tasks{{state={state}}} {n}");
+            let _ = writeln!(s, "wray_tasks{{state=\"{}\"}} {n}", state.as_str());
         }
         let _ = writeln!(s, "# HELP wray_jobs Jobs the node remembers, by status.");
         let _ = writeln!(s, "# TYPE wray_jobs gauge");

@@ -80,15 +80,7 @@ pub(crate) fn node(n: &wray_host::node::state::NodeInfo, node: &wray_host::Node)
         node_id: n.node_id.clone(),
         alive: n.alive,
         resources: n.resources.clone(),
-        gpus: n
-            .gpus
-            .iter()
-            .map(|g| api::GpuSummary {
-                index: g.index,
-                name: g.name.clone(),
-                memory: g.memory,
-            })
-            .collect(),
+        gpus: n.gpus.iter().map(Into::into).collect(),
         state: "ALIVE".to_string(),
         address: node.cluster_name().map(|(_, a)| a.to_string()),
         http_address: None,
@@ -120,24 +112,6 @@ pub(crate) fn member(n: &wray_control_plane::NodeInfo) -> api::NodeInfo {
     }
 }
 
-pub(crate) fn task(t: wray_host::node::state::TaskInfo) -> api::TaskInfo {
-    api::TaskInfo {
-        task_id: t.task_id,
-        parent_task_id: t.parent_task_id,
-        function: t.function,
-        state: serde_json::to_value(t.state)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default(),
-        node_id: t.node_id,
-        worker: t.worker,
-        resources: t.resources,
-        queued_ms: t.queued_ms,
-        run_ms: t.run_ms,
-        error: t.error,
-    }
-}
-
 pub(crate) fn task_logs(o: wray_host::TaskOutput) -> api::TaskLogs {
     api::TaskLogs {
         task_id: o.task_id,
@@ -145,35 +119,5 @@ pub(crate) fn task_logs(o: wray_host::TaskOutput) -> api::TaskLogs {
         stdout: o.stdout,
         stderr: o.stderr,
         dropped: o.dropped,
-    }
-}
-
-pub(crate) fn object(o: &wray_host::objects::ObjectInfo) -> api::ObjectInfo {
-    api::ObjectInfo {
-        id: o.id.to_string(),
-        size: u64::try_from(o.size).unwrap_or(u64::MAX),
-        location: o.location.to_string(),
-        holders: o.holders,
-    }
-}
-
-pub(crate) fn error(e: wray_host::node::state::ErrorInfo) -> api::ErrorInfo {
-    api::ErrorInfo {
-        time: e.time,
-        task_id: e.task_id,
-        function: e.function,
-        node_id: e.node_id,
-        kind: e.kind,
-        message: e.message,
-        causes: e
-            .causes
-            .into_iter()
-            .map(|c| api::CauseInfo {
-                task_id: c.task_id,
-                function: c.function,
-                kind: c.kind,
-                message: c.message,
-            })
-            .collect(),
     }
 }

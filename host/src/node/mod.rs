@@ -436,20 +436,25 @@ impl Node {
         crate::node::timeline::chrome_trace(&self.sched.tasks, &self.sched.node_id)
     }
 
-    /// A closure giving the node's status as JSON (nodes, resources total
-    /// and free, task counts by state (exact), errors, and the pending and
+    /// A closure giving the node's status (nodes, resources total and
+    /// free, task counts by state (exact), errors, and the pending and
     /// running tasks, at most `tasks_limit`, the most recent), for
-    /// publishers on another thread; `null` once the node is gone. Its cost
-    /// does not grow with the tasks that have finished.
+    /// publishers on another thread; `None` once the node is gone. Its
+    /// cost does not grow with the tasks that have finished.
     pub fn status_source(
         &self,
         tasks_limit: usize,
-    ) -> impl Fn() -> serde_json::Value + Send + 'static {
+    ) -> impl Fn() -> Option<wray_api::StatusSnapshot> + Send + 'static {
         let sched = Arc::downgrade(&self.sched);
-        let gpus: Vec<crate::node::state::GpuSummary> = self.gpus.iter().map(Into::into).collect();
-        move || match sched.upgrade() {
-            None => serde_json::Value::Null,
-            Some(sched) => status_json(&sched, &gpus, tasks_limit),
+        let gpus: Vec<wray_api::GpuSummary> = self
+            .gpus
+            .iter()
+            .map(|g| (&crate::node::state::GpuSummary::from(g)).into())
+            .collect();
+        move || {
+            sched
+                .upgrade()
+                .map(|sched| status_snapshot(&sched, &gpus, tasks_limit))
         }
     }
 
@@ -534,34 +539,53 @@ pub(crate) fn random_node_id() -> String {
     format!("node-{}", hex::encode(bytes))
 }
 
-fn status_json(
+fn status_snapshot(
     rt: &Scheduler,
-    gpus: &[crate::node::state::GpuSummary],
+    gpus: &[wray_api::GpuSummary],
     tasks_limit: usize,
-) -> serde_json::Value {
+) -> wray_api::StatusSnapshot {
     let (total, free) = rt.pool.resources();
-    let counts = rt.tasks.counts();
     let now = rt.tasks.nanos(std::time::Instant::now());
-    let live: Vec<crate::node::state::TaskInfo> = rt
-        .tasks
-        .live(tasks_limit)
-        .into_iter()
-        .map(|r| crate::node::state::task_info(r, &rt.node_id, now))
-        .collect();
-    serde_json::json!({
-        "time": crate::node::state::unix_now(),
-        "nodes": [{
-            "node_id": rt.node_id,
-            "alive": true,
-            "resources": total,
-            "gpus": gpus,
-        }],
-        "cluster_resources": total,
-        "available_resources": free,
-        "task_counts": counts,
-        "tasks": live,
-        "errors": crate::node::state::errors(&rt.tasks, &rt.node_id),
-    })
+    let counts = rt.tasks.counts();
+    let running = [TaskStatus::Running, TaskStatus::Blocked]
+        .iter()
+        .filter_map(|s| counts.get(s))
+        .sum();
+    let node = wray_api::NodeInfo {
+        node_id: rt.node_id.clone(),
+        alive: true,
+        resources: total.clone(),
+        gpus: gpus.to_vec(),
+        state: "ALIVE".to_string(),
+        address: None,
+        http_address: None,
+        resources_available: free.clone(),
+        running_tasks: running,
+        object_store_used: rt.objects.stats().bytes as u64,
+        object_store_capacity: 0,
+        died_at_ms: None,
+    };
+    wray_api::StatusSnapshot {
+        time: crate::node::state::unix_now(),
+        nodes: vec![node],
+        cluster_resources: total,
+        available_resources: free,
+        task_counts: counts
+            .into_iter()
+            .map(|(s, n)| (s.as_str().to_string(), n))
+            .collect(),
+        tasks: rt
+            .tasks
+            .live(tasks_limit)
+            .into_iter()
+            .map(|r| crate::node::state::task_info(r, &rt.node_id, now).into())
+            .collect(),
+        errors: crate::node::state::errors(&rt.tasks, &rt.node_id)
+            .into_iter()
+            .map(Into::into)
+            .collect(),
+        tasks_not_logged: 0,
+    }
 }
 
 /// The node's object store: a shared-memory arena of the configured size

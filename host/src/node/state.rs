@@ -185,3 +185,66 @@ pub fn unix_now() -> f64 {
         .unwrap_or_default()
         .as_secs_f64()
 }
+
+// The HTTP API's and the CLI's types (`wray-api`) of these snapshots.
+
+impl From<&GpuSummary> for wray_api::GpuSummary {
+    fn from(g: &GpuSummary) -> Self {
+        wray_api::GpuSummary {
+            index: g.index,
+            name: g.name.clone(),
+            memory: g.memory,
+        }
+    }
+}
+
+impl From<TaskInfo> for wray_api::TaskInfo {
+    fn from(t: TaskInfo) -> Self {
+        wray_api::TaskInfo {
+            task_id: t.task_id,
+            parent_task_id: t.parent_task_id,
+            function: t.function,
+            state: t.state.as_str().to_string(),
+            node_id: t.node_id,
+            worker: t.worker,
+            resources: t.resources,
+            queued_ms: t.queued_ms,
+            run_ms: t.run_ms,
+            error: t.error,
+        }
+    }
+}
+
+impl From<ErrorInfo> for wray_api::ErrorInfo {
+    fn from(e: ErrorInfo) -> Self {
+        wray_api::ErrorInfo {
+            time: e.time,
+            task_id: e.task_id,
+            function: e.function,
+            node_id: e.node_id,
+            kind: e.kind,
+            message: e.message,
+            causes: e
+                .causes
+                .into_iter()
+                .map(|c| wray_api::CauseInfo {
+                    task_id: c.task_id,
+                    function: c.function,
+                    kind: c.kind,
+                    message: c.message,
+                })
+                .collect(),
+        }
+    }
+}
+
+impl From<&crate::objects::ObjectInfo> for wray_api::ObjectInfo {
+    fn from(o: &crate::objects::ObjectInfo) -> Self {
+        wray_api::ObjectInfo {
+            id: o.id.to_string(),
+            size: u64::try_from(o.size).unwrap_or(u64::MAX),
+            location: o.location.to_string(),
+            holders: o.holders,
+        }
+    }
+}

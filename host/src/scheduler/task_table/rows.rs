@@ -47,6 +47,19 @@ pub enum TaskStatus {
 }
 
 impl TaskStatus {
+    /// Its name as the state API writes it (`PENDING_ARGS`, `RUNNING`, ..).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::PendingArgs => "PENDING_ARGS",
+            TaskStatus::Queued => "QUEUED",
+            TaskStatus::Running => "RUNNING",
+            TaskStatus::Blocked => "BLOCKED",
+            TaskStatus::Finished => "FINISHED",
+            TaskStatus::Failed => "FAILED",
+            TaskStatus::Cancelled => "CANCELLED",
+        }
+    }
+
     /// Whether the task has ended (finished, failed or cancelled).
     pub fn is_done(self) -> bool {
         matches!(
@@ -114,4 +127,26 @@ pub struct SpanRow {
 
 pub(super) fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TaskStatus;
+
+    #[test]
+    fn a_status_names_itself_as_serde_writes_it() {
+        use TaskStatus::*;
+        for s in [
+            PendingArgs,
+            Queued,
+            Running,
+            Blocked,
+            Finished,
+            Failed,
+            Cancelled,
+        ] {
+            let written = serde_json::to_value(s).unwrap();
+            assert_eq!(written.as_str(), Some(s.as_str()));
+        }
+    }
 }
