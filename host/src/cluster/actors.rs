@@ -5,8 +5,8 @@
 //! in submission order ([`Forwarder::run_actor_tasks`]): the same order
 //! guarantee as Ray's (per caller). A handle travelling to a third node
 //! in a task's arguments or results carries where its actor lives
-//! ([`refs`]), so that node keeps a stub of its own and calls the actor's
-//! node directly ([`learn`]).
+//! (`handles::refs`), so that node keeps a stub of its own and calls the actor's
+//! node directly (`handles::learn`).
 //!
 //! The owner's stub dying (killed, its last handle dropped, its job ended)
 //! kills the actor on its node; the actor's node kills the actors of an
@@ -16,81 +16,14 @@
 
 use std::sync::Arc;
 
-use wray_control_plane::{ActorId, NodeState, NodeView, ObjectId};
+use wray_control_plane::ActorId;
 
 use crate::cluster::forward::{Failure, Forwarder};
-use crate::cluster::protocol::{encode, ActorRef, KillActor, Shipped, KILL_ACTOR, MAX_ACTOR_NAME};
+use crate::cluster::protocol::{encode, KillActor, KILL_ACTOR};
 use crate::error::{ErrorKind, TaskError};
-use crate::id_map::IdSet;
-use crate::proto::{actor_handle_object, Target};
+use crate::proto::Target;
 use crate::scheduler::task::{Actor, PendingTask, Task};
 use crate::scheduler::Scheduler;
-
-/// Where the actors whose handle objects are among `shipped` live: this
-/// node for an actor here, its home for a stub. Dead actors are left out
-/// (a call through the handle fails where it is made). With `hand_over`
-/// (a task's results, going back to its owner), the actors this node owns
-/// (not detached) are handed to the receiver, which owns them from then
-/// on: the handles here dropping, as they will once the results are
-/// released, no longer end them (Ray's owner keeps an actor while a
-/// borrower holds its handle; this is that for the common case of a task
-/// returning a handle, without borrower counts).
-pub(crate) fn refs(sched: &Scheduler, shipped: &[Shipped], hand_over: bool) -> Vec<ActorRef> {
-    shipped
-        .iter()
-        .filter(|s| actor_handle_object(s.id.task) == s.id)
-        .filter_map(|s| sched.actors.get(&s.id.task))
-        .filter(|a| a.dead().is_none())
-        .map(|a| {
-            let owner = hand_over && !a.detached && a.owned_here();
-            if owner {
-                a.hand_over();
-            }
-            ActorRef {
-                actor: a.id,
-                node: a
-                    .home
-                    .as_ref()
-                    .map_or_else(|| sched.node_id.clone(), |h| h.node.clone()),
-                owner,
-                class: a.class.clone(),
-                component: a.component.to_string(),
-                limits: a.limits,
-            }
-        })
-        .collect()
-}
-
-/// Keeps a stub of each actor in `refs` (from a peer: checked) that lives
-/// on another live node and whose handle object is among `received` (the
-/// objects that came with it): this node's calls through the handle go
-/// there.
-pub(crate) fn learn(
-    sched: &Arc<Scheduler>,
-    view: &NodeView,
-    refs: Vec<ActorRef>,
-    received: &[ObjectId],
-) {
-    if refs.is_empty() {
-        return;
-    }
-    let received: IdSet<ObjectId> = received.iter().copied().collect();
-    for r in refs.into_iter().take(received.len()) {
-        let alive = view
-            .get(&r.node)
-            .is_some_and(|n| n.state == NodeState::Alive);
-        if r.node == sched.node_id
-            || !alive
-            || !received.contains(&actor_handle_object(r.actor))
-            || r.class.len() > MAX_ACTOR_NAME
-            || r.component.len() > MAX_ACTOR_NAME
-        {
-            continue;
-        }
-        let component = Arc::from(r.component);
-        sched.follow_actor(r.actor, r.node, r.owner, r.class, component, r.limits);
-    }
-}
 
 impl Forwarder {
     /// Runs tasks of `actor` (a stub) on its node: `task`, then each next

@@ -10,7 +10,7 @@ use std::sync::{Arc, Weak};
 use wray_control_plane::{ActorId, NodeEvent, NodeRecord, NodeView};
 use wray_peer::PeerClient;
 
-use crate::cluster::actors;
+use crate::cluster::handles;
 use crate::cluster::protocol::{
     decode, encode, Release, RunTask, TaskDone, WireError, RELEASE, RUN_TASK,
 };
@@ -215,7 +215,7 @@ impl Forwarder {
         };
         let addr = peer.record.peer_address.clone();
         let objects = ship(&sched.objects, &spec.referenced()).map_err(Failure::Failed)?;
-        let actors = actors::refs(sched, &objects, false);
+        let actors = handles::refs(sched, &objects, false);
         let component_name = sched
             .functions
             .read()
@@ -273,7 +273,7 @@ impl Forwarder {
             let _ = client.call(&to, RELEASE, release).await;
         });
         let (extras, returned) = received.map_err(Failure::Lost)?;
-        actors::learn(sched, &self.view, done.actors, &extras);
+        handles::learn(sched, &self.view, done.actors, &extras);
         let mut returned: Vec<Option<(wray_control_plane::ObjectId, Object)>> =
             returned.into_iter().map(Some).collect();
         let mut values = Vec::with_capacity(spec.returns.len());

@@ -12,7 +12,8 @@
 //! - `serve`: the other side: running a forwarded task, answering reads
 //!   of object bytes;
 //! - `actors`: actors created on another node: their calls sent there
-//!   from a stub, handles carrying where their actor lives;
+//!   from a stub; `handles`: actor handles in messages, carrying where
+//!   their actor lives;
 //! - `transfer`: objects shipped inline or pulled in chunks straight into
 //!   the shared-memory store, checked before they are sealed;
 //! - `membership`: this node's record, published as it changes.
@@ -24,6 +25,7 @@
 
 mod actors;
 mod forward;
+mod handles;
 mod membership;
 mod protocol;
 mod serve;

@@ -157,7 +157,7 @@ pub(crate) struct ActorRef {
     pub actor: ActorId,
     /// The node its instance lives on.
     pub node: String,
-    /// The receiver owns it from now on (see `actors::refs`).
+    /// The receiver owns it from now on (see `handles::refs`).
     pub owner: bool,
     /// Its class.
     pub class: String,

@@ -15,7 +15,7 @@ use parking_lot::Mutex;
 use wray_control_plane::{ActorId, NodeView, ObjectId, TaskId, MAX_RETURNS};
 use wray_peer::{Blob, PeerClient, PeerHandler, PeerIdentity, RemoteError};
 
-use crate::cluster::actors;
+use crate::cluster::handles;
 use crate::cluster::protocol::{
     code, decode, encode, KillActor, Release, RunTask, TaskDone, WireError, KILL_ACTOR,
     MAX_KILL_REASON, RELEASE, RUN_TASK,
@@ -148,7 +148,7 @@ impl Service {
         let (args, _) = receive(&sched.objects, &self.client, &owner, objects, &[])
             .await
             .map_err(|m| refused(code::UNAVAILABLE, m))?;
-        actors::learn(&sched, &self.view, actors, &args);
+        handles::learn(&sched, &self.view, actors, &args);
         let args = Held::new(sched.objects.clone(), args);
         if let Target::ActorCreate { .. } = &spec.target {
             let created = sched
@@ -199,7 +199,7 @@ impl Service {
             sealed(&sched.objects, id).await;
         }
         let objects = ship(&sched.objects, &returns).map_err(|m| refused(code::UNAVAILABLE, m))?;
-        let actors = actors::refs(&sched, &objects, true);
+        let actors = handles::refs(&sched, &objects, true);
         // Actors here handed to the owner die with it.
         for r in actors.iter().filter(|r| r.owner && r.node == sched.node_id) {
             self.adopted(&sched, r.actor, &peer.node_id);

@@ -202,13 +202,7 @@ async fn request(
                 )
                 .await
             }
-            Err(e) => {
-                within(
-                    cfg.request_timeout,
-                    remote_error(io, id, e.code, &e.message),
-                )
-                .await
-            }
+            Err(e) => remote_error(io, id, &e, cfg.request_timeout).await,
         }
     } else {
         let r = match ReadRequest::decode(&body) {
@@ -240,13 +234,7 @@ async fn request(
                 )
                 .await
             }
-            Err(e) => {
-                within(
-                    cfg.request_timeout,
-                    remote_error(io, id, e.code, &e.message),
-                )
-                .await
-            }
+            Err(e) => remote_error(io, id, &e, cfg.request_timeout).await,
         }
     };
     written.map_err(|e| format!("writing an answer: {e}"))
@@ -266,13 +254,15 @@ async fn within<T>(
     }
 }
 
+/// Answers request `id` with the handler's error `e`, within `limit`.
 async fn remote_error(
     io: &mut BoxStream,
     id: u64,
-    code: u16,
-    message: &str,
+    e: &crate::RemoteError,
+    limit: std::time::Duration,
 ) -> std::io::Result<()> {
-    write_frame(io, Kind::RemoteError, id, &[&encode_error(code, message)]).await
+    let body = encode_error(e.code, &e.message);
+    within(limit, write_frame(io, Kind::RemoteError, id, &[&body])).await
 }
 
 /// Sends a `ProtocolError` frame with `why` (best effort) and shuts the

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use super::harness::{deploy_api, job, job_id, wait_within, Cluster, ACCELERATED};
+use super::harness::{deploy_api, job, start_job, wait_within, Cluster, ACCELERATED};
 use crate::support::success_stdout;
 
 /// Accelerators for the scenario's actors: each holds one while it lives
@@ -90,15 +90,7 @@ fn an_actor_whose_node_is_killed_fails_its_next_call_naming_the_node() {
     cluster.wait_all_alive(Duration::from_secs(30));
     let ids = cluster.node_ids();
     deploy_api(cluster.node(1));
-    let said = success_stdout(&cluster.node(1).run(&[
-        "job",
-        "submit",
-        "--no-wait",
-        "api",
-        "--",
-        "cluster_actor_lost",
-    ]));
-    let id = job_id(&said);
+    let id = start_job(cluster.node(1), &["cluster_actor_lost"]);
     let logs = || success_stdout(&cluster.node(1).run(&["job", "logs", &id]));
     wait_within("the actor to be made", Duration::from_secs(60), || {
         logs().contains("actor_node")

@@ -286,6 +286,13 @@ pub fn job(node: &StartedNode, args: &[&str]) -> String {
     success_stdout(&node.run(&["job", "logs", &job_id(&said)]))
 }
 
+/// Submits job `api -- args` on `node` without waiting; its id.
+pub fn start_job(node: &StartedNode, args: &[&str]) -> String {
+    let mut argv = vec!["job", "submit", "--no-wait", "api", "--"];
+    argv.extend_from_slice(args);
+    job_id(&success_stdout(&node.run(&argv)))
+}
+
 /// The job id (16 hex digits) `wray job submit` printed in `said`.
 pub fn job_id(said: &str) -> String {
     said.split_whitespace()

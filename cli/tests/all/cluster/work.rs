@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::harness::{deploy_api, job, job_id, wait_within, Cluster, ACCELERATED};
+use super::harness::{deploy_api, job, start_job, wait_within, Cluster, ACCELERATED};
 use crate::support::success_stdout;
 
 #[test]
@@ -31,17 +31,7 @@ fn a_node_killed_while_it_runs_tasks_has_them_run_again_elsewhere() {
     let cluster = Cluster::start(3, &[&[], &ACCELERATED, &ACCELERATED]);
     cluster.wait_all_alive(Duration::from_secs(30));
     deploy_api(cluster.node(1));
-    let said = success_stdout(&cluster.node(1).run(&[
-        "job",
-        "submit",
-        "--no-wait",
-        "api",
-        "--",
-        "cluster_spread",
-        "8",
-        "3000",
-    ]));
-    let id = job_id(&said);
+    let id = start_job(cluster.node(1), &["cluster_spread", "8", "3000"]);
     // Node 2 runs some of them: kill it then.
     let running_on_2 = || {
         let tasks = cluster.node(2).get("/v1/tasks?limit=1000");
