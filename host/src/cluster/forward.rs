@@ -12,7 +12,8 @@ use wray_peer::PeerClient;
 
 use crate::cluster::handles;
 use crate::cluster::protocol::{
-    decode, encode, Release, RunTask, TaskDone, WireError, RELEASE, RUN_TASK,
+    decode, encode, CancelTask, Release, RunTask, TaskDone, WireError, CANCEL_TASK, RELEASE,
+    RUN_TASK,
 };
 use crate::cluster::transfer::{receive, ship};
 use crate::error::{ErrorKind, TaskError};
@@ -244,7 +245,17 @@ impl Forwarder {
         let answer = tokio::select! {
             answer = self.tasks.call(&addr, RUN_TASK, body) => answer,
             () = died => return Err(Failure::Lost(format!("node {node} died while it ran the task"))),
-            () = spec.cancel.cancelled() => return Err(Failure::Cancelled),
+            () = spec.cancel.cancelled() => {
+                // Stop it there too (what it submitted with it).
+                let client = self.client.clone();
+                let cancel = encode(&CancelTask { task: spec.id }).unwrap_or_default();
+                self.runtime.spawn(async move {
+                    if let Err(e) = client.call(&addr, CANCEL_TASK, cancel).await {
+                        tracing::debug!("cancelling a forwarded task on its node: {e}");
+                    }
+                });
+                return Err(Failure::Cancelled);
+            }
         };
         let answer = match answer {
             Ok(answer) => answer,

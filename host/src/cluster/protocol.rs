@@ -23,6 +23,9 @@ pub(crate) const RELEASE: u16 = 2;
 
 /// `call` method: kill an actor living here ([`KillActor`] -> empty).
 pub(crate) const KILL_ACTOR: u16 = 3;
+/// `call` method: cancel a task the sender forwarded here, and what it
+/// submitted ([`CancelTask`] -> empty).
+pub(crate) const CANCEL_TASK: u16 = 4;
 
 /// Error codes of a refused call (`RemoteError::code`).
 pub(crate) mod code {
@@ -178,6 +181,13 @@ pub(crate) struct KillActor {
     /// Why (said in its later calls' errors), cut to
     /// [`MAX_KILL_REASON`] bytes when read.
     pub why: String,
+}
+
+/// Cancel this task (forwarded here by the sender), recursively.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct CancelTask {
+    /// The task.
+    pub task: TaskId,
 }
 
 /// The most bytes of a [`KillActor`]'s reason kept.

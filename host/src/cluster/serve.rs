@@ -17,8 +17,8 @@ use wray_peer::{Blob, PeerClient, PeerHandler, PeerIdentity, RemoteError};
 
 use crate::cluster::handles;
 use crate::cluster::protocol::{
-    code, decode, encode, KillActor, Release, RunTask, TaskDone, WireError, KILL_ACTOR,
-    MAX_KILL_REASON, RELEASE, RUN_TASK,
+    code, decode, encode, CancelTask, KillActor, Release, RunTask, TaskDone, WireError,
+    CANCEL_TASK, KILL_ACTOR, MAX_KILL_REASON, RELEASE, RUN_TASK,
 };
 use crate::cluster::transfer::{id_of_key, receive, ship};
 use crate::error::{ErrorKind, TaskError};
@@ -68,6 +68,10 @@ pub(crate) struct Service {
     /// that owns them: they die with it. Pruned of dead ones as it
     /// reaches the node's actor bound.
     adopted: Mutex<IdMap<ActorId, String>>,
+    /// Forwarded tasks (functions and actor calls) running here now, by
+    /// the node that sent them (bounded by the connections the server
+    /// holds: one request each).
+    running: Mutex<IdMap<TaskId, String>>,
 }
 
 fn refused(code: u16, message: impl Into<String>) -> RemoteError {
@@ -88,6 +92,7 @@ impl Service {
             view,
             shipped: Mutex::new(Default::default()),
             adopted: Mutex::new(Default::default()),
+            running: Mutex::new(Default::default()),
         })
     }
 
@@ -192,6 +197,7 @@ impl Service {
         let task_id = spec.id;
         let mut task = Task::new(spec, actor.clone());
         task.pin = Some(pin);
+        let _running = Running::new(&self.running, task_id, &peer.node_id);
         sched.submit(task);
         // The task holds its arguments now.
         drop(args);
@@ -323,6 +329,26 @@ impl Service {
     }
 }
 
+/// A forwarded task noted as running here, forgotten when dropped (the
+/// request ended, or was dropped).
+struct Running<'a> {
+    map: &'a Mutex<IdMap<TaskId, String>>,
+    task: TaskId,
+}
+
+impl<'a> Running<'a> {
+    fn new(map: &'a Mutex<IdMap<TaskId, String>>, task: TaskId, by: &str) -> Self {
+        map.lock().insert(task, by.to_string());
+        Running { map, task }
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.map.lock().remove(&self.task);
+    }
+}
+
 /// Checks that `spec`'s return ids are its own (`task.return_object(i)`),
 /// as many as a function or call may have, none for a constructor.
 fn check_returns(spec: &TaskSpec) -> Result<(), String> {
@@ -415,6 +441,16 @@ impl PeerHandler for Service {
     ) -> Result<Bytes, RemoteError> {
         match method {
             RUN_TASK => self.run_task(peer, &body).await,
+            CANCEL_TASK => {
+                let CancelTask { task } =
+                    decode("cancel-task", &body).map_err(|m| refused(code::BAD_REQUEST, m))?;
+                // Only a task this peer forwarded and that runs here now.
+                let sent_by = self.running.lock().get(&task).cloned();
+                if sent_by.as_deref() == Some(peer.node_id.as_str()) {
+                    self.sched()?.cancel(task, true, true);
+                }
+                Ok(Bytes::new())
+            }
             KILL_ACTOR => {
                 let KillActor { actor, mut why } =
                     decode("kill-actor", &body).map_err(|m| refused(code::BAD_REQUEST, m))?;

@@ -142,3 +142,16 @@ pub(crate) fn cluster_actor_lost() -> wray::Result<()> {
         }
     }
 }
+
+/// `cluster_cancel`: a minute-long task on a node with an accelerator,
+/// cancelled a second after it was submitted: what `get` says.
+pub(crate) fn cluster_cancel() -> wray::Result<()> {
+    let slow = slow_on_accelerator.remote(60_000u64, 1u64);
+    std::thread::sleep(Duration::from_secs(1));
+    println!("cancelled {}", wray::cancel(&slow, false, false));
+    match slow.get() {
+        Ok(v) => println!("got {v}"),
+        Err(e) => println!("cancel_error {:?}", e.kind()),
+    }
+    Ok(())
+}

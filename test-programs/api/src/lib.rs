@@ -45,6 +45,7 @@ fn main(args: Vec<String>) -> Result<(), String> {
         }
         "cluster_actors" => cluster::cluster_actors(),
         "cluster_actor_lost" => cluster::cluster_actor_lost(),
+        "cluster_cancel" => cluster::cluster_cancel(),
         "wait" => objects::wait(),
         "num_returns" => tasks::num_returns(),
         "chain" => tasks::chain(),

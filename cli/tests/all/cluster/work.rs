@@ -77,3 +77,27 @@ fn a_node_killed_while_it_runs_tasks_has_them_run_again_elsewhere() {
     println!("tasks run again after the kill: {retried}");
     assert!(retried >= 1, "{metrics}");
 }
+
+#[test]
+fn a_forwarded_task_cancelled_by_its_owner_stops_on_the_node_running_it() {
+    let cluster = Cluster::start(2, &[&[], &ACCELERATED]);
+    cluster.wait_all_alive(Duration::from_secs(30));
+    deploy_api(cluster.node(1));
+    let log = job(cluster.node(1), &["cluster_cancel"]);
+    assert!(log.contains("cancel_error Cancelled"), "{log}");
+    // The minute-long task stops on node 2 too, well before its minute.
+    let slow_on_2 = |state: &str| {
+        let tasks = cluster.node(2).get("/v1/tasks?limit=1000");
+        tasks["tasks"].as_array().is_some_and(|t| {
+            t.iter()
+                .any(|t| t["function"] == "slow_on_accelerator" && t["state"] == state)
+        })
+    };
+    let took = wait_within(
+        "node 2 to stop the cancelled task",
+        Duration::from_secs(20),
+        || slow_on_2("CANCELLED"),
+    );
+    println!("cancelled on node 2 {took:?} after the job ended");
+    assert!(!slow_on_2("RUNNING"));
+}
