@@ -3,7 +3,6 @@
 //! contract.
 
 use wray_api as api;
-use wray_host::scheduler::task_table::TaskStatus;
 use wray_host::{ComponentRecord, ComponentVersion, FunctionKind};
 
 /// A function-table row as the API shows it.
@@ -71,11 +70,7 @@ pub(crate) fn node_view(r: &ComponentRecord) -> api::ComponentInfo {
 }
 
 pub(crate) fn node(n: &wray_host::node::state::NodeInfo, node: &wray_host::Node) -> api::NodeInfo {
-    let counts = node.task_counts();
-    let running = [TaskStatus::Running, TaskStatus::Blocked]
-        .iter()
-        .filter_map(|s| counts.get(s))
-        .sum();
+    let running = node.running_tasks();
     api::NodeInfo {
         node_id: n.node_id.clone(),
         alive: n.alive,

@@ -13,7 +13,6 @@ use wray_control_plane::{NodeRecord, Registration};
 use crate::cluster::protocol::SHIPPED_KEEP;
 use crate::cluster::serve::Service;
 use crate::cluster::ClusterConfig;
-use crate::scheduler::task_table::TaskStatus;
 use crate::scheduler::Scheduler;
 
 /// The record now of the node of `sched`, started at `started_ms`.
@@ -24,11 +23,7 @@ pub(super) fn record(
     peer_address: &str,
 ) -> NodeRecord {
     let (total, available) = sched.pool.resources();
-    let counts = sched.tasks.counts();
-    let running = [TaskStatus::Running, TaskStatus::Blocked]
-        .iter()
-        .filter_map(|s| counts.get(s))
-        .sum();
+    let running = sched.tasks.running();
     let store = sched.objects.stats();
     NodeRecord {
         id: sched.node_id.clone(),
@@ -42,7 +37,10 @@ pub(super) fn record(
         version: env!("CARGO_PKG_VERSION").to_string(),
         running_tasks: running,
         object_store_used: store.bytes as u64,
-        object_store_capacity: sched.objects.arena().map_or(0, |a| a.capacity() as u64),
+        object_store_capacity: sched
+            .objects
+            .arena()
+            .map_or(0, |a| u64::try_from(a.capacity()).unwrap_or(u64::MAX)),
     }
 }
 

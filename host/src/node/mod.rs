@@ -369,6 +369,11 @@ impl Node {
         self.sched.tasks.counts()
     }
 
+    /// Tasks running on the node now (blocked in `get`/`wait` included).
+    pub fn running_tasks(&self) -> u64 {
+        self.sched.tasks.running()
+    }
+
     /// How long the node's instantiations took since it started (tasks,
     /// actors, drivers, `describe` at deploy; reused instances are not
     /// made again): a histogram, and the failed ones counted apart (see
@@ -547,10 +552,7 @@ fn status_snapshot(
     let (total, free) = rt.pool.resources();
     let now = rt.tasks.nanos(std::time::Instant::now());
     let counts = rt.tasks.counts();
-    let running = [TaskStatus::Running, TaskStatus::Blocked]
-        .iter()
-        .filter_map(|s| counts.get(s))
-        .sum();
+    let running = rt.tasks.running();
     let node = wray_api::NodeInfo {
         node_id: rt.node_id.clone(),
         alive: true,
@@ -561,7 +563,7 @@ fn status_snapshot(
         http_address: None,
         resources_available: free.clone(),
         running_tasks: running,
-        object_store_used: rt.objects.stats().bytes as u64,
+        object_store_used: u64::try_from(rt.objects.stats().bytes).unwrap_or(u64::MAX),
         object_store_capacity: 0,
         died_at_ms: None,
     };

@@ -378,6 +378,22 @@ impl TaskTable {
         counts
     }
 
+    /// Tasks running now (blocked in `get`/`wait` included).
+    pub fn running(&self) -> u64 {
+        let table = self.table.lock();
+        let running = table
+            .entries
+            .values()
+            .filter(|e| {
+                matches!(
+                    e.record.lock().status,
+                    TaskStatus::Running | TaskStatus::Blocked
+                )
+            })
+            .count();
+        u64::try_from(running).unwrap_or(u64::MAX)
+    }
+
     /// Failed tasks with their errors (the last [`MAX_ERRORS`]), oldest
     /// first.
     pub fn errors(&self) -> Vec<FailedTask> {

@@ -145,8 +145,8 @@ mod tests {
             Failed,
             Cancelled,
         ] {
-            let written = serde_json::to_value(s).unwrap();
-            assert_eq!(written.as_str(), Some(s.as_str()));
+            let written = serde_json::to_value(s).ok();
+            assert_eq!(written.as_ref().and_then(|w| w.as_str()), Some(s.as_str()));
         }
     }
 }
