@@ -149,7 +149,7 @@ fn bytes_and_compiled_code_past_their_budgets_are_refused() {
         probe.deploy("hostile", &bytes("hostile")).expect("deploys");
         (api, probe.component_usage())
     };
-    drop(measure());
+    measure();
     let (api, both) = measure();
 
     let files = Node::start(NodeConfig {
