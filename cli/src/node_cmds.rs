@@ -34,7 +34,8 @@ use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
 use wray_control_plane::{
-    EtcdClient, EtcdConfig, EtcdFunctionTable, EtcdNodeRegistry, RegistryOptions,
+    EtcdActorDirectory, EtcdClient, EtcdConfig, EtcdFunctionTable, EtcdNodeRegistry,
+    RegistryOptions,
 };
 use wray_host::{Node, Stdio};
 use wray_http::{HttpConfig, Server, TlsFiles};
@@ -404,7 +405,11 @@ async fn join(
         }),
     };
     let peer = node
-        .join_cluster(config, Arc::new(EtcdNodeRegistry::new(client)))
+        .join_cluster(
+            config,
+            Arc::new(EtcdNodeRegistry::new(client.clone())),
+            Arc::new(EtcdActorDirectory::new(client, &args.cluster)?),
+        )
         .await
         .context("joining the cluster")?;
     tracing::info!(%peer, cluster = args.cluster, "the node-to-node channel listens");

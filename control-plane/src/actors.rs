@@ -63,6 +63,25 @@ pub struct ActorRecord {
     pub detached: bool,
     /// ALIVE, RESTARTING or DEAD.
     pub state: ActorState,
+    /// The node that owns it (created it; `node-<16 hex>`), when known:
+    /// a non-detached actor dies with its owner.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner_node: Option<String>,
+    /// The limits each of its calls runs under, unless the call asks
+    /// less.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<ActorLimits>,
+}
+
+/// The limits an actor's calls run under (see [`ActorRecord::limits`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActorLimits {
+    /// Most bytes of linear memory.
+    pub max_memory: u64,
+    /// Most wall-clock milliseconds per call (`None`: no limit).
+    pub timeout_ms: Option<u64>,
+    /// Most wasm fuel per call (`None`: unmetered).
+    pub fuel: Option<u64>,
 }
 
 /// One page of [`ActorDirectory::list`].
@@ -97,6 +116,9 @@ pub fn check_actor_record(record: &ActorRecord) -> Result<()> {
         return Err(bad("its actor_id is not 32 lowercase hex digits"));
     }
     NodeId::parse(&record.node_id).map_err(|e| bad(&e.to_string()))?;
+    if let Some(owner) = &record.owner_node {
+        NodeId::parse(owner).map_err(|e| bad(&format!("its owner: {e}")))?;
+    }
     if record.class.is_empty()
         || record.class.len() > MAX_CLASS_BYTES
         || record.class.chars().any(char::is_control)
@@ -109,6 +131,16 @@ pub fn check_actor_record(record: &ActorRecord) -> Result<()> {
         return Err(bad("its component is not a sha-256 content hash"));
     }
     Ok(())
+}
+
+/// Checks a node id given to [`ActorDirectory::moved`].
+pub(crate) fn check_node(node_id: &str) -> Result<()> {
+    NodeId::parse(node_id)
+        .map(|_| ())
+        .map_err(|e| Error::Invalid {
+            what: format!("node id {node_id:?}"),
+            reason: e.to_string(),
+        })
 }
 
 /// Decodes an entry read back under `key` for `name`: at most
@@ -178,6 +210,15 @@ pub trait ActorDirectory: Send + Sync {
     /// [`Error::Corrupt`]; [`Error::Unavailable`].
     async fn update_state(&self, name: &str, actor_id: &str, state: ActorState) -> Result<bool>;
 
+    /// Sets the node of the actor named `name` (restarted there) and its
+    /// state back to ALIVE, if it is still actor `actor_id`; whether it
+    /// was.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a malformed node id; as
+    /// [`ActorDirectory::update_state`].
+    async fn moved(&self, name: &str, actor_id: &str, node_id: &str) -> Result<bool>;
+
     /// Frees `name` if it is still held by actor `actor_id`; whether it
     /// was.
     ///
@@ -235,6 +276,19 @@ impl ActorDirectory for EmbeddedActorDirectory {
         match actors.get_mut(name) {
             Some(record) if record.actor_id == actor_id => {
                 record.state = state;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    async fn moved(&self, name: &str, actor_id: &str, node_id: &str) -> Result<bool> {
+        check_node(node_id)?;
+        let mut actors = self.actors.lock();
+        match actors.get_mut(name) {
+            Some(record) if record.actor_id == actor_id => {
+                record.node_id = node_id.to_string();
+                record.state = ActorState::Alive;
                 Ok(true)
             }
             _ => Ok(false),

@@ -41,8 +41,8 @@ pub mod job_table;
 pub mod nodes;
 
 pub use actors::{
-    check_actor_record, ActorDirectory, ActorPage, ActorRecord, ActorState, EmbeddedActorDirectory,
-    MAX_ACTOR_PAGE, MAX_NAMED_ACTORS,
+    check_actor_record, ActorDirectory, ActorLimits, ActorPage, ActorRecord, ActorState,
+    EmbeddedActorDirectory, MAX_ACTOR_PAGE, MAX_NAMED_ACTORS,
 };
 pub use cluster::{check_cluster, CLUSTER_RULE, DEFAULT_CLUSTER};
 pub use error::{Error, Result};

@@ -18,6 +18,8 @@ use crate::runtime::task_error;
 /// An actor class: a type marked `#[wray::actor]` (on both its struct and its
 /// `impl` block). Implemented by the macro.
 pub trait Actor: 'static {
+    /// The class name (the type's name), as the component exports it.
+    const CLASS: &'static str;
     /// The macro-generated `{Class}Methods` struct: one method per remote
     /// method of the class, each returning a call builder whose
     /// `.remote(args..)` submits the call.
@@ -45,7 +47,7 @@ pub trait ActorMethods: Copy + 'static {
 /// submitted to it, and later calls (through a copied `A::Methods`) fail
 /// with [`ActorDied`](ErrorKind::ActorDied). An actor created with
 /// [`Options::detached`](crate::Options::detached) lives until it is
-/// killed or its job ends. Behind the count is the actor's handle object,
+/// killed, past its job's end. Behind the count is the actor's handle object,
 /// which every handle holds like an [`ObjectRef`](crate::ObjectRef).
 pub struct ActorHandle<A: Actor> {
     methods: A::Methods,
@@ -171,8 +173,6 @@ pub struct MethodInfo {
 /// dispatch by name.
 #[doc(hidden)]
 pub trait ActorClass: Actor + Sized {
-    /// The class name (the type's name).
-    const CLASS: &'static str;
     /// The remote methods.
     const METHODS: &'static [MethodInfo];
     /// What its attribute declares (resources held for the actor's

@@ -1,5 +1,6 @@
 //! Controlling running work and reading what it holds: [`cancel`],
-//! [`kill`], [`get_gpu_ids`], [`get_resource_ids`] and [`profile`].
+//! [`kill`], [`get_actor`], [`get_gpu_ids`], [`get_resource_ids`] and
+//! [`profile`].
 
 use crate::actor::{Actor, ActorHandle};
 use crate::bindings::{runtime, tasks};
@@ -24,6 +25,23 @@ pub fn cancel<T>(r: &ObjectRef<T>, force: bool, recursive: bool) -> bool {
 /// already.
 pub fn kill<A: Actor>(actor: &ActorHandle<A>) -> bool {
     tasks::kill_actor(actor.id().into())
+}
+
+/// The live actor named `name` (created with
+/// [`Options::name`](crate::Options::name)), of class `A` (Ray's
+/// `ray.get_actor`): a handle to it, from any task of any job on any node
+/// of the cluster. The handle keeps the actor alive as a created one does,
+/// but does not own it: the actor still dies with its owner (unless
+/// detached) or its kill.
+///
+/// # Errors
+/// [`NotFound`](crate::ErrorKind::NotFound) when no live actor has that
+/// name; [`InvalidArgument`](crate::ErrorKind::InvalidArgument) when it is
+/// of another class than `A`; [`System`](crate::ErrorKind::System) when
+/// the cluster's directory cannot be read.
+pub fn get_actor<A: Actor>(name: &str) -> crate::Result<ActorHandle<A>> {
+    let id = tasks::get_actor(name, A::CLASS)?;
+    Ok(ActorHandle::from_id(id.into()))
 }
 
 /// The ids of the GPUs the running task or actor holds, ascending (Ray's

@@ -134,7 +134,7 @@ use __private::bindings;
 pub use actor::{Actor, ActorHandle, ActorMethods};
 pub use args::IntoArg;
 pub use codec::{Format, Value};
-pub use control::{cancel, get_gpu_ids, get_resource_ids, kill, profile, ProfileSpan};
+pub use control::{cancel, get_actor, get_gpu_ids, get_resource_ids, kill, profile, ProfileSpan};
 pub use error::{Error, ErrorKind, Result};
 pub use ids::{ActorId, ObjectId, TaskId};
 pub use mapped::{Mapped, Primitive};

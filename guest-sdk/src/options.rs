@@ -24,6 +24,9 @@ pub struct Options {
     timeout_ms: Option<u64>,
     fuel: Option<u64>,
     detached: bool,
+    name: Option<String>,
+    max_restarts: u32,
+    max_task_retries: u32,
     format: Option<Format>,
 }
 
@@ -85,13 +88,58 @@ impl Options {
     }
 
     /// For an actor (`Class::remote_with`): it lives until it is killed
-    /// ([`kill`](crate::kill)) or its job ends, rather than exit once its
-    /// last [`ActorHandle`](crate::ActorHandle) is dropped (Ray's
-    /// `lifetime="detached"`, within one job). Ignored by remote functions.
+    /// ([`kill`](crate::kill)), rather than exit once its last
+    /// [`ActorHandle`](crate::ActorHandle) is dropped, and it outlives its
+    /// job and its driver (Ray's `lifetime="detached"`): give it a
+    /// [`name`](Self::name) to find it from later jobs. Ignored by remote
+    /// functions.
     #[must_use]
     pub fn detached(mut self) -> Self {
         self.detached = true;
         self
+    }
+
+    /// For an actor: a name unique in the cluster (on one node, the node)
+    /// while the actor lives, which [`get_actor`](crate::get_actor) finds
+    /// it by from any task, job and node (Ray's `name=`). 1 to 128 bytes,
+    /// no `/`, `@` or control character. A name another live actor holds
+    /// kills the new actor: its calls fail with
+    /// [`ActorDied`](crate::ErrorKind::ActorDied) naming the holder.
+    #[must_use]
+    pub fn name(mut self, name: &str) -> Self {
+        self.name = Some(name.to_string());
+        self
+    }
+
+    /// For an actor: how many times it is created again, its constructor
+    /// re-run with its original arguments on another node its request
+    /// fits, after the node it lived on died (Ray's `max_restarts`; 0 by
+    /// default: it dies with its node). Calls made meanwhile wait for the
+    /// new instance. Its state is the constructor's again.
+    #[must_use]
+    pub fn max_restarts(mut self, n: u32) -> Self {
+        self.max_restarts = n;
+        self
+    }
+
+    /// For an actor: how many times a call that was running when its node
+    /// died runs again on the restarted actor (Ray's `max_task_retries`; 0
+    /// by default: it fails with [`ActorDied`](crate::ErrorKind::ActorDied)).
+    /// A call run again may have run part of its body on the dead node.
+    #[must_use]
+    pub fn max_task_retries(mut self, n: u32) -> Self {
+        self.max_task_retries = n;
+        self
+    }
+
+    /// The actor options of these options, when any is set.
+    pub(crate) fn actor_options(&self) -> Option<wit::ActorOptions> {
+        let any = self.name.is_some() || self.max_restarts > 0 || self.max_task_retries > 0;
+        any.then(|| wit::ActorOptions {
+            name: self.name.clone(),
+            max_restarts: self.max_restarts,
+            max_task_retries: self.max_task_retries,
+        })
     }
 
     /// The format the call's arguments travel in, and its results come

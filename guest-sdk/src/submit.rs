@@ -113,10 +113,14 @@ pub fn create_actor_with<A: Actor>(
     options: &Options,
     format: Format,
 ) -> ActorHandle<A> {
+    let actor = options.actor_options();
     let options = options.to_wit(1, format);
-    let id = match component {
-        None => tasks::create_actor(class, &args, &options),
-        Some(component) => tasks::create_actor_of(component, class, &args, &options),
+    let id = match (component, actor) {
+        (component, Some(actor)) => {
+            tasks::create_actor_with(component, class, &args, &options, &actor)
+        }
+        (None, None) => tasks::create_actor(class, &args, &options),
+        (Some(component), None) => tasks::create_actor_of(component, class, &args, &options),
     };
     let handle = ActorHandle::from_id(id.into());
     crate::refs::flush_deferred();

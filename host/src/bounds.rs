@@ -55,6 +55,12 @@ pub const MAX_TASK_LABELS: usize = 4096;
 /// Longest profile-span name kept, in bytes (longer ones are cut).
 pub const MAX_SPAN_NAME: usize = 256;
 
+/// The longest actor name or class a guest may pass to `get-actor`, and
+/// the longest class name or component hash a peer's actor reference may
+/// carry, in bytes (the actor directory's rules are narrower: names of at
+/// most 128 bytes, classes of at most 256).
+pub const MAX_ACTOR_NAME: usize = 256;
+
 /// Longest guest log line written, in bytes (longer ones are cut).
 pub const MAX_LOG_LINE: usize = 64 << 10;
 

@@ -304,7 +304,7 @@ fn write_histogram(
 }
 
 /// Appends the node's cluster counters: tasks run again because the node
-/// running them died or could not be reached.
+/// running them died or could not be reached, actors restarted.
 pub(crate) fn write_cluster(text: &mut String, stats: &wray_host::cluster::ClusterStats) {
     use std::fmt::Write;
     let _ = writeln!(
@@ -313,6 +313,13 @@ pub(crate) fn write_cluster(text: &mut String, stats: &wray_host::cluster::Clust
          died or could not be reached.\n# TYPE wray_cluster_tasks_retried_total counter\n\
          wray_cluster_tasks_retried_total {}",
         stats.retried
+    );
+    let _ = writeln!(
+        text,
+        "# HELP wray_cluster_actors_restarted_total Actors this node owns created again on another \
+         node after theirs died (max_restarts).\n# TYPE wray_cluster_actors_restarted_total \
+         counter\nwray_cluster_actors_restarted_total {}",
+        stats.actors_restarted
     );
 }
 

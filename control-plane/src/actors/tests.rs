@@ -11,6 +11,8 @@ pub(crate) fn actor(name: &str, id: u8) -> ActorRecord {
         component: "ab".repeat(32),
         detached: true,
         state: ActorState::Alive,
+        owner_node: None,
+        limits: None,
     }
 }
 
@@ -53,6 +55,13 @@ fn records_are_checked() {
             },
             "component",
         ),
+        (
+            ActorRecord {
+                owner_node: Some("n1".into()),
+                ..actor("a", 1)
+            },
+            "owner",
+        ),
     ];
     for (record, says) in cases {
         let err = check_actor_record(&record).unwrap_err().to_string();
@@ -78,6 +87,15 @@ async fn the_embedded_directory_takes_a_name_once_and_pages() {
     assert_eq!(
         dir.get_named("counter").await.unwrap().unwrap().state,
         ActorState::Dead
+    );
+    let there = "node-00000000000000bb";
+    assert!(!dir.moved("counter", &"02".repeat(16), there).await.unwrap());
+    assert!(dir.moved("counter", &"01".repeat(16), "n1").await.is_err());
+    assert!(dir.moved("counter", &"01".repeat(16), there).await.unwrap());
+    let moved = dir.get_named("counter").await.unwrap().unwrap();
+    assert_eq!(
+        (moved.node_id.as_str(), moved.state),
+        (there, ActorState::Alive)
     );
     assert!(dir.remove_named("counter", &"01".repeat(16)).await.unwrap());
     assert!(dir.get_named("counter").await.unwrap().is_none());

@@ -9,8 +9,8 @@ use etcd_client::{Compare, CompareOp, Txn, TxnOp};
 use super::cluster_keys::ClusterKeys;
 use super::{backoff, EtcdClient};
 use crate::actors::{
-    check_actor_record, check_limit, decode_actor_record, name_taken, ActorDirectory, ActorPage,
-    ActorRecord, ActorState, MAX_NAMED_ACTORS,
+    check_actor_record, check_limit, check_node, decode_actor_record, name_taken, ActorDirectory,
+    ActorPage, ActorRecord, ActorState, MAX_NAMED_ACTORS,
 };
 use crate::codec::encode_json;
 use crate::function_table::{check_name, WRITE_ATTEMPTS};
@@ -132,6 +132,20 @@ impl ActorDirectory for EtcdActorDirectory {
         self.change_if_same(name, actor_id, |record| {
             let changed = ActorRecord {
                 state,
+                ..record.clone()
+            };
+            vec![TxnOp::put(key.as_str(), encode_json(&changed), None)]
+        })
+        .await
+    }
+
+    async fn moved(&self, name: &str, actor_id: &str, node_id: &str) -> Result<bool> {
+        check_node(node_id)?;
+        let key = self.keys.actor(name);
+        self.change_if_same(name, actor_id, |record| {
+            let changed = ActorRecord {
+                node_id: node_id.to_string(),
+                state: ActorState::Alive,
                 ..record.clone()
             };
             vec![TxnOp::put(key.as_str(), encode_json(&changed), None)]

@@ -15,6 +15,8 @@ fn actor(name: &str, id: u8) -> ActorRecord {
         component: "ab".repeat(32),
         detached: true,
         state: ActorState::Alive,
+        owner_node: None,
+        limits: None,
     }
 }
 
@@ -50,6 +52,14 @@ async fn a_name_is_taken_once_and_freed_only_by_its_actor() {
     assert_eq!(
         one.get_named("counter").await.unwrap().unwrap().state,
         ActorState::Restarting
+    );
+    let there = "node-00000000000000bb";
+    assert!(!two.moved("counter", &new, there).await.unwrap());
+    assert!(two.moved("counter", &old, there).await.unwrap());
+    let moved = one.get_named("counter").await.unwrap().unwrap();
+    assert_eq!(
+        (moved.node_id.as_str(), moved.state),
+        (there, ActorState::Alive)
     );
     assert!(!two.remove_named("counter", &new).await.unwrap());
     assert!(two.get_named("counter").await.unwrap().is_some());

@@ -244,6 +244,7 @@ fn expand_impl(mut imp: ItemImpl, declared: &Declared) -> syn::Result<TokenStrea
         }
 
         impl ::wray::Actor for #self_ty {
+            const CLASS: &'static str = #class_str;
             type Methods = #methods_struct;
         }
 
@@ -251,7 +252,6 @@ fn expand_impl(mut imp: ItemImpl, declared: &Declared) -> syn::Result<TokenStrea
         const _: () = ::wray::__private::exported::<#self_ty>();
 
         impl ::wray::__private::ActorClass for #self_ty {
-            const CLASS: &'static str = #class_str;
             const METHODS: &'static [::wray::__private::MethodInfo] = &[#(#infos),*];
             const DECLARED: ::wray::__private::Declared = #declared;
             const PARAMS: &'static [::wray::__private::ParamSchema] = #new_schemas;

@@ -296,6 +296,7 @@ fn actor(
         }
 
         impl ::wray::Actor for #class {
+            const CLASS: &'static str = #class_str;
             type Methods = #methods_ident;
         }
 

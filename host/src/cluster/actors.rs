@@ -8,22 +8,52 @@
 //! (`handles::refs`), so that node keeps a stub of its own and calls the actor's
 //! node directly (`handles::learn`).
 //!
-//! The owner's stub dying (killed, its last handle dropped, its job ended)
-//! kills the actor on its node; the actor's node kills the actors of an
-//! owner that died, unless they were created detached (`serve`). The
-//! actor's node dying kills the actor: its stubs' calls fail with
-//! `actor-died` naming the node (no restart: see docs/cluster.md).
+//! The owner's stub dying (killed, its last handle dropped, its job
+//! ended) kills the actor on its node; the actor's node kills the actors of
+//! an owner that died, unless they were created detached (`serve`). The
+//! actor's node dying restarts the actor on another node when it was
+//! created with `max_restarts` and has restarts left (Ray's actor
+//! reconstruction; [`Forwarder::restart_or_fail`]): its owner kept its
+//! constructor (the spec and its arguments' objects), sends it to a node
+//! the actor's request fits, and the calls queued meanwhile run on the new
+//! instance; the call that was running runs again if `max_task_retries`
+//! allows, else fails with `actor-died`. Otherwise its stubs' calls fail
+//! with `actor-died` naming the node.
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use wray_control_plane::ActorId;
+use wray_control_plane::{ActorId, ObjectId};
 
 use crate::cluster::forward::{Failure, Forwarder};
 use crate::cluster::protocol::{encode, KillActor, KILL_ACTOR};
 use crate::error::{ErrorKind, TaskError};
-use crate::proto::Target;
+use crate::proto::{Target, TaskSpec};
+use crate::scheduler::actor::Home;
+use crate::scheduler::remote::{Local, Placement};
 use crate::scheduler::task::{Actor, PendingTask, Task};
+use crate::scheduler::task_table::TaskEntry;
 use crate::scheduler::Scheduler;
+
+/// The constructor of an actor this node owns that may be restarted: its
+/// spec, the objects its arguments name (held here until the actor dies
+/// for good) and its task-table entry.
+pub(crate) struct Kept {
+    spec: TaskSpec,
+    holds: Vec<ObjectId>,
+    entry: Option<Arc<TaskEntry>>,
+}
+
+/// How one task of an actor living elsewhere ended.
+enum Ended {
+    /// It ran: its results (or its error) are sealed.
+    Ran,
+    /// The actor died there, of this (the task's error is sealed).
+    Died(TaskError),
+    /// The actor's node died or could not be reached: the task, not
+    /// sealed yet, and why.
+    Lost(Box<Task>, String),
+}
 
 impl Forwarder {
     /// Runs tasks of `actor` (a stub) on its node: `task`, then each next
@@ -34,7 +64,7 @@ impl Forwarder {
         task: Arc<PendingTask>,
         dead: Option<TaskError>,
     ) {
-        let (Some(sched), Some(home)) = (self.sched.upgrade(), actor.home.clone()) else {
+        let (Some(sched), Some(home)) = (self.sched.upgrade(), actor.home.as_ref()) else {
             actor.abandon();
             return;
         };
@@ -48,10 +78,13 @@ impl Forwarder {
                     sched.release_all(&spec.holds);
                     None
                 }
-                (Some(spec), None) => {
-                    self.actor_task(&sched, &actor, &home.node, actor.detached, spec)
-                        .await
-                }
+                (Some(spec), None) => match self.actor_task(&sched, &actor, home, spec).await {
+                    Ended::Ran => None,
+                    Ended::Died(cause) => Some(cause),
+                    Ended::Lost(spec, why) => {
+                        self.restart_or_fail(&sched, &actor, home, *spec, why)
+                    }
+                },
             };
             actor.end_call(died.is_some(), None::<()>, |_| {});
             if let Some(cause) = died {
@@ -62,41 +95,43 @@ impl Forwarder {
         sched.exit_if_released(&actor);
     }
 
-    /// Sends one task of `actor` to `node`, where it lives; its results
-    /// are sealed here. Why the actor died, if it did.
+    /// Sends one task of `actor` to the node it lives on; its results are
+    /// sealed here.
     async fn actor_task(
         &self,
         sched: &Arc<Scheduler>,
-        actor: &Actor,
-        node: &str,
-        detached: bool,
+        actor: &Arc<Actor>,
+        home: &Home,
         spec: Task,
-    ) -> Option<TaskError> {
+    ) -> Ended {
+        let node = home.node();
         if let Some(entry) = &spec.entry {
-            entry.started_on(node);
+            entry.started_on(&node);
         }
         let create = matches!(spec.target, Target::ActorCreate { .. });
-        let attempted = self.attempt(sched, &spec, node, create && detached).await;
+        if create && actor.restarts.max_restarts > 0 {
+            self.keep_constructor(sched, actor.id, &spec);
+        }
+        let attempted = self
+            .attempt(sched, &spec, &node, create && actor.detached)
+            .await;
         if create {
             // Counted as sent to `node` since it was placed there; that
             // node's record says what the actor holds from now on.
-            self.unsend(node, &spec.request);
+            self.unsend(&node, &spec.request);
         }
         let failure = match attempted {
-            Ok(Some(cause)) => return Some(cause),
+            Ok(Some(cause)) => return Ended::Died(cause),
             Ok(None) => {
                 if create {
                     actor.constructed();
                 }
-                return None;
+                return Ended::Ran;
             }
             Err(failure) => failure,
         };
         let (kind, message) = match failure {
-            Failure::Lost(why) => (
-                ErrorKind::ActorDied,
-                format!("{why}; the actor lived there (actors are not restarted)"),
-            ),
+            Failure::Lost(why) => return Ended::Lost(Box::new(spec), why),
             Failure::Cancelled => (
                 ErrorKind::Cancelled,
                 format!("cancelled with force while it ran on node {node}: its actor is killed"),
@@ -106,7 +141,153 @@ impl Forwarder {
         let error = TaskError::new(kind, spec.label.clone(), spec.id, message);
         sched.finish(&spec, Err(error.clone()));
         sched.release_all(&spec.holds);
-        Some(error)
+        Ended::Died(error)
+    }
+
+    /// Keeps the constructor `spec` of `actor` for its restarts (once):
+    /// the objects its arguments name stay held here until the actor
+    /// dies for good ([`Forwarder::forget_constructor`]).
+    fn keep_constructor(&self, sched: &Scheduler, actor: ActorId, spec: &Task) {
+        let mut kept = self.kept.lock();
+        if kept.contains_key(&actor) {
+            return;
+        }
+        let holds: Vec<ObjectId> = spec
+            .holds
+            .iter()
+            .copied()
+            .filter(|id| sched.objects.acquire(id))
+            .collect();
+        kept.insert(
+            actor,
+            Kept {
+                spec: spec.spec.clone(),
+                holds,
+                entry: spec.entry.clone(),
+            },
+        );
+    }
+
+    /// Drops the kept constructor of `actor` (it died for good, or was
+    /// never restartable), letting its arguments' objects go.
+    pub(crate) fn forget_constructor(&self, actor: ActorId) {
+        let Some(kept) = self.kept.lock().remove(&actor) else {
+            return;
+        };
+        if let Some(sched) = self.sched.upgrade() {
+            sched.release_all(&kept.holds);
+        }
+    }
+
+    /// The node of `actor` (a stub, `home`) was lost (`why`) while `spec`
+    /// ran there: restarts the actor on another node if it has restarts
+    /// left and this node kept its constructor (its owner), queueing
+    /// `spec` to run again if it is a call with retries left (else it
+    /// fails with `actor-died`); fails `spec` and the actor otherwise. Why
+    /// the actor is dead, when it is.
+    fn restart_or_fail(
+        &self,
+        sched: &Arc<Scheduler>,
+        actor: &Arc<Actor>,
+        home: &Home,
+        mut spec: Task,
+        why: String,
+    ) -> Option<TaskError> {
+        let lost = home.node();
+        let (next, constructor) = match self.restart_target(actor, &lost) {
+            Ok(target) => target,
+            Err(not) => return Some(self.fail_lost(sched, &spec, &format!("{why}{not}"))),
+        };
+        let policy = actor.restarts;
+        let create = matches!(spec.target, Target::ActorCreate { .. });
+        let (retry, failed) = if !create && spec.retries < policy.max_task_retries {
+            spec.retries += 1;
+            (Some(PendingTask::ready(spec)), None)
+        } else {
+            (None, Some(spec))
+        };
+        let request = constructor.request.clone();
+        let Some(restarted) = actor.restart(PendingTask::ready(constructor), retry.clone()) else {
+            // Killed meanwhile (or out of restarts): fail what was lost.
+            let spec = failed.or_else(|| retry.and_then(|r| r.take()))?;
+            return Some(self.fail_lost(sched, &spec, &why));
+        };
+        self.record_sent(&next, &request);
+        home.moved(next.clone());
+        if let (Some(name), Some(names)) = (actor.name.get(), sched.names()) {
+            names.moved(name, actor.id, &next);
+        }
+        self.actors_restarted.fetch_add(1, Ordering::Relaxed);
+        tracing::warn!(
+            actor = %actor.id,
+            lost,
+            next,
+            "restarting an actor on another node ({restarted} of max_restarts {}): {why}",
+            policy.max_restarts
+        );
+        if let Some(spec) = failed {
+            if create {
+                // Runs again from the kept constructor, which holds its
+                // arguments' objects itself.
+                sched.release_all(&spec.holds);
+            } else {
+                let message = format!(
+                    "{why}; the call ran there and is not run again (max_task_retries {}); the \
+                     actor restarts on node {next}",
+                    policy.max_task_retries
+                );
+                let error =
+                    TaskError::new(ErrorKind::ActorDied, spec.label.clone(), spec.id, message);
+                sched.finish(&spec, Err(error));
+                sched.release_all(&spec.holds);
+            }
+        }
+        None
+    }
+
+    /// Where `actor`, lost with node `lost`, restarts, and its constructor
+    /// to run there; else why it does not restart (appended to the cause).
+    fn restart_target(&self, actor: &Arc<Actor>, lost: &str) -> Result<(String, Task), String> {
+        let policy = actor.restarts;
+        if policy.max_restarts == 0 {
+            return Err("; the actor lived there (created without max_restarts)".to_string());
+        }
+        let restarted = actor.restarted();
+        if restarted >= policy.max_restarts {
+            return Err(format!(
+                "; the actor lived there, restarted {restarted} times already (max_restarts {})",
+                policy.max_restarts
+            ));
+        }
+        let constructor = self.kept.lock().get(&actor.id).map(|k| {
+            let mut task = Task::new(k.spec.clone(), Some(actor.clone()));
+            task.entry = k.entry.clone();
+            task
+        });
+        let Some(constructor) = constructor else {
+            return Err(
+                "; the actor lived there, and only the node that created it restarts it"
+                    .to_string(),
+            );
+        };
+        let local = Local {
+            feasible: false,
+            fits_now: false,
+        };
+        match self.choose(&constructor.request, local, &[lost.to_string()]) {
+            Ok(Placement::Node(next)) => Ok((next, constructor)),
+            Ok(Placement::Here) => Err("; not restarted: no other node fits it".to_string()),
+            Err(m) => Err(format!("; the actor lived there and is not restarted: {m}")),
+        }
+    }
+
+    /// Fails `spec`, a task of an actor lost with its node: `actor-died`
+    /// of `why`.
+    fn fail_lost(&self, sched: &Scheduler, spec: &Task, why: &str) -> TaskError {
+        let error = TaskError::new(ErrorKind::ActorDied, spec.label.clone(), spec.id, why);
+        sched.finish(spec, Err(error.clone()));
+        sched.release_all(&spec.holds);
+        error
     }
 
     /// Tells `node` to kill `actor` (best effort: a node that cannot be

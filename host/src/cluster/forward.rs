@@ -42,6 +42,12 @@ pub(crate) struct Forwarder {
     pub(crate) runtime: tokio::runtime::Handle,
     /// Tasks run again after their node died or was unreachable.
     pub(crate) retried: std::sync::atomic::AtomicU64,
+    /// Actors restarted on another node after theirs died.
+    pub(crate) actors_restarted: std::sync::atomic::AtomicU64,
+    /// The constructors of the actors this node owns that may restart,
+    /// by actor (see `actors`).
+    pub(crate) kept:
+        parking_lot::Mutex<std::collections::HashMap<ActorId, crate::cluster::actors::Kept>>,
     /// What this node has sent to each node and not yet seen end, by
     /// node: subtracted from what that node last published, so that a
     /// burst of tasks spreads rather than all going to the node that
@@ -86,7 +92,7 @@ impl Forwarder {
     }
 
     /// The placement policy (see [`Remote::place`]), leaving out `skip`.
-    fn choose(
+    pub(crate) fn choose(
         &self,
         request: &Request,
         local: Local,
@@ -368,6 +374,12 @@ impl Remote for Forwarder {
         Ok(placed)
     }
 
+    fn alive(&self, node: &str) -> bool {
+        self.view
+            .get(node)
+            .is_some_and(|n| n.state == wray_control_plane::NodeState::Alive)
+    }
+
     fn unplace(&self, node: &str, request: &Request) {
         self.unsend(node, request);
     }
@@ -385,6 +397,10 @@ impl Remote for Forwarder {
             return;
         };
         self.runtime.spawn(me.run_actor_tasks(actor, task, dead));
+    }
+
+    fn actor_gone(&self, actor: ActorId) {
+        self.forget_constructor(actor);
     }
 
     fn kill_actor(&self, node: &str, actor: ActorId, why: String) {

@@ -6,9 +6,11 @@ use std::sync::Arc;
 
 use wray_control_plane::{NodeState, NodeView, ObjectId};
 
-use crate::cluster::protocol::{ActorRef, Shipped, MAX_ACTOR_NAME};
+use crate::bounds::MAX_ACTOR_NAME;
+use crate::cluster::protocol::{ActorRef, Shipped};
 use crate::id_map::IdSet;
 use crate::proto::actor_handle_object;
+use crate::scheduler::actor::Home;
 use crate::scheduler::Scheduler;
 
 /// Where the actors whose handle objects are among `shipped` live: this
@@ -36,7 +38,7 @@ pub(crate) fn refs(sched: &Scheduler, shipped: &[Shipped], hand_over: bool) -> V
                 node: a
                     .home
                     .as_ref()
-                    .map_or_else(|| sched.node_id.clone(), |h| h.node.clone()),
+                    .map_or_else(|| sched.node_id.clone(), Home::node),
                 owner,
                 class: a.class.clone(),
                 component: a.component.to_string(),

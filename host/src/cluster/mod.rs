@@ -130,6 +130,8 @@ impl Cluster {
             client: client.clone(),
             runtime: runtime.clone(),
             retried: Default::default(),
+            actors_restarted: Default::default(),
+            kept: Default::default(),
             sent: Default::default(),
             this: this.clone(),
         });
@@ -214,6 +216,7 @@ impl Cluster {
     pub(crate) fn stats(&self) -> ClusterStats {
         ClusterStats {
             retried: self.forwarder.retried.load(Ordering::Relaxed),
+            actors_restarted: self.forwarder.actors_restarted.load(Ordering::Relaxed),
         }
     }
 }
@@ -248,4 +251,6 @@ pub struct ClusterStats {
     /// Tasks run again because the node running them died or could not
     /// be reached.
     pub retried: u64,
+    /// Actors this node owns restarted on another node after theirs died.
+    pub actors_restarted: u64,
 }

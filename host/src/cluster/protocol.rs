@@ -170,9 +170,6 @@ pub(crate) struct ActorRef {
     pub limits: Limits,
 }
 
-/// The longest class name or component hash an [`ActorRef`] may carry.
-pub(crate) const MAX_ACTOR_NAME: usize = 256;
-
 /// Kill this actor, which lives here.
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct KillActor {

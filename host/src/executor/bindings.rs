@@ -4,7 +4,8 @@
 //!
 //! Every import is `trappable`: a host function may end the task with a trap
 //! (a limit was passed, say). The imports that block until objects exist
-//! (`objects.get`, `objects.wait`) are `async`, and so is every export: a
+//! (`objects.get`, `objects.wait`) or on the actor directory
+//! (`tasks.create-actor-with`, `tasks.get-actor`) are `async`, and so is every export: a
 //! task runs as a future on a fiber, so that its time limit, `cancel` and the
 //! node's shutdown can stop it wherever it is, blocked in a host call (a WASI
 //! sleep, a `get`) or running wasm (`worker/run.rs`).
@@ -19,6 +20,8 @@ wasmtime::component::bindgen!({
     imports: {
         "wray:runtime/objects.get": async | trappable,
         "wray:runtime/objects.wait": async | trappable,
+        "wray:runtime/tasks.create-actor-with": async | trappable,
+        "wray:runtime/tasks.get-actor": async | trappable,
         default: trappable,
     },
     exports: { default: async },

@@ -185,6 +185,9 @@ impl From<types::TaskOptions> for proto::TaskOptions {
             resources: o.resources.into(),
             limits: o.limits.into(),
             detached: o.detached,
+            name: None,
+            max_restarts: 0,
+            max_task_retries: 0,
             result_codec: o.result_codec.map(Into::into),
             // Only code outside guests (the HTTP API) shares instances
             // across jobs.

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use wray_control_plane::{ObjectId, TaskId};
 
-use crate::bounds::{truncate, MAX_LOG_LINE};
+use crate::bounds::{truncate, MAX_ACTOR_NAME, MAX_LOG_LINE};
 use crate::error::{ErrorKind, TaskError};
 use crate::executor::bindings::types;
 use crate::executor::bindings::wray::runtime::{objects, runtime, tasks};
@@ -20,6 +20,7 @@ use crate::executor::mapping::{not_found, waits_on_itself};
 use crate::executor::state::TaskState;
 use crate::executor::values::{from_payload, store_full, to_payload};
 use crate::objects::Object;
+use crate::proto::actor_handle_object;
 use crate::scheduler::blocking::{too_many_blocked, Blocker, WaitEnd};
 use crate::scheduler::submit::Submission;
 use crate::scheduler::Callee;
@@ -61,9 +62,10 @@ impl TaskState {
     }
 
     /// Whether actor `actor` may be called or killed by this task: it
-    /// belongs to the task's job.
+    /// belongs to the task's job, or the task holds its handle (from
+    /// `get-actor`).
     fn may_reach_actor(&self, actor: &TaskId) -> bool {
-        actor.job() == self.job
+        self.visible(&actor_handle_object(*actor))
     }
 }
 
@@ -270,6 +272,46 @@ impl tasks::Host for TaskState {
         options: types::TaskOptions,
     ) -> wasmtime::Result<types::ActorId> {
         self.create_actor_in(Some(&component), class, args, options)
+    }
+
+    async fn create_actor_with(
+        &mut self,
+        component: Option<String>,
+        class: String,
+        args: Vec<types::Arg>,
+        options: types::TaskOptions,
+        actor: types::ActorOptions,
+    ) -> wasmtime::Result<types::ActorId> {
+        let mut call = self.submission(args, options);
+        call.options.max_restarts = actor.max_restarts;
+        call.options.max_task_retries = actor.max_task_retries;
+        let id = call.id;
+        let callee = component
+            .as_deref()
+            .map_or(Callee::Hash(&self.component), Callee::Named);
+        self.node
+            .create_actor(callee, &mut self.holds, call, class)?;
+        if let Some(name) = actor.name {
+            // The directory checks the name; a bad one kills the actor.
+            self.node.name_actor(id, &name).await;
+        }
+        Ok(id.into())
+    }
+
+    async fn get_actor(
+        &mut self,
+        name: String,
+        class: String,
+    ) -> wasmtime::Result<Result<types::ActorId, types::TaskError>> {
+        if name.len() > MAX_ACTOR_NAME || class.len() > MAX_ACTOR_NAME {
+            let message = format!("an actor name or class is at most {MAX_ACTOR_NAME} bytes");
+            return Ok(Err(self.error(ErrorKind::InvalidArgument, message)));
+        }
+        let node = self.node.clone();
+        match node.get_actor(&mut self.holds, &name, &class).await? {
+            Ok(id) => Ok(Ok(id.into())),
+            Err((kind, message)) => Ok(Err(self.error(kind, message))),
+        }
     }
 
     fn call_actor(

@@ -12,6 +12,7 @@ use wray_control_plane::{ActorId, ObjectId, TaskId};
 
 use crate::cancel_token::CancelToken;
 use crate::config::NodeConfig;
+use crate::error::ErrorKind;
 use crate::objects::{Holds, ObjectStore};
 use crate::resources::Allocation;
 use crate::scheduler::blocking::{Blocker, WaitEnd};
@@ -33,6 +34,10 @@ pub(crate) enum Refused {
     )]
     Describing,
 }
+
+/// What `get-actor` finds: the actor, or the kind and message of the
+/// guest's error.
+pub(crate) type ActorFound = Result<ActorId, (ErrorKind, String)>;
 
 /// A boxed future borrowing from its caller.
 pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -91,6 +96,24 @@ pub(crate) trait Services: Send + Sync {
         call: Submission,
         method: String,
     ) -> Result<Vec<ObjectId>, Refused>;
+    /// Names actor `actor`, just created by the caller, `name` in the
+    /// actor directory (Ray's `name=`); a name another live actor holds,
+    /// or one that breaks the directory's rule, kills the actor with a
+    /// cause saying so.
+    fn name_actor<'a>(&'a self, actor: ActorId, name: &'a str) -> BoxFuture<'a, ()>;
+    /// The live actor named `name`, of class `class` (Ray's `get_actor`),
+    /// its handle object held by `caller`; else the kind and message of
+    /// the guest's error.
+    ///
+    /// # Errors
+    /// [`Refused`]: `caller` cannot hold the handle object, or this
+    /// instance may not reach actors.
+    fn get_actor<'a>(
+        &'a self,
+        caller: &'a mut Holds,
+        name: &'a str,
+        class: &'a str,
+    ) -> BoxFuture<'a, Result<ActorFound, Refused>>;
     /// Cancels `task` (and what it submitted, with `recursive`).
     fn cancel(&self, task: TaskId, force: bool, recursive: bool) -> bool;
     /// Kills actor `actor` on behalf of `by`.
@@ -173,6 +196,19 @@ impl Services for DescribeOnly {
         _: String,
     ) -> Result<Vec<ObjectId>, Refused> {
         Err(Refused::Describing)
+    }
+
+    fn name_actor<'a>(&'a self, _: ActorId, _: &'a str) -> BoxFuture<'a, ()> {
+        Box::pin(std::future::ready(()))
+    }
+
+    fn get_actor<'a>(
+        &'a self,
+        _: &'a mut Holds,
+        _: &'a str,
+        _: &'a str,
+    ) -> BoxFuture<'a, Result<ActorFound, Refused>> {
+        Box::pin(std::future::ready(Err(Refused::Describing)))
     }
 
     fn cancel(&self, _: TaskId, _: bool, _: bool) -> bool {

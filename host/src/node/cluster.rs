@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use wray_control_plane::{NodeInfo, NodeRegistry};
+use wray_control_plane::{ActorDirectory, NodeInfo, NodeRegistry};
 
 use crate::cluster::{Cluster, ClusterConfig, ClusterStats, Loader};
 use crate::error::{Error, Result};
@@ -13,7 +13,8 @@ use crate::node::Node;
 
 impl Node {
     /// Joins the cluster `config` names, with `registry` as its membership
-    /// (etcd, or embedded for a cluster of one): starts the node-to-node
+    /// (etcd, or embedded for a cluster of one) and `directory` as its
+    /// actor directory (named actors): starts the node-to-node
     /// channel, registers this node, and from then on places tasks on the
     /// other nodes too. Runs its work on the calling tokio runtime (which
     /// must outlive the node's membership: [`Node::leave_cluster`]).
@@ -27,6 +28,7 @@ impl Node {
         self: &Arc<Self>,
         config: ClusterConfig,
         registry: Arc<dyn NodeRegistry>,
+        directory: Arc<dyn ActorDirectory>,
     ) -> Result<SocketAddr> {
         if self.cluster.get().is_some() {
             return Err(Error::InvalidConfig(
@@ -53,6 +55,7 @@ impl Node {
         self.cluster
             .set(Arc::new(cluster))
             .map_err(|_| Error::InvalidConfig("the node is in a cluster already".into()))?;
+        self.names.use_directory(directory);
         tracing::info!(node = self.id(), cluster = name, "joined the cluster");
         Ok(addr)
     }

@@ -4,6 +4,7 @@
 mod cluster;
 mod components;
 pub mod driver;
+pub(crate) mod names;
 pub mod services;
 pub mod state;
 pub mod timeline;
@@ -28,6 +29,7 @@ use crate::executor::engine::{build_engine, EpochTicker};
 use crate::executor::instantiation::InstantiationHistogram;
 use crate::executor::{Handle, WasmExecutor};
 use crate::node::driver::DriverOutcome;
+use crate::node::names::Names;
 use crate::node::services::NodeServices;
 use crate::objects::arena::{Arena, ArenaError};
 use crate::objects::data::Budget;
@@ -70,6 +72,9 @@ pub struct Node {
     /// table, so that the node and the table agree on a name's newest
     /// version when deploys of it race.
     commits: tokio::sync::Mutex<()>,
+    /// Its named actors (the actor directory's side of them; the
+    /// scheduler holds them weakly).
+    pub(crate) names: Arc<Names>,
     /// The cluster it joined, if any ([`Node::join_cluster`]).
     pub(crate) cluster: std::sync::OnceLock<Arc<crate::cluster::Cluster>>,
     /// When it started (ms since the Unix epoch).
@@ -167,8 +172,13 @@ impl Node {
             ResourcePool::new(NodeResources::new(&totals)),
             pin.then(pin::allowed_cpus),
         ));
-        let services: Arc<dyn crate::executor::services::Services> =
-            Arc::new(NodeServices(sched.clone()));
+        let names = Arc::new(Names::new(sched.clone(), io.handle().clone()));
+        let keeper: Arc<dyn crate::scheduler::names::ActorNames> = names.clone();
+        sched.connect_names(Arc::downgrade(&keeper));
+        let services: Arc<dyn crate::executor::services::Services> = Arc::new(NodeServices {
+            sched: sched.clone(),
+            names: names.clone(),
+        });
         let compile_slots = sched.config.compile_slots();
         let guest_memory =
             usize::try_from(sched.config.guest_memory_budget()).unwrap_or(usize::MAX);
@@ -202,6 +212,7 @@ impl Node {
             io: Some(io),
             ticker: Some(ticker),
             commits: tokio::sync::Mutex::new(()),
+            names,
             cluster: Default::default(),
             started_ms: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)

@@ -9,31 +9,36 @@ use wray_control_plane::{ActorId, ObjectId, TaskId};
 
 use crate::cancel_token::CancelToken;
 use crate::config::NodeConfig;
-use crate::executor::services::{BoxFuture, Refused, Services};
+use crate::executor::services::{ActorFound, BoxFuture, Refused, Services};
+use crate::node::names::Names;
 use crate::objects::{Holds, ObjectStore};
 use crate::resources::Allocation;
 use crate::scheduler::blocking::{Blocker, WaitEnd};
 use crate::scheduler::submit::Submission;
 use crate::scheduler::{Callee, Scheduler};
 
-/// The services of one node (see the module docs).
-pub(crate) struct NodeServices(pub Arc<Scheduler>);
+/// The services of one node (see the module docs): its scheduler, and its
+/// named actors.
+pub(crate) struct NodeServices {
+    pub sched: Arc<Scheduler>,
+    pub names: Arc<Names>,
+}
 
 impl Services for NodeServices {
     fn objects(&self) -> &ObjectStore {
-        &self.0.objects
+        &self.sched.objects
     }
 
     fn node_id(&self) -> &str {
-        &self.0.node_id
+        &self.sched.node_id
     }
 
     fn config(&self) -> &NodeConfig {
-        &self.0.config
+        &self.sched.config
     }
 
     fn shutdown(&self) -> &CancelToken {
-        &self.0.shutdown
+        &self.sched.shutdown
     }
 
     fn submit_function(
@@ -43,7 +48,9 @@ impl Services for NodeServices {
         call: Submission,
         function: String,
     ) -> Result<Vec<ObjectId>, Refused> {
-        Ok(self.0.submit_function(component, caller, call, function)?)
+        Ok(self
+            .sched
+            .submit_function(component, caller, call, function)?)
     }
 
     fn create_actor(
@@ -53,7 +60,7 @@ impl Services for NodeServices {
         call: Submission,
         class: String,
     ) -> Result<(), Refused> {
-        Ok(self.0.create_actor(component, caller, call, class)?)
+        Ok(self.sched.create_actor(component, caller, call, class)?)
     }
 
     fn call_actor(
@@ -64,15 +71,30 @@ impl Services for NodeServices {
         call: Submission,
         method: String,
     ) -> Result<Vec<ObjectId>, Refused> {
-        Ok(self.0.call_actor(caller, actor, reachable, call, method)?)
+        Ok(self
+            .sched
+            .call_actor(caller, actor, reachable, call, method)?)
+    }
+
+    fn name_actor<'a>(&'a self, actor: ActorId, name: &'a str) -> BoxFuture<'a, ()> {
+        Box::pin(self.names.name(actor, name))
+    }
+
+    fn get_actor<'a>(
+        &'a self,
+        caller: &'a mut Holds,
+        name: &'a str,
+        class: &'a str,
+    ) -> BoxFuture<'a, Result<ActorFound, Refused>> {
+        Box::pin(async move { Ok(self.names.get(caller, name, class).await?) })
     }
 
     fn cancel(&self, task: TaskId, force: bool, recursive: bool) -> bool {
-        self.0.cancel(task, force, recursive)
+        self.sched.cancel(task, force, recursive)
     }
 
     fn kill_actor(&self, actor: ActorId, by: &str) -> bool {
-        self.0.kill_actor(actor, by)
+        self.sched.kill_actor(actor, by)
     }
 
     fn wait_sealed<'a>(
@@ -82,11 +104,11 @@ impl Services for NodeServices {
         until: Option<Instant>,
         blocker: Blocker<'a>,
     ) -> BoxFuture<'a, WaitEnd> {
-        Box::pin(self.0.wait_sealed(ids, need, until, blocker))
+        Box::pin(self.sched.wait_sealed(ids, need, until, blocker))
     }
 
     fn release_resources(&self, allocation: &Allocation) {
-        self.0.release_resources(allocation);
+        self.sched.release_resources(allocation);
     }
 }
 

@@ -41,10 +41,22 @@ pub struct TaskOptions {
     pub resources: ResourceOptions,
     /// Limits it asks for.
     pub limits: LimitOptions,
-    /// An actor that lives until killed or its job ends, not until its
+    /// An actor that lives until killed (past its job's end), not until its
     /// last handle is dropped.
     #[serde(default)]
     pub detached: bool,
+    /// For an actor: a name unique in the cluster while it lives, that
+    /// `get-actor` finds it by (Ray's `name`).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// For an actor: times it is created again after its node died (Ray's
+    /// `max_restarts`; 0 by default).
+    #[serde(default)]
+    pub max_restarts: u32,
+    /// For an actor: times a call running when its node died runs again
+    /// on the restarted actor (Ray's `max_task_retries`; 0 by default).
+    #[serde(default)]
+    pub max_task_retries: u32,
     /// The codec the caller reads the results in (`None`: the callee's
     /// own; a Rust guest's is rkyv). JSON for callers in other languages
     /// and over HTTP.

@@ -54,19 +54,51 @@ struct Inner<T> {
     handed_over: bool,
     /// Keeps its component's version loaded while it lives.
     pin: Option<InUse>,
+    /// Times it was restarted.
+    restarted: u32,
 }
 
 /// Where an actor whose instance lives on another node of the cluster
 /// runs: its mailbox here (a stub) orders this node's calls and sends
 /// each, one at a time, to that node.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub(crate) struct Home {
-    /// The node its instance lives on.
-    pub node: String,
+    /// The node its instance lives on (another one after a restart).
+    node: Mutex<String>,
     /// Whether this node owns it (created it, or was handed it): the
     /// owner's stub dying (killed, its last handle dropped, its job
     /// ended) kills the actor there; another node's stub only forgets it.
     pub owner: bool,
+}
+
+impl Home {
+    /// An actor living on `node`, owned here or not.
+    pub fn new(node: String, owner: bool) -> Self {
+        Self {
+            node: Mutex::new(node),
+            owner,
+        }
+    }
+
+    /// The node its instance lives on now.
+    pub fn node(&self) -> String {
+        self.node.lock().clone()
+    }
+
+    /// Notes that its instance lives on `node` now (restarted there).
+    pub fn moved(&self, node: String) {
+        *self.node.lock() = node;
+    }
+}
+
+/// How an actor comes back after the node it lived on died (Ray's
+/// `max_restarts` and `max_task_retries`; both 0 by default, as Ray's).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Restarts {
+    /// Times it is created again, its constructor re-run.
+    pub max_restarts: u32,
+    /// Times a call running when its node died is run again.
+    pub max_task_retries: u32,
 }
 
 /// An actor's life as its waiters see it ([`Mailbox::life`]).
@@ -92,6 +124,10 @@ pub(crate) struct Mailbox<T> {
     pub home: Option<Home>,
     /// Created detached: it outlives its handles (and its owner node).
     pub detached: bool,
+    /// Its restart policy.
+    pub restarts: Restarts,
+    /// Its name in the actor directory, once it took one there.
+    pub name: std::sync::OnceLock<String>,
     inner: Mutex<Inner<T>>,
     life: tokio::sync::watch::Sender<Life>,
 }
@@ -105,6 +141,8 @@ impl<T: Queued> Mailbox<T> {
             limits,
             home: None,
             detached: false,
+            restarts: Restarts::default(),
+            name: std::sync::OnceLock::new(),
             life: tokio::sync::watch::Sender::new(Life::Starting),
             inner: Mutex::new(Inner {
                 queue: VecDeque::new(),
@@ -116,6 +154,7 @@ impl<T: Queued> Mailbox<T> {
                 released: false,
                 handed_over: false,
                 pin: None,
+                restarted: 0,
             }),
         }
     }
@@ -132,6 +171,37 @@ impl<T: Queued> Mailbox<T> {
     pub fn detached(mut self, detached: bool) -> Self {
         self.detached = detached;
         self
+    }
+
+    /// The same actor, with restart policy `restarts`.
+    pub fn with_restarts(mut self, restarts: Restarts) -> Self {
+        self.restarts = restarts;
+        self
+    }
+
+    /// Restarts the actor, if it is alive and has restarts left: its
+    /// `constructor` goes to the head of its queue, before `retry` (the
+    /// call that was running, to run again) and the calls waiting. To be
+    /// called while a call runs (the one its node's death ended), before
+    /// [`Mailbox::end_call`]. The restarts done so far, counting this
+    /// one; `None` when none is left (or it is dead).
+    pub fn restart(&self, constructor: Arc<T>, retry: Option<Arc<T>>) -> Option<u32> {
+        let mut inner = self.inner.lock();
+        if inner.dead.is_some() || inner.restarted >= self.restarts.max_restarts {
+            return None;
+        }
+        inner.restarted += 1;
+        if let Some(call) = retry {
+            inner.queue.push_front(call);
+        }
+        inner.queue.push_front(constructor);
+        self.life.send_replace(Life::Starting);
+        Some(inner.restarted)
+    }
+
+    /// Times the actor was restarted.
+    pub fn restarted(&self) -> u32 {
+        self.inner.lock().restarted
     }
 
     /// Notes that another node owns the actor now (it created the actor

@@ -74,6 +74,22 @@ impl ActorTable {
         }
     }
 
+    /// Forgets actor `id` if it is a dead stub (its handles here went,
+    /// not the actor): a handle arriving again is followed afresh. Whether
+    /// it was one.
+    pub fn forget_dead_stub(&self, id: &ActorId) -> bool {
+        let mut inner = self.inner.lock();
+        let dead_stub = inner
+            .actors
+            .get(id)
+            .is_some_and(|a| a.home.is_some() && a.dead().is_some());
+        if dead_stub {
+            inner.actors.remove(id);
+            inner.dead.retain(|d| d != id);
+        }
+        dead_stub
+    }
+
     /// Actors alive now whose instance is here.
     pub fn live(&self) -> usize {
         self.inner.lock().live

@@ -71,7 +71,8 @@ impl Scheduler {
     /// message. The stub goes once this node frees the handle object; the
     /// actor with it when this node is its `owner` (it was handed the
     /// actor with a task's results). Nothing when the actor is known here
-    /// already or [`MAX_STUBS`] are kept.
+    /// already (a stub whose handles here went is followed afresh) or
+    /// [`MAX_STUBS`] are kept.
     pub(crate) fn follow_actor(
         self: &Arc<Self>,
         actor: ActorId,
@@ -81,10 +82,11 @@ impl Scheduler {
         component: Arc<str>,
         limits: Limits,
     ) {
+        self.actors.forget_dead_stub(&actor);
         if self.actors.get(&actor).is_some() || self.actors.stubs() >= MAX_STUBS {
             return;
         }
-        let home = Home { node, owner };
+        let home = Home::new(node, owner);
         let stub = Arc::new(Actor::new(actor, class, component, limits).elsewhere(home));
         stub.constructed();
         self.actors.insert(stub);

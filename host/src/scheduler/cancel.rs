@@ -16,7 +16,7 @@ use wray_control_plane::{ActorId, TaskId};
 use crate::error::{ErrorKind, TaskError};
 use crate::proto::Target;
 use crate::scheduler::core::Scheduler;
-use crate::scheduler::task::PendingTask;
+use crate::scheduler::task::{Actor, PendingTask};
 use crate::scheduler::task_table::CancelTarget;
 
 impl Scheduler {
@@ -76,18 +76,27 @@ impl Scheduler {
             id,
             format!("killed by {by}"),
         );
-        let killed = self.actor_died(&actor, cause);
+        self.end_actor(&actor, cause)
+    }
+
+    /// Ends `actor` of `cause`, as a kill does: its running call stopped,
+    /// its queued calls failing with `actor-died`; false when it was
+    /// already dead.
+    pub(crate) fn end_actor(self: &Arc<Self>, actor: &Arc<Actor>, cause: TaskError) -> bool {
+        let why = cause.message.clone();
+        let id = actor.id;
+        let killed = self.actor_died(actor, cause);
         // A stub's owner takes the actor along as it dies; another node
         // holding a handle kills it as Ray lets any handle's holder.
         if let (Some(home), Some(remote)) = (&actor.home, self.remote()) {
             if !home.owner {
-                remote.kill_actor(&home.node, id, format!("killed by {by}"));
+                remote.kill_actor(&home.node(), id, why);
             }
         }
         if killed {
             // The constructor, if it has not run yet, never will.
             let _ = self.cancel(id, true, false);
-            self.run_actor_next(&actor);
+            self.run_actor_next(actor);
         }
         killed
     }

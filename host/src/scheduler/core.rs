@@ -16,6 +16,7 @@ use crate::objects::ObjectStore;
 use crate::scheduler::actor_table::ActorTable;
 use crate::scheduler::exec::Executor;
 use crate::scheduler::functions::{ComponentLimits, ComponentUsage, Functions, InUse, Version};
+use crate::scheduler::names::ActorNames;
 use crate::scheduler::queue::ResourcePool;
 use crate::scheduler::remote::Remote;
 use crate::scheduler::task::Actor;
@@ -78,6 +79,8 @@ pub struct Scheduler {
     /// The other nodes of its cluster (set once it joins one; weak: the
     /// node owns the cluster).
     remote: OnceLock<Weak<dyn Remote>>,
+    /// The actor directory's keeper, once the node connected it.
+    names: OnceLock<Weak<dyn ActorNames>>,
 }
 
 impl Scheduler {
@@ -103,6 +106,7 @@ impl Scheduler {
             pin,
             executor: OnceLock::new(),
             remote: OnceLock::new(),
+            names: OnceLock::new(),
         }
     }
 
@@ -114,6 +118,16 @@ impl Scheduler {
     /// The cluster's other nodes, when the node joined a cluster.
     pub(crate) fn remote(&self) -> Option<Arc<dyn Remote>> {
         self.remote.get().and_then(Weak::upgrade)
+    }
+
+    /// Connects the keeper of actor names (once).
+    pub(crate) fn connect_names(&self, names: Weak<dyn ActorNames>) {
+        let _ = self.names.set(names);
+    }
+
+    /// The keeper of actor names, once connected.
+    pub(crate) fn names(&self) -> Option<Arc<dyn ActorNames>> {
+        self.names.get().and_then(Weak::upgrade)
     }
 
     /// Connects the executor that runs what this scheduler starts (once).
@@ -190,11 +204,18 @@ impl Scheduler {
         if let Some(executor) = self.executor() {
             executor.drop_actor(actor.id);
         }
+        // Its name goes with it where it lived, or with its owner's stub.
+        if let (Some(name), Some(names)) = (actor.name.get(), self.names()) {
+            if actor.home.is_none() || actor.owned_here() {
+                names.released(name, actor.id);
+            }
+        }
         // The owner's stub of an actor living elsewhere takes it along.
         if let (Some(home), Some(remote)) = (&actor.home, self.remote()) {
+            remote.actor_gone(actor.id);
             if actor.owned_here() {
                 let why = actor.dead().map(|c| c.message).unwrap_or_default();
-                remote.kill_actor(&home.node, actor.id, why);
+                remote.kill_actor(&home.node(), actor.id, why);
             }
         }
         self.actors.died(actor.id);
@@ -393,10 +414,17 @@ impl Scheduler {
     /// `ObjectStore::end_job`), so that nothing a job
     /// made, reference cycles included, outlives it.
     pub(crate) fn end_job(self: &Arc<Self>, job: JobId) {
+        // Detached actors outlive their job (Ray's `lifetime="detached"`):
+        // their constructors run on, and so do their running calls (a
+        // call is cancelled without force; the other actors die below).
+        let actors = self.actors.of_job(job);
+        let detached: Vec<ActorId> = actors.iter().filter(|a| a.detached).map(|a| a.id).collect();
         for task in self.tasks.unfinished_of_job(job) {
-            self.cancel(task, true, false);
+            if !detached.contains(&task) {
+                self.cancel(task, false, false);
+            }
         }
-        for actor in self.actors.of_job(job) {
+        for actor in actors.into_iter().filter(|a| !a.detached) {
             let cause = TaskError::new(
                 ErrorKind::ActorDied,
                 format!("{}.kill", actor.class),

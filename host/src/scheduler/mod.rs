@@ -26,6 +26,8 @@
 //! - `remote`: the door to the other nodes of a cluster (`Remote`);
 //!   `adopt`: actors another node created here, and stubs of actors
 //!   living on other nodes (an actor's `Home`).
+//! - `names`: the door to the actor directory (`ActorNames`): named
+//!   actors' names freed as they die, moved as they restart.
 //!
 //! Submission registers the task's return objects as pending, subscribes to
 //! each dependency, and queues the task when the last one is sealed: remote
@@ -43,6 +45,7 @@ pub mod core;
 pub(crate) mod dispatch;
 pub(crate) mod exec;
 pub(crate) mod functions;
+pub(crate) mod names;
 pub(crate) mod placement;
 pub(crate) mod queue;
 pub(crate) mod remote;

@@ -39,6 +39,9 @@ pub(crate) trait Remote: Send + Sync {
     /// node could ever run it.
     fn place(&self, request: &Request, local: Local) -> Result<Placement, String>;
 
+    /// Whether node `node` is alive, as this node sees the cluster.
+    fn alive(&self, node: &str) -> bool;
+
     /// Takes back a placement on `node` of a task that will not be
     /// forwarded after all (refused after it was placed).
     fn unplace(&self, node: &str, request: &Request);
@@ -53,6 +56,10 @@ pub(crate) trait Remote: Send + Sync {
     /// `dead`: why the actor is dead, if it is) on the actor's node, then
     /// the next ones as the executor's `run_actor` does here.
     fn run_actor(&self, actor: Arc<Actor>, task: Arc<PendingTask>, dead: Option<TaskError>);
+
+    /// Notes that actor `actor`, a stub here, died for good (what was
+    /// kept to restart it goes).
+    fn actor_gone(&self, actor: ActorId);
 
     /// Kills actor `actor` on node `node`, where it lives, because of
     /// `why` (best effort: a node that died took it along).

@@ -14,7 +14,7 @@ use crate::proto::{
     actor_handle_object, Arg, LimitOptions, Limits, Request, ResourceOptions, Target, TaskOptions,
     TaskSpec,
 };
-use crate::scheduler::actor::Home;
+use crate::scheduler::actor::{Home, Restarts};
 use crate::scheduler::actor_table::MAX_STUBS;
 use crate::scheduler::core::Scheduler;
 use crate::scheduler::functions::Callee;
@@ -158,7 +158,11 @@ impl Scheduler {
     /// # Errors
     /// A trap when the caller holds too many objects already, or the store
     /// has no room for them.
-    fn expect_returns(&self, caller: &mut Holds, returns: &[ObjectId]) -> Result<(), NotSubmitted> {
+    pub(crate) fn expect_returns(
+        &self,
+        caller: &mut Holds,
+        returns: &[ObjectId],
+    ) -> Result<(), NotSubmitted> {
         // Past the store's reserve the caller fails; within it, the task
         // runs and its results meet the store's room when they are sealed.
         self.objects.admit(returns.len())?;
@@ -418,9 +422,14 @@ impl Scheduler {
         let mut actor = Actor::new(id, class.clone(), hash.clone(), limits);
         if let Placement::Node(node) = placement {
             // Created there; this node keeps a stub ordering its calls.
-            actor = actor.elsewhere(Home { node, owner: true });
+            actor = actor.elsewhere(Home::new(node, true));
         }
-        let actor = actor.detached(call.options.detached);
+        let actor = actor
+            .detached(call.options.detached)
+            .with_restarts(Restarts {
+                max_restarts: call.options.max_restarts,
+                max_task_retries: call.options.max_task_retries,
+            });
         let actor = Arc::new(actor);
         actor.keep(pin.clone());
         self.actors.insert(actor.clone());

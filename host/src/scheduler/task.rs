@@ -40,6 +40,9 @@ pub(crate) struct Task {
     /// The node it is forwarded to once its arguments are sealed (`None`:
     /// it runs here).
     pub remote: Option<String>,
+    /// Times it was run again after the node running it died (an actor
+    /// call's, bounded by its actor's `max_task_retries`).
+    pub retries: u32,
 }
 
 impl Task {
@@ -54,6 +57,7 @@ impl Task {
             runtime: None,
             pin: None,
             remote: None,
+            retries: 0,
         }
     }
 }
@@ -88,6 +92,14 @@ impl PendingTask {
             missing: AtomicUsize::new(1),
             ready: AtomicBool::new(false),
         })
+    }
+
+    /// A task whose dependencies are all sealed already (a restarted
+    /// actor's constructor, a call run again).
+    pub fn ready(spec: Task) -> Arc<Self> {
+        let task = Self::new(spec);
+        task.dependency_done();
+        task
     }
 
     /// Takes the spec to run it (only the first caller gets it).

@@ -111,6 +111,50 @@ fn actors_exit_with_their_last_handle_so_a_thousand_do_not_exhaust_the_slots() {
 }
 
 #[test]
+fn named_actors_are_found_by_name_and_a_taken_name_kills_the_new_actor() {
+    let out = lines(Setup::default(), "named");
+    assert_eq!(
+        out,
+        [
+            "named 11",
+            "from_task 12",
+            "dup actor-died names_holder=true",
+            "nobody not-found",
+            "class invalid-argument",
+            "bad_name not-found",
+            "killed not-found",
+            "again 101",
+        ]
+    );
+}
+
+#[test]
+fn a_detached_named_actor_outlives_its_job_until_a_later_job_kills_it() {
+    let node = TestNode::start(Setup::default());
+    let mut said = Vec::new();
+    for args in [
+        &["named_make", "keeper", "5"][..],
+        &["named_use", "keeper"],
+        &["named_kill", "keeper"],
+        &["named_use", "keeper"],
+    ] {
+        let (result, stdout) = node.run("api", args);
+        assert_eq!(result, Ok(()), "{args:?}: {stdout}");
+        // The node's output so far: this job's line is the last.
+        said.extend(stdout.lines().last().map(str::to_string));
+    }
+    assert_eq!(
+        said,
+        [
+            "named_make 6",
+            "named_use 7",
+            "named_kill true",
+            "named_use not-found"
+        ]
+    );
+}
+
+#[test]
 fn errors_propagate_unchanged_through_two_dependencies() {
     let out = lines(Setup::default(), "errors");
     assert_eq!(

@@ -15,8 +15,14 @@ use crate::support::{component, json};
 #[path = "../common/synth.rs"]
 mod synth;
 
+/// A node of these tests. None uses the compile cache: a component
+/// compiled afresh and one loaded from the cache need not take the same
+/// bytes of code, and the cache (shared by every test running at once) may
+/// or may not hold a component when a node looks, so the code sizes
+/// compared here would depend on the order tests ran in.
 fn config() -> NodeConfig {
     NodeConfig {
+        cache_dir: None,
         num_cpus: 2,
         stdio: Stdio::memory(),
         max_instances: 64,
@@ -138,19 +144,12 @@ fn old_versions_are_dropped_their_code_given_back_and_one_an_actor_uses_is_kept(
 
 #[test]
 fn bytes_and_compiled_code_past_their_budgets_are_refused() {
-    // What two components cost, measured on a node without tight bounds,
-    // the second time: a component compiled afresh and one loaded from
-    // the compile cache (as the nodes below load it) need not take the
-    // same bytes of code, and a fresh checkout starts with a cold cache.
-    let measure = || {
-        let probe = Node::start(config()).expect("node starts");
-        probe.deploy("api", &bytes("api")).expect("deploys");
-        let api = probe.component_usage();
-        probe.deploy("hostile", &bytes("hostile")).expect("deploys");
-        (api, probe.component_usage())
-    };
-    measure();
-    let (api, both) = measure();
+    // What two components cost, measured on a node without tight bounds.
+    let probe = Node::start(config()).expect("node starts");
+    probe.deploy("api", &bytes("api")).expect("deploys");
+    let api = probe.component_usage();
+    probe.deploy("hostile", &bytes("hostile")).expect("deploys");
+    let both = probe.component_usage();
 
     let files = Node::start(NodeConfig {
         max_component_bytes: (both.bytes - 1).max(1 << 20),

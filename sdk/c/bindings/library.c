@@ -60,6 +60,12 @@ extern void __wasm_import_wray_runtime_tasks_submit(uint8_t *, uint8_t *);
 __attribute__((__import_module__("wray:runtime/tasks@0.1.0"), __import_name__("create-actor")))
 extern void __wasm_import_wray_runtime_tasks_create_actor(uint8_t *, uint8_t *);
 
+__attribute__((__import_module__("wray:runtime/tasks@0.1.0"), __import_name__("create-actor-with")))
+extern void __wasm_import_wray_runtime_tasks_create_actor_with(uint8_t *, uint8_t *);
+
+__attribute__((__import_module__("wray:runtime/tasks@0.1.0"), __import_name__("get-actor")))
+extern void __wasm_import_wray_runtime_tasks_get_actor(uint8_t *, size_t, uint8_t *, size_t, uint8_t *);
+
 __attribute__((__import_module__("wray:runtime/tasks@0.1.0"), __import_name__("submit-to")))
 extern void __wasm_import_wray_runtime_tasks_submit_to(uint8_t *, uint8_t *);
 
@@ -352,6 +358,16 @@ void wray_runtime_types_task_options_free(wray_runtime_types_task_options_t *ptr
   wray_runtime_types_option_codec_free(&ptr->result_codec);
 }
 
+void library_option_string_free(library_option_string_t *ptr) {
+  if (ptr->is_some) {
+    library_string_free(&ptr->val);
+  }
+}
+
+void wray_runtime_types_actor_options_free(wray_runtime_types_actor_options_t *ptr) {
+  library_option_string_free(&ptr->name);
+}
+
 void library_list_tuple2_u32_f64_free(library_list_tuple2_u32_f64_t *ptr) {
   size_t list_len = ptr->len;
   if (list_len > 0) {
@@ -370,12 +386,6 @@ void wray_runtime_types_resource_ids_free(wray_runtime_types_resource_ids_t *ptr
 void wray_runtime_types_param_info_free(wray_runtime_types_param_info_t *ptr) {
   library_string_free(&ptr->name);
   library_string_free(&ptr->schema);
-}
-
-void library_option_string_free(library_option_string_t *ptr) {
-  if (ptr->is_some) {
-    library_string_free(&ptr->val);
-  }
 }
 
 void wray_runtime_types_list_param_info_free(wray_runtime_types_list_param_info_t *ptr) {
@@ -522,6 +532,14 @@ void wray_runtime_tasks_task_options_free(wray_runtime_tasks_task_options_t *ptr
   wray_runtime_types_task_options_free(ptr);
 }
 
+void wray_runtime_tasks_actor_options_free(wray_runtime_tasks_actor_options_t *ptr) {
+  wray_runtime_types_actor_options_free(ptr);
+}
+
+void wray_runtime_tasks_task_error_free(wray_runtime_tasks_task_error_t *ptr) {
+  wray_runtime_types_task_error_free(ptr);
+}
+
 void wray_runtime_tasks_list_arg_free(wray_runtime_tasks_list_arg_t *ptr) {
   size_t list_len = ptr->len;
   if (list_len > 0) {
@@ -540,6 +558,13 @@ void wray_runtime_tasks_list_object_id_free(wray_runtime_tasks_list_object_id_t 
     for (size_t i = 0; i < list_len; i++) {
     }
     free(list_ptr);
+  }
+}
+
+void wray_runtime_tasks_result_actor_id_task_error_free(wray_runtime_tasks_result_actor_id_task_error_t *ptr) {
+  if (!ptr->is_err) {
+  } else {
+    wray_runtime_tasks_task_error_free(&ptr->val.err);
   }
 }
 
@@ -1129,6 +1154,136 @@ void wray_runtime_tasks_create_actor(library_string_t *class_, wray_runtime_task
     (uint64_t) (uint64_t) (*((int64_t*) (ptr15 + 0))),
     (uint64_t) (uint64_t) (*((int64_t*) (ptr15 + 8))),
   };
+}
+
+void wray_runtime_tasks_create_actor_with(library_string_t *maybe_component, library_string_t *class_, wray_runtime_tasks_list_arg_t *args, wray_runtime_tasks_task_options_t *options, wray_runtime_tasks_actor_options_t *actor, wray_runtime_tasks_actor_id_t *ret) {
+  __attribute__((__aligned__(8)))
+  uint8_t ret_area[(136+10*sizeof(void*))];
+  library_option_string_t component;
+  component.is_some = maybe_component != NULL;if (maybe_component) {
+    component.val = *maybe_component;
+  }
+  uint8_t *ptr = (uint8_t *) &ret_area;
+  if ((component).is_some) {
+    const library_string_t *payload0 = &(component).val;
+    *((int8_t*)(ptr + 0)) = 1;
+    *((size_t*)(ptr + (2*sizeof(void*)))) = (*payload0).len;
+    *((uint8_t **)(ptr + sizeof(void*))) = (uint8_t *) (*payload0).ptr;
+  } else {
+    *((int8_t*)(ptr + 0)) = 0;
+  }
+  *((size_t*)(ptr + (4*sizeof(void*)))) = (*class_).len;
+  *((uint8_t **)(ptr + (3*sizeof(void*)))) = (uint8_t *) (*class_).ptr;
+  *((size_t*)(ptr + (6*sizeof(void*)))) = (*args).len;
+  *((uint8_t **)(ptr + (5*sizeof(void*)))) = (uint8_t *) (*args).ptr;
+  *((int32_t*)(ptr + (8+6*sizeof(void*)))) = (int32_t) ((*options).num_returns);
+  if ((((*options).resources).num_cpus).is_some) {
+    const double *payload4 = &(((*options).resources).num_cpus).val;
+    *((int8_t*)(ptr + (16+6*sizeof(void*)))) = 1;
+    *((double*)(ptr + (24+6*sizeof(void*)))) = *payload4;
+  } else {
+    *((int8_t*)(ptr + (16+6*sizeof(void*)))) = 0;
+  }
+  if ((((*options).resources).num_gpus).is_some) {
+    const double *payload6 = &(((*options).resources).num_gpus).val;
+    *((int8_t*)(ptr + (32+6*sizeof(void*)))) = 1;
+    *((double*)(ptr + (40+6*sizeof(void*)))) = *payload6;
+  } else {
+    *((int8_t*)(ptr + (32+6*sizeof(void*)))) = 0;
+  }
+  if ((((*options).resources).memory).is_some) {
+    const uint64_t *payload8 = &(((*options).resources).memory).val;
+    *((int8_t*)(ptr + (48+6*sizeof(void*)))) = 1;
+    *((int64_t*)(ptr + (56+6*sizeof(void*)))) = (int64_t) (*payload8);
+  } else {
+    *((int8_t*)(ptr + (48+6*sizeof(void*)))) = 0;
+  }
+  *((size_t*)(ptr + (64+7*sizeof(void*)))) = (((*options).resources).custom).len;
+  *((uint8_t **)(ptr + (64+6*sizeof(void*)))) = (uint8_t *) (((*options).resources).custom).ptr;
+  if ((((*options).limits).max_memory).is_some) {
+    const uint64_t *payload10 = &(((*options).limits).max_memory).val;
+    *((int8_t*)(ptr + (64+8*sizeof(void*)))) = 1;
+    *((int64_t*)(ptr + (72+8*sizeof(void*)))) = (int64_t) (*payload10);
+  } else {
+    *((int8_t*)(ptr + (64+8*sizeof(void*)))) = 0;
+  }
+  if ((((*options).limits).timeout_ms).is_some) {
+    const uint64_t *payload12 = &(((*options).limits).timeout_ms).val;
+    *((int8_t*)(ptr + (80+8*sizeof(void*)))) = 1;
+    *((int64_t*)(ptr + (88+8*sizeof(void*)))) = (int64_t) (*payload12);
+  } else {
+    *((int8_t*)(ptr + (80+8*sizeof(void*)))) = 0;
+  }
+  if ((((*options).limits).fuel).is_some) {
+    const uint64_t *payload14 = &(((*options).limits).fuel).val;
+    *((int8_t*)(ptr + (96+8*sizeof(void*)))) = 1;
+    *((int64_t*)(ptr + (104+8*sizeof(void*)))) = (int64_t) (*payload14);
+  } else {
+    *((int8_t*)(ptr + (96+8*sizeof(void*)))) = 0;
+  }
+  if (((*options).result_codec).is_some) {
+    const wray_runtime_types_codec_t *payload16 = &((*options).result_codec).val;
+    *((int8_t*)(ptr + (112+8*sizeof(void*)))) = 1;
+    *((int8_t*)(ptr + (113+8*sizeof(void*)))) = (int32_t) *payload16;
+  } else {
+    *((int8_t*)(ptr + (112+8*sizeof(void*)))) = 0;
+  }
+  *((int8_t*)(ptr + (114+8*sizeof(void*)))) = (*options).detached;
+  if (((*actor).name).is_some) {
+    const library_string_t *payload18 = &((*actor).name).val;
+    *((int8_t*)(ptr + (120+8*sizeof(void*)))) = 1;
+    *((size_t*)(ptr + (120+10*sizeof(void*)))) = (*payload18).len;
+    *((uint8_t **)(ptr + (120+9*sizeof(void*)))) = (uint8_t *) (*payload18).ptr;
+  } else {
+    *((int8_t*)(ptr + (120+8*sizeof(void*)))) = 0;
+  }
+  *((int32_t*)(ptr + (120+11*sizeof(void*)))) = (int32_t) ((*actor).max_restarts);
+  *((int32_t*)(ptr + (124+11*sizeof(void*)))) = (int32_t) ((*actor).max_task_retries);
+  uint8_t *ptr19 = (uint8_t *) &ret_area;
+  __wasm_import_wray_runtime_tasks_create_actor_with(ptr, ptr19);
+  *ret = (wray_runtime_types_task_id_t) {
+    (uint64_t) (uint64_t) (*((int64_t*) (ptr19 + 0))),
+    (uint64_t) (uint64_t) (*((int64_t*) (ptr19 + 8))),
+  };
+}
+
+bool wray_runtime_tasks_get_actor(library_string_t *name, library_string_t *class_, wray_runtime_tasks_actor_id_t *ret, wray_runtime_tasks_task_error_t *err) {
+  __attribute__((__aligned__(8)))
+  uint8_t ret_area[(32+6*sizeof(void*))];
+  uint8_t *ptr = (uint8_t *) &ret_area;
+  __wasm_import_wray_runtime_tasks_get_actor((uint8_t *) (*name).ptr, (*name).len, (uint8_t *) (*class_).ptr, (*class_).len, ptr);
+  wray_runtime_tasks_result_actor_id_task_error_t result;
+  switch ((int32_t) *((uint8_t*) (ptr + 0))) {
+    case 0: {
+      result.is_err = false;
+      result.val.ok = (wray_runtime_types_task_id_t) {
+        (uint64_t) (uint64_t) (*((int64_t*) (ptr + 8))),
+        (uint64_t) (uint64_t) (*((int64_t*) (ptr + 16))),
+      };
+      break;
+    }
+    case 1: {
+      result.is_err = true;
+      result.val.err = (wray_runtime_types_task_error_t) {
+        (wray_runtime_types_error_kind_t) (int32_t) *((uint8_t*) (ptr + 8)),
+        (library_string_t) (library_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (8+1*sizeof(void*))))), (*((size_t*) (ptr + (8+2*sizeof(void*))))) },
+        (wray_runtime_types_task_id_t) (wray_runtime_types_task_id_t) {
+          (uint64_t) (uint64_t) (*((int64_t*) (ptr + (16+2*sizeof(void*))))),
+          (uint64_t) (uint64_t) (*((int64_t*) (ptr + (24+2*sizeof(void*))))),
+        },
+        (library_string_t) (library_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (32+2*sizeof(void*))))), (*((size_t*) (ptr + (32+3*sizeof(void*))))) },
+        (wray_runtime_types_list_error_cause_t) (wray_runtime_types_list_error_cause_t) { (wray_runtime_types_error_cause_t*)(*((uint8_t **) (ptr + (32+4*sizeof(void*))))), (*((size_t*) (ptr + (32+5*sizeof(void*))))) },
+      };
+      break;
+    }
+  }
+  if (!result.is_err) {
+    *ret = result.val.ok;
+    return 1;
+  } else {
+    *err = result.val.err;
+    return 0;
+  }
 }
 
 void wray_runtime_tasks_submit_to(library_string_t *component, library_string_t *function, wray_runtime_tasks_list_arg_t *args, wray_runtime_tasks_task_options_t *options, wray_runtime_tasks_list_object_id_t *ret) {

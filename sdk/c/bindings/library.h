@@ -220,11 +220,40 @@ typedef struct wray_runtime_types_task_options_t {
   // The codec the caller wants the results in (`json` from any SDK
   // but Rust's); `none`: the callee's own (`rkyv` for a Rust guest).
   wray_runtime_types_option_codec_t   result_codec;
-  // Actors only: the actor lives until it is killed or its job ends,
-  // not until its last handle is dropped (Ray's `lifetime="detached"`
-  // within one job). Ignored for remote functions.
+  // Actors only: the actor lives until it is killed, not until its
+  // last handle is dropped, and outlives its job and driver (Ray's
+  // `lifetime="detached"`; name it to find it from later jobs).
+  // Ignored for remote functions.
   bool   detached;
 } wray_runtime_types_task_options_t;
+
+typedef struct {
+  bool is_some;
+  library_string_t val;
+} library_option_string_t;
+
+// What an actor asks beyond a task's options (Ray's `name`,
+// `max_restarts` and `max_task_retries`), for `create-actor-with`.
+typedef struct wray_runtime_types_actor_options_t {
+  // A name, unique in the cluster (the node, on its own) while the
+  // actor lives: `get-actor` finds the actor by it from any task of
+  // any job on any node. 1 to 128 bytes of UTF-8, no `/`, `@` or
+  // control character, not `.` or `..`. A name another
+  // live actor holds makes every call fail with `actor-died`
+  // naming the holder.
+  library_option_string_t   name;
+  // How many times the actor is created again (its constructor
+  // re-run with its original arguments, on a node its request
+  // fits) after the node it lives on died; 0 (Ray's default): it
+  // dies with the node. Calls made meanwhile wait for the new
+  // instance.
+  uint32_t   max_restarts;
+  // How many times a call that was running when the actor's node
+  // died is run again on the restarted actor; 0 (Ray's default):
+  // it fails with `actor-died`. A call run again may have run
+  // (part of) its body on the dead node.
+  uint32_t   max_task_retries;
+} wray_runtime_types_actor_options_t;
 
 typedef struct {
   uint32_t f0;
@@ -262,11 +291,6 @@ typedef struct wray_runtime_types_param_info_t {
   // checked after it resolves, against the same schema.
   library_string_t   schema;
 } wray_runtime_types_param_info_t;
-
-typedef struct {
-  bool is_some;
-  library_string_t val;
-} library_option_string_t;
 
 typedef struct {
   wray_runtime_types_param_info_t *ptr;
@@ -408,6 +432,10 @@ typedef wray_runtime_types_arg_t wray_runtime_tasks_arg_t;
 
 typedef wray_runtime_types_task_options_t wray_runtime_tasks_task_options_t;
 
+typedef wray_runtime_types_actor_options_t wray_runtime_tasks_actor_options_t;
+
+typedef wray_runtime_types_task_error_t wray_runtime_tasks_task_error_t;
+
 typedef struct {
   wray_runtime_tasks_arg_t *ptr;
   size_t len;
@@ -417,6 +445,14 @@ typedef struct {
   wray_runtime_tasks_object_id_t *ptr;
   size_t len;
 } wray_runtime_tasks_list_object_id_t;
+
+typedef struct {
+  bool is_err;
+  union {
+    wray_runtime_tasks_actor_id_t ok;
+    wray_runtime_tasks_task_error_t err;
+  } val;
+} wray_runtime_tasks_result_actor_id_task_error_t;
 
 typedef wray_runtime_types_task_id_t wray_runtime_runtime_task_ident_t;
 
@@ -562,6 +598,17 @@ extern void wray_runtime_tasks_submit(library_string_t *function, wray_runtime_t
 // limits apply to each call). Returns at once; a failed constructor or
 // an infeasible request makes every later call fail with `actor-died`.
 extern void wray_runtime_tasks_create_actor(library_string_t *class_, wray_runtime_tasks_list_arg_t *args, wray_runtime_tasks_task_options_t *options, wray_runtime_tasks_actor_id_t *ret);
+// Creates an actor as `create-actor` (`component` none: the caller's
+// component) or `create-actor-of` (`component`: a deployed name) do,
+// with `actor`'s name and restart policy.
+extern void wray_runtime_tasks_create_actor_with(library_string_t *maybe_component, library_string_t *class_, wray_runtime_tasks_list_arg_t *args, wray_runtime_tasks_task_options_t *options, wray_runtime_tasks_actor_options_t *actor, wray_runtime_tasks_actor_id_t *ret);
+// The live actor named `name` (see `actor-options`), of class
+// `class` (Ray's `get_actor`): the caller holds a handle to it as if
+// it had created it (without owning it: its end does not kill the
+// actor). Errors: `not-found` when no live actor has that name,
+// `invalid-argument` when its class is not `class`, `system` when the
+// cluster's directory cannot be read.
+extern bool wray_runtime_tasks_get_actor(library_string_t *name, library_string_t *class_, wray_runtime_tasks_actor_id_t *ret, wray_runtime_tasks_task_error_t *err);
 // Submits a task running remote function `function` of another
 // component, the one deployed under the name `component` (the
 // qualified form `component/function`), resolved through the node's
@@ -643,13 +690,15 @@ void wray_runtime_types_option_codec_free(wray_runtime_types_option_codec_t *ptr
 
 void wray_runtime_types_task_options_free(wray_runtime_types_task_options_t *ptr);
 
+void library_option_string_free(library_option_string_t *ptr);
+
+void wray_runtime_types_actor_options_free(wray_runtime_types_actor_options_t *ptr);
+
 void library_list_tuple2_u32_f64_free(library_list_tuple2_u32_f64_t *ptr);
 
 void wray_runtime_types_resource_ids_free(wray_runtime_types_resource_ids_t *ptr);
 
 void wray_runtime_types_param_info_free(wray_runtime_types_param_info_t *ptr);
-
-void library_option_string_free(library_option_string_t *ptr);
 
 void wray_runtime_types_list_param_info_free(wray_runtime_types_list_param_info_t *ptr);
 
@@ -689,9 +738,15 @@ void wray_runtime_tasks_arg_free(wray_runtime_tasks_arg_t *ptr);
 
 void wray_runtime_tasks_task_options_free(wray_runtime_tasks_task_options_t *ptr);
 
+void wray_runtime_tasks_actor_options_free(wray_runtime_tasks_actor_options_t *ptr);
+
+void wray_runtime_tasks_task_error_free(wray_runtime_tasks_task_error_t *ptr);
+
 void wray_runtime_tasks_list_arg_free(wray_runtime_tasks_list_arg_t *ptr);
 
 void wray_runtime_tasks_list_object_id_free(wray_runtime_tasks_list_object_id_t *ptr);
+
+void wray_runtime_tasks_result_actor_id_task_error_free(wray_runtime_tasks_result_actor_id_task_error_t *ptr);
 
 void wray_runtime_runtime_resource_ids_free(wray_runtime_runtime_resource_ids_t *ptr);
 

@@ -484,7 +484,7 @@ class ActorClass:
         """A copy creating actors with ``options`` (``num_cpus``, ``num_gpus``,
         ``memory``, ``resources`` held for the actor's lifetime;
         ``max_memory``, ``timeout_ms``, ``fuel`` for each call; ``detached``:
-        the actor lives until killed or its job ends)."""
+        the actor lives until killed, past its job's end)."""
         opts = _check_options(f"{self._name}.options", options, _ACTOR_OPTIONS)
         merged = dict(self._call_options)
         merged.update(opts)

@@ -143,6 +143,36 @@ pub(crate) fn cluster_actor_lost() -> wray::Result<()> {
     }
 }
 
+/// `cluster_actor_restart`: an actor (starting at 100; one restart, one
+/// retry of a lost call) on a node with an accelerator, added to every
+/// 100 ms until a total comes back lower than the one before (its node was
+/// killed and it restarted from its constructor's state on another node)
+/// or a call fails; then where it lives now.
+pub(crate) fn cluster_actor_restart() -> wray::Result<()> {
+    let options = accelerated().max_restarts(1).max_task_retries(1);
+    let tally = Tally::remote_with(options, 100i64);
+    println!("actor_node {}", tally.node().remote().get()?);
+    let mut last = 100;
+    for _ in 0..1200 {
+        match tally.add().remote(1i64).get() {
+            Ok(total) if total <= last => {
+                println!("restarted after {last} total {total}");
+                println!("new_node {}", tally.node().remote().get()?);
+                println!("next {}", tally.add().remote(1i64).get()?);
+                return Ok(());
+            }
+            Ok(total) => last = total,
+            Err(e) => {
+                println!("lost {:?}: {e}", e.kind());
+                return Ok(());
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    println!("never restarted (last {last})");
+    Ok(())
+}
+
 /// `cluster_cancel`: a minute-long task on a node with an accelerator,
 /// cancelled a second after it was submitted: what `get` says.
 pub(crate) fn cluster_cancel() -> wray::Result<()> {

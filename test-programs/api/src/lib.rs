@@ -6,6 +6,7 @@
 //! | `put_get`, `wait` | [`objects`] | put/get of many types, get_all, wait, get_timeout |
 //! | `num_returns`, `chain`, `nested` | [`tasks`] | several returns, dependencies, refs in values, nested tasks |
 //! | `actors`, `actor_lifetime` | [`actors`] | actor state, parallel actors, call order, handles passed to tasks; actors exit when their last handle is dropped, unless detached |
+//! | `named`, `named_make`, `named_use`, `named_kill` | [`named`] | named actors: found by name from another task, job or node; a taken name, unknown names, the wrong class |
 //! | `errors`, `trap`, `panic`, `oom`, `spin`, `actor_panic` | [`failures`] | every way a task can fail |
 //! | `refs`, `spill` | [`refs`] | refs inside returned values, objects freed when unreferenced, spilling |
 //! | `zero_copy`, `window_leak`, `hold_mapped` | [`zero_copy`] | objects mapped into guests, private writes, no leak into later instances |
@@ -22,6 +23,7 @@ mod cluster;
 mod deployed;
 mod failures;
 mod jobs;
+mod named;
 mod objects;
 mod refs;
 mod resources;
@@ -45,6 +47,7 @@ fn main(args: Vec<String>) -> Result<(), String> {
         }
         "cluster_actors" => cluster::cluster_actors(),
         "cluster_actor_lost" => cluster::cluster_actor_lost(),
+        "cluster_actor_restart" => cluster::cluster_actor_restart(),
         "cluster_cancel" => cluster::cluster_cancel(),
         "wait" => objects::wait(),
         "num_returns" => tasks::num_returns(),
@@ -52,6 +55,13 @@ fn main(args: Vec<String>) -> Result<(), String> {
         "nested" => tasks::nested(),
         "actors" => actors::actors(),
         "actor_lifetime" => actors::actor_lifetime(),
+        "named" => named::named(),
+        "named_make" => named::named_make(
+            args.get(1).map_or("keeper", String::as_str),
+            number(&args, 2, 0) as i64,
+        ),
+        "named_use" => named::named_use(args.get(1).map_or("keeper", String::as_str)),
+        "named_kill" => named::named_kill(args.get(1).map_or("keeper", String::as_str)),
         "errors" => failures::errors(),
         "trap" => failures::trap(),
         "panic" => failures::panic(),
@@ -108,6 +118,7 @@ wray::export! {
         cluster::add_from_relay,
         cluster::tally_from_relay,
         actors::bump,
+        named::use_named,
         failures::fail,
         failures::trap_now,
         failures::pass_on,

@@ -108,3 +108,78 @@ fn an_actor_whose_node_is_killed_fails_its_next_call_naming_the_node() {
     assert!(log.contains("lost ActorDied"), "{log}");
     assert!(log.contains(&ids[1]), "the error names node 2: {log}");
 }
+
+#[test]
+fn an_actor_with_max_restarts_whose_node_is_killed_restarts_on_another_node() {
+    let cluster = Cluster::start(3, &[&[], &ACCELERATED, &ACCELERATED]);
+    cluster.wait_all_alive(Duration::from_secs(30));
+    let ids = cluster.node_ids();
+    deploy_api(cluster.node(1));
+    let id = start_job(cluster.node(1), &["cluster_actor_restart"]);
+    let logs = || success_stdout(&cluster.node(1).run(&["job", "logs", &id]));
+    // A few calls first, so that the restart has state to lose.
+    wait_within("the actor to count", Duration::from_secs(60), || {
+        logs().contains("actor_node") && {
+            let tasks = cluster.node(1).get("/v1/tasks?limit=1000");
+            tasks["tasks"].as_array().is_some_and(|t| {
+                t.iter()
+                    .filter(|t| t["function"] == "Tally.add" && t["state"] == "FINISHED")
+                    .count()
+                    >= 3
+            })
+        }
+    });
+    let first = field(&logs(), "actor_node").to_string();
+    let (lost, other) = if first == ids[1] { (2, 3) } else { (3, 2) };
+    assert_eq!(first, ids[lost - 1], "{}", logs());
+    cluster.kill(lost);
+    let status = || success_stdout(&cluster.node(1).run(&["job", "status", &id]));
+    wait_within("the job to end", Duration::from_secs(60), || {
+        let s = status();
+        s.contains("SUCCEEDED") || s.contains("FAILED")
+    });
+    let log = logs();
+    println!("{log}");
+    assert!(status().contains("SUCCEEDED"), "{log}");
+    // The constructor's state again (100), plus the call that was lost or
+    // the next one.
+    assert!(log.contains("total 101"), "{log}");
+    assert_eq!(field(&log, "new_node"), ids[other - 1], "{log}");
+    assert!(log.contains("next 102"), "{log}");
+    let metrics = cluster
+        .node(1)
+        .request("GET", "/metrics")
+        .call()
+        .expect("metrics")
+        .into_string()
+        .expect("text");
+    assert!(
+        metrics.contains("wray_cluster_actors_restarted_total 1"),
+        "{metrics}"
+    );
+}
+
+#[test]
+fn a_named_detached_actor_is_found_from_every_node_and_outlives_its_job() {
+    let cluster = Cluster::start(3, &[]);
+    cluster.wait_all_alive(Duration::from_secs(30));
+    deploy_api(cluster.node(1));
+    let said = |node: usize, args: &[&str]| {
+        let log = job(cluster.node(node), args);
+        log.lines().last().unwrap_or_default().to_string()
+    };
+    assert_eq!(said(1, &["named_make", "keeper", "5"]), "named_make 6");
+    assert_eq!(said(2, &["named_use", "keeper"]), "named_use 7");
+    assert_eq!(said(3, &["named_use", "keeper"]), "named_use 8");
+    // A second actor of that name, made on another node, dies of it.
+    assert_eq!(
+        said(2, &["named_make", "keeper", "0"]),
+        "named_make actor-died"
+    );
+    assert_eq!(said(3, &["named_kill", "keeper"]), "named_kill true");
+    // Killed on node 1 by node 3's message; its name is freed there.
+    wait_within("the name to be free", Duration::from_secs(30), || {
+        said(2, &["named_use", "keeper"]) == "named_use not-found"
+    });
+    assert_eq!(said(2, &["named_make", "keeper", "1"]), "named_make 2");
+}

@@ -1,0 +1,253 @@
+//! Named actors (Ray's `name=` and `get_actor`): the node's side of the
+//! control plane's actor directory ([`Names`]). A node on its own keeps
+//! names in an embedded directory; a node of a cluster in its cluster's
+//! etcd directory, so that a name is unique across the cluster and found
+//! from any node.
+//!
+//! An actor created with a name takes it before its creator goes on
+//! (put-if-absent, as Ray registers a named actor with its GCS at
+//! creation); a name a live actor holds kills the new actor with a cause
+//! naming the holder. The name is freed when the actor dies for good
+//! (where it lived, or by its owner's stub: `Scheduler::tear_down`) and
+//! moved when the actor restarts on another node. An entry a dead node
+//! left behind (the actor's node, or the owner of an actor not created
+//! detached, is no longer alive) is stale: [`Names::get`] reads it as
+//! absent and removes it, and a new actor may take its name.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::RwLock;
+use wray_control_plane::{
+    ActorDirectory, ActorId, ActorLimits, ActorRecord, ActorState, EmbeddedActorDirectory,
+};
+
+use crate::error::{ErrorKind, TaskError};
+use crate::executor::services::ActorFound;
+use crate::objects::{Holds, Object};
+use crate::proto::{actor_handle_object, Limits};
+use crate::scheduler::names::ActorNames;
+use crate::scheduler::submit::NotSubmitted;
+use crate::scheduler::Scheduler;
+
+/// The node's named actors, over the actor directory.
+pub(crate) struct Names {
+    sched: Arc<Scheduler>,
+    directory: RwLock<Arc<dyn ActorDirectory>>,
+    /// Runs the directory's writes that nobody waits for (a name freed
+    /// or moved).
+    io: tokio::runtime::Handle,
+}
+
+impl Names {
+    /// The names of `sched`'s actors, in an embedded directory until
+    /// [`Names::use_directory`]; background writes run on `io`.
+    pub(crate) fn new(sched: Arc<Scheduler>, io: tokio::runtime::Handle) -> Self {
+        Self {
+            sched,
+            directory: RwLock::new(Arc::new(EmbeddedActorDirectory::new())),
+            io,
+        }
+    }
+
+    /// Keeps names in `directory` from now on (the cluster's, when the
+    /// node joins one).
+    pub(crate) fn use_directory(&self, directory: Arc<dyn ActorDirectory>) {
+        *self.directory.write() = directory;
+    }
+
+    fn directory(&self) -> Arc<dyn ActorDirectory> {
+        self.directory.read().clone()
+    }
+
+    /// Whether node `node` is alive, as this node sees it.
+    fn alive(&self, node: &str) -> bool {
+        node == self.sched.node_id || self.sched.remote().is_some_and(|r| r.alive(node))
+    }
+
+    /// Whether `record` names an actor that no longer lives: one that
+    /// lived here and is gone, one whose node died, or one not detached
+    /// whose owner died.
+    fn stale(&self, record: &ActorRecord) -> bool {
+        let here = record.node_id == self.sched.node_id
+            || record.owner_node.as_deref() == Some(self.sched.node_id.as_str());
+        if here {
+            let live = record
+                .actor_id
+                .parse::<ActorId>()
+                .ok()
+                .and_then(|id| self.sched.actors.get(&id))
+                .is_some_and(|a| a.dead().is_none());
+            if !live {
+                return true;
+            }
+        }
+        if !self.alive(&record.node_id) {
+            return true;
+        }
+        !record.detached
+            && record
+                .owner_node
+                .as_deref()
+                .is_some_and(|owner| !self.alive(owner))
+    }
+
+    /// Names `actor` (created here just now) `name`; an actor that cannot
+    /// take the name is killed, its cause saying why.
+    pub(crate) async fn name(&self, actor: ActorId, name: &str) {
+        let Some(a) = self.sched.actors.get(&actor).filter(|a| a.dead().is_none()) else {
+            return; // died at creation: its calls say why
+        };
+        let record = ActorRecord {
+            name: name.to_string(),
+            actor_id: actor.to_string(),
+            node_id: a
+                .home
+                .as_ref()
+                .map_or_else(|| self.sched.node_id.clone(), |h| h.node()),
+            class: a.class.clone(),
+            component: a.component.to_string(),
+            detached: a.detached,
+            state: ActorState::Alive,
+            owner_node: Some(self.sched.node_id.clone()),
+            limits: Some(ActorLimits {
+                max_memory: a.limits.max_memory,
+                timeout_ms: a
+                    .limits
+                    .timeout
+                    .map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
+                fuel: a.limits.fuel,
+            }),
+        };
+        let directory = self.directory();
+        let mut taken = directory.register_named(record.clone()).await;
+        if let Err(wray_control_plane::Error::AlreadyExists { .. }) = &taken {
+            // A holder a dead node left behind gives the name up.
+            if let Ok(Some(holder)) = directory.get_named(name).await {
+                if self.stale(&holder) {
+                    let _ = directory.remove_named(name, &holder.actor_id).await;
+                    taken = directory.register_named(record).await;
+                }
+            }
+        }
+        match taken {
+            Ok(()) => {
+                let _ = a.name.set(name.to_string());
+                if a.dead().is_some() {
+                    // Killed while the name was taken: free it again.
+                    let _ = directory.remove_named(name, &actor.to_string()).await;
+                }
+            }
+            Err(e) => {
+                let cause = TaskError::new(
+                    ErrorKind::ActorDied,
+                    format!("{}.new", a.class),
+                    actor,
+                    format!("it could not take its name: {e}"),
+                );
+                self.sched.end_actor(&a, cause);
+            }
+        }
+    }
+
+    /// The live actor named `name` of class `class`, its handle object
+    /// held by `caller` from now on (a stub kept here when it lives on
+    /// another node); else why not.
+    ///
+    /// # Errors
+    /// [`NotSubmitted`] when `caller` cannot hold the handle object.
+    pub(crate) async fn get(
+        &self,
+        caller: &mut Holds,
+        name: &str,
+        class: &str,
+    ) -> Result<ActorFound, NotSubmitted> {
+        let directory = self.directory();
+        let record = match directory.get_named(name).await {
+            Ok(Some(record)) => record,
+            Ok(None) => {
+                let message = format!("no live actor is named `{name}`");
+                return Ok(Err((ErrorKind::NotFound, message)));
+            }
+            Err(e) => {
+                let message = format!("the actor directory cannot be read: {e}");
+                return Ok(Err((ErrorKind::System, message)));
+            }
+        };
+        if self.stale(&record) {
+            let _ = directory.remove_named(name, &record.actor_id).await;
+            let message = format!(
+                "no live actor is named `{name}` (actor {} was, on node {}, which it died with)",
+                record.actor_id, record.node_id
+            );
+            return Ok(Err((ErrorKind::NotFound, message)));
+        }
+        if record.class != class {
+            let message = format!(
+                "the actor named `{name}` is of class `{}`, not `{class}`",
+                record.class
+            );
+            return Ok(Err((ErrorKind::InvalidArgument, message)));
+        }
+        let Ok(id) = record.actor_id.parse::<ActorId>() else {
+            let message = format!("the directory's entry for `{name}` names no actor id");
+            return Ok(Err((ErrorKind::System, message)));
+        };
+        // A stub here whose handles went is followed afresh below.
+        self.sched.actors.forget_dead_stub(&id);
+        let known = self.sched.actors.get(&id);
+        if let Some(cause) = known.as_ref().and_then(|a| a.dead()) {
+            let message = format!("the actor named `{name}` is dead: {cause}");
+            return Ok(Err((ErrorKind::NotFound, message)));
+        }
+        let handle = actor_handle_object(id);
+        if self.sched.objects.exists(&handle) {
+            caller.hold(&self.sched.objects, handle)?;
+        } else {
+            self.sched.expect_returns(caller, &[handle])?;
+            self.sched.objects.seal(handle, Object::empty());
+        }
+        if known.is_none() {
+            // It lives on another node: calls through the handle go there.
+            let limits = record.limits.map_or_else(
+                || self.sched.config.limits(),
+                |l| Limits {
+                    max_memory: l.max_memory,
+                    timeout: l.timeout_ms.map(Duration::from_millis),
+                    fuel: l.fuel,
+                },
+            );
+            let component = Arc::from(record.component);
+            self.sched
+                .follow_actor(id, record.node_id, false, record.class, component, limits);
+            if self.sched.actors.get(&id).is_none() {
+                let message = format!(
+                    "node {} keeps as many actors of other nodes as it may",
+                    self.sched.node_id
+                );
+                return Ok(Err((ErrorKind::System, message)));
+            }
+        }
+        Ok(Ok(id))
+    }
+}
+
+impl ActorNames for Names {
+    fn released(&self, name: &str, actor: ActorId) {
+        let (directory, name) = (self.directory(), name.to_string());
+        self.io.spawn(async move {
+            if let Err(e) = directory.remove_named(&name, &actor.to_string()).await {
+                tracing::warn!(%actor, name, "freeing a dead actor's name: {e}");
+            }
+        });
+    }
+
+    fn moved(&self, name: &str, actor: ActorId, node: &str) {
+        let (directory, name, node) = (self.directory(), name.to_string(), node.to_string());
+        self.io.spawn(async move {
+            if let Err(e) = directory.moved(&name, &actor.to_string(), &node).await {
+                tracing::warn!(%actor, name, node, "moving a restarted actor's name: {e}");
+            }
+        });
+    }
+}
