@@ -48,6 +48,15 @@ pub(crate) struct Client {
 }
 
 impl NodeArg {
+    /// The node at `url` (`cacert`: the certificate to trust over https).
+    pub(crate) fn at(url: String, cacert: Option<PathBuf>) -> Self {
+        Self {
+            address: Some(url),
+            node_dir: None,
+            cacert,
+        }
+    }
+
     /// The node of directory `dir`.
     pub(crate) fn for_dir(dir: &std::path::Path) -> Self {
         Self {

@@ -184,14 +184,51 @@ fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     eprintln!("following its log until it ends (--no-wait returns at once; Ctrl-C leaves the job running)");
-    logs(&client, &id, true)?;
-    let info = job(&client, &id)?;
+    follow_to_end(&client, &id)
+}
+
+/// Follows job `id`'s log until it ends, then prints its status: exit 0
+/// when it succeeded, 1 otherwise.
+fn follow_to_end(client: &Client, id: &str) -> anyhow::Result<ExitCode> {
+    logs(client, id, true)?;
+    let info = job(client, id)?;
     print_status(&info);
     Ok(if info.status == JobStatus::Succeeded {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// `wray run --address`: deploys `component` and each of `with` (under
+/// their file stems) on the node `node` names, runs `main(args)` there as
+/// a job and follows its log until it ends (exit 0 when it succeeded).
+pub(crate) fn run_on(
+    node: &NodeArg,
+    component: &Path,
+    with: &[std::path::PathBuf],
+    args: Vec<String>,
+) -> anyhow::Result<ExitCode> {
+    let client = node.client()?;
+    for path in with {
+        deployed_name(&client, &path.to_string_lossy())?;
+    }
+    let submit = SubmitJob {
+        component: deployed_name(&client, &component.to_string_lossy())?,
+        args,
+        ..SubmitJob::default()
+    };
+    let info: JobInfo = client.typed(
+        client
+            .request("POST", "/v1/jobs")
+            .set("Content-Type", "application/json")
+            .send_string(&serde_json::to_string(&submit)?),
+    )?;
+    eprintln!(
+        "wray: job {} runs on {} ({}); its log follows (Ctrl-C leaves it running)",
+        info.job_id, client.url, submit.component
+    );
+    follow_to_end(&client, &info.job_id)
 }
 
 /// The body of `POST /v1/jobs` that `args` describe (the component is

@@ -118,6 +118,16 @@ fn parse_compile_timeout(text: &str) -> Result<std::time::Duration, String> {
 }
 
 impl NodeArgs {
+    /// Whether no node flag was given (every field as an empty command
+    /// line leaves it; compared by their `Debug` form, which covers the
+    /// nested flags without a `PartialEq` on each).
+    pub fn is_default(&self) -> bool {
+        use clap::{Command, FromArgMatches};
+        let none = Self::augment_args(Command::new("wray")).get_matches_from(["wray"]);
+        Self::from_arg_matches(&none)
+            .is_ok_and(|default| format!("{default:?}") == format!("{self:?}"))
+    }
+
     /// The node configuration these flags describe (defaults elsewhere).
     ///
     /// # Errors

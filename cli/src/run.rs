@@ -30,6 +30,17 @@ pub struct RunArgs {
     /// Do not show the progress line.
     #[arg(long)]
     quiet: bool,
+    /// Run the driver on the running node (or cluster) at this URL instead
+    /// of a node embedded here, as `wray job submit` does: the component
+    /// and the `--with` ones are deployed there (under their file stems)
+    /// and `main` runs there as a job whose log follows here; its token
+    /// comes from `WRAY_TOKEN`. The node flags are that node's own then.
+    #[arg(long, value_name = "URL", conflicts_with = "timeline")]
+    address: Option<String>,
+    /// With `--address` at https: trust this certificate (PEM) instead of
+    /// the public roots (default: `WRAY_CACERT`).
+    #[arg(long, value_name = "FILE", requires = "address")]
+    cacert: Option<PathBuf>,
     /// Arguments passed to the driver's `main`.
     #[arg(last = true)]
     args: Vec<String>,
@@ -40,6 +51,16 @@ pub struct RunArgs {
 /// (a second signal exits at once). Either way the node shuts down in
 /// order and leaves no file behind.
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    if let Some(url) = args.address {
+        if !args.node.is_default() {
+            anyhow::bail!(
+                "the node flags configure a node embedded here: with --address the driver \
+                 runs on that node, as it is configured (drop them, or drop --address)"
+            );
+        }
+        let node = crate::client::NodeArg::at(url, args.cacert);
+        return crate::job_cmds::run_on(&node, &args.component, &args.with, args.args);
+    }
     let config = args.node.config()?;
 
     let (node, app) = embedded::start_with_component(config, &args.component)?;

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use super::harness::{deploy_api, job, start_job, wait_within, Cluster, ACCELERATED};
-use crate::support::success_stdout;
+use crate::support::{component, success_stdout, wray};
 
 #[test]
 fn a_256_mib_object_put_on_node_1_is_read_on_node_2_byte_for_byte() {
@@ -100,4 +100,41 @@ fn a_forwarded_task_cancelled_by_its_owner_stops_on_the_node_running_it() {
     );
     println!("cancelled on node 2 {took:?} after the job ended");
     assert!(!slow_on_2("RUNNING"));
+}
+
+#[test]
+fn wray_run_with_address_runs_its_driver_on_a_node_of_the_cluster() {
+    let cluster = Cluster::start(2, &[&[], &ACCELERATED]);
+    cluster.wait_all_alive(Duration::from_secs(30));
+    let ids = cluster.node_ids();
+    let node = cluster.node(1);
+    let api = component("api");
+    let run = |args: &[&str]| {
+        let mut cmd = wray();
+        cmd.env("WRAY_TOKEN", &node.token)
+            .args(["run", "--address", &node.url])
+            .arg(&api)
+            .arg("--")
+            .args(args);
+        cmd.output().expect("wray runs")
+    };
+    // Its tasks spread over the cluster as a job's do: they ask for an
+    // accelerator, which only node 2 has.
+    let said = success_stdout(&run(&["cluster_spread", "4", "50"]));
+    assert!(said.contains("cluster_spread 6"), "{said}");
+    let said = success_stdout(&run(&["ids"]));
+    assert!(said.contains(&format!("node {}", ids[0])), "{said}");
+    // A failing driver fails the command.
+    let failed = run(&["no_such_scenario"]);
+    assert!(!failed.status.success());
+    // The node flags configure an embedded node: refused with --address.
+    let mut cmd = wray();
+    cmd.args(["run", "--address", &node.url, "--num-cpus", "2"])
+        .arg(&api);
+    let refused = cmd.output().expect("wray runs");
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("node flags"),
+        "{refused:?}"
+    );
 }
