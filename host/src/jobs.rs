@@ -88,7 +88,7 @@ pub enum JobError {
         max: usize,
     },
     /// No job with this id is remembered.
-    #[error("no job {0} (finished jobs are forgotten after {1} newer ones)")]
+    #[error("no job {0} on this node (it keeps its last {1} finished jobs)")]
     NotFound(JobId, usize),
     /// The job has not ended (a running job's record cannot be deleted).
     #[error("job {0} is still running: stop it first")]

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
-use hyper::body::{Body, Frame, Incoming, SizeHint};
+use hyper::body::{Body, Frame, SizeHint};
 use hyper::header::{HeaderValue, CONTENT_LENGTH, CONTENT_TYPE};
 use hyper::{Request, Response, StatusCode};
 
@@ -105,11 +105,15 @@ impl Body for ResponseBody {
 pub(crate) type Answer = Result<Response<ResponseBody>, ApiError>;
 
 /// Reads `req`'s body: at most `limit` bytes within `timeout`.
-pub(crate) async fn read_body(
-    req: Request<Incoming>,
+pub(crate) async fn read_body<B>(
+    req: Request<B>,
     limit: usize,
     timeout: Duration,
-) -> Result<Bytes, ApiError> {
+) -> Result<Bytes, ApiError>
+where
+    B: Body<Data = Bytes>,
+    B::Error: std::error::Error + Send + Sync + 'static,
+{
     let too_large = |n: String| {
         ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,

@@ -11,9 +11,8 @@
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use hyper::body::Incoming;
 use hyper::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
-use hyper::{Request, Response, StatusCode};
+use hyper::{Response, StatusCode};
 use serde_json::value::RawValue;
 use wray_host::proto::{Arg, Codec, LimitOptions, Payload, TaskOptions};
 use wray_host::{ActorId, FunctionRecord, ObjectId, Session, SharedValue, TaskError};
@@ -291,13 +290,12 @@ pub(crate) async fn get_object(
     state: &State,
     id: &str,
     query: &Query,
-    req: &Request<Incoming>,
+    headers: &hyper::HeaderMap,
 ) -> Answer {
     let id: ObjectId = id
         .parse()
         .map_err(|e: wray_host::proto::BadId| ApiError::bad_request("bad_id", e.to_string()))?;
-    let want_raw = req
-        .headers()
+    let want_raw = headers
         .get(ACCEPT)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|a| a.contains("application/octet-stream") && !a.contains("json"));

@@ -41,7 +41,13 @@ pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Respons
                         "the node is serving {} requests, the most it takes at once",
                         state.config.max_inflight
                     ))),
-                    Ok(_permit) => dispatch(&state, r, req).await,
+                    Ok(_permit) => {
+                        if crate::relay::relayable(&r) && state.node.cluster_name().is_some() {
+                            crate::relay::here_or_elsewhere(&state, r, req).await
+                        } else {
+                            dispatch(&state, r, req).await
+                        }
+                    }
                 },
             };
             (label, answer)
@@ -96,7 +102,13 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-async fn dispatch(state: &State, r: Route<'_>, req: Request<Incoming>) -> Answer {
+/// Answers `req`, matched to `r`, here (relaying is the caller's:
+/// `relay`).
+pub(crate) async fn dispatch<B>(state: &State, r: Route<'_>, req: Request<B>) -> Answer
+where
+    B: hyper::body::Body<Data = Bytes>,
+    B::Error: std::error::Error + Send + Sync + 'static,
+{
     let query = Query::parse(req.uri().query().unwrap_or(""), &r)?;
     let node = &state.node;
     let limit = state.config.max_body;
@@ -156,7 +168,7 @@ async fn dispatch(state: &State, r: Route<'_>, req: Request<Incoming>) -> Answer
             let body = read_body(req, limit, timeout).await?;
             crate::calls::invoke(state, &component, &function, &query, &body).await
         }
-        Route::GetObject(id) => crate::calls::get_object(state, &id, &query, &req).await,
+        Route::GetObject(id) => crate::calls::get_object(state, &id, &query, req.headers()).await,
         Route::ListActors => crate::listings::actors(state, &query),
         Route::CreateActor => {
             let body = read_body(req, limit, timeout).await?;

@@ -27,6 +27,9 @@
 //! - `jobs`: the Jobs API (submit with options, list, status, logs
 //!   streamed, stop) over the host's [`wray_host::Jobs`].
 //! - `versions`: calls to a kept version (`app@3`) and rollback.
+//! - `relay`: in a cluster, a job, object or actor this node does not
+//!   have is asked of the other nodes over the node-to-node channel, and
+//!   their relayed requests are answered here.
 //! - `kept`: the sessions an answer outlives (async invocations, actors),
 //!   bounded in number and time.
 //! - `state`: what every handler reaches (the node, the configuration,
@@ -55,6 +58,7 @@ mod log_stream;
 mod metrics;
 pub mod openapi;
 mod query;
+mod relay;
 pub mod routes;
 pub mod server;
 mod state;

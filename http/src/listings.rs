@@ -7,7 +7,6 @@
 //! "node"` and with the header `Wray-View: node`, so `wray functions` and
 //! the documents keep working through an outage (calls do already).
 
-use hyper::body::Incoming;
 use hyper::header::HeaderValue;
 use hyper::{Request, StatusCode};
 use wray_api::View;
@@ -155,7 +154,11 @@ pub(crate) async fn undeploy(state: &State, name: &str) -> Answer {
 }
 
 /// `POST /v1/components?name=`.
-pub(crate) async fn deploy(state: &State, query: Query, req: Request<Incoming>) -> Answer {
+pub(crate) async fn deploy<B>(state: &State, query: Query, req: Request<B>) -> Answer
+where
+    B: hyper::body::Body<Data = bytes::Bytes>,
+    B::Error: std::error::Error + Send + Sync + 'static,
+{
     // The body is read (bounded) before the name is judged, so that a
     // client still sending it gets the answer rather than a broken pipe.
     let bytes = read_body(req, state.config.max_component, state.config.body_timeout).await?;

@@ -56,6 +56,14 @@ impl LogStream {
     }
 }
 
+impl LogStream {
+    /// The pieces `rx` receives, in order, until its sender goes (a log
+    /// followed on another node: `relay`).
+    pub(crate) fn from_channel(rx: mpsc::Receiver<Bytes>) -> Self {
+        LogStream(rx)
+    }
+}
+
 impl Body for LogStream {
     type Data = Bytes;
     type Error = Infallible;

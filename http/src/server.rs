@@ -75,9 +75,14 @@ impl Server {
         let listener = TcpListener::bind(addr)
             .await
             .map_err(|source| ServeError::Bind { addr, source })?;
+        let state = Arc::new(State::new(node, config));
+        // Other nodes of its cluster reach its jobs, objects and actors.
+        state
+            .node
+            .serve_relayed(crate::relay::handler(Arc::downgrade(&state)));
         Ok(Server {
             listener,
-            state: Arc::new(State::new(node, config)),
+            state,
             tls,
         })
     }

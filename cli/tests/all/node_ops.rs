@@ -322,7 +322,14 @@ fn every_command_selects_a_node_by_directory_process_id_node_id_or_address() {
 
 /// The flags of `wray run --help` that configure the node.
 fn node_flags(help: &str) -> Vec<String> {
-    let run_only = ["--with", "--timeline", "--quiet", "--help"];
+    let run_only = [
+        "--with",
+        "--timeline",
+        "--quiet",
+        "--address",
+        "--cacert",
+        "--help",
+    ];
     help.split_whitespace()
         .filter(|w| w.starts_with("--"))
         .map(|w| w.trim_end_matches(',').to_string())

@@ -28,6 +28,7 @@ mod forward;
 mod handles;
 mod membership;
 mod protocol;
+mod relay;
 mod serve;
 mod transfer;
 
@@ -45,6 +46,10 @@ use crate::error::{Error, Result};
 use crate::scheduler::Scheduler;
 
 pub use forward::MAX_RETRIES;
+pub use relay::{
+    RelayHandler, RelayRequest, RelayResponse, RelaySlot, MAX_RELAY_BODY, MAX_RELAY_HEADERS,
+    MAX_RELAY_PATH,
+};
 
 /// How a node joins a cluster.
 #[derive(Debug, Clone)]
@@ -106,6 +111,7 @@ impl Cluster {
         loader: Loader,
         config: ClusterConfig,
         registry: Arc<dyn NodeRegistry>,
+        relay: RelaySlot,
     ) -> Result<(Self, SocketAddr)> {
         let node_id = sched.node_id.clone();
         let runtime = tokio::runtime::Handle::current();
@@ -135,7 +141,8 @@ impl Cluster {
             sent: Default::default(),
             this: this.clone(),
         });
-        let service = serve::Service::new(loader, Arc::downgrade(sched), client, view.clone());
+        let service =
+            serve::Service::new(loader, Arc::downgrade(sched), client, view.clone(), relay);
         let server = PeerServer::bind(&config.peer_bind.to_string(), peer, service.clone())
             .await
             .map_err(|e| invalid(&format!("listening on {}", config.peer_bind), &e))?;
@@ -193,6 +200,12 @@ impl Cluster {
         if let Some(s) = server {
             s.shutdown(grace).await;
         }
+    }
+
+    /// `request` answered by another live node of the cluster (the first
+    /// that does not answer 404), with that node's id.
+    pub(crate) async fn relay(&self, request: RelayRequest) -> Option<(String, RelayResponse)> {
+        self.forwarder.relay(request).await
     }
 
     /// Every node known, alive and recently dead, by id.

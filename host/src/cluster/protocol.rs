@@ -26,6 +26,9 @@ pub(crate) const KILL_ACTOR: u16 = 3;
 /// `call` method: cancel a task the sender forwarded here, and what it
 /// submitted ([`CancelTask`] -> empty).
 pub(crate) const CANCEL_TASK: u16 = 4;
+/// `call` method: answer a request of this node's HTTP API (`relay`'s
+/// `Relay` -> `Relayed`).
+pub(crate) const HTTP_RELAY: u16 = 5;
 
 /// Error codes of a refused call (`RemoteError::code`).
 pub(crate) mod code {

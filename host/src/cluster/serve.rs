@@ -18,7 +18,7 @@ use wray_peer::{Blob, PeerClient, PeerHandler, PeerIdentity, RemoteError};
 use crate::cluster::handles;
 use crate::cluster::protocol::{
     code, decode, encode, CancelTask, KillActor, Release, RunTask, TaskDone, WireError,
-    CANCEL_TASK, KILL_ACTOR, MAX_KILL_REASON, RELEASE, RUN_TASK,
+    CANCEL_TASK, HTTP_RELAY, KILL_ACTOR, MAX_KILL_REASON, RELEASE, RUN_TASK,
 };
 use crate::cluster::transfer::{id_of_key, receive, ship};
 use crate::error::{ErrorKind, TaskError};
@@ -72,6 +72,9 @@ pub(crate) struct Service {
     /// the node that sent them (bounded by the connections the server
     /// holds: one request each).
     running: Mutex<IdMap<TaskId, String>>,
+    /// Runs a peer's relayed HTTP request, once the node's HTTP API
+    /// serves.
+    relay: crate::cluster::relay::RelaySlot,
 }
 
 fn refused(code: u16, message: impl Into<String>) -> RemoteError {
@@ -84,12 +87,14 @@ impl Service {
         sched: Weak<Scheduler>,
         client: PeerClient,
         view: NodeView,
+        relay: crate::cluster::relay::RelaySlot,
     ) -> Arc<Self> {
         Arc::new(Service {
             loader,
             sched,
             client,
             view,
+            relay,
             shipped: Mutex::new(Default::default()),
             adopted: Mutex::new(Default::default()),
             running: Mutex::new(Default::default()),
@@ -466,6 +471,7 @@ impl PeerHandler for Service {
                 }
                 Ok(Bytes::new())
             }
+            HTTP_RELAY => crate::cluster::relay::answer(&self.relay, &body).await,
             RELEASE => {
                 let Release { task } =
                     decode("release", &body).map_err(|m| refused(code::BAD_REQUEST, m))?;

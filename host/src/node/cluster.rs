@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use wray_control_plane::{ActorDirectory, NodeInfo, NodeRegistry};
 
-use crate::cluster::{Cluster, ClusterConfig, ClusterStats, Loader};
+use crate::cluster::{
+    Cluster, ClusterConfig, ClusterStats, Loader, RelayHandler, RelayRequest, RelayResponse,
+};
 use crate::error::{Error, Result};
 use crate::node::Node;
 
@@ -50,8 +52,15 @@ impl Node {
             })
         });
         let name = config.name.clone();
-        let (cluster, addr) =
-            Cluster::join(&self.sched, self.started_ms(), loader, config, registry).await?;
+        let (cluster, addr) = Cluster::join(
+            &self.sched,
+            self.started_ms(),
+            loader,
+            config,
+            registry,
+            self.relay.clone(),
+        )
+        .await?;
         self.cluster
             .set(Arc::new(cluster))
             .map_err(|_| Error::InvalidConfig("the node is in a cluster already".into()))?;
@@ -67,6 +76,20 @@ impl Node {
         if let Some(cluster) = self.cluster.get() {
             cluster.leave(grace).await;
         }
+    }
+
+    /// Serves the requests other nodes relay to this node's HTTP API
+    /// through `handler` (once; later calls are ignored).
+    pub fn serve_relayed(&self, handler: RelayHandler) {
+        let _ = self.relay.set(handler);
+    }
+
+    /// `request`, for the HTTP API, answered by another live node of this
+    /// node's cluster (the first that does not answer 404), with that
+    /// node's id; `None` outside a cluster or when no node has what it
+    /// names.
+    pub async fn relay_http(&self, request: RelayRequest) -> Option<(String, RelayResponse)> {
+        self.cluster.get()?.relay(request).await
     }
 
     /// Every node of this node's cluster that it knows, alive and

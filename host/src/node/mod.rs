@@ -75,6 +75,9 @@ pub struct Node {
     /// Its named actors (the actor directory's side of them; the
     /// scheduler holds them weakly).
     pub(crate) names: Arc<Names>,
+    /// What answers the HTTP requests other nodes relay here, once the
+    /// node's HTTP API serves ([`Node::serve_relayed`]).
+    relay: crate::cluster::RelaySlot,
     /// The cluster it joined, if any ([`Node::join_cluster`]).
     pub(crate) cluster: std::sync::OnceLock<Arc<crate::cluster::Cluster>>,
     /// When it started (ms since the Unix epoch).
@@ -213,6 +216,7 @@ impl Node {
             ticker: Some(ticker),
             commits: tokio::sync::Mutex::new(()),
             names,
+            relay: Default::default(),
             cluster: Default::default(),
             started_ms: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)

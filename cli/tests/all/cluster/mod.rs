@@ -13,5 +13,6 @@ mod harness;
 mod hostile_peers;
 mod membership;
 mod placement;
+mod relay;
 mod tls;
 mod work;
