@@ -30,7 +30,16 @@ impl Scheduler {
         // not name; an id freed meanwhile is not held, and not released).
         spec.holds.retain(|id| self.objects.acquire(id));
         self.stats.submitted.fetch_add(1, Ordering::Relaxed);
-        let deps: Vec<_> = spec.dependencies().collect();
+        // A task that leaves this node (forwarded, or a call of an actor
+        // living elsewhere) also waits for the refs inside its value
+        // arguments: the other node gets what they name only if it is
+        // sealed here when the task is sent (`cluster::transfer::ship`).
+        let leaves = spec.remote.is_some() || spec.actor.as_ref().is_some_and(|a| a.home.is_some());
+        let deps: Vec<_> = if leaves {
+            spec.holds.clone()
+        } else {
+            spec.dependencies().collect()
+        };
         let actor = spec.actor.clone();
         let label = spec.label.clone();
         let entry = self.tasks.submitted(&spec, &spec.cancel);

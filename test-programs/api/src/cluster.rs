@@ -51,6 +51,23 @@ pub(crate) fn cluster_spread(n: u64, ms: u64) -> wray::Result<()> {
     Ok(())
 }
 
+/// The sum of `refs` (refs inside a value, unresolved), on a node with an
+/// accelerator.
+#[wray::remote(resources = {"accelerator": 1}, num_cpus = 0)]
+pub(crate) fn sum_on_accelerator(refs: Vec<ObjectRef<u64>>) -> wray::Result<u64> {
+    Ok(wray::get_all(&refs)?.into_iter().sum())
+}
+
+/// `cluster_nested_refs`: refs to tasks still running, inside a value,
+/// passed to a task on another node: their sum.
+pub(crate) fn cluster_nested_refs() -> wray::Result<()> {
+    let refs: Vec<ObjectRef<u64>> = (1..=4u64)
+        .map(|i| slow_on_accelerator.remote(300, i))
+        .collect();
+    println!("nested_refs {}", sum_on_accelerator.remote(refs).get()?);
+    Ok(())
+}
+
 /// A running total that says where it lives.
 #[wray::actor]
 pub struct Tally {
