@@ -23,16 +23,18 @@ fn fnv(hash: u64, bytes: &[u8]) -> u64 {
 const FNV_START: u64 = 0xcbf2_9ce4_8422_2325;
 
 /// Array `i` of `len`: `[i * len + j for j in 0..len]`, after sleeping
-/// `ms` (the work a leaf stands for).
+/// `ms` (the work a leaf stands for). In `f64`, as Ray's benchmark's
+/// numpy arrays (8 bytes a number); every sum stays an integer below
+/// 2^53, so it is exact.
 #[wray::remote(resources = {"accelerator": 1}, num_cpus = 0)]
-pub(crate) fn reduce_leaf(i: u64, ms: u64, len: u64) -> Vec<u64> {
+pub(crate) fn reduce_leaf(i: u64, ms: u64, len: u64) -> Vec<f64> {
     std::thread::sleep(Duration::from_millis(ms));
-    (0..len).map(|j| i * len + j).collect()
+    (0..len).map(|j| (i * len + j) as f64).collect()
 }
 
 /// Element-wise sum of two arrays of the same length.
 #[wray::remote(resources = {"accelerator": 1}, num_cpus = 0)]
-pub(crate) fn reduce_add(a: Vec<u64>, b: Vec<u64>) -> Result<Vec<u64>, String> {
+pub(crate) fn reduce_add(a: Vec<f64>, b: Vec<f64>) -> Result<Vec<f64>, String> {
     if a.len() != b.len() {
         return Err(format!("lengths differ: {} and {}", a.len(), b.len()));
     }
@@ -72,7 +74,7 @@ pub(crate) fn cluster_tree_reduce(n: u64, ms: u64, len: u64) -> wray::Result<()>
     };
     let total = root.get()?;
     let took = start.elapsed();
-    let sum: u64 = total.iter().sum();
+    let sum: f64 = total.iter().sum();
     let first = total.first().copied().unwrap_or_default();
     let last = total.last().copied().unwrap_or_default();
     let digest = total
@@ -84,10 +86,13 @@ pub(crate) fn cluster_tree_reduce(n: u64, ms: u64, len: u64) -> wray::Result<()>
         && total
             .iter()
             .zip(0..)
-            .all(|(x, j): (&u64, u64)| *x == base + n * j);
+            .all(|(x, j): (&f64, u64)| *x == (base + n * j) as f64);
     println!(
-        "tree_reduce len {} sum {sum} first {first} last {last} digest {digest:#x} {}",
+        "tree_reduce len {} sum {} first {} last {} digest {digest:#x} {}",
         total.len(),
+        sum as u64,
+        first as u64,
+        last as u64,
         if exact { "exact" } else { "differ" }
     );
     println!("tree_reduce_ms {}", took.as_millis());
