@@ -2,7 +2,7 @@
 # wray's cluster benchmark, the yardstick and Ray sides (see README.md here):
 #
 #   run.sh [--quick] [--no-tcp] [--no-ray] [--no-wray] [--ray-fast-detect]
-#          [-- RAY_CLUSTER_ARGS...]
+#          [--wray-only CASES] [-- RAY_CLUSTER_ARGS...]
 #
 #   --quick     small counts, for a smoke test (no 1 GiB transfer)
 #   --ray-fast-detect  also run Ray's two failure cases (tree_reduce,
@@ -12,6 +12,7 @@
 #   --no-tcp    skip tcp_copy.py (the plain TCP copy, the physical limit)
 #   --no-ray    skip ray_cluster.py (Ray 2.60, three nodes on this machine)
 #   --no-wray   skip run_wray() (bench/cluster/wray_cluster.sh, if present)
+#   --wray-only CASES  only these wray cases (wray_cluster.py --only CASES)
 #   -- ARGS     passed on to ray_cluster.py (e.g. -- --only transfer,roundtrip)
 #
 # Results: JSON lines on stdout, one per measured case, each with "bench" and
@@ -30,6 +31,7 @@ do_ray=1
 do_wray=1
 fast_detect=0
 ray_args=()
+wray_args=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) quick=(--quick) ;;
@@ -37,8 +39,9 @@ while [ $# -gt 0 ]; do
         --no-ray) do_ray=0 ;;
         --no-wray) do_wray=0 ;;
         --ray-fast-detect) fast_detect=1 ;;
+        --wray-only) shift; wray_args=(--only "$1") ;;
         --) shift; ray_args=("$@"); break ;;
-        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
         *) echo "run.sh: unknown argument: $1" >&2; exit 2 ;;
     esac
     shift
@@ -104,8 +107,8 @@ run_wray() {
         echo "run.sh: no $script yet; wray side skipped" >&2
         return 0
     fi
-    echo "run.sh: wray_cluster.sh ${quick[*]}" >&2
-    bash "$script" "${quick[@]}"
+    echo "run.sh: wray_cluster.sh ${quick[*]} ${wray_args[*]}" >&2
+    bash "$script" "${quick[@]}" "${wray_args[@]}"
 }
 if [ "$do_wray" -eq 1 ]; then
     run_wray || { rc=$?; echo "run.sh: wray_cluster.sh exited with status $rc" >&2; status=$rc; }

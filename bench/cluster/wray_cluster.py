@@ -31,6 +31,15 @@ nothing here touches /tmp/wray). Cases, one JSON line each on stdout
               node: only the etcd lease tells; --stop-runs); time from the
               signal to the first retried task running on the other node,
               and the job must still succeed.
+  tree_reduce `cluster_tree_reduce 64 100 131072` on node 1 (no
+              accelerator), nodes 2 and 3 with {"accelerator": 4}: 64
+              leaves (100 ms, then 1 MiB of f64 each) summed pairwise by
+              tasks that also ask for an accelerator; the guest's time from
+              the first submit to the root's get. With no kill (--tree-runs,
+              after a warm-up), and with the node holding the most of the
+              job's unfinished tasks SIGKILLed at half the no-kill median
+              (--tree-kill-runs, a fresh cluster each); the result must be
+              exact.
 
 Progress goes to stderr.
 """
@@ -515,8 +524,137 @@ class Wray:
         emit(**rec)
         return rec
 
+    # ------------------------------------------------------------ tree reduce
 
-CASES = ("transfer", "roundtrip", "throughput", "kill_retry")
+    def tree_layout(self):
+        slots = {"accelerator": self.args.tree_slots}
+        return [None, slots, slots]
+
+    def tree_job_args(self):
+        a = self.args
+        return ("cluster_tree_reduce", a.leaves, a.leaf_ms, a.leaf_len)
+
+    def tree_result(self, out):
+        """The guest's time (s) from its first submit to the root's get,
+        after checking that its sum is exact."""
+        line = next((x for x in out if x.startswith("tree_reduce len")), "")
+        if not line.endswith(" exact"):
+            raise RuntimeError(f"tree_reduce: not exact: {out}")
+        ms = next(x for x in out if x.startswith("tree_reduce_ms "))
+        return int(ms.split()[1]) / 1000, line
+
+    def tree_placement(self, nodes, job_id):
+        """Where the job's tasks ran, from node 1's table (the node of the
+        first attempt for a forwarded task)."""
+        ids = {n.node_id: n.name for n in nodes}
+        per = {}
+        for t in nodes[0].tasks():
+            if t["task_id"].startswith(job_id) and t["function"] in ("reduce_leaf", "reduce_add"):
+                w = ids.get(t["worker"], "node1")
+                per[w] = per.get(w, 0) + 1
+        return dict(sorted(per.items()))
+
+    def retried(self, node):
+        req = urllib.request.Request(
+            node.url + "/metrics", headers={"Authorization": "Bearer " + node.token})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            for line in r.read().decode().splitlines():
+                if line.startswith("wray_cluster_tasks_retried_total "):
+                    return int(float(line.split()[1]))
+        return None
+
+    def tree_reduce(self):
+        a = self.args
+        base, placement = [], None
+        nodes = self.cluster(self.tree_layout())
+        try:
+            for r in range(a.tree_runs + 1):  # the first is a warm-up
+                jid, _, secs, out = self.job(nodes[0], *self.tree_job_args())
+                took, line = self.tree_result(out)
+                log(f"tree_reduce run {r}: {took:.3f} s (job {secs} s): {line}")
+                if r > 0:
+                    base.append(took)
+                    placement = self.tree_placement(nodes, jid)
+        finally:
+            self.stop_nodes(nodes)
+        med = statistics.median(base)
+        emit(
+            bench="tree_reduce", kill=False, leaves=a.leaves, leaf_bytes=a.leaf_len * 8,
+            leaf_ms=a.leaf_ms, layout=self.tree_layout(), runs=len(base),
+            median_s=round(med, 3), min_s=round(min(base), 3),
+            all_s=[round(x, 3) for x in base], last_run_tasks_per_node=placement,
+        )
+        kill_at = med * 0.5
+        killed = []
+        for r in range(a.tree_kill_runs):
+            nodes = self.cluster(self.tree_layout())
+            try:
+                # The same warm-up as the no-kill runs had.
+                self.job(nodes[0], *self.tree_job_args())
+                killed.append(self.tree_kill_once(r + 1, nodes, kill_at))
+            finally:
+                self.stop_nodes(nodes)
+        emit(
+            bench="tree_reduce_summary", no_kill_median_s=round(med, 3),
+            kill_median_s=round(statistics.median(x["total_s"] for x in killed), 3),
+            kill_all_s=[x["total_s"] for x in killed],
+            ratio_kill_over_no_kill=round(statistics.median(x["total_s"] for x in killed) / med, 2),
+            retried_all=[x["retried"] for x in killed],
+        )
+
+    def tree_kill_once(self, run, nodes, kill_at):
+        n1, n2, n3 = nodes
+        before = self.retried(n1) or 0
+        leaves_done = lambda n: sum(  # noqa: E731
+            1 for t in n.tasks() if t["function"] == "reduce_leaf" and t["state"] == "FINISHED")
+        done_before = {n.name: leaves_done(n) for n in (n2, n3)}
+        args = [str(x) for x in self.tree_job_args()]
+        proc = subprocess.Popen(
+            [self.wray, "job", "submit", "--node", str(n1.pid), "api", "--", *args],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        t_submit = time.time()
+        time.sleep(max(0.0, kill_at - (time.time() - t_submit)))
+        # The node holding the most of the job's unfinished tasks (running
+        # or queued there): the placement queues a burst on one of them.
+        pending = {}
+        for n in (n2, n3):
+            pending[n.name] = sum(
+                1 for t in n.tasks()
+                if t["function"] in ("reduce_leaf", "reduce_add") and t["state"] != "FINISHED")
+        victim = n2 if pending[n2.name] >= pending[n3.name] else n3
+        finished_there = leaves_done(victim) - done_before[victim.name]
+        t_kill = time.time()
+        os.kill(victim.pid, signal.SIGKILL)
+        victim.killed = True
+        out, err = proc.communicate(timeout=600)
+        m = re.search(r"job ([0-9a-f]+) (\w+) in ([\d.]+) s", out)
+        if not m or m.group(2) != "SUCCEEDED":
+            raise RuntimeError(f"tree_reduce with a kill: {out}{err}")
+        lines = [x for x in out.splitlines() if not x.startswith("job ")]
+        took, line = self.tree_result(lines)
+        retried = (self.retried(n1) or 0) - before
+        # Leaves run to the end twice: those the victim finished before
+        # the kill and its survivor ran too (a result already at its owner
+        # is never rebuilt; one whose answer the kill cut off is).
+        survivor = n3 if victim is n2 else n2
+        on_survivor = leaves_done(survivor) - done_before[survivor.name]
+        twice = max(0, on_survivor + finished_there - self.args.leaves)
+        rec = dict(
+            bench="tree_reduce", kill=True, run=run, leaves=self.args.leaves,
+            leaf_ms=self.args.leaf_ms, total_s=round(took, 3), job_s=float(m.group(3)),
+            killed_at_s=round(t_kill - t_submit, 3), victim=victim.name,
+            unfinished_at_kill=pending, leaves_finished_on_victim=finished_there,
+            retried=retried, leaves_on_survivor=on_survivor, leaves_run_twice=twice,
+            tasks_per_node_first_attempt=self.tree_placement(nodes, m.group(1)),
+        )
+        log(f"tree_reduce kill run {run}: {took:.3f} s, {victim.name} killed at "
+            f"{rec['killed_at_s']} s, {retried} retried: {line}")
+        emit(**rec)
+        return rec
+
+
+CASES = ("transfer", "roundtrip", "throughput", "tree_reduce", "kill_retry")
 
 
 def main():
@@ -535,6 +673,13 @@ def main():
     ap.add_argument("--kill-runs", type=int, default=3)
     ap.add_argument("--stop-runs", type=int, default=2, help="runs with SIGSTOP instead")
     ap.add_argument("--kill-after", type=float, default=1.0, help="seconds after the submit")
+    ap.add_argument("--leaves", type=int, default=64)
+    ap.add_argument("--leaf-ms", type=int, default=100)
+    ap.add_argument("--leaf-len", type=int, default=131072, help="f64s a leaf (1 MiB)")
+    ap.add_argument("--tree-slots", type=int, default=4,
+                    help="accelerators of nodes 2 and 3 (tasks at once each)")
+    ap.add_argument("--tree-runs", type=int, default=3)
+    ap.add_argument("--tree-kill-runs", type=int, default=2)
     ap.add_argument("--start-arg", dest="start_args", action="append", default=[],
                     help="extra `wray start` argument (repeatable)")
     args = ap.parse_args()
@@ -547,6 +692,8 @@ def main():
         args.tput_runs = 1
         args.kill_runs = 1
         args.stop_runs = 1
+        args.tree_runs = 1
+        args.tree_kill_runs = 1
     only = [c for c in args.only.split(",") if c]
     for c in only:
         if c not in CASES:

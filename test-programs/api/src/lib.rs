@@ -20,6 +20,7 @@
 
 mod actors;
 mod cluster;
+mod cluster_reduce;
 mod deployed;
 mod failures;
 mod jobs;
@@ -50,6 +51,16 @@ fn main(args: Vec<String>) -> Result<(), String> {
         "cluster_actor_restart" => cluster::cluster_actor_restart(),
         "cluster_cancel" => cluster::cluster_cancel(),
         "cluster_nested_refs" => cluster::cluster_nested_refs(),
+        "cluster_tree_reduce" => cluster_reduce::cluster_tree_reduce(
+            number(&args, 1, 16) as u64,
+            number(&args, 2, 0) as u64,
+            number(&args, 3, 1000) as u64,
+        ),
+        "cluster_wordcount" => cluster_reduce::cluster_wordcount(
+            number(&args, 1, 8) as u64,
+            number(&args, 2, 20) as u64,
+            number(&args, 3, 0) as u64,
+        ),
         "wait" => objects::wait(),
         "num_returns" => tasks::num_returns(),
         "chain" => tasks::chain(),
@@ -119,6 +130,10 @@ wray::export! {
         cluster::sum_on_accelerator,
         cluster::add_from_relay,
         cluster::tally_from_relay,
+        cluster_reduce::reduce_leaf,
+        cluster_reduce::reduce_add,
+        cluster_reduce::count_chunk,
+        cluster_reduce::merge_counts,
         actors::bump,
         named::use_named,
         failures::fail,

@@ -293,10 +293,19 @@ pub fn start_job(node: &StartedNode, args: &[&str]) -> String {
     job_id(&success_stdout(&node.run(&argv)))
 }
 
-/// The job id (16 hex digits) `wray job submit` printed in `said`.
+/// The job id (16 hex digits) `wray job submit` printed in `said`: the one
+/// of its last `job <id> <status>` line (the job's own output comes
+/// first, and may hold 16 hex digits too), else its only word (with
+/// `--no-wait`).
 pub fn job_id(said: &str) -> String {
-    said.split_whitespace()
-        .find(|w| w.len() == 16 && w.chars().all(|c| c.is_ascii_hexdigit()))
+    let is_id = |w: &&str| w.len() == 16 && w.chars().all(|c| c.is_ascii_hexdigit());
+    let status_line = said
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("job ")?.split_whitespace().next());
+    status_line
+        .filter(is_id)
+        .or_else(|| said.split_whitespace().find(is_id))
         .unwrap_or_else(|| panic!("no job id in {said}"))
         .to_string()
 }
