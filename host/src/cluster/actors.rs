@@ -131,7 +131,7 @@ impl Forwarder {
             Err(failure) => failure,
         };
         let (kind, message) = match failure {
-            Failure::Lost(why) => return Ended::Lost(Box::new(spec), why),
+            Failure::Unsent(why) | Failure::Lost(why) => return Ended::Lost(Box::new(spec), why),
             Failure::Cancelled => (
                 ErrorKind::Cancelled,
                 format!("cancelled with force while it ran on node {node}: its actor is killed"),

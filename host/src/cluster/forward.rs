@@ -59,6 +59,9 @@ pub(crate) struct Forwarder {
 
 /// Why one attempt at a forwarded task did not end with its results.
 pub(crate) enum Failure {
+    /// The node was dead (or gone) before the task was sent: another node,
+    /// and the task never ran (not counted as a retry).
+    Unsent(String),
     /// The node died or could not be reached: worth another node.
     Lost(String),
     /// Cancelled here.
@@ -111,26 +114,42 @@ impl Forwarder {
             }
             free
         };
+        // Tasks this node sent each node and has not seen end: the fewest
+        // wins, so that a burst spreads over the nodes that fit it.
+        let outstanding = |n: &NodeRecord| sent.get(&n.id).map_or(0, |s| s.tasks);
+        let cpu =
+            |m: &std::collections::BTreeMap<String, f64>| m.get("CPU").copied().unwrap_or(0.0);
         let now = others
             .iter()
             .map(|n| (n, free(n)))
             .filter(|(_, free)| request.fits(free))
-            .max_by(|(_, a), (_, b)| {
-                let cpu = |m: &std::collections::BTreeMap<String, f64>| {
-                    m.get("CPU").copied().unwrap_or(0.0)
-                };
-                cpu(a).total_cmp(&cpu(b))
+            .min_by(|(a, fa), (b, fb)| {
+                outstanding(a)
+                    .cmp(&outstanding(b))
+                    .then_with(|| cpu(fb).total_cmp(&cpu(fa)))
+                    .then_with(|| a.id.cmp(&b.id))
             })
-            .map(|(n, _)| n);
-        drop(sent);
+            .map(|(n, _)| n.id.clone());
         if let Some(n) = now {
-            return Ok(Placement::Node(n.id.clone()));
+            return Ok(Placement::Node(n));
         }
         if local.feasible {
             return Ok(Placement::Here);
         }
-        if let Some(n) = others.iter().find(|n| request.fits(&n.resources_total)) {
-            return Ok(Placement::Node(n.id.clone()));
+        // None has room now: the one with the least sent to it of those
+        // whose totals fit (it queues there).
+        let later = others
+            .iter()
+            .filter(|n| request.fits(&n.resources_total))
+            .min_by(|a, b| {
+                outstanding(a)
+                    .cmp(&outstanding(b))
+                    .then_with(|| a.id.cmp(&b.id))
+            })
+            .map(|n| n.id.clone());
+        drop(sent);
+        if let Some(n) = later {
+            return Ok(Placement::Node(n));
         }
         let mut all = self.view.alive();
         all.sort_by(|a, b| a.id.cmp(&b.id));
@@ -166,18 +185,23 @@ impl Forwarder {
                 Ok(_) => return,
                 Err(f) => f,
             };
-            let Failure::Lost(why) = &failure else {
-                break failure;
+            let (why, sent) = match &failure {
+                Failure::Lost(why) => (why, true),
+                Failure::Unsent(why) => (why, false),
+                _ => break failure,
             };
-            if attempt >= MAX_RETRIES {
-                break Failure::Failed(format!(
-                    "{why}; given up after {attempt} retries (max_retries {MAX_RETRIES})"
-                ));
+            if sent {
+                // Run again: it may have run (in part) there.
+                if attempt >= MAX_RETRIES {
+                    break Failure::Failed(format!(
+                        "{why}; given up after {attempt} retries (max_retries {MAX_RETRIES})"
+                    ));
+                }
+                attempt += 1;
+                self.retried
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                tracing::warn!(task = %spec.id, node, "retrying a task elsewhere: {why}");
             }
-            attempt += 1;
-            self.retried
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            tracing::warn!(task = %spec.id, node, "retrying a task elsewhere: {why}");
             lost.push(node.clone());
             let local = Local {
                 feasible: sched.pool.check_feasible(&spec.request).is_ok(),
@@ -200,7 +224,7 @@ impl Forwarder {
                 ErrorKind::Cancelled,
                 "cancelled while it ran on another node".to_string(),
             ),
-            Failure::Lost(m) | Failure::Failed(m) => (ErrorKind::System, m),
+            Failure::Unsent(m) | Failure::Lost(m) | Failure::Failed(m) => (ErrorKind::System, m),
         };
         let error = TaskError::new(kind, spec.label.clone(), spec.id, message);
         sched.finish(&spec, Err(error));
@@ -217,8 +241,14 @@ impl Forwarder {
         node: &str,
         detached: bool,
     ) -> Result<Option<TaskError>, Failure> {
-        let Some(peer) = self.view.get(node) else {
-            return Err(Failure::Lost(format!("node {node} left the cluster")));
+        let Some(peer) = self
+            .view
+            .get(node)
+            .filter(|p| p.state == wray_control_plane::NodeState::Alive)
+        else {
+            return Err(Failure::Unsent(format!(
+                "node {node} died or left the cluster"
+            )));
         };
         let addr = peer.record.peer_address.clone();
         let objects = ship(&sched.objects, &spec.referenced()).map_err(Failure::Failed)?;
