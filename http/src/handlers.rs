@@ -1,6 +1,6 @@
-//! One function per route: the dispatch, the token check, and the small
-//! routes; calls and objects are in `calls`, listings and the function
-//! table in `listings`. Every invocation, actor and async call runs in a
+//! The front of every request: its route, the token check, the in-flight
+//! bound, then `dispatch` (or `relay` in a cluster); calls and objects are
+//! in `calls`, listings and the function table in `listings`. Every invocation, actor and async call runs in a
 //! [`wray_host::Session`] of its own (a job), so a caller reaches another
 //! caller's objects and actors only when handed their ids. A function's
 //! task runs on the server's own runtime (`TaskOptions::on_caller_runtime`),
@@ -12,16 +12,13 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use bytes::Bytes;
 use hyper::body::Incoming;
 use hyper::header::AUTHORIZATION;
-use hyper::{Request, Response, StatusCode};
-use wray_host::Node;
+use hyper::{Request, Response};
 
-use crate::body::{body_response, json, read_body, Answer, ResponseBody};
+use crate::body::ResponseBody;
 use crate::config::HttpConfig;
 use crate::error::ApiError;
-use crate::query::Query;
 use crate::routes::{route, Route};
 pub(crate) use crate::state::State;
 
@@ -45,7 +42,7 @@ pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Respons
                         if crate::relay::relayable(&r) && state.node.cluster_name().is_some() {
                             crate::relay::here_or_elsewhere(&state, r, req).await
                         } else {
-                            dispatch(&state, r, req).await
+                            crate::dispatch::dispatch(&state, r, req).await
                         }
                     }
                 },
@@ -100,186 +97,6 @@ fn bearer_token(value: &str) -> Option<&str> {
 /// Whether `a` and `b` are equal, in time that depends only on their lengths.
 fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-/// Answers `req`, matched to `r`, here (relaying is the caller's:
-/// `relay`).
-pub(crate) async fn dispatch<B>(state: &State, r: Route<'_>, req: Request<B>) -> Answer
-where
-    B: hyper::body::Body<Data = Bytes>,
-    B::Error: std::error::Error + Send + Sync + 'static,
-{
-    let query = Query::parse(req.uri().query().unwrap_or(""), &r)?;
-    let node = &state.node;
-    let limit = state.config.max_body;
-    let timeout = state.config.body_timeout;
-    match r {
-        Route::Healthz => {
-            let (backend, health) = node.control_plane_health().await;
-            json(
-                StatusCode::OK,
-                &wray_api::Health {
-                    status: if health.is_ok() { "ok" } else { "degraded" }.to_string(),
-                    node_id: node.id().to_string(),
-                    control_plane: wray_api::ControlPlaneHealth {
-                        backend,
-                        reachable: health.is_ok(),
-                        error: health.err(),
-                    },
-                },
-            )
-        }
-        Route::Metrics => {
-            let mut text = state.metrics.render(
-                &node.instantiation_histogram(),
-                &node.task_counts(),
-                &state.jobs.counts(),
-                state
-                    .config
-                    .max_inflight
-                    .saturating_sub(state.inflight.available_permits()),
-                state.kept.len(),
-                u64::try_from(node.object_store_stats().bytes).unwrap_or(u64::MAX),
-            );
-            crate::metrics::write_bounds(
-                &mut text,
-                &crate::metrics::Bounds {
-                    components: node.component_usage(),
-                    compiles: node.compile_stats(),
-                    guest_memory: node.guest_memory(),
-                    inline_bytes: node.object_store_stats().inline_bytes,
-                    actors: node.actor_counts(),
-                },
-            );
-            crate::metrics::write_cluster(&mut text, &node.cluster_stats());
-            Ok(body_response(
-                StatusCode::OK,
-                "text/plain; version=0.0.4",
-                Bytes::from(text),
-            ))
-        }
-        Route::OpenApi => json(StatusCode::OK, &crate::openapi::document()),
-        Route::ListComponents => crate::listings::components(state, &query).await,
-        Route::Deploy => crate::listings::deploy(state, query, req).await,
-        Route::GetComponent(name) => crate::listings::component(state, &name).await,
-        Route::Undeploy(name) => crate::listings::undeploy(state, &name).await,
-        Route::ComponentOpenApi(name) => crate::listings::component_openapi(state, &name),
-        Route::Invoke(component, function) => {
-            let body = read_body(req, limit, timeout).await?;
-            crate::calls::invoke(state, &component, &function, &query, &body).await
-        }
-        Route::GetObject(id) => crate::calls::get_object(state, &id, &query, req.headers()).await,
-        Route::ListActors => crate::listings::actors(state, &query),
-        Route::CreateActor => {
-            let body = read_body(req, limit, timeout).await?;
-            crate::calls::create_actor(state, &body)
-        }
-        Route::CallActor(id, method) => {
-            let body = read_body(req, limit, timeout).await?;
-            crate::calls::call_actor(state, &id, &method, &query, &body).await
-        }
-        Route::KillActor(id) => crate::calls::kill_actor(state, &id),
-        Route::Nodes => {
-            let nodes: Vec<wray_api::NodeInfo> = match node.cluster_nodes() {
-                Some(members) => members
-                    .iter()
-                    .map(|m| {
-                        let mut info = crate::wire::member(m);
-                        if info.node_id == node.id() {
-                            // Its own GPUs, which the registry does not list.
-                            info.gpus = node
-                                .nodes()
-                                .iter()
-                                .flat_map(|n| crate::wire::node(n, node).gpus)
-                                .collect();
-                        }
-                        info
-                    })
-                    .collect(),
-                None => node
-                    .nodes()
-                    .iter()
-                    .map(|n| crate::wire::node(n, node))
-                    .collect(),
-            };
-            json(StatusCode::OK, &nodes)
-        }
-        Route::Resources => json(
-            StatusCode::OK,
-            &wray_api::Resources {
-                total: node.cluster_resources(),
-                available: node.available_resources(),
-            },
-        ),
-        Route::Tasks => crate::listings::tasks(state, &query),
-        Route::Objects => crate::listings::objects(state, &query),
-        Route::Errors => crate::listings::errors(state, &query),
-        Route::Timeline => json(StatusCode::OK, &node.timeline()),
-        Route::ListJobs => json(StatusCode::OK, &state.jobs.list()),
-        Route::SubmitJob => {
-            let body = read_body(req, limit, timeout).await?;
-            let info = crate::jobs::submit(&state.jobs, node.clone(), &body).await?;
-            json(StatusCode::CREATED, &info)
-        }
-        Route::GetJob(id) => {
-            let info = state.jobs.info(crate::jobs::parse_job(&id)?);
-            json(StatusCode::OK, &info.map_err(crate::jobs::job_error)?)
-        }
-        Route::DeleteJob(id) => {
-            state
-                .jobs
-                .delete(crate::jobs::parse_job(&id)?)
-                .map_err(crate::jobs::job_error)?;
-            json(
-                StatusCode::OK,
-                &wray_api::JobDeleted {
-                    deleted: id.into_owned(),
-                },
-            )
-        }
-        Route::StopJob(id) => {
-            let stopped = state.jobs.stop(crate::jobs::parse_job(&id)?);
-            json(
-                StatusCode::OK,
-                &wray_api::JobStopped {
-                    stopped: stopped.map_err(crate::jobs::job_error)?,
-                },
-            )
-        }
-        Route::JobLogs(id) => crate::jobs::logs(&state.jobs, &id, query.offset, query.follow),
-        Route::TaskLogs(id) => task_logs(node, &id),
-        Route::Rollback(name) => json(
-            StatusCode::OK,
-            &crate::wire::version(&crate::versions::rollback(node, &name, query.version).await?),
-        ),
-    }
-}
-
-/// `GET /v1/tasks/{id}/logs`: what the task wrote, as the node keeps it
-/// ([`wray_host::task_output`]).
-fn task_logs(node: &Node, id: &str) -> Answer {
-    let task: wray_host::TaskId = id
-        .parse()
-        .map_err(|e: wray_host::proto::BadId| ApiError::bad_request("bad_id", e.to_string()))?;
-    let wray_host::Stdio::Capture(outputs) = &node.config().stdio else {
-        return Err(ApiError::not_found(
-            "no_task_logs",
-            "this node keeps no task output: its guests write to its own stdout and stderr",
-        ));
-    };
-    let output = outputs.get(task).ok_or_else(|| {
-        ApiError::not_found(
-            "unknown_task_logs",
-            format!(
-                "no output of task {task} is kept: it wrote nothing, it ran in a job with a log \
-                 of its own (GET /v1/jobs/{{id}}/logs), or its output was dropped for newer \
-                 tasks' (the node keeps the last {} tasks' and {} MiB)",
-                wray_host::task_output::MAX_TASKS,
-                wray_host::task_output::MAX_BYTES >> 20
-            ),
-        )
-    })?;
-    json(StatusCode::OK, &crate::wire::task_logs(output))
 }
 
 #[cfg(test)]

@@ -16,7 +16,8 @@
 //! - [`tls`]: https: the certificate and key files, read into a rustls
 //!   configuration; the server does each connection's handshake in that
 //!   connection's task, under the header timeout.
-//! - `handlers`: the dispatch, the token check and the small routes, each
+//! - `handlers`: the token check and the in-flight bound; `dispatch`: one
+//!   arm per route, and the small routes, each
 //!   call through a [`wray_host::Session`] of its own job, so one caller
 //!   reaches another's objects and actors only when handed their ids.
 //! - `calls`: function calls, actors and objects: arguments passed as
@@ -49,6 +50,7 @@
 mod body;
 mod calls;
 pub mod config;
+mod dispatch;
 pub mod error;
 mod handlers;
 mod jobs;

@@ -22,8 +22,8 @@ use tokio::sync::mpsc;
 use wray_host::cluster::{RelayHandler, RelayRequest, RelayResponse, MAX_RELAY_BODY};
 
 use crate::body::{read_body, Answer, ResponseBody};
+use crate::dispatch::dispatch;
 use crate::error::ApiError;
-use crate::handlers::dispatch;
 use crate::log_stream::LogStream;
 use crate::query::Query;
 use crate::routes::{route, Route};

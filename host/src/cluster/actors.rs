@@ -25,24 +25,14 @@ use std::sync::Arc;
 
 use wray_control_plane::{ActorId, ObjectId};
 
-use crate::cluster::forward::{Failure, Forwarder};
+use crate::cluster::forward::{Failure, Forwarder, Kept};
 use crate::cluster::protocol::{encode, KillActor, KILL_ACTOR};
 use crate::error::{ErrorKind, TaskError};
-use crate::proto::{Target, TaskSpec};
+use crate::proto::Target;
 use crate::scheduler::actor::Home;
 use crate::scheduler::remote::{Local, Placement};
 use crate::scheduler::task::{Actor, PendingTask, Task};
-use crate::scheduler::task_table::TaskEntry;
 use crate::scheduler::Scheduler;
-
-/// The constructor of an actor this node owns that may be restarted: its
-/// spec, the objects its arguments name (held here until the actor dies
-/// for good) and its task-table entry.
-pub(crate) struct Kept {
-    spec: TaskSpec,
-    holds: Vec<ObjectId>,
-    entry: Option<Arc<TaskEntry>>,
-}
 
 /// How one task of an actor living elsewhere ended.
 enum Ended {

@@ -46,8 +46,7 @@ pub(crate) struct Forwarder {
     pub(crate) actors_restarted: std::sync::atomic::AtomicU64,
     /// The constructors of the actors this node owns that may restart,
     /// by actor (see `actors`).
-    pub(crate) kept:
-        parking_lot::Mutex<std::collections::HashMap<ActorId, crate::cluster::actors::Kept>>,
+    pub(crate) kept: parking_lot::Mutex<std::collections::HashMap<ActorId, Kept>>,
     /// What this node has sent to each node and not yet seen end, by
     /// node: subtracted from what that node last published, so that a
     /// burst of tasks spreads rather than all going to the node that
@@ -55,6 +54,15 @@ pub(crate) struct Forwarder {
     pub(crate) sent: parking_lot::Mutex<std::collections::HashMap<String, Sent>>,
     /// Itself (it lives in an `Arc`: its tasks hold it while they run).
     pub(crate) this: Weak<Forwarder>,
+}
+
+/// The constructor of an actor this node owns that may be restarted
+/// (`actors`): its spec, the objects its arguments name (held here until
+/// the actor dies for good) and its task-table entry.
+pub(crate) struct Kept {
+    pub(crate) spec: crate::proto::TaskSpec,
+    pub(crate) holds: Vec<wray_control_plane::ObjectId>,
+    pub(crate) entry: Option<Arc<crate::scheduler::task_table::TaskEntry>>,
 }
 
 /// Why one attempt at a forwarded task did not end with its results.
