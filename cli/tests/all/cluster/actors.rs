@@ -6,7 +6,9 @@
 
 use std::time::Duration;
 
-use super::harness::{deploy_api, job, start_job, wait_within, Cluster, ACCELERATED};
+use super::harness::{
+    deploy_api, job, metric, start_job, wait_job_end, wait_within, Cluster, ACCELERATED,
+};
 use crate::support::success_stdout;
 
 /// Accelerators for the scenario's actors: each holds one while it lives
@@ -68,19 +70,7 @@ fn an_actor_asking_for_what_only_node_2_has_lives_there_and_every_node_can_call_
     wait_within(
         "node 2 to have no live actor",
         Duration::from_secs(30),
-        || {
-            let metrics = cluster
-                .node(2)
-                .request("GET", "/metrics")
-                .call()
-                .expect("metrics")
-                .into_string()
-                .expect("text");
-            metrics
-                .lines()
-                .find_map(|l| l.strip_prefix("wray_actors_live "))
-                .is_some_and(|n| n.trim() == "0")
-        },
+        || metric(cluster.node(2), "wray_actors_live") == Some(0.0),
     );
 }
 
@@ -97,14 +87,10 @@ fn an_actor_whose_node_is_killed_fails_its_next_call_naming_the_node() {
     });
     assert_eq!(field(&logs(), "actor_node"), ids[1]);
     cluster.kill(2);
-    let status = || success_stdout(&cluster.node(1).run(&["job", "status", &id]));
-    wait_within("the job to end", Duration::from_secs(60), || {
-        let s = status();
-        s.contains("SUCCEEDED") || s.contains("FAILED")
-    });
+    let status = wait_job_end(cluster.node(1), &id, Duration::from_secs(60));
     let log = logs();
     println!("{log}");
-    assert!(status().contains("SUCCEEDED"), "{log}");
+    assert!(status.contains("SUCCEEDED"), "{log}");
     assert!(log.contains("lost ActorDied"), "{log}");
     assert!(log.contains(&ids[1]), "the error names node 2: {log}");
 }
@@ -133,29 +119,18 @@ fn an_actor_with_max_restarts_whose_node_is_killed_restarts_on_another_node() {
     let (lost, other) = if first == ids[1] { (2, 3) } else { (3, 2) };
     assert_eq!(first, ids[lost - 1], "{}", logs());
     cluster.kill(lost);
-    let status = || success_stdout(&cluster.node(1).run(&["job", "status", &id]));
-    wait_within("the job to end", Duration::from_secs(60), || {
-        let s = status();
-        s.contains("SUCCEEDED") || s.contains("FAILED")
-    });
+    let status = wait_job_end(cluster.node(1), &id, Duration::from_secs(60));
     let log = logs();
     println!("{log}");
-    assert!(status().contains("SUCCEEDED"), "{log}");
+    assert!(status.contains("SUCCEEDED"), "{log}");
     // The constructor's state again (100), plus the call that was lost or
     // the next one.
     assert!(log.contains("total 101"), "{log}");
     assert_eq!(field(&log, "new_node"), ids[other - 1], "{log}");
     assert!(log.contains("next 102"), "{log}");
-    let metrics = cluster
-        .node(1)
-        .request("GET", "/metrics")
-        .call()
-        .expect("metrics")
-        .into_string()
-        .expect("text");
-    assert!(
-        metrics.contains("wray_cluster_actors_restarted_total 1"),
-        "{metrics}"
+    assert_eq!(
+        metric(cluster.node(1), "wray_cluster_actors_restarted_total"),
+        Some(1.0)
     );
 }
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::harness::{deploy_api, job, start_job, wait_within, Cluster};
+use super::harness::{deploy_api, job, metric, start_job, wait_within, Cluster};
 use crate::node_ops::StartedNode;
 use crate::support::success_stdout;
 
@@ -182,18 +182,8 @@ fn a_node_killed_in_the_middle_of_a_tree_reduce_leaves_its_result_exact() {
         "{got}: want {want}.. exact"
     );
 
-    let metrics = cluster
-        .node(1)
-        .request("GET", "/metrics")
-        .call()
-        .expect("metrics")
-        .into_string()
-        .expect("text");
-    let retried: u64 = metrics
-        .lines()
-        .find_map(|l| l.strip_prefix("wray_cluster_tasks_retried_total "))
-        .and_then(|n| n.trim().parse().ok())
-        .expect("the retry counter");
+    let retried = metric(cluster.node(1), "wray_cluster_tasks_retried_total")
+        .expect("the retry counter") as u64;
     // A leaf whose result had come home before the kill is not run again
     // (a result is copied to its owner before its task counts as finished:
     // nothing is rebuilt from lineage); one that finished there but whose
@@ -205,5 +195,5 @@ fn a_node_killed_in_the_middle_of_a_tree_reduce_leaves_its_result_exact() {
          elsewhere: {retried}; leaves run on node {survivor}: {on_survivor} of {leaves}; \
          finished leaves run again (reconstructed): {twice}"
     );
-    assert!(retried >= 1, "{metrics}");
+    assert!(retried >= 1, "{retried}");
 }
