@@ -202,12 +202,7 @@ impl Forwarder {
             let spec = failed.or_else(|| retry.and_then(|r| r.take()))?;
             return Some(self.fail_lost(sched, &spec, &why));
         };
-        self.record_sent(&next, &request);
-        home.moved(next.clone());
-        if let (Some(name), Some(names)) = (actor.name.get(), sched.names()) {
-            names.moved(name, actor.id, &next);
-        }
-        self.actors_restarted.fetch_add(1, Ordering::Relaxed);
+        self.moved(sched, actor, home, &next, &request);
         tracing::warn!(
             actor = %actor.id,
             lost,
@@ -233,6 +228,69 @@ impl Forwarder {
             }
         }
         None
+    }
+
+    /// Restarts the idle actors this node owns (it kept their
+    /// constructors) whose node died: `dead`, or any node not alive now
+    /// (`None`, after deaths were missed). A busy one restarts as its
+    /// running call is lost ([`Forwarder::restart_or_fail`]); one that
+    /// cannot restart fails its next call saying why.
+    pub(crate) fn restart_idle(&self, dead: Option<&str>) {
+        let Some(sched) = self.sched.upgrade() else {
+            return;
+        };
+        let owned: Vec<ActorId> = self.kept.lock().keys().copied().collect();
+        for id in owned {
+            let Some(actor) = sched.actors.get(&id) else {
+                continue;
+            };
+            let Some(home) = actor.home.as_ref() else {
+                continue;
+            };
+            let lost = home.node();
+            let gone = match dead {
+                Some(dead) => lost == dead,
+                None => !self.is_alive(&lost),
+            };
+            if !gone || actor.dead().is_some() {
+                continue;
+            }
+            let Ok((next, constructor)) = self.restart_target(&actor, &lost) else {
+                continue;
+            };
+            let request = constructor.request.clone();
+            let Some(restarted) = actor.restart_idle(PendingTask::ready(constructor)) else {
+                continue; // busy: its call's loss restarts it
+            };
+            self.moved(&sched, &actor, home, &next, &request);
+            tracing::warn!(
+                actor = %id,
+                lost,
+                next,
+                "restarting an idle actor on another node ({restarted} of max_restarts {}): \
+                 its node died",
+                actor.restarts.max_restarts
+            );
+            sched.run_actor_next(&actor);
+        }
+    }
+
+    /// Notes that `actor` (a stub, `home`) lives on `next` from now on, its
+    /// constructor asking `request` sent there.
+    fn moved(
+        &self,
+        sched: &Scheduler,
+        actor: &Actor,
+        home: &Home,
+        next: &str,
+        request: &crate::proto::Request,
+    ) {
+        self.record_sent(next, request);
+        home.moved(next.to_string());
+        if let (Some(name), Some(names)) = (actor.name.get(), sched.names()) {
+            names.moved(name, actor.id, next);
+        }
+        self.actors_restarted.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Where `actor`, lost with node `lost`, restarts, and its constructor

@@ -413,9 +413,7 @@ impl Remote for Forwarder {
     }
 
     fn alive(&self, node: &str) -> bool {
-        self.view
-            .get(node)
-            .is_some_and(|n| n.state == wray_control_plane::NodeState::Alive)
+        self.is_alive(node)
     }
 
     fn unplace(&self, node: &str, request: &Request) {
@@ -452,6 +450,13 @@ impl Remote for Forwarder {
 }
 
 impl Forwarder {
+    /// Whether node `node` is alive, as the view says.
+    pub(crate) fn is_alive(&self, node: &str) -> bool {
+        self.view
+            .get(node)
+            .is_some_and(|n| n.state == wray_control_plane::NodeState::Alive)
+    }
+
     /// This forwarder as an `Arc` (it is always held in one).
     fn me(&self) -> Option<Arc<Self>> {
         self.this.upgrade()

@@ -161,7 +161,11 @@ impl Cluster {
         let remote: Arc<dyn crate::scheduler::remote::Remote> = forwarder.clone();
         sched.connect_remote(Arc::downgrade(&remote));
         let registration = Arc::new(Mutex::new(Some(registration)));
-        let orphans = runtime.spawn(kill_orphans(Arc::downgrade(&service), view.subscribe()));
+        let orphans = runtime.spawn(on_deaths(
+            Arc::downgrade(&service),
+            Arc::downgrade(&forwarder),
+            view.subscribe(),
+        ));
         let publisher = runtime.spawn(membership::publish(
             Arc::downgrade(sched),
             started_ms,
@@ -234,24 +238,30 @@ impl Cluster {
     }
 }
 
-/// Kills the actors created here for each node that `events` says died,
-/// until the service goes.
-async fn kill_orphans(
+/// On each node `events` says died, until the node leaves: kills the
+/// actors created here for it (`serve`), and restarts the actors this node
+/// owns that lived there and have restarts left (`actors`).
+async fn on_deaths(
     service: std::sync::Weak<serve::Service>,
+    forwarder: std::sync::Weak<forward::Forwarder>,
     mut events: tokio::sync::broadcast::Receiver<wray_control_plane::NodeEvent>,
 ) {
     use tokio::sync::broadcast::error::RecvError;
     loop {
-        match events.recv().await {
-            Ok(wray_control_plane::NodeEvent::Died(node)) => match service.upgrade() {
-                Some(service) => service.owner_died(&node),
-                None => return,
-            },
-            // Deaths may have been missed: check every owner.
-            Err(RecvError::Lagged(_)) => match service.upgrade() {
-                Some(service) => service.owners_gone(),
-                None => return,
-            },
+        let event = events.recv().await;
+        let (Some(service), Some(forwarder)) = (service.upgrade(), forwarder.upgrade()) else {
+            return;
+        };
+        match event {
+            Ok(wray_control_plane::NodeEvent::Died(node)) => {
+                service.owner_died(&node);
+                forwarder.restart_idle(Some(&node));
+            }
+            // Deaths may have been missed: check every owner and actor.
+            Err(RecvError::Lagged(_)) => {
+                service.owners_gone();
+                forwarder.restart_idle(None);
+            }
             Ok(_) => {}
             Err(RecvError::Closed) => return,
         }

@@ -186,8 +186,27 @@ impl<T: Queued> Mailbox<T> {
     /// [`Mailbox::end_call`]. The restarts done so far, counting this
     /// one; `None` when none is left (or it is dead).
     pub fn restart(&self, constructor: Arc<T>, retry: Option<Arc<T>>) -> Option<u32> {
+        self.restart_when(constructor, retry, true)
+    }
+
+    /// [`Mailbox::restart`] of an actor none of whose calls runs now (its
+    /// node seen dead while it was idle; a running call's end restarts a
+    /// busy one): `None` too when one runs.
+    pub fn restart_idle(&self, constructor: Arc<T>) -> Option<u32> {
+        self.restart_when(constructor, None, false)
+    }
+
+    fn restart_when(
+        &self,
+        constructor: Arc<T>,
+        retry: Option<Arc<T>>,
+        running: bool,
+    ) -> Option<u32> {
         let mut inner = self.inner.lock();
-        if inner.dead.is_some() || inner.restarted >= self.restarts.max_restarts {
+        if inner.dead.is_some()
+            || inner.restarted >= self.restarts.max_restarts
+            || inner.running != running
+        {
             return None;
         }
         inner.restarted += 1;

@@ -190,6 +190,19 @@ pub(crate) fn cluster_actor_restart() -> wray::Result<()> {
     Ok(())
 }
 
+/// `cluster_actor_idle_restart SECS`: an actor (starting at 100; one
+/// restart, no retry of a lost call) on a node with an accelerator, left
+/// alone for SECS seconds (its node is killed meanwhile: it restarts with
+/// no call in flight), then added to once: the total and where it lives.
+pub(crate) fn cluster_actor_idle_restart(secs: u64) -> wray::Result<()> {
+    let tally = Tally::remote_with(accelerated().max_restarts(1), 100i64);
+    println!("actor_node {}", tally.node().remote().get()?);
+    std::thread::sleep(Duration::from_secs(secs));
+    println!("total {}", tally.add().remote(1i64).get()?);
+    println!("new_node {}", tally.node().remote().get()?);
+    Ok(())
+}
+
 /// `cluster_cancel`: a minute-long task on a node with an accelerator,
 /// cancelled a second after it was submitted: what `get` says.
 pub(crate) fn cluster_cancel() -> wray::Result<()> {

@@ -49,6 +49,9 @@ fn main(args: Vec<String>) -> Result<(), String> {
         "cluster_actors" => cluster::cluster_actors(),
         "cluster_actor_lost" => cluster::cluster_actor_lost(),
         "cluster_actor_restart" => cluster::cluster_actor_restart(),
+        "cluster_actor_idle_restart" => {
+            cluster::cluster_actor_idle_restart(number(&args, 1, 15) as u64)
+        }
         "cluster_cancel" => cluster::cluster_cancel(),
         "cluster_nested_refs" => cluster::cluster_nested_refs(),
         "cluster_tree_reduce" => cluster_reduce::cluster_tree_reduce(

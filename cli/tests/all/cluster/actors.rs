@@ -158,3 +158,33 @@ fn a_named_detached_actor_is_found_from_every_node_and_outlives_its_job() {
     });
     assert_eq!(said(2, &["named_make", "keeper", "1"]), "named_make 2");
 }
+
+#[test]
+fn an_idle_actor_restarts_when_its_node_is_seen_dead_not_at_its_next_call() {
+    let cluster = Cluster::start(3, &[&[], &ACCELERATED, &ACCELERATED]);
+    cluster.wait_all_alive(Duration::from_secs(30));
+    let ids = cluster.node_ids();
+    deploy_api(cluster.node(1));
+    // The driver calls nothing for 20 s after the actor is made.
+    let id = start_job(cluster.node(1), &["cluster_actor_idle_restart", "20"]);
+    let logs = || success_stdout(&cluster.node(1).run(&["job", "logs", &id]));
+    wait_within("the actor to be made", Duration::from_secs(60), || {
+        logs().contains("actor_node")
+    });
+    let first = field(&logs(), "actor_node").to_string();
+    let (lost, other) = if first == ids[1] { (2, 3) } else { (3, 2) };
+    cluster.kill(lost);
+    // Restarted once its node is seen dead (the lease lapses), with no
+    // call in flight: the driver is asleep.
+    wait_within("the actor to restart", Duration::from_secs(15), || {
+        metric(cluster.node(1), "wray_cluster_actors_restarted_total") == Some(1.0)
+    });
+    let status = wait_job_end(cluster.node(1), &id, Duration::from_secs(60));
+    let log = logs();
+    println!("{log}");
+    // Its first call after the sleep went straight to the new instance:
+    // without max_task_retries a call lost with the node would fail.
+    assert!(status.contains("SUCCEEDED"), "{log}");
+    assert!(log.contains("total 101"), "{log}");
+    assert_eq!(field(&log, "new_node"), ids[other - 1], "{log}");
+}
