@@ -17,22 +17,34 @@
 //! constructor (the spec and its arguments' objects), sends it to a node
 //! the actor's request fits, and the calls queued meanwhile run on the new
 //! instance; the call that was running runs again if `max_task_retries`
-//! allows, else fails with `actor-died`. Otherwise its stubs' calls fail
+//! allows, else fails with `actor-died`. A node holding a handle but not
+//! owning the actor looks for it on the other nodes (`ACTOR_WHERE`) once
+//! its node is lost, and sends its calls there when the owner restarted
+//! it ([`Forwarder::follow_restart`]). Otherwise its stubs' calls fail
 //! with `actor-died` naming the node.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use futures_util::stream::{FuturesUnordered, StreamExt};
 use wray_control_plane::{ActorId, ObjectId};
 
 use crate::cluster::forward::{Failure, Forwarder, Kept};
-use crate::cluster::protocol::{encode, KillActor, KILL_ACTOR};
+use crate::cluster::protocol::{encode, ActorWhere, KillActor, ACTOR_WHERE, KILL_ACTOR};
 use crate::error::{ErrorKind, TaskError};
 use crate::proto::Target;
 use crate::scheduler::actor::Home;
 use crate::scheduler::remote::{Local, Placement};
 use crate::scheduler::task::{Actor, PendingTask, Task};
 use crate::scheduler::Scheduler;
+
+/// How long a stub of an actor another node owns looks for the actor
+/// restarted elsewhere after its node died (the owner restarts it once the
+/// node's lease lapses: 4 s by default).
+pub(crate) const FOLLOW_RESTART: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// How often it asks the other nodes meanwhile.
+pub(crate) const RESTART_POLL: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// How one task of an actor living elsewhere ended.
 enum Ended {
@@ -72,7 +84,12 @@ impl Forwarder {
                     Ended::Ran => None,
                     Ended::Died(cause) => Some(cause),
                     Ended::Lost(spec, why) => {
-                        self.restart_or_fail(&sched, &actor, home, *spec, why)
+                        let owner = self.kept.lock().contains_key(&actor.id);
+                        if !owner && actor.restarts.max_restarts > 0 {
+                            self.follow_restart(&sched, &actor, home, *spec, why).await
+                        } else {
+                            self.restart_or_fail(&sched, &actor, home, *spec, why)
+                        }
                     }
                 },
             };
@@ -291,6 +308,77 @@ impl Forwarder {
             names.moved(name, actor.id, next);
         }
         self.actors_restarted.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The node of `actor` (a stub here of an actor another node owns,
+    /// created with `max_restarts`) was lost (`why`) while `spec` ran
+    /// there: looks for the actor on the other live nodes (its owner
+    /// restarts it), every [`RESTART_POLL`] for up to [`FOLLOW_RESTART`].
+    /// Found, the stub's calls go there, `spec` first if `max_task_retries`
+    /// allows (else it fails with `actor-died`); not found, `spec` fails
+    /// and the actor is dead here. Why it is dead, when it is.
+    async fn follow_restart(
+        &self,
+        sched: &Arc<Scheduler>,
+        actor: &Arc<Actor>,
+        home: &Home,
+        mut spec: Task,
+        why: String,
+    ) -> Option<TaskError> {
+        let lost = home.node();
+        let deadline = std::time::Instant::now() + FOLLOW_RESTART;
+        let Ok(body) = encode(&ActorWhere { actor: actor.id }) else {
+            return Some(self.fail_lost(sched, &spec, &why));
+        };
+        let found = loop {
+            let mut asked: FuturesUnordered<_> = self
+                .view
+                .alive()
+                .into_iter()
+                .filter(|n| n.id != self.node_id && n.id != lost)
+                .map(|n| {
+                    let (client, body) = (self.client.clone(), body.clone());
+                    async move {
+                        let here = client.call(&n.peer_address, ACTOR_WHERE, body).await;
+                        (n.id, here.is_ok_and(|b| b.as_ref() == [1]))
+                    }
+                })
+                .collect();
+            let mut found = None;
+            while let Some((node, here)) = asked.next().await {
+                if here {
+                    found = Some(node);
+                    break;
+                }
+            }
+            if found.is_some() || std::time::Instant::now() >= deadline || actor.dead().is_some() {
+                break found;
+            }
+            tokio::time::sleep(RESTART_POLL).await;
+        };
+        let Some(next) = found else {
+            let why = format!(
+                "{why}; the actor lived there and was not found restarted on another node within \
+                 {} s",
+                FOLLOW_RESTART.as_secs()
+            );
+            return Some(self.fail_lost(sched, &spec, &why));
+        };
+        home.moved(next.clone());
+        if spec.retries < actor.restarts.max_task_retries {
+            spec.retries += 1;
+            actor.retry_first(PendingTask::ready(spec));
+        } else {
+            let message = format!(
+                "{why}; the call ran there and is not run again (max_task_retries {}); the actor \
+                 restarted on node {next}",
+                actor.restarts.max_task_retries
+            );
+            let error = TaskError::new(ErrorKind::ActorDied, spec.label.clone(), spec.id, message);
+            sched.finish(&spec, Err(error));
+            sched.release_all(&spec.holds);
+        }
+        None
     }
 
     /// Where `actor`, lost with node `lost`, restarts, and its constructor

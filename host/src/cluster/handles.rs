@@ -10,7 +10,8 @@ use crate::bounds::MAX_ACTOR_NAME;
 use crate::cluster::protocol::{ActorRef, Shipped};
 use crate::id_map::IdSet;
 use crate::proto::actor_handle_object;
-use crate::scheduler::actor::Home;
+use crate::scheduler::actor::{Home, Restarts};
+use crate::scheduler::adopt::Stub;
 use crate::scheduler::Scheduler;
 
 /// Where the actors whose handle objects are among `shipped` live: this
@@ -43,6 +44,8 @@ pub(crate) fn refs(sched: &Scheduler, shipped: &[Shipped], hand_over: bool) -> V
                 class: a.class.clone(),
                 component: a.component.to_string(),
                 limits: a.limits,
+                max_restarts: a.restarts.max_restarts,
+                max_task_retries: a.restarts.max_task_retries,
             }
         })
         .collect()
@@ -75,6 +78,18 @@ pub(crate) fn learn(
             continue;
         }
         let component = Arc::from(r.component);
-        sched.follow_actor(r.actor, r.node, r.owner, r.class, component, r.limits);
+        let restarts = Restarts {
+            max_restarts: r.max_restarts,
+            max_task_retries: r.max_task_retries,
+        };
+        let stub = Stub {
+            node: r.node,
+            owner: r.owner,
+            class: r.class,
+            component,
+            limits: r.limits,
+            restarts,
+        };
+        sched.follow_actor(r.actor, stub);
     }
 }

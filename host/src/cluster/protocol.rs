@@ -29,6 +29,10 @@ pub(crate) const CANCEL_TASK: u16 = 4;
 /// `call` method: answer a request of this node's HTTP API (`relay`'s
 /// `Relay` -> `Relayed`).
 pub(crate) const HTTP_RELAY: u16 = 5;
+/// `call` method: whether an actor lives here, alive and constructed
+/// ([`ActorWhere`] -> one byte, 1 or 0): how a node holding a handle
+/// finds an actor its owner restarted elsewhere.
+pub(crate) const ACTOR_WHERE: u16 = 6;
 
 /// Error codes of a refused call (`RemoteError::code`).
 pub(crate) mod code {
@@ -171,6 +175,18 @@ pub(crate) struct ActorRef {
     pub component: String,
     /// Its calls' limits.
     pub limits: Limits,
+    /// Its `max_restarts`: a node holding its handle looks for it
+    /// elsewhere when its node dies.
+    pub max_restarts: u32,
+    /// Its `max_task_retries`.
+    pub max_task_retries: u32,
+}
+
+/// Does this actor live here?
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct ActorWhere {
+    /// The actor.
+    pub actor: ActorId,
 }
 
 /// Kill this actor, which lives here.

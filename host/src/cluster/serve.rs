@@ -17,8 +17,8 @@ use wray_peer::{Blob, PeerClient, PeerHandler, PeerIdentity, RemoteError};
 
 use crate::cluster::handles;
 use crate::cluster::protocol::{
-    code, decode, encode, CancelTask, KillActor, Release, RunTask, TaskDone, WireError,
-    CANCEL_TASK, HTTP_RELAY, KILL_ACTOR, MAX_KILL_REASON, RELEASE, RUN_TASK,
+    code, decode, encode, ActorWhere, CancelTask, KillActor, Release, RunTask, TaskDone, WireError,
+    ACTOR_WHERE, CANCEL_TASK, HTTP_RELAY, KILL_ACTOR, MAX_KILL_REASON, RELEASE, RUN_TASK,
 };
 use crate::cluster::transfer::{id_of_key, receive, ship};
 use crate::error::{ErrorKind, TaskError};
@@ -472,6 +472,16 @@ impl PeerHandler for Service {
                 Ok(Bytes::new())
             }
             HTTP_RELAY => crate::cluster::relay::answer(&self.relay, &body).await,
+            ACTOR_WHERE => {
+                let ActorWhere { actor } =
+                    decode("actor-where", &body).map_err(|m| refused(code::BAD_REQUEST, m))?;
+                let here = self.sched()?.actors.get(&actor).is_some_and(|a| {
+                    a.home.is_none()
+                        && a.dead().is_none()
+                        && *a.life().borrow() == crate::scheduler::actor::Life::Alive
+                });
+                Ok(Bytes::from_static(if here { &[1] } else { &[0] }))
+            }
             RELEASE => {
                 let Release { task } =
                     decode("release", &body).map_err(|m| refused(code::BAD_REQUEST, m))?;

@@ -26,6 +26,8 @@ use crate::error::{ErrorKind, TaskError};
 use crate::executor::services::ActorFound;
 use crate::objects::{Holds, Object};
 use crate::proto::{actor_handle_object, Limits};
+use crate::scheduler::actor::Restarts;
+use crate::scheduler::adopt::Stub;
 use crate::scheduler::names::ActorNames;
 use crate::scheduler::submit::NotSubmitted;
 use crate::scheduler::Scheduler;
@@ -217,9 +219,17 @@ impl Names {
                     fuel: l.fuel,
                 },
             );
-            let component = Arc::from(record.component);
-            self.sched
-                .follow_actor(id, record.node_id, false, record.class, component, limits);
+            let stub = Stub {
+                node: record.node_id,
+                owner: false,
+                class: record.class,
+                component: Arc::from(record.component),
+                limits,
+                // Not in the directory: a restart moves the name, which a
+                // later `get_actor` reads.
+                restarts: Restarts::default(),
+            };
+            self.sched.follow_actor(id, stub);
             if self.sched.actors.get(&id).is_none() {
                 let message = format!(
                     "node {} keeps as many actors of other nodes as it may",

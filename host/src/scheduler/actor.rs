@@ -218,6 +218,13 @@ impl<T: Queued> Mailbox<T> {
         Some(inner.restarted)
     }
 
+    /// Puts `call` (the one running now, lost with the actor's node) back
+    /// at the head of the queue, to run again once [`Mailbox::end_call`]
+    /// ended it (a stub that found its restarted actor elsewhere).
+    pub fn retry_first(&self, call: Arc<T>) {
+        self.inner.lock().queue.push_front(call);
+    }
+
     /// Times the actor was restarted.
     pub fn restarted(&self) -> u32 {
         self.inner.lock().restarted

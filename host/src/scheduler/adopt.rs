@@ -10,7 +10,7 @@ use std::sync::Arc;
 use wray_control_plane::ActorId;
 
 use crate::proto::{actor_handle_object, Limits, Target, TaskSpec};
-use crate::scheduler::actor::Home;
+use crate::scheduler::actor::{Home, Restarts};
 use crate::scheduler::actor_table::MAX_STUBS;
 use crate::scheduler::core::Scheduler;
 use crate::scheduler::functions::InUse;
@@ -65,31 +65,42 @@ impl Scheduler {
         Ok(actor)
     }
 
-    /// Keeps a stub of actor `actor` (class `class`, component hash
-    /// `component`, calls limited by `limits`), which lives on node
-    /// `node`, so that this node's calls go there: its handle arrived in a
-    /// message. The stub goes once this node frees the handle object; the
-    /// actor with it when this node is its `owner` (it was handed the
-    /// actor with a task's results). Nothing when the actor is known here
-    /// already (a stub whose handles here went is followed afresh) or
-    /// [`MAX_STUBS`] are kept.
-    pub(crate) fn follow_actor(
-        self: &Arc<Self>,
-        actor: ActorId,
-        node: String,
-        owner: bool,
-        class: String,
-        component: Arc<str>,
-        limits: Limits,
-    ) {
+    /// Keeps a stub of actor `actor`, which lives on node `stub.node`, so
+    /// that this node's calls go there: its handle arrived in a message
+    /// or from the actor directory. The stub goes once this node frees the
+    /// handle object; the actor with it when this node is its `owner` (it
+    /// was handed the actor with a task's results). Nothing when the actor
+    /// is known here already (a stub whose handles here went is followed
+    /// afresh) or [`MAX_STUBS`] are kept.
+    pub(crate) fn follow_actor(self: &Arc<Self>, actor: ActorId, stub: Stub) {
         self.actors.forget_dead_stub(&actor);
         if self.actors.get(&actor).is_some() || self.actors.stubs() >= MAX_STUBS {
             return;
         }
-        let home = Home::new(node, owner);
-        let stub = Arc::new(Actor::new(actor, class, component, limits).elsewhere(home));
-        stub.constructed();
-        self.actors.insert(stub);
+        let home = Home::new(stub.node, stub.owner);
+        let mailbox = Actor::new(actor, stub.class, stub.component, stub.limits)
+            .elsewhere(home)
+            .with_restarts(stub.restarts);
+        let mailbox = Arc::new(mailbox);
+        mailbox.constructed();
+        self.actors.insert(mailbox);
         self.objects.watch_free(&actor_handle_object(actor));
     }
+}
+
+/// What a node needs to keep a stub of an actor living on another node
+/// ([`Scheduler::follow_actor`]).
+pub(crate) struct Stub {
+    /// The node its instance lives on.
+    pub node: String,
+    /// Whether this node owns it from now on.
+    pub owner: bool,
+    /// Its class.
+    pub class: String,
+    /// The content hash of its component.
+    pub component: Arc<str>,
+    /// Its calls' limits.
+    pub limits: Limits,
+    /// Its restart policy (a stub follows a restarted actor).
+    pub restarts: Restarts,
 }

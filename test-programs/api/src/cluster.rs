@@ -203,6 +203,38 @@ pub(crate) fn cluster_actor_idle_restart(secs: u64) -> wray::Result<()> {
     Ok(())
 }
 
+/// Adds 1 to `tally` every 100 ms from a node with a relay until a total
+/// comes back no higher than the one before (the actor restarted from its
+/// constructor's state) or a call fails: (the last total before, the
+/// first after; 0 and 0 when it never restarted), or the error.
+#[wray::remote(resources = {"relay": 1}, num_cpus = 0)]
+pub(crate) fn watch_from_relay(tally: ActorHandle<Tally>) -> wray::Result<(i64, i64)> {
+    let mut last = i64::MIN;
+    for _ in 0..1200 {
+        let total = tally.add().remote(1i64).get()?;
+        if total <= last {
+            return Ok((last, total));
+        }
+        last = total;
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Ok((0, 0))
+}
+
+/// `cluster_handle_follows_restart`: an actor (starting at 100; one
+/// restart, one retry) on a node with an accelerator, called through a
+/// handle passed to a task on a relay node (neither its owner nor its
+/// node) across the loss of its node; then where it lives.
+pub(crate) fn cluster_handle_follows_restart() -> wray::Result<()> {
+    let options = accelerated().max_restarts(1).max_task_retries(1);
+    let tally = Tally::remote_with(options, 100i64);
+    println!("actor_node {}", tally.node().remote().get()?);
+    let (before, after) = watch_from_relay.remote(tally.clone()).get()?;
+    println!("relay_saw {before} then {after}");
+    println!("new_node {}", tally.node().remote().get()?);
+    Ok(())
+}
+
 /// `cluster_cancel`: a minute-long task on a node with an accelerator,
 /// cancelled a second after it was submitted: what `get` says.
 pub(crate) fn cluster_cancel() -> wray::Result<()> {

@@ -49,6 +49,7 @@ fn main(args: Vec<String>) -> Result<(), String> {
         "cluster_actors" => cluster::cluster_actors(),
         "cluster_actor_lost" => cluster::cluster_actor_lost(),
         "cluster_actor_restart" => cluster::cluster_actor_restart(),
+        "cluster_handle_follows_restart" => cluster::cluster_handle_follows_restart(),
         "cluster_actor_idle_restart" => {
             cluster::cluster_actor_idle_restart(number(&args, 1, 15) as u64)
         }
@@ -133,6 +134,7 @@ wray::export! {
         cluster::sum_on_accelerator,
         cluster::add_from_relay,
         cluster::tally_from_relay,
+        cluster::watch_from_relay,
         cluster_reduce::reduce_leaf,
         cluster_reduce::reduce_add,
         cluster_reduce::count_chunk,

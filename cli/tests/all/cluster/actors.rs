@@ -188,3 +188,35 @@ fn an_idle_actor_restarts_when_its_node_is_seen_dead_not_at_its_next_call() {
     assert!(log.contains("total 101"), "{log}");
     assert_eq!(field(&log, "new_node"), ids[other - 1], "{log}");
 }
+
+#[test]
+fn a_handle_on_a_third_node_follows_its_actor_restarted_elsewhere() {
+    let cluster = Cluster::start(4, &[&[], &ACCELERATED, &ACCELERATED, &RELAY]);
+    cluster.wait_all_alive(Duration::from_secs(30));
+    let ids = cluster.node_ids();
+    deploy_api(cluster.node(1));
+    let id = start_job(cluster.node(1), &["cluster_handle_follows_restart"]);
+    let logs = || success_stdout(&cluster.node(1).run(&["job", "logs", &id]));
+    // Node 4 (the relay) calls the actor: a few calls first.
+    wait_within("node 4 to call the actor", Duration::from_secs(60), || {
+        let tasks = cluster.node(4).get("/v1/tasks?limit=1000");
+        tasks["tasks"].as_array().is_some_and(|t| {
+            t.iter()
+                .filter(|t| t["function"] == "Tally.add" && t["state"] == "FINISHED")
+                .count()
+                >= 3
+        })
+    });
+    let first = field(&logs(), "actor_node").to_string();
+    let (lost, other) = if first == ids[1] { (2, 3) } else { (3, 2) };
+    cluster.kill(lost);
+    let status = wait_job_end(cluster.node(1), &id, Duration::from_secs(90));
+    let log = logs();
+    println!("{log}");
+    assert!(status.contains("SUCCEEDED"), "{log}");
+    // Node 4's stub found the restarted actor (its owner, node 1, restarted
+    // it when node `lost` was seen dead) and ran its lost call again
+    // there: the constructor's 100, plus that call.
+    assert!(log.contains("then 101"), "{log}");
+    assert_eq!(field(&log, "new_node"), ids[other - 1], "{log}");
+}
