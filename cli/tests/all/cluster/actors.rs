@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use super::harness::{
-    deploy_api, job, metric, start_job, wait_job_end, wait_within, Cluster, ACCELERATED,
+    count, deploy_api, job, metric, start_job, wait_job_end, wait_within, Cluster, ACCELERATED,
 };
 use crate::support::success_stdout;
 
@@ -56,16 +56,11 @@ fn an_actor_asking_for_what_only_node_2_has_lives_there_and_every_node_can_call_
     assert!(log.contains("killed true"), "{log}");
     assert!(log.contains("after_kill ActorDied"), "{log}");
     // Node 2 ran the actor's calls, node 1 only sent them.
-    let on_2 = cluster.node(2).get("/v1/tasks?limit=1000");
-    let ran = |node: &serde_json::Value, f: &str| {
-        node["tasks"]
-            .as_array()
-            .expect("tasks")
-            .iter()
-            .filter(|t| t["function"] == f && t["state"] == "FINISHED")
-            .count()
-    };
-    assert!(ran(&on_2, "Tally.add") >= 5, "{on_2}");
+    assert!(
+        count(cluster.node(2), &["Tally.add"], "FINISHED") >= 5,
+        "{}",
+        cluster.node(2).get("/v1/tasks?limit=1000")
+    );
     // Killed there too: nothing of the job's actors is left alive.
     wait_within(
         "node 2 to have no live actor",
@@ -105,15 +100,7 @@ fn an_actor_with_max_restarts_whose_node_is_killed_restarts_on_another_node() {
     let logs = || success_stdout(&cluster.node(1).run(&["job", "logs", &id]));
     // A few calls first, so that the restart has state to lose.
     wait_within("the actor to count", Duration::from_secs(60), || {
-        logs().contains("actor_node") && {
-            let tasks = cluster.node(1).get("/v1/tasks?limit=1000");
-            tasks["tasks"].as_array().is_some_and(|t| {
-                t.iter()
-                    .filter(|t| t["function"] == "Tally.add" && t["state"] == "FINISHED")
-                    .count()
-                    >= 3
-            })
-        }
+        logs().contains("actor_node") && count(cluster.node(1), &["Tally.add"], "FINISHED") >= 3
     });
     let first = field(&logs(), "actor_node").to_string();
     let (lost, other) = if first == ids[1] { (2, 3) } else { (3, 2) };
@@ -199,13 +186,7 @@ fn a_handle_on_a_third_node_follows_its_actor_restarted_elsewhere() {
     let logs = || success_stdout(&cluster.node(1).run(&["job", "logs", &id]));
     // Node 4 (the relay) calls the actor: a few calls first.
     wait_within("node 4 to call the actor", Duration::from_secs(60), || {
-        let tasks = cluster.node(4).get("/v1/tasks?limit=1000");
-        tasks["tasks"].as_array().is_some_and(|t| {
-            t.iter()
-                .filter(|t| t["function"] == "Tally.add" && t["state"] == "FINISHED")
-                .count()
-                >= 3
-        })
+        count(cluster.node(4), &["Tally.add"], "FINISHED") >= 3
     });
     let first = field(&logs(), "actor_node").to_string();
     let (lost, other) = if first == ids[1] { (2, 3) } else { (3, 2) };

@@ -334,3 +334,17 @@ pub fn wait_job_end(node: &StartedNode, id: &str, limit: Duration) -> String {
     });
     status()
 }
+
+/// The rows of `node`'s task table (its last 1,000).
+pub fn tasks(node: &StartedNode) -> Vec<Value> {
+    let table = node.get("/v1/tasks?limit=1000");
+    table["tasks"].as_array().cloned().unwrap_or_default()
+}
+
+/// How many of `node`'s tasks of `functions` are in `state`.
+pub fn count(node: &StartedNode, functions: &[&str], state: &str) -> usize {
+    tasks(node)
+        .iter()
+        .filter(|t| functions.iter().any(|f| t["function"] == *f) && t["state"] == state)
+        .count()
+}

@@ -8,10 +8,7 @@
 
 use std::time::Duration;
 
-use serde_json::Value;
-
-use super::harness::{deploy_api, job, metric, start_job, wait_within, Cluster};
-use crate::node_ops::StartedNode;
+use super::harness::{count, deploy_api, job, metric, start_job, tasks, wait_within, Cluster};
 use crate::support::success_stdout;
 
 /// Two accelerators: a node runs two of the scenarios' tasks at once, so
@@ -57,20 +54,6 @@ fn line<'a>(log: &'a str, prefix: &str) -> &'a str {
     log.lines()
         .find(|l| l.starts_with(prefix))
         .unwrap_or_else(|| panic!("no `{prefix}` line in {log}"))
-}
-
-/// The rows of `node`'s task table.
-fn tasks(node: &StartedNode) -> Vec<Value> {
-    let table = node.get("/v1/tasks?limit=1000");
-    table["tasks"].as_array().cloned().unwrap_or_default()
-}
-
-/// How many of `node`'s tasks of `functions` are in `state`.
-fn count(node: &StartedNode, functions: &[&str], state: &str) -> usize {
-    tasks(node)
-        .iter()
-        .filter(|t| functions.iter().any(|f| t["function"] == *f) && t["state"] == state)
-        .count()
 }
 
 /// The results of both scenarios on `cluster`'s node 1: the tree reduce's
