@@ -123,16 +123,8 @@ fn deploy(node: &StartedNode, name: &str, bytes: &[u8]) -> (u16, Value) {
 
 /// A counter of the node's `/metrics`.
 fn metric(node: &StartedNode, name: &str) -> u64 {
-    let text = node
-        .request("GET", "/metrics")
-        .call()
-        .expect("metrics")
-        .into_string()
-        .expect("text");
-    text.lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no {name} in the metrics"))
+    node.metric(name)
+        .unwrap_or_else(|| panic!("no {name} in the metrics")) as u64
 }
 
 /// The error code and message of an error answer.

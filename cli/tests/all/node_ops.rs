@@ -67,6 +67,20 @@ impl StartedNode {
             .set("Authorization", &format!("Bearer {}", self.token))
     }
 
+    /// Counter or gauge `name` of its `/metrics` (a series without
+    /// labels), if it is there.
+    pub fn metric(&self, name: &str) -> Option<f64> {
+        let text = self
+            .request("GET", "/metrics")
+            .call()
+            .expect("metrics")
+            .into_string()
+            .expect("text");
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+            .and_then(|n| n.trim().parse().ok())
+    }
+
     /// The JSON answer of `GET path`.
     pub fn get(&self, path: &str) -> serde_json::Value {
         self.request("GET", path)

@@ -26,7 +26,6 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use futures_util::stream::{FuturesUnordered, StreamExt};
 use wray_control_plane::{ActorId, ObjectId};
 
 use crate::cluster::forward::{Failure, Forwarder, Kept};
@@ -331,26 +330,11 @@ impl Forwarder {
             return Some(self.fail_lost(sched, &spec, &why));
         };
         let found = loop {
-            let mut asked: FuturesUnordered<_> = self
-                .view
-                .alive()
-                .into_iter()
-                .filter(|n| n.id != self.node_id && n.id != lost)
-                .map(|n| {
-                    let (client, body) = (self.client.clone(), body.clone());
-                    async move {
-                        let here = client.call(&n.peer_address, ACTOR_WHERE, body).await;
-                        (n.id, here.is_ok_and(|b| b.as_ref() == [1]))
-                    }
-                })
-                .collect();
-            let mut found = None;
-            while let Some((node, here)) = asked.next().await {
-                if here {
-                    found = Some(node);
-                    break;
-                }
-            }
+            let here = |answer: &[u8]| (answer == [1]).then_some(());
+            let found = self
+                .first_answer(ACTOR_WHERE, body.clone(), Some(&lost), here)
+                .await
+                .map(|(node, ())| node);
             if found.is_some() || std::time::Instant::now() >= deadline || actor.dead().is_some() {
                 break found;
             }

@@ -450,6 +450,44 @@ impl Remote for Forwarder {
 }
 
 impl Forwarder {
+    /// Calls `method` with `body` on every live node but this one and
+    /// `skip`, all at once: the first node whose answer `pick` takes, with
+    /// what it made of it (`None` when no node's did; a node that cannot
+    /// be reached is passed over).
+    pub(crate) async fn first_answer<T>(
+        &self,
+        method: u16,
+        body: bytes::Bytes,
+        skip: Option<&str>,
+        pick: impl Fn(&[u8]) -> Option<T>,
+    ) -> Option<(String, T)> {
+        use futures_util::stream::{FuturesUnordered, StreamExt};
+        let mut asked: FuturesUnordered<_> = self
+            .view
+            .alive()
+            .into_iter()
+            .filter(|n| n.id != self.node_id && Some(n.id.as_str()) != skip)
+            .map(|n| {
+                let (client, body) = (self.client.clone(), body.clone());
+                async move {
+                    let answer = client.call(&n.peer_address, method, body).await;
+                    (n.id, answer)
+                }
+            })
+            .collect();
+        while let Some((node, answer)) = asked.next().await {
+            match answer {
+                Ok(answer) => {
+                    if let Some(taken) = pick(&answer) {
+                        return Some((node, taken));
+                    }
+                }
+                Err(e) => tracing::debug!(node, method, "asking every node: {e}"),
+            }
+        }
+        None
+    }
+
     /// Whether node `node` is alive, as the view says.
     pub(crate) fn is_alive(&self, node: &str) -> bool {
         self.view

@@ -12,7 +12,6 @@ use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
-use futures_util::stream::{FuturesUnordered, StreamExt};
 use serde::{Deserialize, Serialize};
 use wray_peer::RemoteError;
 
@@ -87,7 +86,7 @@ fn bounded(headers: Vec<(String, String)>) -> Vec<(String, String)> {
     let (count, longest) = MAX_RELAY_HEADERS;
     headers
         .into_iter()
-        .filter(|(k, v)| k.len() + v.len() <= longest)
+        .filter(|(k, v)| k.len().saturating_add(v.len()) <= longest)
         .take(count)
         .collect()
 }
@@ -111,40 +110,15 @@ impl Forwarder {
             body: request.body.to_vec(),
         })
         .ok()?;
-        let mut asked: FuturesUnordered<_> = self
-            .view
-            .alive()
-            .into_iter()
-            .filter(|n| n.id != self.node_id)
-            .map(|n| {
-                let (client, body) = (self.client.clone(), body.clone());
-                async move {
-                    let answer = client.call(&n.peer_address, HTTP_RELAY, body).await;
-                    (n.id, answer)
-                }
+        self.first_answer(HTTP_RELAY, body, None, |answer| {
+            let relayed = decode::<Relayed>("http-relayed", answer).ok()?;
+            (relayed.status != 404 && relayed.body.len() <= MAX_RELAY_BODY).then(|| RelayResponse {
+                status: relayed.status,
+                headers: bounded(relayed.headers),
+                body: Bytes::from(relayed.body),
             })
-            .collect();
-        while let Some((node, answer)) = asked.next().await {
-            let answer = match answer {
-                Ok(answer) => answer,
-                Err(e) => {
-                    tracing::debug!(node, "relaying an HTTP request: {e}");
-                    continue;
-                }
-            };
-            let Ok(relayed) = decode::<Relayed>("http-relayed", &answer) else {
-                continue;
-            };
-            if relayed.status != 404 && relayed.body.len() <= MAX_RELAY_BODY {
-                let response = RelayResponse {
-                    status: relayed.status,
-                    headers: bounded(relayed.headers),
-                    body: Bytes::from(relayed.body),
-                };
-                return Some((node, response));
-            }
-        }
-        None
+        })
+        .await
     }
 }
 
@@ -179,23 +153,19 @@ pub(crate) async fn answer(slot: &RelaySlot, body: &[u8]) -> Result<Bytes, Remot
         body: Bytes::from(relay.body),
     })
     .await;
-    let relayed = if response.body.len() > MAX_RELAY_BODY {
-        let message = format!(
-            "{{\"code\":\"too_large_to_relay\",\"message\":\"the answer is {} bytes, more than \
-             a relayed answer may carry ({MAX_RELAY_BODY}): ask the node that has it\"}}",
-            response.body.len()
-        );
-        Relayed {
-            status: 507,
-            headers: vec![("content-type".into(), "application/json".into())],
-            body: message.into_bytes(),
-        }
-    } else {
-        Relayed {
-            status: response.status,
-            headers: bounded(response.headers),
-            body: response.body.to_vec(),
-        }
+    // The HTTP layer's handler answers at most MAX_RELAY_BODY bytes (a
+    // larger answer is its 507); this only keeps a message within the
+    // channel's bound whatever the handler does.
+    if response.body.len() > MAX_RELAY_BODY {
+        return Err(RemoteError::new(
+            code::UNAVAILABLE,
+            format!("the answer is larger than a relayed answer may be ({MAX_RELAY_BODY} bytes)"),
+        ));
+    }
+    let relayed = Relayed {
+        status: response.status,
+        headers: bounded(response.headers),
+        body: response.body.to_vec(),
     };
     encode(&relayed).map_err(|m| RemoteError::new(code::BAD_REQUEST, m))
 }

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use super::harness::{
-    count, deploy_api, job, metric, start_job, wait_job_end, wait_within, Cluster, ACCELERATED,
+    count, deploy_api, job, start_job, wait_job_end, wait_within, Cluster, ACCELERATED,
 };
 use crate::support::success_stdout;
 
@@ -23,6 +23,17 @@ fn field<'a>(log: &'a str, key: &str) -> &'a str {
         .find_map(|l| l.strip_prefix(&format!("{key} ")))
         .and_then(|rest| rest.split_whitespace().next())
         .unwrap_or_else(|| panic!("no `{key}` in {log}"))
+}
+
+/// SIGKILLs the node of the two with an accelerator (2 and 3) that `log`
+/// names as the actor's (`actor_node`); the other one's number.
+fn kill_actor_node(cluster: &Cluster, log: &str) -> usize {
+    let ids = cluster.node_ids();
+    let first = field(log, "actor_node");
+    let (lost, other) = if first == ids[1] { (2, 3) } else { (3, 2) };
+    assert_eq!(first, ids[lost - 1], "{log}");
+    cluster.kill(lost);
+    other
 }
 
 #[test]
@@ -65,7 +76,7 @@ fn an_actor_asking_for_what_only_node_2_has_lives_there_and_every_node_can_call_
     wait_within(
         "node 2 to have no live actor",
         Duration::from_secs(30),
-        || metric(cluster.node(2), "wray_actors_live") == Some(0.0),
+        || cluster.node(2).metric("wray_actors_live") == Some(0.0),
     );
 }
 
@@ -102,10 +113,7 @@ fn an_actor_with_max_restarts_whose_node_is_killed_restarts_on_another_node() {
     wait_within("the actor to count", Duration::from_secs(60), || {
         logs().contains("actor_node") && count(cluster.node(1), &["Tally.add"], "FINISHED") >= 3
     });
-    let first = field(&logs(), "actor_node").to_string();
-    let (lost, other) = if first == ids[1] { (2, 3) } else { (3, 2) };
-    assert_eq!(first, ids[lost - 1], "{}", logs());
-    cluster.kill(lost);
+    let other = kill_actor_node(&cluster, &logs());
     let status = wait_job_end(cluster.node(1), &id, Duration::from_secs(60));
     let log = logs();
     println!("{log}");
@@ -116,7 +124,9 @@ fn an_actor_with_max_restarts_whose_node_is_killed_restarts_on_another_node() {
     assert_eq!(field(&log, "new_node"), ids[other - 1], "{log}");
     assert!(log.contains("next 102"), "{log}");
     assert_eq!(
-        metric(cluster.node(1), "wray_cluster_actors_restarted_total"),
+        cluster
+            .node(1)
+            .metric("wray_cluster_actors_restarted_total"),
         Some(1.0)
     );
 }
@@ -158,13 +168,14 @@ fn an_idle_actor_restarts_when_its_node_is_seen_dead_not_at_its_next_call() {
     wait_within("the actor to be made", Duration::from_secs(60), || {
         logs().contains("actor_node")
     });
-    let first = field(&logs(), "actor_node").to_string();
-    let (lost, other) = if first == ids[1] { (2, 3) } else { (3, 2) };
-    cluster.kill(lost);
+    let other = kill_actor_node(&cluster, &logs());
     // Restarted once its node is seen dead (the lease lapses), with no
     // call in flight: the driver is asleep.
     wait_within("the actor to restart", Duration::from_secs(15), || {
-        metric(cluster.node(1), "wray_cluster_actors_restarted_total") == Some(1.0)
+        cluster
+            .node(1)
+            .metric("wray_cluster_actors_restarted_total")
+            == Some(1.0)
     });
     let status = wait_job_end(cluster.node(1), &id, Duration::from_secs(60));
     let log = logs();
@@ -188,9 +199,7 @@ fn a_handle_on_a_third_node_follows_its_actor_restarted_elsewhere() {
     wait_within("node 4 to call the actor", Duration::from_secs(60), || {
         count(cluster.node(4), &["Tally.add"], "FINISHED") >= 3
     });
-    let first = field(&logs(), "actor_node").to_string();
-    let (lost, other) = if first == ids[1] { (2, 3) } else { (3, 2) };
-    cluster.kill(lost);
+    let other = kill_actor_node(&cluster, &logs());
     let status = wait_job_end(cluster.node(1), &id, Duration::from_secs(90));
     let log = logs();
     println!("{log}");

@@ -310,20 +310,6 @@ pub fn job_id(said: &str) -> String {
         .to_string()
 }
 
-/// Counter or gauge `name` of `node`'s `/metrics` (a series without
-/// labels), if it is there.
-pub fn metric(node: &StartedNode, name: &str) -> Option<f64> {
-    let text = node
-        .request("GET", "/metrics")
-        .call()
-        .expect("metrics")
-        .into_string()
-        .expect("text");
-    text.lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
-        .and_then(|n| n.trim().parse().ok())
-}
-
 /// Waits (up to `limit`) for job `id` on `node` to end; its status line
 /// (`wray job status`).
 pub fn wait_job_end(node: &StartedNode, id: &str, limit: Duration) -> String {

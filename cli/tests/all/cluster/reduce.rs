@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use super::harness::{count, deploy_api, job, metric, start_job, tasks, wait_within, Cluster};
+use super::harness::{count, deploy_api, job, start_job, tasks, wait_within, Cluster};
 use crate::support::success_stdout;
 
 /// Two accelerators: a node runs two of the scenarios' tasks at once, so
@@ -165,7 +165,9 @@ fn a_node_killed_in_the_middle_of_a_tree_reduce_leaves_its_result_exact() {
         "{got}: want {want}.. exact"
     );
 
-    let retried = metric(cluster.node(1), "wray_cluster_tasks_retried_total")
+    let retried = cluster
+        .node(1)
+        .metric("wray_cluster_tasks_retried_total")
         .expect("the retry counter") as u64;
     // A leaf whose result had come home before the kill is not run again
     // (a result is copied to its owner before its task counts as finished:

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::harness::{deploy_api, job, metric, start_job, wait_within, Cluster, ACCELERATED};
+use super::harness::{deploy_api, job, start_job, wait_within, Cluster, ACCELERATED};
 use crate::support::{component, success_stdout, wray};
 
 #[test]
@@ -62,7 +62,9 @@ fn a_node_killed_while_it_runs_tasks_has_them_run_again_elsewhere() {
     );
     let log = success_stdout(&cluster.node(1).run(&["job", "logs", &id]));
     assert!(log.contains("cluster_spread 28"), "{log}");
-    let retried = metric(cluster.node(1), "wray_cluster_tasks_retried_total")
+    let retried = cluster
+        .node(1)
+        .metric("wray_cluster_tasks_retried_total")
         .expect("the retry counter") as u64;
     println!("tasks run again after the kill: {retried}");
     assert!(retried >= 1, "{retried}");
