@@ -5,13 +5,17 @@
 //! in submission order ([`Forwarder::run_actor_tasks`]): the same order
 //! guarantee as Ray's (per caller). A handle travelling to a third node
 //! in a task's arguments or results carries where its actor lives
-//! (`handles::refs`), so that node keeps a stub of its own and calls the actor's
-//! node directly (`handles::learn`).
+//! (`handles::refs`), so that node keeps a stub of its own and calls the
+//! actor's node directly (`handles::learn`).
 //!
-//! The owner's stub dying (killed, its last handle dropped, its job
-//! ended) kills the actor on its node; the actor's node kills the actors of
-//! an owner that died, unless they were created detached (`serve`). The
-//! actor's node dying restarts the actor on another node when it was
+//! An actor lives while any node holds its handle (Ray's borrowers, counted
+//! per node on the actor's node): a node keeping a stub tells the actor's
+//! node so (`HOLD_ACTOR`) before the message that brought the handle is
+//! done with (a task's arguments are held by its sender until the task
+//! ends; its results by the node that sent them until the owner released
+//! them), and lets go when its stub goes; a node seen dead lets go of all.
+//! The owner's stub killed (or its job ended) kills the actor on its node.
+//! The actor's node dying restarts the actor on another node when it was
 //! created with `max_restarts` and has restarts left (Ray's actor
 //! reconstruction; [`Forwarder::restart_or_fail`]): its owner kept its
 //! constructor (the spec and its arguments' objects), sends it to a node
@@ -29,7 +33,9 @@ use std::sync::Arc;
 use wray_control_plane::{ActorId, ObjectId};
 
 use crate::cluster::forward::{Failure, Forwarder, Kept};
-use crate::cluster::protocol::{encode, ActorWhere, KillActor, ACTOR_WHERE, KILL_ACTOR};
+use crate::cluster::protocol::{
+    encode, ActorWhere, HoldActor, KillActor, ACTOR_WHERE, HOLD_ACTOR, KILL_ACTOR,
+};
 use crate::error::{ErrorKind, TaskError};
 use crate::proto::Target;
 use crate::scheduler::actor::Home;
@@ -349,6 +355,8 @@ impl Forwarder {
             return Some(self.fail_lost(sched, &spec, &why));
         };
         home.moved(next.clone());
+        // Counted among the restarted instance's holders, as before.
+        self.send_hold(&next, actor.id, true).await;
         if spec.retries < actor.restarts.max_task_retries {
             spec.retries += 1;
             actor.retry_first(PendingTask::ready(spec));
@@ -408,6 +416,29 @@ impl Forwarder {
         sched.finish(spec, Err(error.clone()));
         sched.release_all(&spec.holds);
         error
+    }
+
+    /// Tells `node` that this node holds a handle of `actor`, living
+    /// there (`held`), or let go of it: whether it answered that the
+    /// actor is alive there (false too when it could not be reached).
+    pub(crate) async fn send_hold(&self, node: &str, actor: ActorId, held: bool) -> bool {
+        let Some(peer) = self.view.get(node) else {
+            return false;
+        };
+        let Ok(body) = encode(&HoldActor { actor, held }) else {
+            return false;
+        };
+        match self
+            .client
+            .call(&peer.record.peer_address, HOLD_ACTOR, body)
+            .await
+        {
+            Ok(answer) => answer.as_ref() == [1],
+            Err(e) => {
+                tracing::debug!(%actor, node, held, "telling an actor's node of a handle: {e}");
+                false
+            }
+        }
     }
 
     /// Tells `node` to kill `actor` (best effort: a node that cannot be

@@ -15,7 +15,7 @@ use crate::cluster::protocol::{
     decode, encode, CancelTask, Release, RunTask, TaskDone, WireError, CANCEL_TASK, RELEASE,
     RUN_TASK,
 };
-use crate::cluster::transfer::{receive, ship};
+use crate::cluster::transfer::{all_sealed, receive, ship};
 use crate::error::{ErrorKind, TaskError};
 use crate::objects::Object;
 use crate::proto::Request;
@@ -259,7 +259,14 @@ impl Forwarder {
             )));
         };
         let addr = peer.record.peer_address.clone();
-        let objects = ship(&sched.objects, &spec.referenced()).map_err(Failure::Failed)?;
+        // The refs inside its arguments' values, at any depth, are sent
+        // with it: made first.
+        let roots = spec.referenced();
+        tokio::select! {
+            () = all_sealed(&sched.objects, &roots) => {}
+            () = spec.cancel.cancelled() => return Err(Failure::Cancelled),
+        }
+        let objects = ship(&sched.objects, &roots).map_err(Failure::Failed)?;
         let actors = handles::refs(sched, &objects, false);
         let component_name = sched
             .functions
@@ -321,6 +328,11 @@ impl Forwarder {
             &spec.returns,
         )
         .await;
+        if let Ok((extras, _)) = &received {
+            // Counted among the holders of the actors whose handles came
+            // back before the node that sent them lets its copies go.
+            handles::learn(sched, &self.view, done.actors, extras).await;
+        }
         let release = encode(&Release { task: spec.id }).unwrap_or_default();
         let client = self.client.clone();
         let to = addr.clone();
@@ -328,7 +340,6 @@ impl Forwarder {
             let _ = client.call(&to, RELEASE, release).await;
         });
         let (extras, returned) = received.map_err(Failure::Lost)?;
-        handles::learn(sched, &self.view, done.actors, &extras);
         let mut returned: Vec<Option<(wray_control_plane::ObjectId, Object)>> =
             returned.into_iter().map(Some).collect();
         let mut values = Vec::with_capacity(spec.returns.len());
@@ -446,6 +457,24 @@ impl Remote for Forwarder {
         let node = node.to_string();
         self.runtime
             .spawn(async move { me.send_kill(&node, actor, why).await });
+    }
+
+    fn hold_actor(&self, node: &str, actor: ActorId) -> crate::scheduler::remote::Held {
+        let Some(me) = self.me() else {
+            return Box::pin(async { false });
+        };
+        let node = node.to_string();
+        Box::pin(async move { me.send_hold(&node, actor, true).await })
+    }
+
+    fn let_go_actor(&self, node: &str, actor: ActorId) {
+        let Some(me) = self.me() else {
+            return;
+        };
+        let node = node.to_string();
+        self.runtime.spawn(async move {
+            me.send_hold(&node, actor, false).await;
+        });
     }
 }
 

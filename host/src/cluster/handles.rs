@@ -17,12 +17,12 @@ use crate::scheduler::Scheduler;
 /// Where the actors whose handle objects are among `shipped` live: this
 /// node for an actor here, its home for a stub. Dead actors are left out
 /// (a call through the handle fails where it is made). With `hand_over`
-/// (a task's results, going back to its owner), the actors this node owns
+/// (a task's results, going back to its owner), the stubs this node owns
 /// (not detached) are handed to the receiver, which owns them from then
-/// on: the handles here dropping, as they will once the results are
-/// released, no longer end them (Ray's owner keeps an actor while a
-/// borrower holds its handle; this is that for the common case of a task
-/// returning a handle, without borrower counts).
+/// on: its kill or its job's end kills the actor, as this node's did.
+/// Whether the actor lives on is counted apart from ownership: every node
+/// holding a handle tells the actor's node ([`learn`]), and the actor
+/// exits once none does (Ray's borrowers).
 pub(crate) fn refs(sched: &Scheduler, shipped: &[Shipped], hand_over: bool) -> Vec<ActorRef> {
     shipped
         .iter()
@@ -31,7 +31,7 @@ pub(crate) fn refs(sched: &Scheduler, shipped: &[Shipped], hand_over: bool) -> V
         .filter(|a| a.dead().is_none())
         .map(|a| {
             let owner = hand_over && !a.detached && a.owned_here();
-            if owner {
+            if owner && a.home.is_some() {
                 a.hand_over();
             }
             ActorRef {
@@ -53,9 +53,11 @@ pub(crate) fn refs(sched: &Scheduler, shipped: &[Shipped], hand_over: bool) -> V
 
 /// Keeps a stub of each actor in `refs` (from a peer: checked) that lives
 /// on another live node and whose handle object is among `received` (the
-/// objects that came with it): this node's calls through the handle go
-/// there.
-pub(crate) fn learn(
+/// objects that came with it, held by the caller until this ends): this
+/// node's calls through the handle go there, and that node counts this
+/// one among the actor's holders before this ends. A handle of an actor
+/// living here keeps it alive here as one made here does.
+pub(crate) async fn learn(
     sched: &Arc<Scheduler>,
     view: &NodeView,
     refs: Vec<ActorRef>,
@@ -66,15 +68,19 @@ pub(crate) fn learn(
     }
     let received: IdSet<ObjectId> = received.iter().copied().collect();
     for r in refs.into_iter().take(received.len()) {
+        if !received.contains(&actor_handle_object(r.actor)) {
+            continue;
+        }
+        if r.node == sched.node_id {
+            if let Some(actor) = sched.actors.get(&r.actor) {
+                sched.handle_returned(&actor);
+            }
+            continue;
+        }
         let alive = view
             .get(&r.node)
             .is_some_and(|n| n.state == NodeState::Alive);
-        if r.node == sched.node_id
-            || !alive
-            || !received.contains(&actor_handle_object(r.actor))
-            || r.class.len() > MAX_ACTOR_NAME
-            || r.component.len() > MAX_ACTOR_NAME
-        {
+        if !alive || r.class.len() > MAX_ACTOR_NAME || r.component.len() > MAX_ACTOR_NAME {
             continue;
         }
         let component = Arc::from(r.component);
@@ -90,6 +96,6 @@ pub(crate) fn learn(
             limits: r.limits,
             restarts,
         };
-        sched.follow_actor(r.actor, stub);
+        sched.follow_actor(r.actor, stub).await;
     }
 }

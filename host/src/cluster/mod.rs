@@ -81,8 +81,8 @@ pub(crate) struct Cluster {
     server: Mutex<Option<PeerServer>>,
     registration: Arc<Mutex<Option<Registration>>>,
     publisher: tokio::task::JoinHandle<()>,
-    /// Kills the actors created here for a node seen dead.
-    orphans: tokio::task::JoinHandle<()>,
+    /// Forgets a node seen dead among the holders of the actors here.
+    deaths: tokio::task::JoinHandle<()>,
     peer_address: String,
     /// Keeps the scheduler's `Remote` (the scheduler holds it weakly).
     _remote: Arc<dyn crate::scheduler::remote::Remote>,
@@ -161,7 +161,7 @@ impl Cluster {
         let remote: Arc<dyn crate::scheduler::remote::Remote> = forwarder.clone();
         sched.connect_remote(Arc::downgrade(&remote));
         let registration = Arc::new(Mutex::new(Some(registration)));
-        let orphans = runtime.spawn(on_deaths(
+        let deaths = runtime.spawn(on_deaths(
             Arc::downgrade(&service),
             Arc::downgrade(&forwarder),
             view.subscribe(),
@@ -181,7 +181,7 @@ impl Cluster {
             server: Mutex::new(Some(server)),
             registration,
             publisher,
-            orphans,
+            deaths,
             peer_address,
             _remote: remote,
         };
@@ -193,7 +193,7 @@ impl Cluster {
     /// `grace`.
     pub(crate) async fn leave(&self, grace: Duration) {
         self.publisher.abort();
-        self.orphans.abort();
+        self.deaths.abort();
         let registration = self.registration.lock().take();
         if let Some(r) = registration {
             if let Err(e) = r.shutdown().await {
@@ -238,8 +238,9 @@ impl Cluster {
     }
 }
 
-/// On each node `events` says died, until the node leaves: kills the
-/// actors created here for it (`serve`), and restarts the actors this node
+/// On each node `events` says died, until the node leaves: forgets it
+/// among the holders of the actors here (`serve`; one no node holds any
+/// more exits), and restarts the actors this node
 /// owns that lived there and have restarts left (`actors`).
 async fn on_deaths(
     service: std::sync::Weak<serve::Service>,
@@ -254,12 +255,12 @@ async fn on_deaths(
         };
         match event {
             Ok(wray_control_plane::NodeEvent::Died(node)) => {
-                service.owner_died(&node);
+                service.holders_gone(Some(&node));
                 forwarder.restart_idle(Some(&node));
             }
-            // Deaths may have been missed: check every owner and actor.
+            // Deaths may have been missed: check every holder and actor.
             Err(RecvError::Lagged(_)) => {
-                service.owners_gone();
+                service.holders_gone(None);
                 forwarder.restart_idle(None);
             }
             Ok(_) => {}

@@ -33,6 +33,10 @@ pub(crate) const HTTP_RELAY: u16 = 5;
 /// ([`ActorWhere`] -> one byte, 1 or 0): how a node holding a handle
 /// finds an actor its owner restarted elsewhere.
 pub(crate) const ACTOR_WHERE: u16 = 6;
+/// `call` method: the sender holds a handle of an actor living here, or
+/// let go of it ([`HoldActor`] -> one byte, 1 when the actor is alive
+/// here): an actor lives on while any node holds it.
+pub(crate) const HOLD_ACTOR: u16 = 7;
 
 /// Error codes of a refused call (`RemoteError::code`).
 pub(crate) mod code {
@@ -187,6 +191,16 @@ pub(crate) struct ActorRef {
 pub(crate) struct ActorWhere {
     /// The actor.
     pub actor: ActorId,
+}
+
+/// The sender keeps a stub of this actor, which lives here (`held`), or
+/// its stub went.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct HoldActor {
+    /// The actor.
+    pub actor: ActorId,
+    /// Whether the sender holds it from now on (else it let go).
+    pub held: bool,
 }
 
 /// Kill this actor, which lives here.

@@ -12,18 +12,19 @@ use std::sync::{Arc, Weak};
 
 use bytes::Bytes;
 use parking_lot::Mutex;
-use wray_control_plane::{ActorId, NodeView, ObjectId, TaskId, MAX_RETURNS};
+use wray_control_plane::{ActorId, NodeState, NodeView, ObjectId, TaskId, MAX_RETURNS};
 use wray_peer::{Blob, PeerClient, PeerHandler, PeerIdentity, RemoteError};
 
 use crate::cluster::handles;
 use crate::cluster::protocol::{
-    code, decode, encode, ActorWhere, CancelTask, KillActor, Release, RunTask, TaskDone, WireError,
-    ACTOR_WHERE, CANCEL_TASK, HTTP_RELAY, KILL_ACTOR, MAX_KILL_REASON, RELEASE, RUN_TASK,
+    code, decode, encode, ActorWhere, CancelTask, HoldActor, KillActor, Release, RunTask, TaskDone,
+    WireError, ACTOR_WHERE, CANCEL_TASK, HOLD_ACTOR, HTTP_RELAY, KILL_ACTOR, MAX_KILL_REASON,
+    RELEASE, RUN_TASK,
 };
-use crate::cluster::transfer::{id_of_key, receive, ship};
+use crate::cluster::transfer::{all_sealed, id_of_key, receive, ship};
 use crate::error::{ErrorKind, TaskError};
 use crate::id_map::IdMap;
-use crate::objects::{Object, ObjectStore, Subscription};
+use crate::objects::{Object, ObjectStore};
 use crate::proto::{Target, TaskSpec};
 use crate::scheduler::actor::Life;
 use crate::scheduler::functions::InUse;
@@ -64,10 +65,9 @@ pub(crate) struct Service {
     /// What was shipped to owners and is kept until they say they have it
     /// (or [`SHIPPED_KEEP`](crate::cluster::protocol::SHIPPED_KEEP) passes), by task, oldest first.
     shipped: Mutex<(IdMap<TaskId, Held>, std::collections::VecDeque<TaskId>)>,
-    /// Actors created here for other nodes (not detached), by the node
-    /// that owns them: they die with it. Pruned of dead ones as it
-    /// reaches the node's actor bound.
-    adopted: Mutex<IdMap<ActorId, String>>,
+    /// Holds of actors not here (yet), counted once their constructors
+    /// arrive.
+    early: Mutex<EarlyHolds>,
     /// Forwarded tasks (functions and actor calls) running here now, by
     /// the node that sent them (bounded by the connections the server
     /// holds: one request each).
@@ -96,7 +96,7 @@ impl Service {
             view,
             relay,
             shipped: Mutex::new(Default::default()),
-            adopted: Mutex::new(Default::default()),
+            early: Mutex::new(Default::default()),
             running: Mutex::new(Default::default()),
         })
     }
@@ -158,15 +158,22 @@ impl Service {
         let (args, _) = receive(&sched.objects, &self.client, &owner, objects, &[])
             .await
             .map_err(|m| refused(code::UNAVAILABLE, m))?;
-        handles::learn(&sched, &self.view, actors, &args);
+        handles::learn(&sched, &self.view, actors, &args).await;
         let args = Held::new(sched.objects.clone(), args);
         if let Target::ActorCreate { .. } = &spec.target {
+            let early = self.early.lock().take(&spec.id);
+            let alive = |node: &str| self.view.state(node) == Some(NodeState::Alive);
+            let holders = if detached {
+                Vec::new()
+            } else {
+                let early = early.into_iter().filter(|(node, _)| alive(node));
+                std::iter::once((peer.node_id.clone(), 1))
+                    .chain(early)
+                    .collect()
+            };
             let created = sched
-                .adopt_actor(spec, pin)
+                .adopt_actor(spec, pin, &holders)
                 .map_err(|m| refused(code::UNAVAILABLE, m))?;
-            if !detached {
-                self.adopted(&sched, created.id, &peer.node_id);
-            }
             // The constructor holds its arguments now.
             drop(args);
             let mut life = created.life();
@@ -206,15 +213,12 @@ impl Service {
         sched.submit(task);
         // The task holds its arguments now.
         drop(args);
-        for id in &returns {
-            sealed(&sched.objects, id).await;
-        }
+        // With what their values name, at any depth, made by then.
+        all_sealed(&sched.objects, &returns).await;
         let objects = ship(&sched.objects, &returns).map_err(|m| refused(code::UNAVAILABLE, m))?;
+        // The owner tells each actor's node that it holds the handles
+        // among them before it releases these.
         let actors = handles::refs(&sched, &objects, true);
-        // Actors here handed to the owner die with it.
-        for r in actors.iter().filter(|r| r.owner && r.node == sched.node_id) {
-            self.adopted(&sched, r.actor, &peer.node_id);
-        }
         let done = TaskDone {
             actors,
             objects,
@@ -252,46 +256,45 @@ impl Service {
         })
     }
 
-    /// Notes that actor `actor`, created here, is owned by node `owner`:
-    /// it dies when that node is seen dead.
-    fn adopted(&self, sched: &Scheduler, actor: ActorId, owner: &str) {
-        let mut adopted = self.adopted.lock();
-        if adopted.len() >= sched.config.max_live_actors() {
-            adopted.retain(|id, _| sched.actors.get(id).is_some_and(|a| a.dead().is_none()));
-        }
-        adopted.insert(actor, owner.to_string());
-    }
-
-    /// Kills the actors created here for nodes not alive any more.
-    pub(crate) fn owners_gone(&self) {
-        let owners: std::collections::BTreeSet<String> =
-            self.adopted.lock().values().cloned().collect();
-        for owner in owners {
-            if self.view.state(&owner) != Some(wray_control_plane::NodeState::Alive) {
-                self.owner_died(&owner);
+    /// Forgets the holders of the actors here that are not alive any more
+    /// (`dead`, or every node not alive now when `None`): an actor no
+    /// node holds then exits once idle, unless it was created detached.
+    pub(crate) fn holders_gone(&self, dead: Option<&str>) {
+        let Ok(sched) = self.sched() else {
+            return;
+        };
+        let alive = |node: &str| match dead {
+            Some(dead) => node != dead,
+            None => self.view.state(node) == Some(NodeState::Alive),
+        };
+        for actor in sched.actors.instances() {
+            if actor.holders_gone(alive) {
+                sched.exit_if_released(&actor);
             }
         }
     }
 
-    /// Kills the actors created here for node `owner`, which died
-    /// (detached ones live on).
-    pub(crate) fn owner_died(&self, owner: &str) {
-        let Ok(sched) = self.sched() else {
-            return;
+    /// Counts node `peer` among the holders of actor `actor`, living here
+    /// (`held`), or not any more: whether the actor is alive here.
+    fn hold(&self, peer: &str, actor: ActorId, held: bool) -> Result<bool, RemoteError> {
+        let sched = self.sched()?;
+        let found = sched.actors.get(&actor);
+        let Some(found) = found.as_ref().filter(|a| a.home.is_none()) else {
+            // Its handle may travel before its owner's constructor arrives
+            // here: counted once it does.
+            if found.is_none() {
+                self.early.lock().hold(actor, peer, held);
+            }
+            return Ok(held && found.is_none());
         };
-        let orphans: Vec<ActorId> = {
-            let mut adopted = self.adopted.lock();
-            let orphans = adopted
-                .iter()
-                .filter(|(_, o)| o.as_str() == owner)
-                .map(|(id, _)| *id)
-                .collect::<Vec<_>>();
-            adopted.retain(|_, o| o.as_str() != owner);
-            orphans
-        };
-        for id in orphans {
-            sched.kill_actor(id, &format!("the death of its owner, node {owner}"));
+        if !held {
+            found.let_go_by(peer);
+            sched.exit_if_released(found);
+            return Ok(false);
         }
+        // A node seen dead is never counted: nothing would forget it.
+        let alive = self.view.state(peer) == Some(NodeState::Alive);
+        Ok(alive && found.held_by(peer, 1))
     }
 
     /// Keeps `held` (a task's results) until its owner releases them or
@@ -331,6 +334,58 @@ impl Service {
     /// The tasks whose shipments are kept now (for the sweeper).
     pub(crate) fn kept_tasks(&self) -> Vec<TaskId> {
         self.shipped.lock().1.iter().copied().collect()
+    }
+}
+
+/// The most actors not (yet) here whose holds a node keeps; past it the
+/// oldest are forgotten.
+const MAX_EARLY_HOLDS: usize = 65_536;
+
+/// Holds of actors whose constructors have not arrived here yet (a handle
+/// travelled to a third node first): the nodes holding each, with their
+/// stubs' counts, bounded by [`MAX_EARLY_HOLDS`] actors.
+#[derive(Default)]
+struct EarlyHolds {
+    holds: IdMap<ActorId, std::collections::BTreeMap<String, u32>>,
+    order: std::collections::VecDeque<ActorId>,
+}
+
+impl EarlyHolds {
+    /// Counts a hold of `actor` by `node` (`held`), or its end.
+    fn hold(&mut self, actor: ActorId, node: &str, held: bool) {
+        if !held {
+            if let Some(nodes) = self.holds.get_mut(&actor) {
+                if let Some(count) = nodes.get_mut(node) {
+                    *count = count.saturating_sub(1);
+                    if *count == 0 {
+                        nodes.remove(node);
+                    }
+                }
+            }
+            return;
+        }
+        if !self.holds.contains_key(&actor) {
+            if self.holds.len() >= MAX_EARLY_HOLDS {
+                if let Some(oldest) = self.order.pop_front() {
+                    self.holds.remove(&oldest);
+                }
+            }
+            self.order.push_back(actor);
+        }
+        let nodes = self.holds.entry(actor).or_default();
+        if nodes.len() < crate::scheduler::actor::MAX_HOLDERS || nodes.contains_key(node) {
+            let count = nodes.entry(node.to_string()).or_insert(0);
+            *count = count.saturating_add(1);
+        }
+    }
+
+    /// The holds of `actor` kept so far, forgotten here.
+    fn take(&mut self, actor: &ActorId) -> Vec<(String, u32)> {
+        let Some(nodes) = self.holds.remove(actor) else {
+            return Vec::new();
+        };
+        self.order.retain(|a| a != actor);
+        nodes.into_iter().filter(|(_, n)| *n > 0).collect()
     }
 }
 
@@ -403,23 +458,6 @@ fn check_method(sched: &Scheduler, actor: &Actor, method: &str, args: usize) -> 
     }
 }
 
-/// Waits until `id` is sealed (or gone).
-async fn sealed(objects: &ObjectStore, id: &ObjectId) {
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let tx = Mutex::new(Some(tx));
-    let waiter = Box::new(move || {
-        if let Some(tx) = tx.lock().take() {
-            let _ = tx.send(());
-        }
-    });
-    match objects.subscribe(id, waiter) {
-        Subscription::Ready(_) | Subscription::Unknown => {}
-        Subscription::Pending(_) => {
-            let _ = rx.await;
-        }
-    }
-}
-
 /// A range of a sealed value's bytes, kept alive while it is sent.
 struct ValueRange {
     object: Arc<Object>,
@@ -481,6 +519,12 @@ impl PeerHandler for Service {
                         && *a.life().borrow() == crate::scheduler::actor::Life::Alive
                 });
                 Ok(Bytes::from_static(if here { &[1] } else { &[0] }))
+            }
+            HOLD_ACTOR => {
+                let HoldActor { actor, held } =
+                    decode("hold-actor", &body).map_err(|m| refused(code::BAD_REQUEST, m))?;
+                let alive = self.hold(&peer.node_id, actor, held)?;
+                Ok(Bytes::from_static(if alive { &[1] } else { &[0] }))
             }
             RELEASE => {
                 let Release { task } =

@@ -14,7 +14,7 @@ use crate::cluster::protocol::{
 };
 use crate::id_map::IdSet;
 use crate::objects::data::Data;
-use crate::objects::{Object, ObjectStore};
+use crate::objects::{Object, ObjectStore, Subscription};
 
 /// The most bytes of one object pulled into the heap when the arena has
 /// no room (then the store places it as any value): 1 GiB.
@@ -76,6 +76,46 @@ pub(crate) fn ship(objects: &ObjectStore, roots: &[ObjectId]) -> Result<Vec<Ship
         out.push(Shipped { id, value });
     }
     Ok(out)
+}
+
+/// Waits until `id` is sealed (or gone).
+pub(crate) async fn sealed(objects: &ObjectStore, id: &ObjectId) {
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let tx = parking_lot::Mutex::new(Some(tx));
+    let waiter = Box::new(move || {
+        if let Some(tx) = tx.lock().take() {
+            let _ = tx.send(());
+        }
+    });
+    match objects.subscribe(id, waiter) {
+        Subscription::Ready(_) | Subscription::Unknown => {}
+        Subscription::Pending(_) => {
+            let _ = rx.await;
+        }
+    }
+}
+
+/// Waits until every object `roots` name, at any depth (the refs inside
+/// their values, and inside those), is sealed or gone: another node gets
+/// only what is sealed here when [`ship`] runs. At most [`MAX_OBJECTS`]
+/// objects are waited for (past them, [`ship`] refuses the message).
+pub(crate) async fn all_sealed(objects: &ObjectStore, roots: &[ObjectId]) {
+    let mut seen = IdSet::default();
+    let mut work: VecDeque<ObjectId> = roots.iter().copied().collect();
+    while let Some(id) = work.pop_front() {
+        if seen.len() > MAX_OBJECTS {
+            return;
+        }
+        if !seen.insert(id) {
+            continue;
+        }
+        sealed(objects, &id).await;
+        if let Some(object) = objects.get(&id) {
+            if let Object::Value { refs, .. } = &*object {
+                work.extend(refs.iter().copied());
+            }
+        }
+    }
 }
 
 /// The key a shipped object is pulled by: its id's 24 bytes (task, index).

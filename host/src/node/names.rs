@@ -7,11 +7,10 @@
 //! An actor created with a name takes it before its creator goes on
 //! (put-if-absent, as Ray registers a named actor with its GCS at
 //! creation); a name a live actor holds kills the new actor with a cause
-//! naming the holder. The name is freed when the actor dies for good
-//! (where it lived, or by its owner's stub: `Scheduler::tear_down`) and
-//! moved when the actor restarts on another node. An entry a dead node
-//! left behind (the actor's node, or the owner of an actor not created
-//! detached, is no longer alive) is stale: [`Names::get`] reads it as
+//! naming the holder. The name is freed when the actor dies for good,
+//! where it lived (`Scheduler::tear_down`), and moved when the actor
+//! restarts on another node. An entry a dead node left behind (the
+//! actor's node is no longer alive) is stale: [`Names::get`] reads it as
 //! absent and removes it, and a new actor may take its name.
 
 use std::sync::Arc;
@@ -68,12 +67,11 @@ impl Names {
     }
 
     /// Whether `record` names an actor that no longer lives: one that
-    /// lived here and is gone, one whose node died, or one not detached
-    /// whose owner died.
+    /// lived here and is gone, or one whose node died. (An actor whose
+    /// owner died lives on while another node holds its handle; it frees
+    /// its name where it lived as it dies.)
     fn stale(&self, record: &ActorRecord) -> bool {
-        let here = record.node_id == self.sched.node_id
-            || record.owner_node.as_deref() == Some(self.sched.node_id.as_str());
-        if here {
+        if record.node_id == self.sched.node_id {
             let live = record
                 .actor_id
                 .parse::<ActorId>()
@@ -84,14 +82,7 @@ impl Names {
                 return true;
             }
         }
-        if !self.alive(&record.node_id) {
-            return true;
-        }
-        !record.detached
-            && record
-                .owner_node
-                .as_deref()
-                .is_some_and(|owner| !self.alive(owner))
+        !self.alive(&record.node_id)
     }
 
     /// Names `actor` (created here just now) `name`; an actor that cannot
@@ -208,6 +199,10 @@ impl Names {
         } else {
             self.sched.expect_returns(caller, &[handle])?;
             self.sched.objects.seal(handle, Object::empty());
+            if let Some(actor) = &known {
+                // Keeps it alive here as the first handle did.
+                self.sched.handle_returned(actor);
+            }
         }
         if known.is_none() {
             // It lives on another node: calls through the handle go there.
@@ -229,7 +224,7 @@ impl Names {
                 // later `get_actor` reads.
                 restarts: Restarts::default(),
             };
-            self.sched.follow_actor(id, stub);
+            self.sched.follow_actor(id, stub).await;
             if self.sched.actors.get(&id).is_none() {
                 let message = format!(
                     "node {} keeps as many actors of other nodes as it may",

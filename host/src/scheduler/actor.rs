@@ -15,10 +15,11 @@
 //! `kill-actor` and a host bug while a call runs: later calls fail with
 //! `actor-died`, as in Ray, and its resources go back to the node. A method
 //! returning an error value does not kill it. An actor whose handles are
-//! all gone ([`Mailbox::release`]) exits once nothing of it is running or
+//! all gone, here ([`Mailbox::release`]) and on every other node of the
+//! cluster ([`Mailbox::held_by`]), exits once nothing of it is running or
 //! queued ([`Mailbox::exit_if_released`]), unless it was created detached.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -29,6 +30,10 @@ use crate::error::{ErrorKind, TaskError};
 use crate::proto::{Limits, TaskSpec};
 use crate::resources::Allocation;
 use crate::scheduler::functions::InUse;
+
+/// The most nodes counted as holding one actor's handle (a cluster's
+/// nodes, with room to spare); past it a node's hold is refused.
+pub(crate) const MAX_HOLDERS: usize = 4_096;
 
 /// What a mailbox queues: a task that knows whether its arguments are
 /// ready.
@@ -50,8 +55,13 @@ struct Inner<T> {
     running_cancel: Option<CancelToken>,
     /// Whether its last handle is gone: it exits once idle.
     released: bool,
-    /// Whether another node owns it now (see [`Mailbox::hand_over`]).
+    /// Whether another node owns it now (a stub; see
+    /// [`Mailbox::hand_over`]).
     handed_over: bool,
+    /// The other nodes holding its handle (an actor whose instance is
+    /// here), each with its stubs' count ([`Mailbox::held_by`]): it lives
+    /// on while any holds it, whether or not a handle is left here.
+    holders: BTreeMap<String, u32>,
     /// Keeps its component's version loaded while it lives.
     pin: Option<InUse>,
     /// Times it was restarted.
@@ -66,8 +76,9 @@ pub(crate) struct Home {
     /// The node its instance lives on (another one after a restart).
     node: Mutex<String>,
     /// Whether this node owns it (created it, or was handed it): the
-    /// owner's stub dying (killed, its last handle dropped, its job
-    /// ended) kills the actor there; another node's stub only forgets it.
+    /// owner's stub killed (or its job ended) kills the actor there. Any
+    /// stub whose handles here are gone lets go of it there: the actor
+    /// exits once no node holds it.
     pub owner: bool,
 }
 
@@ -153,6 +164,7 @@ impl<T: Queued> Mailbox<T> {
                 running_cancel: None,
                 released: false,
                 handed_over: false,
+                holders: BTreeMap::new(),
                 pin: None,
                 restarted: 0,
             }),
@@ -230,16 +242,15 @@ impl<T: Queued> Mailbox<T> {
         self.inner.lock().restarted
     }
 
-    /// Notes that another node owns the actor now (it created the actor
-    /// here, or this node sent it the actor's handle in a task's
-    /// results): its handles here dropping no longer end it (an actor
-    /// here waits for its owner's kill; a stub here only forgets it).
+    /// Notes that another node owns the actor now (a stub here whose
+    /// handle this node sent in a task's results): this stub's death no
+    /// longer kills it (its owner's kill or job end does).
     pub fn hand_over(&self) {
         self.inner.lock().handed_over = true;
     }
 
-    /// Whether this node owns the actor: it ends the actor when its
-    /// handles here are gone.
+    /// Whether this node owns the actor: its kill or its job's end here
+    /// kills it where it lives.
     pub fn owned_here(&self) -> bool {
         let handed_over = self.inner.lock().handed_over;
         !handed_over && self.home.as_ref().is_none_or(|h| h.owner)
@@ -292,27 +303,75 @@ impl<T: Queued> Mailbox<T> {
         Some(inner.allocation.take())
     }
 
-    /// Notes that the actor's last handle is gone (see
+    /// Notes that the actor's last handle here is gone (see
     /// [`Mailbox::exit_if_released`]).
     pub fn release(&self) {
+        self.inner.lock().released = true;
+    }
+
+    /// Notes that a handle of the actor (whose instance is here) arrived
+    /// here again after the ones here were gone.
+    pub fn held_here(&self) {
         let mut inner = self.inner.lock();
-        // Another node owns an actor here now: its kill ends it.
-        if !(inner.handed_over && self.home.is_none()) {
-            inner.released = true;
+        if inner.dead.is_none() {
+            inner.released = false;
         }
     }
 
-    /// Marks the actor dead of `cause()` if its last handle is gone and
-    /// nothing of it runs or waits in its queue (its constructor
-    /// included), as [`Mailbox::mark_dead`] does; `None` otherwise, or
-    /// when it was dead already. Called whenever it may have become idle:
-    /// on release and after its calls.
+    /// Notes that node `node` holds `stubs` more handles of the actor
+    /// (whose instance is here): it keeps a stub (Ray's borrowers,
+    /// counted per node). False when the actor is dead, or
+    /// [`MAX_HOLDERS`] other nodes hold it already.
+    pub fn held_by(&self, node: &str, stubs: u32) -> bool {
+        let mut inner = self.inner.lock();
+        if inner.dead.is_some()
+            || (inner.holders.len() >= MAX_HOLDERS && !inner.holders.contains_key(node))
+        {
+            return false;
+        }
+        let count = inner.holders.entry(node.to_string()).or_insert(0);
+        *count = count.saturating_add(stubs);
+        true
+    }
+
+    /// Notes that a stub of node `node` went (its handles there are gone).
+    pub fn let_go_by(&self, node: &str) {
+        let mut inner = self.inner.lock();
+        if let Some(count) = inner.holders.get_mut(node) {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                inner.holders.remove(node);
+            }
+        }
+    }
+
+    /// Forgets the holders that `alive` says are gone (their nodes died);
+    /// whether any was.
+    pub fn holders_gone(&self, alive: impl Fn(&str) -> bool) -> bool {
+        let mut inner = self.inner.lock();
+        let before = inner.holders.len();
+        inner.holders.retain(|node, _| alive(node));
+        inner.holders.len() != before
+    }
+
+    /// Marks the actor dead of `cause()` if its last handle is gone (here
+    /// and on every other node) and nothing of it runs or waits in its
+    /// queue (its constructor included), as [`Mailbox::mark_dead`] does;
+    /// `None` otherwise, when it was created detached (an instance here),
+    /// or when it was dead already. Called whenever it may have become
+    /// idle: on release and after its calls.
     pub fn exit_if_released(
         &self,
         cause: impl FnOnce() -> TaskError,
     ) -> Option<Option<Allocation>> {
         let mut inner = self.inner.lock();
-        if !inner.released || inner.running || !inner.queue.is_empty() || inner.dead.is_some() {
+        if !inner.released
+            || !inner.holders.is_empty()
+            || (self.detached && self.home.is_none())
+            || inner.running
+            || !inner.queue.is_empty()
+            || inner.dead.is_some()
+        {
             return None;
         }
         let cause = cause();

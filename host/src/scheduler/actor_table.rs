@@ -49,6 +49,15 @@ impl ActorTable {
         }
     }
 
+    /// The live actors whose instance is here (not stubs).
+    pub fn instances(&self) -> Vec<Arc<Actor>> {
+        let all: Vec<Arc<Actor>> = self.inner.lock().actors.values().cloned().collect();
+        // Each actor's own lock is taken outside the table's.
+        all.into_iter()
+            .filter(|a| a.home.is_none() && a.dead().is_none())
+            .collect()
+    }
+
     /// Actor `id`, live or recently dead.
     pub fn get(&self, id: &ActorId) -> Option<Arc<Actor>> {
         self.inner.lock().actors.get(id).cloned()

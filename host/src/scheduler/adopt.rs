@@ -20,7 +20,10 @@ impl Scheduler {
     /// Creates here the actor whose constructor `spec` another node sent
     /// (its owner, which keeps a stub): registered, its constructor
     /// submitted as the actor's first task (it waits for the actor's
-    /// resources here). `pin`: its component's version.
+    /// resources here). `pin`: its component's version. `holders`: the
+    /// nodes holding its handle, its owner first, with their stubs' counts
+    /// (it lives on while some node does, see `Mailbox::held_by`); none
+    /// for an actor created detached, which lives until killed.
     ///
     /// # Errors
     /// A message when `spec` is no constructor, the actor exists here
@@ -29,6 +32,7 @@ impl Scheduler {
         self: &Arc<Self>,
         spec: TaskSpec,
         pin: InUse,
+        holders: &[(String, u32)],
     ) -> Result<Arc<Actor>, String> {
         let Target::ActorCreate { actor: id, class } = &spec.target else {
             return Err(format!("task {} is not an actor constructor", spec.id));
@@ -49,15 +53,17 @@ impl Scheduler {
                 self.node_id
             ));
         }
-        let actor = Arc::new(Actor::new(
-            *id,
-            class.clone(),
-            spec.component.clone(),
-            spec.limits,
-        ));
+        let actor = Actor::new(*id, class.clone(), spec.component.clone(), spec.limits)
+            .detached(holders.is_empty());
+        let actor = Arc::new(actor);
         actor.keep(Some(pin.clone()));
-        // Its owner's kill (or death) ends it.
-        actor.hand_over();
+        // No handle of it is here: the other nodes hold it.
+        for (node, stubs) in holders {
+            actor.held_by(node, *stubs);
+        }
+        if !holders.is_empty() {
+            actor.release();
+        }
         self.actors.insert(actor.clone());
         let mut task = Task::new(spec, Some(actor.clone()));
         task.pin = Some(pin);
@@ -67,16 +73,18 @@ impl Scheduler {
 
     /// Keeps a stub of actor `actor`, which lives on node `stub.node`, so
     /// that this node's calls go there: its handle arrived in a message
-    /// or from the actor directory. The stub goes once this node frees the
-    /// handle object; the actor with it when this node is its `owner` (it
-    /// was handed the actor with a task's results). Nothing when the actor
+    /// or from the actor directory. The actor's node is told that this
+    /// node holds it (and the call ends once it answered), so that it
+    /// lives on while this node does; the stub goes once this node frees
+    /// the handle object, and tells that node so. Nothing when the actor
     /// is known here already (a stub whose handles here went is followed
     /// afresh) or [`MAX_STUBS`] are kept.
-    pub(crate) fn follow_actor(self: &Arc<Self>, actor: ActorId, stub: Stub) {
+    pub(crate) async fn follow_actor(self: &Arc<Self>, actor: ActorId, stub: Stub) {
         self.actors.forget_dead_stub(&actor);
         if self.actors.get(&actor).is_some() || self.actors.stubs() >= MAX_STUBS {
             return;
         }
+        let node = stub.node.clone();
         let home = Home::new(stub.node, stub.owner);
         let mailbox = Actor::new(actor, stub.class, stub.component, stub.limits)
             .elsewhere(home)
@@ -84,7 +92,23 @@ impl Scheduler {
         let mailbox = Arc::new(mailbox);
         mailbox.constructed();
         self.actors.insert(mailbox);
+        if let Some(remote) = self.remote() {
+            if !remote.hold_actor(&node, actor).await {
+                // Its calls say why when they fail there.
+                tracing::debug!(%actor, node, "a handle's actor is not alive on its node");
+            }
+        }
         self.objects.watch_free(&actor_handle_object(actor));
+    }
+
+    /// Notes that a handle of `actor`, whose instance is here, arrived
+    /// here in a message: it keeps the actor alive as a handle made here
+    /// does, until freed.
+    pub(crate) fn handle_returned(&self, actor: &Actor) {
+        if actor.home.is_none() && !actor.detached {
+            actor.held_here();
+            self.objects.watch_free(&actor_handle_object(actor.id));
+        }
     }
 }
 

@@ -147,7 +147,7 @@ impl Scheduler {
         let Some(allocation) = actor.mark_dead(cause) else {
             return false;
         };
-        self.tear_down(actor, allocation);
+        self.tear_down(actor, allocation, false);
         true
     }
 
@@ -174,7 +174,7 @@ impl Scheduler {
             )
         };
         if let Some(allocation) = actor.exit_if_released(cause) {
-            self.tear_down(actor, allocation);
+            self.tear_down(actor, allocation, true);
         }
     }
 
@@ -192,11 +192,13 @@ impl Scheduler {
         }));
     }
 
-    /// Drops a dead actor's instance and gives its resources back.
+    /// Drops a dead actor's instance and gives its resources back
+    /// (`released`: it exited as its last handle went).
     fn tear_down(
         self: &Arc<Self>,
         actor: &Actor,
         allocation: Option<crate::resources::Allocation>,
+        released: bool,
     ) {
         // Outside the actor's lock: tearing the instance down seals the
         // objects it left unsealed, and their waiters may call back into
@@ -204,18 +206,20 @@ impl Scheduler {
         if let Some(executor) = self.executor() {
             executor.drop_actor(actor.id);
         }
-        // Its name goes with it where it lived, or with its owner's stub.
-        if let (Some(name), Some(names)) = (actor.name.get(), self.names()) {
-            if actor.home.is_none() || actor.owned_here() {
-                names.released(name, actor.id);
-            }
+        // Its name goes with it where it lived.
+        if let (Some(name), Some(names), None) = (actor.name.get(), self.names(), &actor.home) {
+            names.released(name, actor.id);
         }
-        // The owner's stub of an actor living elsewhere takes it along.
+        // A stub of an actor living elsewhere: its owner's kill takes the
+        // actor along; otherwise this node lets go of it there (it exits
+        // once no node holds it).
         if let (Some(home), Some(remote)) = (&actor.home, self.remote()) {
             remote.actor_gone(actor.id);
-            if actor.owned_here() {
+            if !released && actor.owned_here() {
                 let why = actor.dead().map(|c| c.message).unwrap_or_default();
                 remote.kill_actor(&home.node(), actor.id, why);
+            } else {
+                remote.let_go_actor(&home.node(), actor.id);
             }
         }
         self.actors.died(actor.id);

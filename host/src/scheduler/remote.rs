@@ -64,4 +64,17 @@ pub(crate) trait Remote: Send + Sync {
     /// Kills actor `actor` on node `node`, where it lives, because of
     /// `why` (best effort: a node that died took it along).
     fn kill_actor(&self, node: &str, actor: ActorId, why: String);
+
+    /// Tells node `node` that this node holds a handle of actor `actor`
+    /// living there (a new stub): it lives on while any node does. Ends
+    /// once `node` answered; false when it said the actor is dead or
+    /// not there (or could not be reached).
+    fn hold_actor(&self, node: &str, actor: ActorId) -> Held;
+
+    /// Tells node `node` that this node's stub of actor `actor` went (best
+    /// effort: a node that died took the actor along).
+    fn let_go_actor(&self, node: &str, actor: ActorId);
 }
+
+/// The answer of [`Remote::hold_actor`], to be awaited.
+pub(crate) type Held = std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send>>;

@@ -58,13 +58,42 @@ pub(crate) fn sum_on_accelerator(refs: Vec<ObjectRef<u64>>) -> wray::Result<u64>
     Ok(wray::get_all(&refs)?.into_iter().sum())
 }
 
+/// Sums the values the refs inside `outer`'s values name (two levels down)
+/// on a node with an accelerator.
+#[wray::remote(resources = {"accelerator": 1})]
+pub(crate) fn deep_sum_on_accelerator(
+    outer: Vec<ObjectRef<Vec<ObjectRef<u64>>>>,
+) -> wray::Result<u64> {
+    let mut sum = 0;
+    for middle in outer {
+        for inner in middle.get()? {
+            sum += inner.get()?;
+        }
+    }
+    Ok(sum)
+}
+
 /// `cluster_nested_refs`: refs to tasks still running, inside a value,
-/// passed to a task on another node: their sum.
+/// passed to a task on another node: their sum; then refs to such tasks
+/// two levels down (inside an object put here, whose ref is inside the
+/// value passed): their sum.
 pub(crate) fn cluster_nested_refs() -> wray::Result<()> {
     let refs: Vec<ObjectRef<u64>> = (1..=4u64)
         .map(|i| slow_on_accelerator.remote(300, i))
         .collect();
     println!("nested_refs {}", sum_on_accelerator.remote(refs).get()?);
+    let middle: Vec<ObjectRef<Vec<ObjectRef<u64>>>> = (0..2u64)
+        .map(|m| {
+            let inner: Vec<ObjectRef<u64>> = (1..=2u64)
+                .map(|i| slow_on_accelerator.remote(300, 10 * (m + 1) + i))
+                .collect();
+            wray::put(&inner)
+        })
+        .collect();
+    println!(
+        "deep_refs {}",
+        deep_sum_on_accelerator.remote(middle).get()?
+    );
     Ok(())
 }
 
@@ -245,5 +274,66 @@ pub(crate) fn cluster_cancel() -> wray::Result<()> {
         Ok(v) => println!("got {v}"),
         Err(e) => println!("cancel_error {:?}", e.kind()),
     }
+    Ok(())
+}
+
+/// An actor keeping another actor's handle in its state: a holder of that
+/// handle on the node it lives on.
+#[wray::actor]
+pub struct Keeper {
+    tally: ActorHandle<Tally>,
+}
+
+#[wray::actor]
+impl Keeper {
+    /// Keeps `tally`.
+    pub fn new(tally: ActorHandle<Tally>) -> Self {
+        Keeper { tally }
+    }
+
+    /// Adds `n` to the kept tally: `ok TOTAL`, or `err KIND` when the call
+    /// failed.
+    pub fn add(&mut self, n: i64) -> String {
+        match self.tally.add().remote(n).get() {
+            Ok(total) => format!("ok {total}"),
+            Err(e) => format!("err {:?}", e.kind()),
+        }
+    }
+}
+
+/// `cluster_borrowed_actor SECS`: two tallies, one on a node with an
+/// accelerator and one here, each kept by a `Keeper` on a node with a
+/// relay; this driver drops its handles of the tallies, and the keepers
+/// still reach them (another node holds them); then the keepers are
+/// killed (no node holds the tallies any more: they exit) and the driver
+/// sleeps SECS seconds, so that their exit is seen before its job ends.
+pub(crate) fn cluster_borrowed_actor(secs: u64) -> wray::Result<()> {
+    let relayed = || wray::Options::new().resource("relay", 1.0);
+    let far = Tally::remote_with(accelerated(), 10i64);
+    let near = Tally::remote(20i64);
+    let keep_far = Keeper::remote_with(relayed(), far.clone());
+    let keep_near = Keeper::remote_with(relayed(), near.clone());
+    println!("far_node {}", far.node().remote().get()?);
+    println!("near_node {}", near.node().remote().get()?);
+    let before = (
+        keep_far.add().remote(1i64).get()?,
+        keep_near.add().remote(1i64).get()?,
+    );
+    println!("before {} / {}", before.0, before.1);
+    drop(far);
+    drop(near);
+    // Counted per node, the tallies would exit now: give that time.
+    std::thread::sleep(Duration::from_millis(500));
+    let after = (
+        keep_far.add().remote(1i64).get()?,
+        keep_near.add().remote(1i64).get()?,
+    );
+    println!("after {} / {}", after.0, after.1);
+    println!(
+        "killed {} {}",
+        wray::kill(&keep_far),
+        wray::kill(&keep_near)
+    );
+    std::thread::sleep(Duration::from_secs(secs));
     Ok(())
 }

@@ -54,6 +54,7 @@ fn main(args: Vec<String>) -> Result<(), String> {
             cluster::cluster_actor_idle_restart(number(&args, 1, 15) as u64)
         }
         "cluster_cancel" => cluster::cluster_cancel(),
+        "cluster_borrowed_actor" => cluster::cluster_borrowed_actor(number(&args, 1, 30) as u64),
         "cluster_nested_refs" => cluster::cluster_nested_refs(),
         "cluster_tree_reduce" => cluster_reduce::cluster_tree_reduce(
             number(&args, 1, 16) as u64,
@@ -132,6 +133,7 @@ wray::export! {
         cluster::digest_on_accelerator,
         cluster::slow_on_accelerator,
         cluster::sum_on_accelerator,
+        cluster::deep_sum_on_accelerator,
         cluster::add_from_relay,
         cluster::tally_from_relay,
         cluster::watch_from_relay,
@@ -174,6 +176,7 @@ wray::export! {
         actors::Log,
         actors::Napper,
         cluster::Tally,
+        cluster::Keeper,
         failures::Fragile,
         resources::GpuHolder,
         jobs::EnvReader,

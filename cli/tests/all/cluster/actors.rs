@@ -210,3 +210,40 @@ fn a_handle_on_a_third_node_follows_its_actor_restarted_elsewhere() {
     assert!(log.contains("then 101"), "{log}");
     assert_eq!(field(&log, "new_node"), ids[other - 1], "{log}");
 }
+
+#[test]
+fn an_actor_lives_while_another_node_holds_its_handle_and_exits_once_none_does() {
+    let cluster = Cluster::start(3, &[&[], &ACCELERATED, &RELAY]);
+    cluster.wait_all_alive(Duration::from_secs(30));
+    let ids = cluster.node_ids();
+    deploy_api(cluster.node(1));
+    // The driver sleeps 120 s after killing the keepers: what exits meanwhile
+    // exits because no node holds it, not because its job ended.
+    let id = start_job(cluster.node(1), &["cluster_borrowed_actor", "120"]);
+    let logs = || success_stdout(&cluster.node(1).run(&["job", "logs", &id]));
+    wait_within("the keepers to be killed", Duration::from_secs(90), || {
+        logs().contains("killed")
+    });
+    let log = logs();
+    println!("{log}");
+    assert_eq!(field(&log, "far_node"), ids[1], "{log}");
+    assert_eq!(field(&log, "near_node"), ids[0], "{log}");
+    assert!(log.contains("before ok 11 / ok 21"), "{log}");
+    // The driver's handles are gone; node 3's keep both tallies alive,
+    // the one on node 2 and the one on the driver's own node.
+    assert!(log.contains("after ok 12 / ok 22"), "{log}");
+    assert!(log.contains("killed true true"), "{log}");
+    // Their keepers dead, no node holds the tallies: both exit.
+    for (node, what) in [
+        (3, "the keepers"),
+        (2, "node 2's tally"),
+        (1, "node 1's tally"),
+    ] {
+        wait_within(&format!("{what} to exit"), Duration::from_secs(30), || {
+            cluster.node(node).metric("wray_actors_live") == Some(0.0)
+        });
+    }
+    let status = success_stdout(&cluster.node(1).run(&["job", "status", &id]));
+    assert!(status.contains("RUNNING"), "the job still runs: {status}");
+    success_stdout(&cluster.node(1).run(&["job", "stop", &id]));
+}

@@ -132,7 +132,7 @@ fn wray_run_with_address_runs_its_driver_on_a_node_of_the_cluster() {
 }
 
 #[test]
-fn refs_inside_a_value_to_objects_still_being_made_reach_a_task_on_another_node() {
+fn refs_inside_a_value_at_any_depth_to_objects_still_being_made_reach_a_task_on_another_node() {
     let cluster = Cluster::start(2, &[&[], &ACCELERATED]);
     cluster.wait_all_alive(Duration::from_secs(30));
     deploy_api(cluster.node(1));
@@ -140,4 +140,6 @@ fn refs_inside_a_value_to_objects_still_being_made_reach_a_task_on_another_node(
     // is sent to node 2 once they are sealed, with their values.
     let log = job(cluster.node(1), &["cluster_nested_refs"]);
     assert!(log.contains("nested_refs 10"), "{log}");
+    // Two levels down: 11 + 12 + 21 + 22.
+    assert!(log.contains("deep_refs 66"), "{log}");
 }
