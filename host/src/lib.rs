@@ -56,6 +56,7 @@ pub mod worker_pool;
 
 pub use config::{NodeConfig, Preopen, Stdio};
 pub use error::{DeployBound, DeployLimit, Error, ErrorKind, Result, TaskError};
+pub use executor::engine::build_engine;
 pub use executor::instantiation::InstantiationHistogram;
 pub use job_env::JobEnv;
 pub use job_log::{JobLog, LogChunk};
