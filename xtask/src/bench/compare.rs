@@ -14,11 +14,12 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context, Result};
+use serde::Deserialize;
 
 use crate::run;
 
 /// One case's result, as both sides print it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct CaseResult {
     /// Ray's case name (or wray's own).
     pub case: String,
@@ -50,29 +51,31 @@ impl Side {
     }
 }
 
+/// One JSON line of either side: `wray-microbenchmark`'s `CaseFailure`
+/// or `CaseResult` (`bench/src/bin/wray-microbenchmark/main.rs`), or the
+/// same shape from `bench/ray/parse.py`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Line {
+    /// `{"case", "error"}`.
+    Failed { case: String, error: String },
+    /// `{"case", "rate", "sd", "unit"}`.
+    Measured(CaseResult),
+}
+
 /// One JSON line of either side, if it is one.
 fn parse_line(line: &str, side: &mut Side) {
-    let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
-        return;
-    };
-    let Some(case) = v["case"].as_str() else {
-        return;
-    };
-    if let Some(message) = v["error"].as_str() {
-        side.failed.push((case.to_string(), message.to_string()));
-    } else if let (Some(rate), Some(sd), Some(unit)) =
-        (v["rate"].as_f64(), v["sd"].as_f64(), v["unit"].as_str())
-    {
-        side.results.push(CaseResult {
-            case: case.to_string(),
-            rate,
-            sd,
-            unit: unit.to_string(),
-        });
-    } else {
-        return;
+    match serde_json::from_str::<Line>(line) {
+        Ok(Line::Failed { case, error }) => {
+            side.order.push(case.clone());
+            side.failed.push((case, error));
+        }
+        Ok(Line::Measured(result)) => {
+            side.order.push(result.case.clone());
+            side.results.push(result);
+        }
+        Err(_) => {}
     }
-    side.order.push(case.to_string());
 }
 
 /// Runs `cmd`, echoing its stdout as it comes (stderr is inherited), and
