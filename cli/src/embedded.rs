@@ -1,4 +1,4 @@
-//! The embedded node both `wray run` and `wray microbenchmark` start: one
+//! The embedded node `wray run` starts: one
 //! node in this process, with one component deployed on it.
 
 use std::path::Path;

@@ -45,7 +45,7 @@ pub fn logs(args: LogsArgs) -> anyhow::Result<ExitCode> {
         writeln!(
             err,
             "[wray: {n} more bytes were dropped: a task keeps its first {} KiB]",
-            wray_host::task_output::TASK_OUTPUT_BYTES >> 10
+            wray_host::bounds::TASK_OUTPUT_BYTES >> 10
         )?;
     }
     Ok(ExitCode::SUCCESS)

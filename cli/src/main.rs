@@ -7,8 +7,8 @@
 //!
 //! `wray describe app.wasm [--json]` prints what a component exports.
 //!
-//! `wray microbenchmark [--filter S] [--json] [--num-cpus N] [--component PATH] [--scale F]`
-//! runs the cases of `ray microbenchmark` on an embedded node.
+//! The cases of `ray microbenchmark` are a benchmark program of their own,
+//! `wray-microbenchmark` (crate `wray-bench`, `bench/`).
 //!
 //! `wray objects|status|tasks|errors|timeline [--session DIR]` read the state
 //! the latest (or a given) `wray run` or `wray start` node published.
@@ -20,14 +20,12 @@
 //! Logs go to stderr at the level of `WRAY_LOG` (default `warn`); a `wray
 //! start` node's go to its `node.log` (`--log-level`, default `info`).
 
-mod baseline;
 mod client;
 mod client_tls;
 mod describe;
 mod embedded;
 mod job_cmds;
 mod logs_cmd;
-mod microbenchmark;
 mod node_args;
 mod node_cmds;
 mod node_dir;
@@ -59,8 +57,6 @@ enum Command {
     /// Show what a component exports: its parts, functions, actor classes
     /// and methods, with their parameters' and returns' JSON Schemas.
     Describe(describe::DescribeArgs),
-    /// Run the cases of `ray microbenchmark` (same names, counts and timing).
-    Microbenchmark(microbenchmark::MicrobenchmarkArgs),
     /// List the objects of the latest (or a given) `wray run` session: id,
     /// size, location (heap, shared-memory, spilled) and holders.
     Objects(session::ObjectsArgs),
@@ -108,7 +104,7 @@ fn main() -> std::process::ExitCode {
         // The node itself logs to its node.log (`node_log`), and must not
         // die of SIGPIPE; so must not an embedded node.
         Command::Start(args) if args.foreground() => {}
-        Command::Run(_) | Command::Microbenchmark(_) => init_stderr_log(),
+        Command::Run(_) => init_stderr_log(),
         _ => {
             init_stderr_log();
             // A command whose output is cut short (`wray functions | head`)
@@ -126,7 +122,6 @@ fn main() -> std::process::ExitCode {
         Command::Describe(args) => {
             describe::describe(args).map(|()| std::process::ExitCode::SUCCESS)
         }
-        Command::Microbenchmark(args) => microbenchmark::run(args),
         Command::Objects(args) => session::objects(args).map(|()| std::process::ExitCode::SUCCESS),
         Command::Status(args) => state_cmds::status(args).map(|()| std::process::ExitCode::SUCCESS),
         Command::Logs(args) => logs_cmd::logs(args),

@@ -386,7 +386,7 @@ async fn join(
         ..RegistryOptions::default()
     };
     registry.check()?;
-    let config = wray_host::cluster::ClusterConfig {
+    let config = wray_host::ClusterConfig {
         name: args.cluster.clone(),
         token,
         peer_bind: SocketAddr::new(args.bind, args.peer_port),

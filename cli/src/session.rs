@@ -33,9 +33,9 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args;
 use wray_host::bounds::MAX_FINISHED_TASKS;
-use wray_host::objects::ObjectInfo;
-use wray_host::scheduler::task_table::TaskRow;
 use wray_host::Node;
+use wray_host::ObjectInfo;
+use wray_host::TaskRow;
 
 use crate::process::ProcessRef;
 

@@ -190,7 +190,7 @@ pub fn tasks(args: TasksArgs) -> anyhow::Result<()> {
     let mut all: Vec<TaskInfo> = Vec::with_capacity(finished.len());
     for row in finished {
         // Every logged task has ended: the clock's now is not needed.
-        all.push(wray_host::node::state::task_info(row, node_id(&state), 0).into());
+        all.push(wray_host::task_info(row, node_id(&state), 0).into());
     }
     all.extend(
         state
@@ -354,7 +354,7 @@ pub fn timeline(args: TimelineArgs) -> anyhow::Result<()> {
     });
     let now = rows.iter().filter_map(|r| r.ended_ns).max().unwrap_or(0);
     let events = std::fs::File::create(&out)
-        .and_then(|f| wray_host::node::timeline::write_chrome_trace(&rows, node_id(&state), now, f))
+        .and_then(|f| wray_host::write_chrome_trace(&rows, node_id(&state), now, f))
         .with_context(|| format!("cannot write {}", out.display()))?;
     println!(
         "Trace file written to {} ({events} events); open it in chrome://tracing or https://ui.perfetto.dev",

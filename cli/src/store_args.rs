@@ -4,8 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
-use wray_host::bounds::{MAX_OBJECT_STORE, MAX_TIMEOUT};
-use wray_host::executor::engine::EPOCH_TICK;
+use wray_host::bounds::{EPOCH_TICK, MAX_OBJECT_STORE, MAX_TIMEOUT};
 use wray_host::NodeConfig;
 
 /// A time limit given in seconds on the command line (`None`: 0, no limit).

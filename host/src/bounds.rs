@@ -208,6 +208,38 @@ pub fn truncate(mut text: String, max: usize) -> String {
     text
 }
 
+/// How often the epoch advances: the resolution of task time limits, and
+/// the shortest one (`--task-timeout`, `--driver-timeout`).
+pub const EPOCH_TICK: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// Bytes of output one task keeps (stdout and stderr together): 64 KiB.
+/// The rest is counted (`TaskOutput::dropped`) and dropped.
+pub const TASK_OUTPUT_BYTES: usize = 64 << 10;
+
+/// Tasks whose output the node keeps at most: the last 4,096 that wrote.
+pub const MAX_TASK_OUTPUTS: usize = 4096;
+
+/// Bytes of output the node keeps at most, all tasks together: 16 MiB
+/// (256 tasks at their bound).
+pub const MAX_TASK_OUTPUTS_BYTES: usize = 16 << 20;
+
+/// What one object costs the host besides its value's bytes, in bytes,
+/// charged to the inline budget from its registration to its freeing
+/// (each object, pending or sealed, whatever its value and wherever that
+/// lives), so that many small objects meet the same bound as many bytes.
+///
+/// Its parts on x86_64 with glibc, at their worst (both hash tables just
+/// grown, at 7/16 of their buckets): the store's table entry (an
+/// `ObjectId` and its slot, 56 bytes and a control byte: 130), the sealed
+/// object (`Arc<Object>`: a 112-byte chunk), a small value's chunk of its
+/// own (16 bytes of header and rounding beyond its bytes, which are
+/// charged apart), and the holder's set entry (an `ObjectId` and a control
+/// byte: 48). Measured with `mallinfo2` on 229,377 held `i64`s
+/// (`small_objects_cost_what_the_store_charges` in
+/// `host/src/objects/tests.rs`): 337 bytes each with the value's 24,
+/// 262 at 200,000 (tables fuller).
+pub const OBJECT_OVERHEAD: usize = 320;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -36,10 +36,7 @@ use crate::node::state::unix_now;
 use crate::node::Node;
 
 pub(crate) use options::{CheckOptions, Checked};
-pub use options::{
-    JobDir, JobOptions, MAX_JOB_DIRS, MAX_JOB_ENV_BYTES, MAX_JOB_ENV_VARS, MAX_JOB_METADATA,
-    MAX_JOB_METADATA_BYTES, MAX_JOB_PATH_BYTES, MAX_JOB_RESOURCES,
-};
+pub use options::{JobDir, JobOptions};
 use run::PreparedJob;
 pub use wray_api::jobs::{MAX_JOB_ARGS, MAX_JOB_ARGS_BYTES};
 

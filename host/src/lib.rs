@@ -6,66 +6,107 @@
 //! (the `wray-cli` crate, `cli/`) is its command line.
 //!
 //! The layers, lowest first; each uses only those before it (see
-//! `docs/architecture.md` for the check):
-//! - [`proto`]: ids, [`TaskSpec`](proto::TaskSpec), options, resource
-//!   requests, limits, [`TaskError`] and its one [`ErrorKind`]: plain data.
+//! `docs/architecture.md` for the check). They are the crate's own
+//! (`pub(crate)`):
+//! - `proto`: ids, `TaskSpec`, options, resource requests, limits,
+//!   [`TaskError`] and its one [`ErrorKind`]: plain data.
 //! - the control plane (`wray-control-plane` crate): the function table and
 //!   the job table, embedded by default.
-//! - [`objects`]: the object store, its arena and spill files, holds
+//! - `objects`: the object store, its arena and spill files, holds
 //!   (reference counts by holder), readiness.
-//! - [`scheduler`]: dependencies, the resource queue, actor mailboxes, the
+//! - `scheduler`: dependencies, the resource queue, actor mailboxes, the
 //!   task table, cancel; it starts work through a narrow executor
 //!   interface and knows no wasmtime.
-//! - [`executor`]: wasmtime: engine, components, linker, host imports,
+//! - `executor`: wasmtime: engine, components, linker, host imports,
 //!   mapping, reusable and actor instances, the worker threads; its stores
 //!   reach the node through `executor::services::Services`.
-//! - [`node`]: [`Node`] wires them, owns the runtimes, and shuts down in
+//! - `node`: [`Node`] wires them, owns the runtimes, and shuts down in
 //!   order; drivers, state snapshots, the timeline.
-//! - [`session`]: [`Session`], the one door for code outside a guest.
-//! - [`jobs`]: [`Jobs`], drivers run in the background with a log each
+//! - `session`: [`Session`], the one door for code outside a guest.
+//! - `jobs`: [`Jobs`], drivers run in the background with a log each
 //!   (Ray's Jobs API).
-//! - [`cluster`]: a node's membership of a cluster: the node registry
+//! - `cluster`: a node's membership of a cluster: the node registry
 //!   (etcd), the node-to-node channel, tasks forwarded to other nodes and
 //!   their objects moved between stores.
 //!
 //! Leaves any layer may use: [`bounds`] (every bound a guest meets, every
-//! setting's range), [`config`] ([`NodeConfig`]), [`resources`] (CPUs,
-//! GPUs, pinning), [`cancel_token`], [`id_map`], [`error`], [`worker_pool`] (the worker
-//! threads, bounded by the CPUs), [`job_log`] (a job's bounded output),
-//! [`task_output`] (plain tasks' bounded output, on a node that keeps it),
-//! [`job_env`] (a job's directories and environment variables).
+//! setting's range), [`config`] ([`NodeConfig`]), `resources` (CPUs,
+//! GPUs, pinning), `cancel_token`, `id_map`, `error`, `worker_pool` (the
+//! worker threads, bounded by the CPUs), `job_log` (a job's bounded
+//! output), `task_output` (plain tasks' bounded output, on a node that
+//! keeps it), `job_env` (a job's directories and environment variables).
+//!
+//! # The public surface
+//!
+//! What an embedder (the `wray` CLI, the HTTP server `wray-http`, the
+//! benchmarks in `bench/`, this crate's integration tests) uses is
+//! re-exported below, by what it is for. Two modules are public whole:
+//! [`bounds`], because a front end checks its flags and requests against
+//! the same ranges the node enforces (and names them in its messages), and
+//! [`config`], because [`NodeConfig`] is public data whose defaults a front
+//! end shows in its help.
 
 pub mod bounds;
-pub mod cancel_token;
-pub mod cluster;
+pub(crate) mod cancel_token;
+pub(crate) mod cluster;
 pub mod config;
-pub mod error;
-pub mod executor;
-pub mod id_map;
-pub mod job_env;
-pub mod job_log;
-pub mod jobs;
-pub mod node;
-pub mod objects;
-pub mod proto;
-pub mod resources;
-pub mod scheduler;
-pub mod session;
-pub mod task_output;
-pub mod worker_pool;
+pub(crate) mod error;
+pub(crate) mod executor;
+pub(crate) mod id_map;
+pub(crate) mod job_env;
+pub(crate) mod job_log;
+pub(crate) mod jobs;
+pub(crate) mod node;
+pub(crate) mod objects;
+pub(crate) mod proto;
+pub(crate) mod resources;
+pub(crate) mod scheduler;
+pub(crate) mod session;
+pub(crate) mod task_output;
+pub(crate) mod worker_pool;
 
+// The node and the doors into it.
+pub use node::driver::DriverOutcome;
+pub use node::{Node, StopHandle};
+pub use session::{Session, SharedValue};
+
+// Its configuration: what a front end sets (`wray run`'s and `wray
+// start`'s flags, a test's node).
+pub use cluster::ClusterConfig;
 pub use config::{NodeConfig, Preopen, Stdio};
+pub use resources::{GpuDiscovery, GpuInfo, StaticGpus};
+
+// What a caller passes to a task and gets back.
 pub use error::{DeployBound, DeployLimit, Error, ErrorKind, Result, TaskError};
-pub use executor::instantiation::InstantiationHistogram;
+pub use proto::{Arg, Codec, LimitOptions, Limits, Payload, ResourceOptions, TaskOptions};
+pub use wray_control_plane::{
+    split_version, ActorId, BadId, ComponentRecord, ComponentVersion, FunctionKind, FunctionRecord,
+    JobId, ObjectId, TaskId,
+};
+
+// Jobs (Ray's Jobs API) and what tasks print.
 pub use job_env::JobEnv;
 pub use job_log::{JobLog, LogChunk};
 pub use jobs::{JobDir, JobError, JobInfo, JobOptions, JobStatus, Jobs, JobsConfig};
-pub use node::driver::DriverOutcome;
-pub use node::{Node, StopHandle};
-pub use scheduler::StatsSnapshot;
-pub use session::{Session, SharedValue};
 pub use task_output::{TaskOutput, TaskOutputs};
-pub use wray_control_plane::{
-    split_version, ActorId, ComponentRecord, ComponentVersion, FunctionKind, FunctionRecord, JobId,
-    ObjectId, TaskId,
-};
+
+// What the node reports of itself: the rows, listings and statistics the
+// session directory, `wray status|tasks|timeline` and the HTTP API's
+// listings and `/metrics` show.
+pub use cluster::ClusterStats;
+pub use executor::compile::CompileStats;
+pub use executor::instantiation::InstantiationHistogram;
+pub use node::state::{task_info, CauseInfo, ErrorInfo, GpuSummary, NodeInfo, TaskInfo};
+pub use node::timeline::write_chrome_trace;
+pub use objects::{ObjectInfo, StoreStats};
+pub use scheduler::task_table::{SpanRow, TaskRow, TaskStatus};
+pub use scheduler::{ComponentUsage, StatsSnapshot};
+pub use worker_pool::PoolStats;
+
+// HTTP requests relayed to the node that holds what they name (the HTTP
+// server answers them; the node forwards them).
+pub use cluster::{RelayHandler, RelayRequest, RelayResponse, MAX_RELAY_BODY};
+
+// The engine a node compiles on: the benchmark's bare-wasmtime yardstick
+// (`bench/`) builds the same one.
+pub use executor::engine::build_engine;

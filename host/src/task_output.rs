@@ -11,7 +11,7 @@
 //!   (target `wray::guest`, level INFO, with the task id, the function and
 //!   the stream), and
 //! - kept in a node-wide table of recent outputs, bounded in tasks
-//!   ([`MAX_TASKS`]) and bytes ([`MAX_BYTES`]), the oldest dropped first,
+//!   ([`MAX_TASK_OUTPUTS`]) and bytes ([`MAX_TASK_OUTPUTS_BYTES`]), the oldest dropped first,
 //!   which `GET /v1/tasks/{id}/logs` and `wray logs TASK_ID` read.
 //!
 //! Writes never fail: a guest's `println!` panics when its stdout fails.
@@ -23,18 +23,8 @@ use parking_lot::Mutex;
 use serde::Serialize;
 use wray_control_plane::TaskId;
 
+use crate::bounds::{MAX_TASK_OUTPUTS, MAX_TASK_OUTPUTS_BYTES, TASK_OUTPUT_BYTES};
 use crate::id_map::IdMap;
-
-/// Bytes of output one task keeps (stdout and stderr together): 64 KiB.
-/// The rest is counted ([`TaskOutput::dropped`]) and dropped.
-pub const TASK_OUTPUT_BYTES: usize = 64 << 10;
-
-/// Tasks whose output the node keeps at most: the last 4,096 that wrote.
-pub const MAX_TASKS: usize = 4096;
-
-/// Bytes of output the node keeps at most, all tasks together: 16 MiB
-/// (256 tasks at their bound).
-pub const MAX_BYTES: usize = 16 << 20;
 
 /// Which stream a guest wrote to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -139,7 +129,7 @@ impl std::fmt::Debug for TaskOutputs {
 
 impl Default for TaskOutputs {
     fn default() -> Self {
-        Self::new(TASK_OUTPUT_BYTES, MAX_TASKS, MAX_BYTES)
+        Self::new(TASK_OUTPUT_BYTES, MAX_TASK_OUTPUTS, MAX_TASK_OUTPUTS_BYTES)
     }
 }
 

@@ -209,6 +209,7 @@ impl WorkerPool {
     }
 
     /// Threads alive now.
+    #[cfg(test)]
     pub fn threads(&self) -> usize {
         self.shared.state.lock().threads
     }

@@ -14,8 +14,8 @@ use bytes::Bytes;
 use hyper::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
 use hyper::{Response, StatusCode};
 use serde_json::value::RawValue;
-use wray_host::proto::{Arg, Codec, LimitOptions, Payload, TaskOptions};
 use wray_host::{ActorId, FunctionRecord, ObjectId, Session, SharedValue, TaskError};
+use wray_host::{Arg, Codec, LimitOptions, Payload, TaskOptions};
 
 use crate::body::ResponseBody;
 use crate::body::{body_response, json, Answer};
@@ -294,7 +294,7 @@ pub(crate) async fn get_object(
 ) -> Answer {
     let id: ObjectId = id
         .parse()
-        .map_err(|e: wray_host::proto::BadId| ApiError::bad_request("bad_id", e.to_string()))?;
+        .map_err(|e: wray_host::BadId| ApiError::bad_request("bad_id", e.to_string()))?;
     let want_raw = headers
         .get(ACCEPT)
         .and_then(|v| v.to_str().ok())
@@ -380,7 +380,7 @@ pub(crate) fn create_actor(state: &State, body: &[u8]) -> Answer {
 
 fn parse_actor(id: &str) -> Result<ActorId, ApiError> {
     id.parse()
-        .map_err(|e: wray_host::proto::BadId| ApiError::bad_request("bad_id", e.to_string()))
+        .map_err(|e: wray_host::BadId| ApiError::bad_request("bad_id", e.to_string()))
 }
 
 /// `POST /v1/actors/{id}/{method}`: checked against the component version

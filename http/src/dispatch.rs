@@ -170,7 +170,7 @@ where
 fn task_logs(node: &Node, id: &str) -> Answer {
     let task: wray_host::TaskId = id
         .parse()
-        .map_err(|e: wray_host::proto::BadId| ApiError::bad_request("bad_id", e.to_string()))?;
+        .map_err(|e: wray_host::BadId| ApiError::bad_request("bad_id", e.to_string()))?;
     let wray_host::Stdio::Capture(outputs) = &node.config().stdio else {
         return Err(ApiError::not_found(
             "no_task_logs",
@@ -184,8 +184,8 @@ fn task_logs(node: &Node, id: &str) -> Answer {
                 "no output of task {task} is kept: it wrote nothing, it ran in a job with a log \
                  of its own (GET /v1/jobs/{{id}}/logs), or its output was dropped for newer \
                  tasks' (the node keeps the last {} tasks' and {} MiB)",
-                wray_host::task_output::MAX_TASKS,
-                wray_host::task_output::MAX_BYTES >> 20
+                wray_host::bounds::MAX_TASK_OUTPUTS,
+                wray_host::bounds::MAX_TASK_OUTPUTS_BYTES >> 20
             ),
         )
     })?;

@@ -8,7 +8,7 @@ use http_body_util::Full;
 use hyper::header::{HeaderValue, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
 use hyper::{Response, StatusCode};
 use wray_api::{ErrorBody, ErrorDetail, TaskCause, TaskFailure};
-use wray_host::error::{ErrorKind, TaskError};
+use wray_host::{ErrorKind, TaskError};
 
 /// An answer other than success: its status and what to tell the client.
 #[derive(Debug, Clone)]
@@ -66,7 +66,7 @@ impl ApiError {
     /// `too_much_deployed` for bytes, 409 `too_many_deployed` for names
     /// and versions, 503 `busy` when every compile slot stayed busy. The
     /// message names the bound and its flag.
-    pub fn deploy_limit(limit: &wray_host::error::DeployLimit) -> Self {
+    pub fn deploy_limit(limit: &wray_host::DeployLimit) -> Self {
         let message = limit.to_string();
         if limit.bound.is_bytes() {
             Self::new(

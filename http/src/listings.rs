@@ -197,7 +197,7 @@ where
 pub(crate) fn actors(state: &State, query: &Query) -> Answer {
     let after = match &query.after {
         None => None,
-        Some(a) => Some(a.parse().map_err(|e: wray_host::proto::BadId| {
+        Some(a) => Some(a.parse().map_err(|e: wray_host::BadId| {
             ApiError::bad_request("bad_query", format!("after: {e}"))
         })?),
     };
@@ -290,7 +290,7 @@ pub(crate) fn errors(state: &State, query: &Query) -> Answer {
 pub(crate) fn objects(state: &State, query: &Query) -> Answer {
     let after = match &query.after {
         None => None,
-        Some(a) => Some(a.parse().map_err(|e: wray_host::proto::BadId| {
+        Some(a) => Some(a.parse().map_err(|e: wray_host::BadId| {
             ApiError::bad_request("bad_query", format!("after: {e}"))
         })?),
     };

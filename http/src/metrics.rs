@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use parking_lot::Mutex;
-use wray_host::scheduler::task_table::TaskStatus;
+use wray_host::TaskStatus;
 use wray_host::{InstantiationHistogram, JobStatus};
 
 /// Upper bounds of the request latency buckets, in seconds (Prometheus'
@@ -152,9 +152,9 @@ impl Metrics {
 /// What the node holds against its bounds, for [`write_bounds`].
 pub(crate) struct Bounds {
     /// Deployed components: names, versions, bytes, compiled code.
-    pub components: wray_host::scheduler::ComponentUsage,
+    pub components: wray_host::ComponentUsage,
     /// The compile pool's counters.
-    pub compiles: wray_host::executor::compile::CompileStats,
+    pub compiles: wray_host::CompileStats,
     /// Guest linear memory held, and the node's budget (bytes).
     pub guest_memory: (u64, u64),
     /// Bytes of the inline budget in use (small values and every
@@ -305,7 +305,7 @@ fn write_histogram(
 
 /// Appends the node's cluster counters: tasks run again because the node
 /// running them died or could not be reached, actors restarted.
-pub(crate) fn write_cluster(text: &mut String, stats: &wray_host::cluster::ClusterStats) {
+pub(crate) fn write_cluster(text: &mut String, stats: &wray_host::ClusterStats) {
     use std::fmt::Write;
     let _ = writeln!(
         text,
@@ -369,13 +369,13 @@ mod tests {
         write_bounds(
             &mut text,
             &Bounds {
-                components: wray_host::scheduler::ComponentUsage {
+                components: wray_host::ComponentUsage {
                     names: 3,
                     compiled_bytes: 5 << 20,
                     max_compiled_bytes: 4 << 30,
                     ..Default::default()
                 },
-                compiles: wray_host::executor::compile::CompileStats {
+                compiles: wray_host::CompileStats {
                     started: 7,
                     ..Default::default()
                 },

@@ -19,7 +19,7 @@ use hyper::body::Incoming;
 use hyper::header::{HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use hyper::{Method, Request, Response, StatusCode};
 use tokio::sync::mpsc;
-use wray_host::cluster::{RelayHandler, RelayRequest, RelayResponse, MAX_RELAY_BODY};
+use wray_host::{RelayHandler, RelayRequest, RelayResponse, MAX_RELAY_BODY};
 
 use crate::body::{read_body, Answer, ResponseBody};
 use crate::dispatch::dispatch;

@@ -69,7 +69,7 @@ pub(crate) fn node_view(r: &ComponentRecord) -> api::ComponentInfo {
     }
 }
 
-pub(crate) fn node(n: &wray_host::node::state::NodeInfo, node: &wray_host::Node) -> api::NodeInfo {
+pub(crate) fn node(n: &wray_host::NodeInfo, node: &wray_host::Node) -> api::NodeInfo {
     let running = node.running_tasks();
     api::NodeInfo {
         node_id: n.node_id.clone(),

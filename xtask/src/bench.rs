@@ -1,7 +1,7 @@
 //! `cargo xtask bench`: wray's benchmarks, run side by side on this machine,
 //! written to `docs/benchmarks.md`.
 //!
-//! - The cases of `ray microbenchmark`: `wray microbenchmark --json` and, in
+//! - The cases of `ray microbenchmark`: `wray-microbenchmark --json` and, in
 //!   the same run, `bench/ray/run.sh --json` (Ray's own; skipped with
 //!   `--skip-ray`, left empty when the script is missing), as one table with
 //!   wray/Ray ratios, plus wray's yardsticks (memcpy, bare wasmtime); see
@@ -16,7 +16,7 @@
 //!   trivial tasks submitted at once, one actor call's round trip, and a
 //!   put + get of a small value; the median of `--runs` runs.
 //! - Before and after (with `--baseline DIR`): another build's
-//!   `wray microbenchmark` against this one's, alternating; see
+//!   `wray-microbenchmark` against this one's, alternating; see
 //!   [`before_after`].
 //! - Security: every attack of the sandbox suite through `wray run`, and the
 //!   fuzzing guest on `--fuzz-calls` calls; see [`security`].
@@ -41,7 +41,8 @@ pub struct BenchOptions {
     pub runs: usize,
     /// Skip Ray's side of the comparison.
     pub skip_ray: bool,
-    /// Another build (`wray` and `wasm/microbench.wasm`) to compare with.
+    /// Another build (`wray-microbenchmark` and `wasm/microbench.wasm`) to
+    /// compare with.
     pub baseline: Option<std::path::PathBuf>,
     /// Alternating rounds of the before-and-after comparison.
     pub ab_rounds: usize,
@@ -144,17 +145,18 @@ pub fn bench(options: BenchOptions) -> Result<()> {
         micro.push((what, median(&mut values), unit));
     }
 
-    run::header("bench: wray microbenchmark (ray microbenchmark's cases)");
-    let wray_side = compare::wray_side(&release.join("wray"), &wasm.join("microbench.wasm"), None)?;
+    run::header("bench: wray-microbenchmark (ray microbenchmark's cases)");
+    let microbenchmark = release.join("wray-microbenchmark");
+    let wray_side = compare::wray_side(&microbenchmark, &wasm.join("microbench.wasm"), None)?;
     run::header("bench: Ray's ray microbenchmark (bench/ray/run.sh)");
     let ray_side = compare::ray_side(&paths::repo_root(), skip_ray)?;
     let comparison = compare::render(&wray_side, ray_side.as_ref())?;
-    let pages = huge_pages(&release.join("wray"), &wasm.join("microbench.wasm"))?;
+    let pages = huge_pages(&microbenchmark, &wasm.join("microbench.wasm"))?;
     let before_after = match &options.baseline {
         Some(baseline) => {
             let (before, after) = before_after::measure(
                 baseline,
-                &release.join("wray"),
+                &microbenchmark,
                 &wasm.join("microbench.wasm"),
                 options.ab_rounds,
             )?;
@@ -193,7 +195,7 @@ const HUGE_PAGES_NEEDED: u64 = 1_600;
 /// The zero-copy read cases on 4 KiB pages and on 2 MiB huge pages, both in
 /// this run, when the kernel has enough huge pages reserved; otherwise a
 /// line saying how to reserve them.
-fn huge_pages(wray: &std::path::Path, component: &std::path::Path) -> Result<String> {
+fn huge_pages(program: &std::path::Path, component: &std::path::Path) -> Result<String> {
     run::header("bench: zero-copy reads on 4 KiB and on huge pages");
     let free = std::fs::read_to_string("/proc/meminfo")
         .ok()
@@ -216,8 +218,8 @@ fn huge_pages(wray: &std::path::Path, component: &std::path::Path) -> Result<Str
         )?;
         return Ok(s);
     }
-    let small = compare::store_cases(wray, component, 2048, false)?;
-    let huge = compare::store_cases(wray, component, 2048, true)?;
+    let small = compare::store_cases(program, component, 2048, false)?;
+    let huge = compare::store_cases(program, component, 2048, true)?;
     writeln!(
         s,
         "The same cases with a 2 GiB store, in this run, on 4 KiB pages and on 2 MiB \

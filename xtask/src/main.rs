@@ -81,7 +81,8 @@ enum Command {
         #[arg(long)]
         skip_ray: bool,
         /// Another build to compare with, before and after: a directory
-        /// holding its `wray` binary and `wasm/microbench.wasm`.
+        /// holding its `wray-microbenchmark` binary (or an older build's `wray`)
+        /// and `wasm/microbench.wasm`.
         #[arg(long, value_name = "DIR")]
         baseline: Option<std::path::PathBuf>,
         /// Alternating rounds of the before-and-after comparison.

@@ -1,5 +1,5 @@
 //! Ray's `timeit` (python/ray/_private/ray_microbenchmark_helpers.py), in
-//! Rust: used natively by `wray microbenchmark`'s yardsticks and, inside a
+//! Rust: used natively by `wray-microbenchmark`'s yardsticks and, inside a
 //! guest, by the microbench suite (there `std::time::Instant` is WASI's
 //! `monotonic-clock`).
 //!

@@ -6,7 +6,6 @@ mod cli;
 mod cluster;
 mod hostile_node;
 mod jobs;
-mod microbench;
 mod node;
 mod node_log;
 mod node_ops;

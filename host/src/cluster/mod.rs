@@ -45,11 +45,7 @@ use wray_peer::{PeerClient, PeerConfig, PeerServer, PeerTls, Token};
 use crate::error::{Error, Result};
 use crate::scheduler::Scheduler;
 
-pub use forward::MAX_RETRIES;
-pub use relay::{
-    RelayHandler, RelayRequest, RelayResponse, RelaySlot, MAX_RELAY_BODY, MAX_RELAY_HEADERS,
-    MAX_RELAY_PATH,
-};
+pub use relay::{RelayHandler, RelayRequest, RelayResponse, RelaySlot, MAX_RELAY_BODY};
 
 /// How a node joins a cluster.
 #[derive(Debug, Clone)]

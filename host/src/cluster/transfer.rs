@@ -88,7 +88,7 @@ pub(crate) async fn sealed(objects: &ObjectStore, id: &ObjectId) {
         }
     });
     match objects.subscribe(id, waiter) {
-        Subscription::Ready(_) | Subscription::Unknown => {}
+        Subscription::Ready | Subscription::Unknown => {}
         Subscription::Pending(_) => {
             let _ = rx.await;
         }

@@ -8,15 +8,12 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
 
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
+use crate::bounds::EPOCH_TICK;
 use crate::config::NodeConfig;
 use crate::error::{Error, Result};
-
-/// How often the epoch advances: the resolution of task time limits.
-pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 
 /// Pooling slots kept warm (not decommitted) for reuse.
 pub const WARM_SLOTS: u32 = 64;
@@ -109,26 +106,5 @@ impl Drop for EpochTicker {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
-    }
-}
-
-/// Number of epoch ticks in `d`, rounded up, at least 1.
-pub fn ticks(d: Duration) -> u64 {
-    let tick = EPOCH_TICK.as_nanos();
-    u64::try_from(d.as_nanos().div_ceil(tick))
-        .unwrap_or(u64::MAX)
-        .max(1)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ticks_round_up() {
-        assert_eq!(ticks(Duration::ZERO), 1);
-        assert_eq!(ticks(Duration::from_millis(10)), 1);
-        assert_eq!(ticks(Duration::from_millis(11)), 2);
-        assert_eq!(ticks(Duration::from_secs(1)), 100);
     }
 }

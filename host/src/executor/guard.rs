@@ -5,7 +5,7 @@
 //! mechanisms stop it when its time limit passes, it is cancelled, or the
 //! node shuts down:
 //! - while wasm runs, the epoch callback ([`arm_limits`]), every
-//!   [`EPOCH_TICK`](crate::executor::engine::EPOCH_TICK), traps with [`Stopped`];
+//!   [`EPOCH_TICK`](crate::bounds::EPOCH_TICK), traps with [`Stopped`];
 //! - while it waits in a host call (a WASI sleep or read, a `get`),
 //!   [`StopWhen::guard`] drops the call: wasmtime unwinds the fiber and the
 //!   call ends with [`Stopped`].

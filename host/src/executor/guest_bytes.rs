@@ -67,11 +67,6 @@ impl GuestBytes {
         self.len
     }
 
-    /// Whether the list is empty.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// The bytes.
     ///
     /// # Safety

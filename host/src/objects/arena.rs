@@ -264,6 +264,7 @@ impl Arena {
     }
 
     /// Bytes not allocated.
+    #[cfg(test)]
     pub fn free_bytes(&self) -> usize {
         self.free.lock().free
     }
@@ -416,11 +417,6 @@ impl Block {
     /// Length of the object in bytes.
     pub fn len(&self) -> usize {
         self.len
-    }
-
-    /// Whether the object is empty.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
     }
 
     /// Bytes the block spans (whole pages).

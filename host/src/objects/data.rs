@@ -122,6 +122,7 @@ impl Charge {
     }
 
     /// Units it holds.
+    #[cfg(test)]
     pub fn units(&self) -> usize {
         self.n
     }
@@ -200,16 +201,17 @@ pub enum Data {
         len: u8,
         /// The bytes, then zeros.
         bytes: [u8; SMALL_MAX],
-        /// Its share of the inline budget (none for the host's own values).
-        charge: Option<Charge>,
+        /// Its share of the inline budget (none for the host's own values),
+        /// given back when dropped.
+        _charge: Option<Charge>,
     },
     /// On the host's heap, charged to the inline budget.
     Inline {
         /// The bytes.
         bytes: Arc<[u8]>,
         /// Its share of the inline budget (none for values made by the host
-        /// itself, such as tests').
-        charge: Option<Charge>,
+        /// itself, such as tests'), given back when dropped.
+        _charge: Option<Charge>,
     },
     /// In a block of the shared-memory arena (freed with the object).
     Shared(arena::Block),
@@ -221,8 +223,8 @@ pub enum Data {
         file: std::fs::File,
         /// Its mapping.
         map: memmap2::Mmap,
-        /// Its place among the spilled objects.
-        charge: Charge,
+        /// Its place among the spilled objects, given back when dropped.
+        _charge: Charge,
     },
 }
 
@@ -244,12 +246,12 @@ impl Data {
                 Data::Small {
                     len,
                     bytes: small,
-                    charge,
+                    _charge: charge,
                 }
             }
             _ => Data::Inline {
                 bytes: Arc::from(bytes),
-                charge,
+                _charge: charge,
             },
         }
     }
@@ -318,7 +320,11 @@ pub fn spill(dir: &std::path::Path, bytes: &[u8], charge: Charge) -> std::io::Re
     // SAFETY: the file is private to this store (a fresh nameless file that
     // nothing else can open) and never truncated while mapped.
     let map = unsafe { memmap2::Mmap::map(&file)? };
-    Ok(Data::Spilled { file, map, charge })
+    Ok(Data::Spilled {
+        file,
+        map,
+        _charge: charge,
+    })
 }
 
 #[cfg(test)]

@@ -72,6 +72,7 @@ impl Holds {
     }
 
     /// Number of ids held.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.ids.len()
     }

@@ -36,25 +36,10 @@ use crate::id_map::IdMap;
 use slots::{Freed, Slot, Slots, State};
 
 pub use crate::proto::Codec;
-pub use data::{Budget, Charge, Data, Refs, SMALL_MAX};
+pub use data::{Budget, Charge, Data, Refs};
 pub use holds::{Holds, TooManyHolds};
 
-/// What one object costs the host besides its value's bytes, in bytes,
-/// charged to the inline budget from its registration to its freeing
-/// (each object, pending or sealed, whatever its value and wherever that
-/// lives), so that many small objects meet the same bound as many bytes.
-///
-/// Its parts on x86_64 with glibc, at their worst (both hash tables just
-/// grown, at 7/16 of their buckets): the store's table entry (an
-/// `ObjectId` and its slot, 56 bytes and a control byte: 130), the sealed
-/// object (`Arc<Object>`: a 112-byte chunk), a small value's chunk of its
-/// own (16 bytes of header and rounding beyond its bytes, which are
-/// charged apart), and the holder's set entry (an `ObjectId` and a control
-/// byte: 48). Measured with `mallinfo2` on 229,377 held `i64`s
-/// (`small_objects_cost_what_the_store_charges` in
-/// `host/tests/hostile/budgets.rs`): 337 bytes each with the value's 24,
-/// 262 at 200,000 (tables fuller).
-pub const OBJECT_OVERHEAD: usize = 320;
+pub(crate) use crate::bounds::OBJECT_OVERHEAD;
 
 /// Values smaller than this (bytes) stay on the host's heap and travel
 /// inline with tasks; larger ones go to the shared-memory arena, from where
@@ -223,7 +208,7 @@ pub struct StoreStats {
 /// What [`ObjectStore::subscribe`] found.
 pub enum Subscription {
     /// The object is sealed; the waiter was dropped without being called.
-    Ready(Arc<Object>),
+    Ready,
     /// The object is pending; the waiter will be called when it is sealed,
     /// unless [`ObjectStore::unsubscribe`] is given this token first.
     Pending(u64),
@@ -411,7 +396,9 @@ impl ObjectStore {
     }
 
     /// Every object: (id, size in bytes, location, holders), ordered by id
-    /// (Ray's `ray.util.state.list_objects`, one node).
+    /// (Ray's `ray.util.state.list_objects`, one node); the node lists a
+    /// page at a time.
+    #[cfg(test)]
     pub fn list(&self) -> Vec<ObjectInfo> {
         let slots = self.slots.lock();
         let mut all: Vec<ObjectInfo> = slots
@@ -620,7 +607,7 @@ impl ObjectStore {
         let mut guard = self.slots.lock();
         let slots = &mut *guard;
         match slots.map.get_mut(id).map(|s| &mut s.state) {
-            Some(State::Sealed(object)) => Subscription::Ready(object.clone()),
+            Some(State::Sealed(_)) => Subscription::Ready,
             Some(State::Pending(waiters)) => {
                 let token = slots.next_token;
                 slots.next_token += 1;

@@ -2,14 +2,15 @@
 //! executor and (later) other nodes, as plain serializable data. Nothing
 //! here knows wasmtime or holds a live handle.
 //!
-//! - ids ([`TaskId`], [`ObjectId`], [`ActorId`], [`JobId`]) come from the
-//!   control plane crate and are re-exported;
+//! - ids (`TaskId`, `ObjectId`, `ActorId`, `JobId`) come from the
+//!   control plane crate (`wray_control_plane`);
 //! - [`spec`]: [`TaskSpec`], what one task runs, with which arguments;
 //! - [`options`]: what a caller asks of a task ([`TaskOptions`]);
 //! - [`request`] and [`quantity`]: resource requests ([`Request`]);
 //! - [`limits`]: per-task memory, time and fuel limits ([`Limits`]);
-//! - [`error`]: [`TaskError`] (what an error object holds), its one
-//!   [`ErrorKind`], and the host's [`Error`].
+//! - [`error`]: [`TaskError`](error::TaskError) (what an error object
+//!   holds), its one [`ErrorKind`], and the host's
+//!   [`Error`](error::Error).
 
 pub mod error;
 pub mod limits;
@@ -18,13 +19,12 @@ pub mod quantity;
 pub mod request;
 pub mod spec;
 
-pub use error::{Error, ErrorKind, TaskError};
+pub use error::ErrorKind;
 pub use limits::Limits;
 pub use options::{LimitOptions, ResourceOptions, TaskOptions};
 pub use quantity::Quantity;
 pub use request::Request;
 pub use spec::{actor_handle_object, Arg, Codec, Payload, Target, TaskSpec};
-pub use wray_control_plane::{ActorId, BadId, JobId, ObjectId, TaskId};
 
 /// Name of the CPU resource.
 pub const CPU: &str = "CPU";

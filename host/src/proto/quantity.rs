@@ -28,6 +28,7 @@ impl Quantity {
     pub const ONE: Quantity = Quantity(SCALE);
 
     /// `units` whole units.
+    #[cfg(test)]
     pub const fn whole(units: u64) -> Self {
         Quantity(units * SCALE)
     }

@@ -70,14 +70,6 @@ impl Request {
             custom,
         })
     }
-
-    /// This request without its CPUs (what a task blocked in `get` keeps).
-    pub fn without_cpu(&self) -> Request {
-        Request {
-            cpu: Quantity::ZERO,
-            ..self.clone()
-        }
-    }
 }
 
 impl Request {

@@ -133,12 +133,4 @@ impl TaskSpec {
     pub fn referenced(&self) -> Vec<ObjectId> {
         self.args.iter().flat_map(Arg::named).copied().collect()
     }
-
-    /// The actor the task belongs to, if any.
-    pub fn actor(&self) -> Option<ActorId> {
-        match &self.target {
-            Target::Function { .. } => None,
-            Target::ActorCreate { actor, .. } | Target::ActorCall { actor, .. } => Some(*actor),
-        }
-    }
 }

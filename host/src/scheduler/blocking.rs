@@ -166,7 +166,7 @@ impl Scheduler {
             let l = latch.clone();
             let waiter = Box::new(move || l.bump());
             match self.objects.subscribe(id, waiter) {
-                Subscription::Ready(_) | Subscription::Unknown => sealed += 1,
+                Subscription::Ready | Subscription::Unknown => sealed += 1,
                 Subscription::Pending(token) => subs.pending.push((*id, token)),
             }
         }

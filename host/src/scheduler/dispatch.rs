@@ -60,7 +60,7 @@ impl Scheduler {
                 }
             });
             match self.objects.subscribe(&dep, waiter) {
-                Subscription::Ready(_) => {
+                Subscription::Ready => {
                     task.missing.fetch_sub(1, Ordering::AcqRel);
                 }
                 Subscription::Pending(_) => {}

@@ -2,7 +2,7 @@
 //! coming back as JSON, codec mismatches named, schemas in `describe`, and
 //! components refused for exporting none of the world's parts.
 
-use wray_host::proto::{Arg, Codec, ErrorKind, Payload, TaskOptions};
+use wray_host::{Arg, Codec, ErrorKind, Payload, TaskOptions};
 
 use crate::support::{component, json, json_results, Setup, TestNode};
 

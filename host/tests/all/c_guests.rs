@@ -3,7 +3,7 @@
 //! large raw object zero-copy through the mapping imports, and JSON numbers
 //! cross both ways.
 
-use wray_host::proto::{Arg, Codec, ErrorKind, Payload};
+use wray_host::{Arg, Codec, ErrorKind, Payload};
 
 use crate::support::{component, json, json_results, Setup, TestNode};
 

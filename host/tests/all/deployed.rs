@@ -2,7 +2,7 @@
 //! other deployed components (`component/function`), resolved through the
 //! node's function table.
 
-use wray_host::proto::TaskOptions;
+use wray_host::TaskOptions;
 
 use crate::support::{component, Setup, TestNode};
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use wray_control_plane::EmbeddedFunctionTable;
-use wray_host::proto::TaskOptions;
+use wray_host::TaskOptions;
 use wray_host::{DeployBound, Error, Node, NodeConfig, Stdio};
 
 use crate::support::{component, json};

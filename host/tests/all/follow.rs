@@ -14,7 +14,7 @@ use wray_control_plane::{
     ComponentRecord, ComponentVersion, EmbeddedFunctionTable, FunctionEvent, FunctionTable,
     FunctionWatch, Result,
 };
-use wray_host::proto::TaskOptions;
+use wray_host::TaskOptions;
 use wray_host::{Node, NodeConfig, Stdio};
 
 use crate::support::component;

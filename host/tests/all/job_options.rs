@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use wray_bench::wordcount::count_dir;
-use wray_host::resources::StaticGpus;
+use wray_host::StaticGpus;
 use wray_host::{JobDir, JobError, JobInfo, JobOptions, JobStatus, Jobs, Node, NodeConfig, Stdio};
 
 use crate::jobs::ended;

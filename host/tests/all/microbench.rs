@@ -1,6 +1,6 @@
 //! The microbenchmark component runs each case correctly (its timings are
-//! reported by `cargo xtask bench`, never asserted here; `wray
-//! microbenchmark` is tested in `cli/tests/all/microbench.rs`).
+//! reported by `cargo xtask bench`, never asserted here;
+//! `wray-microbenchmark` is tested in `bench/tests/microbenchmark.rs`).
 
 use crate::support::{Setup, TestNode};
 
@@ -93,7 +93,7 @@ fn suite_lists_distinct_case_names() {
         names.contains(&"n:n actor calls with arg async"),
         "{stdout}"
     );
-    // `wray microbenchmark` runs one case per driver with the case's name as
+    // `wray-microbenchmark` runs one case per driver with the case's name as
     // the suite's substring filter: no name may contain another.
     for a in &names {
         for b in &names {

@@ -7,7 +7,7 @@ use crate::support::{Setup, TestNode};
 
 /// Waits (up to 10 s) for the node's object store to empty: workers drop
 /// their instances just after sealing results.
-fn wait_for_empty_store(node: &TestNode) -> wray_host::objects::StoreStats {
+fn wait_for_empty_store(node: &TestNode) -> wray_host::StoreStats {
     let start = Instant::now();
     loop {
         let stats = node.node.object_store_stats();

@@ -5,8 +5,8 @@
 
 use std::sync::Arc;
 
-use wray_host::resources::StaticGpus;
 use wray_host::NodeConfig;
+use wray_host::StaticGpus;
 
 use crate::support::{Setup, TestNode};
 

@@ -2,7 +2,7 @@
 //! (async and blocking), wait, release, cancel, on a real node running the
 //! `microbench` component.
 
-use wray_host::proto::{Arg, Codec, ErrorKind, Payload, TaskOptions};
+use wray_host::{Arg, Codec, ErrorKind, Payload, TaskOptions};
 
 use crate::support::{component, Setup, TestNode};
 
@@ -343,10 +343,12 @@ fn a_task_on_its_callers_runtime_runs_there_and_is_not_lost_with_that_runtime() 
     let rt = caller_runtime();
     let asleep = submit_inc(&session, Some(&rt), "sleep_ms", 600_000);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !t.node.tasks().iter().any(|r| {
-        r.task_id == task_of(asleep)
-            && r.state == wray_host::scheduler::task_table::TaskStatus::Running
-    }) {
+    while !t
+        .node
+        .tasks()
+        .iter()
+        .any(|r| r.task_id == task_of(asleep) && r.state == wray_host::TaskStatus::Running)
+    {
         assert!(std::time::Instant::now() < deadline, "it never ran");
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
@@ -378,9 +380,10 @@ fn a_listing_for_publishers_stops_at_its_limit_and_counts_the_rest() {
 fn wait_running(node: &wray_host::Node, id: &str) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
-        let running = node.tasks().iter().any(|t| {
-            t.task_id == id && t.state == wray_host::scheduler::task_table::TaskStatus::Running
-        });
+        let running = node
+            .tasks()
+            .iter()
+            .any(|t| t.task_id == id && t.state == wray_host::TaskStatus::Running);
         if running {
             return;
         }

@@ -86,19 +86,19 @@ pub fn scenario(setup: Setup, scenario: &str) -> Vec<String> {
 }
 
 /// A `json` argument holding `text`.
-pub fn json(text: &str) -> wray_host::proto::Arg {
-    wray_host::proto::Arg::Value(wray_host::proto::Payload {
-        codec: wray_host::proto::Codec::Json,
+pub fn json(text: &str) -> wray_host::Arg {
+    wray_host::Arg::Value(wray_host::Payload {
+        codec: wray_host::Codec::Json,
         data: text.as_bytes().to_vec(),
         refs: Vec::new(),
     })
 }
 
 /// Options of a call whose results come back as JSON.
-pub fn json_results() -> wray_host::proto::TaskOptions {
-    wray_host::proto::TaskOptions {
-        result_codec: Some(wray_host::proto::Codec::Json),
-        ..wray_host::proto::TaskOptions::new()
+pub fn json_results() -> wray_host::TaskOptions {
+    wray_host::TaskOptions {
+        result_codec: Some(wray_host::Codec::Json),
+        ..wray_host::TaskOptions::new()
     }
 }
 

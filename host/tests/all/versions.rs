@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use wray_control_plane::MAX_VERSIONS_KEPT;
-use wray_host::proto::ErrorKind;
+use wray_host::ErrorKind;
 use wray_host::{Error, JobStatus, Jobs, Node, NodeConfig, Stdio};
 
 use crate::support::{component, json, json_results};

@@ -1,11 +1,12 @@
 //! Node-wide budgets a guest meets: the host memory each object costs
-//! (charged to the store's inline budget, given back when the job ends)
-//! and the guests' linear memory all together (`--guest-memory`).
+//! (charged to the store's inline budget, given back when the job ends;
+//! what one object takes of the heap is measured beside the store, in
+//! `host/src/objects/tests.rs`) and the guests' linear memory all together
+//! (`--guest-memory`).
 
-use wray_control_plane::{JobId, TaskId};
-use wray_host::objects::{Codec, Holds, ObjectStore, StoreLimits, OBJECT_OVERHEAD};
+use wray_host::bounds::OBJECT_OVERHEAD;
 
-use crate::support::{attack, run_on_node, serial};
+use crate::support::{attack, run_on_node};
 
 /// Resident memory in KiB, as the kernel counts it now (no trimming first:
 /// what the node gave back itself).
@@ -16,81 +17,6 @@ fn rss_kib() -> u64 {
         .find(|l| l.starts_with("VmRSS:"))
         .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
         .unwrap_or(0)
-}
-
-/// Bytes the allocator has handed out and not taken back (glibc's
-/// `mallinfo2`: small blocks and mapped ones).
-fn heap_in_use() -> usize {
-    // SAFETY: a plain call that fills in a struct.
-    let info = unsafe { libc::mallinfo2() };
-    info.uordblks + info.hblkhd
-}
-
-/// Set in the child process that measures what objects cost.
-const MEASURE: &str = "WRAY_MEASURE_OBJECT_COST";
-
-#[test]
-fn small_objects_cost_what_the_store_charges() {
-    if std::env::var_os(MEASURE).is_some() {
-        return measure_object_cost();
-    }
-    // Measured in a process of its own: the heap of one that ran other
-    // tests holds their freed chunks and allocator state.
-    let _serial = serial();
-    let test = "budgets::small_objects_cost_what_the_store_charges";
-    let out = std::process::Command::new(std::env::current_exe().expect("this binary"))
-        .args(["--exact", test, "--nocapture", "--test-threads=1"])
-        .env(MEASURE, "1")
-        .output()
-        .expect("the measuring process runs");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}");
-    let line = text
-        .lines()
-        .find_map(|l| l.find("object cost:").map(|at| &l[at..]))
-        .unwrap_or_else(|| panic!("no measurement in:\n{text}"));
-    let numbers: Vec<usize> = line
-        .split_whitespace()
-        .filter_map(|w| w.parse().ok())
-        .collect();
-    let [per_object, charged] = numbers[..] else {
-        panic!("two numbers in `{line}`");
-    };
-    println!("{line}");
-    assert!(
-        per_object <= charged,
-        "an object takes {per_object} bytes of heap, more than the {charged} charged"
-    );
-}
-
-/// Holds 229,377 small sealed objects (just past a resize of both hash
-/// tables, 7/8 of 2^18 entries plus one: the most each entry costs) and
-/// prints what each took of the heap and what the store charged.
-fn measure_object_cost() {
-    const N: u32 = 229_377;
-    let store = ObjectStore::with_limits(None, None, StoreLimits::default());
-    let root = TaskId::driver(JobId(7));
-    let mut holds = Holds::default();
-    // An i64 as the SDK writes it: a 16-byte header and 8 bytes.
-    let value = [7u8; 24];
-    let before = heap_in_use();
-    for i in 0..N {
-        let id = root.put_object(i).expect("a put id");
-        assert_eq!(store.admit(1), Ok(None));
-        store.register_pending(id);
-        holds.hold(&store, id).expect("held");
-        let object = store
-            .value(Codec::Rkyv, &value, Default::default())
-            .expect("stored");
-        assert!(store.seal(id, object));
-    }
-    let per_object = (heap_in_use() - before) / N as usize;
-    let charged = store.stats().inline_bytes / N as usize;
-    assert_eq!(charged, OBJECT_OVERHEAD + value.len());
-    println!("object cost: {per_object} bytes of heap each, {charged} charged");
-    holds.release_all(&store);
-    assert_eq!(store.stats().objects, 0);
-    assert_eq!(store.stats().inline_bytes, 0, "everything given back");
 }
 
 #[test]

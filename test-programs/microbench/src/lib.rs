@@ -23,7 +23,7 @@
 //! `main(["suite", FILTER, SCALE, CORES])`: the cases of `ray microbenchmark`
 //! with Ray's names, counts and timing method, plus wray's own; one line per
 //! case, `case\trate\tsd\tunit` (see [`suite`]); `main(["list"])` prints the
-//! case names. `wray microbenchmark` runs it.
+//! case names. `wray-microbenchmark` (`bench/`) runs it.
 
 mod large_objects;
 mod ray_perf;
@@ -193,7 +193,7 @@ wray::export! {
         large_objects::mapped_len,
     ],
     actors: [Echo, ray_perf::Server, ray_perf::Client],
-    // Exported so that `wray microbenchmark`'s bare-wasmtime baseline has
+    // Exported so that `wray-microbenchmark`'s bare-wasmtime baseline has
     // an export to call that reaches no import.
     init: no_init,
 }

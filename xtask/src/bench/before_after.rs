@@ -1,13 +1,15 @@
-//! Before and after: this build's `wray microbenchmark` against a baseline
+//! Before and after: this build's `wray-microbenchmark` against a baseline
 //! build's, in the same run, alternating (A B A B …) so that the machine's
 //! drift falls on both sides alike; the median of each side per case and
 //! their ratio.
 //!
-//! The baseline is a directory holding another build's `wray` binary and its
-//! `wasm/microbench.wasm` (`cargo xtask bench --baseline DIR`), e.g. the
-//! commit before a change, built in a worktree: `git worktree add /tmp/base
-//! <commit>`, `cargo xtask build-guests` and `cargo build --release` there,
-//! then copy `target/release/wray` and `target/wasm/microbench.wasm`.
+//! The baseline is a directory holding another build's `wray-microbenchmark`
+//! binary (or, for a build from before it moved to `bench/`, its `wray`,
+//! run as `wray microbenchmark`) and its `wasm/microbench.wasm` (`cargo
+//! xtask bench --baseline DIR`), e.g. the commit before a change, built in a
+//! worktree: `git worktree add /tmp/base <commit>`, `cargo xtask
+//! build-guests` and `cargo build --release` there, then copy
+//! `target/release/wray-microbenchmark` and `target/wasm/microbench.wasm`.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -32,21 +34,23 @@ pub const TOLERANCE: f64 = 0.05;
 /// A run that cannot start or reports nothing.
 pub fn measure(
     baseline: &Path,
-    wray: &Path,
+    program: &Path,
     component: &Path,
     rounds: usize,
 ) -> Result<(Vec<Side>, Vec<Side>)> {
-    let base_wray = baseline.join("wray");
+    let base_program = Some(baseline.join("wray-microbenchmark"))
+        .filter(|p| p.is_file())
+        .unwrap_or_else(|| baseline.join("wray"));
     let base_component = baseline.join("wasm").join("microbench.wasm");
-    let side = |wray: &Path, component: &Path| {
-        wray_side(wray, component, Some(SCALE))
-            .with_context(|| format!("running {}", wray.display()))
+    let side = |program: &Path, component: &Path| {
+        wray_side(program, component, Some(SCALE))
+            .with_context(|| format!("running {}", program.display()))
     };
     let (mut before, mut after) = (Vec::new(), Vec::new());
     for round in 1..=rounds.max(1) {
         run::header(&format!("bench: before and after, round {round}"));
-        before.push(side(&base_wray, &base_component)?);
-        after.push(side(wray, component)?);
+        before.push(side(&base_program, &base_component)?);
+        after.push(side(program, component)?);
     }
     Ok((before, after))
 }
@@ -67,7 +71,7 @@ pub fn render(before: &[Side], after: &[Side]) -> Result<String> {
     let rounds = before.len().min(after.len());
     writeln!(
         s,
-        "Medians of {rounds} alternating rounds of each build's `wray microbenchmark --scale \
+        "Medians of {rounds} alternating rounds of each build's `wray-microbenchmark --scale \
          {SCALE}` in this run. Speed is after/before for rates and before/after for \
          latencies: below 1 is slower; ⚠ marks a case more than {:.0}% slower.\n",
         TOLERANCE * 100.0

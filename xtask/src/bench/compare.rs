@@ -1,5 +1,5 @@
 //! wray vs Ray on the cases of `ray microbenchmark`: runs
-//! `wray microbenchmark --json` and `bench/ray/run.sh --json` on this machine
+//! `wray-microbenchmark --json` (crate `wray-bench`) and `bench/ray/run.sh --json` on this machine
 //! in the same `cargo xtask bench`, and renders the side-by-side table.
 //!
 //! Both print one JSON object per case and line, `{"case", "rate", "sd",
@@ -14,11 +14,12 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context, Result};
+use serde::Deserialize;
 
 use crate::run;
 
 /// One case's result, as both sides print it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct CaseResult {
     /// Ray's case name (or wray's own).
     pub case: String,
@@ -50,29 +51,31 @@ impl Side {
     }
 }
 
+/// One JSON line of either side: `wray-microbenchmark`'s `CaseFailure`
+/// or `CaseResult` (`bench/src/bin/wray-microbenchmark/main.rs`), or the
+/// same shape from `bench/ray/parse.py`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Line {
+    /// `{"case", "error"}`.
+    Failed { case: String, error: String },
+    /// `{"case", "rate", "sd", "unit"}`.
+    Measured(CaseResult),
+}
+
 /// One JSON line of either side, if it is one.
 fn parse_line(line: &str, side: &mut Side) {
-    let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
-        return;
-    };
-    let Some(case) = v["case"].as_str() else {
-        return;
-    };
-    if let Some(message) = v["error"].as_str() {
-        side.failed.push((case.to_string(), message.to_string()));
-    } else if let (Some(rate), Some(sd), Some(unit)) =
-        (v["rate"].as_f64(), v["sd"].as_f64(), v["unit"].as_str())
-    {
-        side.results.push(CaseResult {
-            case: case.to_string(),
-            rate,
-            sd,
-            unit: unit.to_string(),
-        });
-    } else {
-        return;
+    match serde_json::from_str::<Line>(line) {
+        Ok(Line::Failed { case, error }) => {
+            side.order.push(case.clone());
+            side.failed.push((case, error));
+        }
+        Ok(Line::Measured(result)) => {
+            side.order.push(result.case.clone());
+            side.results.push(result);
+        }
+        Err(_) => {}
     }
-    side.order.push(case.to_string());
 }
 
 /// Runs `cmd`, echoing its stdout as it comes (stderr is inherited), and
@@ -101,22 +104,32 @@ pub(crate) fn json_lines(cmd: &mut Command) -> Result<Side> {
     Ok(side)
 }
 
-/// `wray microbenchmark --json` with the release binary and the staged
-/// microbench component.
+/// The command running `program`: `wray-microbenchmark`, or an older
+/// build's `wray` (a `--baseline` from before the benchmark moved to
+/// `bench/`), whose subcommand `microbenchmark` takes the same flags.
+fn microbenchmark(program: &Path) -> Command {
+    let mut cmd = Command::new(program);
+    if program.file_name().is_some_and(|n| n == "wray") {
+        cmd.arg("microbenchmark");
+    }
+    cmd
+}
+
+/// `wray-microbenchmark --json` (the release binary `program`) with the
+/// staged microbench component.
 ///
 /// # Errors
 /// Fails when it cannot start, or reports nothing at all.
-pub fn wray_side(wray: &Path, component: &Path, scale: Option<&str>) -> Result<Side> {
-    let mut cmd = Command::new(wray);
-    cmd.args(["microbenchmark", "--json", "--component"])
-        .arg(component);
+pub fn wray_side(program: &Path, component: &Path, scale: Option<&str>) -> Result<Side> {
+    let mut cmd = microbenchmark(program);
+    cmd.args(["--json", "--component"]).arg(component);
     if let Some(scale) = scale {
         cmd.args(["--scale", scale]);
     }
     let side = json_lines(&mut cmd)?;
     if side.results.is_empty() && side.failed.is_empty() {
         bail!(
-            "wray microbenchmark reported no case ({})",
+            "wray-microbenchmark reported no case ({})",
             side.note.as_deref().unwrap_or("no output")
         );
     }
@@ -128,11 +141,11 @@ pub fn wray_side(wray: &Path, component: &Path, scale: Option<&str>) -> Result<S
 ///
 /// # Errors
 /// Fails when the command cannot be started.
-pub fn store_cases(wray: &Path, component: &Path, store_mib: u64, huge: bool) -> Result<Side> {
+pub fn store_cases(program: &Path, component: &Path, store_mib: u64, huge: bool) -> Result<Side> {
     let mut all = Side::default();
     for filter in ["get gigabytes", "latency"] {
-        let mut cmd = Command::new(wray);
-        cmd.args(["microbenchmark", "--json", "--filter", filter])
+        let mut cmd = microbenchmark(program);
+        cmd.args(["--json", "--filter", filter])
             .args(["--object-store-memory", &store_mib.to_string()])
             .arg("--component")
             .arg(component);
@@ -225,7 +238,7 @@ pub fn render(wray: &Side, ray: Option<&Side>) -> Result<String> {
     writeln!(s, "## `ray microbenchmark` cases: wray vs Ray\n")?;
     writeln!(
         s,
-        "`wray microbenchmark` and `bench/ray/run.sh` (Ray 2.60's `ray microbenchmark`), \
+        "`wray-microbenchmark` and `bench/ray/run.sh` (Ray 2.60's `ray microbenchmark`), \
          one after the other in the same run on this machine. Ray's names, counts and \
          timing: a 1 s warm-up, then the mean ± standard deviation of 4 rounds of 2 s \
          (Ray also sleeps 10 s before each case; wray does not). Gigabytes are Ray's \

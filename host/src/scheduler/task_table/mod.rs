@@ -28,7 +28,6 @@ use std::time::{Duration, Instant, SystemTime};
 use parking_lot::Mutex;
 use wray_control_plane::{JobId, TaskId};
 
-pub use crate::bounds::{MAX_FINISHED_SPANS, MAX_FINISHED_TASKS, MAX_TASK_LABELS};
 use crate::cancel_token::CancelToken;
 use crate::error::TaskError;
 use crate::id_map::{IdMap, IdSet};
@@ -53,7 +52,7 @@ pub(crate) use entry::QueuedTask;
 pub use entry::TaskEntry;
 use entry::TaskRecord;
 use finished::{Copied, Finished, FinishedRecord, FinishedSpan, Table};
-pub use rows::{FailedTask, SpanRow, TaskRow, TaskStatus, MAX_ERRORS};
+pub use rows::{FailedTask, SpanRow, TaskRow, TaskStatus};
 
 /// The node's task table.
 pub struct TaskTable {

@@ -1,6 +1,8 @@
 //! Unit tests of the task table.
 
+use super::rows::MAX_ERRORS;
 use super::*;
+use crate::bounds::{MAX_FINISHED_SPANS, MAX_FINISHED_TASKS, MAX_TASK_LABELS};
 use crate::error::ErrorKind;
 
 /// A task of `function` with `parent`, recorded as submitted (and, with

@@ -1,30 +1,38 @@
-//! `wray microbenchmark`: the cases of `ray microbenchmark`, with Ray's
+//! `wray-microbenchmark`: the cases of `ray microbenchmark`, with Ray's
 //! names, counts and timing method, on an embedded node.
+//!
+//! ```text
+//! wray-microbenchmark [--filter S] [--json] [--num-cpus N] [--component PATH] [--scale F]
+//!                     [--object-store-memory MIB] [--object-store-dir DIR] [--huge-pages]
+//! ```
 //!
 //! The cases run inside the driver of the `microbench` test component
 //! (`main(["suite", CASE, SCALE, CORES])`, see
 //! `test-programs/microbench/src/suite.rs`), one driver per case on one
 //! node (so a case whose driver traps does not take the rest down), each
-//! printing `case\trate\tsd\tunit` into an in-memory stdout. This command
+//! printing `case\trate\tsd\tunit` into an in-memory stdout. This program
 //! prints each case as it finishes, like Ray (`<case> per second <rate> +-
-//! <sd>`), or as JSON lines with `--json`. Two yardsticks follow, measured
-//! in the same run with the same method: `memcpy gigabytes` (a native copy
-//! of the bytes of "single client put gigabytes") and `bare wasmtime
-//! instantiate+call` ([`crate::baseline`]).
+//! <sd>`), or as JSON lines with `--json` ([`CaseResult`], [`CaseFailure`]).
+//! Two yardsticks follow, measured in the same run with the same method:
+//! `memcpy gigabytes` (a native copy of the bytes of "single client put
+//! gigabytes") and `bare wasmtime instantiate+call` ([`baseline`]).
+//! `cargo xtask bench` runs it and renders its lines beside Ray's.
 
 use std::hint::black_box;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use clap::Args;
-use wray_host::{NodeConfig, Stdio};
-
-use crate::baseline::BareComponent;
-use crate::store_args::StoreArgs;
-
-use crate::embedded;
+use clap::{Args, Parser};
+use serde::Serialize;
+use wray_host::bounds::{MAX_CPUS, MAX_OBJECT_STORE};
+use wray_host::{Node, NodeConfig, Stdio};
 use wray_timeit::{timeit, Stat};
+
+use baseline::BareComponent;
+
+mod baseline;
 
 /// Name of the native copy case.
 const MEMCPY: &str = "memcpy gigabytes";
@@ -40,9 +48,14 @@ const MAX_SCALE: f64 = 1000.0;
 const PUT_GIGABYTES_BYTES: usize = 100 * 1024 * 1024 * 8;
 const PUT_GIGABYTES_GB: f64 = 0.8;
 
-/// Arguments of `wray microbenchmark`.
-#[derive(Args)]
-pub struct MicrobenchmarkArgs {
+/// Arguments of `wray-microbenchmark`.
+#[derive(Parser)]
+#[command(
+    name = "wray-microbenchmark",
+    version,
+    about = "Run the cases of `ray microbenchmark` (same names, counts and timing) on an embedded wray node"
+)]
+struct MicrobenchmarkArgs {
     #[command(flatten)]
     store: StoreArgs,
     /// Run only the cases whose name contains S (Ray's `TESTS_TO_RUN`).
@@ -53,10 +66,10 @@ pub struct MicrobenchmarkArgs {
     #[arg(long)]
     json: bool,
     /// CPU slots of the node; default: this machine's cores.
-    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=wray_host::bounds::MAX_CPUS as i64))]
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=MAX_CPUS as i64))]
     num_cpus: Option<u16>,
     /// The microbench component; default: $WRAY_MICROBENCH, else
-    /// <dir of wray>/../wasm/microbench.wasm.
+    /// <dir of wray-microbenchmark>/../wasm/microbench.wasm.
     #[arg(long, value_name = "PATH")]
     component: Option<PathBuf>,
     /// Multiplies Ray's durations (1 s warm-up, 4 rounds of 2 s).
@@ -64,13 +77,86 @@ pub struct MicrobenchmarkArgs {
     scale: f64,
 }
 
-/// One measured case.
-#[derive(Debug, Clone, PartialEq)]
+/// The object store's flags, as `wray run` takes them.
+#[derive(Args)]
+struct StoreArgs {
+    /// Capacity of the shared-memory object store in MiB (default: the
+    /// node's, 30% of RAM as Ray's; 0: no shared store, values stay on the
+    /// heap).
+    #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(0..=MAX_OBJECT_STORE >> 20))]
+    object_store_memory: Option<u64>,
+    /// Directory of the object store's file (default: /dev/shm).
+    #[arg(long, value_name = "DIR")]
+    object_store_dir: Option<PathBuf>,
+    /// Put the object store on 2 MiB huge pages (falls back to 4 KiB pages
+    /// with a log line where there are too few).
+    #[arg(long)]
+    huge_pages: bool,
+}
+
+impl StoreArgs {
+    /// Applies the flags to `config`.
+    fn apply(&self, config: &mut NodeConfig) {
+        if let Some(mib) = self.object_store_memory {
+            config.object_store_memory = (mib > 0).then_some(mib.saturating_mul(1 << 20));
+        }
+        if let Some(dir) = &self.object_store_dir {
+            config.object_store_dir = dir.clone();
+        }
+        config.huge_pages |= self.huge_pages;
+    }
+}
+
+fn main() -> ExitCode {
+    let args = MicrobenchmarkArgs::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("WRAY_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match run(args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// One measured case: a `--json` line `{"case", "rate", "sd", "unit"}`,
+/// the shape `bench/ray/run.sh --json` prints for Ray's side.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 struct CaseResult {
+    /// Ray's case name (or wray's own).
     case: String,
+    /// Mean rate (or latency) over the timed rounds.
     rate: f64,
+    /// Population standard deviation over the rounds.
     sd: f64,
+    /// `per second`, `GB per second` or `us`.
     unit: String,
+}
+
+/// A case that failed: a `--json` line `{"case", "error"}`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+struct CaseFailure<'a> {
+    /// The case.
+    case: &'a str,
+    /// Why it failed (the guest's message or the driver's trap).
+    error: &'a str,
+}
+
+/// Prints `line` as one JSON line on stdout.
+///
+/// # Errors
+/// Stdout cannot be written.
+fn print_json(line: &impl Serialize) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer(&mut out, line).context("writing a JSON line")?;
+    writeln!(out).context("writing a JSON line")?;
+    Ok(())
 }
 
 /// A line of the guest suite.
@@ -116,18 +202,23 @@ impl CaseResult {
         }
     }
 
-    /// The line this command prints: Ray's (`<case> per second <rate> +-
-    /// <sd>`, also for GB per second, as Ray prints it), or JSON.
-    fn render(&self, json: bool) -> String {
+    /// Prints the case: as a JSON line, or as Ray does ([`Self::render`]).
+    ///
+    /// # Errors
+    /// Stdout cannot be written.
+    fn print(&self, json: bool) -> anyhow::Result<()> {
         if json {
-            serde_json::json!({
-                "case": self.case,
-                "rate": self.rate,
-                "sd": self.sd,
-                "unit": self.unit,
-            })
-            .to_string()
-        } else if self.unit.ends_with("per second") {
+            print_json(self)
+        } else {
+            println!("{}", self.render());
+            Ok(())
+        }
+    }
+
+    /// The line Ray prints: `<case> per second <rate> +- <sd>` (also for
+    /// GB per second, as Ray prints it), else `<case> <rate> +- <sd> <unit>`.
+    fn render(&self) -> String {
+        if self.unit.ends_with("per second") {
             format!(
                 "{} per second {:.2} +- {:.2}",
                 self.case, self.rate, self.sd
@@ -149,7 +240,7 @@ impl CaseResult {
 ///
 /// # Errors
 /// A bad argument, a missing component, a node that cannot start.
-pub fn run(args: MicrobenchmarkArgs) -> anyhow::Result<ExitCode> {
+fn run(args: MicrobenchmarkArgs) -> anyhow::Result<ExitCode> {
     if !(args.scale > 0.0 && args.scale <= MAX_SCALE) {
         bail!(
             "--scale {}: expected a number above 0 and at most {MAX_SCALE}",
@@ -168,7 +259,11 @@ pub fn run(args: MicrobenchmarkArgs) -> anyhow::Result<ExitCode> {
     args.store.apply(&mut config);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
 
-    let (node, app) = embedded::start_with_component(config.clone(), &path)?;
+    let node = Node::start(config.clone())?;
+    let app = node
+        .deploy_file(&path)
+        .with_context(|| format!("deploying {}", path.display()))?
+        .name;
     let mut guest = GuestOutput::new(&stdio);
     let listed = node.run_main(&app, &["list".to_string()])?;
     if let Err(message) = listed.result {
@@ -189,7 +284,7 @@ pub fn run(args: MicrobenchmarkArgs) -> anyhow::Result<ExitCode> {
         for line in guest.new_lines() {
             match SuiteLine::parse(&line) {
                 Some(SuiteLine::Measured(result)) => {
-                    println!("{}", result.render(args.json));
+                    result.print(args.json)?;
                     reported += 1;
                 }
                 Some(SuiteLine::Failed { message, .. }) => failure = Some(message),
@@ -200,7 +295,10 @@ pub fn run(args: MicrobenchmarkArgs) -> anyhow::Result<ExitCode> {
         if let Some(message) = failure.or(outcome.result.err()) {
             eprintln!("{name}: failed: {message}");
             if args.json {
-                println!("{}", serde_json::json!({ "case": name, "error": message }));
+                print_json(&CaseFailure {
+                    case: name,
+                    error: &message,
+                })?;
             }
             failed.push(name.clone());
         }
@@ -208,7 +306,7 @@ pub fn run(args: MicrobenchmarkArgs) -> anyhow::Result<ExitCode> {
     drop(node);
 
     if MEMCPY.contains(args.filter.as_str()) {
-        println!("{}", memcpy(args.scale).render(args.json));
+        memcpy(args.scale).print(args.json)?;
         reported += 1;
     }
     let (sync, async_) = (
@@ -219,11 +317,11 @@ pub fn run(args: MicrobenchmarkArgs) -> anyhow::Result<ExitCode> {
         let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
         let component = BareComponent::new(&config, "microbench", &bytes)?;
         if sync {
-            println!("{}", bare(&component, args.scale)?.render(args.json));
+            bare(&component, args.scale)?.print(args.json)?;
             reported += 1;
         }
         if async_ {
-            println!("{}", bare_async(&component, args.scale)?.render(args.json));
+            bare_async(&component, args.scale)?.print(args.json)?;
             reported += 1;
         }
     }
@@ -275,7 +373,8 @@ fn component_path(flag: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     let path = match flag.or_else(|| std::env::var_os("WRAY_MICROBENCH").map(PathBuf::from)) {
         Some(p) => p,
         None => {
-            let exe = std::env::current_exe().context("cannot find the wray executable")?;
+            let exe = std::env::current_exe()
+                .context("cannot find the wray-microbenchmark executable")?;
             let dir = exe.parent().unwrap_or(Path::new("."));
             dir.join("..").join("wasm").join("microbench.wasm")
         }
@@ -342,7 +441,7 @@ mod tests {
         assert_eq!(r.case, "1:1 actor calls sync");
         assert_eq!((r.rate, r.sd), (9000.5, 12.25));
         assert_eq!(
-            r.render(false),
+            r.render(),
             "1:1 actor calls sync per second 9000.50 +- 12.25"
         );
         assert_eq!(
@@ -365,11 +464,18 @@ mod tests {
             sd: 0.25,
             unit: "us".into(),
         };
-        assert_eq!(r.render(false), "guest get latency 4KiB 3.50 +- 0.25 us");
-        let v: serde_json::Value = serde_json::from_str(&r.render(true)).expect("json");
-        assert_eq!(v["case"], "guest get latency 4KiB");
-        assert_eq!(v["rate"], 3.5);
-        assert_eq!(v["sd"], 0.25);
-        assert_eq!(v["unit"], "us");
+        assert_eq!(r.render(), "guest get latency 4KiB 3.50 +- 0.25 us");
+        assert_eq!(
+            serde_json::to_string(&r).expect("json"),
+            r#"{"case":"guest get latency 4KiB","rate":3.5,"sd":0.25,"unit":"us"}"#
+        );
+        let failed = CaseFailure {
+            case: "x",
+            error: "object too big",
+        };
+        assert_eq!(
+            serde_json::to_string(&failed).expect("json"),
+            r#"{"case":"x","error":"object too big"}"#
+        );
     }
 }

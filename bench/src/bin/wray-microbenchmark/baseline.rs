@@ -1,30 +1,29 @@
 //! The bare-wasmtime baseline of a task's cost: instantiate a component from
 //! its [`InstancePre`](wasmtime::component::InstancePre) and call one export,
 //! with none of wray around it (no scheduler, no object store, no worker
-//! threads). `wray microbenchmark` reports its rate beside
+//! threads). `wray-microbenchmark` reports its rate beside
 //! "single client tasks async", so the gap is what wray itself adds.
 //!
 //! The engine is the node's ([`build_engine`]: Cranelift, epoch
 //! interruption, the pooling allocator with the same limits). The store data
 //! is minimal: a default WASI context (what every component links), and the
 //! `wray:runtime` imports are stubs that trap if called. The node's own
-//! linker ([`wray_host::executor::component`]) cannot serve here: it is typed over the
-//! node's task state, which only a running node can build. The export called
+//! linker cannot serve here: it is typed over the node's task state, which
+//! only a running node can build. The export called
 //! is `lifecycle.init`, which the microbench component implements as a
 //! no-op that calls no import.
 //!
-//! A yardstick of the benchmark, not part of a node: it lives here, beside
-//! [`crate::microbenchmark`], and the library stays free of it.
+//! A yardstick of the benchmark, not part of a node: it lives here, in the
+//! benchmark program, and the node's library stays free of it.
 
 use wasmtime::component::{Component, InstancePre, Linker, ResourceTable};
 use wasmtime::{Engine, Store};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use wray_host::executor::engine::build_engine;
-use wray_host::{Error, NodeConfig, Result};
+use wray_host::{build_engine, Error, NodeConfig, Result};
 
 /// Bindings of the same world with synchronous exports, as a bare wasmtime
-/// embedding would call them (the node's own are async: [`wray_host::executor::bindings`]).
+/// embedding would call them.
 mod bare {
     #![allow(missing_docs)] // generated code
     wasmtime::component::bindgen!({
@@ -33,8 +32,19 @@ mod bare {
     });
 }
 
+/// Bindings with async exports, as the node's own
+/// (`host/src/executor/bindings.rs`) call them.
+mod async_bare {
+    #![allow(missing_docs)] // generated code
+    wasmtime::component::bindgen!({
+        path: "../wit",
+        world: "wray:runtime/guest",
+        exports: { default: async },
+    });
+}
+
+use async_bare::exports::wray::runtime::lifecycle::GuestIndices as AsyncInit;
 use bare::exports::wray::runtime::lifecycle::GuestIndices as BareInit;
-use wray_host::executor::bindings::lifecycle::GuestIndices as AsyncInit;
 
 /// A component pre-instantiated on its own engine, ready to be instantiated
 /// and called as bare wasmtime would.
