@@ -18,3 +18,106 @@ pub type IdMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomSta
 
 /// A `HashSet` of ids.
 pub type IdSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
+
+/// A map keyed by ids that keeps at most a given number of entries: past
+/// it, inserting forgets the entry inserted first (for what a node keeps
+/// on behalf of its peers, which must stay bounded whatever they send).
+pub struct BoundedIdMap<K, V> {
+    map: IdMap<K, V>,
+    /// Keys, oldest first.
+    order: std::collections::VecDeque<K>,
+    max: usize,
+}
+
+impl<K: std::hash::Hash + Eq + Copy, V> BoundedIdMap<K, V> {
+    /// An empty map of at most `max` entries (at least one).
+    pub fn new(max: usize) -> Self {
+        Self {
+            map: IdMap::default(),
+            order: std::collections::VecDeque::new(),
+            max: max.max(1),
+        }
+    }
+
+    /// The value of `key`, inserted with `make` if absent (forgetting the
+    /// oldest entry first when the map is full).
+    pub fn get_or_insert_with(&mut self, key: K, make: impl FnOnce() -> V) -> &mut V {
+        if !self.map.contains_key(&key) {
+            self.make_room(key);
+        }
+        self.map.entry(key).or_insert_with(make)
+    }
+
+    /// Sets the value of `key` (forgetting the oldest entry first when
+    /// the map is full and `key` is new): its value before.
+    pub fn insert(&mut self, key: K, value: V) -> Option<V> {
+        if let Some(slot) = self.map.get_mut(&key) {
+            return Some(std::mem::replace(slot, value));
+        }
+        self.make_room(key);
+        self.map.insert(key, value);
+        None
+    }
+
+    /// Forgets the oldest entry if the map is full, and notes `key` (new)
+    /// as the newest.
+    fn make_room(&mut self, key: K) {
+        if self.map.len() >= self.max {
+            if let Some(oldest) = self.order.pop_front() {
+                self.map.remove(&oldest);
+            }
+        }
+        self.order.push_back(key);
+    }
+
+    /// The value of `key`.
+    pub fn get(&self, key: &K) -> Option<&V> {
+        self.map.get(key)
+    }
+
+    /// The value of `key`, to change.
+    pub fn get_mut(&mut self, key: &K) -> Option<&mut V> {
+        self.map.get_mut(key)
+    }
+
+    /// Removes `key`: its value.
+    pub fn remove(&mut self, key: &K) -> Option<V> {
+        let value = self.map.remove(key)?;
+        self.order.retain(|k| k != key);
+        Some(value)
+    }
+
+    /// The keys, oldest first.
+    pub fn keys(&self) -> impl Iterator<Item = &K> {
+        self.order.iter()
+    }
+
+    /// How many entries it holds.
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BoundedIdMap;
+
+    #[test]
+    fn a_bounded_map_forgets_its_oldest_entry_when_full() {
+        let mut map = BoundedIdMap::new(2);
+        *map.get_or_insert_with(1u64, || 10) += 1;
+        map.get_or_insert_with(2, || 20);
+        map.get_or_insert_with(1, || 0);
+        map.get_or_insert_with(3, || 30);
+        assert_eq!(map.get(&1), None, "the oldest went");
+        assert_eq!(map.keys().copied().collect::<Vec<_>>(), [2, 3]);
+        assert_eq!(map.remove(&2), Some(20));
+        assert_eq!(map.len(), 1);
+        map.get_or_insert_with(4, || 40);
+        assert_eq!(map.get(&3), Some(&30));
+        assert_eq!(map.insert(4, 41), Some(40));
+        assert_eq!(map.insert(5, 50), None);
+        assert_eq!(map.get(&3), None);
+    }
+}

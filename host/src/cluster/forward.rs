@@ -7,13 +7,13 @@
 
 use std::sync::{Arc, Weak};
 
-use wray_control_plane::{ActorId, NodeEvent, NodeRecord, NodeView};
+use wray_control_plane::{ActorId, JobId, NodeEvent, NodeRecord, NodeState, NodeView};
 use wray_peer::PeerClient;
 
 use crate::cluster::handles;
 use crate::cluster::protocol::{
-    decode, encode, CancelTask, Release, RunTask, TaskDone, WireError, CANCEL_TASK, RELEASE,
-    RUN_TASK,
+    decode, encode, CancelTask, JobEnded, Release, RunTask, TaskDone, WireError, CANCEL_TASK,
+    JOB_ENDED, RELEASE, RUN_TASK,
 };
 use crate::cluster::transfer::{all_sealed, receive, ship};
 use crate::error::{ErrorKind, TaskError};
@@ -52,6 +52,8 @@ pub(crate) struct Forwarder {
     /// burst of tasks spreads rather than all going to the node that
     /// looked free (its record is republished every 200 ms at most).
     pub(crate) sent: parking_lot::Mutex<std::collections::HashMap<String, Sent>>,
+    /// The nodes each job's tasks were sent to, told when it ends.
+    pub(crate) job_nodes: crate::cluster::jobs::JobNodes,
     /// Itself (it lives in an `Arc`: its tasks hold it while they run).
     pub(crate) this: Weak<Forwarder>,
 }
@@ -281,6 +283,7 @@ impl Forwarder {
             detached,
         })
         .map_err(Failure::Failed)?;
+        self.job_nodes.note(spec.id.job(), node);
         let mut deaths = self.view.subscribe();
         let died = async {
             loop {
@@ -465,6 +468,25 @@ impl Remote for Forwarder {
         };
         let node = node.to_string();
         Box::pin(async move { me.send_hold(&node, actor, true).await })
+    }
+
+    fn job_ended(&self, job: JobId) {
+        let nodes = self.job_nodes.take(job);
+        let Ok(body) = encode(&JobEnded { job }) else {
+            return;
+        };
+        for node in nodes {
+            let Some(peer) = self.view.get(&node).filter(|p| p.state == NodeState::Alive) else {
+                continue;
+            };
+            let (client, body) = (self.client.clone(), body.clone());
+            self.runtime.spawn(async move {
+                let addr = peer.record.peer_address;
+                if let Err(e) = client.call(&addr, JOB_ENDED, body).await {
+                    tracing::debug!(%job, node, "telling a node a job ended: {e}");
+                }
+            });
+        }
     }
 
     fn let_go_actor(&self, node: &str, actor: ActorId) {

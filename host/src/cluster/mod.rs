@@ -16,7 +16,8 @@
 //!   their actor lives;
 //! - `transfer`: objects shipped inline or pulled in chunks straight into
 //!   the shared-memory store, checked before they are sealed;
-//! - `membership`: this node's record, published as it changes.
+//! - `membership`: this node's record, published as it changes;
+//! - `jobs`: a job's end told to the nodes that ran its tasks.
 //!
 //! Per-task and per-object metadata never go through etcd: a task's
 //! results go back to the node that owns them (Ray's ownership design).
@@ -26,6 +27,7 @@
 mod actors;
 mod forward;
 mod handles;
+mod jobs;
 mod membership;
 mod protocol;
 mod relay;
@@ -135,6 +137,7 @@ impl Cluster {
             actors_restarted: Default::default(),
             kept: Default::default(),
             sent: Default::default(),
+            job_nodes: Default::default(),
             this: this.clone(),
         });
         let service =

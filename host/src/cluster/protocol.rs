@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use wray_control_plane::{ActorId, ObjectId, TaskId};
+use wray_control_plane::{ActorId, JobId, ObjectId, TaskId};
 
 use crate::error::{ErrorKind, TaskError};
 use crate::proto::{Codec, Limits, TaskSpec};
@@ -37,6 +37,9 @@ pub(crate) const ACTOR_WHERE: u16 = 6;
 /// let go of it ([`HoldActor`] -> one byte, 1 when the actor is alive
 /// here): an actor lives on while any node holds it.
 pub(crate) const HOLD_ACTOR: u16 = 7;
+/// `call` method: a job the sender sent tasks of here ended ([`JobEnded`]
+/// -> empty): it ends here too.
+pub(crate) const JOB_ENDED: u16 = 8;
 
 /// Error codes of a refused call (`RemoteError::code`).
 pub(crate) mod code {
@@ -201,6 +204,13 @@ pub(crate) struct HoldActor {
     pub actor: ActorId,
     /// Whether the sender holds it from now on (else it let go).
     pub held: bool,
+}
+
+/// This job ended (its driver returned).
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct JobEnded {
+    /// The job.
+    pub job: JobId,
 }
 
 /// Kill this actor, which lives here.

@@ -17,13 +17,13 @@ use wray_peer::{Blob, PeerClient, PeerHandler, PeerIdentity, RemoteError};
 
 use crate::cluster::handles;
 use crate::cluster::protocol::{
-    code, decode, encode, ActorWhere, CancelTask, HoldActor, KillActor, Release, RunTask, TaskDone,
-    WireError, ACTOR_WHERE, CANCEL_TASK, HOLD_ACTOR, HTTP_RELAY, KILL_ACTOR, MAX_KILL_REASON,
-    RELEASE, RUN_TASK,
+    code, decode, encode, ActorWhere, CancelTask, HoldActor, JobEnded, KillActor, Release, RunTask,
+    TaskDone, WireError, ACTOR_WHERE, CANCEL_TASK, HOLD_ACTOR, HTTP_RELAY, JOB_ENDED, KILL_ACTOR,
+    MAX_KILL_REASON, RELEASE, RUN_TASK,
 };
 use crate::cluster::transfer::{all_sealed, id_of_key, receive, ship};
 use crate::error::{ErrorKind, TaskError};
-use crate::id_map::IdMap;
+use crate::id_map::{BoundedIdMap, IdMap};
 use crate::objects::{Object, ObjectStore};
 use crate::proto::{Target, TaskSpec};
 use crate::scheduler::actor::Life;
@@ -64,7 +64,10 @@ pub(crate) struct Service {
     pub(crate) view: NodeView,
     /// What was shipped to owners and is kept until they say they have it
     /// (or [`SHIPPED_KEEP`](crate::cluster::protocol::SHIPPED_KEEP) passes), by task, oldest first.
-    shipped: Mutex<(IdMap<TaskId, Held>, std::collections::VecDeque<TaskId>)>,
+    shipped: Mutex<BoundedIdMap<TaskId, Held>>,
+    /// The nodes that sent each job's tasks here: a job ends here when
+    /// one of them says it ended (`jobs`).
+    job_senders: crate::cluster::jobs::JobNodes,
     /// Holds of actors not here (yet), counted once their constructors
     /// arrive.
     early: Mutex<EarlyHolds>,
@@ -95,8 +98,9 @@ impl Service {
             client,
             view,
             relay,
-            shipped: Mutex::new(Default::default()),
+            shipped: Mutex::new(BoundedIdMap::new(MAX_SHIPMENTS)),
             early: Mutex::new(Default::default()),
+            job_senders: Default::default(),
             running: Mutex::new(Default::default()),
         })
     }
@@ -145,6 +149,7 @@ impl Service {
                 .check_feasible(&spec.request)
                 .map_err(|m| refused(code::UNAVAILABLE, format!("{m} (node {})", sched.node_id)))?;
         }
+        self.job_senders.note(spec.id.job(), &peer.node_id);
         let owner = self
             .view
             .get(&peer.node_id)
@@ -300,26 +305,13 @@ impl Service {
     /// Keeps `held` (a task's results) until its owner releases them or
     /// [`SHIPPED_KEEP`](crate::cluster::protocol::SHIPPED_KEEP) passes.
     fn keep(&self, task: TaskId, held: Held) {
-        let mut shipped = self.shipped.lock();
-        let (map, order) = &mut *shipped;
-        if map.len() >= MAX_SHIPMENTS {
-            if let Some(oldest) = order.pop_front() {
-                map.remove(&oldest);
-            }
-        }
-        if map.insert(task, held).is_none() {
-            order.push_back(task);
-        }
+        let replaced = self.shipped.lock().insert(task, held);
+        drop(replaced);
     }
 
     /// Gives back what was shipped for `task`.
     fn release(&self, task: TaskId) {
-        let held = {
-            let mut shipped = self.shipped.lock();
-            let (map, order) = &mut *shipped;
-            order.retain(|t| *t != task);
-            map.remove(&task)
-        };
+        let held = self.shipped.lock().remove(&task);
         drop(held);
     }
 
@@ -333,7 +325,7 @@ impl Service {
 
     /// The tasks whose shipments are kept now (for the sweeper).
     pub(crate) fn kept_tasks(&self) -> Vec<TaskId> {
-        self.shipped.lock().1.iter().copied().collect()
+        self.shipped.lock().keys().copied().collect()
     }
 }
 
@@ -344,17 +336,19 @@ const MAX_EARLY_HOLDS: usize = 65_536;
 /// Holds of actors whose constructors have not arrived here yet (a handle
 /// travelled to a third node first): the nodes holding each, with their
 /// stubs' counts, bounded by [`MAX_EARLY_HOLDS`] actors.
-#[derive(Default)]
-struct EarlyHolds {
-    holds: IdMap<ActorId, std::collections::BTreeMap<String, u32>>,
-    order: std::collections::VecDeque<ActorId>,
+struct EarlyHolds(BoundedIdMap<ActorId, std::collections::BTreeMap<String, u32>>);
+
+impl Default for EarlyHolds {
+    fn default() -> Self {
+        EarlyHolds(BoundedIdMap::new(MAX_EARLY_HOLDS))
+    }
 }
 
 impl EarlyHolds {
     /// Counts a hold of `actor` by `node` (`held`), or its end.
     fn hold(&mut self, actor: ActorId, node: &str, held: bool) {
         if !held {
-            if let Some(nodes) = self.holds.get_mut(&actor) {
+            if let Some(nodes) = self.0.get_mut(&actor) {
                 if let Some(count) = nodes.get_mut(node) {
                     *count = count.saturating_sub(1);
                     if *count == 0 {
@@ -364,15 +358,7 @@ impl EarlyHolds {
             }
             return;
         }
-        if !self.holds.contains_key(&actor) {
-            if self.holds.len() >= MAX_EARLY_HOLDS {
-                if let Some(oldest) = self.order.pop_front() {
-                    self.holds.remove(&oldest);
-                }
-            }
-            self.order.push_back(actor);
-        }
-        let nodes = self.holds.entry(actor).or_default();
+        let nodes = self.0.get_or_insert_with(actor, Default::default);
         if nodes.len() < crate::scheduler::actor::MAX_HOLDERS || nodes.contains_key(node) {
             let count = nodes.entry(node.to_string()).or_insert(0);
             *count = count.saturating_add(1);
@@ -381,10 +367,9 @@ impl EarlyHolds {
 
     /// The holds of `actor` kept so far, forgotten here.
     fn take(&mut self, actor: &ActorId) -> Vec<(String, u32)> {
-        let Some(nodes) = self.holds.remove(actor) else {
+        let Some(nodes) = self.0.remove(actor) else {
             return Vec::new();
         };
-        self.order.retain(|a| a != actor);
         nodes.into_iter().filter(|(_, n)| *n > 0).collect()
     }
 }
@@ -525,6 +510,17 @@ impl PeerHandler for Service {
                     decode("hold-actor", &body).map_err(|m| refused(code::BAD_REQUEST, m))?;
                 let alive = self.hold(&peer.node_id, actor, held)?;
                 Ok(Bytes::from_static(if alive { &[1] } else { &[0] }))
+            }
+            JOB_ENDED => {
+                let JobEnded { job } =
+                    decode("job-ended", &body).map_err(|m| refused(code::BAD_REQUEST, m))?;
+                // Only from a node that sent tasks of the job here.
+                if self.job_senders.has(job, &peer.node_id) {
+                    self.job_senders.take(job);
+                    tracing::debug!(%job, by = peer.node_id, "a job ended on another node");
+                    self.sched()?.end_job(job);
+                }
+                Ok(Bytes::new())
             }
             RELEASE => {
                 let Release { task } =

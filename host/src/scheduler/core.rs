@@ -444,5 +444,9 @@ impl Scheduler {
         }
         self.objects.end_job(job);
         self.sweep_components();
+        // And on the nodes its tasks were sent to.
+        if let Some(remote) = self.remote() {
+            remote.job_ended(job);
+        }
     }
 }

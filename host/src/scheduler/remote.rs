@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use wray_control_plane::ActorId;
+use wray_control_plane::{ActorId, JobId};
 
 use crate::error::TaskError;
 use crate::proto::Request;
@@ -74,6 +74,10 @@ pub(crate) trait Remote: Send + Sync {
     /// Tells node `node` that this node's stub of actor `actor` went (best
     /// effort: a node that died took the actor along).
     fn let_go_actor(&self, node: &str, actor: ActorId);
+
+    /// Tells the nodes this node sent tasks of job `job` to that it ended
+    /// (best effort), so that it ends there too.
+    fn job_ended(&self, job: JobId);
 }
 
 /// The answer of [`Remote::hold_actor`], to be awaited.

@@ -337,3 +337,18 @@ pub(crate) fn cluster_borrowed_actor(secs: u64) -> wray::Result<()> {
     std::thread::sleep(Duration::from_secs(secs));
     Ok(())
 }
+
+/// Leaves a task of `ms` running on this node (a node with an
+/// accelerator; its ref dropped) and returns at once: where it ran.
+#[wray::remote(resources = {"accelerator": 1})]
+pub(crate) fn leave_behind(ms: u64) -> String {
+    drop(slow_on_accelerator.remote(ms, 0));
+    wray::node_id()
+}
+
+/// `cluster_left_behind MS`: a task on a node with an accelerator leaves a
+/// task of MS ms running there, and this job ends at once.
+pub(crate) fn cluster_left_behind(ms: u64) -> wray::Result<()> {
+    println!("left_on {}", leave_behind.remote(ms).get()?);
+    Ok(())
+}

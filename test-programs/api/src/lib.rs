@@ -54,6 +54,7 @@ fn main(args: Vec<String>) -> Result<(), String> {
             cluster::cluster_actor_idle_restart(number(&args, 1, 15) as u64)
         }
         "cluster_cancel" => cluster::cluster_cancel(),
+        "cluster_left_behind" => cluster::cluster_left_behind(number(&args, 1, 60_000) as u64),
         "cluster_borrowed_actor" => cluster::cluster_borrowed_actor(number(&args, 1, 30) as u64),
         "cluster_nested_refs" => cluster::cluster_nested_refs(),
         "cluster_tree_reduce" => cluster_reduce::cluster_tree_reduce(
@@ -134,6 +135,7 @@ wray::export! {
         cluster::slow_on_accelerator,
         cluster::sum_on_accelerator,
         cluster::deep_sum_on_accelerator,
+        cluster::leave_behind,
         cluster::add_from_relay,
         cluster::tally_from_relay,
         cluster::watch_from_relay,

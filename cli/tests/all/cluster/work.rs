@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::harness::{deploy_api, job, start_job, wait_within, Cluster, ACCELERATED};
+use super::harness::{count, deploy_api, job, start_job, wait_within, Cluster, ACCELERATED};
 use crate::support::{component, success_stdout, wray};
 
 #[test]
@@ -92,6 +92,24 @@ fn a_forwarded_task_cancelled_by_its_owner_stops_on_the_node_running_it() {
     );
     println!("cancelled on node 2 {took:?} after the job ended");
     assert!(!slow_on_2("RUNNING"));
+}
+
+#[test]
+fn a_jobs_end_stops_what_its_tasks_left_running_on_another_node() {
+    let cluster = Cluster::start(2, &[&[], &ACCELERATED]);
+    cluster.wait_all_alive(Duration::from_secs(30));
+    let ids = cluster.node_ids();
+    deploy_api(cluster.node(1));
+    // A task on node 2 leaves a minute-long task running there (nobody
+    // holds its ref) and returns; the job ends at once.
+    let log = job(cluster.node(1), &["cluster_left_behind", "60000"]);
+    assert!(log.contains(&format!("left_on {}", ids[1])), "{log}");
+    let took = wait_within(
+        "node 2 to end the job's task left running there",
+        Duration::from_secs(20),
+        || count(cluster.node(2), &["slow_on_accelerator"], "CANCELLED") == 1,
+    );
+    println!("cancelled on node 2 {took:?} after the job ended");
 }
 
 #[test]
