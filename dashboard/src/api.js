@@ -31,9 +31,9 @@ export const whenUnauthorized = (f) => { onUnauthorized = f; };
  * `fetch(path)` with the token; JSON answers parsed, text otherwise.
  * Throws ApiError for a non-2xx answer.
  */
-export async function api(path, { method = 'GET', body, tokenOverride, signal } = {}) {
+export async function api(path, { method = 'GET', body, contentType = 'application/json', tokenOverride, signal } = {}) {
   const headers = { Authorization: `Bearer ${tokenOverride ?? token() ?? ''}` };
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  if (body !== undefined) headers['Content-Type'] = contentType;
   const res = await fetch(path, { method, headers, body, signal });
   const type = res.headers.get('content-type') || '';
   const data = type.includes('json') ? await res.json().catch(() => null) : await res.text();

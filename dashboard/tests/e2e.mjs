@@ -2,7 +2,9 @@
 // has the `api` test component deployed as `api` (cli/tests/all/dashboard.rs
 // starts it):
 //
-//   node tests/e2e.mjs <node url> <token> <screenshot dir>
+//   node tests/e2e.mjs <node url> <token> <screenshot dir> <api.wasm>
+//
+// (`api.wasm` is deployed again from the page, as `copy`, and undeployed.)
 //
 // Each check waits for a state of the page (never a fixed sleep) and fails
 // the run (exit 1) with what it waited for.
@@ -10,9 +12,9 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { launch } from './browser.mjs';
 
-const [url, token, shots] = process.argv.slice(2);
-if (!url || !token || !shots) {
-  console.error('usage: node tests/e2e.mjs <node url> <token> <screenshot dir>');
+const [url, token, shots, wasm] = process.argv.slice(2);
+if (!url || !token || !shots || !wasm) {
+  console.error('usage: node tests/e2e.mjs <node url> <token> <screenshot dir> <a component .wasm to deploy>');
   process.exit(2);
 }
 mkdirSync(shots, { recursive: true });
@@ -102,6 +104,21 @@ try {
     await shot('function-error');
   });
 
+  await check('a component is deployed and undeployed from the page', async () => {
+    await page.setInputFiles('[data-testid=deploy-form] input[name=file]', wasm);
+    await page.fill('[data-testid=deploy-form] input[name=name]', 'copy');
+    await page.click('[data-testid=deploy-form] button[type=submit]');
+    await page.getByTestId('deploy-result').filter({ hasText: 'deployed copy version 1' }).waitFor(WAIT);
+    await page.locator('[data-component="copy"]').waitFor(WAIT);
+    const listed = (await api('/v1/components')).components.map((c) => c.record.name);
+    if (!listed.includes('copy')) throw new Error(`the node lists ${listed}`);
+    await page.click('[data-undeploy="copy"]');
+    await page.click('[data-undeploy="copy"]');
+    await page.locator('[data-component="copy"]').waitFor({ ...WAIT, state: 'detached' });
+    const left = (await api('/v1/components')).components.map((c) => c.record.name);
+    if (left.includes('copy')) throw new Error('the node still lists it');
+  });
+
   // A job that prints, runs a task, then prints again; and one that prints
   // `started` and then waits on a task until it is stopped.
   const done = await api('/v1/jobs', { method: 'POST', body: JSON.stringify({ component: 'api', args: ['job_output', 'dash', '3'] }) });
@@ -129,14 +146,14 @@ try {
     await go('tasks');
     // The rows drawn are the node's trace's rows (read again each time: a
     // task started meanwhile on another thread adds one), and at least two.
-    const rows = await page.waitForFunction(async () => {
+    await page.waitForFunction(async () => {
       const res = await fetch('/v1/timeline', { headers: { Authorization: `Bearer ${sessionStorage.getItem('wray-token')}` } });
       const trace = await res.json();
       const want = trace.traceEvents.filter((e) => e.ph === 'M' && e.name === 'thread_name').map((e) => e.args.name).sort();
       const got = [...document.querySelectorAll('[data-testid=timeline] .tl-row')].map((g) => g.dataset.worker).sort();
-      return want.length >= 2 && JSON.stringify(got) === JSON.stringify(want) && got;
+      return want.length >= 2 && JSON.stringify(got) === JSON.stringify(want);
     }, null, { ...WAIT, polling: 250 });
-    const names = await rows.jsonValue();
+    const names = await page.$$eval('[data-testid=timeline] .tl-row', (gs) => gs.map((g) => g.dataset.worker));
     if (!names.some((n) => n.startsWith('wray-worker'))) throw new Error(`no worker row in ${names}`);
     await page.locator('[data-testid=tasks] td', { hasText: 'inc' }).first().waitFor(WAIT);
     await page.getByTestId('zoom-in').click();
@@ -160,7 +177,7 @@ try {
     await page.getByTestId('job-status').filter({ hasText: 'STOPPED' }).waitFor(WAIT);
   });
 
-  await check('objects, metrics and cluster pages show data', async () => {
+  await check('objects, metrics, cluster and the overview\'s traffic show data', async () => {
     await go('objects');
     await page.getByTestId('objects').waitFor(WAIT);
     await shot('objects');
@@ -174,6 +191,8 @@ try {
     await shot('cluster');
     await go('overview');
     await page.locator('[data-testid=recent-jobs] tr', { hasText: forever.job_id }).filter({ hasText: 'STOPPED' }).waitFor(WAIT);
+    // Two samples of /metrics apart: a request rate and latency quantiles.
+    await page.getByTestId('traffic').filter({ hasText: /requests\/s/ }).filter({ hasText: /p50 \d/ }).waitFor(WAIT);
     await shot('overview');
   });
 

@@ -2,7 +2,7 @@
 //! with `npm ci` from the committed lock file ([`ensure_packages`]), and the
 //! check that the committed bundle (`dashboard/dist/`, embedded in the
 //! `wray` binary) is what `npm run build` makes of the sources
-//! ([`check_bundle`]).
+//! ([`check_bundle`]), and the page's unit tests ([`unit_tests`]).
 
 use std::path::Path;
 use std::process::Command;
@@ -41,6 +41,20 @@ pub fn ensure_packages(root: &Path) -> Result<()> {
             .args(["ci", "--no-audit", "--no-fund"]),
     )
     .context("installing the dashboard's npm packages (`npm ci` in dashboard/)")
+}
+
+/// Runs the page's unit tests (`node --test tests/unit.test.mjs` in
+/// `dashboard/`: the metrics parser, latency quantiles).
+///
+/// # Errors
+/// A test fails, or node is missing.
+pub fn unit_tests(root: &Path) -> Result<()> {
+    run::header("node --test (dashboard/tests/unit.test.mjs)");
+    run::run(
+        Command::new("node")
+            .current_dir(root.join("dashboard"))
+            .args(["--test", "tests/unit.test.mjs"]),
+    )
 }
 
 /// Builds the dashboard into a scratch folder and compares it with the

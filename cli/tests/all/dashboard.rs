@@ -2,7 +2,8 @@
 //! Playwright over Debian's `chromium`, both installed by `cargo xtask
 //! setup`) against a `wray start` node with the `api` test component
 //! deployed: login (a wrong token refused), the function listed and
-//! called from the form, a job's log followed live, the timeline's rows,
+//! called from the form, a component deployed and undeployed from the
+//! page, a job's log followed live, the timeline's rows,
 //! an actor killed. Screenshots of each page go to
 //! `<target>/tmp/dashboard-screenshots/`.
 
@@ -30,12 +31,8 @@ fn the_dashboard_logs_in_lists_calls_follows_a_log_draws_the_timeline_and_kills_
     // Four CPUs: a job's driver and its waiting task hold two while the
     // page calls a function and creates an actor.
     let node = StartedNode::start_with_cpus(tmp.path(), 4, &[]);
-    success_stdout(&node.run(&[
-        "deploy",
-        component("api").to_str().unwrap(),
-        "--name",
-        "api",
-    ]));
+    let api = component("api");
+    success_stdout(&node.run(&["deploy", api.to_str().unwrap(), "--name", "api"]));
 
     let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("dashboard-screenshots");
     let out = Command::new("node")
@@ -43,6 +40,8 @@ fn the_dashboard_logs_in_lists_calls_follows_a_log_draws_the_timeline_and_kills_
         .arg("tests/e2e.mjs")
         .args([&node.url, &node.token])
         .arg(&shots)
+        // The page deploys it again (as `copy`) and undeploys it.
+        .arg(&api)
         .output()
         .expect("node runs (the dashboard's tests need Node.js 18 or later)");
     let said = String::from_utf8_lossy(&out.stdout);

@@ -22,7 +22,8 @@ const CHARTS = [
   ['Jobs by status', 'wray_jobs', false, 'status'],
 ];
 
-function Chart({ title, times, series }) {
+/** A uPlot line chart of `series` ({name: values}) over `times` (seconds). */
+export function Chart({ title, times, series, width = 460, height = 200 }) {
   const el = useRef(null);
   const plot = useRef(null);
   const names = Object.keys(series).sort();
@@ -31,7 +32,7 @@ function Chart({ title, times, series }) {
     if (!plot.current || plot.current.series.length !== names.length + 1) {
       if (plot.current) plot.current.destroy();
       plot.current = new uPlot({
-        width: 460, height: 200, title,
+        width, height, title,
         series: [{}, ...names.map((n, i) => ({ label: n, stroke: `hsl(${(i * 67) % 360} 70% 45%)`, width: 1.5 }))],
       }, data, el.current);
     } else {

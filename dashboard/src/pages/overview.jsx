@@ -2,6 +2,8 @@
 // and errors.
 import { api, usePoll } from '../api.js';
 import { parseMetrics } from '../metrics.js';
+import { record, traffic, WINDOW_S } from '../traffic.js';
+import { Chart } from './metrics.jsx';
 import { ErrorBox, Table, resources, time } from '../util.jsx';
 
 async function load() {
@@ -9,12 +11,16 @@ async function load() {
     api('/v1/nodes'), api('/v1/resources'), api('/v1/jobs'),
     api('/v1/errors?limit=100'), api('/metrics'),
   ]);
+  record(metrics);
   const tasks = {};
   for (const s of parseMetrics(metrics)) {
     if (s.name === 'wray_tasks') tasks[s.labels.state] = s.value;
   }
-  return { nodes, res, jobs, errors: errors.errors, tasks };
+  return { nodes, res, jobs, errors: errors.errors, tasks, traffic: traffic() };
 }
+
+/** Seconds as `1.2 ms`, or `–`. */
+const ms = (s) => (s == null ? '–' : `${(s * 1000).toFixed(s < 0.01 ? 2 : 1)} ms`);
 
 export function Overview() {
   const { data, error } = usePoll(load);
@@ -33,7 +39,13 @@ export function Overview() {
         <div class="card"><h3>Tasks</h3>
           {Object.keys(data.tasks).length === 0 && <div class="muted">none yet</div>}
           {Object.entries(data.tasks).map(([k, v]) => <div>{k}: <b>{v}</b></div>)}</div>
+        <div class="card" data-testid="traffic"><h3>HTTP (last {WINDOW_S / 60} min, while shown)</h3>
+          <div>{data.traffic.rates.length ? `${data.traffic.rates[data.traffic.rates.length - 1].toFixed(1)} requests/s` : 'measuring…'}</div>
+          <div>p50 {ms(data.traffic.p50)} · p99 {ms(data.traffic.p99)}</div></div>
       </div>
+      {data.traffic.times.length > 1 && (
+        <Chart title="HTTP requests per second" times={data.traffic.times} series={{ 'requests/s': data.traffic.rates }} width={600} height={160} />
+      )}
       <h3>Recent jobs</h3>
       <Table testid="recent-jobs" rows={data.jobs.slice(-5).reverse()} cols={[
         ['job', (j) => <a href={`#/jobs/${j.job_id}`}>{j.job_id}</a>],
