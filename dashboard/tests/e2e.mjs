@@ -133,11 +133,18 @@ try {
     await shot('job');
   });
 
-  await check('the jobs are listed', async () => {
+  await check('the jobs are listed, and a job\'s page shows its log and tasks', async () => {
     await go('jobs');
     await page.locator(`[data-testid=jobs] a[href="#/jobs/${done.job_id}"]`).waitFor(WAIT);
     await page.locator(`[data-testid=jobs] tr`, { hasText: done.job_id }).filter({ hasText: 'SUCCEEDED' }).waitFor(WAIT);
     await shot('jobs');
+    // The finished job's page: its log, and its tasks (the driver and the task it ran).
+    await page.click(`[data-testid=jobs] a[href="#/jobs/${done.job_id}"]`);
+    await page.locator('[data-testid=job-log]', { hasText: 'done dash 4' }).waitFor(WAIT);
+    await page.locator('[data-testid=job-tasks] tr', { hasText: 'shout' }).filter({ hasText: 'FINISHED' }).waitFor(WAIT);
+    await page.locator('[data-testid=job-tasks] tr', { hasText: 'main' }).waitFor(WAIT);
+    const rows = await page.locator('[data-testid=job-tasks] tbody tr').count();
+    if (rows !== 2) throw new Error(`the job's page lists ${rows} tasks, not its 2`);
   });
 
   const created = await api('/v1/actors', { method: 'POST', body: JSON.stringify({ component: 'api', class: 'Counter', args: [0] }) });

@@ -63,6 +63,27 @@ function useLog(id) {
   return { log, error };
 }
 
+/**
+ * The job's tasks among the node's listed ones: a task id's first 8 bytes
+ * (16 hex digits) are its job's id (docs/architecture.md, "Ids and jobs").
+ */
+function JobTasks({ id }) {
+  const { data } = usePoll(() => api('/v1/tasks?limit=1000'), [id]);
+  if (!data) return null;
+  const mine = data.tasks.filter((t) => t.task_id.startsWith(id));
+  return (
+    <div>
+      <h3>Tasks ({mine.length}{data.next ? ' among the first 1000 listed' : ''})</h3>
+      <Table testid="job-tasks" rows={mine} empty="none listed" cols={[
+        ['task', (t) => <code>{t.task_id}</code>], ['function', (t) => t.function],
+        ['state', (t) => t.state], ['worker', (t) => t.worker || ''],
+        ['ran', (t) => (t.run_ms != null ? `${t.run_ms.toFixed(1)} ms` : '')],
+        ['error', (t) => t.error || ''],
+      ]} />
+    </div>
+  );
+}
+
 export function Job({ args: [id] }) {
   const { data: job, error, reload } = usePoll(() => api(`/v1/jobs/${seg(id)}`), [id]);
   const { log, error: logError } = useLog(id);
@@ -86,6 +107,7 @@ export function Job({ args: [id] }) {
       {job && !ended(job.status) && <button data-testid="stop-job" onClick={stop}>Stop</button>}
       <h3>Log</h3>
       <pre class="log" data-testid="job-log">{log}</pre>
+      <JobTasks id={id} />
     </div>
   );
 }
