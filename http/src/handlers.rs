@@ -26,6 +26,14 @@ pub(crate) use crate::state::State;
 pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Response<ResponseBody> {
     let start = Instant::now();
     let path = req.uri().path().to_string();
+    if crate::dashboard::is_dashboard(&path) {
+        let response = crate::dashboard::serve(req.method(), &path);
+        let label = (crate::dashboard::METRICS_ROUTE, "GET");
+        state
+            .metrics
+            .record(label, response.status().as_u16(), start.elapsed());
+        return response;
+    }
     let (label, answer) = match route(req.method(), &path) {
         Err(e) => (("unmatched", "-"), Err(e)),
         Ok(r) => {

@@ -40,6 +40,9 @@
 //! - `wire`: the node's types as the API's.
 //! - [`error`]: the JSON error every 4xx and 5xx answers with.
 //! - `metrics`: Prometheus text for `GET /metrics`.
+//! - `dashboard`: the dashboard's files (`dashboard/dist/`, embedded),
+//!   served at `/` and `/dashboard/...` with a Content-Security-Policy;
+//!   the page reads the API above with the token like any client.
 //! - [`openapi`]: the OpenAPI 3.1 documents: the API's, and one per
 //!   deployed component of its functions' JSON Schemas.
 //!
@@ -50,6 +53,7 @@
 mod body;
 mod calls;
 pub mod config;
+mod dashboard;
 mod dispatch;
 pub mod error;
 mod handlers;

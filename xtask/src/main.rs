@@ -25,6 +25,7 @@
 mod bench;
 mod c_bindings;
 mod c_guests;
+mod dashboard;
 mod demo;
 mod doc_names;
 mod fuzz;

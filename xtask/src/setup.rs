@@ -12,6 +12,9 @@
 //!    `sdk/js/node_modules` ([`js::ensure_toolchain`](crate::js::ensure_toolchain)).
 //! 6. openapi-spec-validator, from PyPI, into `<target>/venv`, where the HTTP
 //!    API's tests find it ([`ensure_openapi_validator`]).
+//! 7. The dashboard's npm packages (Preact, uPlot, esbuild, playwright-core),
+//!    with `npm ci` into `dashboard/node_modules`
+//!    ([`dashboard::ensure_packages`](crate::dashboard::ensure_packages)).
 //!
 //! `cargo xtask demo` installs only what the word count and the host need
 //! ([`Scope::Demo`]): steps 1 and 2, without the C guests' and the tests' packages.
@@ -30,8 +33,9 @@ pub const HOST_PACKAGES: &[&str] = &["protobuf-compiler"];
 
 /// The Debian packages the tests need beyond the build: etcd itself
 /// (`/usr/bin/etcd`), which the control plane's and the CLI's tests start on
-/// loopback ports.
-pub const TEST_PACKAGES: &[&str] = &["etcd-server"];
+/// loopback ports, and Chromium (`/usr/bin/chromium`), which the
+/// dashboard's browser test drives headless.
+pub const TEST_PACKAGES: &[&str] = &["etcd-server", "chromium"];
 
 /// The openapi-spec-validator release the HTTP API's OpenAPI documents are
 /// checked with (`http/tests`, which look for it in `<target>/venv`).
@@ -94,7 +98,7 @@ pub fn setup_for(scope: Scope) -> Result<GuestToolchain> {
         Scope::Demo => "setup: Debian packages (guest toolchain, the word count's input, protoc)",
         Scope::Everything => {
             "setup: Debian packages (guest toolchain, protoc, clang and wasi-libc for C guests, \
-             etcd for the tests)"
+             etcd and chromium for the tests)"
         }
     });
     ensure_packages(&scope.packages(toolchain))?;
@@ -109,6 +113,8 @@ pub fn setup_for(scope: Scope) -> Result<GuestToolchain> {
         crate::js::ensure_toolchain(&crate::paths::repo_root())?;
         run::header("setup: openapi-spec-validator (the HTTP API's document tests)");
         ensure_openapi_validator()?;
+        run::header("setup: the dashboard's npm packages (its build and browser test)");
+        crate::dashboard::ensure_packages(&crate::paths::repo_root())?;
     }
     Ok(toolchain)
 }
@@ -239,7 +245,7 @@ mod tests {
             let mut wanted = toolchain.packages().to_vec();
             wanted.push("protobuf-compiler");
             assert_eq!(Scope::Demo.packages(toolchain), wanted);
-            for package in ["clang", "libclang-rt-dev-wasm32", "etcd-server"] {
+            for package in ["clang", "libclang-rt-dev-wasm32", "etcd-server", "chromium"] {
                 assert!(!Scope::Demo.packages(toolchain).contains(&package));
                 assert!(Scope::Everything.packages(toolchain).contains(&package));
             }

@@ -63,6 +63,8 @@ pub fn test() -> Result<()> {
 
     crate::python::unit_tests()?;
     crate::js::unit_tests(&paths::repo_root())?;
+    crate::dashboard::unit_tests(&paths::repo_root())?;
+    crate::dashboard::check_bundle(&paths::repo_root())?;
 
     run::header("cargo test --workspace --release");
     let mut test = run::cargo();

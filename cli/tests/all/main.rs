@@ -4,6 +4,7 @@
 
 mod cli;
 mod cluster;
+mod dashboard;
 mod hostile_node;
 mod jobs;
 mod node;

@@ -24,7 +24,13 @@ pub struct StartedNode {
 impl StartedNode {
     /// `wray start --port 0 ARGS` in `tmp`.
     pub fn start(tmp: &Path, args: &[&str]) -> Self {
-        let mut all = vec!["start", "--port", "0", "--num-cpus", "1"];
+        Self::start_with_cpus(tmp, 1, args)
+    }
+
+    /// `wray start --port 0 --num-cpus CPUS ARGS` in `tmp`.
+    pub fn start_with_cpus(tmp: &Path, cpus: u32, args: &[&str]) -> Self {
+        let cpus = cpus.to_string();
+        let mut all = vec!["start", "--port", "0", "--num-cpus", &cpus];
         all.extend_from_slice(args);
         let said = success_stdout(&in_dir(tmp, &all).output().expect("wray runs"));
         let pid: u32 = said

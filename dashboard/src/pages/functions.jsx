@@ -1,0 +1,122 @@
+// Functions: the deployed components, their versions and exports, and a
+// form that calls a function with JSON arguments.
+import { useState } from 'preact/hooks';
+import { api, seg, usePoll } from '../api.js';
+import { ErrorBox, bytes } from '../util.jsx';
+
+/** A JSON Schema (as text) named by its title (`int64`), or the text. */
+const schemaName = (text) => {
+  try { const s = JSON.parse(text); return s.title || s.type || text; } catch { return text; }
+};
+
+function Invoke({ components }) {
+  const fns = components.flatMap((c) => c.record.functions
+    .filter((f) => f.kind === 'Function')
+    .map((f) => ({ component: c.record.name, f })));
+  const [pick, setPick] = useState('');
+  const [args, setArgs] = useState('[]');
+  const [out, setOut] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const chosen = fns.find((x) => `${x.component}/${x.f.name}` === pick) || fns[0];
+  const submit = async (e) => {
+    e.preventDefault();
+    if (!chosen) return;
+    try { JSON.parse(args); } catch (err) {
+      setOut({ error: { code: 'bad_json', message: `the arguments are not JSON: ${err.message}` } });
+      return;
+    }
+    setBusy(true);
+    try {
+      const result = await api(`/v1/functions/${seg(chosen.component)}/${seg(chosen.f.name)}`, { method: 'POST', body: args });
+      setOut({ result });
+    } catch (error) { setOut({ error }); }
+    setBusy(false);
+  };
+  return (
+    <form class="invoke" onSubmit={submit} data-testid="invoke-form">
+      <h3>Call a function</h3>
+      <label>Function <select name="function" value={chosen ? `${chosen.component}/${chosen.f.name}` : ''}
+        onChange={(e) => setPick(e.target.value)}>
+        {fns.map((x) => <option value={`${x.component}/${x.f.name}`}>{x.component}/{x.f.name}</option>)}
+      </select></label>
+      {chosen && <div class="muted">parameters: {chosen.f.params.map((p) => `${p.name}: ${schemaName(p.schema)}`).join(', ') || 'none'}</div>}
+      <label>Arguments (a JSON array) <textarea name="args" rows="3" value={args} onInput={(e) => setArgs(e.target.value)} /></label>
+      <button type="submit" disabled={busy || !chosen}>{busy ? 'Calling…' : 'Call'}</button>
+      {out && out.error && <ErrorBox error={out.error} testid="invoke-error" />}
+      {out && !out.error && <pre data-testid="invoke-result">{JSON.stringify(out.result, null, 2)}</pre>}
+    </form>
+  );
+}
+
+/** Deploy a component file under a name (`POST /v1/components?name=`). */
+function Deploy({ onDone }) {
+  const [out, setOut] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const submit = async (e) => {
+    e.preventDefault();
+    const form = new FormData(e.target);
+    const file = form.get('file');
+    const name = form.get('name').trim();
+    if (!file || !file.size || !name) {
+      setOut({ error: { code: 'missing', message: 'choose a component file and a name' } });
+      return;
+    }
+    setBusy(true);
+    try {
+      const info = await api(`/v1/components?name=${seg(name)}`, { method: 'POST', body: file, contentType: 'application/wasm' });
+      setOut({ done: `deployed ${info.record.name} version ${info.version ?? '?'}` });
+      onDone();
+    } catch (error) { setOut({ error }); }
+    setBusy(false);
+  };
+  return (
+    <form class="invoke" onSubmit={submit} data-testid="deploy-form">
+      <h3>Deploy a component</h3>
+      <label>Component (.wasm) <input name="file" type="file" accept=".wasm,application/wasm" /></label>
+      <label>Name <input name="name" /></label>
+      <button type="submit" disabled={busy}>{busy ? 'Deploying…' : 'Deploy'}</button>
+      {out && out.error && <ErrorBox error={out.error} testid="deploy-error" />}
+      {out && out.done && <div class="muted" data-testid="deploy-result">{out.done}</div>}
+    </form>
+  );
+}
+
+/** Undeploy, asked twice: the first click arms, the second undeploys. */
+function Undeploy({ name, onDone, onError }) {
+  const [armed, setArmed] = useState(false);
+  const click = async (e) => {
+    e.preventDefault();
+    if (!armed) { setArmed(true); return; }
+    try { await api(`/v1/components/${seg(name)}`, { method: 'DELETE' }); onDone(); } catch (err) { onError(err); }
+    setArmed(false);
+  };
+  return <button class="danger" data-undeploy={name} onClick={click}>{armed ? `Undeploy ${name}?` : 'Undeploy'}</button>;
+}
+
+export function Functions() {
+  const { data, error, reload } = usePoll(() => api('/v1/components?limit=1000'), [], 5000);
+  const [undeployError, setUndeployError] = useState(null);
+  const components = data ? data.components : [];
+  return (
+    <div>
+      <h2>Functions</h2>
+      <ErrorBox error={error || undeployError} />
+      <div data-testid="components">
+        {components.map((c) => (
+          <details class="component" open data-component={c.record.name}>
+            <summary><b>{c.record.name}</b> version {c.version ?? '?'} · {bytes(c.record.size)} · {c.record.sdk}
+              {c.record.has_main && ' · has main'}{' '}
+              <Undeploy name={c.record.name} onDone={() => { setUndeployError(null); reload(); }} onError={setUndeployError} /></summary>
+            <ul>{c.record.functions.map((f) => (
+              <li data-export={f.name}><code>{f.class && f.kind === 'ActorMethod' ? `${f.class}.` : ''}{f.name}({f.params.map((p) => `${p.name}: ${schemaName(p.schema)}`).join(', ')}){f.returns.length ? ` → ${f.returns.map(schemaName).join(', ')}` : ''}</code>
+                <span class="muted"> {f.kind === 'ActorClass' ? 'actor class' : f.kind === 'ActorMethod' ? 'method' : ''}</span></li>
+            ))}</ul>
+          </details>
+        ))}
+        {data && components.length === 0 && <p class="muted">nothing deployed</p>}
+      </div>
+      {data && <Invoke components={components} />}
+      <Deploy onDone={reload} />
+    </div>
+  );
+}

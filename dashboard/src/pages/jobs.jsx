@@ -1,0 +1,113 @@
+// Jobs: the list, and a job's page with its log following live (the
+// `?follow=true` stream, resumed at `?offset=` when it breaks) and a stop
+// button.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, seg, token, usePoll } from '../api.js';
+import { ErrorBox, Table, duration, time } from '../util.jsx';
+
+export function Jobs() {
+  const { data, error } = usePoll(() => api('/v1/jobs'));
+  return (
+    <div>
+      <h2>Jobs</h2>
+      <ErrorBox error={error} />
+      {data && <Table testid="jobs" rows={[...data].reverse()} cols={[
+        ['job', (j) => <a href={`#/jobs/${j.job_id}`}>{j.job_id}</a>],
+        ['component', (j) => j.component], ['args', (j) => j.args.join(' ')],
+        ['status', (j) => j.status], ['submitted', (j) => time(j.submitted_at)],
+        ['duration', (j) => duration(j.start_time, j.end_time)],
+        ['log', (j) => `${j.log_bytes} B`],
+      ]} />}
+    </div>
+  );
+}
+
+/** Whether a job of `status` has ended. */
+const ended = (status) => !['PENDING', 'RUNNING'].includes(status);
+
+/** The log of job `id`, followed while `follow` holds. */
+function useLog(id) {
+  const [log, setLog] = useState('');
+  const [error, setError] = useState(null);
+  const offset = useRef(0);
+  useEffect(() => {
+    const stop = new AbortController();
+    offset.current = 0;
+    setLog('');
+    const decoder = new TextDecoder();
+    (async () => {
+      // Follow; when the stream breaks before the job ends, go on from the offset.
+      for (let tries = 0; tries < 100 && !stop.signal.aborted; tries++) {
+        try {
+          const res = await fetch(`/v1/jobs/${seg(id)}/logs?follow=true&offset=${offset.current}`,
+            { headers: { Authorization: `Bearer ${token()}` }, signal: stop.signal });
+          if (!res.ok) { setError({ code: String(res.status), message: (await res.json()).error.message }); return; }
+          const reader = res.body.getReader();
+          for (;;) {
+            const { done, value } = await reader.read();
+            if (done) break;
+            offset.current += value.length;
+            setLog((l) => l + decoder.decode(value, { stream: true }));
+          }
+          const job = await api(`/v1/jobs/${seg(id)}`, { signal: stop.signal });
+          if (ended(job.status)) return;
+        } catch (e) {
+          if (stop.signal.aborted) return;
+          setError(e);
+        }
+        await new Promise((r) => setTimeout(r, 2000));
+      }
+    })();
+    return () => stop.abort();
+  }, [id]);
+  return { log, error };
+}
+
+/**
+ * The job's tasks among the node's listed ones: a task id's first 8 bytes
+ * (16 hex digits) are its job's id (docs/architecture.md, "Ids and jobs").
+ */
+function JobTasks({ id }) {
+  const { data } = usePoll(() => api('/v1/tasks?limit=1000'), [id]);
+  if (!data) return null;
+  const mine = data.tasks.filter((t) => t.task_id.startsWith(id));
+  return (
+    <div>
+      <h3>Tasks ({mine.length}{data.next ? ' among the first 1000 listed' : ''})</h3>
+      <Table testid="job-tasks" rows={mine} empty="none listed" cols={[
+        ['task', (t) => <code>{t.task_id}</code>], ['function', (t) => t.function],
+        ['state', (t) => t.state], ['worker', (t) => t.worker || ''],
+        ['ran', (t) => (t.run_ms != null ? `${t.run_ms.toFixed(1)} ms` : '')],
+        ['error', (t) => t.error || ''],
+      ]} />
+    </div>
+  );
+}
+
+export function Job({ args: [id] }) {
+  const { data: job, error, reload } = usePoll(() => api(`/v1/jobs/${seg(id)}`), [id]);
+  const { log, error: logError } = useLog(id);
+  const [stopError, setStopError] = useState(null);
+  const stop = async () => {
+    try { await api(`/v1/jobs/${seg(id)}/stop`, { method: 'POST' }); reload(); } catch (e) { setStopError(e); }
+  };
+  return (
+    <div>
+      <h2>Job {id}</h2>
+      <ErrorBox error={error || stopError || logError} />
+      {job && (
+        <div class="cards">
+          <div class="card"><h3>Status</h3><div class="big" data-testid="job-status">{job.status}</div>
+            {job.message && <div class="muted">{job.message}</div>}</div>
+          <div class="card"><h3>Component</h3>{job.component} {job.args.join(' ')}
+            <div class="muted">driver task {job.driver_task} on {job.node_id}</div></div>
+          <div class="card"><h3>Time</h3>submitted {time(job.submitted_at)}<br />ran {duration(job.start_time, job.end_time)}</div>
+        </div>
+      )}
+      {job && !ended(job.status) && <button data-testid="stop-job" onClick={stop}>Stop</button>}
+      <h3>Log</h3>
+      <pre class="log" data-testid="job-log">{log}</pre>
+      <JobTasks id={id} />
+    </div>
+  );
+}

@@ -1,0 +1,214 @@
+// The dashboard in a real headless Chromium, against a running node that
+// has the `api` test component deployed as `api` (cli/tests/all/dashboard.rs
+// starts it):
+//
+//   node tests/e2e.mjs <node url> <token> <screenshot dir> <api.wasm>
+//
+// (`api.wasm` is deployed again from the page, as `copy`, and undeployed.)
+//
+// Each check waits for a state of the page (never a fixed sleep) and fails
+// the run (exit 1) with what it waited for.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { launch } from './browser.mjs';
+
+const [url, token, shots, wasm] = process.argv.slice(2);
+if (!url || !token || !shots || !wasm) {
+  console.error('usage: node tests/e2e.mjs <node url> <token> <screenshot dir> <a component .wasm to deploy>');
+  process.exit(2);
+}
+mkdirSync(shots, { recursive: true });
+const WAIT = { timeout: 30_000 };
+
+/** `fetch` of the API with the token; the JSON answer. */
+async function api(path, init = {}) {
+  const res = await fetch(url + path, {
+    ...init, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+  });
+  if (!res.ok) throw new Error(`${init.method || 'GET'} ${path}: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+/** Runs `f`, saying which check it is; a failure names it. */
+async function check(name, f) {
+  const start = Date.now();
+  try {
+    await f();
+    console.log(`ok   ${name} (${Date.now() - start} ms)`);
+  } catch (e) {
+    console.log(`FAIL ${name}: ${e.message}`);
+    throw e;
+  }
+}
+
+const { context, close } = await launch();
+let failed = false;
+try {
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  // Answers of 4xx that the checks ask for are logged as "Failed to load resource";
+  // anything else (a script error, a CSP violation) fails the run.
+  page.on('console', (m) => { if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) errors.push(m.text()); });
+  const shot = (name) => page.screenshot({ path: join(shots, `${name}.png`), fullPage: false });
+  const go = async (hash) => { await page.goto(`${url}/#/${hash}`); };
+
+  await check('the page is served with a Content-Security-Policy', async () => {
+    const res = await page.goto(`${url}/`);
+    const csp = res.headers()['content-security-policy'] || '';
+    if (!csp.includes("default-src 'self'")) throw new Error(`policy: ${csp}`);
+  });
+
+  await check('a wrong token shows the login error', async () => {
+    await page.fill('input[name=token]', 'not-the-token');
+    await page.click('button[type=submit]');
+    await page.getByTestId('login-error').waitFor(WAIT);
+    const text = await page.getByTestId('login-error').textContent();
+    if (!text.includes('refused')) throw new Error(`login error says ${text}`);
+    await shot('login-error');
+  });
+
+  await check('the token logs in and the overview shows the node', async () => {
+    await page.fill('input[name=token]', token);
+    await page.click('button[type=submit]');
+    await page.getByTestId('node-count').waitFor(WAIT);
+    const n = await page.getByTestId('node-count').textContent();
+    if (n !== '1') throw new Error(`node count ${n}`);
+    const inUrl = page.url().includes(token);
+    if (inUrl) throw new Error('the token is in the URL');
+    await shot('overview');
+  });
+
+  await check('the deployed function is listed', async () => {
+    await go('functions');
+    await page.locator('[data-component="api"] [data-export="inc"]').waitFor(WAIT);
+  });
+
+  await check('invoking it from the form shows the result', async () => {
+    await page.selectOption('select[name=function]', 'api/inc');
+    await page.fill('textarea[name=args]', '[41]');
+    await page.click('[data-testid=invoke-form] button[type=submit]');
+    await page.getByTestId('invoke-result').waitFor(WAIT);
+    const text = (await page.getByTestId('invoke-result').textContent()).trim();
+    if (text !== '42') throw new Error(`result ${text}`);
+    await page.getByTestId('invoke-form').scrollIntoViewIfNeeded();
+    await shot('functions');
+  });
+
+  await check('a failing call shows the error', async () => {
+    await page.fill('textarea[name=args]', '["not a number"]');
+    await page.click('[data-testid=invoke-form] button[type=submit]');
+    await page.getByTestId('invoke-error').waitFor(WAIT);
+    const text = await page.getByTestId('invoke-error').textContent();
+    if (!text.includes('invalid')) throw new Error(`error ${text}`);
+    await shot('function-error');
+  });
+
+  await check('a component is deployed and undeployed from the page', async () => {
+    await page.setInputFiles('[data-testid=deploy-form] input[name=file]', wasm);
+    await page.fill('[data-testid=deploy-form] input[name=name]', 'copy');
+    await page.click('[data-testid=deploy-form] button[type=submit]');
+    await page.getByTestId('deploy-result').filter({ hasText: 'deployed copy version 1' }).waitFor(WAIT);
+    await page.locator('[data-component="copy"]').waitFor(WAIT);
+    const listed = (await api('/v1/components')).components.map((c) => c.record.name);
+    if (!listed.includes('copy')) throw new Error(`the node lists ${listed}`);
+    await page.click('[data-undeploy="copy"]');
+    await page.click('[data-undeploy="copy"]');
+    await page.locator('[data-component="copy"]').waitFor({ ...WAIT, state: 'detached' });
+    const left = (await api('/v1/components')).components.map((c) => c.record.name);
+    if (left.includes('copy')) throw new Error('the node still lists it');
+  });
+
+  // A job that prints, runs a task, then prints again; and one that prints
+  // `started` and then waits on a task until it is stopped.
+  const done = await api('/v1/jobs', { method: 'POST', body: JSON.stringify({ component: 'api', args: ['job_output', 'dash', '3'] }) });
+  const forever = await api('/v1/jobs', { method: 'POST', body: JSON.stringify({ component: 'api', args: ['job_forever'] }) });
+
+  await check("the job's log lines appear while it runs", async () => {
+    await go(`jobs/${forever.job_id}`);
+    await page.locator('[data-testid=job-log]', { hasText: 'started' }).waitFor(WAIT);
+    const status = (await api(`/v1/jobs/${forever.job_id}`)).status;
+    if (status !== 'RUNNING') throw new Error(`the job is ${status}`);
+    await page.getByTestId('job-status').filter({ hasText: 'RUNNING' }).waitFor(WAIT);
+    await shot('job');
+  });
+
+  await check('the jobs are listed, and a job\'s page shows its log and tasks', async () => {
+    await go('jobs');
+    await page.locator(`[data-testid=jobs] a[href="#/jobs/${done.job_id}"]`).waitFor(WAIT);
+    await page.locator(`[data-testid=jobs] tr`, { hasText: done.job_id }).filter({ hasText: 'SUCCEEDED' }).waitFor(WAIT);
+    await shot('jobs');
+    // The finished job's page: its log, and its tasks (the driver and the task it ran).
+    await page.click(`[data-testid=jobs] a[href="#/jobs/${done.job_id}"]`);
+    await page.locator('[data-testid=job-log]', { hasText: 'done dash 4' }).waitFor(WAIT);
+    await page.locator('[data-testid=job-tasks] tr', { hasText: 'shout' }).filter({ hasText: 'FINISHED' }).waitFor(WAIT);
+    await page.locator('[data-testid=job-tasks] tr', { hasText: 'main' }).waitFor(WAIT);
+    const rows = await page.locator('[data-testid=job-tasks] tbody tr').count();
+    if (rows !== 2) throw new Error(`the job's page lists ${rows} tasks, not its 2`);
+  });
+
+  const created = await api('/v1/actors', { method: 'POST', body: JSON.stringify({ component: 'api', class: 'Counter', args: [0] }) });
+
+  await check('the timeline has one row per worker', async () => {
+    await go('tasks');
+    // The rows drawn are the node's trace's rows (read again each time: a
+    // task started meanwhile on another thread adds one), and at least two.
+    await page.waitForFunction(async () => {
+      const res = await fetch('/v1/timeline', { headers: { Authorization: `Bearer ${sessionStorage.getItem('wray-token')}` } });
+      const trace = await res.json();
+      const want = trace.traceEvents.filter((e) => e.ph === 'M' && e.name === 'thread_name').map((e) => e.args.name).sort();
+      const got = [...document.querySelectorAll('[data-testid=timeline] .tl-row')].map((g) => g.dataset.worker).sort();
+      return want.length >= 2 && JSON.stringify(got) === JSON.stringify(want);
+    }, null, { ...WAIT, polling: 250 });
+    const names = await page.$$eval('[data-testid=timeline] .tl-row', (gs) => gs.map((g) => g.dataset.worker));
+    if (!names.some((n) => n.startsWith('wray-worker'))) throw new Error(`no worker row in ${names}`);
+    await page.locator('[data-testid=tasks] td', { hasText: 'inc' }).first().waitFor(WAIT);
+    await page.getByTestId('zoom-in').click();
+    await shot('tasks');
+  });
+
+  await check('an actor is killed from the Actors page', async () => {
+    await go('actors');
+    const button = page.locator(`[data-kill="${created.actor}"]`);
+    await button.waitFor(WAIT);
+    await shot('actors');
+    await button.click();
+    await button.waitFor({ ...WAIT, state: 'detached' });
+    const left = (await api('/v1/actors')).actors.map((a) => a.actor);
+    if (left.includes(created.actor)) throw new Error('the node still lists the actor');
+  });
+
+  await check('the job is stopped from its page', async () => {
+    await go(`jobs/${forever.job_id}`);
+    await page.getByTestId('stop-job').click();
+    await page.getByTestId('job-status').filter({ hasText: 'STOPPED' }).waitFor(WAIT);
+  });
+
+  await check('objects, metrics, cluster and the overview\'s traffic show data', async () => {
+    await go('objects');
+    await page.getByTestId('objects').waitFor(WAIT);
+    await shot('objects');
+    await go('metrics');
+    await page.locator('[data-testid=charts] .uplot').first().waitFor(WAIT);
+    // Three samples (4 s): the rates have two points to draw.
+    await page.getByTestId('samples').filter({ hasText: /^[3-9]$/ }).waitFor(WAIT);
+    await shot('metrics');
+    await go('cluster');
+    await page.locator('[data-testid=nodes] td', { hasText: 'alive' }).waitFor(WAIT);
+    await shot('cluster');
+    await go('overview');
+    await page.locator('[data-testid=recent-jobs] tr', { hasText: forever.job_id }).filter({ hasText: 'STOPPED' }).waitFor(WAIT);
+    // Two samples of /metrics apart: a request rate and latency quantiles.
+    await page.getByTestId('traffic').filter({ hasText: /requests\/s/ }).filter({ hasText: /p50 \d/ }).waitFor(WAIT);
+    await shot('overview');
+  });
+
+  await check('the page logged no errors', async () => {
+    if (errors.length) throw new Error(errors.join('\n'));
+  });
+} catch (e) {
+  failed = true;
+} finally {
+  await close();
+}
+process.exit(failed ? 1 : 0);
