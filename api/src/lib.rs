@@ -38,7 +38,7 @@ pub use error::{ErrorBody, ErrorDetail, TaskCause, TaskFailure};
 pub use jobs::{
     JobDeleted, JobDir, JobInfo, JobLogsQuery, JobOptions, JobStatus, JobStopped, SubmitJob,
 };
-pub use paging::{ListQuery, DEFAULT_LIMIT, MAX_LIMIT};
+pub use paging::{ListQuery, TaskFilter, DEFAULT_LIMIT, MAX_LIMIT};
 pub use state::{
     CauseInfo, ControlPlaneHealth, ErrorInfo, ErrorList, GpuSummary, Health, NodeInfo, ObjectInfo,
     ObjectList, ObjectListing, Resources, StatusSnapshot, TaskInfo, TaskList, TaskLogs,

@@ -42,3 +42,12 @@ impl ListQuery {
         }
     }
 }
+
+/// `GET /v1/tasks`'s filter, beside its [`ListQuery`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct TaskFilter {
+    /// Only the tasks of this job (its id, 16 hex digits): its driver,
+    /// and every task and actor call it led to on this node.
+    pub job: Option<String>,
+}

@@ -167,6 +167,17 @@ try {
     await shot('tasks');
   });
 
+  await check("the Tasks page's job filter shows only that job's tasks", async () => {
+    await go('tasks');
+    await page.getByTestId('task-job').fill(done.job_id);
+    // Its two tasks (the driver and `shout`), and nothing of other jobs.
+    await page.waitForFunction((job) => {
+      const ids = [...document.querySelectorAll('[data-testid=tasks] tbody tr td:first-child')].map((td) => td.textContent);
+      return ids.length === 2 && ids.every((id) => id.startsWith(job));
+    }, done.job_id, { ...WAIT, polling: 250 });
+    await page.getByTestId('task-job').fill('');
+  });
+
   await check('an actor is killed from the Actors page', async () => {
     await go('actors');
     const button = page.locator(`[data-kill="${created.actor}"]`);

@@ -257,7 +257,14 @@ fn page_after<T>(
 
 /// `GET /v1/tasks`: a page, oldest submission first.
 pub(crate) fn tasks(state: &State, query: &Query) -> Answer {
-    let all = state.node.tasks();
+    let mut all = state.node.tasks();
+    if let Some(job) = query.job {
+        all.retain(|t| {
+            t.task_id
+                .parse::<wray_host::TaskId>()
+                .is_ok_and(|id| id.job() == job)
+        });
+    }
     let (page, next) = page_after(all, query.after.as_deref(), query.limit, |t| {
         t.task_id.as_str()
     })?;

@@ -31,6 +31,8 @@ pub(crate) struct Query {
     pub(crate) limit: usize,
     /// A listing's cursor: answer what follows it.
     pub(crate) after: Option<String>,
+    /// `GET /v1/tasks`: only the tasks of this job.
+    pub(crate) job: Option<wray_host::JobId>,
 }
 
 impl Query {
@@ -87,6 +89,11 @@ impl Query {
                 }
                 ("limit", _) if listing => q.limit = parse_limit(value)?,
                 ("after", _) if listing => q.after = Some(value.to_string()),
+                ("job", Route::Tasks) => {
+                    q.job = Some(value.parse().map_err(|e: wray_host::BadId| {
+                        ApiError::bad_request("bad_query", format!("job={}: {e}", cut(value)))
+                    })?);
+                }
                 _ => {
                     return Err(ApiError::bad_request(
                         "bad_query",

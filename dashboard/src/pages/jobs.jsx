@@ -63,17 +63,14 @@ function useLog(id) {
   return { log, error };
 }
 
-/**
- * The job's tasks among the node's listed ones: a task id's first 8 bytes
- * (16 hex digits) are its job's id (docs/architecture.md, "Ids and jobs").
- */
+/** The job's tasks on this node (`/v1/tasks?job=`), the first 1000. */
 function JobTasks({ id }) {
-  const { data } = usePoll(() => api('/v1/tasks?limit=1000'), [id]);
+  const { data } = usePoll(() => api(`/v1/tasks?limit=1000&job=${encodeURIComponent(id)}`), [id]);
   if (!data) return null;
-  const mine = data.tasks.filter((t) => t.task_id.startsWith(id));
+  const mine = data.tasks;
   return (
     <div>
-      <h3>Tasks ({mine.length}{data.next ? ' among the first 1000 listed' : ''})</h3>
+      <h3>Tasks ({mine.length}{data.next ? '+, the first 1000' : ''})</h3>
       <Table testid="job-tasks" rows={mine} empty="none listed" cols={[
         ['task', (t) => <code>{t.task_id}</code>], ['function', (t) => t.function],
         ['state', (t) => t.state], ['worker', (t) => t.worker || ''],

@@ -5,8 +5,13 @@ import { api, usePoll } from '../api.js';
 import { ErrorBox, Table } from '../util.jsx';
 import { Timeline } from './timeline.jsx';
 
+/** A job id as the API takes it: 16 hex digits. */
+const JOB_ID = /^[0-9a-f]{16}$/;
+
 export function Tasks() {
-  const { data, error } = usePoll(() => api('/v1/tasks?limit=1000'));
+  const [job, setJob] = useState('');
+  const jobQuery = JOB_ID.test(job.trim()) ? `&job=${job.trim()}` : '';
+  const { data, error } = usePoll(() => api(`/v1/tasks?limit=1000${jobQuery}`), [jobQuery]);
   const [state, setState] = useState('');
   const [fn, setFn] = useState('');
   const tasks = data ? data.tasks : [];
@@ -22,6 +27,7 @@ export function Tasks() {
         <label>State <select data-testid="task-state" value={state} onChange={(e) => setState(e.target.value)}>
           <option value="">any</option>{states.map((s) => <option>{s}</option>)}</select></label>
         <label>Function <input data-testid="task-function" value={fn} onInput={(e) => setFn(e.target.value)} /></label>
+        <label>Job <input data-testid="task-job" placeholder="16 hex digits" value={job} onInput={(e) => setJob(e.target.value)} /></label>
       </div>
       <Table testid="tasks" rows={[...shown].reverse().slice(0, 500)} cols={[
         ['task', (t) => <code>{t.task_id}</code>], ['function', (t) => t.function],

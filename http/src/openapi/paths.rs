@@ -11,8 +11,8 @@
 use wray_api::{
     Accepted, ActorInfo, ActorList, ComponentInfo, ComponentList, DeployQuery, ErrorBody,
     ErrorList, Health, InvokeQuery, JobDeleted, JobInfo, JobLogsQuery, JobStopped, Killed,
-    ListQuery, NewActor, NodeInfo, ObjectList, ObjectQuery, Resources, SubmitJob, TaskList,
-    TaskLogs, Undeployed,
+    ListQuery, NewActor, NodeInfo, ObjectList, ObjectQuery, Resources, SubmitJob, TaskFilter,
+    TaskList, TaskLogs, Undeployed,
 };
 
 #[utoipa::path(get, path = "/healthz", responses((status = 200, body = Health)))]
@@ -139,7 +139,7 @@ fn nodes() {}
 #[utoipa::path(get, path = "/v1/resources", responses((status = 200, body = Resources)))]
 fn resources() {}
 
-#[utoipa::path(get, path = "/v1/tasks", params(ListQuery), responses(
+#[utoipa::path(get, path = "/v1/tasks", params(ListQuery, TaskFilter), responses(
     (status = 200, body = TaskList),
     (status = 410, description = "`stale_cursor`: the task named by `after` is no longer kept", body = ErrorBody),
 ))]

@@ -167,6 +167,28 @@ fn listings_come_a_page_at_a_time_and_the_cursors_cover_them_all() {
         .map(|t| t["task_id"].as_str().unwrap())
         .collect();
     assert_eq!(tasks, one_page);
+    // `?job=`: only that job's tasks (a task id's first 16 hex digits are
+    // its job's id).
+    let ids = |v: &Value| -> Vec<String> {
+        v["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["task_id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let job = &one_page[0][..16];
+    let (s, v) = get_at(&url, &format!("/v1/tasks?limit=1000&job={job}"));
+    assert_eq!(s, 200, "{v}");
+    let mine = ids(&v);
+    assert!(mine.iter().any(|t| t == one_page[0]), "{v}");
+    assert!(mine.iter().all(|t| t.starts_with(job)), "{v}");
+    let (s, v) = get_at(&url, "/v1/tasks?job=0000000000000000");
+    assert_eq!((s, ids(&v).len()), (200, 0), "{v}");
+    let (s, v) = get_at(&url, "/v1/tasks?job=0xnothex");
+    assert_eq!((s, code(&v)), (400, "bad_query"), "{v}");
+    let (s, v) = get_at(&url, "/v1/objects?job=0000000000000000");
+    assert_eq!((s, code(&v)), (400, "bad_query"), "only tasks take it: {v}");
     for bad in ["limit=0", "limit=1001", "limit=many"] {
         let (s, v) = get_at(&url, &format!("/v1/components?{bad}"));
         assert_eq!((s, code(&v)), (400, "bad_query"), "{bad}: {v}");
