@@ -153,15 +153,18 @@ try {
     await go('tasks');
     // The rows drawn are the node's trace's rows (read again each time: a
     // task started meanwhile on another thread adds one), and at least two.
-    await page.waitForFunction(async () => {
-      const res = await fetch('/v1/timeline', { headers: { Authorization: `Bearer ${sessionStorage.getItem('wray-token')}` } });
-      const trace = await res.json();
+    // Polled from here (both sides read in one round, every 250 ms until
+    // the deadline), so that the rows checked are the rows compared.
+    const deadline = Date.now() + WAIT.timeout;
+    for (;;) {
+      const trace = await api('/v1/timeline');
       const want = trace.traceEvents.filter((e) => e.ph === 'M' && e.name === 'thread_name').map((e) => e.args.name).sort();
-      const got = [...document.querySelectorAll('[data-testid=timeline] .tl-row')].map((g) => g.dataset.worker).sort();
-      return want.length >= 2 && JSON.stringify(got) === JSON.stringify(want);
-    }, null, { ...WAIT, polling: 250 });
-    const names = await page.$$eval('[data-testid=timeline] .tl-row', (gs) => gs.map((g) => g.dataset.worker));
-    if (!names.some((n) => n.startsWith('wray-worker'))) throw new Error(`no worker row in ${names}`);
+      const got = (await page.$$eval('[data-testid=timeline] .tl-row', (gs) => gs.map((g) => g.dataset.worker))).sort();
+      const same = want.length >= 2 && JSON.stringify(got) === JSON.stringify(want);
+      if (same && got.some((n) => n.startsWith('wray-worker'))) break;
+      if (Date.now() > deadline) throw new Error(`timeline rows ${got} against the trace's ${want}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
     await page.locator('[data-testid=tasks] td', { hasText: 'inc' }).first().waitFor(WAIT);
     await page.getByTestId('zoom-in').click();
     await shot('tasks');
