@@ -213,7 +213,7 @@ impl Forwarder {
         let policy = actor.restarts;
         let create = matches!(spec.target, Target::ActorCreate { .. });
         let (retry, failed) = if !create && spec.retries < policy.max_task_retries {
-            spec.retries += 1;
+            spec.retries = spec.retries.saturating_add(1);
             (Some(PendingTask::ready(spec)), None)
         } else {
             (None, Some(spec))
@@ -358,7 +358,7 @@ impl Forwarder {
         // Counted among the restarted instance's holders, as before.
         self.send_hold(&next, actor.id, true).await;
         if spec.retries < actor.restarts.max_task_retries {
-            spec.retries += 1;
+            spec.retries = spec.retries.saturating_add(1);
             actor.retry_first(PendingTask::ready(spec));
         } else {
             let message = format!(

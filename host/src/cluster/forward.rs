@@ -207,7 +207,7 @@ impl Forwarder {
                         "{why}; given up after {attempt} retries (max_retries {MAX_RETRIES})"
                     ));
                 }
-                attempt += 1;
+                attempt = attempt.saturating_add(1);
                 self.retried
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 tracing::warn!(task = %spec.id, node, "retrying a task elsewhere: {why}");
@@ -265,7 +265,7 @@ impl Forwarder {
         // with it: made first.
         let roots = spec.referenced();
         tokio::select! {
-            () = all_sealed(&sched.objects, &roots) => {}
+            () = all_sealed(sched, &roots) => {}
             () = spec.cancel.cancelled() => return Err(Failure::Cancelled),
         }
         let objects = ship(&sched.objects, &roots).map_err(Failure::Failed)?;
@@ -462,7 +462,11 @@ impl Remote for Forwarder {
             .spawn(async move { me.send_kill(&node, actor, why).await });
     }
 
-    fn hold_actor(&self, node: &str, actor: ActorId) -> crate::scheduler::remote::Held {
+    fn hold_actor(
+        &self,
+        node: &str,
+        actor: ActorId,
+    ) -> futures_util::future::BoxFuture<'static, bool> {
         let Some(me) = self.me() else {
             return Box::pin(async { false });
         };

@@ -67,6 +67,8 @@ pub(crate) async fn learn(
         return;
     }
     let received: IdSet<ObjectId> = received.iter().copied().collect();
+    // The actors' nodes are told at once, not one round trip after another.
+    let mut follows = Vec::new();
     for r in refs.into_iter().take(received.len()) {
         if !received.contains(&actor_handle_object(r.actor)) {
             continue;
@@ -96,6 +98,7 @@ pub(crate) async fn learn(
             limits: r.limits,
             restarts,
         };
-        sched.follow_actor(r.actor, stub).await;
+        follows.push(sched.follow_actor(r.actor, stub));
     }
+    futures_util::future::join_all(follows).await;
 }

@@ -40,6 +40,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::future::BoxFuture;
 use parking_lot::Mutex;
 use wray_control_plane::{NodeInfo, NodeRegistry, NodeView, Registration, RegistryOptions};
 use wray_peer::{PeerClient, PeerConfig, PeerServer, PeerTls, Token};
@@ -89,9 +90,7 @@ pub(crate) struct Cluster {
 /// Loads component `name` on the node (a forwarded task's component the
 /// node has not followed yet): given by the node, which this layer does
 /// not name.
-pub(crate) type Loader = Arc<
-    dyn Fn(String) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> + Send + Sync,
->;
+pub(crate) type Loader = Arc<dyn Fn(String) -> BoxFuture<'static, ()> + Send + Sync>;
 
 impl Cluster {
     /// Joins the cluster `config` names for the node of `sched` (started

@@ -7,11 +7,10 @@
 //! proved the cluster token. The HTTP layer decides which routes may be
 //! relayed and which may be asked for.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
+use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use wray_peer::RemoteError;
 
@@ -57,7 +56,7 @@ pub struct RelayResponse {
 
 /// What runs a relayed request through this node's HTTP routes.
 pub type RelayHandler =
-    Arc<dyn Fn(RelayRequest) -> Pin<Box<dyn Future<Output = RelayResponse> + Send>> + Send + Sync>;
+    Arc<dyn Fn(RelayRequest) -> BoxFuture<'static, RelayResponse> + Send + Sync>;
 
 /// Where the node's [`RelayHandler`] is kept: set once its HTTP API
 /// serves, read by the peer channel.

@@ -219,7 +219,7 @@ impl Service {
         // The task holds its arguments now.
         drop(args);
         // With what their values name, at any depth, made by then.
-        all_sealed(&sched.objects, &returns).await;
+        all_sealed(&sched, &returns).await;
         let objects = ship(&sched.objects, &returns).map_err(|m| refused(code::UNAVAILABLE, m))?;
         // The owner tells each actor's node that it holds the handles
         // among them before it releases these.

@@ -5,6 +5,7 @@
 //! they are sealed).
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use wray_control_plane::ObjectId;
 use wray_peer::PeerClient;
@@ -14,7 +15,9 @@ use crate::cluster::protocol::{
 };
 use crate::id_map::IdSet;
 use crate::objects::data::Data;
-use crate::objects::{Object, ObjectStore, Subscription};
+use crate::objects::{Object, ObjectStore};
+use crate::scheduler::blocking::Blocker;
+use crate::scheduler::Scheduler;
 
 /// The most bytes of one object pulled into the heap when the arena has
 /// no room (then the store places it as any value): 1 GiB.
@@ -78,43 +81,40 @@ pub(crate) fn ship(objects: &ObjectStore, roots: &[ObjectId]) -> Result<Vec<Ship
     Ok(out)
 }
 
-/// Waits until `id` is sealed (or gone).
-pub(crate) async fn sealed(objects: &ObjectStore, id: &ObjectId) {
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let tx = parking_lot::Mutex::new(Some(tx));
-    let waiter = Box::new(move || {
-        if let Some(tx) = tx.lock().take() {
-            let _ = tx.send(());
-        }
-    });
-    match objects.subscribe(id, waiter) {
-        Subscription::Ready | Subscription::Unknown => {}
-        Subscription::Pending(_) => {
-            let _ = rx.await;
-        }
-    }
-}
-
 /// Waits until every object `roots` name, at any depth (the refs inside
 /// their values, and inside those), is sealed or gone: another node gets
-/// only what is sealed here when [`ship`] runs. At most [`MAX_OBJECTS`]
-/// objects are waited for (past them, [`ship`] refuses the message).
-pub(crate) async fn all_sealed(objects: &ObjectStore, roots: &[ObjectId]) {
+/// only what is sealed here when [`ship`] runs. One level at a time, each
+/// through the scheduler's wait (its waiters taken back if this is
+/// dropped); at most [`MAX_OBJECTS`] objects are looked at (past them,
+/// [`ship`] refuses the message).
+pub(crate) async fn all_sealed(sched: &Arc<Scheduler>, roots: &[ObjectId]) {
     let mut seen = IdSet::default();
-    let mut work: VecDeque<ObjectId> = roots.iter().copied().collect();
-    while let Some(id) = work.pop_front() {
-        if seen.len() > MAX_OBJECTS {
-            return;
+    let mut level: Vec<ObjectId> = roots.to_vec();
+    while !level.is_empty() && seen.len() <= MAX_OBJECTS {
+        level.retain(|id| seen.insert(*id));
+        let pending: Vec<ObjectId> = level
+            .iter()
+            .copied()
+            .filter(|id| sched.objects.is_pending(id))
+            .collect();
+        if !pending.is_empty() {
+            let blocker = Blocker {
+                entry: None,
+                allocation: None,
+            };
+            sched
+                .wait_sealed(&pending, pending.len(), None, blocker)
+                .await;
         }
-        if !seen.insert(id) {
-            continue;
-        }
-        sealed(objects, &id).await;
-        if let Some(object) = objects.get(&id) {
-            if let Object::Value { refs, .. } = &*object {
-                work.extend(refs.iter().copied());
+        let mut next = Vec::new();
+        for id in &level {
+            if let Some(object) = sched.objects.get(id) {
+                if let Object::Value { refs, .. } = &*object {
+                    next.extend(refs.iter().copied());
+                }
             }
         }
+        level = next;
     }
 }
 

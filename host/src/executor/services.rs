@@ -3,8 +3,6 @@
 //! `Arc<dyn Services>`; the node implements it over its scheduler and
 //! object store, so the executor never sees the node itself.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -39,8 +37,8 @@ pub(crate) enum Refused {
 /// guest's error.
 pub(crate) type ActorFound = Result<ActorId, (ErrorKind, String)>;
 
-/// A boxed future borrowing from its caller.
-pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+/// A boxed future borrowing from its caller (futures' own).
+pub(crate) use futures_util::future::BoxFuture;
 
 /// What an instance may ask of its node (see the module docs). Every
 /// method is scoped by its arguments: the caller's holds, its submission,

@@ -221,7 +221,7 @@ impl<T: Queued> Mailbox<T> {
         {
             return None;
         }
-        inner.restarted += 1;
+        inner.restarted = inner.restarted.saturating_add(1);
         if let Some(call) = retry {
             inner.queue.push_front(call);
         }

@@ -5,6 +5,8 @@
 
 use std::sync::Arc;
 
+use futures_util::future::BoxFuture;
+
 use wray_control_plane::{ActorId, JobId};
 
 use crate::error::TaskError;
@@ -69,7 +71,7 @@ pub(crate) trait Remote: Send + Sync {
     /// living there (a new stub): it lives on while any node does. Ends
     /// once `node` answered; false when it said the actor is dead or
     /// not there (or could not be reached).
-    fn hold_actor(&self, node: &str, actor: ActorId) -> Held;
+    fn hold_actor(&self, node: &str, actor: ActorId) -> BoxFuture<'static, bool>;
 
     /// Tells node `node` that this node's stub of actor `actor` went (best
     /// effort: a node that died took the actor along).
@@ -79,6 +81,3 @@ pub(crate) trait Remote: Send + Sync {
     /// (best effort), so that it ends there too.
     fn job_ended(&self, job: JobId);
 }
-
-/// The answer of [`Remote::hold_actor`], to be awaited.
-pub(crate) type Held = std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send>>;

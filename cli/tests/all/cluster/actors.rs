@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use super::harness::{
-    count, deploy_api, job, start_job, wait_job_end, wait_within, Cluster, ACCELERATED,
+    count, job, job_log, start_job, wait_job_end, wait_within, Cluster, ACCELERATED,
 };
 use crate::support::success_stdout;
 
@@ -38,10 +38,8 @@ fn kill_actor_node(cluster: &Cluster, log: &str) -> usize {
 
 #[test]
 fn an_actor_asking_for_what_only_node_2_has_lives_there_and_every_node_can_call_it() {
-    let cluster = Cluster::start(3, &[&[], &ACCELERATORS, &RELAY]);
-    cluster.wait_all_alive(Duration::from_secs(30));
+    let cluster = Cluster::with_api(3, &[&[], &ACCELERATORS, &RELAY]);
     let ids = cluster.node_ids();
-    deploy_api(cluster.node(1));
     let log = job(cluster.node(1), &["cluster_actors"]);
     println!("{log}");
     assert!(log.contains("adds [11, 13, 16]"), "{log}");
@@ -82,12 +80,10 @@ fn an_actor_asking_for_what_only_node_2_has_lives_there_and_every_node_can_call_
 
 #[test]
 fn an_actor_whose_node_is_killed_fails_its_next_call_naming_the_node() {
-    let cluster = Cluster::start(2, &[&[], &ACCELERATED]);
-    cluster.wait_all_alive(Duration::from_secs(30));
+    let cluster = Cluster::with_api(2, &[&[], &ACCELERATED]);
     let ids = cluster.node_ids();
-    deploy_api(cluster.node(1));
     let id = start_job(cluster.node(1), &["cluster_actor_lost"]);
-    let logs = || success_stdout(&cluster.node(1).run(&["job", "logs", &id]));
+    let logs = || job_log(cluster.node(1), &id);
     wait_within("the actor to be made", Duration::from_secs(60), || {
         logs().contains("actor_node")
     });
@@ -103,12 +99,10 @@ fn an_actor_whose_node_is_killed_fails_its_next_call_naming_the_node() {
 
 #[test]
 fn an_actor_with_max_restarts_whose_node_is_killed_restarts_on_another_node() {
-    let cluster = Cluster::start(3, &[&[], &ACCELERATED, &ACCELERATED]);
-    cluster.wait_all_alive(Duration::from_secs(30));
+    let cluster = Cluster::with_api(3, &[&[], &ACCELERATED, &ACCELERATED]);
     let ids = cluster.node_ids();
-    deploy_api(cluster.node(1));
     let id = start_job(cluster.node(1), &["cluster_actor_restart"]);
-    let logs = || success_stdout(&cluster.node(1).run(&["job", "logs", &id]));
+    let logs = || job_log(cluster.node(1), &id);
     // A few calls first, so that the restart has state to lose.
     wait_within("the actor to count", Duration::from_secs(60), || {
         logs().contains("actor_node") && count(cluster.node(1), &["Tally.add"], "FINISHED") >= 3
@@ -133,9 +127,7 @@ fn an_actor_with_max_restarts_whose_node_is_killed_restarts_on_another_node() {
 
 #[test]
 fn a_named_detached_actor_is_found_from_every_node_and_outlives_its_job() {
-    let cluster = Cluster::start(3, &[]);
-    cluster.wait_all_alive(Duration::from_secs(30));
-    deploy_api(cluster.node(1));
+    let cluster = Cluster::with_api(3, &[]);
     let said = |node: usize, args: &[&str]| {
         let log = job(cluster.node(node), args);
         log.lines().last().unwrap_or_default().to_string()
@@ -158,13 +150,11 @@ fn a_named_detached_actor_is_found_from_every_node_and_outlives_its_job() {
 
 #[test]
 fn an_idle_actor_restarts_when_its_node_is_seen_dead_not_at_its_next_call() {
-    let cluster = Cluster::start(3, &[&[], &ACCELERATED, &ACCELERATED]);
-    cluster.wait_all_alive(Duration::from_secs(30));
+    let cluster = Cluster::with_api(3, &[&[], &ACCELERATED, &ACCELERATED]);
     let ids = cluster.node_ids();
-    deploy_api(cluster.node(1));
     // The driver calls nothing for 20 s after the actor is made.
     let id = start_job(cluster.node(1), &["cluster_actor_idle_restart", "20"]);
-    let logs = || success_stdout(&cluster.node(1).run(&["job", "logs", &id]));
+    let logs = || job_log(cluster.node(1), &id);
     wait_within("the actor to be made", Duration::from_secs(60), || {
         logs().contains("actor_node")
     });
@@ -189,12 +179,10 @@ fn an_idle_actor_restarts_when_its_node_is_seen_dead_not_at_its_next_call() {
 
 #[test]
 fn a_handle_on_a_third_node_follows_its_actor_restarted_elsewhere() {
-    let cluster = Cluster::start(4, &[&[], &ACCELERATED, &ACCELERATED, &RELAY]);
-    cluster.wait_all_alive(Duration::from_secs(30));
+    let cluster = Cluster::with_api(4, &[&[], &ACCELERATED, &ACCELERATED, &RELAY]);
     let ids = cluster.node_ids();
-    deploy_api(cluster.node(1));
     let id = start_job(cluster.node(1), &["cluster_handle_follows_restart"]);
-    let logs = || success_stdout(&cluster.node(1).run(&["job", "logs", &id]));
+    let logs = || job_log(cluster.node(1), &id);
     // Node 4 (the relay) calls the actor: a few calls first.
     wait_within("node 4 to call the actor", Duration::from_secs(60), || {
         count(cluster.node(4), &["Tally.add"], "FINISHED") >= 3
@@ -213,14 +201,12 @@ fn a_handle_on_a_third_node_follows_its_actor_restarted_elsewhere() {
 
 #[test]
 fn an_actor_lives_while_another_node_holds_its_handle_and_exits_once_none_does() {
-    let cluster = Cluster::start(3, &[&[], &ACCELERATED, &RELAY]);
-    cluster.wait_all_alive(Duration::from_secs(30));
+    let cluster = Cluster::with_api(3, &[&[], &ACCELERATED, &RELAY]);
     let ids = cluster.node_ids();
-    deploy_api(cluster.node(1));
     // The driver sleeps 120 s after killing the keepers: what exits meanwhile
     // exits because no node holds it, not because its job ended.
     let id = start_job(cluster.node(1), &["cluster_borrowed_actor", "120"]);
-    let logs = || success_stdout(&cluster.node(1).run(&["job", "logs", &id]));
+    let logs = || job_log(cluster.node(1), &id);
     wait_within("the keepers to be killed", Duration::from_secs(90), || {
         logs().contains("killed")
     });

@@ -89,6 +89,16 @@ impl Cluster {
         cluster
     }
 
+    /// [`Cluster::start`], then waits (up to 30 s) until every node sees
+    /// every other alive, and deploys the `api` test component through
+    /// node 1: where most scenarios begin.
+    pub fn with_api(n: usize, extra: &[&[&str]]) -> Self {
+        let cluster = Self::start(n, extra);
+        cluster.wait_all_alive(Duration::from_secs(30));
+        deploy_api(cluster.node(1));
+        cluster
+    }
+
     /// Node `i` (from 1).
     pub fn node(&self, i: usize) -> &StartedNode {
         &self.nodes[i - 1]
@@ -277,13 +287,18 @@ pub fn deploy_api(node: &StartedNode) {
     success_stdout(&node.run(&["deploy", component("api").to_str().expect("UTF-8")]));
 }
 
+/// The log of job `id` on `node` so far.
+pub fn job_log(node: &StartedNode, id: &str) -> String {
+    success_stdout(&node.run(&["job", "logs", id]))
+}
+
 /// Runs job `api -- args` on `node` to its end; its log.
 pub fn job(node: &StartedNode, args: &[&str]) -> String {
     let mut argv = vec!["job", "submit", "api", "--"];
     argv.extend_from_slice(args);
     let said = success_stdout(&node.run(&argv));
     assert!(said.contains("SUCCEEDED"), "{said}");
-    success_stdout(&node.run(&["job", "logs", &job_id(&said)]))
+    job_log(node, &job_id(&said))
 }
 
 /// Submits job `api -- args` on `node` without waiting; its id.

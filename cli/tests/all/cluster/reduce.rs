@@ -75,9 +75,7 @@ fn the_word_count_and_a_tree_reduce_give_the_same_results_on_three_nodes_as_on_o
         deploy_api(cluster.node(1));
         run_both(&cluster)
     };
-    let cluster = Cluster::start(3, &[&TWO, &TWO, &TWO]);
-    cluster.wait_all_alive(Duration::from_secs(30));
-    deploy_api(cluster.node(1));
+    let cluster = Cluster::with_api(3, &[&TWO, &TWO, &TWO]);
     let three = run_both(&cluster);
     println!("one node:    {one:?}\nthree nodes: {three:?}");
 
@@ -115,9 +113,7 @@ fn a_node_killed_in_the_middle_of_a_tree_reduce_leaves_its_result_exact() {
     // Node 1 (the driver's) has no accelerator: every task goes to node 2
     // or 3, four at a time each; those that fit neither at once queue on
     // one of them (the first one whose totals fit).
-    let cluster = Cluster::start(3, &[&[], &FOUR, &FOUR]);
-    cluster.wait_all_alive(Duration::from_secs(30));
-    deploy_api(cluster.node(1));
+    let cluster = Cluster::with_api(3, &[&[], &FOUR, &FOUR]);
     let leaves = 16;
     let id = start_job(
         cluster.node(1),

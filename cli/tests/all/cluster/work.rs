@@ -4,14 +4,12 @@
 
 use std::time::Duration;
 
-use super::harness::{count, deploy_api, job, start_job, wait_within, Cluster, ACCELERATED};
+use super::harness::{count, job, start_job, wait_within, Cluster, ACCELERATED};
 use crate::support::{component, success_stdout, wray};
 
 #[test]
 fn a_256_mib_object_put_on_node_1_is_read_on_node_2_byte_for_byte() {
-    let cluster = Cluster::start(2, &[&[], &ACCELERATED]);
-    cluster.wait_all_alive(Duration::from_secs(30));
-    deploy_api(cluster.node(1));
+    let cluster = Cluster::with_api(2, &[&[], &ACCELERATED]);
     let log = job(cluster.node(1), &["cluster_bytes", "256"]);
     assert!(log.contains("cluster_bytes 268435456 match"), "{log}");
     // It ran on node 2, and node 1 forwarded it.
@@ -28,9 +26,7 @@ fn a_256_mib_object_put_on_node_1_is_read_on_node_2_byte_for_byte() {
 
 #[test]
 fn a_node_killed_while_it_runs_tasks_has_them_run_again_elsewhere() {
-    let cluster = Cluster::start(3, &[&[], &ACCELERATED, &ACCELERATED]);
-    cluster.wait_all_alive(Duration::from_secs(30));
-    deploy_api(cluster.node(1));
+    let cluster = Cluster::with_api(3, &[&[], &ACCELERATED, &ACCELERATED]);
     let id = start_job(cluster.node(1), &["cluster_spread", "8", "3000"]);
     // Node 2 runs some of them: kill it then.
     let running_on_2 = || {
@@ -72,9 +68,7 @@ fn a_node_killed_while_it_runs_tasks_has_them_run_again_elsewhere() {
 
 #[test]
 fn a_forwarded_task_cancelled_by_its_owner_stops_on_the_node_running_it() {
-    let cluster = Cluster::start(2, &[&[], &ACCELERATED]);
-    cluster.wait_all_alive(Duration::from_secs(30));
-    deploy_api(cluster.node(1));
+    let cluster = Cluster::with_api(2, &[&[], &ACCELERATED]);
     let log = job(cluster.node(1), &["cluster_cancel"]);
     assert!(log.contains("cancel_error Cancelled"), "{log}");
     // The minute-long task stops on node 2 too, well before its minute.
@@ -96,10 +90,8 @@ fn a_forwarded_task_cancelled_by_its_owner_stops_on_the_node_running_it() {
 
 #[test]
 fn a_jobs_end_stops_what_its_tasks_left_running_on_another_node() {
-    let cluster = Cluster::start(2, &[&[], &ACCELERATED]);
-    cluster.wait_all_alive(Duration::from_secs(30));
+    let cluster = Cluster::with_api(2, &[&[], &ACCELERATED]);
     let ids = cluster.node_ids();
-    deploy_api(cluster.node(1));
     // A task on node 2 leaves a minute-long task running there (nobody
     // holds its ref) and returns; the job ends at once.
     let log = job(cluster.node(1), &["cluster_left_behind", "60000"]);
@@ -151,9 +143,7 @@ fn wray_run_with_address_runs_its_driver_on_a_node_of_the_cluster() {
 
 #[test]
 fn refs_inside_a_value_at_any_depth_to_objects_still_being_made_reach_a_task_on_another_node() {
-    let cluster = Cluster::start(2, &[&[], &ACCELERATED]);
-    cluster.wait_all_alive(Duration::from_secs(30));
-    deploy_api(cluster.node(1));
+    let cluster = Cluster::with_api(2, &[&[], &ACCELERATED]);
     // The refs name tasks still running when the sum is submitted; the sum
     // is sent to node 2 once they are sealed, with their values.
     let log = job(cluster.node(1), &["cluster_nested_refs"]);
