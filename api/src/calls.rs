@@ -83,11 +83,54 @@ pub struct ActorInfo {
     pub class: String,
 }
 
+/// One actor of a node, as `GET /v1/actors` lists it (Ray's
+/// `list_actors()` row): one living here, or a stub of one living on
+/// another node (its calls from here go there), alive or recently dead.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct ActorState {
+    /// Its id (32 hex digits).
+    pub actor: String,
+    /// Its class.
+    pub class: String,
+    /// The component it was created from: the name it was deployed or
+    /// loaded under, or its content hash when this node never loaded it.
+    pub component: String,
+    /// The job it belongs to (16 hex digits).
+    pub job: String,
+    /// `PENDING_CREATION` (its constructor has not ended), `ALIVE` or
+    /// `DEAD`.
+    pub state: String,
+    /// Why it died, once it has.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub death_cause: Option<String>,
+    /// The node its instance lives on.
+    pub node_id: String,
+    /// Whether its instance lives on another node (this node keeps a stub).
+    pub stub: bool,
+    /// Its name in the actor directory, if it took one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Created detached: it outlives its job and its handles.
+    pub detached: bool,
+    /// Created over HTTP: its methods are called at
+    /// `POST /v1/actors/{id}/{method}`.
+    pub http: bool,
+    /// Calls it has taken to run here, its constructor's runs included (a
+    /// stub counts the calls it sent).
+    pub calls: u64,
+    /// Calls waiting in its queue here.
+    pub queued: u64,
+    /// Whether a call runs now.
+    pub running: bool,
+    /// Times it was restarted on another node after its node died.
+    pub restarts: u32,
+}
+
 /// A page of `GET /v1/actors`, by id.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct ActorList {
     /// The actors, ordered by id.
-    pub actors: Vec<ActorInfo>,
+    pub actors: Vec<ActorState>,
     /// The cursor of the next page; absent on the last one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next: Option<String>,

@@ -53,6 +53,31 @@ fn control_plane() -> View {
     View::ControlPlane
 }
 
+/// One kept version of a component (`GET /v1/components/{name}/versions`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct VersionInfo {
+    /// Its number: 1 for the name's first deploy, one more per deploy.
+    pub version: u64,
+    /// When it was deployed, in milliseconds since the Unix epoch.
+    pub deployed_ms: u64,
+    /// Its content hash.
+    pub hash: String,
+    /// Bytes of its component file.
+    pub size: u64,
+    /// Its exports (functions, actor classes and methods), by name.
+    pub exports: Vec<String>,
+}
+
+/// `GET /v1/components/{name}/versions`: the versions the function table
+/// keeps, oldest first (the newest is current unless a rollback made an
+/// older one current: `GET /v1/components/{name}` says which).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct VersionList {
+    /// The component's name.
+    pub name: String,
+    /// Its kept versions, oldest first.
+    pub versions: Vec<VersionInfo>,
+}
 /// A page of `GET /v1/components`: deployed components by name.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ComponentList {

@@ -28,17 +28,19 @@ pub mod jobs;
 pub mod paging;
 pub mod state;
 
-pub use calls::{Accepted, ActorInfo, ActorList, InvokeQuery, Killed, NewActor, ObjectQuery};
+pub use calls::{
+    Accepted, ActorInfo, ActorList, ActorState, InvokeQuery, Killed, NewActor, ObjectQuery,
+};
 pub use components::{
     ComponentInfo, ComponentList, ComponentRecord, Declared, DeployQuery, ExportKind,
-    FunctionExport, Param, Undeployed, View,
+    FunctionExport, Param, Undeployed, VersionInfo, VersionList, View,
 };
 pub use encoding::{decode, encode, DecodeError};
 pub use error::{ErrorBody, ErrorDetail, TaskCause, TaskFailure};
 pub use jobs::{
     JobDeleted, JobDir, JobInfo, JobLogsQuery, JobOptions, JobStatus, JobStopped, SubmitJob,
 };
-pub use paging::{ListQuery, TaskFilter, DEFAULT_LIMIT, MAX_LIMIT};
+pub use paging::{JobFilter, ListQuery, DEFAULT_LIMIT, MAX_LIMIT};
 pub use state::{
     CauseInfo, ControlPlaneHealth, ErrorInfo, ErrorList, GpuSummary, Health, NodeInfo, ObjectInfo,
     ObjectList, ObjectListing, Resources, StatusSnapshot, TaskInfo, TaskList, TaskLogs,

@@ -43,11 +43,12 @@ impl ListQuery {
     }
 }
 
-/// `GET /v1/tasks`'s filter, beside its [`ListQuery`].
+/// `GET /v1/tasks`' and `GET /v1/actors`' filter, beside their
+/// [`ListQuery`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct TaskFilter {
-    /// Only the tasks of this job (its id, 16 hex digits): its driver,
-    /// and every task and actor call it led to on this node.
+pub struct JobFilter {
+    /// Only the tasks (or actors) of this job (its id, 16 hex digits): its
+    /// driver, and every task, actor and actor call it led to on this node.
     pub job: Option<String>,
 }

@@ -62,6 +62,16 @@ pub struct NodeInfo {
     /// Bytes of its shared-memory object store.
     #[serde(default)]
     pub object_store_capacity: u64,
+    /// Objects its store holds spilled to files now.
+    #[serde(default)]
+    pub object_store_spilled: u64,
+    /// Bytes of object values it sent to other nodes so far (a counter:
+    /// its rate is the node's outgoing transfer rate).
+    #[serde(default)]
+    pub object_bytes_sent: u64,
+    /// Bytes of object values it received from other nodes so far.
+    #[serde(default)]
+    pub object_bytes_received: u64,
     /// When it was found dead (ms since the Unix epoch).
     #[serde(default)]
     pub died_at_ms: Option<u64>,

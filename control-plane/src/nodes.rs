@@ -167,6 +167,15 @@ pub struct NodeRecord {
     /// Bytes its object store may hold.
     #[serde(default)]
     pub object_store_capacity: u64,
+    /// Objects its store holds spilled to files now.
+    #[serde(default)]
+    pub object_store_spilled: u64,
+    /// Bytes of object values it sent to other nodes so far.
+    #[serde(default)]
+    pub object_bytes_sent: u64,
+    /// Bytes of object values it received from other nodes so far.
+    #[serde(default)]
+    pub object_bytes_received: u64,
 }
 
 /// Whether a node is in the cluster.

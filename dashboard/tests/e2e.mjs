@@ -86,7 +86,8 @@ try {
 
   await check('invoking it from the form shows the result', async () => {
     await page.selectOption('select[name=function]', 'api/inc');
-    await page.fill('textarea[name=args]', '[41]');
+    // One field per parameter, from its schema (`x: i64`).
+    await page.fill('[data-param="x"] input', '41');
     await page.click('[data-testid=invoke-form] button[type=submit]');
     await page.getByTestId('invoke-result').waitFor(WAIT);
     const text = (await page.getByTestId('invoke-result').textContent()).trim();
@@ -95,10 +96,17 @@ try {
     await shot('functions');
   });
 
+  await check("a field that does not fit its parameter's schema names it", async () => {
+    await page.fill('[data-param="x"] input', '4.5');
+    await page.click('[data-testid=invoke-form] button[type=submit]');
+    await page.getByTestId('invoke-error').filter({ hasText: 'x: an integer' }).waitFor(WAIT);
+  });
+
   await check('a failing call shows the error', async () => {
+    await page.check('[data-testid=invoke-form] input[name=raw]');
     await page.fill('textarea[name=args]', '["not a number"]');
     await page.click('[data-testid=invoke-form] button[type=submit]');
-    await page.getByTestId('invoke-error').waitFor(WAIT);
+    await page.getByTestId('invoke-error').filter({ hasText: 'invalid' }).waitFor(WAIT);
     const text = await page.getByTestId('invoke-error').textContent();
     if (!text.includes('invalid')) throw new Error(`error ${text}`);
     await shot('function-error');
@@ -112,6 +120,16 @@ try {
     await page.locator('[data-component="copy"]').waitFor(WAIT);
     const listed = (await api('/v1/components')).components.map((c) => c.record.name);
     if (!listed.includes('copy')) throw new Error(`the node lists ${listed}`);
+    // Deployed again: version 2 is current, and version 1 is made current from the page.
+    await page.click('[data-testid=deploy-form] button[type=submit]');
+    await page.getByTestId('deploy-result').filter({ hasText: 'deployed copy version 2' }).waitFor(WAIT);
+    await page.locator('[data-component="copy"] summary', { hasText: 'version 2' }).first().waitFor(WAIT);
+    await page.click('[data-versions="copy"] > summary');
+    await page.locator('[data-versions="copy"] [data-version="2"]', { hasText: 'current' }).waitFor(WAIT);
+    await page.click('[data-rollback="copy@1"]');
+    await page.locator('[data-versions="copy"] [data-version="1"]', { hasText: 'current' }).waitFor(WAIT);
+    const now = await api('/v1/components/copy');
+    if (now.version !== 1) throw new Error(`the node's current version of copy is ${now.version}`);
     await page.click('[data-undeploy="copy"]');
     await page.click('[data-undeploy="copy"]');
     await page.locator('[data-component="copy"]').waitFor({ ...WAIT, state: 'detached' });
@@ -130,6 +148,11 @@ try {
     const status = (await api(`/v1/jobs/${forever.job_id}`)).status;
     if (status !== 'RUNNING') throw new Error(`the job is ${status}`);
     await page.getByTestId('job-status').filter({ hasText: 'RUNNING' }).waitFor(WAIT);
+    // Its actor (made by its driver, not over HTTP): alive, its
+    // constructor and two calls run.
+    await page.locator('[data-testid=job-actors] tr', { hasText: 'Counter' })
+      .locator('[data-state=ALIVE]').waitFor(WAIT);
+    await page.locator('[data-testid=job-actors] [data-calls="3"]').waitFor(WAIT);
     await shot('job');
   });
 
@@ -188,8 +211,20 @@ try {
     await shot('actors');
     await button.click();
     await button.waitFor({ ...WAIT, state: 'detached' });
-    const left = (await api('/v1/actors')).actors.map((a) => a.actor);
-    if (left.includes(created.actor)) throw new Error('the node still lists the actor');
+    await page.locator(`[data-testid=actors] tr`, { hasText: created.actor }).locator('[data-state=DEAD]').waitFor(WAIT);
+    const left = (await api('/v1/actors')).actors.find((a) => a.actor === created.actor);
+    if (!left || left.state !== 'DEAD') throw new Error(`the node lists the actor as ${JSON.stringify(left)}`);
+  });
+
+  await check("a job's actor is killed from its page", async () => {
+    await go(`jobs/${forever.job_id}`);
+    const row = page.locator('[data-testid=job-actors] tr', { hasText: 'Counter' });
+    await row.locator('button[data-kill]').click();
+    await row.locator('[data-state=DEAD]').waitFor(WAIT);
+    const actors = (await api(`/v1/actors?job=${forever.job_id}`)).actors;
+    if (actors.length !== 1 || actors[0].state !== 'DEAD' || actors[0].http) {
+      throw new Error(`the job's actors: ${JSON.stringify(actors)}`);
+    }
   });
 
   await check('the job is stopped from its page', async () => {
@@ -209,11 +244,16 @@ try {
     await shot('metrics');
     await go('cluster');
     await page.locator('[data-testid=nodes] td', { hasText: 'alive' }).waitFor(WAIT);
+    // The transfer columns: a rate once two reads are apart (none moved on one node).
+    await page.locator('[data-testid=nodes] [data-sent="0"]', { hasText: '0 B/s' }).waitFor(WAIT);
     await shot('cluster');
     await go('overview');
     await page.locator('[data-testid=recent-jobs] tr', { hasText: forever.job_id }).filter({ hasText: 'STOPPED' }).waitFor(WAIT);
     // Two samples of /metrics apart: a request rate and latency quantiles.
     await page.getByTestId('traffic').filter({ hasText: /requests\/s/ }).filter({ hasText: /p50 \d/ }).waitFor(WAIT);
+    // The store's use and spill, as the node reports them.
+    const [node] = await api('/v1/nodes');
+    await page.getByTestId('spilled').filter({ hasText: new RegExp(`^${node.object_store_spilled}$`) }).waitFor(WAIT);
     await shot('overview');
   });
 

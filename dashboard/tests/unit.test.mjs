@@ -1,10 +1,13 @@
 // Unit tests of the page's pure parts (`node --test tests/unit.test.mjs`,
 // run by `cargo xtask test`): the Prometheus parser and the latency
-// quantiles estimated from histogram buckets.
+// quantiles estimated from histogram buckets, the invoke form's arguments,
+// the Cluster page's transfer rates.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseMetrics } from '../src/metrics.js';
 import { quantile } from '../src/traffic.js';
+import { argText, fieldKind } from '../src/args.js';
+import { rates } from '../src/rates.js';
 
 test('samples are parsed with their labels; comments skipped', () => {
   const text = '# HELP x y\n# TYPE wray_tasks gauge\nwray_tasks{state="RUNNING"} 3\n'
@@ -26,4 +29,39 @@ test('quantiles interpolate within the bucket, as histogram_quantile does', () =
   assert.equal(quantile(0.5, [[0.001, 0], [Infinity, 0]]), null);
   // Past the last finite bound: that bound.
   assert.equal(quantile(0.99, [[0.001, 1], [Infinity, 10]]), 0.001);
+});
+
+test("a parameter's field kind comes from its schema's type; anything else is JSON", () => {
+  assert.equal(fieldKind('{"type":"integer","format":"int64"}'), 'integer');
+  assert.equal(fieldKind('{"type":"string"}'), 'string');
+  assert.equal(fieldKind('{"type":"boolean"}'), 'boolean');
+  assert.equal(fieldKind('{"type":"array","items":{}}'), 'json');
+  assert.equal(fieldKind('{"type":["string","null"]}'), 'json');
+  assert.equal(fieldKind('not json'), 'json');
+});
+
+test('arguments keep numbers exactly as written and name the bad field', () => {
+  assert.equal(argText('integer', 'x', ' 18446744073709551615 '), '18446744073709551615');
+  assert.equal(argText('number', 'x', '-1.5e3'), '-1.5e3');
+  assert.equal(argText('string', 's', 'a "q"'), '"a \\"q\\""');
+  assert.equal(argText('boolean', 'b', 'true'), 'true');
+  assert.equal(argText('json', 'v', '[1, {"a": 2}]'), '[1, {"a": 2}]');
+  assert.throws(() => argText('integer', 'x', '1.5'), /x: an integer/);
+  assert.throws(() => argText('integer', 'x', ''), /x: an integer/);
+  assert.throws(() => argText('number', 'y', 'NaN'), /y: a number/);
+  assert.throws(() => argText('json', 'v', '{'), /v: not JSON/);
+});
+
+test('transfer rates are bytes per second between two reads; none for a new or restarted node', () => {
+  const prev = { at: 1000, nodes: { a: { sent: 100, received: 0 }, b: { sent: 50, received: 50 } } };
+  const now = [
+    { node_id: 'a', object_bytes_sent: 2100, object_bytes_received: 1000 },
+    { node_id: 'b', object_bytes_sent: 10, object_bytes_received: 60 },
+    { node_id: 'c', object_bytes_sent: 5, object_bytes_received: 5 },
+  ];
+  const r = rates(prev, now, 3000);
+  assert.deepEqual(r.a, { sent: 1000, received: 500 });
+  assert.equal(r.b, null);
+  assert.equal(r.c, null);
+  assert.deepEqual(rates(null, now, 3000).a, null);
 });

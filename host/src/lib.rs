@@ -96,7 +96,7 @@ pub use task_output::{TaskOutput, TaskOutputs};
 pub use cluster::ClusterStats;
 pub use executor::compile::CompileStats;
 pub use executor::instantiation::InstantiationHistogram;
-pub use node::state::{task_info, CauseInfo, ErrorInfo, GpuSummary, NodeInfo, TaskInfo};
+pub use node::state::{task_info, ActorInfo, CauseInfo, ErrorInfo, GpuSummary, NodeInfo, TaskInfo};
 pub use node::timeline::write_chrome_trace;
 pub use objects::{ObjectInfo, StoreStats};
 pub use scheduler::task_table::{SpanRow, TaskRow, TaskStatus};

@@ -82,7 +82,7 @@ pub(crate) fn unknown_component(name: &str) -> ApiError {
 fn unknown_actor(actor: ActorId) -> ApiError {
     ApiError::not_found(
         "unknown_actor",
-        format!("actor {actor} does not exist on this node"),
+        format!("actor {actor} is not a live actor of this node"),
     )
 }
 
@@ -414,15 +414,18 @@ pub(crate) async fn call_actor(
     results(&session, &ids, timeout, state.config.max_response).await
 }
 
-/// `DELETE /v1/actors/{id}`.
+/// `DELETE /v1/actors/{id}`: an actor created over HTTP is killed and its
+/// session dropped; any other live actor of the node (a job's) is killed
+/// as an operator's kill (Ray's `ray.kill`).
 pub(crate) fn kill_actor(state: &State, id: &str) -> Answer {
     let actor = parse_actor(id)?;
-    let Some((session, _)) = state.kept.actor(actor) else {
+    if let Some((session, _)) = state.kept.actor(actor) {
+        session.kill_actor(actor);
+        drop(session);
+        state.kept.remove(actor.job());
+    } else if !state.node.kill_actor(actor, "the HTTP API") {
         return Err(unknown_actor(actor));
-    };
-    session.kill_actor(actor);
-    drop(session);
-    state.kept.remove(actor.job());
+    }
     json(
         StatusCode::OK,
         &wray_api::Killed {

@@ -40,6 +40,7 @@ where
             )
         }
         Route::Metrics => {
+            let store = node.object_store_stats();
             let mut text = state.metrics.render(
                 &node.instantiation_histogram(),
                 &node.task_counts(),
@@ -49,7 +50,7 @@ where
                     .max_inflight
                     .saturating_sub(state.inflight.available_permits()),
                 state.kept.len(),
-                u64::try_from(node.object_store_stats().bytes).unwrap_or(u64::MAX),
+                u64::try_from(store.bytes).unwrap_or(u64::MAX),
             );
             crate::metrics::write_bounds(
                 &mut text,
@@ -57,7 +58,8 @@ where
                     components: node.component_usage(),
                     compiles: node.compile_stats(),
                     guest_memory: node.guest_memory(),
-                    inline_bytes: node.object_store_stats().inline_bytes,
+                    inline_bytes: store.inline_bytes,
+                    spilled: store.spilled,
                     actors: node.actor_counts(),
                 },
             );
@@ -158,6 +160,7 @@ where
         }
         Route::JobLogs(id) => crate::jobs::logs(&state.jobs, &id, query.offset, query.follow),
         Route::TaskLogs(id) => task_logs(node, &id),
+        Route::Versions(name) => json(StatusCode::OK, &crate::versions::kept(node, &name).await?),
         Route::Rollback(name) => json(
             StatusCode::OK,
             &crate::wire::version(&crate::versions::rollback(node, &name, query.version).await?),

@@ -167,20 +167,17 @@ impl Kept {
         removed.is_some()
     }
 
-    /// At most `limit` kept actors whose ids follow `after`, by id.
-    pub(crate) fn actors(&self, after: Option<ActorId>, limit: usize) -> Vec<KeptActor> {
+    /// The component name of actor `actor`, if it was created over HTTP
+    /// and is kept.
+    pub(crate) fn actor_component(&self, actor: ActorId) -> Option<String> {
         let entries = self.entries.lock();
-        let mut out: Vec<KeptActor> = entries
-            .values()
-            .filter_map(|e| match &e.purpose {
-                Purpose::Actor(kept) if after.is_none_or(|a| kept.actor > a) => Some(kept.clone()),
-                _ => None,
-            })
-            .collect();
-        drop(entries);
-        out.sort_by_key(|k| k.actor);
-        out.truncate(limit);
-        out
+        match entries.get(&actor.job()) {
+            Some(Entry {
+                purpose: Purpose::Actor(kept),
+                ..
+            }) if kept.actor == actor => Some(kept.component.clone()),
+            _ => None,
+        }
     }
 
     /// How many sessions are kept.

@@ -193,7 +193,8 @@ where
     json(StatusCode::CREATED, &crate::wire::version(&version))
 }
 
-/// `GET /v1/actors`: a page, by id.
+/// `GET /v1/actors`: a page of the node's actors, by id; `?job=` those of
+/// one job.
 pub(crate) fn actors(state: &State, query: &Query) -> Answer {
     let after = match &query.after {
         None => None,
@@ -201,22 +202,22 @@ pub(crate) fn actors(state: &State, query: &Query) -> Answer {
             ApiError::bad_request("bad_query", format!("after: {e}"))
         })?),
     };
-    let page = state.kept.actors(after, query.limit.saturating_add(1));
-    let (page, next) = cut(page, query.limit, |a| a.actor.to_string());
-    json(
-        StatusCode::OK,
-        &wray_api::ActorList {
-            actors: page
-                .into_iter()
-                .map(|a| wray_api::ActorInfo {
-                    actor: a.actor.to_string(),
-                    component: a.component,
-                    class: a.class,
-                })
-                .collect(),
-            next,
-        },
-    )
+    let page = state
+        .node
+        .actors(after, query.limit.saturating_add(1), query.job);
+    let (page, next) = cut(page, query.limit, |a| a.actor_id.clone());
+    let actors = page
+        .into_iter()
+        .map(|a| {
+            let kept = a
+                .actor_id
+                .parse()
+                .ok()
+                .and_then(|id| state.kept.actor_component(id));
+            crate::wire::actor(a, kept)
+        })
+        .collect();
+    json(StatusCode::OK, &wray_api::ActorList { actors, next })
 }
 
 /// The entries of `all` (in their order) after the one whose cursor is

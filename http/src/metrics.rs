@@ -160,6 +160,8 @@ pub(crate) struct Bounds {
     /// Bytes of the inline budget in use (small values and every
     /// object's metadata).
     pub inline_bytes: usize,
+    /// Objects spilled to files now.
+    pub spilled: usize,
     /// Live actors whose instance is on the node, and stubs of actors
     /// living on other nodes.
     pub actors: (usize, usize),
@@ -172,11 +174,12 @@ pub(crate) struct Bounds {
 /// `wray_compiles_total`, `wray_compiles_timed_out_total`,
 /// `wray_components_refused_before_compile_total`), guest memory
 /// (`wray_guest_memory_bytes` and its `_limit`) and the store's inline
-/// bytes (`wray_object_store_inline_bytes`), actors (`wray_actors_live`,
+/// bytes (`wray_object_store_inline_bytes`) and spilled objects
+/// (`wray_object_store_spilled_objects`), actors (`wray_actors_live`,
 /// `wray_actor_stubs`).
 pub(crate) fn write_bounds(s: &mut String, b: &Bounds) {
     let c = &b.components;
-    let gauges: [(&str, &str, u64); 15] = [
+    let gauges: [(&str, &str, u64); 16] = [
         (
             "wray_components",
             "Component names deployed.",
@@ -241,6 +244,11 @@ pub(crate) fn write_bounds(s: &mut String, b: &Bounds) {
             "wray_object_store_inline_bytes",
             "Bytes of the store's inline budget in use: small values and every object's metadata.",
             b.inline_bytes as u64,
+        ),
+        (
+            "wray_object_store_spilled_objects",
+            "Objects of the store spilled to files now.",
+            b.spilled as u64,
         ),
         (
             "wray_actors_live",
@@ -321,6 +329,20 @@ pub(crate) fn write_cluster(text: &mut String, stats: &wray_host::ClusterStats) 
          counter\nwray_cluster_actors_restarted_total {}",
         stats.actors_restarted
     );
+    let _ = writeln!(
+        text,
+        "# HELP wray_cluster_object_bytes_sent_total Bytes of object values sent to other nodes \
+         (inline in messages and served to their pulls).\n# TYPE \
+         wray_cluster_object_bytes_sent_total counter\nwray_cluster_object_bytes_sent_total {}",
+        stats.object_bytes_sent
+    );
+    let _ = writeln!(
+        text,
+        "# HELP wray_cluster_object_bytes_received_total Bytes of object values received from \
+         other nodes.\n# TYPE wray_cluster_object_bytes_received_total counter\n\
+         wray_cluster_object_bytes_received_total {}",
+        stats.object_bytes_received
+    );
 }
 
 #[cfg(test)]
@@ -381,6 +403,7 @@ mod tests {
                 },
                 guest_memory: (1 << 20, 1 << 30),
                 inline_bytes: 344,
+                spilled: 5,
                 actors: (2, 1),
             },
         );
@@ -391,6 +414,7 @@ mod tests {
             "wray_compiles_total 7",
             "wray_guest_memory_bytes 1048576",
             "wray_object_store_inline_bytes 344",
+            "wray_object_store_spilled_objects 5",
             "wray_actors_live 2",
             "wray_actor_stubs 1",
             "# TYPE wray_compiles_total counter",

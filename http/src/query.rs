@@ -31,7 +31,7 @@ pub(crate) struct Query {
     pub(crate) limit: usize,
     /// A listing's cursor: answer what follows it.
     pub(crate) after: Option<String>,
-    /// `GET /v1/tasks`: only the tasks of this job.
+    /// `GET /v1/tasks` and `GET /v1/actors`: only those of this job.
     pub(crate) job: Option<wray_host::JobId>,
 }
 
@@ -89,7 +89,7 @@ impl Query {
                 }
                 ("limit", _) if listing => q.limit = parse_limit(value)?,
                 ("after", _) if listing => q.after = Some(value.to_string()),
-                ("job", Route::Tasks) => {
+                ("job", Route::Tasks | Route::ListActors) => {
                     q.job = Some(value.parse().map_err(|e: wray_host::BadId| {
                         ApiError::bad_request("bad_query", format!("job={}: {e}", cut(value)))
                     })?);

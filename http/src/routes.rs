@@ -35,10 +35,10 @@ pub const ROUTES: &[RouteInfo] = &[
     RouteInfo { method: "GET", path: "/v1/components/{name}/openapi.json", summary: "An OpenAPI document of one component's functions: each one's path, with its parameters' and results' JSON Schemas" },
     RouteInfo { method: "POST", path: "/v1/functions/{component}/{function}", summary: "Call a function: the body is the JSON array of its arguments; `?timeout=` seconds, `?async=true` answers with object ids at once" },
     RouteInfo { method: "GET", path: "/v1/objects/{id}", summary: "An object of an async call: JSON, or raw bytes with `Accept: application/octet-stream`; `?timeout=` seconds to wait" },
-    RouteInfo { method: "GET", path: "/v1/actors", summary: "The actors created over HTTP, by id, a page at a time" },
+    RouteInfo { method: "GET", path: "/v1/actors", summary: "The node's actors (live, and recently dead), by id, a page at a time; `?job=` those of one job" },
     RouteInfo { method: "POST", path: "/v1/actors", summary: "Create an actor: `{\"component\", \"class\", \"args\"}`" },
     RouteInfo { method: "POST", path: "/v1/actors/{id}/{method}", summary: "Call a method of an actor: the body is the JSON array of its arguments" },
-    RouteInfo { method: "DELETE", path: "/v1/actors/{id}", summary: "Kill an actor" },
+    RouteInfo { method: "DELETE", path: "/v1/actors/{id}", summary: "Kill an actor (of any job: an operator's kill)" },
     RouteInfo { method: "GET", path: "/v1/nodes", summary: "The nodes and their resources" },
     RouteInfo { method: "GET", path: "/v1/resources", summary: "Total and available resources" },
     RouteInfo { method: "GET", path: "/v1/tasks", summary: "Pending, running and recently finished tasks, oldest first, a page at a time" },
@@ -53,6 +53,7 @@ pub const ROUTES: &[RouteInfo] = &[
     RouteInfo { method: "POST", path: "/v1/jobs/{id}/stop", summary: "Stop a job: its driver, tasks and actors are cancelled" },
     RouteInfo { method: "POST", path: "/v1/components/{name}/rollback", summary: "Make a kept version of a component current again: `?version=N`" },
     RouteInfo { method: "GET", path: "/v1/tasks/{id}/logs", summary: "What a task outside a job with a log wrote to stdout and stderr (its first 64 KiB, and the bytes dropped past them), while the node keeps it" },
+    RouteInfo { method: "GET", path: "/v1/components/{name}/versions", summary: "The versions of a component the function table keeps, oldest first (roll back to one: `POST /v1/components/{name}/rollback?version=N`)" },
 ];
 
 /// A request matched to its route, with its path parameters
@@ -115,6 +116,8 @@ pub enum Route<'a> {
     TaskLogs(Cow<'a, str>),
     /// `POST /v1/components/{name}/rollback`
     Rollback(Cow<'a, str>),
+    /// `GET /v1/components/{name}/versions`
+    Versions(Cow<'a, str>),
 }
 
 /// Longest request path served, in bytes (414 beyond).
@@ -152,6 +155,7 @@ impl Route<'_> {
             Route::StopJob(_) => 25,
             Route::Rollback(_) => 26,
             Route::TaskLogs(_) => 27,
+            Route::Versions(_) => 28,
         };
         // Every variant's index is a row of the table (the unit test
         // routes each row to itself).
@@ -213,6 +217,9 @@ pub fn route<'a>(method: &Method, path: &'a str) -> Result<Route<'a>, ApiError> 
         }
         ["v1", "components", name, "rollback"] if param(name).is_some() => {
             by_method(None, Some(Route::Rollback(decode(name)?)), None)
+        }
+        ["v1", "components", name, "versions"] if param(name).is_some() => {
+            by_method(Some(Route::Versions(decode(name)?)), None, None)
         }
         ["v1", "functions", c, f] if param(c).is_some() && param(f).is_some() => {
             by_method(None, Some(Route::Invoke(decode(c)?, decode(f)?)), None)

@@ -39,6 +39,28 @@ pub(crate) async fn record_of(
     }
 }
 
+/// `GET /v1/components/{name}/versions`: the versions the function table
+/// keeps, oldest first.
+///
+/// # Errors
+/// 404 `unknown_component`; 503 when the function table cannot be read.
+pub(crate) async fn kept(node: &Node, name: &str) -> Result<wray_api::VersionList, ApiError> {
+    let versions = node.versions(name).await.map_err(version_error)?;
+    Ok(wray_api::VersionList {
+        name: name.to_string(),
+        versions: versions
+            .iter()
+            .map(|v| wray_api::VersionInfo {
+                version: v.version,
+                deployed_ms: v.deployed_ms,
+                hash: v.record.hash.clone(),
+                size: v.record.size,
+                exports: v.record.functions.iter().map(|f| f.name.clone()).collect(),
+            })
+            .collect(),
+    })
+}
+
 /// `POST /v1/components/{name}/rollback?version=N`: the version now
 /// current.
 ///

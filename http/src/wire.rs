@@ -71,6 +71,8 @@ pub(crate) fn node_view(r: &ComponentRecord) -> api::ComponentInfo {
 
 pub(crate) fn node(n: &wray_host::NodeInfo, node: &wray_host::Node) -> api::NodeInfo {
     let running = node.running_tasks();
+    let store = node.object_store_stats();
+    let cluster = node.cluster_stats();
     api::NodeInfo {
         node_id: n.node_id.clone(),
         alive: n.alive,
@@ -81,8 +83,11 @@ pub(crate) fn node(n: &wray_host::NodeInfo, node: &wray_host::Node) -> api::Node
         http_address: None,
         resources_available: node.available_resources(),
         running_tasks: running,
-        object_store_used: node.object_store_stats().bytes as u64,
+        object_store_used: store.bytes as u64,
         object_store_capacity: node.object_store_capacity(),
+        object_store_spilled: store.spilled as u64,
+        object_bytes_sent: cluster.object_bytes_sent,
+        object_bytes_received: cluster.object_bytes_received,
         died_at_ms: None,
     }
 }
@@ -103,6 +108,9 @@ pub(crate) fn member(n: &wray_control_plane::NodeInfo) -> api::NodeInfo {
         running_tasks: r.running_tasks,
         object_store_used: r.object_store_used,
         object_store_capacity: r.object_store_capacity,
+        object_store_spilled: r.object_store_spilled,
+        object_bytes_sent: r.object_bytes_sent,
+        object_bytes_received: r.object_bytes_received,
         died_at_ms: n.died_at_ms,
     }
 }
@@ -114,5 +122,28 @@ pub(crate) fn task_logs(o: wray_host::TaskOutput) -> api::TaskLogs {
         stdout: o.stdout,
         stderr: o.stderr,
         dropped: o.dropped,
+    }
+}
+
+/// An actor of the node as `GET /v1/actors` lists it; `http_component`
+/// is the name it was created from over HTTP (then its methods are
+/// callable there).
+pub(crate) fn actor(a: wray_host::ActorInfo, http_component: Option<String>) -> api::ActorState {
+    api::ActorState {
+        http: http_component.is_some(),
+        component: http_component.or(a.component).unwrap_or(a.component_hash),
+        actor: a.actor_id,
+        class: a.class,
+        job: a.job_id,
+        state: a.state.to_string(),
+        death_cause: a.death_cause,
+        node_id: a.node_id,
+        stub: a.stub,
+        name: a.name,
+        detached: a.detached,
+        calls: a.calls,
+        queued: a.queued as u64,
+        running: a.running,
+        restarts: a.restarts,
     }
 }

@@ -264,20 +264,63 @@ fn an_actor_keeps_its_state_between_calls_until_killed() {
     );
     let (s, v) = call(&format!("/v1/actors/{actor}/nope"), "[]");
     assert_eq!((s, code(&v)), (404, "unknown_method"), "{v}");
+    // Listed with its state and calls (the constructor and two methods),
+    // alone under its job's filter (an HTTP actor is a job of its own).
+    let row = |v: &Value| -> Value {
+        v["actors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["actor"] == actor.as_str())
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
     let (s, v) = get("/v1/actors?limit=1000");
-    assert!(
-        s == 200
-            && v["actors"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|a| a["actor"] == actor.as_str()),
+    let me = row(&v);
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(
+        (
+            &me["class"],
+            &me["component"],
+            &me["state"],
+            &me["calls"],
+            &me["http"]
+        ),
+        (
+            &json!("Counter"),
+            &json!("counter"),
+            &json!("ALIVE"),
+            &json!(3),
+            &json!(true)
+        ),
         "{v}"
     );
+    let job = &actor[..16];
+    assert_eq!(me["job"], job, "{v}");
+    let (s, v) = get(&format!("/v1/actors?job={job}"));
+    assert_eq!((s, v["actors"].as_array().unwrap().len()), (200, 1), "{v}");
+    let (s, v) = get("/v1/actors?job=0000000000000000");
+    assert_eq!((s, v["actors"].as_array().unwrap().len()), (200, 0), "{v}");
     let (s, _) = answer(authed("DELETE", &format!("{}/v1/actors/{actor}", base())).call());
     assert_eq!(s, 200);
     let (s, v) = call(&format!("/v1/actors/{actor}/add"), "[1]");
     assert_eq!((s, code(&v)), (404, "unknown_actor"), "{v}");
+    // Still listed, dead, and why; a second kill finds no live actor.
+    let (_, v) = get("/v1/actors?limit=1000");
+    let me = row(&v);
+    assert_eq!(
+        (&me["state"], &me["http"]),
+        (&json!("DEAD"), &json!(false)),
+        "{v}"
+    );
+    assert!(
+        me["death_cause"]
+            .as_str()
+            .is_some_and(|c| c.contains("killed")),
+        "{v}"
+    );
+    let (s, _) = answer(authed("DELETE", &format!("{}/v1/actors/{actor}", base())).call());
+    assert_eq!(s, 404);
 }
 
 #[test]

@@ -18,6 +18,9 @@ fn record(id: &str) -> NodeRecord {
         running_tasks: 0,
         object_store_used: 0,
         object_store_capacity: 1 << 30,
+        object_store_spilled: 0,
+        object_bytes_sent: 0,
+        object_bytes_received: 0,
     }
 }
 

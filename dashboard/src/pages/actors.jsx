@@ -1,10 +1,13 @@
-// Actors: the actors created over HTTP, each with a kill button.
+// Actors: the node's actors (Ray's list_actors), live and recently dead,
+// each live one with a kill button; a job's page shows its own (`job`).
 import { useState } from 'preact/hooks';
 import { api, seg, usePoll } from '../api.js';
 import { ErrorBox, Table } from '../util.jsx';
 
-export function Actors() {
-  const { data, error, reload } = usePoll(() => api('/v1/actors?limit=1000'));
+/** The table of `/v1/actors` (of job `job` when given), the first 1000. */
+export function ActorTable({ job }) {
+  const query = job ? `&job=${encodeURIComponent(job)}` : '';
+  const { data, error, reload } = usePoll(() => api(`/v1/actors?limit=1000${query}`), [job]);
   const [killError, setKillError] = useState(null);
   const kill = async (id) => {
     try { await api(`/v1/actors/${seg(id)}`, { method: 'DELETE' }); setKillError(null); } catch (e) { setKillError(e); }
@@ -12,13 +15,27 @@ export function Actors() {
   };
   return (
     <div>
-      <h2>Actors</h2>
       <ErrorBox error={error || killError} />
-      {data && <Table testid="actors" rows={data.actors} empty="no actors" cols={[
-        ['actor', (a) => <code data-actor={a.actor}>{a.actor}</code>], ['component', (a) => a.component],
-        ['class', (a) => a.class],
-        ['', (a) => <button class="danger" data-kill={a.actor} onClick={() => kill(a.actor)}>Kill</button>],
+      {data && <Table testid={job ? 'job-actors' : 'actors'} rows={data.actors} empty="no actors" cols={[
+        ['actor', (a) => <code data-actor={a.actor}>{a.actor}</code>],
+        ['class', (a) => a.class], ['component', (a) => a.component],
+        ['state', (a) => <span data-state={a.state} class={a.state === 'DEAD' ? 'bad' : 'ok'} title={a.death_cause || ''}>{a.state}</span>],
+        ['calls', (a) => <span data-calls={a.calls}>{a.calls}{a.queued ? ` (+${a.queued} queued)` : ''}</span>],
+        ['name', (a) => a.name || ''], ['job', (a) => <a href={`#/jobs/${a.job}`}>{a.job}</a>],
+        ['node', (a) => <code>{a.node_id}</code>],
+        ['restarts', (a) => a.restarts],
+        ['', (a) => a.state !== 'DEAD' && <button class="danger" data-kill={a.actor} onClick={() => kill(a.actor)}>Kill</button>],
       ]} />}
+      {data && data.next && <p class="muted">the first 1000 shown</p>}
+    </div>
+  );
+}
+
+export function Actors() {
+  return (
+    <div>
+      <h2>Actors</h2>
+      <ActorTable />
     </div>
   );
 }

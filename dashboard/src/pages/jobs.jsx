@@ -1,9 +1,10 @@
 // Jobs: the list, and a job's page with its log following live (the
 // `?follow=true` stream, resumed at `?offset=` when it breaks) and a stop
-// button.
+// button, its tasks and its actors.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, seg, token, usePoll } from '../api.js';
 import { ErrorBox, Table, duration, time } from '../util.jsx';
+import { ActorTable } from './actors.jsx';
 
 export function Jobs() {
   const { data, error } = usePoll(() => api('/v1/jobs'));
@@ -105,6 +106,8 @@ export function Job({ args: [id] }) {
       <h3>Log</h3>
       <pre class="log" data-testid="job-log">{log}</pre>
       <JobTasks id={id} />
+      <h3>Actors</h3>
+      <ActorTable job={id} />
     </div>
   );
 }

@@ -1,10 +1,10 @@
-// Overview: nodes, resources used and free, tasks by state, recent jobs
-// and errors.
+// Overview: nodes, resources used and free, the object store (use and
+// spill), tasks by state, HTTP traffic, recent jobs and errors.
 import { api, usePoll } from '../api.js';
 import { parseMetrics } from '../metrics.js';
 import { record, traffic, WINDOW_S } from '../traffic.js';
 import { Chart } from './metrics.jsx';
-import { ErrorBox, Table, resources, time } from '../util.jsx';
+import { ErrorBox, Table, bytes, resources, time } from '../util.jsx';
 
 async function load() {
   const [nodes, res, jobs, errors, metrics] = await Promise.all([
@@ -27,6 +27,10 @@ export function Overview() {
   if (!data) return <div><h2>Overview</h2><ErrorBox error={error} />{!error && <p class="muted">loading</p>}</div>;
   const used = {};
   for (const [k, v] of Object.entries(data.res.total)) used[k] = v - (data.res.available[k] ?? 0);
+  const store = { used: 0, capacity: 0, spilled: 0 };
+  for (const n of data.nodes.filter((n) => n.alive)) {
+    store.used += n.object_store_used; store.capacity += n.object_store_capacity; store.spilled += n.object_store_spilled || 0;
+  }
   return (
     <div data-testid="overview">
       <h2>Overview</h2>
@@ -36,6 +40,9 @@ export function Overview() {
           <div class="muted">{data.nodes.filter((n) => n.alive).length} alive</div></div>
         <div class="card"><h3>Resources used</h3><div data-testid="resources-used">{resources(used) || 'none'}</div>
           <h3>Free</h3><div>{resources(data.res.available)}</div></div>
+        <div class="card" data-testid="object-store"><h3>Object store</h3>
+          <div>{bytes(store.used)} used{store.capacity ? ` of ${bytes(store.capacity)} shared memory` : ''}</div>
+          <div>spilled to disk: <b data-testid="spilled">{store.spilled}</b> objects</div></div>
         <div class="card"><h3>Tasks</h3>
           {Object.keys(data.tasks).length === 0 && <div class="muted">none yet</div>}
           {Object.entries(data.tasks).map(([k, v]) => <div>{k}: <b>{v}</b></div>)}</div>

@@ -56,6 +56,8 @@ pub(crate) struct Forwarder {
     pub(crate) job_nodes: crate::cluster::jobs::JobNodes,
     /// Itself (it lives in an `Arc`: its tasks hold it while they run).
     pub(crate) this: Weak<Forwarder>,
+    /// Object bytes sent and received (shared with the service).
+    pub(crate) traffic: Arc<crate::cluster::transfer::Traffic>,
 }
 
 /// The constructor of an actor this node owns that may be restarted
@@ -269,6 +271,7 @@ impl Forwarder {
             () = spec.cancel.cancelled() => return Err(Failure::Cancelled),
         }
         let objects = ship(&sched.objects, &roots).map_err(Failure::Failed)?;
+        self.traffic.shipped(&objects);
         let actors = handles::refs(sched, &objects, false);
         let component_name = sched
             .functions
@@ -326,6 +329,7 @@ impl Forwarder {
         let received = receive(
             &sched.objects,
             &self.client,
+            &self.traffic,
             &addr,
             done.objects,
             &spec.returns,

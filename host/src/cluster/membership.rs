@@ -12,6 +12,7 @@ use wray_control_plane::{NodeRecord, Registration};
 
 use crate::cluster::protocol::SHIPPED_KEEP;
 use crate::cluster::serve::Service;
+use crate::cluster::transfer::Traffic;
 use crate::cluster::ClusterConfig;
 use crate::scheduler::Scheduler;
 
@@ -21,7 +22,9 @@ pub(super) fn record(
     started_ms: u64,
     config: &ClusterConfig,
     peer_address: &str,
+    traffic: &Traffic,
 ) -> NodeRecord {
+    let (sent, received) = traffic.totals();
     let (total, available) = sched.pool.resources();
     let running = sched.tasks.running();
     let store = sched.objects.stats();
@@ -37,6 +40,9 @@ pub(super) fn record(
         version: env!("CARGO_PKG_VERSION").to_string(),
         running_tasks: running,
         object_store_used: store.bytes as u64,
+        object_store_spilled: store.spilled as u64,
+        object_bytes_sent: sent,
+        object_bytes_received: received,
         object_store_capacity: sched
             .objects
             .arena()
@@ -66,7 +72,7 @@ pub(super) async fn publish(
         let Some(sched) = sched.upgrade() else {
             return;
         };
-        let now = record(&sched, started_ms, &config, &peer_address);
+        let now = record(&sched, started_ms, &config, &peer_address, &service.traffic);
         drop(sched);
         if last.as_ref() != Some(&now) {
             let published = match &*registration.lock() {

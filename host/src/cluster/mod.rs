@@ -124,6 +124,7 @@ impl Cluster {
         long.max_connections_per_peer = 64;
         let tasks = PeerClient::new(long, node_id.clone()).map_err(|e| invalid("client", &e))?;
         let view = registry.watch_nodes(&config.name).await?;
+        let traffic = Arc::new(transfer::Traffic::default());
         let forwarder = Arc::new_cyclic(|this| forward::Forwarder {
             sched: Arc::downgrade(sched),
             node_id: node_id.clone(),
@@ -138,9 +139,16 @@ impl Cluster {
             sent: Default::default(),
             job_nodes: Default::default(),
             this: this.clone(),
+            traffic: traffic.clone(),
         });
-        let service =
-            serve::Service::new(loader, Arc::downgrade(sched), client, view.clone(), relay);
+        let service = serve::Service::new(
+            loader,
+            Arc::downgrade(sched),
+            client,
+            view.clone(),
+            relay,
+            traffic.clone(),
+        );
         let server = PeerServer::bind(&config.peer_bind.to_string(), peer, service.clone())
             .await
             .map_err(|e| invalid(&format!("listening on {}", config.peer_bind), &e))?;
@@ -154,7 +162,7 @@ impl Cluster {
             }
         });
         let peer_address = format!("{host}:{port}");
-        let record = membership::record(sched, started_ms, &config, &peer_address);
+        let record = membership::record(sched, started_ms, &config, &peer_address, &traffic);
         let registration = registry.register(record, config.registry).await?;
         let remote: Arc<dyn crate::scheduler::remote::Remote> = forwarder.clone();
         sched.connect_remote(Arc::downgrade(&remote));
@@ -232,6 +240,8 @@ impl Cluster {
         ClusterStats {
             retried: self.forwarder.retried.load(Ordering::Relaxed),
             actors_restarted: self.forwarder.actors_restarted.load(Ordering::Relaxed),
+            object_bytes_sent: self.forwarder.traffic.totals().0,
+            object_bytes_received: self.forwarder.traffic.totals().1,
         }
     }
 }
@@ -275,4 +285,9 @@ pub struct ClusterStats {
     pub retried: u64,
     /// Actors this node owns restarted on another node after theirs died.
     pub actors_restarted: u64,
+    /// Bytes of object values sent to other nodes (inline in messages,
+    /// and served to their pulls).
+    pub object_bytes_sent: u64,
+    /// Bytes of object values received from other nodes.
+    pub object_bytes_received: u64,
 }

@@ -78,6 +78,8 @@ pub(crate) struct Service {
     /// Runs a peer's relayed HTTP request, once the node's HTTP API
     /// serves.
     relay: crate::cluster::relay::RelaySlot,
+    /// Object bytes sent and received (shared with the forwarder).
+    pub(crate) traffic: Arc<crate::cluster::transfer::Traffic>,
 }
 
 fn refused(code: u16, message: impl Into<String>) -> RemoteError {
@@ -91,8 +93,10 @@ impl Service {
         client: PeerClient,
         view: NodeView,
         relay: crate::cluster::relay::RelaySlot,
+        traffic: Arc<crate::cluster::transfer::Traffic>,
     ) -> Arc<Self> {
         Arc::new(Service {
+            traffic,
             loader,
             sched,
             client,
@@ -160,9 +164,16 @@ impl Service {
                     peer.node_id
                 ))
             })?;
-        let (args, _) = receive(&sched.objects, &self.client, &owner, objects, &[])
-            .await
-            .map_err(|m| refused(code::UNAVAILABLE, m))?;
+        let (args, _) = receive(
+            &sched.objects,
+            &self.client,
+            &self.traffic,
+            &owner,
+            objects,
+            &[],
+        )
+        .await
+        .map_err(|m| refused(code::UNAVAILABLE, m))?;
         handles::learn(&sched, &self.view, actors, &args).await;
         let args = Held::new(sched.objects.clone(), args);
         if let Target::ActorCreate { .. } = &spec.target {
@@ -221,6 +232,7 @@ impl Service {
         // With what their values name, at any depth, made by then.
         all_sealed(&sched, &returns).await;
         let objects = ship(&sched.objects, &returns).map_err(|m| refused(code::UNAVAILABLE, m))?;
+        self.traffic.shipped(&objects);
         // The owner tells each actor's node that it holds the handles
         // among them before it releases these.
         let actors = handles::refs(&sched, &objects, true);
@@ -560,6 +572,7 @@ impl PeerHandler for Service {
         let end = start.and_then(|s| s.checked_add(len as usize));
         match (start, end) {
             (Some(start), Some(end)) if end <= size => {
+                self.traffic.served(end - start);
                 Ok(Blob::new(ValueRange { object, start, end }))
             }
             _ => Err(refused(

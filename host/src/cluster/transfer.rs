@@ -5,6 +5,7 @@
 //! they are sealed).
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use wray_control_plane::ObjectId;
@@ -25,6 +26,55 @@ const HEAP_PULL_MAX: usize = 1 << 30;
 
 /// The chunk size of a pull: 4 MiB (Ray's object manager uses 5 MiB).
 pub(crate) const PULL_CHUNK: u32 = 4 << 20;
+
+/// Object bytes a node sent to and received from the other nodes, inline
+/// in messages and pulled in chunks (`/metrics`' and the node registry's
+/// transfer counters; the dashboard's Cluster page draws their rates).
+#[derive(Debug, Default)]
+pub(crate) struct Traffic {
+    sent: AtomicU64,
+    received: AtomicU64,
+}
+
+impl Traffic {
+    /// Counts what `shipped` carries inline, as sent.
+    pub(crate) fn shipped(&self, shipped: &[Shipped]) {
+        let inline: usize = shipped
+            .iter()
+            .map(|s| match &s.value {
+                Shipment::Inline { data, .. } => data.len(),
+                Shipment::Pull { .. } | Shipment::Error(_) => 0,
+            })
+            .sum();
+        self.sent.fetch_add(inline as u64, Ordering::Relaxed);
+    }
+
+    /// Counts `bytes` served to a node pulling them, as sent.
+    pub(crate) fn served(&self, bytes: usize) {
+        self.sent.fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+
+    /// Counts the values of `shipped` (inline, and pulled once received),
+    /// as received.
+    fn received(&self, shipped: &[Shipped]) {
+        let bytes = shipped.iter().fold(0u64, |sum, s| {
+            sum.saturating_add(match &s.value {
+                Shipment::Inline { data, .. } => data.len() as u64,
+                Shipment::Pull { size, .. } => *size,
+                Shipment::Error(_) => 0,
+            })
+        });
+        self.received.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// Bytes sent and received so far.
+    pub(crate) fn totals(&self) -> (u64, u64) {
+        (
+            self.sent.load(Ordering::Relaxed),
+            self.received.load(Ordering::Relaxed),
+        )
+    }
+}
 
 /// Shipments of `roots` and of every object their values name in turn,
 /// breadth first, each once: sealed values inline up to
@@ -141,6 +191,7 @@ pub(crate) fn id_of_key(key: &[u8]) -> Option<ObjectId> {
 pub(crate) async fn receive(
     objects: &ObjectStore,
     client: &PeerClient,
+    traffic: &Traffic,
     addr: &str,
     shipped: Vec<Shipped>,
     expected: &[ObjectId],
@@ -151,6 +202,7 @@ pub(crate) async fn receive(
             shipped.len()
         ));
     }
+    traffic.received(&shipped);
     let mut held = Vec::new();
     let mut sealed_later = Vec::new();
     // Leaves first: a value's refs are sealed before it holds them.

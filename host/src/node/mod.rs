@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 use wray_control_plane::{
-    EmbeddedFunctionTable, EmbeddedJobTable, FunctionTable, JobId, JobTable, TableLimits,
+    ActorId, EmbeddedFunctionTable, EmbeddedJobTable, FunctionTable, JobId, JobTable, TableLimits,
 };
 
 use crate::cancel_token::CancelToken;
@@ -446,6 +446,26 @@ impl Node {
         crate::node::state::tasks(&self.sched.tasks, &self.sched.node_id)
     }
 
+    /// Up to `limit` actors of the node (instances here and stubs of
+    /// actors elsewhere, alive or recently dead), by id after `after`, of
+    /// job `job` only when given (Ray's `list_actors()`).
+    pub fn actors(
+        &self,
+        after: Option<ActorId>,
+        limit: usize,
+        job: Option<JobId>,
+    ) -> Vec<crate::node::state::ActorInfo> {
+        crate::node::state::actors(&self.sched.actors, &self.sched.node_id, after, limit, job)
+    }
+
+    /// Kills actor `actor` of any job (an operator's kill: its running
+    /// call stopped, its queued calls failing with `actor-died`, its
+    /// instance killed where it lives); false when it is unknown here or
+    /// dead already.
+    pub fn kill_actor(&self, actor: ActorId, by: &str) -> bool {
+        self.sched.kill_actor(actor, by)
+    }
+
     /// Errors of failed tasks, oldest first (Ray's `error_info`).
     pub fn errors(&self) -> Vec<crate::node::state::ErrorInfo> {
         crate::node::state::errors(&self.sched.tasks, &self.sched.node_id)
@@ -580,6 +600,9 @@ fn status_snapshot(
         running_tasks: running,
         object_store_used: u64::try_from(rt.objects.stats().bytes).unwrap_or(u64::MAX),
         object_store_capacity: 0,
+        object_store_spilled: rt.objects.stats().spilled as u64,
+        object_bytes_sent: 0,
+        object_bytes_received: 0,
         died_at_ms: None,
     };
     wray_api::StatusSnapshot {

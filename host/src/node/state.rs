@@ -9,8 +9,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
+use wray_control_plane::{ActorId, JobId};
+
 use crate::error::TaskError;
 use crate::resources::GpuInfo;
+use crate::scheduler::actor_table::ActorTable;
 use crate::scheduler::task_table::{TaskRow, TaskStatus, TaskTable};
 
 /// One node (Ray's `ray.nodes()` entry).
@@ -70,6 +73,90 @@ pub struct TaskInfo {
     pub run_ms: Option<f64>,
     /// Its error message, if it failed.
     pub error: Option<String>,
+}
+
+/// One actor of a node (Ray's `list_actors()` row): an instance living
+/// here, or a stub of one living on another node, alive or recently dead.
+#[derive(Debug, Clone, Serialize)]
+pub struct ActorInfo {
+    /// Its id (hex).
+    pub actor_id: String,
+    /// Its class.
+    pub class: String,
+    /// The name its component was loaded under, when this node loaded it.
+    pub component: Option<String>,
+    /// Its component's content hash.
+    pub component_hash: String,
+    /// The job it belongs to (hex).
+    pub job_id: String,
+    /// `PENDING_CREATION` (its constructor has not ended), `ALIVE` or
+    /// `DEAD`, as Ray names them.
+    pub state: &'static str,
+    /// Why it died, once it has.
+    pub death_cause: Option<String>,
+    /// The node its instance lives on (this one, unless a stub).
+    pub node_id: String,
+    /// Whether its instance lives on another node (this is a stub).
+    pub stub: bool,
+    /// Its name in the actor directory, if it took one.
+    pub name: Option<String>,
+    /// Created detached (outlives its job and handles).
+    pub detached: bool,
+    /// Calls taken to run here, its constructor's runs included (a stub
+    /// counts the calls it sent).
+    pub calls: u64,
+    /// Calls waiting in its queue here.
+    pub queued: usize,
+    /// Whether a call runs now.
+    pub running: bool,
+    /// Times it was restarted on another node.
+    pub restarts: u32,
+    /// Other nodes holding its handle (an instance here).
+    pub holders: usize,
+}
+
+/// Up to `limit` actors of `table` (on node `node_id`), by id after
+/// `after`, of job `job` only when given.
+pub(crate) fn actors(
+    table: &ActorTable,
+    node_id: &str,
+    after: Option<ActorId>,
+    limit: usize,
+    job: Option<JobId>,
+) -> Vec<ActorInfo> {
+    table
+        .page(after, limit, job)
+        .into_iter()
+        .map(|a| {
+            let now = a.snapshot();
+            let state = match (&now.dead, now.alive) {
+                (Some(_), _) => "DEAD",
+                (None, true) => "ALIVE",
+                (None, false) => "PENDING_CREATION",
+            };
+            ActorInfo {
+                actor_id: a.id.to_string(),
+                class: a.class.clone(),
+                component: now.component_name.map(|n| n.to_string()),
+                component_hash: a.component.to_string(),
+                job_id: a.id.job().to_string(),
+                state,
+                death_cause: now.dead.map(|e| e.to_string()),
+                node_id: a
+                    .home
+                    .as_ref()
+                    .map_or_else(|| node_id.to_string(), |h| h.node()),
+                stub: a.home.is_some(),
+                name: a.name.get().cloned(),
+                detached: a.detached,
+                calls: now.calls,
+                queued: now.queued,
+                running: now.running,
+                restarts: now.restarted,
+                holders: now.holders,
+            }
+        })
+        .collect()
 }
 
 /// A failed task's error (Ray's `error_info`).

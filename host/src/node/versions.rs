@@ -30,6 +30,20 @@ impl Node {
         Ok(record)
     }
 
+    /// The versions of `name` the function table keeps, oldest first (the
+    /// last is the newest; the current one is the newest unless a rollback
+    /// made an older one current).
+    ///
+    /// # Errors
+    /// [`Error::NotDeployed`]; [`Error::ControlPlane`].
+    pub async fn versions(&self, name: &str) -> Result<Vec<ComponentVersion>> {
+        use wray_control_plane::Error as Table;
+        self.table.versions(name).await.map_err(|e| match e {
+            Table::ComponentNotFound(n) => Error::NotDeployed(n),
+            other => other.into(),
+        })
+    }
+
     /// Makes kept version `version` of `name` its current version again,
     /// in the function table (every node following it sees it) and here
     /// at once: calls by the plain name run it from now on; calls already

@@ -66,6 +66,32 @@ struct Inner<T> {
     pin: Option<InUse>,
     /// Times it was restarted.
     restarted: u32,
+    /// Calls taken to run here, its constructor's runs included (a stub
+    /// counts the calls it sent to the actor's node).
+    calls: u64,
+    /// The name its component was loaded under (kept after it dies).
+    component_name: Option<Arc<str>>,
+}
+
+/// What [`Mailbox::snapshot`] reads of an actor at one moment.
+#[derive(Debug, Clone)]
+pub(crate) struct MailboxSnapshot {
+    /// Its constructor has ended (and it is not dead).
+    pub alive: bool,
+    /// Why it died, once it has.
+    pub dead: Option<TaskError>,
+    /// Calls taken to run, its constructor's runs included.
+    pub calls: u64,
+    /// Calls waiting in its queue.
+    pub queued: usize,
+    /// A call runs now.
+    pub running: bool,
+    /// Times it was restarted.
+    pub restarted: u32,
+    /// Other nodes holding its handle.
+    pub holders: usize,
+    /// The name its component was loaded under, when known here.
+    pub component_name: Option<Arc<str>>,
 }
 
 /// Where an actor whose instance lives on another node of the cluster
@@ -167,6 +193,8 @@ impl<T: Queued> Mailbox<T> {
                 holders: BTreeMap::new(),
                 pin: None,
                 restarted: 0,
+                calls: 0,
+                component_name: None,
             }),
         }
     }
@@ -265,7 +293,25 @@ impl<T: Queued> Mailbox<T> {
     pub fn keep(&self, pin: Option<InUse>) {
         let mut inner = self.inner.lock();
         if inner.dead.is_none() {
+            if let Some(pin) = &pin {
+                inner.component_name = Some(pin.name());
+            }
             inner.pin = pin;
+        }
+    }
+
+    /// The actor now, as listings show it.
+    pub fn snapshot(&self) -> MailboxSnapshot {
+        let inner = self.inner.lock();
+        MailboxSnapshot {
+            alive: inner.dead.is_none() && *self.life.borrow() == Life::Alive,
+            dead: inner.dead.clone(),
+            calls: inner.calls,
+            queued: inner.queue.len(),
+            running: inner.running,
+            restarted: inner.restarted,
+            holders: inner.holders.len(),
+            component_name: inner.component_name.clone(),
         }
     }
 
@@ -398,6 +444,9 @@ impl<T: Queued> Mailbox<T> {
         }
         let task = inner.queue.pop_front()?;
         inner.running = true;
+        if inner.dead.is_none() {
+            inner.calls = inner.calls.saturating_add(1);
+        }
         Some((task, inner.dead.clone()))
     }
 

@@ -120,6 +120,32 @@ impl ActorTable {
             .collect()
     }
 
+    /// Up to `limit` actors, live or recently dead, by id after `after`,
+    /// of job `job` only when given. Costs a sort of the table's ids
+    /// (bounded: the live actors and stubs, and [`MAX_DEAD_ACTORS`]).
+    pub fn page(
+        &self,
+        after: Option<ActorId>,
+        limit: usize,
+        job: Option<JobId>,
+    ) -> Vec<Arc<Actor>> {
+        let mut ids: Vec<ActorId> = {
+            let inner = self.inner.lock();
+            inner
+                .actors
+                .keys()
+                .filter(|id| job.is_none_or(|j| id.job() == j) && after.is_none_or(|a| **id > a))
+                .copied()
+                .collect()
+        };
+        ids.sort_unstable();
+        ids.truncate(limit);
+        let inner = self.inner.lock();
+        ids.iter()
+            .filter_map(|id| inner.actors.get(id).cloned())
+            .collect()
+    }
+
     /// Every actor, the table emptied (the node is shutting down).
     pub fn drain(&self) -> Vec<Arc<Actor>> {
         let mut inner = self.inner.lock();

@@ -135,6 +135,11 @@ impl InUse {
         version.users.fetch_add(1, Ordering::AcqRel);
         InUse(version.clone())
     }
+
+    /// The name the version was first loaded under.
+    pub(crate) fn name(&self) -> Arc<str> {
+        Arc::from(self.0.record.name.as_str())
+    }
 }
 
 impl Clone for InUse {

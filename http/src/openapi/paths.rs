@@ -10,9 +10,9 @@
 
 use wray_api::{
     Accepted, ActorInfo, ActorList, ComponentInfo, ComponentList, DeployQuery, ErrorBody,
-    ErrorList, Health, InvokeQuery, JobDeleted, JobInfo, JobLogsQuery, JobStopped, Killed,
-    ListQuery, NewActor, NodeInfo, ObjectList, ObjectQuery, Resources, SubmitJob, TaskFilter,
-    TaskList, TaskLogs, Undeployed,
+    ErrorList, Health, InvokeQuery, JobDeleted, JobFilter, JobInfo, JobLogsQuery, JobStopped,
+    Killed, ListQuery, NewActor, NodeInfo, ObjectList, ObjectQuery, Resources, SubmitJob, TaskList,
+    TaskLogs, Undeployed, VersionList,
 };
 
 #[utoipa::path(get, path = "/healthz", responses((status = 200, body = Health)))]
@@ -104,7 +104,7 @@ fn invoke() {}
     ))]
 fn get_object() {}
 
-#[utoipa::path(get, path = "/v1/actors", params(ListQuery), responses((status = 200, body = ActorList)))]
+#[utoipa::path(get, path = "/v1/actors", params(ListQuery, JobFilter), responses((status = 200, body = ActorList)))]
 fn list_actors() {}
 
 #[utoipa::path(post, path = "/v1/actors", request_body = NewActor, responses(
@@ -139,7 +139,7 @@ fn nodes() {}
 #[utoipa::path(get, path = "/v1/resources", responses((status = 200, body = Resources)))]
 fn resources() {}
 
-#[utoipa::path(get, path = "/v1/tasks", params(ListQuery, TaskFilter), responses(
+#[utoipa::path(get, path = "/v1/tasks", params(ListQuery, JobFilter), responses(
     (status = 200, body = TaskList),
     (status = 410, description = "`stale_cursor`: the task named by `after` is no longer kept", body = ErrorBody),
 ))]
@@ -206,6 +206,14 @@ fn stop_job() {}
     ))]
 fn task_logs() {}
 
+#[utoipa::path(get, path = "/v1/components/{name}/versions",
+    params(("name" = String, Path, description = "the component's name (percent-encoded)")),
+    responses(
+        (status = 200, description = "the kept versions, oldest first", body = VersionList),
+        (status = 404, description = "`unknown_component`", body = ErrorBody),
+    ))]
+fn list_versions() {}
+
 #[utoipa::path(post, path = "/v1/components/{name}/rollback",
     params(
         ("name" = String, Path, description = "the component's name (percent-encoded)"),
@@ -249,6 +257,7 @@ fn rollback() {}
         job_logs,
         stop_job,
         rollback,
+        list_versions,
         task_logs,
     ),
     components(schemas(ErrorBody))

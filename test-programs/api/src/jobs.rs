@@ -24,11 +24,16 @@ pub(crate) fn job_output(args: &[String]) -> wray::Result<()> {
     Ok(())
 }
 
-/// `job_forever`: prints `started`, then waits on a task that sleeps ten
-/// minutes (until the job is stopped).
+/// `job_forever`: makes a `Counter` actor of the job and calls it twice,
+/// prints `started`, then waits on a task that sleeps ten minutes (until
+/// the job is stopped), the actor's handle held.
 pub(crate) fn job_forever() -> wray::Result<()> {
+    let counter = crate::actors::Counter::remote(0i64);
+    counter.increment().remote().get()?;
+    counter.increment().remote().get()?;
     println!("started");
     crate::objects::sleep_ms.remote(600_000).get()?;
+    drop(counter);
     println!("never");
     Ok(())
 }

@@ -22,6 +22,39 @@ fn a_256_mib_object_put_on_node_1_is_read_on_node_2_byte_for_byte() {
             .any(|t| t["function"] == "digest_on_accelerator" && t["state"] == "FINISHED"),
         "{on_2}"
     );
+    // The transfer counters: node 2 pulled the 256 MiB from node 1, in
+    // `/metrics` and in each node's row of `/v1/nodes` (as the registry
+    // publishes it, so waited for).
+    let mib256 = 256.0 * 1024.0 * 1024.0;
+    let sent = cluster
+        .node(1)
+        .metric("wray_cluster_object_bytes_sent_total");
+    let received = cluster
+        .node(2)
+        .metric("wray_cluster_object_bytes_received_total");
+    assert!(
+        sent.is_some_and(|b| b >= mib256) && received.is_some_and(|b| b >= mib256),
+        "sent {sent:?}, received {received:?}"
+    );
+    let row = |node: &str| {
+        let nodes = cluster.node(1).get("/v1/nodes");
+        nodes
+            .as_array()
+            .and_then(|n| n.iter().find(|n| n["node_id"] == node).cloned())
+            .unwrap_or_default()
+    };
+    let (one, two) = (
+        cluster.node(1).node_id.clone(),
+        cluster.node(2).node_id.clone(),
+    );
+    wait_within(
+        "the nodes' transfer counters in /v1/nodes",
+        Duration::from_secs(30),
+        || {
+            row(&one)["object_bytes_sent"].as_f64() >= Some(mib256)
+                && row(&two)["object_bytes_received"].as_f64() >= Some(mib256)
+        },
+    );
 }
 
 #[test]
