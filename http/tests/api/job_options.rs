@@ -231,4 +231,21 @@ fn a_kept_version_is_called_by_number_and_a_rollback_makes_it_current() {
     );
     let (s, v) = call("/v1/functions/app@x/sub_experiment");
     assert_eq!((s, code(&v)), (400, "bad_version"), "{v}");
+    // The kept versions, listed oldest first, each with its digest.
+    let (s, v) = get_at(&url, "/v1/components/app/versions");
+    assert_eq!(s, 200, "{v}");
+    let listed: Vec<u64> = v["versions"]
+        .as_array()
+        .expect("versions")
+        .iter()
+        .map(|v| v["version"].as_u64().expect("a number"))
+        .collect();
+    assert_eq!(listed, (3..=12).collect::<Vec<u64>>(), "{v}");
+    assert_eq!(
+        v["versions"][9]["hash"].as_str().map(str::len),
+        Some(64),
+        "{v}"
+    );
+    let (s, v) = get_at(&url, "/v1/components/nothing/versions");
+    assert_eq!((s, code(&v)), (404, "unknown_component"), "{v}");
 }
