@@ -15,9 +15,17 @@ use std::collections::HashMap;
 
 use crate::ids::ObjectId;
 
+/// The guest's map of ids: foldhash's fixed-seed hasher rather than the
+/// standard library's SipHash-1-3, which took most of a `wait` over a
+/// thousand refs (each ref cloned into the answer and the old list
+/// dropped: a count up and one down per ref; perf of `single client wait
+/// 1k refs`). A fixed seed is enough: the map is this instance's own, and
+/// only the host mints ids.
+type IdMap<V> = HashMap<ObjectId, V, foldhash::fast::FixedState>;
+
 thread_local! {
     /// Live `ObjectRef`s per id in this instance.
-    static COUNTS: RefCell<HashMap<ObjectId, u32>> = RefCell::new(HashMap::new());
+    static COUNTS: RefCell<IdMap<u32>> = RefCell::new(IdMap::default());
     /// Ids collected while encoding a value, when collecting.
     static COLLECTING: RefCell<Option<Vec<ObjectId>>> = const { RefCell::new(None) };
     /// Ids kept alive until the host has taken over the value holding them.

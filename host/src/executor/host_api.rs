@@ -179,17 +179,18 @@ impl objects::Host for TaskState {
             wasmtime::bail!("{}", too_many_blocked(self.node.node_id()));
         }
         let mut left = need;
-        Ok(ids
-            .iter()
-            .zip(hidden)
-            .map(|(id, hidden)| {
-                let ready = left > 0 && (hidden || !self.node.objects().is_pending(id));
-                if ready {
-                    left -= 1;
-                }
-                ready
-            })
-            .collect())
+        Ok(self.node.objects().with_pending(|pending| {
+            ids.iter()
+                .zip(hidden)
+                .map(|(id, hidden)| {
+                    let ready = left > 0 && (hidden || !pending(id));
+                    if ready {
+                        left -= 1;
+                    }
+                    ready
+                })
+                .collect()
+        }))
     }
 
     fn release(&mut self, ids: Vec<types::ObjectId>) -> wasmtime::Result<()> {

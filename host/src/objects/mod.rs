@@ -602,6 +602,15 @@ impl ObjectStore {
         )
     }
 
+    /// Runs `f` with a lookup of whether an id is pending (registered and
+    /// not sealed), all under one lock of the store: for a pass over many
+    /// ids (a `wait` over a thousand refs) without a lock per id. `f` must
+    /// not call back into the store.
+    pub fn with_pending<R>(&self, f: impl FnOnce(&dyn Fn(&ObjectId) -> bool) -> R) -> R {
+        let slots = self.slots.lock();
+        f(&|id| matches!(slots.map.get(id).map(|s| &s.state), Some(State::Pending(_))))
+    }
+
     /// Registers `waiter` to run when `id` is sealed, unless it already is.
     pub fn subscribe(&self, id: &ObjectId, waiter: Waiter) -> Subscription {
         let mut guard = self.slots.lock();

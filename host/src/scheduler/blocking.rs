@@ -147,14 +147,18 @@ impl Scheduler {
         until: Option<Instant>,
         blocker: Blocker<'_>,
     ) -> WaitEnd {
+        // Enough sealed already (a wait over tasks that have finished, the
+        // usual case): no waiter is made. One pass under one lock, ending
+        // at the `need`th.
+        let enough = self.objects.with_pending(|pending| {
+            ids.iter().filter(|id| !pending(id)).take(need).count() >= need
+        });
+        if enough {
+            return WaitEnd::Ready;
+        }
         if until.is_some_and(|u| u <= Instant::now()) {
             // A poll: look, do not wait (no waiter, no timer).
-            let sealed = ids.iter().filter(|id| !self.objects.is_pending(id)).count();
-            return if sealed >= need {
-                WaitEnd::Ready
-            } else {
-                WaitEnd::TimedOut
-            };
+            return WaitEnd::TimedOut;
         }
         let latch = Arc::new(Latch::new());
         let mut subs = Subscriptions {
