@@ -11,16 +11,35 @@ export const WINDOW_S = 300;
 /** `{time, requests, buckets: [[le, count]]}` per sample, oldest first. */
 const samples = [];
 
+/**
+ * The buckets of histogram `name` among `samples` (parsed metrics), summed
+ * over its other labels: [[le, cumulative count]], by `le`.
+ */
+export function bucketsOf(samples, name) {
+  const byLe = new Map();
+  for (const s of samples) {
+    if (s.name === `${name}_bucket`) {
+      const le = s.labels.le === '+Inf' ? Infinity : Number(s.labels.le);
+      byLe.set(le, (byLe.get(le) || 0) + s.value);
+    }
+  }
+  return [...byLe].sort((a, b) => a[0] - b[0]);
+}
+
+/** The counts added from buckets `before` to `after` (same bounds). */
+export function deltaBuckets(before, after) {
+  const then = new Map(before);
+  return after.map(([le, c]) => [le, c - (then.get(le) || 0)]);
+}
+
 /** Keeps a sample of `text` (Prometheus text) taken now. */
 export function record(text) {
   const all = parseMetrics(text);
   let requests = 0;
-  const buckets = [];
   for (const s of all) {
     if (s.name === 'wray_http_requests_total') requests += s.value;
-    if (s.name === 'wray_http_request_duration_seconds_bucket') buckets.push([Number(s.labels.le), s.value]);
   }
-  buckets.sort((a, b) => a[0] - b[0]);
+  const buckets = bucketsOf(all, 'wray_http_request_duration_seconds');
   const time = Date.now() / 1000;
   samples.push({ time, requests, buckets });
   while (samples.length && samples[0].time < time - WINDOW_S) samples.shift();
@@ -59,9 +78,7 @@ export function traffic() {
   let p50 = null;
   let p99 = null;
   if (samples.length >= 2) {
-    const first = samples[0].buckets;
-    const last = samples[samples.length - 1].buckets;
-    const delta = last.map(([le, c], i) => [le, c - (first[i] ? first[i][1] : 0)]);
+    const delta = deltaBuckets(samples[0].buckets, samples[samples.length - 1].buckets);
     p50 = quantile(0.5, delta);
     p99 = quantile(0.99, delta);
   }

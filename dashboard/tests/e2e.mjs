@@ -241,6 +241,8 @@ try {
     await page.locator('[data-testid=charts] .uplot').first().waitFor(WAIT);
     // Three samples (4 s): the rates have two points to draw.
     await page.getByTestId('samples').filter({ hasText: /^[3-9]$/ }).waitFor(WAIT);
+    // The histograms as their quantiles: the instantiation latency chart drawn.
+    await page.locator('[data-chart="Instantiation latency (ms)"] .uplot').waitFor(WAIT);
     await shot('metrics');
     await go('cluster');
     await page.locator('[data-testid=nodes] td', { hasText: 'alive' }).waitFor(WAIT);

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseMetrics } from '../src/metrics.js';
-import { quantile } from '../src/traffic.js';
+import { bucketsOf, deltaBuckets, quantile } from '../src/traffic.js';
 import { argText, fieldKind } from '../src/args.js';
 import { rates } from '../src/rates.js';
 
@@ -64,4 +64,12 @@ test('transfer rates are bytes per second between two reads; none for a new or r
   assert.equal(r.b, null);
   assert.equal(r.c, null);
   assert.deepEqual(rates(null, now, 3000).a, null);
+});
+
+test('histogram buckets are summed over other labels and differenced by bound', () => {
+  const all = parseMetrics('h_bucket{route="a",le="0.001"} 1\nh_bucket{route="b",le="0.001"} 2\n'
+    + 'h_bucket{route="a",le="+Inf"} 4\nh_bucket{route="b",le="+Inf"} 6\nh_count 10\n');
+  const now = bucketsOf(all, 'h');
+  assert.deepEqual(now, [[0.001, 3], [Infinity, 10]]);
+  assert.deepEqual(deltaBuckets([[0.001, 1], [Infinity, 4]], now), [[0.001, 2], [Infinity, 6]]);
 });

@@ -1,10 +1,11 @@
 // Metrics: the node's Prometheus series (`/metrics`), sampled every 2 s
 // while the page is shown, drawn with uPlot: counters as rates per second,
-// gauges as values.
+// gauges as values, histograms as their p50 and p99 between samples.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import { api, usePoll } from '../api.js';
 import { parseMetrics } from '../metrics.js';
+import { bucketsOf, deltaBuckets, quantile } from '../traffic.js';
 import { ErrorBox } from '../util.jsx';
 
 /** Samples kept per series (2 s apart: ten minutes). */
@@ -16,10 +17,18 @@ const KEEP = 300;
  */
 const CHARTS = [
   ['Tasks by state', 'wray_tasks', false, 'state'],
+  ['Tasks ended per second', 'wray_tasks', true, 'state', (s) => s.labels.state === 'FINISHED' || s.labels.state === 'FAILED'],
   ['HTTP requests per second, by status', 'wray_http_requests_total', true, 'status'],
   ['Instantiations per second', 'wray_instantiation_seconds_count', true, null],
   ['Object store bytes', 'wray_object_store_bytes', false, null],
   ['Jobs by status', 'wray_jobs', false, 'status'],
+  ['Object bytes between nodes per second', 'wray_cluster_object_bytes_sent_total', true, null],
+];
+
+/** The histograms drawn as their p50 and p99 between two samples (ms): title, metric. */
+const LATENCIES = [
+  ['Instantiation latency (ms)', 'wray_instantiation_seconds'],
+  ['HTTP request latency (ms)', 'wray_http_request_duration_seconds'],
 ];
 
 /** A uPlot line chart of `series` ({name: values}) over `times` (seconds). */
@@ -54,10 +63,24 @@ export function Metrics() {
     const dt = h.times.length ? now - h.times[h.times.length - 1] : 0;
     h.times.push(now);
     const all = parseMetrics(text);
-    for (const [title, name, counter, by] of CHARTS) {
+    const push = (group, key, v) => {
+      (group[key] ||= new Array(h.times.length - 1).fill(null)).push(v);
+    };
+    for (const [title, name] of LATENCIES) {
+      const group = (h.series[title] ||= {});
+      const buckets = bucketsOf(all, name);
+      const prev = h.last.get(title);
+      h.last.set(title, buckets);
+      const delta = prev && deltaBuckets(prev, buckets);
+      for (const [key, q] of [['p50', 0.5], ['p99', 0.99]]) {
+        const v = delta ? quantile(q, delta) : null;
+        push(group, key, v == null ? null : v * 1000);
+      }
+    }
+    for (const [title, name, counter, by, keep] of CHARTS) {
       const group = (h.series[title] ||= {});
       const sums = new Map();
-      for (const s of all.filter((x) => x.name === name)) {
+      for (const s of all.filter((x) => x.name === name && (!keep || keep(x)))) {
         const key = by ? `${by}=${s.labels[by]}` : name;
         sums.set(key, (sums.get(key) || 0) + s.value);
       }
@@ -65,7 +88,7 @@ export function Metrics() {
         const prev = h.last.get(`${title}/${key}`);
         h.last.set(`${title}/${key}`, value);
         const v = counter ? (prev == null || dt <= 0 ? null : (value - prev) / dt) : value;
-        (group[key] ||= new Array(h.times.length - 1).fill(null)).push(v);
+        push(group, key, v);
       }
       for (const arr of Object.values(group)) while (arr.length < h.times.length) arr.push(null);
     }
@@ -83,7 +106,7 @@ export function Metrics() {
       <ErrorBox error={error} />
       <p class="muted">Sampled from <code>/metrics</code> every 2 s while this page is open (<span data-testid="samples">{h.times.length}</span> samples).</p>
       <div class="charts" data-testid="charts">
-        {CHARTS.map(([title]) => h.series[title] && Object.keys(h.series[title]).length > 0 &&
+        {[...CHARTS, ...LATENCIES].map(([title]) => h.series[title] && Object.keys(h.series[title]).length > 0 &&
           <Chart title={title} times={h.times} series={h.series[title]} />)}
       </div>
     </div>

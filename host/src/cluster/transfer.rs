@@ -54,16 +54,19 @@ impl Traffic {
         self.sent.fetch_add(bytes as u64, Ordering::Relaxed);
     }
 
-    /// Counts the values of `shipped` (inline, and pulled once received),
-    /// as received.
-    fn received(&self, shipped: &[Shipped]) {
-        let bytes = shipped.iter().fold(0u64, |sum, s| {
+    /// Bytes of the values of `shipped`, inline or to be pulled.
+    fn size_of(shipped: &[Shipped]) -> u64 {
+        shipped.iter().fold(0u64, |sum, s| {
             sum.saturating_add(match &s.value {
                 Shipment::Inline { data, .. } => data.len() as u64,
                 Shipment::Pull { size, .. } => *size,
                 Shipment::Error(_) => 0,
             })
-        });
+        })
+    }
+
+    /// Counts `bytes` received (a message's values, all materialized).
+    fn received(&self, bytes: u64) {
         self.received.fetch_add(bytes, Ordering::Relaxed);
     }
 
@@ -202,7 +205,7 @@ pub(crate) async fn receive(
             shipped.len()
         ));
     }
-    traffic.received(&shipped);
+    let bytes = Traffic::size_of(&shipped);
     let mut held = Vec::new();
     let mut sealed_later = Vec::new();
     // Leaves first: a value's refs are sealed before it holds them.
@@ -227,6 +230,7 @@ pub(crate) async fn receive(
         objects.seal(id, built);
     }
     sealed_later.reverse();
+    traffic.received(bytes);
     Ok((held, sealed_later))
 }
 
