@@ -11,7 +11,9 @@
 # `reuse` where the SDK has it; for the large Python and JavaScript
 # components also without the pooling allocator and without copy-on-write
 # memory images. Needs `cargo xtask build-guests` and the Ray venv of
-# bench/ray/setup.sh.
+# bench/ray/setup.sh. With BASELINE=/path/to/another/wray, the fresh-instance
+# cases of the large components and the Python driver run with that binary
+# too, alternated with this one, in the same run (lines marked `baseline`).
 set -euo pipefail
 n=${1:-10000}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -40,11 +42,11 @@ for c in microbench:Rust sum_bytes:C trivial_py:Python trivial_js:JavaScript; do
   echo "size ${c#*:} $name $(stat -c %s "$out/$name.wasm") compile_s $(secs "$t0" "$t1") warm_s $(secs "$t1" "$t2")"
 done
 
-call() { # FLAGS... -- COMPONENT FUNCTION ARGS
+call() { # FLAGS... -- COMPONENT FUNCTION ARGS (WRAY= another binary)
   local flags=()
   while [ "$1" != "--" ]; do flags+=("$1"); shift; done
   shift
-  "$wray" run "$out/microbench.wasm" --quiet --num-cpus 2 "${flags[@]}" \
+  "${WRAY:-$wray}" run "$out/microbench.wasm" --quiet --num-cpus 2 "${flags[@]}" \
     --with "$out/sum_bytes.wasm" --with "$out/trivial_py.wasm" --with "$out/trivial_js.wasm" \
     -- call "$1" "$2" "$3" "$n"
 }
@@ -56,6 +58,18 @@ for f in "trivial_py noop" "trivial_py noop_reused" "trivial_js noop" "trivial_j
   set -- $f
   call -- "$1" "$2" '[1]'
 done
+if [ -n "${BASELINE:-}" ]; then
+  echo "== fresh instances, baseline ($BASELINE) and this build alternated"
+  for round in 1 2; do
+    for f in "trivial_py noop" "trivial_js noop"; do
+      set -- $f
+      echo -n "baseline "; WRAY=$BASELINE call -- "$1" "$2" '[1]'
+      echo -n "this "; call -- "$1" "$2" '[1]'
+    done
+    echo -n "baseline python_driver "; "$BASELINE" run "$out/trivial_py.wasm" --quiet --num-cpus 2 --with "$out/microbench.wasm" -- "$n" microbench
+    echo -n "this python_driver "; "$wray" run "$out/trivial_py.wasm" --quiet --num-cpus 2 --with "$out/microbench.wasm" -- "$n" microbench
+  done
+fi
 echo "== the large components without the pooling allocator, without copy-on-write images"
 for f in "trivial_py noop" "trivial_js noop"; do
   set -- $f
@@ -72,6 +86,11 @@ echo "== Python word count over $corpus (whole process, compile cache warm)"
 "$wray" run "$wasm/wordcount_py.wasm" --quiet --num-cpus 2 --dir "$corpus::/data" -- /data >/dev/null
 t0=$(now); "$wray" run "$wasm/wordcount_py.wasm" --quiet --num-cpus 2 --dir "$corpus::/data" -- /data >"$out/wray.txt"; t1=$(now)
 echo "wordcount wray_python wall_s $(secs "$t0" "$t1")"
+if [ -n "${BASELINE:-}" ]; then
+  "$BASELINE" run "$wasm/wordcount_py.wasm" --quiet --num-cpus 2 --dir "$corpus::/data" -- /data >/dev/null
+  t0=$(now); "$BASELINE" run "$wasm/wordcount_py.wasm" --quiet --num-cpus 2 --dir "$corpus::/data" -- /data >/dev/null; t1=$(now)
+  echo "wordcount wray_python baseline wall_s $(secs "$t0" "$t1")"
+fi
 t0=$(now); NUM_CPUS=2 "$venv/bin/python" "$root/bench/python/ray_wordcount.py" "$corpus" >"$out/ray.txt" 2>"$out/ray.err"; t1=$(now)
 echo "wordcount ray_python wall_s $(secs "$t0" "$t1") ($(grep wall_s "$out/ray.err"), after ray.init)"
 if cmp -s "$out/wray.txt" "$out/ray.txt"; then echo "wordcount outputs identical"; else echo "wordcount outputs DIFFER"; diff "$out/wray.txt" "$out/ray.txt" | head; fi

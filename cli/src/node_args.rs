@@ -63,6 +63,11 @@ pub struct NodeArgs {
     /// copy-on-write (for benchmarks: `bench/languages`).
     #[arg(long, hide = true)]
     pub no_memory_cow: bool,
+    /// MiB of each pooling slot's memory kept resident between instances
+    /// (for benchmarks: `bench/languages`; `NodeConfig::keep_resident`).
+    #[arg(long, hide = true, value_name = "MIB",
+          value_parser = clap::value_parser!(u64).range(0..=MAX_TASK_MEMORY >> 20))]
+    pub keep_resident_mib: Option<u64>,
     /// Node-wide budget of guest linear memory in MiB: an instantiation or
     /// memory.grow past it fails that task with out-of-memory (default:
     /// half the machine's memory less the object store).
@@ -161,6 +166,10 @@ impl NodeArgs {
         config.fuel_metering = self.fuel_metering;
         config.pooling = !self.no_pooling;
         config.memory_cow = !self.no_memory_cow;
+        if let Some(mib) = self.keep_resident_mib {
+            config.keep_resident =
+                usize::try_from(mib.saturating_mul(1 << 20)).unwrap_or(usize::MAX);
+        }
         if let Some(json) = &self.resources {
             config.resources = serde_json::from_str(json).map_err(|e| {
                 anyhow::anyhow!(

@@ -156,6 +156,15 @@ pub struct NodeConfig {
     /// memory image (wasmtime's `memory_init_cow`) rather than copying the
     /// data segments in each instance.
     pub memory_cow: bool,
+    /// Bytes of each pooling slot's linear memory (and of each table) that
+    /// stay resident between instances, in bytes (default
+    /// [`DEFAULT_KEEP_RESIDENT`]; 0 to 4 GiB). When an instance ends, the
+    /// pages it wrote, up to this many, are reset in place by copy from the
+    /// memory image (zeros past it), so the next instance of the same
+    /// component in the slot writes them without a page fault; pages past
+    /// the budget are given back to the kernel and fault again. Each warm
+    /// slot may hold this much memory while idle. Only with `pooling`.
+    pub keep_resident: usize,
     /// Directory caching compiled components; `None` disables the disk cache.
     pub cache_dir: Option<PathBuf>,
     /// Capacity of the shared-memory object store in bytes (`None`: no
@@ -219,6 +228,15 @@ pub const DEFAULT_TASK_TIMEOUT: Duration = Duration::from_secs(600);
 /// Default per-task memory limit: 4 GiB, the whole 32-bit address space.
 pub const DEFAULT_TASK_MEMORY: u64 = 4 << 30;
 
+/// Default [`NodeConfig::keep_resident`]: 8 MiB. A trivial CPython task
+/// writes 1.5 to 2.0 MiB of its memory (in 230 to 280 runs of pages), a
+/// SpiderMonkey one about 0.6 MiB and a Rust one under 0.3 MiB, so 8 MiB
+/// keeps all of it with room for a task that does some work; at 2 MiB a
+/// Python task sometimes wrote past the budget and the rest of its pages
+/// faulted again in the next instance (`docs/benchmarks.md`, "Where the
+/// fresh-instance time goes").
+pub const DEFAULT_KEEP_RESIDENT: usize = 8 << 20;
+
 /// Default [`NodeConfig::max_pending_tasks`].
 pub const DEFAULT_MAX_PENDING_TASKS: u64 = 1_000_000;
 
@@ -274,6 +292,7 @@ impl Default for NodeConfig {
             max_pending_tasks: DEFAULT_MAX_PENDING_TASKS,
             pooling: true,
             memory_cow: true,
+            keep_resident: DEFAULT_KEEP_RESIDENT,
             cache_dir: dirs::cache_dir().map(|d| d.join("wray").join("compiled")),
             object_store_memory: fitting_object_store_memory(&object_store_dir),
             object_store_dir,
@@ -356,6 +375,12 @@ impl NodeConfig {
             return bad(format!(
                 "max_instances {} is out of range: 1 to 100000",
                 self.max_instances
+            ));
+        }
+        if u64::try_from(self.keep_resident).map_or(true, |b| b > MAX_TASK_MEMORY) {
+            return bad(format!(
+                "keep_resident of {} bytes is out of range: 0 to {MAX_TASK_MEMORY} (4 GiB)",
+                self.keep_resident
             ));
         }
         if !((1 << 16)..=MAX_TASK_MEMORY).contains(&self.task_memory_limit) {

@@ -18,10 +18,6 @@ use crate::error::{Error, Result};
 /// Pooling slots kept warm (not decommitted) for reuse.
 pub const WARM_SLOTS: u32 = 64;
 
-/// Bytes of each linear memory and table kept resident in a warm slot
-/// (2 MiB: a small Rust guest touches about 1.2 MiB).
-pub const KEEP_RESIDENT: usize = 2 << 20;
-
 /// Builds the node's engine.
 ///
 /// # Errors
@@ -56,12 +52,15 @@ pub fn build_engine(config: &NodeConfig) -> Result<Engine> {
             // dirty ones) instead of madvise: the madvise TLB shootdowns
             // halved trivial-task throughput (22k -> 38k tasks/s measured
             // with test-programs/microbench on 2 cores).
-            .linear_memory_keep_resident(KEEP_RESIDENT)
-            .table_keep_resident(KEEP_RESIDENT)
+            .linear_memory_keep_resident(config.keep_resident)
+            .table_keep_resident(config.keep_resident)
             // ... and only the pages an instance wrote (Linux 6.7's
             // PAGEMAP_SCAN, where the kernel has it): resetting the whole
             // 2 MiB with memset took 40% of a trivial task's time (perf,
-            // "multi client tasks async", 2 cores).
+            // "multi client tasks async", 2 cores). The scan covers every
+            // page written, not only the first 32 runs of them (the
+            // vendored wasmtime, vendor/README.md): a fresh CPython
+            // instance then runs 3-4x as fast.
             .pagemap_scan(wasmtime::Enabled::Auto);
 
         wasm.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));

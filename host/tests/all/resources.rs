@@ -230,6 +230,15 @@ fn the_timeline_is_chrome_trace_json_with_every_phase() {
         .any(|e| e["ph"] == "M" && e["name"] == "thread_name"));
 }
 
+/// A fresh instance shares no state with the task before it in the same
+/// pooling slot, however scattered that task's writes (more separate runs
+/// of pages than the slot's reset scans at once).
+#[test]
+fn a_fresh_instance_sees_none_of_the_last_tasks_writes() {
+    let node = node(1, 0, |_| {});
+    assert_eq!(run(&node, "fresh_pages"), ["0/0 0/0 0/0 0/0 0/0 "]);
+}
+
 #[test]
 fn reusable_functions_share_an_instance_set_up_once() {
     let node = node(1, 0, |_| {});

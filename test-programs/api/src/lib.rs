@@ -10,7 +10,7 @@
 //! | `errors`, `trap`, `panic`, `oom`, `spin`, `actor_panic` | [`failures`] | every way a task can fail |
 //! | `refs`, `spill` | [`refs`] | refs inside returned values, objects freed when unreferenced, spilling |
 //! | `zero_copy`, `window_leak`, `hold_mapped` | [`zero_copy`] | objects mapped into guests, private writes, no leak into later instances |
-//! | `gpu_packing`, `infeasible`, `blocked`, `limits`, `fuel`, `cancel`, `reuse` | [`resources`] | resources, limits, cancel and kill |
+//! | `gpu_packing`, `infeasible`, `blocked`, `limits`, `fuel`, `cancel`, `reuse`, `fresh_pages` | [`resources`] | resources, limits, cancel and kill; a fresh instance sees none of the last one's writes |
 //! | `ids` | here | task and node ids |
 //! | `job_output`, `job_forever`, `job_env` | [`jobs`] | output of a job's driver and tasks, a job that runs until stopped, what a job's driver, tasks and actors see of its variables, directories and GPUs |
 //! | `deployed` | [`deployed`] | functions and an actor of other deployed components (`nested`, `counter`), by qualified name |
@@ -96,6 +96,7 @@ fn main(args: Vec<String>) -> Result<(), String> {
         "fuel" => resources::fuel(),
         "cancel" => resources::cancel(),
         "reuse" => resources::reuse(),
+        "fresh_pages" => resources::fresh_pages(),
         "refs" => refs::refs(),
         "spill" => refs::spill(),
         "zero_copy" => zero_copy::zero_copy(),
@@ -169,6 +170,7 @@ wray::export! {
         resources::profiled,
         resources::reused,
         resources::fresh,
+        resources::scatter_writes,
         resources::reused_put,
         jobs::shout,
         jobs::task_env,

@@ -286,6 +286,51 @@ pub(crate) fn fresh() -> (u32, u32, u32) {
     counts()
 }
 
+/// Pages of [`IMAGE_PAGES`] and [`ZERO_PAGES`]: 80 each, so that writing
+/// every other page leaves 40 separate runs of dirty pages in each, more
+/// than the 32 a pooling slot's reset used to look at (vendor/README.md).
+const SCATTER_PAGES: usize = 80;
+const PAGE: usize = 4096;
+
+/// Memory from the component's data segment (the memory image): sevens.
+static IMAGE_PAGES: [std::sync::atomic::AtomicU8; SCATTER_PAGES * PAGE] =
+    [const { std::sync::atomic::AtomicU8::new(7) }; SCATTER_PAGES * PAGE];
+/// Memory past the image (zero-initialized): zeros.
+static ZERO_PAGES: [std::sync::atomic::AtomicU8; SCATTER_PAGES * PAGE] =
+    [const { std::sync::atomic::AtomicU8::new(0) }; SCATTER_PAGES * PAGE];
+
+/// On a fresh instance: counts the bytes of [`IMAGE_PAGES`] and
+/// [`ZERO_PAGES`] that differ from what the component starts with, then
+/// writes every other page of both (`mark` at a few places in each page).
+#[wray::remote]
+pub(crate) fn scatter_writes(mark: u8) -> (u32, u32) {
+    use std::sync::atomic::Ordering::Relaxed;
+    let changed = |pages: &[std::sync::atomic::AtomicU8], pristine: u8| {
+        let n = pages.iter().filter(|b| b.load(Relaxed) != pristine).count();
+        u32::try_from(n).unwrap_or(u32::MAX)
+    };
+    let seen = (changed(&IMAGE_PAGES, 7), changed(&ZERO_PAGES, 0));
+    for page in (0..SCATTER_PAGES).step_by(2) {
+        for offset in [0, 1000, PAGE - 1] {
+            IMAGE_PAGES[page * PAGE + offset].store(mark, Relaxed);
+            ZERO_PAGES[page * PAGE + offset].store(mark, Relaxed);
+        }
+    }
+    seen
+}
+
+/// `fresh_pages` (1 CPU): five plain tasks in a row, each writing pages
+/// scattered over its memory; each sees the memory as the component
+/// starts, none of the last task's writes.
+pub(crate) fn fresh_pages() -> wray::Result<()> {
+    for mark in 1..=5u8 {
+        let (image, zeros) = scatter_writes.remote(mark).get()?;
+        print!("{image}/{zeros} ");
+    }
+    println!();
+    Ok(())
+}
+
 /// `reuse` (1 CPU): ten reusable tasks in a row share one instance, set up
 /// once; ten plain ones each get a fresh instance.
 pub(crate) fn reuse() -> wray::Result<()> {
