@@ -10,9 +10,7 @@ use std::time::Instant;
 
 use wasmtime::component::{Component, InstancePre, Linker};
 use wasmtime::Engine;
-use wray_control_plane::{
-    content_hash, ComponentRecord, Declared, FunctionKind, FunctionRecord, Param, TaskId,
-};
+use wray_control_plane::{ComponentRecord, Declared, FunctionKind, FunctionRecord, Param, TaskId};
 
 use crate::bounds::{MAX_FUNCTIONS, MAX_NAME, MAX_PARAMS, MAX_RETURNS, MAX_SCHEMA};
 use crate::error::{DeployBound, DeployLimit, Error, Result};
@@ -216,10 +214,16 @@ fn write_cache(component: &Component, path: &Path) -> std::io::Result<()> {
 /// implement `wray:runtime/guest`, have too much code, take too long to
 /// compile, or `describe` fails; [`Error::DeployLimit`] when every compile
 /// slot stayed busy for the compile time limit.
+///
+/// `hash` is the bytes' content hash, computed once by the caller (a
+/// deploy) or checked against them by the function table (its `blob`):
+/// SHA-256 of an 18 MB Python component takes tens of milliseconds, and a
+/// deploy used to compute it three times.
 pub(crate) async fn load(
     rt: &Arc<WasmExecutor>,
     name: &str,
     bytes: Arc<[u8]>,
+    hash: String,
 ) -> Result<Arc<LoadedComponent>> {
     let component_error = |reason: String| Error::Component {
         name: name.to_string(),
@@ -230,7 +234,6 @@ pub(crate) async fn load(
         rt.compiles.refused();
         return Err(e);
     }
-    let hash = content_hash(&bytes);
     let size = bytes.len() as u64;
     let job = {
         let (engine, name, hash) = (rt.engine.clone(), name.to_string(), hash.clone());

@@ -58,18 +58,19 @@ impl Node {
     /// recorded whole.
     pub async fn deploy_async(&self, name: &str, bytes: Arc<[u8]>) -> Result<ComponentVersion> {
         wray_control_plane::check_name(name)?;
+        let hash = wray_control_plane::content_hash(&bytes);
         // The node's bounds, before anything is compiled (the compiled
         // code's size is checked once known).
         let probe = ComponentRecord {
             name: name.to_string(),
-            hash: wray_control_plane::content_hash(&bytes),
+            hash: hash.clone(),
             size: bytes.len() as u64,
             has_main: false,
             sdk: String::new(),
             functions: Vec::new(),
         };
         self.sched.check_component(&probe, 0)?;
-        let loaded = component::load(&self.exec, name, bytes.clone()).await?;
+        let loaded = component::load(&self.exec, name, bytes.clone(), hash).await?;
         let _commit = self.commits.lock().await;
         let record = admit(&self.sched, &loaded)?;
         match self.table.deploy(loaded.record.clone(), bytes).await {
@@ -268,7 +269,7 @@ impl Node {
             return Ok(loaded);
         }
         let bytes = self.table.blob(&record.hash).await?;
-        let loaded = component::load(&self.exec, name, bytes).await?;
+        let loaded = component::load(&self.exec, name, bytes, record.hash.clone()).await?;
         admit(&self.sched, &loaded)?;
         Ok(loaded)
     }

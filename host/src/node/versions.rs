@@ -113,7 +113,7 @@ impl Node {
             return Ok(loaded);
         }
         let bytes = self.table.blob(hash).await?;
-        component::load(&self.exec, name, bytes).await
+        component::load(&self.exec, name, bytes, hash.to_string()).await
     }
 
     /// `e`, from asking the table for version `version` of `name`, as this

@@ -181,7 +181,7 @@ async fn follow(
         }
     };
     // Compiled on the node's compile pool; this task waits for it.
-    match component::load(&exec, &record.name, bytes).await {
+    match component::load(&exec, &record.name, bytes, record.hash.clone()).await {
         Ok(loaded) => {
             if let Err(e) = super::admit(&sched, &loaded) {
                 tracing::warn!("not following the function table's deploy: {e}");
