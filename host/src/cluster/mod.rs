@@ -237,11 +237,12 @@ impl Cluster {
 
     /// Counters of the cluster work.
     pub(crate) fn stats(&self) -> ClusterStats {
+        let (object_bytes_sent, object_bytes_received) = self.forwarder.traffic.totals();
         ClusterStats {
             retried: self.forwarder.retried.load(Ordering::Relaxed),
             actors_restarted: self.forwarder.actors_restarted.load(Ordering::Relaxed),
-            object_bytes_sent: self.forwarder.traffic.totals().0,
-            object_bytes_received: self.forwarder.traffic.totals().1,
+            object_bytes_sent,
+            object_bytes_received,
         }
     }
 }

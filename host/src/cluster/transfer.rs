@@ -39,14 +39,11 @@ pub(crate) struct Traffic {
 impl Traffic {
     /// Counts what `shipped` carries inline, as sent.
     pub(crate) fn shipped(&self, shipped: &[Shipped]) {
-        let inline: usize = shipped
-            .iter()
-            .map(|s| match &s.value {
-                Shipment::Inline { data, .. } => data.len(),
-                Shipment::Pull { .. } | Shipment::Error(_) => 0,
-            })
-            .sum();
-        self.sent.fetch_add(inline as u64, Ordering::Relaxed);
+        let inline = shipped.iter().fold(0u64, |sum, s| match &s.value {
+            Shipment::Inline { data, .. } => sum.saturating_add(data.len() as u64),
+            Shipment::Pull { .. } | Shipment::Error(_) => sum,
+        });
+        self.sent.fetch_add(inline, Ordering::Relaxed);
     }
 
     /// Counts `bytes` served to a node pulling them, as sent.
