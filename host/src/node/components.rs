@@ -130,6 +130,7 @@ impl Node {
     /// # Errors
     /// [`Error::ControlPlane`] when the function table cannot be written.
     pub async fn undeploy_async(&self, name: &str) -> Result<bool> {
+        let _commit = self.commits.lock().await;
         let in_table = match self.table.undeploy(name).await {
             Ok(()) => true,
             Err(wray_control_plane::Error::ComponentNotFound(_)) => false,
@@ -276,15 +277,12 @@ impl Node {
 }
 
 /// Makes `loaded` runnable on the node of `sched` as the newest version
-/// of its name, within the node's bounds; its row (a new one each time:
-/// see `Scheduler::undeploy_if_same`).
+/// of its name, within the node's bounds; its row (a new one each time,
+/// which `Scheduler::take_back_component` finds by identity).
 ///
 /// # Errors
 /// [`Error::DeployLimit`] past a bound; nothing changed then.
-pub(crate) fn admit(
-    sched: &Scheduler,
-    loaded: &Arc<LoadedComponent>,
-) -> Result<Arc<ComponentRecord>> {
+fn admit(sched: &Scheduler, loaded: &Arc<LoadedComponent>) -> Result<Arc<ComponentRecord>> {
     let record = Arc::new(loaded.record.clone());
     let fresh = Version::new(record.clone(), loaded.clone(), loaded.compiled);
     sched.insert_component(record.clone(), fresh)?;

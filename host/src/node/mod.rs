@@ -8,7 +8,6 @@ pub(crate) mod names;
 pub mod services;
 pub mod state;
 pub mod timeline;
-pub(crate) use components::admit;
 mod versions;
 mod watch;
 
@@ -68,10 +67,12 @@ pub struct Node {
     io: Option<tokio::runtime::Runtime>,
     /// Advances the epoch (time limits); stopped only once no task runs.
     ticker: Option<EpochTicker>,
-    /// Held while a deploy is recorded here and written to the function
-    /// table, so that the node and the table agree on a name's newest
-    /// version when deploys of it race.
-    commits: tokio::sync::Mutex<()>,
+    /// Held while a deploy, rollback or undeploy is recorded here and
+    /// written to the function table, and while the table's watch reads a
+    /// name's current version and records it here, so that the node and
+    /// the table agree on what a name means when these race (a watch
+    /// event read late never undoes a later change made here).
+    commits: Arc<tokio::sync::Mutex<()>>,
     /// Its named actors (the actor directory's side of them; the
     /// scheduler holds them weakly).
     pub(crate) names: Arc<Names>,
@@ -214,7 +215,7 @@ impl Node {
             control,
             io: Some(io),
             ticker: Some(ticker),
-            commits: tokio::sync::Mutex::new(()),
+            commits: Arc::new(tokio::sync::Mutex::new(())),
             names,
             relay: Default::default(),
             cluster: Default::default(),
@@ -223,7 +224,7 @@ impl Node {
                 .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
         };
         if let Some(io) = &node.io {
-            watch::follow_function_table(io, &node.table, &node.exec, &node.sched);
+            watch::follow_function_table(io, &node.table, &node.exec, &node.sched, &node.commits);
         }
         Ok(Arc::new(node))
     }

@@ -53,6 +53,7 @@ impl Node {
     /// As [`Node::component_at`]; [`Error::DeployLimit`] when loading it
     /// here would pass one of the node's bounds.
     pub async fn rollback(&self, name: &str, version: u64) -> Result<ComponentVersion> {
+        let _commit = self.commits.lock().await;
         let chosen = match self.table.rollback(name, version).await {
             Ok(chosen) => chosen,
             Err(e) => return Err(self.version_error(name, version, e).await),

@@ -345,16 +345,6 @@ impl Scheduler {
         current
     }
 
-    /// Forgets `record`'s name if it still means `record` itself (the
-    /// same row, not an equal one: every deploy, follow or load records a
-    /// row of its own); whether it did. A resync forgets a name only so,
-    /// never one deployed again meanwhile (see `Functions::remove_if`).
-    pub(crate) fn undeploy_if_same(&self, record: &Arc<ComponentRecord>) -> bool {
-        let (removed, forgotten) = self.functions.write().remove_if(record);
-        self.forget(forgotten);
-        removed
-    }
-
     /// Takes back row `record`, which the function table refused (see
     /// `Functions::take_back`).
     pub(crate) fn take_back_component(&self, record: &Arc<ComponentRecord>) {

@@ -385,23 +385,6 @@ impl Functions {
         (current, self.sweep())
     }
 
-    /// Forgets `record`'s name, as [`Functions::remove_named`] does, only
-    /// if the name's current row is `record` itself (`Arc::ptr_eq`): a
-    /// name deployed again since `record` was read is kept. Whether it
-    /// forgot, and the versions forgotten.
-    pub(crate) fn remove_if(&mut self, record: &Arc<ComponentRecord>) -> (bool, Vec<Arc<Version>>) {
-        let same = self
-            .by_name
-            .get(&record.name)
-            .and_then(VecDeque::back)
-            .is_some_and(|r| Arc::ptr_eq(&r.record, record));
-        if !same {
-            return (false, Vec::new());
-        }
-        let (_, forgotten) = self.remove_named(&record.name);
-        (true, forgotten)
-    }
-
     /// Takes back row `record` (a deploy the function table then refused):
     /// its name means its previous row again, or nothing. The versions
     /// forgotten.

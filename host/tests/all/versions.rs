@@ -125,6 +125,59 @@ fn a_pruned_or_unknown_version_is_refused_naming_the_versions_kept() {
     assert!(e.to_string().contains("`@`"), "{e}");
 }
 
+/// The function table's watch tells the node of its own deploys and
+/// rollbacks too, a moment later: an event handled after the node changed
+/// the name again must not bring back what the event was sent for.
+#[test]
+fn a_late_event_of_the_table_never_undoes_a_later_deploy_or_rollback() {
+    let node = two_versions();
+    let nested = std::fs::read(component("nested")).expect("nested is built");
+    let mb = std::fs::read(component("microbench")).expect("microbench is built");
+    let hash = |bytes: &[u8]| wray_control_plane::content_hash(bytes);
+    let (nested_hash, mb_hash) = (hash(&nested), hash(&mb));
+    let means = |node: &Node| node.deployed("app").expect("deployed").hash.clone();
+    // Threads that keep the CPUs busy, so that the watch's task is
+    // preempted at any point of its handling (as on a loaded machine).
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let hogs: Vec<_> = (0..4)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            })
+        })
+        .collect();
+    let _stop = StopOnDrop(stop);
+    for round in 0..200 {
+        let v = node
+            .deploy_version("app", &nested)
+            .expect("deploys")
+            .version;
+        assert_eq!(means(&node), nested_hash, "round {round}: after its deploy");
+        node.deploy_version("app", &mb).expect("deploys");
+        assert_eq!(means(&node), mb_hash, "round {round}: after its deploy");
+        block(node.rollback("app", v)).expect("rolls back");
+        assert_eq!(means(&node), nested_hash, "round {round}: after a rollback");
+        node.deploy_version("app", &mb).expect("deploys");
+        assert_eq!(means(&node), mb_hash, "round {round}: after a rollback");
+    }
+    drop(_stop);
+    for hog in hogs {
+        hog.join().expect("a hog ends");
+    }
+}
+
+/// Sets its flag when dropped (a failed assertion too stops the hogs).
+struct StopOnDrop(Arc<std::sync::atomic::AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 /// Runs a control-plane future of the node from this plain test thread.
 fn block<F: std::future::Future>(future: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()

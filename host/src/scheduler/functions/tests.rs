@@ -59,27 +59,6 @@ fn a_name_resolves_to_its_latest_deploy_and_old_hashes_stay() {
 }
 
 #[test]
-fn a_name_is_removed_only_while_it_means_the_row_read() {
-    let mut f = Functions::new(limits());
-    let seen = deploy(&mut f, "math", "h1", 1, 1).unwrap();
-    // Deployed again (same bytes, a row of its own) after `seen` was read.
-    deploy(&mut f, "math", "h1", 1, 1).unwrap();
-    assert!(!f.remove_if(&seen).0);
-    assert!(f.resolve(Callee::Named("math")).is_some());
-    let now = f.named().next().unwrap().clone();
-    let (removed, forgotten) = f.remove_if(&now);
-    assert!(removed);
-    assert!(f.resolve(Callee::Named("math")).is_none());
-    assert_eq!(
-        forgotten.len(),
-        1,
-        "nothing used h1: forgotten with its name"
-    );
-    assert!(!f.remove_if(&now).0, "already gone");
-    assert_eq!(f.usage().bytes, 0);
-}
-
-#[test]
 fn names_past_the_bound_are_refused_naming_it() {
     let mut f = Functions::new(limits());
     for name in ["a", "b", "c"] {
