@@ -35,6 +35,13 @@
 //! objects (a WASI sleep, a socket) keeps its thread: it counts against the
 //! CPU slots like a running task.
 //!
+//! A worker done with its job, and a task blocking in a wait, first look
+//! for their next job or object for [`SPIN_BEFORE_PARKING`] (yielding the
+//! CPU between looks) before they sleep: waking a thread asleep on another,
+//! idle CPU is an inter-processor interrupt, which on small virtual
+//! machines costs as much as a small task. While a worker looks, a job
+//! queued for it wakes no sleeping thread ([`State::spinning`]).
+//!
 //! Threads are named `wray-worker-N`, N the smallest number no live worker
 //! of the pool has, so the timeline has one row per worker and never more
 //! rows than the pool's peak. Each thread drives its task's async guest
@@ -48,6 +55,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeSet, VecDeque};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -55,6 +63,46 @@ use parking_lot::{Condvar, Mutex};
 
 #[cfg(doc)]
 use crate::bounds::MAX_BLOCKED_WORKERS;
+
+/// How long a worker done with its job, or a task blocking in a wait
+/// (`scheduler/blocking.rs`), looks for its next job or its objects before
+/// its thread sleeps: 50 µs, longer than a trivial task or actor call
+/// takes here.
+///
+/// A sleeping thread is woken by whoever queues its job or seals its
+/// object, and when it slept on another CPU that CPU was idle: the wake is
+/// an inter-processor interrupt, and on this project's 2-core virtual
+/// machines that took about as long as a whole small task (perf: 38% of a
+/// synchronous round trip's samples in waking threads and switching to
+/// them). It is what made `1:1 actor calls sync` run at 12k or 40k per
+/// second from one run of a build to the next (which CPU the actor's
+/// worker slept on), and 135k with the process pinned to one CPU. Looking
+/// first: 90k to 116k, and `single client tasks sync` 20.6k -> 49.4k per
+/// second, the other cases unchanged (docs/benchmarks.md, "Memory growth,
+/// and waking threads across CPUs"). The cost: at most 50 µs of a CPU per
+/// wait or idle period, given up to any runnable thread by the yields (a
+/// task on its caller's runtime, as the HTTP API runs them, looks on that
+/// runtime's thread).
+pub const SPIN_BEFORE_PARKING: Duration = Duration::from_micros(50);
+
+/// Looks whether `done` for up to [`SPIN_BEFORE_PARKING`], yielding the
+/// CPU between looks (so that on a machine with fewer CPUs than runnable
+/// threads what is waited for runs meanwhile); whether it became so.
+pub fn spin_until(done: impl Fn() -> bool) -> bool {
+    let start = std::time::Instant::now();
+    loop {
+        if done() {
+            return true;
+        }
+        if start.elapsed() >= SPIN_BEFORE_PARKING {
+            return false;
+        }
+        for _ in 0..32 {
+            std::hint::spin_loop();
+        }
+        std::thread::yield_now();
+    }
+}
 
 /// How long an idle worker thread waits for a job before it exits.
 pub const KEEP_ALIVE: Duration = Duration::from_secs(10);
@@ -90,6 +138,11 @@ struct State {
     peak: usize,
     /// Numbers of live threads (`wray-worker-N`).
     names: BTreeSet<usize>,
+    /// Threads looking for a job before they sleep
+    /// ([`SPIN_BEFORE_PARKING`]): a job queued while there are at least
+    /// as many of them as queued jobs wakes no sleeping thread (each
+    /// checks the queue under the lock when it stops looking).
+    spinning: usize,
     closed: bool,
 }
 
@@ -110,6 +163,9 @@ impl State {
 }
 
 struct Shared {
+    /// `State::jobs.len()`, written under the lock, read without it by
+    /// the threads looking for a job.
+    queued: AtomicUsize,
     state: Mutex<State>,
     wake: Condvar,
     /// Signalled when the last thread exits.
@@ -170,6 +226,7 @@ impl WorkerPool {
     pub fn new(cpus: usize, max_blocked: usize) -> Self {
         Self {
             shared: Arc::new(Shared {
+                queued: AtomicUsize::new(0),
                 state: Mutex::default(),
                 wake: Condvar::new(),
                 gone: Condvar::new(),
@@ -205,6 +262,12 @@ impl WorkerPool {
         // anyway), or when the pool drops it unrun.
         state.light += usize::from(light);
         state.jobs.push_back((job, light));
+        self.shared
+            .queued
+            .store(state.jobs.len(), Ordering::Relaxed);
+        if state.spinning >= state.jobs.len() {
+            return; // a thread looking for a job takes it
+        }
         wake_or_start(&self.shared, state);
     }
 
@@ -235,6 +298,7 @@ impl WorkerPool {
         let mut state = self.shared.state.lock();
         state.closed = true;
         let jobs = std::mem::take(&mut state.jobs);
+        self.shared.queued.store(0, Ordering::Relaxed);
         state.light -= jobs.iter().filter(|(_, light)| *light).count();
         drop(state);
         // Dropped outside the lock: a job's captures may release things.
@@ -355,6 +419,8 @@ pub fn lend_slot() {
 fn work(shared: &Arc<Shared>, name: usize) {
     WORKER_OF.with(|w| *w.borrow_mut() = Some(shared.clone()));
     let mut state = shared.state.lock();
+    // Whether this thread looked for a job since its last one.
+    let mut looked = false;
     loop {
         // A thread above the bound now (a blocked worker woke up, a lent
         // slot came back) stays: the bound caps the threads started, and
@@ -362,6 +428,7 @@ fn work(shared: &Arc<Shared>, name: usize) {
         // an idle thread leaves after `KEEP_ALIVE` (no start-and-exit churn
         // at every wait).
         if let Some((job, light)) = state.jobs.pop_front() {
+            shared.queued.store(state.jobs.len(), Ordering::Relaxed);
             drop(state);
             // Jobs catch their own panics (a task's host bug fails that
             // task); one that still escapes must not take the thread count
@@ -374,10 +441,21 @@ fn work(shared: &Arc<Shared>, name: usize) {
             if LENT.with(|l| l.replace(false)) {
                 state.lent -= 1;
             }
+            looked = false;
             continue;
         }
         if state.closed {
             break;
+        }
+        if !std::mem::replace(&mut looked, true) {
+            // Look for the next job a moment before sleeping; the queue
+            // is checked again under the lock at the top of the loop.
+            state.spinning += 1;
+            drop(state);
+            spin_until(|| shared.queued.load(Ordering::Relaxed) > 0);
+            state = shared.state.lock();
+            state.spinning -= 1;
+            continue;
         }
         state.idle += 1;
         let timed_out = shared.wake.wait_for(&mut state, KEEP_ALIVE).timed_out();
@@ -418,6 +496,58 @@ mod tests {
         let stats = pool.stats();
         assert!(stats.peak <= 2, "{stats:?}");
         assert_eq!(stats.max_threads, 12, "2 CPUs, 2 lent slots, 8 blocked");
+    }
+
+    /// Jobs queued while a worker looks for one (right after its last
+    /// job), as it stops looking, and once it sleeps: each runs, and
+    /// bursts queued while it looks are spread over the pool's threads
+    /// (a job queued while only one thread looks wakes a sleeping one).
+    #[test]
+    fn jobs_queued_while_a_worker_looks_for_one_all_run_without_a_lost_wakeup() {
+        let pool = WorkerPool::new(2, 8);
+        let (tx, rx) = mpsc::channel();
+        let mut expected = 0u32;
+        for round in 0..600u32 {
+            // Gaps from none to past the looking time, so that jobs land
+            // before, during and after a worker's look.
+            let gap = SPIN_BEFORE_PARKING * (round % 7) / 4;
+            let burst = 1 + round % 4;
+            for _ in 0..burst {
+                let tx = tx.clone();
+                pool.spawn(move || tx.send(()).unwrap());
+            }
+            expected += burst;
+            for _ in 0..burst {
+                rx.recv_timeout(Duration::from_secs(10))
+                    .unwrap_or_else(|e| panic!("round {round}: a job never ran ({e})"));
+            }
+            std::thread::sleep(gap);
+        }
+        assert!(rx.try_recv().is_err(), "{expected} jobs, each ran once");
+        let stats = pool.stats();
+        assert!(stats.peak <= 2, "{stats:?}");
+        // A burst of two needs both threads at once: queued while one
+        // thread looks (it just ran a job) and the other sleeps, the
+        // second job wakes the sleeping one.
+        std::thread::sleep(SPIN_BEFORE_PARKING * 20);
+        let (tx, rx) = mpsc::channel();
+        let ran = tx.clone();
+        pool.spawn(move || ran.send(()).unwrap());
+        rx.recv_timeout(Duration::from_secs(10)).expect("ran");
+        let barrier = Arc::new(std::sync::Barrier::new(2));
+        for _ in 0..2 {
+            let (tx, barrier) = (tx.clone(), barrier.clone());
+            pool.spawn(move || {
+                barrier.wait();
+                tx.send(()).unwrap();
+            });
+        }
+        // Well within `KEEP_ALIVE`, after which a sleeping thread looks at
+        // the queue by itself.
+        for _ in 0..2 {
+            rx.recv_timeout(KEEP_ALIVE / 2)
+                .expect("two jobs that wait for each other ran at once");
+        }
     }
 
     /// Job `depth` of a chain: spawns job `depth - 1` and blocks until it

@@ -193,6 +193,13 @@ impl Scheduler {
             self.start(start);
             cpu = Some((allocation, amount));
         }
+        // A short wait (a small task's result, an actor call's reply)
+        // ends before the thread would have gone to sleep: look for it a
+        // moment first (see `worker_pool::SPIN_BEFORE_PARKING`).
+        let spin = crate::worker_pool::SPIN_BEFORE_PARKING;
+        if until.is_none_or(|u| Instant::now().checked_add(spin).is_some_and(|t| u > t)) {
+            crate::worker_pool::spin_until(done);
+        }
         let end = loop {
             if done() {
                 break WaitEnd::Ready;
