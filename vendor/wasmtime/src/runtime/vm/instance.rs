@@ -144,6 +144,15 @@ pub struct Instance {
     /// cross-thread stuff used in `InstancePre`)
     store: Option<VMStoreRawPtr>,
 
+    /// The text section of this instance's module as its store has it
+    /// registered, found in the store's module registry on the first
+    /// function reference made (wray's change 4, vendor/README.md): every
+    /// later one slices it instead of two registry lookups. The text is the
+    /// module's code memory, which does not move and outlives every
+    /// instance of the module in the store (the store keeps the module
+    /// registered while it lives).
+    store_text: Option<SendSyncPtr<[u8]>>,
+
     /// Additional context used by compiled wasm code. This field is last, and
     /// represents a dynamically-sized array that extends beyond the nominal
     /// end of the struct (similar to a flexible array member).
@@ -209,6 +218,7 @@ impl Instance {
             #[cfg(feature = "wmemcheck")]
             wmemcheck_state,
             store: None,
+            store_text: None,
             vmctx: OwnedVMContext::new(),
         })?;
 
@@ -960,20 +970,39 @@ impl Instance {
         // it's better for instantiation performance if we don't have to track
         // "is-initialized" state at all!
 
-        let module_with_code = ModuleWithCode::in_store(
-            registry,
-            self.runtime_module()
-                .expect("funcref impossible in fake module"),
-        )
-        .expect("module not in store");
+        let mut this = self;
+        let text = match this.store_text {
+            Some(text) => text.as_non_null(),
+            None => {
+                let module_with_code = ModuleWithCode::in_store(
+                    registry,
+                    this.runtime_module()
+                        .expect("funcref impossible in fake module"),
+                )
+                .expect("module not in store");
+                let text = NonNull::from(module_with_code.text());
+                // SAFETY: only a field of plain data is written; nothing
+                // is moved out of the pinned instance.
+                unsafe {
+                    this.as_mut().get_unchecked_mut().store_text = Some(SendSyncPtr::new(text));
+                }
+                text
+            }
+        };
+        let compiled = this
+            .runtime_module()
+            .expect("funcref impossible in fake module")
+            .compiled_module();
+        // SAFETY: `store_text` is the code memory of this instance's module
+        // in its store, alive as long as the instance (see the field).
+        let text = unsafe { text.as_ref() };
+        let function = |key: FuncKey| &text[compiled.function_range(key)];
 
-        let array_call =
-            VmPtr::from(NonNull::from(module_with_code.function(array_to_wasm_key)).cast());
+        let array_call = VmPtr::from(NonNull::from(function(array_to_wasm_key)).cast());
 
         let wasm_call = Some(VmPtr::from(
             NonNull::new(
-                module_with_code
-                    .function(wasm_key)
+                function(wasm_key)
                     .as_ptr()
                     .cast::<VMWasmCallFunction>()
                     .cast_mut(),
@@ -981,11 +1010,11 @@ impl Instance {
             .unwrap(),
         ));
 
-        let vmctx = VMOpaqueContext::from_vmcontext(self.vmctx()).into();
+        let vmctx = VMOpaqueContext::from_vmcontext(this.vmctx()).into();
 
         // SAFETY: the offset calculated here should be correct with
         // `self.offsets`
-        let func_ref_ptr = unsafe { self.vmctx_plus_offset_raw::<VMFuncRef>(vmctx_offset) };
+        let func_ref_ptr = unsafe { this.vmctx_plus_offset_raw::<VMFuncRef>(vmctx_offset) };
 
         // SAFETY: the `func_ref_ptr` should be valid as it's within our
         // `VMContext` area.
