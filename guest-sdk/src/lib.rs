@@ -66,7 +66,9 @@
 //!   [`wait`] talk to the node's object store. [`ObjectRef::map`] maps an
 //!   object into the instance's memory and reads its archived value in place
 //!   (zero-copy, whatever its size); large `put`s go straight into the
-//!   node's shared memory. A `get` on the result of a
+//!   node's shared memory; with [`ZeroPages`] as the global allocator, a
+//!   large `vec![0; n]` gets fresh zero pages from the host instead of
+//!   being written with zeros. A `get` on the result of a
 //!   failed task returns that task's [`Error`], unchanged however many tasks
 //!   it went through.
 //! - **Actors**: `A::remote(args..)` runs `A::new(args..)` in a new actor and
@@ -108,6 +110,7 @@
 //!   an [`Error`] of the matching [`ErrorKind`]; the caller sees it from `get`.
 
 mod actor;
+mod alloc;
 mod args;
 mod codec;
 mod control;
@@ -132,6 +135,7 @@ pub mod __private;
 use __private::bindings;
 
 pub use actor::{Actor, ActorHandle, ActorMethods};
+pub use alloc::{ZeroPages, ZERO_PAGES_MIN};
 pub use args::IntoArg;
 pub use codec::{Format, Value};
 pub use control::{cancel, get_actor, get_gpu_ids, get_resource_ids, kill, profile, ProfileSpan};

@@ -393,6 +393,14 @@ pub fn add_to_linker(linker: &mut Linker<TaskState>) -> wasmtime::Result<()> {
             put_bytes(caller.data_mut(), list, codec, refs)
         },
     )?;
+    inst.func_wrap("zero", |mut caller: Cx<'_>, (list,): (GuestBytes,)| {
+        let state = caller.data_mut();
+        let (initial, budget) = (state.limiter.initial, state.window_budget.clone());
+        if let Err(e) = state.windows.zero_pages(initial, &budget, list) {
+            wasmtime::bail!("cannot give a region zero pages: {e}");
+        }
+        Ok(())
+    })?;
     inst.func_wrap("unmap", |mut caller: Cx<'_>, (list,): (GuestBytes,)| {
         let state = caller.data_mut();
         let (start, end) = (list.addr(), list.addr() + list.len());

@@ -81,3 +81,24 @@ fn a_mapped_object_is_the_store_s_own_pages_not_a_copy() {
     assert!(seen >= 2, "the guest's window never mapped the store file");
     assert_eq!(arena_mappings(&node), 1);
 }
+
+/// `wray::ZeroPages` over `mapping.zero`: zeroed allocations of 1 to 33 MiB
+/// made over memory just written are all zero (by writing below 2 MiB, by
+/// the host's zero pages above), and the fresh instances after them in the
+/// same slot see nothing of them.
+#[test]
+fn a_zeroed_allocation_is_zero_over_dirty_memory_and_leaves_nothing_behind() {
+    let node = TestNode::start(Setup {
+        num_cpus: 1,
+        ..Setup::default()
+    });
+    let (result, stdout) = node.run("api", &["zeroed"]);
+    assert_eq!(result, Ok(()), "{stdout}");
+    let expected: String = [1, 2, 3, 8, 33]
+        .iter()
+        .map(|mib| format!("zeroed {mib} MiB: 0 bytes not zero\n"))
+        .chain(["fresh pages zero true\n".to_string()])
+        .collect();
+    assert_eq!(stdout, expected);
+    assert_eq!(arena_mappings(&node), 1);
+}

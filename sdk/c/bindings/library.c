@@ -43,6 +43,9 @@ extern void __wasm_import_wray_runtime_mapping_write(int64_t, int64_t, int32_t, 
 __attribute__((__import_module__("wray:runtime/mapping@0.1.0"), __import_name__("unmap")))
 extern void __wasm_import_wray_runtime_mapping_unmap(uint8_t *, size_t);
 
+__attribute__((__import_module__("wray:runtime/mapping@0.1.0"), __import_name__("zero")))
+extern void __wasm_import_wray_runtime_mapping_zero(uint8_t *, size_t);
+
 __attribute__((__import_module__("wray:runtime/mapping@0.1.0"), __import_name__("put-bytes")))
 extern void __wasm_import_wray_runtime_mapping_put_bytes(uint8_t *, size_t, int32_t, uint8_t *, size_t, uint8_t *);
 
@@ -995,6 +998,10 @@ bool wray_runtime_mapping_write(wray_runtime_mapping_object_id_t *id, uint64_t o
 
 void wray_runtime_mapping_unmap(library_list_u8_t *window) {
   __wasm_import_wray_runtime_mapping_unmap((uint8_t *) (*window).ptr, (*window).len);
+}
+
+void wray_runtime_mapping_zero(library_list_u8_t *region) {
+  __wasm_import_wray_runtime_mapping_zero((uint8_t *) (*region).ptr, (*region).len);
 }
 
 void wray_runtime_mapping_put_bytes(library_list_u8_t *value, wray_runtime_mapping_codec_t codec, wray_runtime_mapping_list_object_id_t *refs, wray_runtime_mapping_object_id_t *ret) {

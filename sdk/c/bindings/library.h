@@ -564,6 +564,16 @@ extern bool wray_runtime_mapping_reserve(uint64_t size, wray_runtime_mapping_obj
 extern bool wray_runtime_mapping_write(wray_runtime_mapping_object_id_t *id, uint64_t offset, library_list_u8_t *bytes, wray_runtime_mapping_task_error_t *err);
 // Unmaps whatever `map` put over `window`: zero pages again.
 extern void wray_runtime_mapping_unmap(library_list_u8_t *window);
+// Fills `region` (any bytes of the caller's memory) with zeros, as a
+// `memset` would, but cheaply when it is large: its whole pages at or
+// above the memory's initial size get fresh zero pages from the host
+// (nothing written, a read maps the kernel's shared zero page, a page
+// costs memory only once written: what `calloc` gets from `mmap` on
+// Linux), and the rest is written. Meant for allocators serving a
+// large zeroed allocation out of memory they used before. Never fails:
+// where pages cannot be given (a window of `map` or `create` lies in
+// the region, or the window budgets are spent) the host writes zeros.
+extern void wray_runtime_mapping_zero(library_list_u8_t *region);
 // Stores `value` (any bytes of the caller's memory, no window needed)
 // as a new object held by the calling task, as `objects.put` does, but
 // read in place: the host copies it once, straight into the shared

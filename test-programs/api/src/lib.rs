@@ -9,7 +9,7 @@
 //! | `named`, `named_make`, `named_use`, `named_kill` | [`named`] | named actors: found by name from another task, job or node; a taken name, unknown names, the wrong class |
 //! | `errors`, `trap`, `panic`, `oom`, `spin`, `actor_panic` | [`failures`] | every way a task can fail |
 //! | `refs`, `spill` | [`refs`] | refs inside returned values, objects freed when unreferenced, spilling |
-//! | `zero_copy`, `window_leak`, `hold_mapped` | [`zero_copy`] | objects mapped into guests, private writes, no leak into later instances |
+//! | `zero_copy`, `window_leak`, `hold_mapped`, `zeroed` | [`zero_copy`] | objects mapped into guests, private writes, no leak into later instances; large zeroed allocations zeroed by the host's pages |
 //! | `gpu_packing`, `infeasible`, `blocked`, `limits`, `fuel`, `cancel`, `reuse`, `fresh_pages` | [`resources`] | resources, limits, cancel and kill; a fresh instance sees none of the last one's writes |
 //! | `ids` | here | task and node ids |
 //! | `job_output`, `job_forever`, `job_env` | [`jobs`] | output of a job's driver and tasks, a job that runs until stopped, what a job's driver, tasks and actors see of its variables, directories and GPUs |
@@ -30,6 +30,11 @@ mod refs;
 mod resources;
 mod tasks;
 mod zero_copy;
+
+/// Large zeroed allocations get the host's zero pages (`zeroed` checks
+/// them; every other scenario runs on it too).
+#[global_allocator]
+static ALLOC: wray::ZeroPages = wray::ZeroPages;
 
 /// `args[i]` as a number, or `default`.
 fn number(args: &[String], i: usize, default: usize) -> usize {
@@ -102,6 +107,7 @@ fn main(args: Vec<String>) -> Result<(), String> {
         "zero_copy" => zero_copy::zero_copy(),
         "window_leak" => zero_copy::window_leak(),
         "hold_mapped" => zero_copy::hold_mapped(),
+        "zeroed" => zero_copy::zeroed(),
         "job_output" => jobs::job_output(&args),
         "job_forever" => jobs::job_forever(),
         "job_env" => jobs::job_env(&args),
@@ -158,6 +164,7 @@ wray::export! {
         refs::big,
         zero_copy::mapped_checksum,
         zero_copy::fresh_pages_are_zero,
+        zero_copy::zeroed_allocations,
         resources::half_gpu,
         resources::four_gpus,
         resources::accelerated,

@@ -99,3 +99,35 @@ pub(crate) fn hold_mapped() -> wray::Result<()> {
     println!("held {}", m.len());
     Ok(())
 }
+
+/// Allocates `mib` MiB of `0xA5`, frees it, then `vec![0u8; mib MiB]`
+/// (which [`wray::ZeroPages`] has the host zero, by pages from 2 MiB up,
+/// in the memory just freed), four times, writing the zeroed vector each
+/// time; returns how many of its bytes were not zero, in all.
+#[wray::remote]
+pub(crate) fn zeroed_allocations(mib: u32) -> u64 {
+    let len = (mib as usize) << 20;
+    let mut nonzero = 0;
+    for round in 1..=4u8 {
+        drop(std::hint::black_box(vec![0xA5u8; len]));
+        let mut zeros = vec![0u8; len];
+        nonzero += zeros.iter().filter(|b| **b != 0).count() as u64;
+        zeros.fill(round);
+        std::hint::black_box(&zeros);
+    }
+    nonzero
+}
+
+/// `zeroed`: large and small zeroed allocations over dirty memory are all
+/// zero, and the fresh instances after them see zero pages where those
+/// were (run on one CPU, so instances reuse the same pooling slot).
+pub(crate) fn zeroed() -> wray::Result<()> {
+    let mut clean = true;
+    for mib in [1, 2, 3, 8, 33] {
+        let nonzero = zeroed_allocations.remote(mib).get()?;
+        println!("zeroed {mib} MiB: {nonzero} bytes not zero");
+        clean &= fresh_pages_are_zero.remote(64).get()?;
+    }
+    println!("fresh pages zero {clean}");
+    Ok(())
+}

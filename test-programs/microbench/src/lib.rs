@@ -29,6 +29,12 @@ mod large_objects;
 mod ray_perf;
 mod suite;
 
+/// Large zeroed allocations (`do_put`'s `vec![0i64; 10 * 1024 * 1024]`,
+/// the mirror of Ray's `np.zeros`) get fresh zero pages from the host
+/// instead of a `memset`, as `np.zeros` gets them from `calloc`'s `mmap`.
+#[global_allocator]
+static ALLOC: wray::ZeroPages = wray::ZeroPages;
+
 use std::time::Instant;
 
 /// The trivial task: Ray's microbenchmark uses a no-op too.

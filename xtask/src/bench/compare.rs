@@ -324,8 +324,9 @@ fn one_line(message: &str) -> String {
 }
 
 /// (wray case, the yardstick it is compared with).
-const YARDSTICKS: [(&str, &str); 3] = [
+const YARDSTICKS: [(&str, &str); 4] = [
     ("single client put gigabytes", "memcpy gigabytes"),
+    ("multi client put gigabytes", "memcpy gigabytes two threads"),
     (
         "single client tasks async",
         "bare wasmtime instantiate+call async",

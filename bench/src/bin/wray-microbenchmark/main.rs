@@ -15,6 +15,8 @@
 //! <sd>`), or as JSON lines with `--json` ([`CaseResult`], [`CaseFailure`]).
 //! Two yardsticks follow, measured in the same run with the same method:
 //! `memcpy gigabytes` (a native copy of the bytes of "single client put
+//! gigabytes"), `memcpy gigabytes two threads` (the same bytes, half copied
+//! by each of two threads at once: the yardstick of "multi client put
 //! gigabytes") and `bare wasmtime instantiate+call` ([`baseline`]).
 //! `cargo xtask bench` runs it and renders its lines beside Ray's.
 
@@ -36,6 +38,8 @@ mod baseline;
 
 /// Name of the native copy case.
 const MEMCPY: &str = "memcpy gigabytes";
+/// Name of the native copy case on two threads at once.
+const MEMCPY_TWO: &str = "memcpy gigabytes two threads";
 /// Name of the bare-wasmtime case.
 const BARE: &str = "bare wasmtime instantiate+call";
 const BARE_ASYNC: &str = "bare wasmtime instantiate+call async";
@@ -309,6 +313,10 @@ fn run(args: MicrobenchmarkArgs) -> anyhow::Result<ExitCode> {
         memcpy(args.scale).print(args.json)?;
         reported += 1;
     }
+    if MEMCPY_TWO.contains(args.filter.as_str()) {
+        memcpy_two_threads(args.scale).print(args.json)?;
+        reported += 1;
+    }
     let (sync, async_) = (
         BARE.contains(args.filter.as_str()),
         BARE_ASYNC.contains(args.filter.as_str()),
@@ -403,6 +411,30 @@ fn memcpy(scale: f64) -> CaseResult {
     });
     match rounds {
         Ok(r) => CaseResult::host(MEMCPY, r.rate(PUT_GIGABYTES_GB), "GB per second"),
+        Err(never) => match never {},
+    }
+}
+
+/// `memcpy gigabytes two threads`: the bytes of [`memcpy`], half copied
+/// by each of two threads at once (started for each round: microseconds
+/// against a copy of tens of milliseconds), in Ray's GB per second.
+fn memcpy_two_threads(scale: f64) -> CaseResult {
+    let half = PUT_GIGABYTES_BYTES / 2;
+    let src = [vec![1u8; half], vec![1u8; half]];
+    let mut dst = [vec![0u8; half], vec![0u8; half]];
+    let rounds = timeit(scale, || {
+        std::thread::scope(|scope| {
+            for (to, from) in dst.iter_mut().zip(&src) {
+                scope.spawn(move || {
+                    to.copy_from_slice(black_box(from));
+                    black_box(to);
+                });
+            }
+        });
+        Ok::<(), std::convert::Infallible>(())
+    });
+    match rounds {
+        Ok(r) => CaseResult::host(MEMCPY_TWO, r.rate(PUT_GIGABYTES_GB), "GB per second"),
         Err(never) => match never {},
     }
 }
