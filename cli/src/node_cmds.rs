@@ -300,6 +300,9 @@ fn serve(args: &StartArgs, dir: &Path) -> anyhow::Result<Started> {
             static NEXT: AtomicUsize = AtomicUsize::new(0);
             format!("wray-http-{}", NEXT.fetch_add(1, Ordering::Relaxed))
         })
+        // Each thread serves many connections: a wait there must sleep at
+        // once rather than look for its object first.
+        .on_thread_start(wray_host::serving_many)
         .build()?;
     let (node, etcd) = match &args.etcd {
         None => (Node::start(config)?, None),

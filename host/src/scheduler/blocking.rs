@@ -195,9 +195,12 @@ impl Scheduler {
         }
         // A short wait (a small task's result, an actor call's reply)
         // ends before the thread would have gone to sleep: look for it a
-        // moment first (see `worker_pool::SPIN_BEFORE_PARKING`).
+        // moment first (see `worker_pool::SPIN_BEFORE_PARKING`), unless
+        // the thread serves many calls at once (`worker_pool::may_look`).
         let spin = crate::worker_pool::SPIN_BEFORE_PARKING;
-        if until.is_none_or(|u| Instant::now().checked_add(spin).is_some_and(|t| u > t)) {
+        if crate::worker_pool::may_look()
+            && until.is_none_or(|u| Instant::now().checked_add(spin).is_some_and(|t| u > t))
+        {
             crate::worker_pool::spin_until(done);
         }
         let end = loop {

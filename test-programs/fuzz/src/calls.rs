@@ -253,9 +253,19 @@ impl State {
                     keep(&mut self.settled, id, &mut self.rng);
                 }
             }
-            13 => {
+            13 if self.region.0 == 0 || self.rng.one_in(2) => {
                 let w = self.window();
                 mapping::unmap(w);
+            }
+            13 => {
+                // Anywhere in the scratch region (never the module's own
+                // data: the host would zero it, as asked), up to all of it.
+                let (start, len) = self.region;
+                let off = self.rng.below(len as u64) as usize;
+                let n = self.rng.below((len - off) as u64 + 1) as usize;
+                // SAFETY: the range lies in the grown scratch region.
+                let r = unsafe { core::slice::from_raw_parts((start + off) as *const u8, n) };
+                mapping::zero(r);
             }
             14 => {
                 let len = self.rng.below(256 << 10) as usize;
