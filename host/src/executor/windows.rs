@@ -276,7 +276,8 @@ impl Windows {
     ///
     /// # Errors
     /// The kernel refused the mapping and the region could not be given
-    /// zero pages back either (the instance is tainted now).
+    /// zero pages back either (the instance is tainted now); `list` does
+    /// not lie in memory (never, for a [`GuestBytes`]).
     pub(crate) fn zero_pages(
         &mut self,
         initial: usize,
@@ -284,27 +285,29 @@ impl Windows {
         list: GuestBytes,
     ) -> io::Result<()> {
         let (addr, len) = (list.addr(), list.len());
-        // Host addresses: GuestBytes lies inside the memory, so none of
-        // these overflow; the module's data ends at `floor`.
-        let end = addr + len;
-        let floor = (addr - list.offset()).saturating_add(initial);
+        // Host addresses. GuestBytes lies inside the memory, so neither
+        // fails; checked all the same. The module's data ends at `floor`.
+        let (Some(end), Some(base)) = (addr.checked_add(len), addr.checked_sub(list.offset()))
+        else {
+            return Err(io::Error::from(io::ErrorKind::InvalidInput));
+        };
+        let floor = base.saturating_add(initial);
+        let stop = end - end % PAGE;
         let pages = round_up(addr.max(floor), PAGE)
-            .map(|start| (start, end - end % PAGE))
-            .filter(|(start, stop)| stop.saturating_sub(*start) >= ZERO_PAGES_MIN)
-            .filter(|(start, stop)| !self.maps_object_in(*start, *stop))
-            .and_then(|(start, stop)| {
-                Some((start, self.charge(budget, start, stop - start).ok()?))
-            });
+            .filter(|start| stop.saturating_sub(*start) >= ZERO_PAGES_MIN)
+            .filter(|start| !self.maps_object_in(*start, stop))
+            .and_then(|start| Some((start, self.charge(budget, start, stop - start).ok()?)));
         let Some((start, w)) = pages else {
             // SAFETY: `list` is bytes of this instance's memory, which the
             // guest, suspended in this call, lent to the host.
             unsafe { std::ptr::write_bytes(addr as *mut u8, 0, len) };
             return Ok(());
         };
-        // SAFETY: as above, the head and the tail of `list` around `w`.
+        // SAFETY: as above, the head and the tail of `list` around `w`
+        // (`addr <= start` and `stop <= end` by construction).
         unsafe {
             std::ptr::write_bytes(addr as *mut u8, 0, start - addr);
-            std::ptr::write_bytes((w.addr + w.len) as *mut u8, 0, end - (w.addr + w.len));
+            std::ptr::write_bytes(stop as *mut u8, 0, end - stop);
         }
         // SAFETY: `w` is whole pages of `list`, at or above the memory's
         // initial size, with no object mapped over them.
@@ -318,8 +321,8 @@ impl Windows {
         // pages all the same, on 4 KiB pages.
         // SAFETY: `w` was just mapped, by this instance alone.
         unsafe { libc::madvise(w.addr as *mut libc::c_void, w.len, libc::MADV_HUGEPAGE) };
-        self.zeroed
-            .retain(|z| !(z.addr >= w.addr && z.addr.saturating_add(z.len) <= w.addr + w.len));
+        // No object lies there (checked above): only earlier zeroed windows.
+        self.replaced_by(&w);
         self.zeroed.push(w);
         Ok(())
     }
@@ -424,6 +427,7 @@ impl Windows {
 
 #[cfg(test)]
 mod tests {
+    use std::fs::File;
     use std::io::Write;
     use std::os::fd::AsRawFd;
 
@@ -514,17 +518,24 @@ mod tests {
         assert_eq!(Arc::strong_count(&object), 1, "no longer pinned");
     }
 
-    #[test]
-    fn a_mapped_file_is_read_through_the_window_and_zero_pages_come_back() {
-        let memory = Memory::new(4);
+    /// A file of one page of 7s, mapped over the second page of `memory`
+    /// as a reading window (not yet recorded in `windows`).
+    fn map_sevens(memory: &Memory, windows: &Windows, budget: &Arc<Budget>) -> (File, Window) {
         let mut file = tempfile::tempfile().unwrap();
         file.write_all(&[7u8; PAGE]).unwrap();
-        let (mut windows, budget) = (Windows::default(), Budget::new(4));
         let w = windows
-            .admit(0, &budget, memory.list(PAGE, PAGE), PAGE as u64, PAGE)
+            .admit(0, budget, memory.list(PAGE, PAGE), PAGE as u64, PAGE)
             .unwrap();
         // SAFETY: the window lies in `memory`, which nothing borrows.
         unsafe { map_file(w.addr(), w.len(), file.as_raw_fd(), 0, false) }.unwrap();
+        (file, w)
+    }
+
+    #[test]
+    fn a_mapped_file_is_read_through_the_window_and_zero_pages_come_back() {
+        let memory = Memory::new(4);
+        let (mut windows, budget) = (Windows::default(), Budget::new(4));
+        let (_file, w) = map_sevens(&memory, &windows, &budget);
         assert_eq!((memory.byte(PAGE), memory.byte(2 * PAGE - 1)), (7, 7));
         assert_eq!(memory.byte(0), 0, "outside the window");
         windows.add_reading(w, Arc::new(Object::empty()));
@@ -600,14 +611,8 @@ mod tests {
     fn zero_writes_over_an_object_window_and_where_a_budget_is_spent() {
         let pages = 4 * ZERO_PAGES_MIN / PAGE;
         let memory = Memory::new(pages);
-        let mut file = tempfile::tempfile().unwrap();
-        file.write_all(&[7u8; PAGE]).unwrap();
         let (mut windows, budget) = (Windows::default(), Budget::new(1));
-        let w = windows
-            .admit(0, &budget, memory.list(PAGE, PAGE), PAGE as u64, PAGE)
-            .unwrap();
-        // SAFETY: the window lies in `memory`, which nothing borrows.
-        unsafe { map_file(w.addr(), w.len(), file.as_raw_fd(), 0, false) }.unwrap();
+        let (file, w) = map_sevens(&memory, &windows, &budget);
         windows.add_reading(w, Arc::new(Object::empty()));
         memory.fill(9);
         // Over the mapped object: written (the guest's private copy of the
