@@ -264,6 +264,9 @@ class FakeComponentizePy:
             "d = sys.argv[sys.argv.index('-d') + 1]\n"
             "import os\n"
             f"open({str(self.log)!r} + '.wit', 'w').write('\\n'.join(sorted(os.listdir(d))) if os.path.isdir(d) else d)\n"
+            # So is the entry module, in the first directory of the path.
+            "entry = os.path.join(sys.argv[sys.argv.index('-p') + 1], '_wray_entry.py')\n"
+            f"open({str(self.log)!r} + '.entry.py', 'w').write(open(entry).read() if os.path.exists(entry) else '')\n"
         )
 
     def command(self) -> List[str]:
@@ -274,6 +277,9 @@ class FakeComponentizePy:
 
     def wit_files(self) -> List[str]:
         return Path(str(self.log) + ".wit").read_text().split("\n")
+
+    def entry(self) -> str:
+        return Path(str(self.log) + ".entry.py").read_text()
 
 
 class Build(unittest.TestCase):
@@ -329,6 +335,33 @@ class Build(unittest.TestCase):
         self.assertEqual(self.world(), build.WORLD)
         self.assertIn("warning: cannot tell what app.py defines", log)
         self.assertIn("only inside the component", log)
+
+    def test_the_entry_does_the_first_calls_work_before_the_snapshot(self):
+        # componentize-py snapshots the interpreter after importing the
+        # entry module; what the entry leaves undone, every fresh instance
+        # redoes. Here: which parameters are bytes, with a hint naming a
+        # class defined after the function.
+        self.run_build(
+            "import wray\n\n@wray.remote\ndef f(data: bytes, later: 'Later') -> int:\n"
+            "    return len(data)\n\nclass Later:\n    pass\n"
+        )
+        code = (
+            "from tests import fakehost\n"
+            "fakehost.install()\n"
+            "import sys\n"
+            f"sys.path.insert(0, {str(self.root / 'app')!r})\n"
+            + self.fake.entry()
+            + "\nfrom wray import _api\nprint(_api.functions['f']._sig._bytes_idx)\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=SDK_DIR,
+            capture_output=True,
+            text=True,
+            env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"),
+        )
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stdout.strip(), "(0,)")
 
     def test_command_line_world_option(self):
         app = self.root / "app" / "app.py"

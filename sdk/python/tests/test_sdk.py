@@ -53,6 +53,26 @@ def length(data: bytes) -> int:
 
 
 @wray.remote
+def tagged(data: bytes, tag: "Tag") -> int:
+    # `Tag` is defined below: its hint resolves only once the module is
+    # imported, as in an app whose functions name classes defined later.
+    assert isinstance(data, bytes), type(data)
+    return len(data) + (tag.n if isinstance(tag, Tag) else 0)
+
+
+class Tag:
+    def __init__(self, n: int = 0):
+        self.n = n
+
+
+@wray.actor
+class Sink:
+    def take(self, data: bytes) -> int:
+        assert isinstance(data, bytes), type(data)
+        return len(data)
+
+
+@wray.remote
 def wrap(x: int) -> list:
     return [wray.put(x)]
 
@@ -282,6 +302,36 @@ class Sdk(unittest.TestCase):
         self.assertEqual(out[0].data, b"2")
         r = wray.put(b"\x00\x01")
         self.assertEqual(wray.get(r), b"\x00\x01")
+
+    def test_prepare_answers_before_the_first_call_what_a_fresh_instance_would_redo(self):
+        # The build's entry calls prepare() after importing the app, so the
+        # snapshot every fresh instance starts from holds which parameters
+        # are bytes; a call after it must not read type hints again.
+        import typing
+
+        sigs = [_api.functions["tagged"]._sig, _api.actor_classes["Sink"]._methods["take"].sig]
+        for sig in sigs:
+            sig._bytes_idx = None
+        _api.prepare()
+        self.assertEqual([sig._bytes_idx for sig in sigs], [(0,), (0,)])
+        saved = typing.get_type_hints
+
+        def refuse(*a, **k):
+            raise AssertionError("type hints read after prepare()")
+
+        typing.get_type_hints = refuse
+        try:
+            out = _exports.Functions().invoke(
+                "tagged",
+                [F.Arg_Value(F.Payload(F.Codec.JSON, b"[1,2,3]", [])), F.Arg_Value(F.Payload(F.Codec.JSON, b"{}", []))],
+                None,
+            )
+            sink = _exports.ActorInstance(_api.actor_classes["Sink"], Sink())
+            took = sink.call("take", [F.Arg_Value(F.Payload(F.Codec.JSON, b"[7,8]", []))], None)
+        finally:
+            typing.get_type_hints = saved
+        # The JSON arrays reached the functions as bytes.
+        self.assertEqual((out[0].data, took[0].data), (b"3", b"2"))
 
     def test_put_get_large_uses_put_bytes(self):
         big = "x" * (200 << 10)

@@ -188,6 +188,25 @@ actor_classes: Dict[str, "ActorClass"] = {}
 main_function: Optional[Callable[..., Any]] = None
 
 
+def prepare() -> None:
+    """Completes what the decorators leave to a function's first call, once
+    every module of the app is imported: which parameters are hinted
+    ``bytes`` (``typing.get_type_hints`` compiles each string annotation).
+
+    The entry module ``wray.build`` generates calls it after importing the
+    app, so the component's snapshot holds the answers: a fresh instance,
+    which starts from that snapshot for every task, does not redo them.
+    Calling it again is harmless (each answer is kept).
+    """
+    for f in functions.values():
+        f._sig.bytes_params()
+    for c in actor_classes.values():
+        c._sig.bytes_params()
+        for m in c._methods.values():
+            if m.sig is not None:
+                m.sig.bytes_params()
+
+
 def _check_name_free(name: str, what: str) -> None:
     if name in functions or name in actor_classes:
         raise ValueError(
