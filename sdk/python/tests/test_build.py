@@ -248,6 +248,18 @@ class Probe(unittest.TestCase):
         self.assertFalse((self.root / "__pycache__").exists())
 
 
+def run_python(code: str) -> subprocess.CompletedProcess:
+    """Runs ``code`` in a child CPython in the SDK's directory (so
+    ``tests.fakehost`` imports), writing no bytecode."""
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=SDK_DIR,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"),
+    )
+
+
 class FakeComponentizePy:
     """Stands in for componentize-py: records the command line and writes
     the output file."""
@@ -353,13 +365,7 @@ class Build(unittest.TestCase):
             + self.fake.entry()
             + "\nfrom wray import _api\nprint(_api.functions['f']._sig._bytes_idx)\n"
         )
-        done = subprocess.run(
-            [sys.executable, "-c", code],
-            cwd=SDK_DIR,
-            capture_output=True,
-            text=True,
-            env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"),
-        )
+        done = run_python(code)
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertEqual(done.stdout.strip(), "(0,)")
 
@@ -385,13 +391,7 @@ class ExportsOfAPartialWorld(unittest.TestCase):
             "print(x.Metadata.__mro__[1].__name__, x.Functions.__mro__[1].__name__,"
             " x.ActorInstance.__mro__[1].__name__, x.Driver.__mro__[1].__name__)\n"
         )
-        done = subprocess.run(
-            [sys.executable, "-c", code],
-            cwd=SDK_DIR,
-            capture_output=True,
-            text=True,
-            env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"),
-        )
+        done = run_python(code)
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertEqual(done.stdout.split(), ["object", "object", "object", "Driver"])
 
