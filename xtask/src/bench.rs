@@ -51,12 +51,19 @@ pub struct BenchOptions {
 }
 
 /// Headings of the report's sections that `bench` does not measure: kept
-/// from the earlier report as they were.
+/// from the earlier report as they were, in this order, before the
+/// security section. `EARLIER_CHANGES` holds the side-by-side measurements
+/// of earlier changes, which a new `--baseline` table must not erase.
 const KEPT_SECTIONS: &[&str] = &[
+    EARLIER_CHANGES,
     "## Guests by language",
     "## Task table: 1 M tasks",
     "## HTTP",
+    "## Cluster",
 ];
+
+/// The heading of the measurements of earlier changes (see `KEPT_SECTIONS`).
+const EARLIER_CHANGES: &str = "## Earlier changes, side by side";
 
 /// The section of `report` under `heading` (to the next `## ` heading),
 /// with a blank line before it; empty when there is none.
