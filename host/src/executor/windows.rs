@@ -113,6 +113,52 @@ pub(crate) unsafe fn map_zero(addr: usize, len: usize) -> io::Result<()> {
 /// flush and the page faults that fresh pages bring.
 pub(crate) const ZERO_PAGES_MIN: usize = 2 << 20;
 
+/// Writes zeros over `addr..addr + len`, page by page, leaving alone the
+/// pages (or parts of pages) that already read as zeros.
+///
+/// A page never written reads as zeros without costing memory (the
+/// kernel's shared zero page, or no page yet); writing zeros over it would
+/// make it a private page that stays resident in the instance's pooled
+/// slot. wasmtime's reset counts every resident private page of a slot as
+/// written (without userfaultfd write-protection, the kernel's
+/// `PAGEMAP_SCAN` cannot tell a page written by this instance from one
+/// kept from an earlier one), so it would be reset by `memset` after every
+/// later instance of the component in that slot, up to
+/// `linear_memory_keep_resident` (8 MiB by default), until the slot forgets
+/// it (vendor/README.md, change 5). Measured: an 80 MiB
+/// zeroed allocation starting low in the heap wrote the 3 MiB below the
+/// memory's initial size this way, and later trivial tasks of the
+/// component ran at a third of their rate (docs/benchmarks.md, "A slot
+/// forgets what one instance left resident"). A page with data costs a read
+/// of its first non-zero bytes more than a plain `memset`.
+///
+/// # Safety
+/// `addr..addr + len` must be memory the host may read and write now.
+unsafe fn write_zeros(addr: usize, len: usize) {
+    let end = addr.saturating_add(len);
+    let mut at = addr;
+    while at < end {
+        let next = round_up(at.saturating_add(1), PAGE).map_or(end, |n| n.min(end));
+        // SAFETY: `at..next` lies inside the caller's range.
+        let part = unsafe { std::slice::from_raw_parts_mut(at as *mut u8, next - at) };
+        if !is_zero(part) {
+            part.fill(0);
+        }
+        at = next;
+    }
+}
+
+/// Whether every byte of `bytes` is zero; stops at the first 64 bytes
+/// that are not.
+fn is_zero(bytes: &[u8]) -> bool {
+    // SAFETY: every bit pattern is a valid `u128`.
+    let (head, words, tail) = unsafe { bytes.align_to::<u128>() };
+    head.iter().chain(tail).all(|b| *b == 0)
+        && words
+            .chunks(4)
+            .all(|c| c.iter().fold(0, |acc, w| acc | w) == 0)
+}
+
 /// `mmap(addr, len, READ | WRITE, flags, fd, offset)`, with `MAP_FIXED` in
 /// `flags`: replaces exactly `addr..addr + len`.
 ///
@@ -300,14 +346,14 @@ impl Windows {
         let Some((start, w)) = pages else {
             // SAFETY: `list` is bytes of this instance's memory, which the
             // guest, suspended in this call, lent to the host.
-            unsafe { std::ptr::write_bytes(addr as *mut u8, 0, len) };
+            unsafe { write_zeros(addr, len) };
             return Ok(());
         };
         // SAFETY: as above, the head and the tail of `list` around `w`
         // (`addr <= start` and `stop <= end` by construction).
         unsafe {
-            std::ptr::write_bytes(addr as *mut u8, 0, start - addr);
-            std::ptr::write_bytes(stop as *mut u8, 0, end - stop);
+            write_zeros(addr, start - addr);
+            write_zeros(stop, end - stop);
         }
         // SAFETY: `w` is whole pages of `list`, at or above the memory's
         // initial size, with no object mapped over them.
@@ -556,6 +602,51 @@ mod tests {
                 .filter(|o| self.byte(*o) == value)
                 .count()
         }
+
+        /// Whether the page at `offset` is a private page of this process
+        /// (`/proc/self/pagemap`: bit 63 present, bit 56 mapped
+        /// exclusively), which a write makes it; the kernel's zero page,
+        /// which a read maps, is never exclusive.
+        fn written(&self, offset: usize) -> bool {
+            let pagemap = File::open("/proc/self/pagemap").unwrap();
+            let mut entry = [0u8; 8];
+            let at = ((self.base + offset) / PAGE * 8) as u64;
+            std::os::unix::fs::FileExt::read_exact_at(&pagemap, &mut entry, at).unwrap();
+            let entry = u64::from_ne_bytes(entry);
+            entry & (1 << 63) != 0 && entry & (1 << 56) != 0
+        }
+    }
+
+    #[test]
+    fn zero_writes_only_the_pages_that_do_not_read_as_zeros() {
+        let pages = 8;
+        let memory = Memory::new(pages);
+        // No huge page may put untouched pages beside written ones.
+        // SAFETY: the test's own mapping.
+        unsafe {
+            libc::madvise(
+                memory.base as *mut libc::c_void,
+                memory.len,
+                libc::MADV_NOHUGEPAGE,
+            )
+        };
+        // SAFETY: inside the mapping, which nothing borrows.
+        unsafe {
+            *((memory.base + 3 * PAGE + 100) as *mut u8) = 9;
+            std::ptr::write_bytes((memory.base + 5 * PAGE) as *mut u8, 9, PAGE);
+        }
+        let (mut windows, budget) = (Windows::default(), Budget::new(4));
+        // All below the module's data: written, not paged; untouched pages
+        // stay unwritten (a pooled slot would keep every page written here
+        // resident, and reset it after every later instance).
+        let (at, len) = (10, pages * PAGE - 20);
+        windows
+            .zero_pages(pages * PAGE, &budget, memory.list(at, len))
+            .unwrap();
+        assert_eq!(memory.count(0, at, len), len);
+        assert_eq!((windows.zeroed.len(), budget.used()), (0, 0));
+        let written: Vec<usize> = (0..pages).filter(|p| memory.written(p * PAGE)).collect();
+        assert_eq!(written, [3, 5], "only the pages that held data");
     }
 
     #[test]

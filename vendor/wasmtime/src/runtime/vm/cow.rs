@@ -339,6 +339,15 @@ pub struct MemoryImageSlot {
     /// `self.accessible` and `self.static_size` is inaccessible.
     dirty: bool,
 
+    /// Bytes the first reset since the slot last had nothing kept resident
+    /// kept (the usual working set of the instances it holds); `None`
+    /// until that reset (wray's patch, change 5: see `forget_kept`).
+    usual_kept: Option<usize>,
+
+    /// Resets since the slot last had nothing kept resident (wray's patch,
+    /// change 5).
+    resets_since_forgotten: u32,
+
     /// The MPK protection key that this slot's stripe was colored with, if the
     /// pooling allocator is striping memory with protection keys.
     ///
@@ -380,6 +389,8 @@ impl MemoryImageSlot {
             accessible,
             image: None,
             dirty: false,
+            usual_kept: None,
+            resets_since_forgotten: 0,
             pkey,
         }
     }
@@ -457,6 +468,10 @@ impl MemoryImageSlot {
         };
         if !images_equal {
             self.remove_image()?;
+            // Another component's instances: their working set is learned
+            // anew (wray's patch, change 5).
+            self.usual_kept = None;
+            self.resets_since_forgotten = 0;
         }
 
         // The next order of business is to ensure that `self.accessible` is
@@ -549,11 +564,58 @@ impl MemoryImageSlot {
     ) -> Result<usize> {
         assert!(self.dirty);
 
-        let bytes_resident =
-            unsafe { self.reset_all_memory_contents(pagemap, keep_resident, decommit)? };
+        let mut decommit = decommit;
+        let mut bytes_resident =
+            unsafe { self.reset_all_memory_contents(pagemap, keep_resident, &mut decommit)? };
+        if self.forget_kept(bytes_resident) {
+            // Reset already; decommitting leaves it reset (the image's pages
+            // come back from the image, the rest as zeros).
+            decommit(self.base.as_mut_ptr(), self.accessible.byte_count());
+            bytes_resident = 0;
+        }
 
         self.dirty = false;
         Ok(bytes_resident)
+    }
+
+    /// Whether the pages this reset kept resident (`bytes_resident`) should
+    /// be decommitted after all (wray's patch, change 5).
+    ///
+    /// Without userfaultfd write-protection, `PAGEMAP_SCAN` reports every
+    /// private page present in the slot as written, so a page kept resident
+    /// by one reset is reset (by `memset` or copy) again after every later
+    /// instance, written by it or not. One instance that wrote more than
+    /// usual (a task that filled a few MiB once) would make every later
+    /// instance in the slot pay for those pages, up to `keep_resident` each
+    /// (measured: trivial tasks at a third of their rate, from 3 MiB kept).
+    /// So the slot learns what its instances usually leave resident (the
+    /// first reset after nothing was kept) and forgets everything, once,
+    /// when a reset keeps more than twice that and at least
+    /// `KEPT_GROWTH` more; the next instance faults in only what it writes,
+    /// and the reset after it learns anew. Every `RELEARN_EVERY` resets it
+    /// forgets as well, so that a heavy first instance is not learned as
+    /// usual for good. An interpreter whose every instance writes the same
+    /// 9 MiB keeps them: it pays one instance of page faults in
+    /// `RELEARN_EVERY`.
+    fn forget_kept(&mut self, bytes_resident: usize) -> bool {
+        /// Growth past the usual working set (1 MiB) that is worth a
+        /// decommit (its TLB flush, and the next instance's faults).
+        const KEPT_GROWTH: usize = 1 << 20;
+        /// Resets after which the usual working set is learned anew.
+        const RELEARN_EVERY: u32 = 1024;
+
+        self.resets_since_forgotten = self.resets_since_forgotten.saturating_add(1);
+        let Some(usual) = self.usual_kept else {
+            self.usual_kept = Some(bytes_resident);
+            return false;
+        };
+        let limit = usual.saturating_mul(2).max(usual.saturating_add(KEPT_GROWTH));
+        if bytes_resident <= limit && self.resets_since_forgotten < RELEARN_EVERY {
+            return false;
+        }
+        self.usual_kept = None;
+        self.resets_since_forgotten = 0;
+        true
     }
 
     #[allow(dead_code, reason = "only used in some cfgs")]
