@@ -117,8 +117,8 @@ mod tests {
     use wasmtime::{Instance, Store};
 
     use super::*;
-
-    const PAGE: usize = 4096;
+    use crate::executor::windows::pagemap_entry;
+    use crate::objects::arena::PAGE;
 
     /// A core module with 8 MiB of memory, `wray` as its data at offset 0,
     /// and `fill(len)` writing `len` bytes of 7s from offset 0.
@@ -156,15 +156,6 @@ mod tests {
         module.section(&code);
         module.section(&data);
         module.finish()
-    }
-
-    /// Whether the page at `addr` is present (`/proc/self/pagemap` bit 63).
-    fn present(addr: usize) -> bool {
-        let pagemap = std::fs::File::open("/proc/self/pagemap").unwrap();
-        let mut entry = [0u8; 8];
-        let at = (addr / PAGE * 8) as u64;
-        std::os::unix::fs::FileExt::read_exact_at(&pagemap, &mut entry, at).unwrap();
-        u64::from_ne_bytes(entry) & (1 << 63) != 0
     }
 
     /// Whether the kernel has `PAGEMAP_SCAN` (Linux 6.7), with which
@@ -226,7 +217,7 @@ mod tests {
         }
         let kept = (light..heavy)
             .step_by(PAGE)
-            .filter(|offset| present(base + offset))
+            .filter(|offset| pagemap_entry(base + offset) & (1 << 63) != 0)
             .count();
         assert_eq!(kept, 0, "pages of the heavy instance still resident");
     }

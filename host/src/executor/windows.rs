@@ -471,6 +471,19 @@ impl Windows {
     }
 }
 
+/// The `/proc/self/pagemap` entry of the page at `addr` (bit 63: present;
+/// bit 56: mapped exclusively, a private page of this process, which a
+/// write makes it and the kernel's zero page never is). For tests of what
+/// is resident.
+#[cfg(test)]
+pub(crate) fn pagemap_entry(addr: usize) -> u64 {
+    let pagemap = std::fs::File::open("/proc/self/pagemap").unwrap();
+    let mut entry = [0u8; 8];
+    let at = (addr / PAGE * 8) as u64;
+    std::os::unix::fs::FileExt::read_exact_at(&pagemap, &mut entry, at).unwrap();
+    u64::from_ne_bytes(entry)
+}
+
 #[cfg(test)]
 mod tests {
     use std::fs::File;
@@ -604,15 +617,9 @@ mod tests {
         }
 
         /// Whether the page at `offset` is a private page of this process
-        /// (`/proc/self/pagemap`: bit 63 present, bit 56 mapped
-        /// exclusively), which a write makes it; the kernel's zero page,
-        /// which a read maps, is never exclusive.
+        /// (present and exclusive: [`pagemap_entry`]).
         fn written(&self, offset: usize) -> bool {
-            let pagemap = File::open("/proc/self/pagemap").unwrap();
-            let mut entry = [0u8; 8];
-            let at = ((self.base + offset) / PAGE * 8) as u64;
-            std::os::unix::fs::FileExt::read_exact_at(&pagemap, &mut entry, at).unwrap();
-            let entry = u64::from_ne_bytes(entry);
+            let entry = pagemap_entry(self.base + offset);
             entry & (1 << 63) != 0 && entry & (1 << 56) != 0
         }
     }
