@@ -332,6 +332,12 @@ const BIGINT_RE = /"\\u0000wray-bigint:(-?\d+)"/g;
  * at the top is `null`.
  */
 export function encodeJson(value) {
+  // A plain scalar (most arguments and results) holds no ref: written
+  // without the replacer, exactly as JSON.stringify writes it with one.
+  const kind = typeof value;
+  if (value === null || kind === "boolean" || kind === "string" || (kind === "number" && Number.isFinite(value))) {
+    return { data: encoder.encode(JSON.stringify(value)), refs: [], holders: [] };
+  }
   const refs = [];
   const seen = new Set();
   const holders = [];
@@ -381,6 +387,10 @@ export function encodeJson(value) {
 /** The value of JSON bytes, refs and actor handles made live. */
 export function decodeJson(data) {
   const text = typeof data === "string" ? data : decoder.decode(data);
+  // Only an object whose one key is "$object" or "$actor" changes: text
+  // with no `"$` and no `\u` escape (which could spell the `$`) has none,
+  // so it is parsed without the reviver, which is called once per value.
+  if (!text.includes('"$') && !text.includes("\\u")) return JSON.parse(text);
   return JSON.parse(text, (_k, v) => {
     if (v !== null && typeof v === "object" && !Array.isArray(v)) {
       const keys = Object.keys(v);

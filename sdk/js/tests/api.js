@@ -1,6 +1,6 @@
 // End-to-end checks of the SDK inside one component (driver + functions +
 // actors): node ../build.mjs api.js -o /tmp/api_js.wasm && wray run /tmp/api_js.wasm
-import { remote, actor, get, put, wait, cancel, kill, main, TaskError, ObjectRef, taskId, log } from "wray";
+import { remote, actor, get, put, wait, cancel, kill, main, TaskError, ObjectRef, taskId, log, encodeJson, decodeJson } from "wray";
 
 function check(cond, what) {
   if (!cond) throw new Error(`check failed: ${what}`);
@@ -66,6 +66,23 @@ main((args) => {
   check(q instanceof ObjectRef && get(q) === 3 && get(r) === 2, "numReturns 2");
   const p = put({ a: [1, 2, 3] });
   check(JSON.stringify(get(p)) === '{"a":[1,2,3]}', "put/get");
+  // Scalars skip the replacer, text without `"$` the reviver: same bytes,
+  // same values.
+  const utf8 = new TextDecoder();
+  for (const v of [0, -1.5, 1e300, true, false, null, "", 'a "q" \n é 😀']) {
+    const enc = encodeJson(v);
+    check(utf8.decode(enc.data) === JSON.stringify(v) && enc.refs.length === 0 && decodeJson(enc.data) === v, `codec scalar ${JSON.stringify(v)}`);
+  }
+  let nanThrew = false;
+  try {
+    encodeJson(NaN);
+  } catch (e) {
+    nanThrew = e instanceof TypeError;
+  }
+  check(nanThrew && utf8.decode(encodeJson(undefined).data) === "null", "codec NaN and undefined");
+  const hex = p.hex();
+  check(decodeJson(`{"\\u0024object":"${hex}"}`) instanceof ObjectRef, "codec escaped $object key");
+  check(decodeJson(`[{"$object":"${hex}"},{"x":"\\u0024"}]`)[0] instanceof ObjectRef, "codec $object inside");
   check(get(sumRefs.remote([put(1), put(2), add.remote(3, 4)])) === 10, "refs inside a value");
   check(get(put(new Uint8Array([1, 2, 3]))) instanceof Uint8Array, "raw put");
   check(get(length.remote(new Uint8Array(5)))[0] === "bytes", "raw argument");

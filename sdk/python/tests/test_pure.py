@@ -37,6 +37,18 @@ class Ids(unittest.TestCase):
             _ids.parse_task_hex(HEX)
 
 
+class _Nested:
+    """A value whose ``tolist()`` encodes another value (``[inner]``, into
+    ``seen``) before it gives its own (``[outer]``)."""
+
+    def __init__(self, inner: Any, outer: Any, seen: List[Any]):
+        self.inner, self.outer, self.seen = inner, outer, seen
+
+    def tolist(self) -> List[Any]:
+        self.seen.append(_codec.encode_json([self.inner]))
+        return [self.outer]
+
+
 class Codec(unittest.TestCase):
     def test_refs_serialize_as_dollar_object_and_are_listed(self):
         a = ObjectRef(KEY)
@@ -97,6 +109,40 @@ class Codec(unittest.TestCase):
 
     def test_text_is_utf8_not_escaped(self):
         self.assertEqual(_codec.encode_json("café").data, '"café"'.encode("utf-8"))
+
+    def test_scalars_are_written_as_json_dumps_writes_them(self):
+        # Plain scalars skip the encoder: the bytes must not change.
+        class Small(enum.IntEnum):
+            ONE = 1
+
+        for value in [0, -7, 10**40, True, False, None, "", 'a "q"\n\t\u0001 é 😀', 1.5, Small.ONE]:
+            with self.subTest(value=value):
+                enc = _codec.encode_json(value)
+                want = json.dumps(value, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
+                self.assertEqual(enc.data, want.encode("utf-8"))
+                self.assertEqual((enc.refs, enc.holders), ([], []))
+                self.assertEqual(_codec.decode_json(enc.data), json.loads(want))
+
+    def test_a_value_encoded_while_encoding_another_keeps_its_own_refs(self):
+        inner = ObjectRef((1, 2, 3))
+        outer = ObjectRef(KEY)
+        seen: List[Any] = []
+        enc = _codec.encode_json([outer, _Nested(inner, outer, seen), inner])
+        self.assertEqual(enc.refs, [KEY, (1, 2, 3)])
+        self.assertEqual(len(enc.holders), 3)
+        self.assertEqual(seen[0].refs, [(1, 2, 3)])
+        self.assertEqual(len(seen[0].holders), 1)
+        # A failed encoding leaves nothing behind for the next one.
+        with self.assertRaises(TypeError):
+            _codec.encode_json([outer, object()])
+        self.assertEqual(_codec.encode_json({"r": inner}).refs, [(1, 2, 3)])
+
+    def test_decoding_reads_bytes_as_json_loads_does(self):
+        for data in [b"[1]", "[1]".encode("utf-16"), b"\xef\xbb\xbf[1]", bytearray(b"[1]"), memoryview(b"[1]"), "[1]"]:
+            with self.subTest(data=data):
+                self.assertEqual(_codec.decode_json(data), [1])
+        with self.assertRaises(ValueError):
+            _codec.decode_json(b"\xff")
 
 
 def s(hint: Any) -> Dict[str, Any]:

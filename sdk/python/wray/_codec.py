@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
+import threading
 from typing import Any, Callable, List, Optional
 
 from ._ids import ObjectKey, TaskKey, parse_object_hex, parse_task_hex
@@ -41,6 +42,68 @@ class Encoded:
         self.holders = holders
 
 
+class _Found:
+    """What one :func:`encode_json` call found inside its value."""
+
+    __slots__ = ("refs", "seen", "holders")
+
+    def __init__(self) -> None:
+        self.refs: List[ObjectKey] = []
+        self.seen: set = set()
+        self.holders: List[Any] = []
+
+
+#: The calls of :func:`encode_json` under way on each thread, innermost
+#: last (a value's ``tolist()`` or dataclass field may encode another value
+#: meanwhile): ``_finding.stack``.
+_finding = threading.local()
+
+
+def _stack() -> List[_Found]:
+    stack = getattr(_finding, "stack", None)
+    if stack is None:
+        stack = _finding.stack = []
+    return stack
+
+
+def _default(o: Any) -> Any:
+    """What :mod:`json` cannot write itself (see :func:`encode_json`)."""
+    to_json = getattr(type(o), "_wray_json", None)
+    if to_json is not None:
+        found = _stack()[-1]
+        form, key = to_json(o)
+        if key not in found.seen:
+            found.seen.add(key)
+            found.refs.append(key)
+        found.holders.append(o)
+        return form
+    if dataclasses.is_dataclass(o) and not isinstance(o, type):
+        return {f.name: getattr(o, f.name) for f in dataclasses.fields(o)}
+    if isinstance(o, enum.Enum):
+        return o.value
+    if isinstance(o, (bytes, bytearray, memoryview)):
+        return list(bytes(o))
+    if isinstance(o, (set, frozenset)):
+        return list(o)
+    tolist = getattr(o, "tolist", None)
+    if callable(tolist):
+        return tolist()
+    raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
+
+
+#: One encoder for every call: ``json.dumps`` with arguments builds a
+#: ``JSONEncoder`` each time, a third of a small value's encoding.
+_ENCODER = json.JSONEncoder(
+    default=_default,
+    allow_nan=False,
+    ensure_ascii=False,
+    separators=(",", ":"),
+)
+
+#: Decodes JSON text with refs and handles made live (see :func:`decode_json`).
+_DECODER: json.JSONDecoder
+
+
 def encode_json(value: Any) -> Encoded:
     """``value`` as JSON text (UTF-8).
 
@@ -54,40 +117,28 @@ def encode_json(value: Any) -> Encoded:
         TypeError: a value JSON cannot hold.
         ValueError: NaN or an infinity (not JSON), or a cycle.
     """
-    refs: List[ObjectKey] = []
-    seen = set()
-    holders: List[Any] = []
+    kind = type(value)
+    # A plain scalar (most arguments and results) holds no ref: written
+    # directly, as json.dumps writes it.
+    if kind is int:
+        return Encoded(int.__repr__(value).encode("ascii"), [], [])
+    if kind is str:
+        return Encoded(_encode_str(value).encode("utf-8"), [], [])
+    if value is None or kind is bool:
+        return Encoded(_SCALARS[value], [], [])
+    found = _Found()
+    stack = _stack()
+    stack.append(found)
+    try:
+        text = _ENCODER.encode(value)
+    finally:
+        stack.pop()
+    return Encoded(text.encode("utf-8"), found.refs, found.holders)
 
-    def default(o: Any) -> Any:
-        to_json = getattr(type(o), "_wray_json", None)
-        if to_json is not None:
-            form, key = to_json(o)
-            if key not in seen:
-                seen.add(key)
-                refs.append(key)
-            holders.append(o)
-            return form
-        if dataclasses.is_dataclass(o) and not isinstance(o, type):
-            return {f.name: getattr(o, f.name) for f in dataclasses.fields(o)}
-        if isinstance(o, enum.Enum):
-            return o.value
-        if isinstance(o, (bytes, bytearray, memoryview)):
-            return list(bytes(o))
-        if isinstance(o, (set, frozenset)):
-            return list(o)
-        tolist = getattr(o, "tolist", None)
-        if callable(tolist):
-            return tolist()
-        raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
 
-    text = json.dumps(
-        value,
-        default=default,
-        allow_nan=False,
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
-    return Encoded(text.encode("utf-8"), refs, holders)
+#: JSON strings without escaping non-ASCII (`ensure_ascii=False`).
+_encode_str = json.encoder.encode_basestring
+_SCALARS = {None: b"null", True: b"true", False: b"false"}
 
 
 def _object_hook(d: dict) -> Any:
@@ -116,7 +167,16 @@ def decode_json(data: bytes) -> Any:
         ValueError: not JSON (or not UTF-8), or a malformed ``$object`` /
             ``$actor`` id.
     """
-    if not isinstance(data, (bytes, str)):
-        data = bytes(data)
-    return json.loads(data, object_hook=_object_hook)
+    if isinstance(data, str):
+        text = data
+    else:
+        if not isinstance(data, bytes):
+            data = bytes(data)
+        # As json.loads reads bytes (UTF-8, -16 or -32, by their start).
+        text = data.decode(json.detect_encoding(data), "surrogatepass")
+    return _DECODER.decode(text)
+
+
+#: ``json.loads`` with an ``object_hook`` builds a ``JSONDecoder`` each time.
+_DECODER = json.JSONDecoder(object_hook=_object_hook)
 
