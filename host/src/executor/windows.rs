@@ -475,13 +475,20 @@ impl Windows {
 /// bit 56: mapped exclusively, a private page of this process, which a
 /// write makes it and the kernel's zero page never is). For tests of what
 /// is resident.
+///
+/// # Errors
+/// The file cannot be read (no procfs), or `addr`'s entry lies past what
+/// a file offset can name.
 #[cfg(test)]
-pub(crate) fn pagemap_entry(addr: usize) -> u64 {
-    let pagemap = std::fs::File::open("/proc/self/pagemap").unwrap();
+pub(crate) fn pagemap_entry(addr: usize) -> io::Result<u64> {
+    let pagemap = std::fs::File::open("/proc/self/pagemap")?;
     let mut entry = [0u8; 8];
-    let at = (addr / PAGE * 8) as u64;
-    std::os::unix::fs::FileExt::read_exact_at(&pagemap, &mut entry, at).unwrap();
-    u64::from_ne_bytes(entry)
+    let at = (addr / PAGE)
+        .checked_mul(entry.len())
+        .and_then(|at| u64::try_from(at).ok())
+        .ok_or_else(|| io::Error::other(format!("no pagemap entry for {addr:#x}")))?;
+    std::os::unix::fs::FileExt::read_exact_at(&pagemap, &mut entry, at)?;
+    Ok(u64::from_ne_bytes(entry))
 }
 
 #[cfg(test)]
@@ -619,7 +626,7 @@ mod tests {
         /// Whether the page at `offset` is a private page of this process
         /// (present and exclusive: [`pagemap_entry`]).
         fn written(&self, offset: usize) -> bool {
-            let entry = pagemap_entry(self.base + offset);
+            let entry = pagemap_entry(self.base + offset).expect("pagemap readable");
             entry & (1 << 63) != 0 && entry & (1 << 56) != 0
         }
     }

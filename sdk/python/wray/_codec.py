@@ -92,7 +92,7 @@ def _default(o: Any) -> Any:
 
 
 #: One encoder for every call: ``json.dumps`` with arguments builds a
-#: ``JSONEncoder`` each time, a third of a small value's encoding.
+#: ``JSONEncoder`` (and a C encoder under it) on every call.
 _ENCODER = json.JSONEncoder(
     default=_default,
     allow_nan=False,
@@ -100,8 +100,9 @@ _ENCODER = json.JSONEncoder(
     separators=(",", ":"),
 )
 
-#: Decodes JSON text with refs and handles made live (see :func:`decode_json`).
-_DECODER: json.JSONDecoder
+#: JSON strings without escaping non-ASCII (`ensure_ascii=False`).
+_encode_str = json.encoder.encode_basestring
+_SCALARS = {None: b"null", True: b"true", False: b"false"}
 
 
 def encode_json(value: Any) -> Encoded:
@@ -136,11 +137,6 @@ def encode_json(value: Any) -> Encoded:
     return Encoded(text.encode("utf-8"), found.refs, found.holders)
 
 
-#: JSON strings without escaping non-ASCII (`ensure_ascii=False`).
-_encode_str = json.encoder.encode_basestring
-_SCALARS = {None: b"null", True: b"true", False: b"false"}
-
-
 def _object_hook(d: dict) -> Any:
     if len(d) == 1:
         if "$object" in d:
@@ -160,6 +156,11 @@ def _object_hook(d: dict) -> Any:
     return d
 
 
+#: One decoder for every call: ``json.loads`` with an ``object_hook`` builds
+#: a ``JSONDecoder`` each time.
+_DECODER = json.JSONDecoder(object_hook=_object_hook)
+
+
 def decode_json(data: bytes) -> Any:
     """The value of JSON text ``data``, refs and handles made live.
 
@@ -175,8 +176,3 @@ def decode_json(data: bytes) -> Any:
         # As json.loads reads bytes (UTF-8, -16 or -32, by their start).
         text = data.decode(json.detect_encoding(data), "surrogatepass")
     return _DECODER.decode(text)
-
-
-#: ``json.loads`` with an ``object_hook`` builds a ``JSONDecoder`` each time.
-_DECODER = json.JSONDecoder(object_hook=_object_hook)
-
