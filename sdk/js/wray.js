@@ -19,6 +19,7 @@
 //   host       thin wrappers over the WIT imports
 //   api        remote / actor / fn / actorClass / get / put / wait / ...
 //   exports    metadata, functions, actors, lifecycle, driver
+//   snapshot   the bindings' realm made ready before the build's snapshot
 
 import {
   put as hostPut,
@@ -1270,3 +1271,56 @@ export const exports = {
   lifecycle,
   driver,
 };
+
+// ---- snapshot --------------------------------------------------------------
+
+/** The code run once in the bindings' realm before the snapshot: it reads
+ * every global of that realm (so SpiderMonkey creates each standard class
+ * there now, not in every fresh instance), then goes once through what each
+ * lifted and lowered call does: typed arrays and a DataView over them,
+ * BigInt conversions, an error with its stack, and an async function that
+ * awaits (its promise, its generator, the saved stack of the promise's
+ * debug information, the job that resumes it). */
+const WARM_BINDINGS = `
+  for (const name of Object.getOwnPropertyNames(globalThis)) {
+    try { void globalThis[name]; } catch (e) {}
+  }
+  const bytes = new Uint8Array(16);
+  const view = new DataView(bytes.buffer);
+  view.setBigInt64(0, 1n, true);
+  BigInt.asUintN(64, BigInt(view.getBigInt64(0, true)));
+  view.setUint32(8, view.getInt32(8, true) >>> 0, true);
+  view.setUint8(12, view.getUint8(12));
+  new Uint8Array(bytes.buffer.slice(0, 4));
+  try { throw new TypeError("warm"); } catch (e) { void e.stack; }
+  (async () => { await undefined; })();
+`;
+
+/** Whether the build warmed the bindings' realm ({@link WARM_BINDINGS}):
+ * true in a component built by `build.mjs` with the componentize-js it
+ * pins, false under Node (the build's probe) or where the realms could not
+ * be told apart. For tests and diagnostics; not part of the API.
+ *
+ * componentize-js evaluates the bindings it generates (the code that lifts
+ * every WIT export's arguments and lowers every import's, and wraps each
+ * export in an async function) in a realm of their own, whose standard
+ * classes SpiderMonkey makes on first use. The build runs the app's
+ * top-level code once and snapshots the heap, but none of those calls run
+ * then, so every fresh instance used to make `Uint8Array`, `BigInt`,
+ * `Promise`, the async function's prototypes and `SavedFrame` again in its
+ * first call: a fifth of a trivial fresh task's samples, a third of those
+ * in SpiderMonkey (perf, with componentize-js's debug build of the engine; docs/benchmarks.md, "JavaScript: the bindings'
+ * realm, made before the snapshot"). The WIT imports are functions of that
+ * realm, so their `constructor` is its `Function`, which runs code there.
+ * Done at the module's top level, which the build runs before the snapshot;
+ * a failure only leaves the realm cold. */
+export const bindingsWarmed = (() => {
+  const BindingsFunction = hostTaskId.constructor;
+  if (typeof BindingsFunction !== "function" || BindingsFunction === Function) return false;
+  try {
+    BindingsFunction(WARM_BINDINGS)();
+    return true;
+  } catch (e) {
+    return false;
+  }
+})();

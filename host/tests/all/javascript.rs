@@ -62,6 +62,7 @@ fn the_javascript_sdk_passes_its_own_end_to_end_checks() {
         "ok an uncaught get error is the first cause: add",
         "ok an Error's cause chain is followed: add",
         "ok kill",
+        "ok the bindings' realm warmed before the snapshot (driver and a fresh task)",
     ] {
         assert!(
             stdout.lines().any(|l| l == want),

@@ -1,6 +1,6 @@
 // End-to-end checks of the SDK inside one component (driver + functions +
 // actors): node ../build.mjs api.js -o /tmp/api_js.wasm && wray run /tmp/api_js.wasm
-import { remote, actor, get, put, wait, cancel, kill, main, TaskError, ObjectRef, taskId, log, encodeJson, decodeJson } from "wray";
+import { remote, actor, get, put, wait, cancel, kill, main, TaskError, ObjectRef, taskId, log, encodeJson, decodeJson, bindingsWarmed } from "wray";
 
 function check(cond, what) {
   if (!cond) throw new Error(`check failed: ${what}`);
@@ -22,6 +22,10 @@ export const poke = remote(function poke(h) {
 });
 export const big = remote(function big(x) {
   return 2n ** 60n;
+});
+// What a fresh instance sees of the build's warm-up of the bindings' realm.
+export const warmedHere = remote(function warmedHere() {
+  return bindingsWarmed;
 });
 export const sleepy = remote(function sleepy() {
   const end = Date.now() + 5000;
@@ -61,6 +65,7 @@ export const Acc = actor(
 
 main((args) => {
   check(get(add.remote(1, 2)) === 3, "add");
+  check(bindingsWarmed === true && get(warmedHere.remote()) === true, "the bindings' realm warmed before the snapshot (driver and a fresh task)");
   check(get(add.remote(add.remote(1, 2), 10)) === 13, "dependency");
   const [q, r] = divmod.remote(17, 5);
   check(q instanceof ObjectRef && get(q) === 3 && get(r) === 2, "numReturns 2");
