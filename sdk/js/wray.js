@@ -1309,9 +1309,10 @@ const WARM_BINDINGS = `
  * then, so every fresh instance used to make `Uint8Array`, `BigInt`,
  * `Promise`, the async function's prototypes and `SavedFrame` again in its
  * first call: a fifth of a trivial fresh task's samples, a third of those
- * in SpiderMonkey (perf, with componentize-js's debug build of the engine; docs/benchmarks.md, "JavaScript: the bindings'
- * realm, made before the snapshot"). The WIT imports are functions of that
- * realm, so their `constructor` is its `Function`, which runs code there.
+ * in SpiderMonkey (perf, with componentize-js's debug build of the engine;
+ * docs/benchmarks.md, "JavaScript: the bindings' realm, made before the
+ * snapshot"). The WIT imports are functions of that realm, so their
+ * `constructor` is its `Function`, which runs code there.
  * Done at the module's top level, which the build runs before the snapshot;
  * a failure only leaves the realm cold. */
 export const bindingsWarmed = (() => {
