@@ -63,6 +63,7 @@ fn the_javascript_sdk_passes_its_own_end_to_end_checks() {
         "ok an Error's cause chain is followed: add",
         "ok kill",
         "ok the bindings' realm warmed before the snapshot (driver and a fresh task)",
+        "ok a fresh instance sees no global the last task set",
     ] {
         assert!(
             stdout.lines().any(|l| l == want),

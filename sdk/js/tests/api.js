@@ -27,6 +27,11 @@ export const big = remote(function big(x) {
 export const warmedHere = remote(function warmedHere() {
   return bindingsWarmed;
 });
+// A global one task sets: the next task's fresh instance must not see it.
+export const bumpGlobal = remote(function bumpGlobal() {
+  globalThis.wrayBumped = (globalThis.wrayBumped ?? 0) + 1;
+  return globalThis.wrayBumped;
+});
 export const sleepy = remote(function sleepy() {
   const end = Date.now() + 5000;
   while (Date.now() < end) {}
@@ -66,6 +71,7 @@ export const Acc = actor(
 main((args) => {
   check(get(add.remote(1, 2)) === 3, "add");
   check(bindingsWarmed === true && get(warmedHere.remote()) === true, "the bindings' realm warmed before the snapshot (driver and a fresh task)");
+  check(get(bumpGlobal.remote()) === 1 && get(bumpGlobal.remote()) === 1, "a fresh instance sees no global the last task set");
   check(get(add.remote(add.remote(1, 2), 10)) === 13, "dependency");
   const [q, r] = divmod.remote(17, 5);
   check(q instanceof ObjectRef && get(q) === 3 && get(r) === 2, "numReturns 2");
