@@ -14,6 +14,10 @@ at once). Cases, each printed as JSON lines on stdout ("system": "ray"):
                and waits for it, one at a time; p50/p99 over --rtt-calls.
   throughput   --tput-tasks trivial tasks, round-robin over nodes 1..k
                (k = 1, 2, 3), submitted at once, then get all.
+  spread       a burst of N one-CPU tasks of MS ms each from the driver
+               (Ray's default scheduling: hybrid, queued tasks spilled back
+               to raylets with room), on the three nodes, and pinned to node
+               1 (hard node affinity) for the one-node figure.
   kill_retry   a task runs on node 3 (soft node affinity); every process of
                node 3 is SIGKILLed; time from the kill to the retried task
                starting on another node (the task's own time.time()).
@@ -147,6 +151,13 @@ LEAF_ELEMS = MiB // 8  # 1 MiB of float64
 
 
 @ray.remote(num_cpus=1)
+@ray.remote(num_cpus=1)
+def busy(ms):
+    """Sleeps ms holding one CPU; the node it ran on."""
+    time.sleep(ms / 1000)
+    return ray.get_runtime_context().get_node_id()
+
+
 def leaf(i, ms):
     time.sleep(ms / 1000)
     return np.full(LEAF_ELEMS, float(i))
@@ -458,7 +469,39 @@ class Bench:
         )
 
 
-CASES = ("transfer", "roundtrip", "throughput", "tree_reduce", "kill_retry")
+def spread(self):
+    """The burst of the spread case, on every node and on node 1 alone."""
+    a = self.args
+    names = {self.node_id(i): f"node{i}" for i in (1, 2, 3)}
+    for n_tasks, ms in a.burst:
+        for k in (1, 3):
+            opts = {}
+            if k == 1:
+                opts["scheduling_strategy"] = NodeAffinitySchedulingStrategy(
+                    self.node_id(1), soft=False
+                )
+            ray.get([busy.options(**opts).remote(ms) for _ in range(n_tasks)])  # warm-up
+            took, per = [], {}
+            for _ in range(a.spread_runs):
+                t = time.perf_counter()
+                ran = ray.get([busy.options(**opts).remote(ms) for _ in range(n_tasks)])
+                took.append(time.perf_counter() - t)
+                per = {}
+                for node in ran:
+                    per[names.get(node, node)] = per.get(names.get(node, node), 0) + 1
+            ideal = -(-n_tasks // k) * ms / 1000
+            emit(
+                bench="spread", nodes=k, tasks=n_tasks, task_ms=ms, runs=len(took),
+                median_s=round(statistics.median(took), 3), min_s=round(min(took), 3),
+                ideal_s=ideal, median_over_ideal=round(statistics.median(took) / ideal, 2),
+                all_s=[round(x, 3) for x in took],
+                last_run_tasks_per_node=dict(sorted(per.items())),
+            )
+
+
+Bench.spread = spread
+
+CASES = ("transfer", "roundtrip", "throughput", "spread", "tree_reduce", "kill_retry")
 
 
 def main():
@@ -480,7 +523,11 @@ def main():
     ap.add_argument("--leaf-ms", type=int, default=100)
     ap.add_argument("--tree-runs", type=int, default=3)
     ap.add_argument("--tree-kill-runs", type=int, default=2)
+    ap.add_argument("--burst", default="12x500,24x250,300x10",
+                    help="bursts of the spread case: TASKSxMS,...")
+    ap.add_argument("--spread-runs", type=int, default=3)
     args = ap.parse_args()
+    args.burst = [tuple(int(v) for v in b.split("x")) for b in args.burst.split(",")]
     if args.quick:
         args.sizes = "1MiB,64MiB"
         args.transfer_runs = 2
@@ -490,6 +537,8 @@ def main():
         args.kill_runs = 1
         args.tree_runs = 1
         args.tree_kill_runs = 1
+        args.burst = [(12, 200)]
+        args.spread_runs = 1
     only = [c for c in args.only.split(",") if c]
     for c in only:
         if c not in CASES:

@@ -25,6 +25,10 @@ nothing here touches /tmp/wray). Cases, one JSON line each on stdout
               api/cpu_ids (runs on node 1) for scale.
   throughput  `cluster_spread N 0` (N trivial accelerator tasks) on node 1,
               with the accelerator on k = 1, 2, 3 nodes.
+  spread      `cluster_burst N MS` (N one-CPU tasks of MS ms) on node 1 of
+              one node and of three, each `--num-cpus 1`: the burst's time
+              against the ideal (ceil(N / nodes) x MS), where the tasks
+              ran, and the tasks moved from a queue to a node with room.
   kill_retry  `cluster_spread 8 3000` on node 1, nodes 2 and 3 with
               {"accelerator": 8}; the node running the tasks (all 8 land on
               one) is SIGKILLed ~1 s in (--kill-runs), or SIGSTOPped (a hung
@@ -524,6 +528,51 @@ class Wray:
         emit(**rec)
         return rec
 
+    # ------------------------------------------------------------ spread
+
+    def spread(self):
+        """A burst of one-CPU tasks from one driver on one node and on
+        three (each `--num-cpus 1`): the time the burst took as the guest
+        measures it (first submit to last get) and where the tasks ran."""
+        a = self.args
+        for k in (1, 3):
+            nodes = self.cluster([None] * k)
+            try:
+                names = {n.node_id: n.name for n in nodes}
+                for n_tasks, ms in a.burst:
+                    self.job(nodes[0], "cluster_burst", n_tasks, ms)  # warm-up
+                    took, per = [], {}
+                    for _ in range(a.spread_runs):
+                        _, _, _, out = self.job(nodes[0], "cluster_burst", n_tasks, ms)
+                        line = next(x for x in out if x.startswith("burst "))
+                        took.append(int(line.split()[2]) / 1000)
+                        per = {}
+                        for x in out:
+                            if x.startswith("ran "):
+                                _, node, count = x.split()
+                                per[names.get(node, node)] = int(count)
+                    ideal = -(-n_tasks // k) * ms / 1000
+                    emit(
+                        bench="spread", nodes=k, tasks=n_tasks, task_ms=ms, runs=len(took),
+                        median_s=round(statistics.median(took), 3), min_s=round(min(took), 3),
+                        ideal_s=ideal, median_over_ideal=round(statistics.median(took) / ideal, 2),
+                        all_s=[round(x, 3) for x in took],
+                        last_run_tasks_per_node=dict(sorted(per.items())),
+                        moved=sum(self.metric(n, "wray_cluster_tasks_moved_total") or 0
+                                  for n in nodes),
+                    )
+            finally:
+                self.stop_nodes(nodes)
+
+    def metric(self, node, name):
+        req = urllib.request.Request(
+            node.url + "/metrics", headers={"Authorization": "Bearer " + node.token})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            for line in r.read().decode().splitlines():
+                if line.startswith(name + " "):
+                    return int(float(line.split()[1]))
+        return None
+
     # ------------------------------------------------------------ tree reduce
 
     def tree_layout(self):
@@ -555,13 +604,7 @@ class Wray:
         return dict(sorted(per.items()))
 
     def retried(self, node):
-        req = urllib.request.Request(
-            node.url + "/metrics", headers={"Authorization": "Bearer " + node.token})
-        with urllib.request.urlopen(req, timeout=10) as r:
-            for line in r.read().decode().splitlines():
-                if line.startswith("wray_cluster_tasks_retried_total "):
-                    return int(float(line.split()[1]))
-        return None
+        return self.metric(node, "wray_cluster_tasks_retried_total")
 
     def tree_reduce(self):
         a = self.args
@@ -654,7 +697,7 @@ class Wray:
         return rec
 
 
-CASES = ("transfer", "roundtrip", "throughput", "tree_reduce", "kill_retry")
+CASES = ("transfer", "roundtrip", "throughput", "spread", "tree_reduce", "kill_retry")
 
 
 def main():
@@ -680,11 +723,17 @@ def main():
                     help="accelerators of nodes 2 and 3 (tasks at once each)")
     ap.add_argument("--tree-runs", type=int, default=3)
     ap.add_argument("--tree-kill-runs", type=int, default=2)
+    ap.add_argument("--burst", default="12x500,24x250,300x10",
+                    help="bursts of the spread case: TASKSxMS,...")
+    ap.add_argument("--spread-runs", type=int, default=3)
     ap.add_argument("--start-arg", dest="start_args", action="append", default=[],
                     help="extra `wray start` argument (repeatable)")
     args = ap.parse_args()
     args.sizes = [int(x) for x in args.sizes.split(",")]
+    args.burst = [tuple(int(v) for v in b.split("x")) for b in args.burst.split(",")]
     if args.quick:
+        args.burst = [(12, 200)]
+        args.spread_runs = 1
         args.sizes = [1, 64]
         args.transfer_runs = 2
         args.rtt_calls = 100

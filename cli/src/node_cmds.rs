@@ -106,6 +106,14 @@ pub struct StartArgs {
     /// Milliseconds between heartbeats (under half the lease).
     #[arg(long, value_name = "MS", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(10..=1_800_000))]
     heartbeat_ms: u64,
+    /// Hybrid placement's threshold, 0 to 1 (Ray's
+    /// `scheduler_spread_threshold`): a task stays on the node it was
+    /// submitted to while that node's busiest resource the task asks for
+    /// is used under this share, and goes to the least used node with
+    /// room past it (0: always the least used, as SPREAD; 1: pack here
+    /// until full).
+    #[arg(long, value_name = "SHARE", default_value_t = wray_host::DEFAULT_SPREAD_THRESHOLD, value_parser = spread_threshold, requires = "etcd")]
+    spread_threshold: f64,
     /// Seconds the requests in flight get to finish after SIGTERM.
     #[arg(long, default_value_t = 30)]
     grace: u64,
@@ -366,6 +374,18 @@ fn serve(args: &StartArgs, dir: &Path) -> anyhow::Result<Started> {
     })
 }
 
+/// Parses `--spread-threshold`: a share from 0 to 1.
+fn spread_threshold(text: &str) -> Result<f64, String> {
+    let share: f64 = text
+        .parse()
+        .map_err(|e| format!("`{text}` is not a number: {e}"))?;
+    if (0.0..=1.0).contains(&share) {
+        Ok(share)
+    } else {
+        Err(format!("{share} is not a share from 0 to 1"))
+    }
+}
+
 /// Joins the cluster `args` name on etcd (`client`): the token read from
 /// `--cluster-token-file`, the channel on `--bind`:`--peer-port`.
 async fn join(
@@ -397,6 +417,7 @@ async fn join(
         http_address: Some(http_address),
         registry,
         labels: Default::default(),
+        spread_threshold: args.spread_threshold,
         tls: tls_files(args).map(|files| wray_peer::PeerTls {
             trust: args
                 .cluster_ca

@@ -144,7 +144,7 @@ pub use ids::{ActorId, ObjectId, TaskId};
 pub use mapped::{Mapped, Primitive};
 pub use object_ref::ObjectRef;
 pub use objects::{get, get_all, get_timeout, put, put_bytes, put_in_place, wait};
-pub use options::Options;
+pub use options::{Options, Scheduling};
 pub use runtime::{log, node_id, task_id, LogLevel};
 pub use wray_macros::{actor, deployed, export, main, remote, value};
 

@@ -28,6 +28,33 @@ pub struct Options {
     max_restarts: u32,
     max_task_retries: u32,
     format: Option<Format>,
+    scheduling: Scheduling,
+}
+
+/// Where in a cluster a task or actor is placed (Ray's
+/// `scheduling_strategy`); a node of its own runs everything itself.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Scheduling {
+    /// Ray's hybrid policy (`DEFAULT`): on the submitting node while its
+    /// busiest resource the task asks for is used under the cluster's
+    /// spread threshold (50% by default), else the least used node with
+    /// room, else queued where it fits, moving to a node that frees up.
+    #[default]
+    Default,
+    /// Ray's `SPREAD`: the least used node with room, the submitting one
+    /// included, whatever the threshold: a burst goes round the nodes.
+    Spread,
+    /// Ray's `NodeAffinitySchedulingStrategy`: on node `node_id` (as
+    /// [`node_id`](crate::node_id) says it), queued there until it has
+    /// room. When that node is dead or can never run the task: with
+    /// `soft`, placed as [`Scheduling::Default`]; else the task fails with
+    /// [`Infeasible`](crate::ErrorKind::Infeasible) naming the node.
+    NodeAffinity {
+        /// The node's id (`node-<16 hex>`).
+        node_id: String,
+        /// Fall back to the default policy instead of failing.
+        soft: bool,
+    },
 }
 
 impl Options {
@@ -130,6 +157,29 @@ impl Options {
     pub fn max_task_retries(mut self, n: u32) -> Self {
         self.max_task_retries = n;
         self
+    }
+
+    /// Where in a cluster the task or actor is placed (Ray's
+    /// `scheduling_strategy`): `add.options(Options::new()
+    /// .scheduling(Scheduling::Spread)).remote(1, 2)`.
+    #[must_use]
+    pub fn scheduling(mut self, scheduling: Scheduling) -> Self {
+        self.scheduling = scheduling;
+        self
+    }
+
+    /// The strategy these options give, when it is not the default.
+    pub(crate) fn placement(&self) -> Option<wit::SchedulingStrategy> {
+        match &self.scheduling {
+            Scheduling::Default => None,
+            Scheduling::Spread => Some(wit::SchedulingStrategy::Spread),
+            Scheduling::NodeAffinity { node_id, soft } => {
+                Some(wit::SchedulingStrategy::NodeAffinity(wit::NodeAffinity {
+                    node_id: node_id.clone(),
+                    soft: *soft,
+                }))
+            }
+        }
     }
 
     /// The actor options of these options, when any is set.

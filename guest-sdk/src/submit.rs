@@ -76,10 +76,14 @@ pub fn submit_with(
     options: &Options,
     format: Format,
 ) -> Returns {
+    let placement = options.placement();
     let options = options.to_wit(num_returns, format);
-    returns(match component {
-        None => tasks::submit(function, &args, &options),
-        Some(component) => tasks::submit_to(component, function, &args, &options),
+    returns(match (component, placement) {
+        (component, Some(placement)) => {
+            tasks::submit_placed(component, function, &args, &options, &placement)
+        }
+        (None, None) => tasks::submit(function, &args, &options),
+        (Some(component), None) => tasks::submit_to(component, function, &args, &options),
     })
 }
 
@@ -114,13 +118,22 @@ pub fn create_actor_with<A: Actor>(
     format: Format,
 ) -> ActorHandle<A> {
     let actor = options.actor_options();
+    let placement = options.placement();
     let options = options.to_wit(1, format);
-    let id = match (component, actor) {
-        (component, Some(actor)) => {
+    let id = match (component, actor, placement) {
+        (component, actor, Some(placement)) => {
+            let actor = actor.unwrap_or(wit::ActorOptions {
+                name: None,
+                max_restarts: 0,
+                max_task_retries: 0,
+            });
+            tasks::create_actor_placed(component, class, &args, &options, &actor, &placement)
+        }
+        (component, Some(actor), None) => {
             tasks::create_actor_with(component, class, &args, &options, &actor)
         }
-        (None, None) => tasks::create_actor(class, &args, &options),
-        (Some(component), None) => tasks::create_actor_of(component, class, &args, &options),
+        (None, None, None) => tasks::create_actor(class, &args, &options),
+        (Some(component), None, None) => tasks::create_actor_of(component, class, &args, &options),
     };
     let handle = ActorHandle::from_id(id.into());
     crate::refs::flush_deferred();

@@ -72,13 +72,15 @@ pub use session::{Session, SharedValue};
 
 // Its configuration: what a front end sets (`wray run`'s and `wray
 // start`'s flags, a test's node).
-pub use cluster::ClusterConfig;
+pub use cluster::{ClusterConfig, DEFAULT_SPREAD_THRESHOLD};
 pub use config::{NodeConfig, Preopen, Stdio};
 pub use resources::{GpuDiscovery, GpuInfo, StaticGpus};
 
 // What a caller passes to a task and gets back.
 pub use error::{DeployBound, DeployLimit, Error, ErrorKind, Result, TaskError};
-pub use proto::{Arg, Codec, LimitOptions, Limits, Payload, ResourceOptions, TaskOptions};
+pub use proto::{
+    Arg, Codec, LimitOptions, Limits, Payload, ResourceOptions, Scheduling, TaskOptions,
+};
 pub use wray_control_plane::{
     split_version, ActorId, BadId, ComponentRecord, ComponentVersion, FunctionKind, FunctionRecord,
     JobId, ObjectId, TaskId,

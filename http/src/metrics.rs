@@ -312,7 +312,8 @@ fn write_histogram(
 }
 
 /// Appends the node's cluster counters: tasks run again because the node
-/// running them died or could not be reached, actors restarted.
+/// running them died or could not be reached, tasks moved to a node with
+/// room (spillback), actors restarted.
 pub(crate) fn write_cluster(text: &mut String, stats: &wray_host::ClusterStats) {
     use std::fmt::Write;
     let _ = writeln!(
@@ -321,6 +322,13 @@ pub(crate) fn write_cluster(text: &mut String, stats: &wray_host::ClusterStats) 
          died or could not be reached.\n# TYPE wray_cluster_tasks_retried_total counter\n\
          wray_cluster_tasks_retried_total {}",
         stats.retried
+    );
+    let _ = writeln!(
+        text,
+        "# HELP wray_cluster_tasks_moved_total Tasks moved to a node with room while they waited \
+         for resources (spillback).\n# TYPE wray_cluster_tasks_moved_total counter\n\
+         wray_cluster_tasks_moved_total {}",
+        stats.moved
     );
     let _ = writeln!(
         text,

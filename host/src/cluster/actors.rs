@@ -148,7 +148,8 @@ impl Forwarder {
                 ErrorKind::Cancelled,
                 format!("cancelled with force while it ran on node {node}: its actor is killed"),
             ),
-            Failure::Failed(why) => (ErrorKind::ActorDied, why),
+            // Only a function waiting for resources is handed back.
+            Failure::Failed(why) | Failure::Moved(why) => (ErrorKind::ActorDied, why),
         };
         let error = TaskError::new(kind, spec.label.clone(), spec.id, message);
         sched.finish(&spec, Err(error.clone()));
@@ -401,10 +402,21 @@ impl Forwarder {
         let local = Local {
             feasible: false,
             fits_now: false,
+            utilization: 1.0,
+            arg_bytes: 0,
         };
-        match self.choose(&constructor.request, local, &[lost.to_string()]) {
+        let scheduling = crate::proto::Scheduling::Default;
+        match self.choose(
+            &constructor.request,
+            local,
+            &scheduling,
+            &[lost.to_string()],
+            false,
+        ) {
             Ok(Placement::Node(next)) => Ok((next, constructor)),
-            Ok(Placement::Here) => Err("; not restarted: no other node fits it".to_string()),
+            Ok(Placement::Here | Placement::Later) => {
+                Err("; not restarted: no other node fits it".to_string())
+            }
             Err(m) => Err(format!("; the actor lived there and is not restarted: {m}")),
         }
     }

@@ -7,18 +7,18 @@
 
 use std::sync::{Arc, Weak};
 
-use wray_control_plane::{ActorId, JobId, NodeEvent, NodeRecord, NodeState, NodeView};
+use wray_control_plane::{ActorId, JobId, NodeEvent, NodeState, NodeView};
 use wray_peer::PeerClient;
 
 use crate::cluster::handles;
 use crate::cluster::protocol::{
-    decode, encode, CancelTask, JobEnded, Release, RunTask, TaskDone, WireError, CANCEL_TASK,
-    JOB_ENDED, RELEASE, RUN_TASK,
+    code, decode, encode, CancelTask, JobEnded, Release, RunTask, TaskDone, WireError, CANCEL_TASK,
+    JOB_ENDED, MAX_RESOURCE_NAMES, RELEASE, RUN_TASK,
 };
 use crate::cluster::transfer::{all_sealed, receive, ship};
 use crate::error::{ErrorKind, TaskError};
 use crate::objects::Object;
-use crate::proto::Request;
+use crate::proto::{Request, Scheduling};
 use crate::scheduler::remote::{Local, Placement, Remote};
 use crate::scheduler::task::{Actor, PendingTask, Task};
 use crate::scheduler::Scheduler;
@@ -26,6 +26,11 @@ use crate::scheduler::Scheduler;
 /// How many times a task is run again after the node running it died or
 /// could not be reached (Ray's default `max_retries`).
 pub const MAX_RETRIES: u32 = 3;
+
+/// How many times a task handed back by the node it was sent to (it had
+/// no room, another had) goes to the node that one named; past it, the
+/// nodes that handed it back are left out of its placement.
+const MAX_MOVES: usize = 8;
 
 /// The scheduler's view of the other nodes, and the sender of forwarded
 /// tasks.
@@ -42,16 +47,31 @@ pub(crate) struct Forwarder {
     pub(crate) runtime: tokio::runtime::Handle,
     /// Tasks run again after their node died or was unreachable.
     pub(crate) retried: std::sync::atomic::AtomicU64,
+    /// Tasks moved: sent on from this node's queue to a node with room
+    /// (spillback), or handed back by the node they were sent to and
+    /// placed again.
+    pub(crate) moved: std::sync::atomic::AtomicU64,
     /// Actors restarted on another node after theirs died.
     pub(crate) actors_restarted: std::sync::atomic::AtomicU64,
     /// The constructors of the actors this node owns that may restart,
     /// by actor (see `actors`).
     pub(crate) kept: parking_lot::Mutex<std::collections::HashMap<ActorId, Kept>>,
-    /// What this node has sent to each node and not yet seen end, by
-    /// node: subtracted from what that node last published, so that a
-    /// burst of tasks spreads rather than all going to the node that
-    /// looked free (its record is republished every 200 ms at most).
-    pub(crate) sent: parking_lot::Mutex<std::collections::HashMap<String, Sent>>,
+    /// What this node believes each other node has free (`load`): its
+    /// last word less what was sent to it since, so that a burst of tasks
+    /// spreads rather than all going to the node that looked free (its
+    /// record is republished every 200 ms at most).
+    pub(crate) loads: crate::cluster::load::Loads,
+    /// Hybrid placement's threshold (`--spread-threshold`, 0 to 1): this
+    /// node's busiest resource used under it, a task that fits stays here.
+    pub(crate) spread_threshold: f64,
+    /// Woken when a node may have room again (a forwarded task ended):
+    /// the spill loop looks at this node's queue (`spill`).
+    pub(crate) kick: Arc<tokio::sync::Notify>,
+    /// Tasks of this node's that no node had room for and this node can
+    /// never run (`Placement::Later`), oldest first, with what they ask:
+    /// sent to the first node with room (`spill`). At most the node's
+    /// pending tasks.
+    pub(crate) parked: parking_lot::Mutex<std::collections::VecDeque<(Arc<PendingTask>, Request)>>,
     /// The nodes each job's tasks were sent to, told when it ends.
     pub(crate) job_nodes: crate::cluster::jobs::JobNodes,
     /// Itself (it lives in an `Arc`: its tasks hold it while they run).
@@ -76,103 +96,16 @@ pub(crate) enum Failure {
     Unsent(String),
     /// The node died or could not be reached: worth another node.
     Lost(String),
+    /// The node queued the task and handed it back, naming a node with
+    /// room for it (spillback): the task never ran there.
+    Moved(String),
     /// Cancelled here.
     Cancelled,
     /// Anything else: the task fails with it.
     Failed(String),
 }
 
-/// `offers` as Ray prints resources: `node-..: {CPU: 2, node3: 1}`.
-fn offers(nodes: &[NodeRecord]) -> String {
-    let one = |n: &NodeRecord| {
-        let parts: Vec<String> = n
-            .resources_total
-            .iter()
-            .filter(|(k, v)| **v > 0.0 && k.as_str() != "memory")
-            .map(|(k, v)| format!("{k}: {v}"))
-            .collect();
-        format!("{} {{{}}}", n.id, parts.join(", "))
-    };
-    nodes.iter().map(one).collect::<Vec<_>>().join("; ")
-}
-
 impl Forwarder {
-    /// The live nodes other than this one and those in `skip`.
-    fn others(&self, skip: &[String]) -> Vec<NodeRecord> {
-        self.view
-            .alive()
-            .into_iter()
-            .filter(|n| n.id != self.node_id && !skip.contains(&n.id))
-            .collect()
-    }
-
-    /// The placement policy (see [`Remote::place`]), leaving out `skip`.
-    pub(crate) fn choose(
-        &self,
-        request: &Request,
-        local: Local,
-        skip: &[String],
-    ) -> Result<Placement, String> {
-        let others = self.others(skip);
-        let sent = self.sent.lock();
-        let free = |n: &NodeRecord| {
-            let mut free = n.resources_available.clone();
-            if let Some(s) = sent.get(&n.id) {
-                for (name, amount) in &s.amounts {
-                    if let Some(have) = free.get_mut(name) {
-                        *have -= amount;
-                    }
-                }
-            }
-            free
-        };
-        // Tasks this node sent each node and has not seen end: the fewest
-        // wins, so that a burst spreads over the nodes that fit it.
-        let outstanding = |n: &NodeRecord| sent.get(&n.id).map_or(0, |s| s.tasks);
-        let cpu =
-            |m: &std::collections::BTreeMap<String, f64>| m.get("CPU").copied().unwrap_or(0.0);
-        let now = others
-            .iter()
-            .map(|n| (n, free(n)))
-            .filter(|(_, free)| request.fits(free))
-            .min_by(|(a, fa), (b, fb)| {
-                outstanding(a)
-                    .cmp(&outstanding(b))
-                    .then_with(|| cpu(fb).total_cmp(&cpu(fa)))
-                    .then_with(|| a.id.cmp(&b.id))
-            })
-            .map(|(n, _)| n.id.clone());
-        if let Some(n) = now {
-            return Ok(Placement::Node(n));
-        }
-        if local.feasible {
-            return Ok(Placement::Here);
-        }
-        // None has room now: the one with the least sent to it of those
-        // whose totals fit (it queues there).
-        let later = others
-            .iter()
-            .filter(|n| request.fits(&n.resources_total))
-            .min_by(|a, b| {
-                outstanding(a)
-                    .cmp(&outstanding(b))
-                    .then_with(|| a.id.cmp(&b.id))
-            })
-            .map(|n| n.id.clone());
-        drop(sent);
-        if let Some(n) = later {
-            return Ok(Placement::Node(n));
-        }
-        let mut all = self.view.alive();
-        all.sort_by(|a, b| a.id.cmp(&b.id));
-        Err(format!(
-            "no node of cluster `{}` can run a task asking for {request}; the live nodes \
-             offer: {}",
-            self.cluster,
-            offers(&all)
-        ))
-    }
-
     /// Runs `task` on `node`, again elsewhere if that node is lost.
     async fn run(self: Arc<Self>, task: Arc<PendingTask>, mut node: String, request: Request) {
         let Some(sched) = self.sched.upgrade() else {
@@ -187,7 +120,9 @@ impl Forwarder {
         if let Some(entry) = &spec.entry {
             entry.started_on(&node);
         }
+        // Nodes lost (not tried again), and nodes that handed it back.
         let mut lost = Vec::new();
+        let mut moved_from: Vec<String> = Vec::new();
         let mut attempt = 0;
         let failure = loop {
             // Counted as sent to `node` since it was placed there.
@@ -197,35 +132,68 @@ impl Forwarder {
                 Ok(_) => return,
                 Err(f) => f,
             };
-            let (why, sent) = match &failure {
-                Failure::Lost(why) => (why, true),
-                Failure::Unsent(why) => (why, false),
+            let mut hint = None;
+            let why = match &failure {
+                Failure::Lost(why) => {
+                    // Run again: it may have run (in part) there.
+                    if attempt >= MAX_RETRIES {
+                        break Failure::Failed(format!(
+                            "{why}; given up after {attempt} retries (max_retries {MAX_RETRIES})"
+                        ));
+                    }
+                    attempt = attempt.saturating_add(1);
+                    self.retried
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    tracing::warn!(task = %spec.id, node, "retrying a task elsewhere: {why}");
+                    lost.push(node.clone());
+                    why.clone()
+                }
+                Failure::Unsent(why) => {
+                    lost.push(node.clone());
+                    why.clone()
+                }
+                Failure::Moved(to) => {
+                    self.moved
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    moved_from.push(node.clone());
+                    // Past a few moves, the nodes that handed it back are
+                    // not asked again (their estimates disagree).
+                    if moved_from.len() <= MAX_MOVES {
+                        hint = Some(to.clone());
+                    }
+                    format!("node {node} handed the task back")
+                }
                 _ => break failure,
             };
-            if sent {
-                // Run again: it may have run (in part) there.
-                if attempt >= MAX_RETRIES {
-                    break Failure::Failed(format!(
-                        "{why}; given up after {attempt} retries (max_retries {MAX_RETRIES})"
-                    ));
-                }
-                attempt = attempt.saturating_add(1);
-                self.retried
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                tracing::warn!(task = %spec.id, node, "retrying a task elsewhere: {why}");
+            let mut skip = lost.clone();
+            if moved_from.len() > MAX_MOVES {
+                skip.extend(moved_from.iter().cloned());
+            } else {
+                skip.push(node.clone());
             }
-            lost.push(node.clone());
-            let local = Local {
-                feasible: sched.pool.check_feasible(&spec.request).is_ok(),
-                fits_now: false,
+            let local = sched.local(&spec.request, 0);
+            // The node a hand-back names, if this node too sees room there;
+            // else this node's own choice.
+            let placed = match hint.filter(|h| !skip.contains(h)) {
+                Some(h) if h == self.node_id && local.fits_now => Ok(Placement::Here),
+                Some(h) if self.has_room(&h, &spec.request) => Ok(Placement::Node(h)),
+                _ => self.choose(&spec.request, local, &spec.scheduling, &skip, true),
             };
-            match self.choose(&spec.request, local, &lost) {
+            match placed {
                 Ok(Placement::Node(next)) => {
                     self.record_sent(&next, &spec.request);
+                    if let Some(entry) = &spec.entry {
+                        entry.started_on(&next);
+                    }
                     node = next;
                 }
                 Ok(Placement::Here) => {
                     sched.run_here(spec);
+                    return;
+                }
+                Ok(Placement::Later) => {
+                    let request = spec.request.clone();
+                    self.park(PendingTask::ready(spec), request);
                     return;
                 }
                 Err(m) => break Failure::Failed(format!("{why}; {m}")),
@@ -236,7 +204,9 @@ impl Forwarder {
                 ErrorKind::Cancelled,
                 "cancelled while it ran on another node".to_string(),
             ),
-            Failure::Unsent(m) | Failure::Lost(m) | Failure::Failed(m) => (ErrorKind::System, m),
+            Failure::Unsent(m) | Failure::Lost(m) | Failure::Moved(m) | Failure::Failed(m) => {
+                (ErrorKind::System, m)
+            }
         };
         let error = TaskError::new(kind, spec.label.clone(), spec.id, message);
         sched.finish(&spec, Err(error));
@@ -319,6 +289,9 @@ impl Forwarder {
             Err(e) if e.is_retryable() => {
                 return Err(Failure::Lost(format!("node {node} ({addr}): {e}")))
             }
+            Err(wray_peer::PeerError::Remote { code, message, .. }) if code == code::MOVED => {
+                return Err(Failure::Moved(message));
+            }
             Err(e) => {
                 return Err(Failure::Failed(format!(
                     "node {node} refused the task: {e}"
@@ -326,6 +299,10 @@ impl Forwarder {
             }
         };
         let done: TaskDone = decode("task-done", &answer).map_err(Failure::Failed)?;
+        if let Some(free) = done.available.filter(|f| f.len() <= MAX_RESOURCE_NAMES) {
+            self.loads.answered(node, free);
+            self.kick.notify_one();
+        }
         let received = receive(
             &sched.objects,
             &self.client,
@@ -386,48 +363,57 @@ impl Forwarder {
     /// Counts a task asking for `request` as sent to `node` (until
     /// [`Forwarder::unsend`]).
     pub(crate) fn record_sent(&self, node: &str, request: &Request) {
-        let mut sent = self.sent.lock();
-        let s = sent.entry(node.to_string()).or_default();
-        s.tasks += 1;
-        for (name, amount) in request.amounts() {
-            *s.amounts.entry(name).or_default() += amount;
-        }
+        self.loads.sent(node, request);
     }
 
-    /// Forgets one task asking for `request` sent to `node`.
+    /// Forgets one task asking for `request` sent to `node` (it ended, or
+    /// was not sent): the spill loop looks again, since room may show.
     pub(crate) fn unsend(&self, node: &str, request: &Request) {
-        let mut sent = self.sent.lock();
-        let Some(s) = sent.get_mut(node) else {
-            return;
-        };
-        s.tasks = s.tasks.saturating_sub(1);
-        if s.tasks == 0 {
-            sent.remove(node);
-            return;
-        }
-        for (name, amount) in request.amounts() {
-            if let Some(have) = s.amounts.get_mut(&name) {
-                *have -= amount;
-            }
-        }
+        self.loads.ended(node, request);
+        self.kick.notify_one();
     }
-}
 
-/// What a node was sent and has not been seen to end: how many tasks, and
-/// the sum of what they asked for, by resource name.
-#[derive(Debug, Default)]
-pub(crate) struct Sent {
-    tasks: u64,
-    amounts: std::collections::BTreeMap<String, f64>,
+    /// Whether `node` is another live node with room for `request` now,
+    /// as this node estimates it.
+    pub(crate) fn has_room(&self, node: &str, request: &Request) -> bool {
+        if node == self.node_id {
+            return false;
+        }
+        let Some(info) = self.view.get(node).filter(|n| n.state == NodeState::Alive) else {
+            return false;
+        };
+        let estimate = self.loads.estimate(node, &info.record.resources_available);
+        request.fits(&estimate.free)
+    }
 }
 
 impl Remote for Forwarder {
-    fn place(&self, request: &Request, local: Local) -> Result<Placement, String> {
-        let placed = self.choose(request, local, &[])?;
+    fn place(
+        &self,
+        request: &Request,
+        local: Local,
+        scheduling: &Scheduling,
+        can_wait: bool,
+    ) -> Result<Placement, String> {
+        let placed = self.choose(request, local, scheduling, &[], can_wait)?;
         if let Placement::Node(node) = &placed {
             self.record_sent(node, request);
         }
         Ok(placed)
+    }
+
+    fn check_feasible(
+        &self,
+        request: &Request,
+        here: bool,
+        scheduling: &Scheduling,
+    ) -> Result<(), String> {
+        self.feasible(request, here, scheduling)
+    }
+
+    fn park(&self, task: Arc<PendingTask>, request: Request) {
+        self.parked.lock().push_back((task, request));
+        self.kick.notify_one();
     }
 
     fn alive(&self, node: &str) -> bool {

@@ -6,9 +6,13 @@
 //! carries tasks and object bytes:
 //!
 //! - `protocol`: the messages, one serde type each;
-//! - `forward`: the owner's side: the scheduler's [`Remote`] (placement
-//!   across nodes, forwarding a task once its arguments are sealed,
-//!   retrying it elsewhere when its node is lost);
+//! - `forward`: the owner's side: the scheduler's [`Remote`] (forwarding
+//!   a task once its arguments are sealed, retrying it elsewhere when its
+//!   node is lost, placing it again when that node hands it back);
+//! - `choose`: the placement policy (Ray's hybrid policy, `SPREAD`, node
+//!   affinity); `load`: what each other node has free, as this node
+//!   estimates it; `spill`: tasks waiting here moved to a node with room
+//!   (spillback);
 //! - `serve`: the other side: running a forwarded task, answering reads
 //!   of object bytes;
 //! - `actors`: actors created on another node: their calls sent there
@@ -25,13 +29,16 @@
 //! [`Remote`]: crate::scheduler::remote::Remote
 
 mod actors;
+mod choose;
 mod forward;
 mod handles;
 mod jobs;
+mod load;
 mod membership;
 mod protocol;
 mod relay;
 mod serve;
+mod spill;
 mod transfer;
 
 use std::collections::BTreeMap;
@@ -70,7 +77,16 @@ pub struct ClusterConfig {
     pub labels: BTreeMap<String, String>,
     /// TLS for the channel (the node's certificate), if any.
     pub tls: Option<PeerTls>,
+    /// The hybrid placement's threshold (`--spread-threshold`, Ray's
+    /// `scheduler_spread_threshold`): a task stays on its submitting node
+    /// while the share in use of that node's busiest resource the task
+    /// asks for is under it, and goes to the least used node with room
+    /// past it. 0 to 1; [`DEFAULT_SPREAD_THRESHOLD`] by default.
+    pub spread_threshold: f64,
 }
+
+/// Ray's default `scheduler_spread_threshold`: 0.5.
+pub const DEFAULT_SPREAD_THRESHOLD: f64 = 0.5;
 
 /// A node's membership of its cluster: what it runs for the cluster.
 pub(crate) struct Cluster {
@@ -82,6 +98,8 @@ pub(crate) struct Cluster {
     publisher: tokio::task::JoinHandle<()>,
     /// Forgets a node seen dead among the holders of the actors here.
     deaths: tokio::task::JoinHandle<()>,
+    /// Moves tasks waiting here to nodes with room (`spill`).
+    spill: tokio::task::JoinHandle<()>,
     peer_address: String,
     /// Keeps the scheduler's `Remote` (the scheduler holds it weakly).
     _remote: Arc<dyn crate::scheduler::remote::Remote>,
@@ -134,9 +152,13 @@ impl Cluster {
             client: client.clone(),
             runtime: runtime.clone(),
             retried: Default::default(),
+            moved: Default::default(),
             actors_restarted: Default::default(),
             kept: Default::default(),
-            sent: Default::default(),
+            loads: Default::default(),
+            spread_threshold: config.spread_threshold,
+            kick: Default::default(),
+            parked: Default::default(),
             job_nodes: Default::default(),
             this: this.clone(),
             traffic: traffic.clone(),
@@ -172,6 +194,11 @@ impl Cluster {
             Arc::downgrade(&forwarder),
             view.subscribe(),
         ));
+        let spill = runtime.spawn(spill::spill_loop(
+            Arc::downgrade(&forwarder),
+            forwarder.kick.clone(),
+            view.subscribe(),
+        ));
         let publisher = runtime.spawn(membership::publish(
             Arc::downgrade(sched),
             started_ms,
@@ -188,6 +215,7 @@ impl Cluster {
             registration,
             publisher,
             deaths,
+            spill,
             peer_address,
             _remote: remote,
         };
@@ -200,6 +228,7 @@ impl Cluster {
     pub(crate) async fn leave(&self, grace: Duration) {
         self.publisher.abort();
         self.deaths.abort();
+        self.spill.abort();
         let registration = self.registration.lock().take();
         if let Some(r) = registration {
             if let Err(e) = r.shutdown().await {
@@ -240,6 +269,7 @@ impl Cluster {
         let (object_bytes_sent, object_bytes_received) = self.forwarder.traffic.totals();
         ClusterStats {
             retried: self.forwarder.retried.load(Ordering::Relaxed),
+            moved: self.forwarder.moved.load(Ordering::Relaxed),
             actors_restarted: self.forwarder.actors_restarted.load(Ordering::Relaxed),
             object_bytes_sent,
             object_bytes_received,
@@ -284,6 +314,11 @@ pub struct ClusterStats {
     /// Tasks run again because the node running them died or could not
     /// be reached.
     pub retried: u64,
+    /// Tasks moved to a node with room while they waited for resources
+    /// (spillback): sent on from this node's queue, handed back to their
+    /// owner from it, or placed again after the node they were sent to
+    /// handed them back.
+    pub moved: u64,
     /// Actors this node owns restarted on another node after theirs died.
     pub actors_restarted: u64,
     /// Bytes of object values sent to other nodes (inline in messages,

@@ -49,6 +49,10 @@ pub(crate) mod code {
     pub const NOT_FOUND: u16 = 404;
     /// This node cannot take the task (resources, store room, shutdown).
     pub const UNAVAILABLE: u16 = 503;
+    /// `RUN_TASK`: the task waited here for resources and another node has
+    /// room first: it is handed back to its owner, never having run here;
+    /// the message is the id of the node with room (spillback).
+    pub const MOVED: u16 = 307;
 }
 
 /// The most objects one message ships (the task's arguments and what
@@ -243,7 +247,15 @@ pub(crate) struct TaskDone {
     pub actors: Vec<ActorRef>,
     /// An actor's task: the actor is dead there, of this.
     pub actor_died: Option<WireError>,
+    /// What the node that ran it had free as it answered (amounts by
+    /// resource name, at most [`MAX_RESOURCE_NAMES`]; a larger map is
+    /// ignored): fresher than its record, for placement (`load`).
+    pub available: Option<std::collections::BTreeMap<String, f64>>,
 }
+
+/// The most resource names a [`TaskDone::available`] is taken with (a
+/// node record's bound, `check_node_record`'s).
+pub(crate) const MAX_RESOURCE_NAMES: usize = 64;
 
 /// The owner has what was shipped for `task`.
 #[derive(Debug, Serialize, Deserialize)]

@@ -209,6 +209,7 @@ impl Service {
                 objects: Vec::new(),
                 actors: Vec::new(),
                 actor_died: died,
+                available: Some(sched.pool.resources().1),
             };
             return encode(&done).map_err(|m| refused(code::UNAVAILABLE, m));
         }
@@ -223,14 +224,50 @@ impl Service {
             .collect();
         let kept = Held::new(sched.objects.clone(), kept);
         let task_id = spec.id;
+        let function = matches!(spec.target, Target::Function { .. });
         let mut task = Task::new(spec, actor.clone());
         task.pin = Some(pin);
+        // A function that waits here for resources while another node has
+        // room is handed back to its owner (`spill`).
+        let (hand_back, handed_back) = tokio::sync::oneshot::channel();
+        if function {
+            task.hand_back = Some(hand_back);
+        }
         let _running = Running::new(&self.running, task_id, &peer.node_id);
+        let calls_out = sched.calls_out.watch(task_id);
         sched.submit(task);
         // The task holds its arguments now.
         drop(args);
-        // With what their values name, at any depth, made by then.
-        all_sealed(&sched, &returns).await;
+        let handed_back = async {
+            match handed_back.await {
+                Ok(node) => node,
+                // It ran (or was cancelled) here: its results come.
+                Err(_) => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            // With what their values name, at any depth, made by then.
+            () = all_sealed(&sched, &returns) => {}
+            node = handed_back => {
+                // It never ran here: its return objects go (sealed
+                // unheld, they are freed).
+                drop(kept);
+                let gone = TaskError::new(
+                    ErrorKind::System,
+                    "moved".to_string(),
+                    task_id,
+                    format!("handed back to its owner for node {node}"),
+                );
+                for id in &returns {
+                    sched.objects.seal(*id, Object::Error(gone.clone()));
+                }
+                return Err(refused(code::MOVED, node));
+            }
+        }
+        // Its calls on actors living on other nodes are done (so queued
+        // there) before it counts as finished, as they would be queued on
+        // one node (`calls_out`).
+        calls_out.done(&sched).await;
         let objects = ship(&sched.objects, &returns).map_err(|m| refused(code::UNAVAILABLE, m))?;
         self.traffic.shipped(&objects);
         // The owner tells each actor's node that it holds the handles
@@ -240,6 +277,7 @@ impl Service {
             actors,
             objects,
             actor_died: actor.and_then(|a| a.dead()).as_ref().map(WireError::from),
+            available: Some(sched.pool.resources().1),
         };
         let answer = encode(&done).map_err(|m| refused(code::UNAVAILABLE, m))?;
         self.keep(task_id, kept);

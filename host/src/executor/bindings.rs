@@ -21,6 +21,7 @@ wasmtime::component::bindgen!({
         "wray:runtime/objects.get": async | trappable,
         "wray:runtime/objects.wait": async | trappable,
         "wray:runtime/tasks.create-actor-with": async | trappable,
+        "wray:runtime/tasks.create-actor-placed": async | trappable,
         "wray:runtime/tasks.get-actor": async | trappable,
         default: trappable,
     },

@@ -178,6 +178,19 @@ impl From<types::Limits> for proto::LimitOptions {
     }
 }
 
+impl From<types::SchedulingStrategy> for proto::Scheduling {
+    fn from(s: types::SchedulingStrategy) -> Self {
+        match s {
+            types::SchedulingStrategy::Default => proto::Scheduling::Default,
+            types::SchedulingStrategy::Spread => proto::Scheduling::Spread,
+            types::SchedulingStrategy::NodeAffinity(a) => proto::Scheduling::Node {
+                node: a.node_id,
+                soft: a.soft,
+            },
+        }
+    }
+}
+
 impl From<types::TaskOptions> for proto::TaskOptions {
     fn from(o: types::TaskOptions) -> Self {
         proto::TaskOptions {
@@ -193,6 +206,7 @@ impl From<types::TaskOptions> for proto::TaskOptions {
             // across jobs.
             shared_reuse: false,
             on_caller_runtime: false,
+            scheduling: proto::Scheduling::Default,
         }
     }
 }

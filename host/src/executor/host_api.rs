@@ -283,9 +283,30 @@ impl tasks::Host for TaskState {
         options: types::TaskOptions,
         actor: types::ActorOptions,
     ) -> wasmtime::Result<types::ActorId> {
+        self.create_actor_placed(
+            component,
+            class,
+            args,
+            options,
+            actor,
+            types::SchedulingStrategy::Default,
+        )
+        .await
+    }
+
+    async fn create_actor_placed(
+        &mut self,
+        component: Option<String>,
+        class: String,
+        args: Vec<types::Arg>,
+        options: types::TaskOptions,
+        actor: types::ActorOptions,
+        scheduling: types::SchedulingStrategy,
+    ) -> wasmtime::Result<types::ActorId> {
         let mut call = self.submission(args, options);
         call.options.max_restarts = actor.max_restarts;
         call.options.max_task_retries = actor.max_task_retries;
+        call.options.scheduling = scheduling.into();
         let id = call.id;
         let callee = component
             .as_deref()
@@ -297,6 +318,25 @@ impl tasks::Host for TaskState {
             self.node.name_actor(id, &name).await;
         }
         Ok(id.into())
+    }
+
+    fn submit_placed(
+        &mut self,
+        component: Option<String>,
+        function: String,
+        args: Vec<types::Arg>,
+        options: types::TaskOptions,
+        scheduling: types::SchedulingStrategy,
+    ) -> wasmtime::Result<Vec<types::ObjectId>> {
+        let mut call = self.submission(args, options);
+        call.options.scheduling = scheduling.into();
+        let callee = component
+            .as_deref()
+            .map_or(Callee::Hash(&self.component), Callee::Named);
+        let returns = self
+            .node
+            .submit_function(callee, &mut self.holds, call, function)?;
+        Ok(returns.into_iter().map(Into::into).collect())
     }
 
     async fn get_actor(

@@ -21,7 +21,7 @@ pub mod spec;
 
 pub use error::ErrorKind;
 pub use limits::Limits;
-pub use options::{LimitOptions, ResourceOptions, TaskOptions};
+pub use options::{LimitOptions, ResourceOptions, Scheduling, TaskOptions};
 pub use quantity::Quantity;
 pub use request::Request;
 pub use spec::{actor_handle_object, Arg, Codec, Payload, Target, TaskSpec};

@@ -75,6 +75,46 @@ pub struct TaskOptions {
     /// for actor tasks. Guests cannot ask it.
     #[serde(default)]
     pub on_caller_runtime: bool,
+    /// Where in a cluster the task (or actor) is placed (Ray's
+    /// `scheduling_strategy`); ignored on a node of its own.
+    #[serde(default)]
+    pub scheduling: Scheduling,
+}
+
+/// Where in a cluster a task or actor is placed: Ray's
+/// `scheduling_strategy` values (`DEFAULT`, `SPREAD`,
+/// `NodeAffinitySchedulingStrategy(node_id, soft)`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Scheduling {
+    /// Ray's hybrid policy: on the submitting node while its busiest
+    /// resource is used under the node's spread threshold (50%), else
+    /// the least used node with room, else queued where it fits.
+    #[default]
+    Default,
+    /// On the least used node with room, whatever the threshold (Ray's
+    /// `SPREAD`): a burst goes round the nodes.
+    Spread,
+    /// On node `node` (Ray's `NodeAffinitySchedulingStrategy`): queued
+    /// there until it has room. `soft`: when that node is dead or cannot
+    /// ever run the request, placed as `Default` instead of failing.
+    Node {
+        /// The node's id (`node-<16 hex>`).
+        node: String,
+        /// Fall back to the default policy instead of failing.
+        soft: bool,
+    },
+}
+
+impl std::fmt::Display for Scheduling {
+    /// Ray's names: `DEFAULT`, `SPREAD`, `node-..` (`soft` after it).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Scheduling::Default => f.write_str("DEFAULT"),
+            Scheduling::Spread => f.write_str("SPREAD"),
+            Scheduling::Node { node, soft: false } => write!(f, "node affinity {node}"),
+            Scheduling::Node { node, soft: true } => write!(f, "soft node affinity {node}"),
+        }
+    }
 }
 
 impl TaskOptions {

@@ -309,7 +309,11 @@ mod tests {
     fn one_cpu(s: &Scheduler) -> Allocation {
         let task = crate::scheduler::queue::test_task(1);
         s.pool
-            .push_ready(task, Request::one_cpu())
+            .push_ready(
+                task,
+                Request::one_cpu(),
+                crate::scheduler::queue::Movable::No,
+            )
             .remove(0)
             .allocation
     }

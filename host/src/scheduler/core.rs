@@ -28,6 +28,7 @@ pub(crate) struct Stats {
     pub submitted: AtomicU64,
     pub finished: AtomicU64,
     pub failed: AtomicU64,
+    pub handed_back: AtomicU64,
 }
 
 /// A point-in-time copy of a node's task counters.
@@ -39,13 +40,19 @@ pub struct StatsSnapshot {
     pub finished: u64,
     /// Tasks that finished with an error object.
     pub failed: u64,
+    /// Tasks other nodes forwarded here that were handed back to them
+    /// before they ran (another node had room first: spillback).
+    pub handed_back: u64,
 }
 
 impl StatsSnapshot {
     /// Tasks submitted and not yet finished (queued, waiting or running).
     pub fn pending(&self) -> u64 {
-        self.submitted
-            .saturating_sub(self.finished.saturating_add(self.failed))
+        self.submitted.saturating_sub(
+            self.finished
+                .saturating_add(self.failed)
+                .saturating_add(self.handed_back),
+        )
     }
 }
 
@@ -68,6 +75,9 @@ pub struct Scheduler {
     /// every submission, written on deploy.
     pub(crate) functions: RwLock<Functions>,
     pub(crate) stats: Stats,
+    /// Forwarded tasks' calls on actors living elsewhere, awaited before
+    /// each counts as finished.
+    pub(crate) calls_out: crate::scheduler::calls_out::CallsOut,
     /// Cancelled when the node shuts down: every running guest call stops.
     pub shutdown: CancelToken,
     /// When workers are pinned to the cores of their CPU units (the node
@@ -94,6 +104,7 @@ impl Scheduler {
     ) -> Self {
         let limits = ComponentLimits::of(&config);
         Self {
+            calls_out: crate::scheduler::calls_out::CallsOut::new(objects.clone()),
             config,
             node_id,
             objects,
@@ -399,6 +410,7 @@ impl Scheduler {
             submitted: self.stats.submitted.load(Ordering::Relaxed),
             finished: self.stats.finished.load(Ordering::Relaxed),
             failed: self.stats.failed.load(Ordering::Relaxed),
+            handed_back: self.stats.handed_back.load(Ordering::Relaxed),
         }
     }
 

@@ -12,11 +12,12 @@ use wray_control_plane::ObjectId;
 
 use crate::error::TaskError;
 use crate::objects::{Object, Subscription};
-use crate::proto::{ErrorKind, Target};
+use crate::proto::{Arg, ErrorKind, Request, Scheduling, Target};
 use crate::resources::Allocation;
 use crate::scheduler::core::Scheduler;
-use crate::scheduler::queue::Start;
-use crate::scheduler::task::{PendingTask, Task};
+use crate::scheduler::queue::{Movable, Start};
+use crate::scheduler::remote::Placement;
+use crate::scheduler::task::{HandBack, PendingTask, Task};
 use crate::scheduler::task_table::TaskEntry;
 
 impl Scheduler {
@@ -98,7 +99,7 @@ impl Scheduler {
         if !task.dependency_done() {
             return;
         }
-        let (id, actor, request, remote) = {
+        let (id, actor, request, remote, placing) = {
             let spec = task.spec.lock();
             let Some(spec) = spec.as_ref() else {
                 return; // cancelled
@@ -115,49 +116,128 @@ impl Scheduler {
                 actor,
                 spec.request.clone(),
                 spec.remote.clone(),
+                self.placing(spec),
             )
         };
         if let Some(entry) = id {
             entry.ready();
         }
         if let Some(node) = remote {
-            match self.remote() {
-                Some(remote) => remote.forward(task.clone(), node, request),
-                // The cluster is gone (the node is shutting down).
-                None => {
-                    if let Some(spec) = task.take() {
-                        let err = TaskError::new(
-                            ErrorKind::System,
-                            spec.label.clone(),
-                            spec.id,
-                            format!("node {} left its cluster before the task could be forwarded to {node}", self.node_id),
-                        );
-                        self.finish(&spec, Err(err));
-                        self.release_all(&spec.holds);
+            self.forward_or_fail(task, node, request);
+            return;
+        }
+        if let Some(actor) = actor {
+            // Calls run with their actor's resources, in its order.
+            self.run_actor_next(&actor);
+            return;
+        }
+        // Functions and actor constructors wait for resources: here, or
+        // (a function in a cluster) on the node placed on now.
+        let movable = match placing {
+            Placing::Here(movable) => movable,
+            Placing::Choose(scheduling, arg_bytes) => {
+                match self.place(&request, &scheduling, arg_bytes, true) {
+                    Ok(Placement::Here) => Movable::movable_own(&scheduling),
+                    Ok(Placement::Node(node)) => {
+                        self.forward_or_fail(task, node, request);
+                        return;
+                    }
+                    Ok(Placement::Later) => {
+                        // Only a cluster places so; one left meanwhile (the
+                        // node shuts down) fails the task as a forward does.
+                        match self.remote() {
+                            Some(remote) => remote.park(task.clone(), request),
+                            None => self.forward_or_fail(task, "a node with room".into(), request),
+                        }
+                        return;
+                    }
+                    Err((kind, message)) => {
+                        if let Some(spec) = task.take() {
+                            let err = TaskError::new(kind, spec.label.clone(), spec.id, message);
+                            self.finish(&spec, Err(err));
+                            self.release_all(&spec.holds);
+                        }
+                        return;
                     }
                 }
             }
-            return;
+        };
+        let start = self.pool.push_ready(task.clone(), request, movable);
+        self.start(start);
+    }
+
+    /// How a ready task that neither goes to an actor nor was bound to a
+    /// node is placed: a function of this node's, in a cluster, is placed
+    /// now (with the bytes of its object arguments); anything else queues
+    /// here (a task forwarded by a peer may be handed back to it).
+    fn placing(&self, spec: &Task) -> Placing {
+        if spec.hand_back.is_some() {
+            return Placing::Here(Movable::Peer);
         }
-        match actor {
-            // Calls run with their actor's resources, in its order.
-            Some(actor) => self.run_actor_next(&actor),
-            // Functions and actor constructors wait for resources.
+        let function = matches!(spec.target, Target::Function { .. });
+        if !function || self.remote().is_none() {
+            return Placing::Here(Movable::No);
+        }
+        let arg_bytes = spec
+            .args
+            .iter()
+            .filter_map(|a| match a {
+                Arg::Object(id) => self.objects.get(id),
+                Arg::Value(_) => None,
+            })
+            .fold(0u64, |sum, o| {
+                sum.saturating_add(u64::try_from(o.size()).unwrap_or(u64::MAX))
+            });
+        Placing::Choose(spec.scheduling.clone(), arg_bytes)
+    }
+
+    /// Hands `task` to the cluster to run on `node`, or fails it when the
+    /// node left its cluster meanwhile (it is shutting down).
+    fn forward_or_fail(self: &Arc<Self>, task: &Arc<PendingTask>, node: String, request: Request) {
+        match self.remote() {
+            Some(remote) => remote.forward(task.clone(), node, request),
             None => {
-                let start = self.pool.push_ready(task.clone(), request);
-                self.start(start);
+                if let Some(spec) = task.take() {
+                    let err = TaskError::new(
+                        ErrorKind::System,
+                        spec.label.clone(),
+                        spec.id,
+                        format!(
+                            "node {} left its cluster before the task could be forwarded to {node}",
+                            self.node_id
+                        ),
+                    );
+                    self.finish(&spec, Err(err));
+                    self.release_all(&spec.holds);
+                }
             }
         }
     }
 
     /// Queues `task` here, its arguments sealed already (a task whose
-    /// remote node was lost, run again here).
+    /// remote node was lost, or that was moved back: run again here).
     pub(crate) fn run_here(self: &Arc<Self>, mut task: Task) {
         task.remote = None;
         let request = task.request.clone();
+        let movable = Movable::movable_own(&task.scheduling);
         let pending = PendingTask::new(task);
-        let start = self.pool.push_ready(pending, request);
+        let start = self.pool.push_ready(pending, request, movable);
         self.start(start);
+    }
+
+    /// Lets go of `task`, another node's task taken out of the queue to be
+    /// handed back to it before it ran here (spillback): what it held
+    /// here goes, its entry leaves the task table (its owner places it
+    /// again), and it no longer counts as pending here. Returns how to
+    /// tell its owner.
+    pub(crate) fn hand_back(&self, mut task: Task) -> Option<HandBack> {
+        let back = task.hand_back.take();
+        if let Some(entry) = &task.entry {
+            self.tasks.forget(entry);
+        }
+        self.release_all(&task.holds);
+        self.stats.handed_back.fetch_add(1, Ordering::Relaxed);
+        back
     }
 
     /// Gives `allocation` back and starts what can start.
@@ -235,6 +315,26 @@ impl Scheduler {
                     self.objects.seal(*id, Object::Error(err.clone()));
                 }
             }
+        }
+    }
+}
+
+/// How a ready task is placed (see `Scheduler::placing`).
+enum Placing {
+    /// Queued here, movable as said.
+    Here(Movable),
+    /// Placed by the cluster's policy under this strategy, its object
+    /// arguments weighing this many bytes.
+    Choose(Scheduling, u64),
+}
+
+impl Movable {
+    /// A function this node owns, queued here under `scheduling`: it may
+    /// move to another node unless it is bound to one.
+    fn movable_own(scheduling: &Scheduling) -> Movable {
+        match scheduling {
+            Scheduling::Default | Scheduling::Spread => Movable::Own,
+            Scheduling::Node { .. } => Movable::No,
         }
     }
 }

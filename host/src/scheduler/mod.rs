@@ -20,12 +20,17 @@
 //!   bounded (names, versions, bytes, compiled code), each version kept
 //!   while a task, actor or driver uses it (`InUse`).
 //! - `submit`: checking a submission against the function table;
-//!   `placement`: the placement step (here, or infeasible; forwarding in a
-//!   cluster).
+//!   `placement`: the placement step (here or infeasible on a node of its
+//!   own; in a cluster, the cluster's policy, once a function's arguments
+//!   exist).
+//! - `queue`'s tasks may leave for another node while they wait
+//!   (`Movable`, spillback).
 //! - `cancel`: cancelling tasks and killing actors.
 //! - `remote`: the door to the other nodes of a cluster (`Remote`);
 //!   `adopt`: actors another node created here, and stubs of actors
 //!   living on other nodes (an actor's `Home`).
+//! - `calls_out`: a forwarded task's calls on actors living elsewhere,
+//!   awaited before it counts as finished (the order one node gives).
 //! - `names`: the door to the actor directory (`ActorNames`): named
 //!   actors' names freed as they die, moved as they restart.
 //!
@@ -40,6 +45,7 @@ pub(crate) mod actor;
 pub(crate) mod actor_table;
 pub(crate) mod adopt;
 pub(crate) mod blocking;
+pub(crate) mod calls_out;
 pub(crate) mod cancel;
 pub mod core;
 pub(crate) mod dispatch;

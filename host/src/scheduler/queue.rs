@@ -23,7 +23,41 @@ use crate::scheduler::task::PendingTask;
 struct Queued {
     seq: u64,
     task: Arc<PendingTask>,
+    movable: Movable,
 }
+
+/// Whether a task waiting in the queue may leave this node for another
+/// one that has room first (spillback, `cluster/spill.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Movable {
+    /// It stays: an actor's constructor (its actor lives here), a task
+    /// bound to this node, or any task on a node of its own.
+    No,
+    /// A task this node owns: it may be forwarded to another node.
+    Own,
+    /// A task another node forwarded here: it may be handed back to its
+    /// owner, which places it again.
+    Peer,
+}
+
+/// A queued task [`ResourcePool::take_movable`] took out of the queue.
+pub(crate) struct Moved {
+    /// Its place in the queue (submission order).
+    seq: u64,
+    /// The task (its spec still in it).
+    pub task: Arc<PendingTask>,
+    /// What it asked for.
+    pub request: Request,
+    /// Whether it is this node's or a peer's.
+    pub movable: Movable,
+    /// The node the chooser picked.
+    pub node: String,
+}
+
+/// How many queued tasks of one scheduling class one
+/// [`ResourcePool::take_movable`] looks at: a round moves at most this
+/// many of a class, and a long queue costs a round no more.
+const MOVE_SCAN: usize = 4_096;
 
 struct State {
     node: NodeResources,
@@ -98,10 +132,16 @@ impl ResourcePool {
         self.state.lock().queued
     }
 
-    /// Queues a ready task asking for `request`; returns the tasks that may
-    /// start now.
+    /// Queues a ready task asking for `request` (`movable`: whether it
+    /// may leave for another node while it waits); returns the tasks that
+    /// may start now.
     #[must_use]
-    pub fn push_ready(&self, task: Arc<PendingTask>, request: Request) -> Vec<Start> {
+    pub fn push_ready(
+        &self,
+        task: Arc<PendingTask>,
+        request: Request,
+        movable: Movable,
+    ) -> Vec<Start> {
         let mut s = self.state.lock();
         let seq = s.next_seq;
         s.next_seq += 1;
@@ -109,8 +149,83 @@ impl ResourcePool {
         s.classes
             .entry(request)
             .or_default()
-            .push_back(Queued { seq, task });
+            .push_back(Queued { seq, task, movable });
         Self::dispatch(&mut s)
+    }
+
+    /// Takes out of the queue the waiting tasks that `pick` sends to
+    /// another node, oldest first (spillback): `pick` is asked, for each
+    /// movable task in submission order, which node it goes to (`None`:
+    /// it stays). A class whose task stays is not asked again this round
+    /// (its later tasks ask the same), and at most [`MOVE_SCAN`] tasks of
+    /// a class are looked at. A task taken out here can no longer start
+    /// here: whoever takes its spec first (the forward, or a cancel) has
+    /// it, so it never runs twice.
+    pub fn take_movable(
+        &self,
+        mut pick: impl FnMut(&Request, Movable) -> Option<String>,
+    ) -> Vec<Moved> {
+        let mut s = self.state.lock();
+        if s.queued == 0 {
+            return Vec::new();
+        }
+        // The movable tasks at the front of each class, by seq.
+        let mut candidates: Vec<(u64, &Request, Movable)> = Vec::new();
+        for (request, queue) in &s.classes {
+            candidates.extend(
+                queue
+                    .iter()
+                    .take(MOVE_SCAN)
+                    .filter(|q| q.movable != Movable::No)
+                    .map(|q| (q.seq, request, q.movable)),
+            );
+        }
+        candidates.sort_unstable_by_key(|c| c.0);
+        let mut stuck: Vec<&Request> = Vec::new();
+        let mut chosen: HashMap<u64, String> = HashMap::new();
+        for (seq, request, movable) in candidates {
+            if stuck.contains(&request) {
+                continue;
+            }
+            match pick(request, movable) {
+                Some(node) => {
+                    chosen.insert(seq, node);
+                }
+                None => stuck.push(request),
+            }
+        }
+        if chosen.is_empty() {
+            return Vec::new();
+        }
+        let mut moved = Vec::with_capacity(chosen.len());
+        let State {
+            classes, queued, ..
+        } = &mut *s;
+        for (request, queue) in classes.iter_mut() {
+            let scanned = queue.len().min(MOVE_SCAN);
+            let front: Vec<Queued> = queue.drain(..scanned).collect();
+            let mut kept = Vec::with_capacity(front.len());
+            for q in front {
+                match chosen.remove(&q.seq) {
+                    Some(node) => {
+                        *queued -= 1;
+                        moved.push(Moved {
+                            seq: q.seq,
+                            task: q.task,
+                            request: request.clone(),
+                            movable: q.movable,
+                            node,
+                        });
+                    }
+                    None => kept.push(q),
+                }
+            }
+            for q in kept.into_iter().rev() {
+                queue.push_front(q);
+            }
+        }
+        moved.sort_unstable_by_key(|m| m.seq);
+        moved
     }
 
     /// Removes a queued task (cancelled before it started); true if it was
@@ -340,13 +455,15 @@ mod tests {
     #[test]
     fn a_task_waiting_for_a_scarce_resource_holds_up_no_other_class() {
         let p = pool(1);
-        let first = p.push_ready(task(1), acc());
+        let first = p.push_ready(task(1), acc(), Movable::No);
         assert_eq!(numbers(&first), [1]);
         // 2 waits for `acc`; 3 and 4 need only a CPU and pass it, in order.
-        assert!(p.push_ready(task(2), acc()).is_empty());
-        let cpu = p.push_ready(task(3), Request::one_cpu());
+        assert!(p.push_ready(task(2), acc(), Movable::No).is_empty());
+        let cpu = p.push_ready(task(3), Request::one_cpu(), Movable::No);
         assert_eq!(numbers(&cpu), [3]);
-        assert!(p.push_ready(task(4), Request::one_cpu()).is_empty());
+        assert!(p
+            .push_ready(task(4), Request::one_cpu(), Movable::No)
+            .is_empty());
         assert_eq!(p.queued(), 2);
         // The CPU comes back: 4 starts; `acc` comes back: 2 starts.
         assert_eq!(numbers(&p.release(&cpu[0].allocation)), [4]);
@@ -357,10 +474,12 @@ mod tests {
     #[test]
     fn one_class_starts_first_come_first_served_and_removal_skips_a_task() {
         let p = pool(1);
-        let running = p.push_ready(task(1), Request::one_cpu());
+        let running = p.push_ready(task(1), Request::one_cpu(), Movable::No);
         let (t2, t3) = (task(2), task(3));
-        assert!(p.push_ready(t2.clone(), Request::one_cpu()).is_empty());
-        assert!(p.push_ready(t3, Request::one_cpu()).is_empty());
+        assert!(p
+            .push_ready(t2.clone(), Request::one_cpu(), Movable::No)
+            .is_empty());
+        assert!(p.push_ready(t3, Request::one_cpu(), Movable::No).is_empty());
         assert!(p.remove(&t2), "cancelled while queued");
         assert!(!p.remove(&t2), "removed once");
         assert_eq!(numbers(&p.release(&running[0].allocation)), [3]);
@@ -370,15 +489,17 @@ mod tests {
     fn a_blocked_task_gives_its_cpu_back_and_resumes_before_new_tasks() {
         let p = pool(1);
         let mut blocked = p
-            .push_ready(task(1), Request::one_cpu())
+            .push_ready(task(1), Request::one_cpu(), Movable::No)
             .remove(0)
             .allocation;
         // It blocks in `get`: its CPU runs task 2.
         let (cpu, started) = p.release_cpu(&mut blocked);
         assert_eq!((cpu, numbers(&started)), (Quantity::ONE, vec![]));
-        let second = p.push_ready(task(2), Request::one_cpu());
+        let second = p.push_ready(task(2), Request::one_cpu(), Movable::No);
         assert_eq!(numbers(&second), [2]);
-        assert!(p.push_ready(task(3), Request::one_cpu()).is_empty());
+        assert!(p
+            .push_ready(task(3), Request::one_cpu(), Movable::No)
+            .is_empty());
         // Its object exists: it queues for the CPU ahead of task 3.
         let mut rx = p
             .reacquire_or_queue(&mut blocked, cpu)
@@ -396,16 +517,22 @@ mod tests {
     #[test]
     fn a_resumer_that_stopped_waiting_gives_everything_back() {
         let p = pool(1);
-        let blocked = p.push_ready(task(1), acc()).remove(0).allocation;
+        let blocked = p
+            .push_ready(task(1), acc(), Movable::No)
+            .remove(0)
+            .allocation;
         let mut blocked_cpu = p
-            .push_ready(task(2), Request::one_cpu())
+            .push_ready(task(2), Request::one_cpu(), Movable::No)
             .remove(0)
             .allocation;
         let (cpu, _) = p.release_cpu(&mut blocked_cpu);
-        let other = p.push_ready(task(3), Request::one_cpu());
+        let other = p.push_ready(task(3), Request::one_cpu(), Movable::No);
         let rx = p.reacquire_or_queue(&mut blocked_cpu, cpu).expect("queued");
         drop(rx); // cancelled while waiting for its CPU
-        assert!(p.push_ready(task(4), acc()).is_empty(), "acc is still held");
+        assert!(
+            p.push_ready(task(4), acc(), Movable::No).is_empty(),
+            "acc is still held"
+        );
         // Task 3 ends: the dead resumer is skipped, its (empty) allocation
         // dropped, and the CPU is free again.
         assert!(p.release(&other[0].allocation).is_empty());
@@ -416,13 +543,15 @@ mod tests {
     #[test]
     fn a_waiting_driver_takes_freed_resources_before_queued_tasks_and_holds_none_up() {
         let p = pool(1);
-        let running = p.push_ready(task(1), Request::one_cpu());
+        let running = p.push_ready(task(1), Request::one_cpu(), Movable::No);
         let mut rx = p
             .acquire_for_driver(&Request::one_cpu())
             .expect_err("the CPU is taken");
         // A task needing what is free still starts: the driver waits for a CPU.
-        assert_eq!(numbers(&p.push_ready(task(2), acc())), [2]);
-        assert!(p.push_ready(task(3), Request::one_cpu()).is_empty());
+        assert_eq!(numbers(&p.push_ready(task(2), acc(), Movable::No)), [2]);
+        assert!(p
+            .push_ready(task(3), Request::one_cpu(), Movable::No)
+            .is_empty());
         assert!(
             p.release(&running[0].allocation).is_empty(),
             "the driver first"
@@ -435,12 +564,99 @@ mod tests {
     #[test]
     fn a_driver_that_stopped_waiting_is_skipped() {
         let p = pool(1);
-        let running = p.push_ready(task(1), Request::one_cpu());
+        let running = p.push_ready(task(1), Request::one_cpu(), Movable::No);
         let rx = p
             .acquire_for_driver(&Request::one_cpu())
             .expect_err("taken");
         drop(rx);
-        assert!(p.push_ready(task(2), Request::one_cpu()).is_empty());
+        assert!(p
+            .push_ready(task(2), Request::one_cpu(), Movable::No)
+            .is_empty());
         assert_eq!(numbers(&p.release(&running[0].allocation)), [2]);
+    }
+
+    #[test]
+    fn a_task_is_started_here_or_moved_never_both() {
+        const N: u64 = 2_000;
+        let p = std::sync::Arc::new(pool(1));
+        let mut first = Vec::new();
+        for n in 0..N {
+            let movable = if n % 7 == 0 {
+                Movable::No
+            } else {
+                Movable::Own
+            };
+            first.extend(p.push_ready(task(n), Request::one_cpu(), movable));
+        }
+        assert_eq!(numbers(&first), [0], "one CPU: the first starts");
+        // Here: each start gives its CPU back at once, starting the next.
+        let here = {
+            let p = p.clone();
+            std::thread::spawn(move || {
+                let mut ran = numbers(&first);
+                let mut running = first;
+                while let Some(start) = running.pop() {
+                    let next = p.release(&start.allocation);
+                    ran.extend(numbers(&next));
+                    running.extend(next);
+                }
+                ran
+            })
+        };
+        // Meanwhile: every third movable task asked for moves elsewhere.
+        let mut moved = Vec::new();
+        let mut asked = 0u64;
+        while p.queued() > 0 {
+            let taken = p.take_movable(|_, movable| {
+                assert_eq!(movable, Movable::Own);
+                asked += 1;
+                (asked % 3 == 0).then(|| "elsewhere".to_string())
+            });
+            moved.extend(
+                taken
+                    .iter()
+                    .map(|m| m.task.spec.lock().as_ref().unwrap().id.to_parts().1),
+            );
+        }
+        let mut ran = here.join().unwrap();
+        assert!(moved.iter().all(|n| n % 7 != 0), "a task bound here moved");
+        ran.extend(&moved);
+        ran.sort_unstable();
+        assert_eq!(ran, (0..N).collect::<Vec<_>>(), "each task once");
+    }
+
+    #[test]
+    fn moving_takes_the_oldest_first_and_skips_a_class_that_stays() {
+        let p = pool(1);
+        let _running = p.push_ready(task(0), Request::one_cpu(), Movable::No);
+        for n in 1..=3 {
+            assert!(p.push_ready(task(n), acc(), Movable::Own).is_empty() || n == 1);
+        }
+        for n in 4..=6 {
+            assert!(p
+                .push_ready(task(n), Request::one_cpu(), Movable::Own)
+                .is_empty());
+        }
+        // Only CPU tasks have room elsewhere, one of them.
+        let mut room = 1;
+        let mut asked_acc = 0;
+        let taken = p.take_movable(|request, _| {
+            if request.cpu.as_f64() > 0.0 && request.custom.is_empty() {
+                (room > 0).then(|| {
+                    room -= 1;
+                    "b".to_string()
+                })
+            } else {
+                asked_acc += 1;
+                None
+            }
+        });
+        let got: Vec<u64> = taken
+            .iter()
+            .map(|m| m.task.spec.lock().as_ref().unwrap().id.to_parts().1)
+            .collect();
+        assert_eq!(got, [4], "the oldest CPU task");
+        assert_eq!(asked_acc, 1, "a class that stays is asked once");
+        assert_eq!(taken[0].node, "b");
     }
 }

@@ -10,7 +10,7 @@ use futures_util::future::BoxFuture;
 use wray_control_plane::{ActorId, JobId};
 
 use crate::error::TaskError;
-use crate::proto::Request;
+use crate::proto::{Request, Scheduling};
 use crate::scheduler::task::{Actor, PendingTask};
 
 /// Where a task runs.
@@ -20,6 +20,11 @@ pub(crate) enum Placement {
     Here,
     /// Forwarded to the node with this id once its arguments are sealed.
     Node(String),
+    /// No node has room now and this one can never run it: it waits here,
+    /// unplaced, and goes to the first node with room
+    /// ([`Remote::park`]). Only a function whose arguments exist is
+    /// placed so (`can_wait`).
+    Later,
 }
 
 /// What this node knows of its own resources when a task is placed.
@@ -27,19 +32,50 @@ pub(crate) enum Placement {
 pub(crate) struct Local {
     /// The request fits this node's totals (it can run here, some time).
     pub feasible: bool,
-    /// It fits what is free here now.
+    /// It fits what is free here now (and nothing waits in the queue).
     pub fits_now: bool,
+    /// The share in use here of the resources the task asks for, the
+    /// busiest one's (0 to 1; see `Scheduler::local`).
+    pub utilization: f64,
+    /// Bytes of the task's object arguments, all here (its owner holds
+    /// them): what leaving this node would ship.
+    pub arg_bytes: u64,
 }
 
 /// The other nodes of the cluster, as the scheduler sees them.
 pub(crate) trait Remote: Send + Sync {
     /// Where a task asking for `request` runs, given what this node
-    /// offers (`local`): here, or another node.
+    /// offers (`local`) and its `scheduling`: here, or another node
+    /// (counted as sent there until it ends, or [`Remote::unplace`]).
     ///
     /// # Errors
     /// A message naming the request and what the nodes offer, when no live
-    /// node could ever run it.
-    fn place(&self, request: &Request, local: Local) -> Result<Placement, String>;
+    /// node could ever run it (or the node a hard affinity names cannot).
+    fn place(
+        &self,
+        request: &Request,
+        local: Local,
+        scheduling: &Scheduling,
+        can_wait: bool,
+    ) -> Result<Placement, String>;
+
+    /// Keeps `task` (its arguments sealed here, asking for `request`),
+    /// placed [`Placement::Later`], until a node has room for it; then
+    /// runs it there as [`Remote::forward`] does.
+    fn park(&self, task: Arc<PendingTask>, request: Request);
+
+    /// Whether some live node (this one when `here`: its totals fit) could
+    /// ever run a task asking for `request` under `scheduling`: the check
+    /// at submission, before the task is placed once its arguments exist.
+    ///
+    /// # Errors
+    /// As [`Remote::place`].
+    fn check_feasible(
+        &self,
+        request: &Request,
+        here: bool,
+        scheduling: &Scheduling,
+    ) -> Result<(), String>;
 
     /// Whether node `node` is alive, as this node sees the cluster.
     fn alive(&self, node: &str) -> bool;

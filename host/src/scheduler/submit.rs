@@ -186,7 +186,9 @@ impl Scheduler {
     /// [`check_call`]), then resolves its request and limits: each from the
     /// call's options, then the row's declaration, then `default` (`None`:
     /// the task takes no resources of its own, as an actor call) and
-    /// `base`. A request is checked against the node's totals.
+    /// `base`. A request is checked against what the nodes could ever
+    /// offer ([`Scheduler::check_placeable`]): where it runs is decided
+    /// later (a function once its arguments exist, an actor right after).
     #[allow(clippy::too_many_arguments)]
     fn check_and_resolve(
         &self,
@@ -197,7 +199,7 @@ impl Scheduler {
         returns: Option<usize>,
         default: Option<&Request>,
         base: Limits,
-    ) -> Result<(Request, Limits, Placement), (ErrorKind, String)> {
+    ) -> Result<(Request, Limits), (ErrorKind, String)> {
         if call.parent_cancelled {
             let msg = format!("submitted by task {}, which was cancelled", call.parent);
             return Err((ErrorKind::Cancelled, msg));
@@ -235,7 +237,7 @@ impl Scheduler {
         )
         .map_err(invalid)?;
         let Some(default) = default else {
-            return Ok((Request::default(), limits, Placement::Here));
+            return Ok((Request::default(), limits));
         };
         let request = Request::resolve(
             &call.options.resources,
@@ -243,8 +245,8 @@ impl Scheduler {
             default,
         )
         .map_err(invalid)?;
-        let placement = self.place(&request)?;
-        Ok((request, limits, placement))
+        self.check_placeable(&request, &call.options.scheduling)?;
+        Ok((request, limits))
     }
 
     /// Why `callee` names no component here.
@@ -292,23 +294,20 @@ impl Scheduler {
             Some(&Request::one_cpu()),
             self.config.limits(),
         );
-        let (request, limits, placement, hash, pin) =
-            match (bad_count.map_or(checked, Err), resolved) {
-                (Ok((request, limits, placement)), Some(r)) => {
-                    (request, limits, placement, r.hash, r.pin)
-                }
-                (Err((kind, message)), _) => {
-                    self.reject(&returns, TaskError::new(kind, label, id, message));
-                    return Ok(returns);
-                }
-                // Checked above: a call of no component has no function.
-                (Ok(_), None) => {
-                    let message = self.not_deployed(component);
-                    let error = TaskError::new(ErrorKind::NotFound, label, id, message);
-                    self.reject(&returns, error);
-                    return Ok(returns);
-                }
-            };
+        let (request, limits, hash, pin) = match (bad_count.map_or(checked, Err), resolved) {
+            (Ok((request, limits)), Some(r)) => (request, limits, r.hash, r.pin),
+            (Err((kind, message)), _) => {
+                self.reject(&returns, TaskError::new(kind, label, id, message));
+                return Ok(returns);
+            }
+            // Checked above: a call of no component has no function.
+            (Ok(_), None) => {
+                let message = self.not_deployed(component);
+                let error = TaskError::new(ErrorKind::NotFound, label, id, message);
+                self.reject(&returns, error);
+                return Ok(returns);
+            }
+        };
         let spec = TaskSpec {
             id,
             label,
@@ -324,9 +323,8 @@ impl Scheduler {
         };
         let mut task = Task::new(spec, None);
         task.pin = Some(pin);
-        if let Placement::Node(node) = placement {
-            task.remote = Some(node);
-        } else if call.options.on_caller_runtime {
+        task.scheduling = call.options.scheduling;
+        if call.options.on_caller_runtime {
             task.runtime = caller_runtime();
         }
         self.submit(task);
@@ -377,7 +375,8 @@ impl Scheduler {
             Some(&Request::default()),
             self.config.limits(),
         );
-        let checked = checked.and_then(|(request, limits, placement)| {
+        let checked = checked.and_then(|(request, limits)| {
+            let placement = self.place(&request, &call.options.scheduling, 0, false)?;
             let full = match &placement {
                 Placement::Here => {
                     let live = self.actors.live();
@@ -388,7 +387,7 @@ impl Scheduler {
                         )
                     })
                 }
-                Placement::Node(_) => {
+                Placement::Node(_) | Placement::Later => {
                     let stubs = self.actors.stubs();
                     (stubs >= MAX_STUBS).then(|| {
                         format!(
@@ -501,7 +500,7 @@ impl Scheduler {
             actor.limits,
         );
         let limits = match bad_count.map_or(checked, Err) {
-            Ok((_, l, _)) => l,
+            Ok((_, l)) => l,
             Err((kind, message)) => {
                 self.reject(&returns, TaskError::new(kind, label, id, message));
                 return Ok(returns);
@@ -523,9 +522,13 @@ impl Scheduler {
             result_codec: call.options.result_codec,
             shared_reuse: call.options.shared_reuse,
         };
+        let elsewhere = actor.home.is_some();
         let mut task = Task::new(spec, Some(actor));
         task.pin = pin;
         self.submit(task);
+        if let (true, Some(first)) = (elsewhere, returns.first()) {
+            self.calls_out.called(call.parent, actor_id, *first);
+        }
         Ok(returns)
     }
 }

@@ -9,7 +9,7 @@ use parking_lot::Mutex;
 use wray_control_plane::ObjectId;
 
 use crate::cancel_token::CancelToken;
-use crate::proto::TaskSpec;
+use crate::proto::{Scheduling, TaskSpec};
 use crate::scheduler::actor::{Mailbox, Queued};
 use crate::scheduler::functions::InUse;
 use crate::scheduler::task_table::{QueuedTask, TaskEntry};
@@ -43,7 +43,17 @@ pub(crate) struct Task {
     /// Times it was run again after the node running it died (an actor
     /// call's, bounded by its actor's `max_task_retries`).
     pub retries: u32,
+    /// Where in a cluster it may run (its options').
+    pub scheduling: Scheduling,
+    /// A task another node forwarded here: how it is handed back to that
+    /// node (its owner), naming the node to place it on instead, when
+    /// another node has room first while it waits here (spillback).
+    pub hand_back: Option<HandBack>,
 }
+
+/// Hands a forwarded task back to its owner: the id of the node that has
+/// room for it now.
+pub(crate) type HandBack = tokio::sync::oneshot::Sender<String>;
 
 impl Task {
     /// A task for `spec`, of `actor` if any, holding nothing yet.
@@ -58,6 +68,8 @@ impl Task {
             pin: None,
             remote: None,
             retries: 0,
+            scheduling: Scheduling::Default,
+            hand_back: None,
         }
     }
 }

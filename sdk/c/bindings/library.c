@@ -75,6 +75,12 @@ extern void __wasm_import_wray_runtime_tasks_submit_to(uint8_t *, uint8_t *);
 __attribute__((__import_module__("wray:runtime/tasks@0.1.0"), __import_name__("create-actor-of")))
 extern void __wasm_import_wray_runtime_tasks_create_actor_of(uint8_t *, uint8_t *);
 
+__attribute__((__import_module__("wray:runtime/tasks@0.1.0"), __import_name__("submit-placed")))
+extern void __wasm_import_wray_runtime_tasks_submit_placed(uint8_t *, uint8_t *);
+
+__attribute__((__import_module__("wray:runtime/tasks@0.1.0"), __import_name__("create-actor-placed")))
+extern void __wasm_import_wray_runtime_tasks_create_actor_placed(uint8_t *, uint8_t *);
+
 __attribute__((__import_module__("wray:runtime/tasks@0.1.0"), __import_name__("call-actor")))
 extern void __wasm_import_wray_runtime_tasks_call_actor(uint8_t *, uint8_t *);
 
@@ -361,6 +367,19 @@ void wray_runtime_types_task_options_free(wray_runtime_types_task_options_t *ptr
   wray_runtime_types_option_codec_free(&ptr->result_codec);
 }
 
+void wray_runtime_types_node_affinity_free(wray_runtime_types_node_affinity_t *ptr) {
+  library_string_free(&ptr->node_id);
+}
+
+void wray_runtime_types_scheduling_strategy_free(wray_runtime_types_scheduling_strategy_t *ptr) {
+  switch ((int32_t) ptr->tag) {
+    case 2: {
+      wray_runtime_types_node_affinity_free(&ptr->val.node_affinity);
+      break;
+    }
+  }
+}
+
 void library_option_string_free(library_option_string_t *ptr) {
   if (ptr->is_some) {
     library_string_free(&ptr->val);
@@ -541,6 +560,10 @@ void wray_runtime_tasks_actor_options_free(wray_runtime_tasks_actor_options_t *p
 
 void wray_runtime_tasks_task_error_free(wray_runtime_tasks_task_error_t *ptr) {
   wray_runtime_types_task_error_free(ptr);
+}
+
+void wray_runtime_tasks_scheduling_strategy_free(wray_runtime_tasks_scheduling_strategy_t *ptr) {
+  wray_runtime_types_scheduling_strategy_free(ptr);
 }
 
 void wray_runtime_tasks_list_arg_free(wray_runtime_tasks_list_arg_t *ptr) {
@@ -1429,6 +1452,211 @@ void wray_runtime_tasks_create_actor_of(library_string_t *component, library_str
   *ret = (wray_runtime_types_task_id_t) {
     (uint64_t) (uint64_t) (*((int64_t*) (ptr15 + 0))),
     (uint64_t) (uint64_t) (*((int64_t*) (ptr15 + 8))),
+  };
+}
+
+void wray_runtime_tasks_submit_placed(library_string_t *maybe_component, library_string_t *function, wray_runtime_tasks_list_arg_t *args, wray_runtime_tasks_task_options_t *options, wray_runtime_tasks_scheduling_strategy_t *scheduling, wray_runtime_tasks_list_object_id_t *ret) {
+  __attribute__((__aligned__(8)))
+  uint8_t ret_area[(120+12*sizeof(void*))];
+  library_option_string_t component;
+  component.is_some = maybe_component != NULL;if (maybe_component) {
+    component.val = *maybe_component;
+  }
+  uint8_t *ptr = (uint8_t *) &ret_area;
+  if ((component).is_some) {
+    const library_string_t *payload0 = &(component).val;
+    *((int8_t*)(ptr + 0)) = 1;
+    *((size_t*)(ptr + (2*sizeof(void*)))) = (*payload0).len;
+    *((uint8_t **)(ptr + sizeof(void*))) = (uint8_t *) (*payload0).ptr;
+  } else {
+    *((int8_t*)(ptr + 0)) = 0;
+  }
+  *((size_t*)(ptr + (4*sizeof(void*)))) = (*function).len;
+  *((uint8_t **)(ptr + (3*sizeof(void*)))) = (uint8_t *) (*function).ptr;
+  *((size_t*)(ptr + (6*sizeof(void*)))) = (*args).len;
+  *((uint8_t **)(ptr + (5*sizeof(void*)))) = (uint8_t *) (*args).ptr;
+  *((int32_t*)(ptr + (8+6*sizeof(void*)))) = (int32_t) ((*options).num_returns);
+  if ((((*options).resources).num_cpus).is_some) {
+    const double *payload4 = &(((*options).resources).num_cpus).val;
+    *((int8_t*)(ptr + (16+6*sizeof(void*)))) = 1;
+    *((double*)(ptr + (24+6*sizeof(void*)))) = *payload4;
+  } else {
+    *((int8_t*)(ptr + (16+6*sizeof(void*)))) = 0;
+  }
+  if ((((*options).resources).num_gpus).is_some) {
+    const double *payload6 = &(((*options).resources).num_gpus).val;
+    *((int8_t*)(ptr + (32+6*sizeof(void*)))) = 1;
+    *((double*)(ptr + (40+6*sizeof(void*)))) = *payload6;
+  } else {
+    *((int8_t*)(ptr + (32+6*sizeof(void*)))) = 0;
+  }
+  if ((((*options).resources).memory).is_some) {
+    const uint64_t *payload8 = &(((*options).resources).memory).val;
+    *((int8_t*)(ptr + (48+6*sizeof(void*)))) = 1;
+    *((int64_t*)(ptr + (56+6*sizeof(void*)))) = (int64_t) (*payload8);
+  } else {
+    *((int8_t*)(ptr + (48+6*sizeof(void*)))) = 0;
+  }
+  *((size_t*)(ptr + (64+7*sizeof(void*)))) = (((*options).resources).custom).len;
+  *((uint8_t **)(ptr + (64+6*sizeof(void*)))) = (uint8_t *) (((*options).resources).custom).ptr;
+  if ((((*options).limits).max_memory).is_some) {
+    const uint64_t *payload10 = &(((*options).limits).max_memory).val;
+    *((int8_t*)(ptr + (64+8*sizeof(void*)))) = 1;
+    *((int64_t*)(ptr + (72+8*sizeof(void*)))) = (int64_t) (*payload10);
+  } else {
+    *((int8_t*)(ptr + (64+8*sizeof(void*)))) = 0;
+  }
+  if ((((*options).limits).timeout_ms).is_some) {
+    const uint64_t *payload12 = &(((*options).limits).timeout_ms).val;
+    *((int8_t*)(ptr + (80+8*sizeof(void*)))) = 1;
+    *((int64_t*)(ptr + (88+8*sizeof(void*)))) = (int64_t) (*payload12);
+  } else {
+    *((int8_t*)(ptr + (80+8*sizeof(void*)))) = 0;
+  }
+  if ((((*options).limits).fuel).is_some) {
+    const uint64_t *payload14 = &(((*options).limits).fuel).val;
+    *((int8_t*)(ptr + (96+8*sizeof(void*)))) = 1;
+    *((int64_t*)(ptr + (104+8*sizeof(void*)))) = (int64_t) (*payload14);
+  } else {
+    *((int8_t*)(ptr + (96+8*sizeof(void*)))) = 0;
+  }
+  if (((*options).result_codec).is_some) {
+    const wray_runtime_types_codec_t *payload16 = &((*options).result_codec).val;
+    *((int8_t*)(ptr + (112+8*sizeof(void*)))) = 1;
+    *((int8_t*)(ptr + (113+8*sizeof(void*)))) = (int32_t) *payload16;
+  } else {
+    *((int8_t*)(ptr + (112+8*sizeof(void*)))) = 0;
+  }
+  *((int8_t*)(ptr + (114+8*sizeof(void*)))) = (*options).detached;
+  switch ((int32_t) (*scheduling).tag) {
+    case 0: {
+      *((int8_t*)(ptr + (120+8*sizeof(void*)))) = 0;
+      break;
+    }
+    case 1: {
+      *((int8_t*)(ptr + (120+8*sizeof(void*)))) = 1;
+      break;
+    }
+    case 2: {
+      const wray_runtime_types_node_affinity_t *payload19 = &(*scheduling).val.node_affinity;
+      *((int8_t*)(ptr + (120+8*sizeof(void*)))) = 2;
+      *((size_t*)(ptr + (120+10*sizeof(void*)))) = ((*payload19).node_id).len;
+      *((uint8_t **)(ptr + (120+9*sizeof(void*)))) = (uint8_t *) ((*payload19).node_id).ptr;
+      *((int8_t*)(ptr + (120+11*sizeof(void*)))) = (*payload19).soft;
+      break;
+    }
+  }
+  uint8_t *ptr20 = (uint8_t *) &ret_area;
+  __wasm_import_wray_runtime_tasks_submit_placed(ptr, ptr20);
+  *ret = (wray_runtime_tasks_list_object_id_t) { (wray_runtime_tasks_object_id_t*)(*((uint8_t **) (ptr20 + 0))), (*((size_t*) (ptr20 + sizeof(void*)))) };
+}
+
+void wray_runtime_tasks_create_actor_placed(library_string_t *maybe_component, library_string_t *class_, wray_runtime_tasks_list_arg_t *args, wray_runtime_tasks_task_options_t *options, wray_runtime_tasks_actor_options_t *actor, wray_runtime_tasks_scheduling_strategy_t *scheduling, wray_runtime_tasks_actor_id_t *ret) {
+  __attribute__((__aligned__(8)))
+  uint8_t ret_area[(136+14*sizeof(void*))];
+  library_option_string_t component;
+  component.is_some = maybe_component != NULL;if (maybe_component) {
+    component.val = *maybe_component;
+  }
+  uint8_t *ptr = (uint8_t *) &ret_area;
+  if ((component).is_some) {
+    const library_string_t *payload0 = &(component).val;
+    *((int8_t*)(ptr + 0)) = 1;
+    *((size_t*)(ptr + (2*sizeof(void*)))) = (*payload0).len;
+    *((uint8_t **)(ptr + sizeof(void*))) = (uint8_t *) (*payload0).ptr;
+  } else {
+    *((int8_t*)(ptr + 0)) = 0;
+  }
+  *((size_t*)(ptr + (4*sizeof(void*)))) = (*class_).len;
+  *((uint8_t **)(ptr + (3*sizeof(void*)))) = (uint8_t *) (*class_).ptr;
+  *((size_t*)(ptr + (6*sizeof(void*)))) = (*args).len;
+  *((uint8_t **)(ptr + (5*sizeof(void*)))) = (uint8_t *) (*args).ptr;
+  *((int32_t*)(ptr + (8+6*sizeof(void*)))) = (int32_t) ((*options).num_returns);
+  if ((((*options).resources).num_cpus).is_some) {
+    const double *payload4 = &(((*options).resources).num_cpus).val;
+    *((int8_t*)(ptr + (16+6*sizeof(void*)))) = 1;
+    *((double*)(ptr + (24+6*sizeof(void*)))) = *payload4;
+  } else {
+    *((int8_t*)(ptr + (16+6*sizeof(void*)))) = 0;
+  }
+  if ((((*options).resources).num_gpus).is_some) {
+    const double *payload6 = &(((*options).resources).num_gpus).val;
+    *((int8_t*)(ptr + (32+6*sizeof(void*)))) = 1;
+    *((double*)(ptr + (40+6*sizeof(void*)))) = *payload6;
+  } else {
+    *((int8_t*)(ptr + (32+6*sizeof(void*)))) = 0;
+  }
+  if ((((*options).resources).memory).is_some) {
+    const uint64_t *payload8 = &(((*options).resources).memory).val;
+    *((int8_t*)(ptr + (48+6*sizeof(void*)))) = 1;
+    *((int64_t*)(ptr + (56+6*sizeof(void*)))) = (int64_t) (*payload8);
+  } else {
+    *((int8_t*)(ptr + (48+6*sizeof(void*)))) = 0;
+  }
+  *((size_t*)(ptr + (64+7*sizeof(void*)))) = (((*options).resources).custom).len;
+  *((uint8_t **)(ptr + (64+6*sizeof(void*)))) = (uint8_t *) (((*options).resources).custom).ptr;
+  if ((((*options).limits).max_memory).is_some) {
+    const uint64_t *payload10 = &(((*options).limits).max_memory).val;
+    *((int8_t*)(ptr + (64+8*sizeof(void*)))) = 1;
+    *((int64_t*)(ptr + (72+8*sizeof(void*)))) = (int64_t) (*payload10);
+  } else {
+    *((int8_t*)(ptr + (64+8*sizeof(void*)))) = 0;
+  }
+  if ((((*options).limits).timeout_ms).is_some) {
+    const uint64_t *payload12 = &(((*options).limits).timeout_ms).val;
+    *((int8_t*)(ptr + (80+8*sizeof(void*)))) = 1;
+    *((int64_t*)(ptr + (88+8*sizeof(void*)))) = (int64_t) (*payload12);
+  } else {
+    *((int8_t*)(ptr + (80+8*sizeof(void*)))) = 0;
+  }
+  if ((((*options).limits).fuel).is_some) {
+    const uint64_t *payload14 = &(((*options).limits).fuel).val;
+    *((int8_t*)(ptr + (96+8*sizeof(void*)))) = 1;
+    *((int64_t*)(ptr + (104+8*sizeof(void*)))) = (int64_t) (*payload14);
+  } else {
+    *((int8_t*)(ptr + (96+8*sizeof(void*)))) = 0;
+  }
+  if (((*options).result_codec).is_some) {
+    const wray_runtime_types_codec_t *payload16 = &((*options).result_codec).val;
+    *((int8_t*)(ptr + (112+8*sizeof(void*)))) = 1;
+    *((int8_t*)(ptr + (113+8*sizeof(void*)))) = (int32_t) *payload16;
+  } else {
+    *((int8_t*)(ptr + (112+8*sizeof(void*)))) = 0;
+  }
+  *((int8_t*)(ptr + (114+8*sizeof(void*)))) = (*options).detached;
+  if (((*actor).name).is_some) {
+    const library_string_t *payload18 = &((*actor).name).val;
+    *((int8_t*)(ptr + (120+8*sizeof(void*)))) = 1;
+    *((size_t*)(ptr + (120+10*sizeof(void*)))) = (*payload18).len;
+    *((uint8_t **)(ptr + (120+9*sizeof(void*)))) = (uint8_t *) (*payload18).ptr;
+  } else {
+    *((int8_t*)(ptr + (120+8*sizeof(void*)))) = 0;
+  }
+  *((int32_t*)(ptr + (120+11*sizeof(void*)))) = (int32_t) ((*actor).max_restarts);
+  *((int32_t*)(ptr + (124+11*sizeof(void*)))) = (int32_t) ((*actor).max_task_retries);
+  switch ((int32_t) (*scheduling).tag) {
+    case 0: {
+      *((int8_t*)(ptr + (128+11*sizeof(void*)))) = 0;
+      break;
+    }
+    case 1: {
+      *((int8_t*)(ptr + (128+11*sizeof(void*)))) = 1;
+      break;
+    }
+    case 2: {
+      const wray_runtime_types_node_affinity_t *payload21 = &(*scheduling).val.node_affinity;
+      *((int8_t*)(ptr + (128+11*sizeof(void*)))) = 2;
+      *((size_t*)(ptr + (128+13*sizeof(void*)))) = ((*payload21).node_id).len;
+      *((uint8_t **)(ptr + (128+12*sizeof(void*)))) = (uint8_t *) ((*payload21).node_id).ptr;
+      *((int8_t*)(ptr + (128+14*sizeof(void*)))) = (*payload21).soft;
+      break;
+    }
+  }
+  uint8_t *ptr22 = (uint8_t *) &ret_area;
+  __wasm_import_wray_runtime_tasks_create_actor_placed(ptr, ptr22);
+  *ret = (wray_runtime_types_task_id_t) {
+    (uint64_t) (uint64_t) (*((int64_t*) (ptr22 + 0))),
+    (uint64_t) (uint64_t) (*((int64_t*) (ptr22 + 8))),
   };
 }
 

@@ -227,6 +227,35 @@ typedef struct wray_runtime_types_task_options_t {
   bool   detached;
 } wray_runtime_types_task_options_t;
 
+// The node a task or actor is bound to.
+typedef struct wray_runtime_types_node_affinity_t {
+  // The node's id (`node-<16 hex>`, as `runtime.node-id` says).
+  library_string_t   node_id;
+  // When that node is dead or can never run the task: placed as
+  // `default` instead of failing with `infeasible`.
+  bool   soft;
+} wray_runtime_types_node_affinity_t;
+
+// Where in a cluster a task or actor is placed (Ray's
+// `scheduling_strategy`); a node of its own runs everything itself.
+typedef struct wray_runtime_types_scheduling_strategy_t {
+  uint8_t tag;
+  union {
+    wray_runtime_types_node_affinity_t     node_affinity;
+  } val;
+} wray_runtime_types_scheduling_strategy_t;
+
+// Ray's hybrid policy (`DEFAULT`): on the submitting node while
+// its busiest resource the task asks for is used under the
+// cluster's spread threshold, else the least used node with room,
+// else queued where it fits (and moved to a node that frees up).
+#define WRAY_RUNTIME_TYPES_SCHEDULING_STRATEGY_DEFAULT 0
+// Ray's `SPREAD`: the least used node with room, the submitting
+// one included, whatever the threshold.
+#define WRAY_RUNTIME_TYPES_SCHEDULING_STRATEGY_SPREAD 1
+// Ray's `NodeAffinitySchedulingStrategy`: on one node.
+#define WRAY_RUNTIME_TYPES_SCHEDULING_STRATEGY_NODE_AFFINITY 2
+
 typedef struct {
   bool is_some;
   library_string_t val;
@@ -436,6 +465,8 @@ typedef wray_runtime_types_actor_options_t wray_runtime_tasks_actor_options_t;
 
 typedef wray_runtime_types_task_error_t wray_runtime_tasks_task_error_t;
 
+typedef wray_runtime_types_scheduling_strategy_t wray_runtime_tasks_scheduling_strategy_t;
+
 typedef struct {
   wray_runtime_tasks_arg_t *ptr;
   size_t len;
@@ -631,6 +662,13 @@ extern void wray_runtime_tasks_submit_to(library_string_t *component, library_st
 // component makes every call of the actor fail with `actor-died`,
 // naming the component.
 extern void wray_runtime_tasks_create_actor_of(library_string_t *component, library_string_t *class_, wray_runtime_tasks_list_arg_t *args, wray_runtime_tasks_task_options_t *options, wray_runtime_tasks_actor_id_t *ret);
+// Submits a task as `submit` (`component` none: the caller's
+// component) or `submit-to` (`component`: a deployed name) do, placed
+// in a cluster by `scheduling`.
+extern void wray_runtime_tasks_submit_placed(library_string_t *maybe_component, library_string_t *function, wray_runtime_tasks_list_arg_t *args, wray_runtime_tasks_task_options_t *options, wray_runtime_tasks_scheduling_strategy_t *scheduling, wray_runtime_tasks_list_object_id_t *ret);
+// Creates an actor as `create-actor-with` does, placed in a cluster
+// by `scheduling`.
+extern void wray_runtime_tasks_create_actor_placed(library_string_t *maybe_component, library_string_t *class_, wray_runtime_tasks_list_arg_t *args, wray_runtime_tasks_task_options_t *options, wray_runtime_tasks_actor_options_t *actor, wray_runtime_tasks_scheduling_strategy_t *scheduling, wray_runtime_tasks_actor_id_t *ret);
 // Calls `method` on `actor`. Calls on one actor run one at a time, in
 // the order they were submitted, each once its object arguments exist.
 // Never fails: errors are stored in the returned objects.
@@ -700,6 +738,10 @@ void wray_runtime_types_option_codec_free(wray_runtime_types_option_codec_t *ptr
 
 void wray_runtime_types_task_options_free(wray_runtime_types_task_options_t *ptr);
 
+void wray_runtime_types_node_affinity_free(wray_runtime_types_node_affinity_t *ptr);
+
+void wray_runtime_types_scheduling_strategy_free(wray_runtime_types_scheduling_strategy_t *ptr);
+
 void library_option_string_free(library_option_string_t *ptr);
 
 void wray_runtime_types_actor_options_free(wray_runtime_types_actor_options_t *ptr);
@@ -751,6 +793,8 @@ void wray_runtime_tasks_task_options_free(wray_runtime_tasks_task_options_t *ptr
 void wray_runtime_tasks_actor_options_free(wray_runtime_tasks_actor_options_t *ptr);
 
 void wray_runtime_tasks_task_error_free(wray_runtime_tasks_task_error_t *ptr);
+
+void wray_runtime_tasks_scheduling_strategy_free(wray_runtime_tasks_scheduling_strategy_t *ptr);
 
 void wray_runtime_tasks_list_arg_free(wray_runtime_tasks_list_arg_t *ptr);
 

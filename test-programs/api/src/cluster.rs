@@ -138,7 +138,7 @@ pub(crate) fn tally_from_relay(start: i64) -> ActorHandle<Tally> {
 }
 
 /// Options asking for an accelerator.
-fn accelerated() -> wray::Options {
+pub(crate) fn accelerated() -> wray::Options {
     wray::Options::new().resource("accelerator", 1.0)
 }
 

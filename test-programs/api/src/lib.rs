@@ -19,6 +19,7 @@
 #![allow(clippy::needless_borrows_for_generic_args)]
 
 mod actors;
+mod causal;
 mod cluster;
 mod cluster_reduce;
 mod deployed;
@@ -28,6 +29,7 @@ mod named;
 mod objects;
 mod refs;
 mod resources;
+mod spread;
 mod tasks;
 mod zero_copy;
 
@@ -62,6 +64,16 @@ fn main(args: Vec<String>) -> Result<(), String> {
         "cluster_left_behind" => cluster::cluster_left_behind(number(&args, 1, 60_000) as u64),
         "cluster_borrowed_actor" => cluster::cluster_borrowed_actor(number(&args, 1, 30) as u64),
         "cluster_nested_refs" => cluster::cluster_nested_refs(),
+        "cluster_causal" => {
+            causal::cluster_causal(number(&args, 1, 40) as u64, number(&args, 2, 200) as u64)
+        }
+        "cluster_strategies" => spread::cluster_strategies(args.get(1).map_or("", String::as_str)),
+        "cluster_burst" => {
+            spread::cluster_burst(number(&args, 1, 12) as u64, number(&args, 2, 500) as u64)
+        }
+        "cluster_once" => {
+            spread::cluster_once(number(&args, 1, 200) as u64, number(&args, 2, 20) as u64)
+        }
         "cluster_tree_reduce" => cluster_reduce::cluster_tree_reduce(
             number(&args, 1, 16) as u64,
             number(&args, 2, 0) as u64,
@@ -181,6 +193,9 @@ wray::export! {
         resources::reused_put,
         jobs::shout,
         jobs::task_env,
+        spread::busy,
+        causal::push_from_relay,
+        spread::once,
     ],
     actors: [
         actors::Counter,
@@ -191,5 +206,6 @@ wray::export! {
         failures::Fragile,
         resources::GpuHolder,
         jobs::EnvReader,
+        spread::Ledger,
     ],
 }

@@ -42,7 +42,8 @@ pub struct Cluster {
 impl Cluster {
     /// Starts etcd, writes a token file (mode 0600) and starts `n` nodes,
     /// node `i` (from 1) with `extra[i - 1]` appended to its flags (none
-    /// where `extra` is shorter). Returns once every node runs; whether
+    /// where `extra` is shorter; each has one CPU unless those flags say
+    /// `--num-cpus N`). Returns once every node runs; whether
     /// they see each other yet is [`Cluster::wait_all_alive`]'s.
     ///
     /// # Panics
@@ -81,9 +82,20 @@ impl Cluster {
                 "--heartbeat-ms",
                 HEARTBEAT_MS,
             ];
-            args.extend_from_slice(extra.get(i - 1).copied().unwrap_or_default());
+            // `--num-cpus N` among a node's flags replaces the default 1.
+            let mut cpus = 1;
+            let mut flags = extra.get(i - 1).copied().unwrap_or_default().iter();
+            while let Some(flag) = flags.next() {
+                match (*flag, flags.clone().next()) {
+                    ("--num-cpus", Some(n)) => {
+                        cpus = n.parse().expect("--num-cpus takes a count");
+                        flags.next();
+                    }
+                    _ => args.push(flag),
+                }
+            }
             // Pushed as each starts: a failed start still stops the others.
-            let node = StartedNode::start(&tmp, &args);
+            let node = StartedNode::start_with_cpus(&tmp, cpus, &args);
             cluster.nodes.push(node);
         }
         cluster

@@ -6,7 +6,8 @@
 //! three nodes as on one (and a node killed halfway through the reduce
 //! does not change its result), and a peer that does not know the
 //! cluster's token (or knows it and sends garbage) is refused without
-//! hurting the node.
+//! hurting the node; a burst of tasks spreads over every node, queued
+//! tasks moving to nodes that free up, none run twice.
 //!
 //! Every wait polls a state with a deadline; no sleep stands for one.
 
@@ -18,5 +19,6 @@ mod membership;
 mod placement;
 mod reduce;
 mod relay;
+mod spread;
 mod tls;
 mod work;

@@ -186,6 +186,21 @@ impl TaskTable {
         table.entries.remove(&r.id);
     }
 
+    /// Forgets a task that did not run here after all and was never
+    /// ended here (handed back to the node that owns it, which places it
+    /// again): its entry leaves the table with no finished record.
+    pub(crate) fn forget(&self, entry: &TaskEntry) {
+        let id = entry.record.lock().id;
+        let mut table = self.table.lock();
+        if table
+            .entries
+            .get(&id)
+            .is_some_and(|e| std::ptr::eq(Arc::as_ptr(e), entry))
+        {
+            table.entries.remove(&id);
+        }
+    }
+
     /// Finds task `id` to cancel it, setting its flag when it runs; with
     /// `recursive`, also the tasks it submitted, and theirs (returned after
     /// it). Children are found by scans of the table at cancel time, so
