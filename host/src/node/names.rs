@@ -143,9 +143,9 @@ impl Names {
         }
     }
 
-    /// The live actor named `name` of class `class`, its handle object
-    /// held by `caller` from now on (a stub kept here when it lives on
-    /// another node); else why not.
+    /// The live actor named `name` of class `class` (of any class when
+    /// `class` is empty), its handle object held by `caller` from now on
+    /// (a stub kept here when it lives on another node); else why not.
     ///
     /// # Errors
     /// [`NotSubmitted`] when `caller` cannot hold the handle object.
@@ -175,7 +175,7 @@ impl Names {
             );
             return Ok(Err((ErrorKind::NotFound, message)));
         }
-        if record.class != class {
+        if !class.is_empty() && record.class != class {
             let message = format!(
                 "the actor named `{name}` is of class `{}`, not `{class}`",
                 record.class
