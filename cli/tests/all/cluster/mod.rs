@@ -18,5 +18,6 @@ mod membership;
 mod placement;
 mod reduce;
 mod relay;
+mod sdk_actors;
 mod tls;
 mod work;
