@@ -1117,10 +1117,22 @@ static bool lookup(const char *name, const char *class_name, wray_actor *actor, 
     return true;
 }
 
+/* The most bytes of a host's message quoted in one of this SDK's (the host
+ * cuts its own at 16 KiB). */
+#define MAX_QUOTED 16384
+
+/* The length of host message `m` to quote (`%.*s`). */
+static int quoted_len(const library_string_t *m) {
+    return (int)(m->len < MAX_QUOTED ? m->len : MAX_QUOTED);
+}
+
 /* Records the host's error `err` (freed) as this call's, kind and message
- * kept, the message after `what: `. */
+ * kept (a kind the SDK does not know is `system`), the message after
+ * `what: `. */
 static bool host_failure(wray_call *c, const char *what, task_error_t *err) {
-    wray_fail(c, (wray_error_kind)err->kind, "%s: %.*s", what, (int)err->message.len,
+    wray_error_kind kind = err->kind <= WRAY_ERROR_CANCELLED ? (wray_error_kind)err->kind
+                                                              : WRAY_ERROR_SYSTEM;
+    wray_fail(c, kind, "%s: %.*s", what, quoted_len(&err->message),
               (const char *)err->message.ptr);
     wray_runtime_types_task_error_free(err);
     return false;
@@ -1131,7 +1143,7 @@ static bool name_taken(wray_call *c, const char *name, const char *holder, task_
         wray_fail(c, WRAY_ERROR_INVALID_ARGUMENT,
                   "%s: actor name \"%s\" is taken: %.*s; reach that actor with wray_get_actor, "
                   "or set get_if_exists",
-                  c->f->name, name, (int)err->message.len, (const char *)err->message.ptr);
+                  c->f->name, name, quoted_len(&err->message), (const char *)err->message.ptr);
         wray_runtime_types_task_error_free(err);
         return false;
     }
