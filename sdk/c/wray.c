@@ -957,6 +957,378 @@ bool wray_return_string(wray_call *c, const char *str, size_t len) {
     return push_result(c, WRAY_CODEC_JSON, out, o);
 }
 
+/* ---- actors ------------------------------------------------------------- */
+
+/* The longest actor name, in bytes (the actor directory's). */
+#define MAX_ACTOR_NAME 128
+/* The longest class or method name sent (the host's bound). */
+#define MAX_CLASS_NAME 256
+
+typedef wray_runtime_tasks_actor_id_t actor_id_t;
+
+static bool is_utf8(const char *s, size_t len) {
+    const uint8_t *b = (const uint8_t *)s;
+    for (size_t at = 0; at < len;) {
+        size_t n = utf8_len(b + at, len - at);
+        if (n == 0) return false;
+        at += n;
+    }
+    return true;
+}
+
+/* A WIT string over NUL-terminated `s` (borrowed: imports copy it). */
+static library_string_t borrow(const char *s) {
+    return (library_string_t){(uint8_t *)s, strlen(s)};
+}
+
+/* Whether `s` (`what`, for the message) is text the host takes: not NULL,
+ * UTF-8, at most `max` bytes (0: any); records invalid-argument if not. */
+static bool check_text(wray_call *c, const char *s, const char *what, size_t max) {
+    if (!s) return wray_fail(c, WRAY_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", c->f->name, what);
+    size_t len = strlen(s);
+    if (!is_utf8(s, len))
+        return wray_fail(c, WRAY_ERROR_INVALID_ARGUMENT, "%s: %s is not UTF-8", c->f->name, what);
+    if (max && len > max)
+        return wray_fail(c, WRAY_ERROR_INVALID_ARGUMENT, "%s: %s is %zu bytes long, over %zu",
+                         c->f->name, what, len, max);
+    return true;
+}
+
+/* Why UTF-8 `name` cannot be an actor's name (the WIT's rule for
+ * `actor-options.name`), or NULL when it can. */
+static const char *bad_actor_name(const char *name) {
+    size_t len = strlen(name);
+    if (len == 0) return "it is empty";
+    if (len > MAX_ACTOR_NAME) return "it is longer than 128 bytes";
+    if (strchr(name, '/')) return "it contains `/`";
+    if (strchr(name, '@')) return "it contains `@`";
+    for (size_t k = 0; k < len; k++) {
+        uint8_t b = (uint8_t)name[k];
+        /* C0 controls and DEL; C1 controls are U+0080..U+009F (C2 80..9F). */
+        if (b < 0x20 || b == 0x7f || (b == 0xc2 && k + 1 < len && (uint8_t)name[k + 1] < 0xa0))
+            return "it contains a control character";
+    }
+    if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) return "it is `.` or `..`";
+    return NULL;
+}
+
+static bool check_actor_name(wray_call *c, const char *name) {
+    if (!check_text(c, name, "the actor name", 0)) return false;
+    const char *why = bad_actor_name(name);
+    if (why)
+        return wray_fail(c, WRAY_ERROR_INVALID_ARGUMENT, "%s: actor name \"%.*s\" is refused: %s",
+                         c->f->name, MAX_ACTOR_NAME, name, why);
+    return true;
+}
+
+/* The arguments as WIT args over the texts (borrowed), in `c`'s temporary
+ * memory; false with an error recorded. */
+static bool json_args(wray_call *c, const char *const *args, size_t n,
+                      wray_runtime_tasks_list_arg_t *out) {
+    out->ptr = NULL;
+    out->len = 0;
+    if (n == 0) return true;
+    if (!args) return wray_fail(c, WRAY_ERROR_INVALID_ARGUMENT, "%s: %zu arguments, but none given",
+                                c->f->name, n);
+    if (n > SIZE_MAX / sizeof(arg_t))
+        return wray_fail(c, WRAY_ERROR_INVALID_ARGUMENT, "%s: too many arguments", c->f->name);
+    arg_t *list = temp(c, n * sizeof *list);
+    if (!list) return wray_fail(c, WRAY_ERROR_OUT_OF_MEMORY, "%s: out of memory", c->f->name);
+    for (size_t k = 0; k < n; k++) {
+        if (!args[k])
+            return wray_fail(c, WRAY_ERROR_INVALID_ARGUMENT, "%s: argument %zu is NULL (JSON text expected)",
+                             c->f->name, k);
+        list[k].tag = WRAY_RUNTIME_TYPES_ARG_VALUE;
+        list[k].val.value = (payload_t){
+            .codec = WRAY_CODEC_JSON,
+            .data = {(uint8_t *)args[k], strlen(args[k])},
+            .refs = {NULL, 0},
+        };
+    }
+    out->ptr = list;
+    out->len = n;
+    return true;
+}
+
+static library_option_f64_t opt_f64(wray_opt_f64 v) {
+    return (library_option_f64_t){v.set, v.set ? v.value : 0};
+}
+
+static library_option_u64_t opt_u64(wray_opt_u64 v) {
+    return (library_option_u64_t){v.set, v.set ? v.value : 0};
+}
+
+static bool quantity_ok(wray_call *c, const char *what, double q) {
+    if (q >= 0 && q - q == 0) return true;
+    return wray_fail(c, WRAY_ERROR_INVALID_ARGUMENT, "%s: %s must be a finite number >= 0, got %g",
+                     c->f->name, what, q);
+}
+
+/* The WIT task-options of an actor's creation (one return, results in
+ * JSON); the custom resources' list in `c`'s temporary memory. */
+static bool actor_task_options(wray_call *c, const wray_actor_options *o,
+                               wray_runtime_tasks_task_options_t *out) {
+    memset(out, 0, sizeof *out);
+    out->num_returns = 1;
+    if ((o->num_cpus.set && !quantity_ok(c, "num_cpus", o->num_cpus.value)) ||
+        (o->num_gpus.set && !quantity_ok(c, "num_gpus", o->num_gpus.value)))
+        return false;
+    out->resources.num_cpus = opt_f64(o->num_cpus);
+    out->resources.num_gpus = opt_f64(o->num_gpus);
+    out->resources.memory = opt_u64(o->memory);
+    if (o->num_resources) {
+        if (!o->resources)
+            return wray_fail(c, WRAY_ERROR_INVALID_ARGUMENT, "%s: num_resources is %zu, resources NULL",
+                             c->f->name, o->num_resources);
+        if (o->num_resources > SIZE_MAX / sizeof(library_tuple2_string_f64_t))
+            return wray_fail(c, WRAY_ERROR_INVALID_ARGUMENT, "%s: too many resources", c->f->name);
+        library_tuple2_string_f64_t *custom = temp(c, o->num_resources * sizeof *custom);
+        if (!custom) return wray_fail(c, WRAY_ERROR_OUT_OF_MEMORY, "%s: out of memory", c->f->name);
+        for (size_t k = 0; k < o->num_resources; k++) {
+            if (!check_text(c, o->resources[k].name, "a resource's name", MAX_CLASS_NAME) ||
+                !quantity_ok(c, "a resource's quantity", o->resources[k].quantity))
+                return false;
+            custom[k].f0 = borrow(o->resources[k].name);
+            custom[k].f1 = o->resources[k].quantity;
+        }
+        out->resources.custom.ptr = custom;
+        out->resources.custom.len = o->num_resources;
+    }
+    out->limits.max_memory = opt_u64(o->max_memory);
+    out->limits.timeout_ms = opt_u64(o->timeout_ms);
+    out->limits.fuel = opt_u64(o->fuel);
+    out->result_codec.is_some = true;
+    out->result_codec.val = WRAY_CODEC_JSON;
+    out->detached = o->detached;
+    return true;
+}
+
+static wray_actor actor_of(const actor_id_t *id) { return (wray_actor){id->hi, id->lo}; }
+
+static bool same_actor(wray_actor a, wray_actor b) { return a.hi == b.hi && a.lo == b.lo; }
+
+/* `get-actor`: true with *actor, or false with *err (the caller's to free
+ * or take). */
+static bool lookup(const char *name, const char *class_name, wray_actor *actor, task_error_t *err) {
+    library_string_t n = borrow(name), k = borrow(class_name);
+    actor_id_t id;
+    if (!wray_runtime_tasks_get_actor(&n, &k, &id, err)) return false;
+    *actor = actor_of(&id);
+    return true;
+}
+
+/* The most bytes of a host's message quoted in one of this SDK's (the host
+ * cuts its own at 16 KiB). */
+#define MAX_QUOTED 16384
+
+/* The length of host message `m` to quote (`%.*s`). */
+static int quoted_len(const library_string_t *m) {
+    return (int)(m->len < MAX_QUOTED ? m->len : MAX_QUOTED);
+}
+
+/* Records the host's error `err` (freed) as this call's, kind and message
+ * kept (a kind the SDK does not know is `system`), the message after
+ * `what: `. */
+static bool host_failure(wray_call *c, const char *what, task_error_t *err) {
+    wray_error_kind kind = err->kind <= WRAY_ERROR_CANCELLED ? (wray_error_kind)err->kind
+                                                              : WRAY_ERROR_SYSTEM;
+    wray_fail(c, kind, "%s: %.*s", what, quoted_len(&err->message),
+              (const char *)err->message.ptr);
+    wray_runtime_types_task_error_free(err);
+    return false;
+}
+
+static bool name_taken(wray_call *c, const char *name, const char *holder, task_error_t *err) {
+    if (err) {
+        wray_fail(c, WRAY_ERROR_INVALID_ARGUMENT,
+                  "%s: actor name \"%s\" is taken: %.*s; reach that actor with wray_get_actor, "
+                  "or set get_if_exists",
+                  c->f->name, name, quoted_len(&err->message), (const char *)err->message.ptr);
+        wray_runtime_types_task_error_free(err);
+        return false;
+    }
+    return wray_fail(c, WRAY_ERROR_INVALID_ARGUMENT,
+                     "%s: actor name \"%s\" is taken: it is held by live actor %s (a name is held "
+                     "until its actor dies); reach that actor with wray_get_actor, or set "
+                     "get_if_exists",
+                     c->f->name, name, holder);
+}
+
+bool wray_actor_create(wray_call *c, const char *qualified_class, const char *const *args,
+                       size_t num_args, const wray_actor_options *options, wray_actor *actor) {
+    static const wray_actor_options defaults;
+    const wray_actor_options *o = options ? options : &defaults;
+    if (!actor)
+        return wray_fail(c, WRAY_ERROR_INVALID_ARGUMENT, "%s: wray_actor_create: actor is NULL",
+                         c->f->name);
+    if (!check_text(c, qualified_class, "the actor class", 2 * MAX_CLASS_NAME)) return false;
+    const char *slash = strrchr(qualified_class, '/');
+    if (!slash || slash == qualified_class || slash[1] == 0)
+        return wray_fail(c, WRAY_ERROR_INVALID_ARGUMENT,
+                         "%s: actor class \"%s\": name it as component/Class (the class of the "
+                         "component deployed under that name; a C component has no actor classes)",
+                         c->f->name, qualified_class);
+    const char *class_name = slash + 1;
+    if (strlen(class_name) > MAX_CLASS_NAME)
+        return wray_fail(c, WRAY_ERROR_INVALID_ARGUMENT, "%s: an actor class is at most %d bytes",
+                         c->f->name, MAX_CLASS_NAME);
+    if (o->name && !check_actor_name(c, o->name)) return false;
+    bool get_if_exists = o->name && o->get_if_exists;
+    task_error_t err;
+    if (get_if_exists) {
+        if (lookup(o->name, class_name, actor, &err)) return true;
+        if (err.kind != WRAY_ERROR_NOT_FOUND) {
+            if (err.kind == WRAY_ERROR_INVALID_ARGUMENT) return name_taken(c, o->name, NULL, &err);
+            return host_failure(c, "wray_actor_create", &err);
+        }
+        wray_runtime_types_task_error_free(&err);
+    }
+    wray_runtime_tasks_list_arg_t wargs;
+    wray_runtime_tasks_task_options_t topts;
+    if (!json_args(c, args, num_args, &wargs) || !actor_task_options(c, o, &topts)) return false;
+    size_t component_len = (size_t)(slash - qualified_class);
+    library_string_t component = {(uint8_t *)qualified_class, component_len};
+    library_string_t klass = borrow(class_name);
+    actor_id_t id;
+    if (o->name || o->max_restarts || o->max_task_retries) {
+        wray_runtime_tasks_actor_options_t life = {
+            .name = {o->name != NULL, o->name ? borrow(o->name) : (library_string_t){NULL, 0}},
+            .max_restarts = o->max_restarts,
+            .max_task_retries = o->max_task_retries,
+        };
+        wray_runtime_tasks_create_actor_with(&component, &klass, &wargs, &topts, &life, &id);
+    } else {
+        wray_runtime_tasks_create_actor_of(&component, &klass, &wargs, &topts, &id);
+    }
+    *actor = actor_of(&id);
+    if (!o->name) return true;
+    /* The host gave the name out before create-actor-with returned: read it
+     * back. Held by another actor, the new one is dead already (the host
+     * kills an actor that cannot take its name). */
+    wray_actor held;
+    if (!lookup(o->name, class_name, &held, &err)) {
+        if (err.kind == WRAY_ERROR_INVALID_ARGUMENT) return name_taken(c, o->name, NULL, &err);
+        /* Not found: it died before its name could be read (its calls say
+         * why); or the directory cannot be read now. */
+        wray_runtime_types_task_error_free(&err);
+        return true;
+    }
+    if (same_actor(held, *actor)) return true;
+    if (get_if_exists) {
+        *actor = held;
+        return true;
+    }
+    char hex[33];
+    wray_actor_hex(held, hex);
+    return name_taken(c, o->name, hex, NULL);
+}
+
+bool wray_get_actor(wray_call *c, const char *name, const char *class_name, wray_actor *actor) {
+    if (!actor)
+        return wray_fail(c, WRAY_ERROR_INVALID_ARGUMENT, "%s: wray_get_actor: actor is NULL",
+                         c->f->name);
+    if (!check_actor_name(c, name)) return false;
+    if (class_name && !check_text(c, class_name, "the actor class", MAX_CLASS_NAME)) return false;
+    task_error_t err;
+    if (lookup(name, class_name ? class_name : "", actor, &err)) return true;
+    return host_failure(c, "wray_get_actor", &err);
+}
+
+bool wray_actor_call(wray_call *c, wray_actor actor, const char *method, const char *const *args,
+                     size_t num_args, wray_object_id *result) {
+    if (!result)
+        return wray_fail(c, WRAY_ERROR_INVALID_ARGUMENT, "%s: wray_actor_call: result is NULL",
+                         c->f->name);
+    if (!check_text(c, method, "the method", MAX_CLASS_NAME)) return false;
+    wray_runtime_tasks_list_arg_t wargs;
+    if (!json_args(c, args, num_args, &wargs)) return false;
+    wray_runtime_tasks_task_options_t topts;
+    memset(&topts, 0, sizeof topts);
+    topts.num_returns = 1;
+    topts.result_codec.is_some = true;
+    topts.result_codec.val = WRAY_CODEC_JSON;
+    actor_id_t id = {actor.hi, actor.lo};
+    library_string_t m = borrow(method);
+    wray_runtime_tasks_list_object_id_t ids;
+    wray_runtime_tasks_call_actor(&id, &m, &wargs, &topts, &ids);
+    bool ok = ids.len >= 1;
+    if (ok) *result = from_wit(&ids.ptr[0]);
+    wray_runtime_tasks_list_object_id_free(&ids);
+    if (!ok)
+        return wray_fail(c, WRAY_ERROR_SYSTEM, "%s: the host returned no result id for %s",
+                         c->f->name, method);
+    return true;
+}
+
+const char *wray_get_json(wray_call *c, wray_object_id id, size_t *len) {
+    wray_runtime_objects_object_id_t wid = to_wit(id);
+    wray_runtime_objects_list_object_id_t ids = {&wid, 1};
+    wray_runtime_objects_list_payload_t got;
+    task_error_t err;
+    if (!wray_runtime_objects_get(&ids, NULL, &got, &err)) {
+        take_host_error(c, &err);
+        return NULL;
+    }
+    char *text = NULL;
+    if (got.len != 1) {
+        wray_fail(c, WRAY_ERROR_SYSTEM, "%s: the host returned %zu values for one object",
+                  c->f->name, got.len);
+    } else if (got.ptr[0].codec != WRAY_CODEC_JSON) {
+        wray_fail(c, WRAY_ERROR_INVALID_ARGUMENT,
+                  "%s: object %016llx%016llx%08x is %s, but wray_get_json reads json", c->f->name,
+                  (unsigned long long)id.task_hi, (unsigned long long)id.task_lo,
+                  (unsigned)id.index, codec_name(got.ptr[0].codec));
+    } else if (got.ptr[0].data.len > SIZE_MAX - 1 ||
+               !(text = temp(c, got.ptr[0].data.len + 1))) {
+        wray_fail(c, WRAY_ERROR_OUT_OF_MEMORY, "%s: cannot hold a value of %zu bytes", c->f->name,
+                  got.ptr[0].data.len);
+    } else {
+        size_t n = got.ptr[0].data.len;
+        if (n) memcpy(text, got.ptr[0].data.ptr, n);
+        text[n] = 0;
+        if (len) *len = n;
+    }
+    wray_runtime_objects_list_payload_free(&got);
+    return text;
+}
+
+bool wray_kill(wray_actor actor) {
+    actor_id_t id = {actor.hi, actor.lo};
+    return wray_runtime_tasks_kill_actor(&id);
+}
+
+void wray_release(wray_object_id id) {
+    wray_runtime_objects_object_id_t wid = to_wit(id);
+    wray_runtime_objects_list_object_id_t ids = {&wid, 1};
+    wray_runtime_objects_release(&ids);
+}
+
+wray_object_id wray_actor_handle_object(wray_actor actor) {
+    return (wray_object_id){actor.hi, actor.lo, 1};
+}
+
+void wray_actor_hex(wray_actor actor, char out[33]) {
+    snprintf(out, 33, "%016llx%016llx", (unsigned long long)actor.hi,
+             (unsigned long long)actor.lo);
+}
+
+bool wray_return_actor(wray_call *c, wray_actor actor) {
+    char text[64];
+    char hex[33];
+    wray_actor_hex(actor, hex);
+    int n = snprintf(text, sizeof text, "{\"$actor\":\"%s\"}", hex);
+    wray_runtime_types_object_id_t *refs = malloc(sizeof *refs);
+    if (!refs) return wray_fail(c, WRAY_ERROR_OUT_OF_MEMORY, "%s: out of memory", c->f->name);
+    *refs = to_wit(wray_actor_handle_object(actor));
+    if (!push_copy(c, WRAY_CODEC_JSON, text, (size_t)n)) {
+        free(refs);
+        return false;
+    }
+    /* The value lists the handle's object: the caller holds it. */
+    c->out[c->num_out - 1].refs = (wray_runtime_types_list_object_id_t){refs, 1};
+    return true;
+}
+
 /* ---- invoke ------------------------------------------------------------- */
 
 /* A not-found error for an unknown name: no function to name, so the

@@ -238,6 +238,158 @@ bool wray_return_json(wray_call *c, const char *json, size_t len);
 /* `raw` bytes, copied. */
 bool wray_return_bytes(wray_call *c, const uint8_t *data, size_t len);
 
+/* ---- actors ------------------------------------------------------------- */
+
+/*
+ * A C component has no actor classes of its own, but its functions create,
+ * find and call actors of other deployed components (any language), with
+ * Ray's actor options:
+ *
+ *     wray_actor_options o = {
+ *         .name = "keeper", .detached = true,
+ *         .max_restarts = 1, .max_task_retries = 1,
+ *         .num_cpus = WRAY_F64(0.5),
+ *     };
+ *     const char *args[] = {"5"};                   (JSON text, one per argument)
+ *     wray_actor counter;
+ *     if (!wray_actor_create(c, "counter/Counter", args, 1, &o, &counter))
+ *         return false;                             (the error is recorded)
+ *     ...
+ *     wray_actor found;
+ *     if (!wray_get_actor(c, "keeper", NULL, &found)) return false;
+ *     wray_object_id r;
+ *     if (!wray_actor_call(c, found, "increment", NULL, 0, &r)) return false;
+ *     const char *n = wray_get_json(c, r, NULL);   ("6")
+ *
+ * Every helper that fails records a task error on `c` (naming what failed)
+ * and returns false or NULL, as the argument readers do. What the instance
+ * holds (actor handles, call results) is released when the function
+ * returns, or earlier with wray_release; a detached actor lives on.
+ */
+
+/* An actor's identity (the id of the task that created it): in C, the
+ * handle itself. */
+typedef struct wray_actor {
+    uint64_t hi;
+    uint64_t lo;
+} wray_actor;
+
+/* An optional number: {0} (or leaving it out of an initializer) is unset
+ * (the class's declared value, then the node's default); WRAY_F64(x) /
+ * WRAY_U64(x) sets it. */
+typedef struct wray_opt_f64 {
+    bool set;
+    double value;
+} wray_opt_f64;
+typedef struct wray_opt_u64 {
+    bool set;
+    uint64_t value;
+} wray_opt_u64;
+#define WRAY_F64(x) ((wray_opt_f64){true, (double)(x)})
+#define WRAY_U64(x) ((wray_opt_u64){true, (uint64_t)(x)})
+
+/* One custom resource: `quantity` units of `name`. */
+typedef struct wray_resource {
+    const char *name;
+    double quantity;
+} wray_resource;
+
+/* Ray's -1 for max_restarts and max_task_retries: no limit. */
+#define WRAY_UNLIMITED UINT32_MAX
+
+/* How an actor is created (Ray's `Cls.options(...)`); zero-initialized
+ * fields take the defaults. */
+typedef struct wray_actor_options {
+    /* A name unique in the cluster while the actor lives, which
+     * wray_get_actor finds it by from any task, job and node (Ray's
+     * `name=`): 1 to 128 bytes of UTF-8, no '/', '@' or control character,
+     * not "." or "..". NULL: none. A name a live actor holds makes
+     * wray_actor_create fail naming the holder (the new actor is not kept),
+     * unless get_if_exists. */
+    const char *name;
+    /* With a name: a live actor of the class holding it already is taken
+     * instead of creating one (Ray's `get_if_exists=True`). */
+    bool get_if_exists;
+    /* Lives until it is killed, past its job and its handles (Ray's
+     * `lifetime="detached"`). */
+    bool detached;
+    /* Times the actor is created again (its constructor re-run with the
+     * same arguments) on another node after its node died; 0 by default,
+     * WRAY_UNLIMITED for no limit. */
+    uint32_t max_restarts;
+    /* Times a call running when its node died runs again on the new
+     * instance; 0 by default. */
+    uint32_t max_task_retries;
+    /* Resources held for the actor's lifetime (Ray's num_cpus, num_gpus,
+     * memory in bytes, resources={..}). */
+    wray_opt_f64 num_cpus;
+    wray_opt_f64 num_gpus;
+    wray_opt_u64 memory;
+    const wray_resource *resources;
+    size_t num_resources;
+    /* Limits of each call: bytes of linear memory, wall-clock
+     * milliseconds, wasm fuel. */
+    wray_opt_u64 max_memory;
+    wray_opt_u64 timeout_ms;
+    wray_opt_u64 fuel;
+} wray_actor_options;
+
+/* Creates an actor of `qualified_class` ("component/Class": the class of
+ * the component deployed under that name, any language) with `num_args`
+ * constructor arguments, each JSON text (NUL-terminated; an object ref
+ * inside is passed as text, not held), and `options` (NULL: the defaults).
+ * Returns at once with *actor set; the constructor runs as the actor's
+ * first task (a failing one makes its calls fail with `actor-died`).
+ * False with an error recorded: a malformed class or option, text that is
+ * not UTF-8, or a name another live actor holds (invalid-argument, naming
+ * the name and the holder). */
+bool wray_actor_create(wray_call *c, const char *qualified_class,
+                       const char *const *args, size_t num_args,
+                       const wray_actor_options *options, wray_actor *actor);
+
+/* The live actor named `name` (Ray's `get_actor`), from any task of any
+ * job on any node; `class_name` checks its class (NULL: any class). This
+ * task holds it from now on, without owning it. False with an error
+ * recorded: `not-found` naming `name` when no live actor has it,
+ * `invalid-argument` for another class or a name no actor can have,
+ * `system` when the cluster's directory cannot be read. */
+bool wray_get_actor(wray_call *c, const char *name, const char *class_name,
+                    wray_actor *actor);
+
+/* Calls `method` on `actor` with `num_args` JSON-text arguments; *result
+ * is the id of its one return object (results come back as JSON). Never
+ * blocks: wray_get_json waits for it. Calls from one task run on the actor
+ * one at a time, in order. False with an error recorded for text that is
+ * not UTF-8. */
+bool wray_actor_call(wray_call *c, wray_actor actor, const char *method,
+                     const char *const *args, size_t num_args,
+                     wray_object_id *result);
+
+/* The JSON text of object `id` (NUL-terminated, valid until the function
+ * returns; *len, when len is not NULL, excludes the NUL), blocking until it
+ * exists. NULL with an error recorded: the object's own error (passed on
+ * as the cause of this call's), or a value that is not JSON. */
+const char *wray_get_json(wray_call *c, wray_object_id id, size_t *len);
+
+/* Kills an actor (Ray's `kill`): its calls fail with `actor-died`, its
+ * name is free again. Whether it was alive. */
+bool wray_kill(wray_actor actor);
+
+/* Drops this task's hold on object `id` (a call's result, ...) before the
+ * function returns. */
+void wray_release(wray_object_id id);
+
+/* The object every handle of `actor` holds: releasing it drops this task's
+ * handle (an actor nobody holds exits, unless detached). */
+wray_object_id wray_actor_handle_object(wray_actor actor);
+
+/* `actor` as 32 lowercase hex digits and a NUL, as the host writes ids. */
+void wray_actor_hex(wray_actor actor, char out[33]);
+
+/* Appends a result: the handle of `actor`, `{"$actor": "<32 hex>"}`, which
+ * the caller receives as a live handle (it holds the actor). */
+bool wray_return_actor(wray_call *c, wray_actor actor);
+
 /* ---- errors and logs ---------------------------------------------------- */
 
 /* Records a task error of `kind` with a printf-style message, naming the

@@ -35,6 +35,8 @@ import {
   createActor as hostCreateActor,
   submitTo as hostSubmitTo,
   createActorOf as hostCreateActorOf,
+  createActorWith as hostCreateActorWith,
+  getActor as hostGetActor,
   callActor as hostCallActor,
 } from "wray:runtime/tasks@0.1.0";
 import {
@@ -500,6 +502,39 @@ function millis(opts) {
 // -- options ------------------------------------------------------------------
 
 const RESOURCE_OPTIONS = ["numCpus", "numGpus", "memory", "resources", "maxMemory", "timeoutMs", "fuel"];
+/** What an actor's creation says beside its resources and limits (never
+ * declared to the host): its lifetime and restart policy. */
+const LIFE_OPTIONS = ["detached", "lifetime", "maxRestarts", "maxTaskRetries"];
+/** `.options({...})` of an actor class: the above, the actor's name, and
+ * whether to take the actor already holding it (Ray's `get_if_exists`). */
+const ACTOR_OPTIONS = RESOURCE_OPTIONS.concat(LIFE_OPTIONS, ["name", "getIfExists"]);
+
+/** `maxRestarts` / `maxTaskRetries` travel as WIT u32s; -1 (Ray's "no
+ * limit") is the largest. */
+const U32_MAX = 4294967295;
+/** The longest actor name, in UTF-8 bytes (the actor directory's). */
+export const MAX_ACTOR_NAME_BYTES = 128;
+
+/**
+ * `name` if the actor directory takes it (the WIT's rule for
+ * `actor-options.name`): 1 to 128 bytes of UTF-8, no `/`, `@` or control
+ * character, not `.` or `..`; else a RangeError (a TypeError for a
+ * non-string) saying why.
+ */
+export function checkActorName(where, name) {
+  if (typeof name !== "string") throw new TypeError(`${where}: an actor name is a string, got ${typeof name}`);
+  const size = encoder.encode(name).length;
+  let why = null;
+  if (size === 0) why = "it is empty";
+  else if (size > MAX_ACTOR_NAME_BYTES) why = `it is ${size} bytes long, over ${MAX_ACTOR_NAME_BYTES}`;
+  else if (name.includes("/")) why = "it contains `/`";
+  else if (name.includes("@")) why = "it contains `@`";
+  else if (/[\u0000-\u001f\u007f-\u009f]/.test(name)) why = "it contains a control character";
+  else if (name === "." || name === "..") why = "it is `.` or `..`";
+  else if (/[\ud800-\udfff]/u.test(name)) why = "it is not valid UTF-8 (a lone surrogate)";
+  if (why === null) return name;
+  throw new RangeError(`${where}: actor name ${JSON.stringify(name.slice(0, MAX_ACTOR_NAME_BYTES))} is refused: ${why}`);
+}
 
 function checkOptions(where, opts, allowed) {
   const out = {};
@@ -512,6 +547,26 @@ function checkOptions(where, opts, allowed) {
   if (out.numReturns !== undefined && !(Number.isInteger(out.numReturns) && out.numReturns >= 1)) {
     throw new RangeError(`${where}: numReturns must be an integer >= 1, got ${out.numReturns}`);
   }
+  for (const k of ["maxRestarts", "maxTaskRetries"]) {
+    if (out[k] === undefined) continue;
+    if (!Number.isInteger(out[k]) || out[k] < -1 || out[k] > U32_MAX) {
+      throw new RangeError(`${where}: ${k} must be an integer from -1 (no limit) to ${U32_MAX}, got ${out[k]}`);
+    }
+    if (out[k] === -1) out[k] = U32_MAX;
+  }
+  if (out.lifetime !== undefined) {
+    if (out.lifetime !== "detached" && out.lifetime !== "non_detached") {
+      throw new RangeError(`${where}: lifetime must be "detached" or "non_detached", got ${JSON.stringify(out.lifetime)}`);
+    }
+    const detached = out.lifetime === "detached";
+    delete out.lifetime;
+    if (out.detached !== undefined && !!out.detached !== detached) {
+      throw new RangeError(`${where}: lifetime and detached disagree`);
+    }
+    out.detached = detached;
+  }
+  if (out.detached !== undefined) out.detached = !!out.detached;
+  if (out.getIfExists !== undefined) out.getIfExists = !!out.getIfExists;
   return out;
 }
 
@@ -820,22 +875,119 @@ function methodsOf(Class, declared) {
   return methods;
 }
 
+/** `o` (checked options) for a class's `.options(..)`: its name checked. */
+function actorOptionsOf(where, opts, base) {
+  const o = checkOptions(where, opts, ACTOR_OPTIONS);
+  if (o.name !== undefined) checkActorName(where, o.name);
+  return Object.assign({}, base, o);
+}
+
+/** The WIT `actor-options` of `o` (`name`, `maxRestarts`,
+ * `maxTaskRetries`), or null when it sets none of them. */
+function witActorOptions(o) {
+  const maxRestarts = o.maxRestarts || 0;
+  const maxTaskRetries = o.maxTaskRetries || 0;
+  if (o.name === undefined && maxRestarts === 0 && maxTaskRetries === 0) return null;
+  return { name: o.name, maxRestarts, maxTaskRetries };
+}
+
+/** The live actor named `name` of class `cls` (any class when empty), now
+ * held by this task: `[id, null]`; else `[null, TaskError]` (`not-found`:
+ * no live actor has the name; `invalid-argument`: one of another class
+ * has it). */
+function named(name, cls) {
+  flushReleases();
+  try {
+    return [hostGetActor(name, cls), null];
+  } catch (e) {
+    const err = importErr(e);
+    if (err && typeof err === "object" && "kind" in err) return [null, fromWitError(err)];
+    throw e;
+  }
+}
+
+function sameActor(a, b) {
+  return BigInt(a.hi) === BigInt(b.hi) && BigInt(a.lo) === BigInt(b.lo);
+}
+
+/** The error of a creation whose name another actor holds, or of a lookup
+ * the directory could not answer (that TaskError itself). */
+function nameTaken(label, name, holder, err) {
+  if (err && err.kind !== "not-found" && err.kind !== "invalid-argument") return err;
+  const why = holder ? `it is held by live actor ${holder}` : err ? err.taskMessage : "it is held";
+  return new Error(
+    `${label}.options({name: ${JSON.stringify(name)}}): the name is taken: ${why}; a name is held ` +
+      `until its actor dies: reach that actor with getActor(${JSON.stringify(name)}), or pass getIfExists: true`,
+  );
+}
+
+/**
+ * Creates an actor of `cls` (of `component`; null: this one) with checked
+ * options `o`; its handle (of class entry `entry`, null: untyped). A named
+ * actor's name is read back once the host has given it out (before
+ * `create-actor-with` returns): held by another actor, the new one is dead
+ * already (the host kills an actor that cannot take its name), and this
+ * throws an Error naming the holder, or returns the holder with
+ * `getIfExists`.
+ */
+function createActor(component, cls, wargs, o, entry) {
+  const label = component === null ? cls : `${component}/${cls}`;
+  const name = o.name;
+  const getIfExists = name !== undefined && !!o.getIfExists;
+  if (getIfExists) {
+    const [held, err] = named(name, cls);
+    if (held) return new ActorHandle(held, entry);
+    if (err.kind !== "not-found") throw nameTaken(label, name, null, err);
+  }
+  flushReleases();
+  const topts = taskOptions(1, o);
+  const life = witActorOptions(o);
+  let a;
+  if (life) a = hostCreateActorWith(component === null ? undefined : component, cls, wargs, topts, life);
+  else if (component === null) a = hostCreateActor(cls, wargs, topts);
+  else a = hostCreateActorOf(component, cls, wargs, topts);
+  const handle = new ActorHandle(a, entry);
+  if (name === undefined) return handle;
+  const [held, err] = named(name, cls);
+  if (!held) {
+    if (err.kind === "invalid-argument") throw nameTaken(label, name, null, err);
+    // Not found: the new actor died before its name could be read (its
+    // calls say why); or the directory cannot be read now.
+    return handle;
+  }
+  if (sameActor(held, a)) return handle;
+  const holder = new ActorHandle(held, entry);
+  if (getIfExists) return holder;
+  // Neither is kept: the new actor is dead, the holder was only looked up.
+  handle._hold.release();
+  holder._hold.release();
+  throw nameTaken(label, name, holder.hex(), null);
+}
+
 function makeActorClass(entry, callOptions) {
   return {
     name: entry.name,
     cls: entry.cls,
     /** Creates an actor: its constructor runs with `args` as the actor's
-     * first task. Returns its handle at once. */
+     * first task. Returns its handle at once (see `options` for a name). */
     remote(...args) {
       flushReleases();
       const wargs = encodeArgs(`${entry.name}.constructor`, args, true);
-      const a = hostCreateActor(entry.name, wargs, taskOptions(1, callOptions));
-      return new ActorHandle(a, entry);
+      return createActor(null, entry.name, wargs, callOptions, entry);
     },
-    /** A copy creating actors with resources, limits, `detached`. */
+    /**
+     * A copy creating actors with `opts` (Ray's `Cls.options(...)`):
+     * `numCpus`, `numGpus`, `memory`, `resources` (held for the actor's
+     * lifetime), `maxMemory`, `timeoutMs`, `fuel` (limits of each call);
+     * `name` (unique in the cluster while the actor lives, found by
+     * `getActor`; a name a live actor holds makes `.remote()` throw naming
+     * it, unless `getIfExists: true`, which returns the holder);
+     * `lifetime: "detached"` (or `detached: true`: it lives until killed);
+     * `maxRestarts`, `maxTaskRetries` (restarts on another node after its
+     * node died, and reruns of the call lost then; -1: no limit).
+     */
     options(opts) {
-      const o = checkOptions(`${entry.name}.options`, opts, RESOURCE_OPTIONS.concat(["detached"]));
-      return makeActorClass(entry, Object.assign({}, callOptions, o));
+      return makeActorClass(entry, actorOptionsOf(`${entry.name}.options`, opts, callOptions));
     },
     toString() {
       return `<wray.actor ${entry.name}>`;
@@ -846,17 +998,19 @@ function makeActorClass(entry, callOptions) {
 /**
  * Makes `Class` an actor class of this component: returns
  * `{remote(...args), options({...}), cls}`. Remote methods are its public
- * prototype methods (not starting with `_`). Options: `name` (default the
- * class name), `params` (the constructor's `[{name, schema}]`),
- * `methods: {name: {numReturns, params, returns}}`, the resource options
- * (held for the actor's lifetime) and `detached`.
+ * prototype methods (not starting with `_`). Options: `name` (the class's
+ * name; default `Class.name`), `params` (the constructor's `[{name,
+ * schema}]`), `methods: {name: {numReturns, params, returns}}`, the
+ * resource options (held for the actor's lifetime), and `lifetime` (or
+ * `detached`), `maxRestarts`, `maxTaskRetries` for every actor of the
+ * class unless `.options({...})` says otherwise.
  */
 export function actor(Class, opts = {}) {
   if (typeof Class !== "function") throw new TypeError("wray.actor: expected a class");
   const o = checkOptions(
     "wray.actor",
     opts,
-    RESOURCE_OPTIONS.concat(["name", "params", "methods", "detached"]),
+    RESOURCE_OPTIONS.concat(["name", "params", "methods"], LIFE_OPTIONS),
   );
   const name = o.name || Class.name;
   if (!name) throw new TypeError("wray.actor: an anonymous class needs {name: ...}");
@@ -872,33 +1026,66 @@ export function actor(Class, opts = {}) {
     entry.params = Array.from({ length: Class.length }, (_, k) => ({ name: `arg${k}`, schema: "{}" }));
   }
   actorClasses.set(name, entry);
-  return makeActorClass(entry, o.detached ? { detached: true } : {});
+  // The lifetime and restart policy are not declared to the host: every
+  // creation says them.
+  const life = {};
+  for (const k of ["detached", "maxRestarts", "maxTaskRetries"]) if (o[k] !== undefined) life[k] = o[k];
+  return makeActorClass(entry, life);
 }
 
 /**
  * An actor class of another deployed component, `"component/Class"`
- * (`tasks.create-actor-of`): `.remote(...args)` creates one; any method name
- * may be called on its handles.
+ * (`tasks.create-actor-of`, or `tasks.create-actor-with` with a name or a
+ * restart policy): `.remote(...args)` creates one; any method name may be
+ * called on its handles. Options as an actor class's `.options({...})`.
  */
 export function actorClass(qualified, opts = {}) {
   const [component, name] = splitQualified(qualified, "actorClass");
-  const o = checkOptions(`wray.actorClass(${qualified})`, opts, RESOURCE_OPTIONS.concat(["detached"]));
+  const o = actorOptionsOf(`wray.actorClass(${qualified})`, opts, {});
   return {
     qualified,
     remote(...args) {
       flushReleases();
       const wargs = encodeArgs(`${qualified}.constructor`, args, false);
-      const topts = taskOptions(1, o);
-      const a =
-        component === null
-          ? hostCreateActor(name, wargs, topts)
-          : hostCreateActorOf(component, name, wargs, topts);
-      return new ActorHandle(a, null);
+      return createActor(component, name, wargs, o, null);
     },
     options(more) {
       return actorClass(qualified, Object.assign({}, o, more));
     },
   };
+}
+
+/**
+ * The live actor named `name` (Ray's `ray.get_actor`), from any task of
+ * any job on any node: a handle whose methods are called as on the
+ * creator's (`getActor("keeper").add.remote(1)`). The handle does not own
+ * the actor: dropping it does not end a detached one. When the actor's
+ * class has the name of one of this component's actor classes, the handle
+ * is that class's (methods checked, `numReturns` as declared); otherwise
+ * any method may be called.
+ *
+ * Throws an Error naming `name` (its `kind` is `"not-found"`) when no live
+ * actor has it, a RangeError when no actor could have it (see
+ * `checkActorName`), and the host's TaskError when the cluster's actor
+ * directory cannot be read.
+ */
+export function getActor(name) {
+  checkActorName("wray.getActor", name);
+  for (const [cls, entry] of actorClasses) {
+    const [held, err] = named(name, cls);
+    if (held) return new ActorHandle(held, entry);
+    if (err.kind !== "invalid-argument") throw lookupFailed(name, err);
+  }
+  const [held, err] = named(name, "");
+  if (held) return new ActorHandle(held, null);
+  throw lookupFailed(name, err);
+}
+
+function lookupFailed(name, err) {
+  if (err.kind !== "not-found") return err;
+  const e = new Error(`wray.getActor(${JSON.stringify(name)}): ${err.taskMessage}`);
+  e.kind = "not-found";
+  return e;
 }
 
 // -- get / put / wait / cancel / kill -----------------------------------------

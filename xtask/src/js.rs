@@ -19,6 +19,7 @@ use crate::run;
 pub const EXAMPLES: &[(&str, &str, &str)] = &[
     ("examples/js/counter_actor", "counter.js", "counter_js"),
     ("examples/js/driver", "driver.js", "driver_js"),
+    ("examples/js/keeper", "keeper.js", "keeper_js"),
     // The SDK's own end-to-end checks (host/tests/all/javascript.rs).
     ("sdk/js/tests", "api.js", "api_js"),
 ];
@@ -121,18 +122,19 @@ pub fn build_examples(root: &Path, out: &Path) -> Vec<BuildFailure> {
     failed
 }
 
-/// Runs the unit tests of the SDK's build (`node --test`, no wasm: the
-/// world chosen from what an app defines).
+/// Runs the SDK's unit tests (`node --test`, no wasm): the build's (the
+/// world chosen from what an app defines) and the actor options' (against
+/// the fake host of `sdk/js/tests/fakehost.mjs`).
 ///
 /// # Errors
 /// A test fails, or node is missing.
 pub fn unit_tests(root: &Path) -> Result<()> {
-    run::header("node --test (sdk/js/tests/build.test.mjs)");
-    run::run(
-        node()
-            .current_dir(root.join("sdk/js"))
-            .args(["--test", "tests/build.test.mjs"]),
-    )
+    run::header("node --test (sdk/js/tests/build.test.mjs, actors.test.mjs)");
+    run::run(node().current_dir(root.join("sdk/js")).args([
+        "--test",
+        "tests/build.test.mjs",
+        "tests/actors.test.mjs",
+    ]))
 }
 
 fn mtime(path: &Path) -> Option<std::time::SystemTime> {

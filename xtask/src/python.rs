@@ -26,6 +26,7 @@ pub const EXAMPLES: &[(&str, &str, &str)] = &[
         "tree_reduce_driver.py",
         "tree_reduce_driver",
     ),
+    ("keeper", "keeper.py", "keeper_py"),
 ];
 
 fn python() -> Command {

@@ -8,8 +8,11 @@
 //! (put-if-absent, as Ray registers a named actor with its GCS at
 //! creation); a name a live actor holds kills the new actor with a cause
 //! naming the holder. The name is freed when the actor dies for good,
-//! where it lived (`Scheduler::tear_down`), and moved when the actor
-//! restarts on another node. An entry a dead node left behind (the
+//! where it lived (`Scheduler::tear_down`), or, when it lived on another
+//! node than the one that named it (which alone knows the name), by its
+//! owner's stub once that learns so; and moved when the actor restarts
+//! on another node. `get` with an empty class finds an actor of any
+//! class (the SDKs' `get_actor(name)`). An entry a dead node left behind (the
 //! actor's node is no longer alive) is stale: [`Names::get`] reads it as
 //! absent and removes it, and a new actor may take its name.
 
@@ -143,9 +146,9 @@ impl Names {
         }
     }
 
-    /// The live actor named `name` of class `class`, its handle object
-    /// held by `caller` from now on (a stub kept here when it lives on
-    /// another node); else why not.
+    /// The live actor named `name` of class `class` (of any class when
+    /// `class` is empty), its handle object held by `caller` from now on
+    /// (a stub kept here when it lives on another node); else why not.
     ///
     /// # Errors
     /// [`NotSubmitted`] when `caller` cannot hold the handle object.
@@ -175,7 +178,7 @@ impl Names {
             );
             return Ok(Err((ErrorKind::NotFound, message)));
         }
-        if record.class != class {
+        if !class.is_empty() && record.class != class {
             let message = format!(
                 "the actor named `{name}` is of class `{}`, not `{class}`",
                 record.class

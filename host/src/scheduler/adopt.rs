@@ -27,7 +27,8 @@ impl Scheduler {
     ///
     /// # Errors
     /// A message when `spec` is no constructor, the actor exists here
-    /// already, or the node has as many live actors as it allows.
+    /// already (a live stub of it included; a dead one is forgotten), or
+    /// the node has as many live actors as it allows.
     pub(crate) fn adopt_actor(
         self: &Arc<Self>,
         spec: TaskSpec,
@@ -40,6 +41,10 @@ impl Scheduler {
         if *id != spec.id || !spec.returns.is_empty() {
             return Err(format!("task {} is not its actor's constructor", spec.id));
         }
+        // A dead stub is what is left here of a handle that came and went
+        // (a `get_actor` of a task here): the actor restarting here
+        // replaces it.
+        self.actors.forget_dead_stub(id);
         if self.actors.get(id).is_some() {
             return Err(format!(
                 "actor {id} exists on node {} already",

@@ -229,6 +229,12 @@ impl Scheduler {
             if !released && actor.owned_here() {
                 let why = actor.dead().map(|c| c.message).unwrap_or_default();
                 remote.kill_actor(&home.node(), actor.id, why);
+                // The owner named it (its node does not know the name):
+                // dead for good, it frees the name here (only if this
+                // actor still holds it).
+                if let (Some(name), Some(names)) = (actor.name.get(), self.names()) {
+                    names.released(name, actor.id);
+                }
             } else {
                 remote.let_go_actor(&home.node(), actor.id);
             }

@@ -1,7 +1,9 @@
 //! C guests (`examples/c/`, built by `cargo xtask build-guests` with clang,
 //! wasi-libc and the checked-in bindings of `sdk/c/`): a C function reads a
 //! large raw object zero-copy through the mapping imports, and JSON numbers
-//! cross both ways.
+//! cross both ways; C functions keep a named, detached counter of the Rust
+//! `counter` component, find it by name, are refused a taken name and told
+//! an unknown one.
 
 use wray_host::{Arg, Codec, ErrorKind, Payload};
 
@@ -69,4 +71,60 @@ fn a_c_function_sums_a_large_raw_object_it_maps_and_adds_json_numbers() {
         "{err}"
     );
     assert!(err.message.contains("sum_bytes"), "{err}");
+}
+
+#[test]
+fn c_functions_keep_a_named_detached_actor_of_another_component() {
+    let t = TestNode::start(Setup {
+        num_cpus: 2,
+        ..Setup::default()
+    });
+    for name in ["counter", "keeper"] {
+        t.node.deploy_file(component(name)).expect("deploys");
+    }
+    let session = t.node.session().expect("a session");
+    let call = |function: &str, args: &[&str]| {
+        let args = args.iter().map(|a| json(a)).collect();
+        let ids = session
+            .submit("keeper", function, args, json_results())
+            .expect("submits");
+        session
+            .get_blocking(ids[0], None)
+            .map(|p| String::from_utf8(p.data).expect("UTF-8"))
+    };
+    assert_eq!(call("keep", &["\"tally\"", "5", "\"\""]), Ok("6".into()));
+    assert_eq!(call("bump", &["\"tally\""]), Ok("7".into()));
+
+    // A second actor asking the name: refused, naming the name and the
+    // holder; the holder is untouched.
+    let err = call("keep", &["\"tally\"", "0", "\"\""]).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::InvalidArgument, "{err}");
+    assert!(
+        err.message.contains("\"tally\" is taken") && err.message.contains("held by live actor"),
+        "{err}"
+    );
+    assert_eq!(call("bump", &["\"tally\""]), Ok("8".into()));
+
+    // An unknown name, and a name no actor can have.
+    let err = call("bump", &["\"nobody\""]).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::NotFound, "{err}");
+    assert!(
+        err.message.contains("no live actor is named `nobody`"),
+        "{err}"
+    );
+    let err = call("bump", &["\"a/b\""]).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::InvalidArgument, "{err}");
+    assert!(err.message.contains("contains `/`"), "{err}");
+
+    // Found with no class given (`get-actor` with an empty class), killed:
+    // the name is free again.
+    assert_eq!(call("drop", &["\"tally\""]), Ok("true".into()));
+    assert_eq!(
+        call("bump", &["\"tally\""]).unwrap_err().kind,
+        ErrorKind::NotFound
+    );
+    assert_eq!(
+        call("keep", &["\"tally\"", "100", "\"\""]),
+        Ok("101".into())
+    );
 }

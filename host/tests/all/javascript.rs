@@ -2,7 +2,8 @@
 //! with componentize-js): a JavaScript driver creates a JavaScript actor of
 //! another component and calls a Rust function, values crossing as JSON;
 //! a thrown `Error` comes back as an `application` error with its stack;
-//! the SDK's own end-to-end checks (`sdk/js/tests/api.js`) pass.
+//! the SDK's own end-to-end checks (`sdk/js/tests/api.js`, named actors
+//! included) pass.
 
 use crate::support::{component, Setup, TestNode};
 
@@ -64,6 +65,10 @@ fn the_javascript_sdk_passes_its_own_end_to_end_checks() {
         "ok kill",
         "ok the bindings' realm warmed before the snapshot (driver and a fresh task)",
         "ok a fresh instance sees no global the last task set",
+        "ok a named actor found from a task",
+        "ok a taken name is refused naming the holder",
+        "ok getIfExists returns the holder",
+        "ok getActor of an unknown name says so",
     ] {
         assert!(
             stdout.lines().any(|l| l == want),

@@ -644,8 +644,9 @@ extern void wray_runtime_tasks_create_actor(library_string_t *class_, wray_runti
 // with `actor`'s name and restart policy.
 extern void wray_runtime_tasks_create_actor_with(library_string_t *maybe_component, library_string_t *class_, wray_runtime_tasks_list_arg_t *args, wray_runtime_tasks_task_options_t *options, wray_runtime_tasks_actor_options_t *actor, wray_runtime_tasks_actor_id_t *ret);
 // The live actor named `name` (see `actor-options`), of class
-// `class` (Ray's `get_actor`): the caller holds a handle to it as if
-// it had created it (without owning it: its end does not kill the
+// `class`, or of any class when `class` is empty (Ray's `get_actor`):
+// the caller holds a handle to it as if it had created it (without
+// owning it: its end does not kill the
 // actor). Errors: `not-found` when no live actor has that name,
 // `invalid-argument` when its class is not `class`, `system` when the
 // cluster's directory cannot be read.

@@ -1,6 +1,6 @@
 // End-to-end checks of the SDK inside one component (driver + functions +
 // actors): node ../build.mjs api.js -o /tmp/api_js.wasm && wray run /tmp/api_js.wasm
-import { remote, actor, get, put, wait, cancel, kill, main, TaskError, ObjectRef, taskId, log, encodeJson, decodeJson, bindingsWarmed } from "wray";
+import { remote, actor, get, put, wait, cancel, kill, main, getActor, TaskError, ObjectRef, taskId, log, encodeJson, decodeJson, bindingsWarmed } from "wray";
 
 function check(cond, what) {
   if (!cond) throw new Error(`check failed: ${what}`);
@@ -49,6 +49,9 @@ export const wrapsFirst = remote(function wrapsFirst(refs) {
   } catch (e) {
     throw new Error("wrapped", { cause: e });
   }
+});
+export const incrNamed = remote(function incrNamed(name) {
+  return get(getActor(name).incr.remote(1));
 });
 export const throwsString = remote(function throwsString() {
   throw "a string";
@@ -153,6 +156,26 @@ main((args) => {
   } catch (e) {
     check(e.kind === "actor-died", `killed actor: ${e.kind}`);
   }
+  // Named actors (Ray's name= / get_actor) on one node.
+  const keeper = Acc.options({ name: "api-js-keeper", lifetime: "detached", maxRestarts: 1, maxTaskRetries: 1 }).remote(40);
+  check(get(incrNamed.remote("api-js-keeper")) === 41, "a named actor found from a task");
+  check(getActor("api-js-keeper").hex() === keeper.hex() && get(getActor("api-js-keeper").incr.remote(1)) === 42, "getActor in the driver");
+  let refused = null;
+  try {
+    Acc.options({ name: "api-js-keeper" }).remote(0);
+  } catch (e) {
+    refused = e;
+  }
+  check(refused !== null && refused.message.includes("taken") && refused.message.includes(keeper.hex()), "a taken name is refused naming the holder");
+  check(Acc.options({ name: "api-js-keeper", getIfExists: true }).remote(0).hex() === keeper.hex(), "getIfExists returns the holder");
+  let missing = null;
+  try {
+    getActor("api-js-nobody");
+  } catch (e) {
+    missing = e;
+  }
+  check(missing !== null && missing.kind === "not-found" && missing.message.includes("api-js-nobody"), "getActor of an unknown name says so");
+  check(kill(keeper) === true, "kill a detached named actor");
   check(/^[0-9a-f]{32}$/.test(taskId()), "taskId");
   log("a log line from the JS driver");
   check(args.length === 0 || args[0] === "x", "args");

@@ -117,6 +117,13 @@ class TaskOptions:
 
 
 @dataclass
+class ActorOptions:
+    name: Optional[str]
+    max_restarts: int
+    max_task_retries: int
+
+
+@dataclass
 class ResourceIds:
     name: str
     ids: List[Tuple[int, float]]
@@ -188,6 +195,14 @@ class Host:
         #: Other components: name -> fn(function, args, result_codec) -> payloads.
         self.components: Dict[str, Callable[[str, List[Any], Optional[Codec]], List[Payload]]] = {}
         self.gpu_ids: List[int] = []
+        #: The actor directory: name -> (actor, class).
+        self.names: Dict[str, Tuple[Tuple[int, int], str]] = {}
+        #: Every `create-actor-with`'s actor options, in order.
+        self.actor_options: List[ActorOptions] = []
+        #: Every `get-actor`'s (name, class), in order.
+        self.lookups: List[Tuple[str, str]] = []
+        #: Actors created by another component: (actor) -> class.
+        self.foreign: Dict[Tuple[int, int], str] = {}
 
     def new_task(self) -> TaskId:
         t = TaskId(0, self.next_task)
@@ -337,6 +352,43 @@ def create_actor_of(component: str, class_: str, args: List[Any], options: TaskO
     return task
 
 
+def create_actor_with(component: Optional[str], class_: str, args: List[Any], options: TaskOptions, actor: ActorOptions) -> TaskId:
+    """As the host: the actor is created, then takes its name; a name a
+    live actor holds kills it, its calls naming the holder."""
+    HOST.actor_options.append(actor)
+    if component is None:
+        task = create_actor(class_, args, options)
+    else:
+        task = create_actor_of(component, class_, args, options)
+        HOST.foreign[(task.hi, task.lo)] = class_
+    key_ = (task.hi, task.lo)
+    if actor.name is not None:
+        holder = HOST.names.get(actor.name)
+        if holder is not None and (holder[0] in HOST.actors or holder[0] in HOST.foreign):
+            HOST.actors.pop(key_, None)
+            HOST.foreign.pop(key_, None)
+            HOST.actor_errors[key_] = TaskError(
+                ErrorKind.ACTOR_DIED, f"{class_}.new", task,
+                f"it could not take its name: named actor `{actor.name}` already exists",
+            )
+        elif key_ in HOST.actors or key_ in HOST.foreign:
+            HOST.names[actor.name] = (key_, class_)
+    return task
+
+
+def get_actor(name: str, class_: str) -> TaskId:
+    HOST.lookups.append((name, class_))
+    held = HOST.names.get(name)
+    if held is None or not (held[0] in HOST.actors or held[0] in HOST.foreign):
+        raise Err(TaskError(ErrorKind.NOT_FOUND, "main", HOST.current, f"no live actor is named `{name}`"))
+    if class_ and held[1] != class_:
+        raise Err(TaskError(
+            ErrorKind.INVALID_ARGUMENT, "main", HOST.current,
+            f"the actor named `{name}` is of class `{held[1]}`, not `{class_}`",
+        ))
+    return TaskId(*held[0])
+
+
 def call_actor(actor: TaskId, method: str, args: List[Any], options: TaskOptions) -> List[ObjectId]:
     HOST.submitted.append((None, method, args, options))
     task = HOST.new_task()
@@ -356,7 +408,8 @@ def cancel(id: ObjectId, force: bool, recursive: bool) -> bool:
 
 
 def kill_actor(actor: TaskId) -> bool:
-    return HOST.actors.pop((actor.hi, actor.lo), None) is not None
+    k = (actor.hi, actor.lo)
+    return (HOST.actors.pop(k, None) is not None) | (HOST.foreign.pop(k, None) is not None)
 
 
 # runtime
@@ -421,7 +474,7 @@ def install(exports: Tuple[str, ...] = ALL_EXPORTS) -> Host:
     module("componentize_py_types", Err=Err, Ok=None, Some=None)
     type_names = [
         "TaskId", "ObjectId", "Codec", "Payload", "Arg_Value", "Arg_Object", "ErrorKind",
-        "TaskError", "ErrorCause", "ResourceRequest", "Limits", "TaskOptions", "ResourceIds", "FunctionKind",
+        "TaskError", "ErrorCause", "ResourceRequest", "Limits", "TaskOptions", "ActorOptions", "ResourceIds", "FunctionKind",
         "ParamInfo", "FunctionInfo", "ComponentInfo", "LogLevel",
     ]
     t = module("wit_world.imports.types", **{n: getattr(me, n) for n in type_names})
@@ -430,7 +483,8 @@ def install(exports: Tuple[str, ...] = ALL_EXPORTS) -> Host:
     tk = module(
         "wit_world.imports.tasks",
         submit=submit, submit_to=submit_to, create_actor=create_actor,
-        create_actor_of=create_actor_of, call_actor=call_actor, cancel=cancel, kill_actor=kill_actor,
+        create_actor_of=create_actor_of, create_actor_with=create_actor_with, get_actor=get_actor,
+        call_actor=call_actor, cancel=cancel, kill_actor=kill_actor,
     )
     rt = module(
         "wit_world.imports.runtime",

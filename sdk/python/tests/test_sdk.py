@@ -131,6 +131,17 @@ class Plain:
         return "pong"
 
 
+@wray.actor(max_restarts=2, lifetime="detached")
+class Resilient:
+    def ping(self) -> str:
+        return "pong"
+
+
+@wray.remote
+def bump_named(name: str) -> int:
+    return wray.get(wray.get_actor(name).increment.remote(by=2))
+
+
 driver_ran: List[List[str]] = []
 
 
@@ -406,6 +417,108 @@ class Sdk(unittest.TestCase):
         args = HOST.submitted[-1][2]
         self.assertEqual(json.loads(args[0].value.data), [{"$actor": c.hex()}])
         self.assertEqual([F.key(o) for o in args[0].value.refs], [(c._actor[0], c._actor[1], 1)])
+
+    def test_actor_name_lifetime_and_restarts_reach_the_host(self):
+        c = Counter.options(
+            name="keeper", lifetime="detached", max_restarts=1, max_task_retries=3, num_cpus=0.5
+        ).remote(5)
+        opts, actor = HOST.submitted[-1][3], HOST.actor_options[-1]
+        self.assertTrue(opts.detached)
+        self.assertEqual(opts.resources.num_cpus, 0.5)
+        self.assertEqual((actor.name, actor.max_restarts, actor.max_task_retries), ("keeper", 1, 3))
+        # The name was read back once given out: this actor holds it.
+        self.assertEqual(HOST.lookups, [("keeper", "Counter")])
+        self.assertEqual(wray.get(c.increment.remote()), 6)
+        # -1 is Ray's "no limit": the WIT's largest u32.
+        Plain.options(max_restarts=-1).remote()
+        self.assertEqual(HOST.actor_options[-1].max_restarts, (1 << 32) - 1)
+        self.assertIsNone(HOST.actor_options[-1].name)
+        # Declared on the class: every creation says it.
+        Resilient.remote()
+        self.assertEqual(HOST.actor_options[-1].max_restarts, 2)
+        self.assertTrue(HOST.submitted[-1][3].detached)
+        # Without a name or restarts, the plain create-actor.
+        before = len(HOST.actor_options)
+        Plain.remote()
+        self.assertEqual(len(HOST.actor_options), before)
+
+    def test_get_actor_finds_a_named_actor_with_its_class(self):
+        c = Counter.options(name="keeper").remote(10)
+        found = wray.get_actor("keeper")
+        self.assertEqual(found, c)
+        # Typed: keyword arguments and defaults bind as on the creator's.
+        self.assertEqual(wray.get(found.increment.remote(by=5)), 15)
+        self.assertEqual(wray.get(found.increment.remote()), 16)
+        with self.assertRaises(AttributeError):
+            found.nope
+        # From a task, by name.
+        self.assertEqual(wray.get(bump_named.remote("keeper")), 18)
+        # An actor of a class this component does not define: any method,
+        # positional arguments; the lookup tries this component's classes
+        # first, then any class.
+        other = wray.actor_class("counter/Tally").options(name="tally").remote(0)
+        HOST.lookups.clear()
+        t = wray.get_actor("tally")
+        self.assertEqual(t, other)
+        self.assertEqual(HOST.lookups[-1], ("tally", ""))
+        self.assertIn(("tally", "Counter"), HOST.lookups)
+        self.assertIsNone(t._class)
+
+    def test_get_actor_of_an_unknown_name_raises_naming_it(self):
+        with self.assertRaises(ValueError) as cm:
+            wray.get_actor("nobody")
+        self.assertIn("nobody", str(cm.exception))
+        self.assertIn("no live actor is named `nobody`", str(cm.exception))
+        c = Counter.options(name="gone").remote()
+        self.assertTrue(wray.kill(c))
+        with self.assertRaises(ValueError):
+            wray.get_actor("gone")
+        for bad in ("", "a/b", "x@1", "tab\there", ".", "..", "n" * 129, 7):
+            with self.assertRaises(ValueError, msg=repr(bad)):
+                wray.get_actor(bad)
+            with self.assertRaises(ValueError, msg=repr(bad)):
+                Counter.options(name=bad)
+
+    def test_a_taken_name_is_refused_at_creation_naming_the_holder(self):
+        first = Counter.options(name="keeper").remote(1)
+        with self.assertRaises(ValueError) as cm:
+            Counter.options(name="keeper").remote(2)
+        message = str(cm.exception)
+        self.assertIn("keeper", message)
+        self.assertIn("taken", message)
+        self.assertIn(first.hex(), message)
+        # The holder is untouched; the refused actor was not kept.
+        self.assertEqual(wray.get(first.increment.remote()), 2)
+        # Held by an actor of another class: refused too, saying which.
+        with self.assertRaises(ValueError) as cm:
+            Plain.options(name="keeper").remote()
+        self.assertIn("Counter", str(cm.exception))
+        self.assertEqual(wray.get(wray.get_actor("keeper").increment.remote()), 3)
+
+    def test_get_if_exists_returns_the_holder_or_creates_one(self):
+        a = Counter.options(name="once", get_if_exists=True).remote(100)
+        b = Counter.options(name="once", get_if_exists=True).remote(0)
+        self.assertEqual(a, b)
+        self.assertEqual(wray.get(b.increment.remote()), 101)
+        # Only one actor was created.
+        self.assertEqual(len(HOST.actor_options), 1)
+        with self.assertRaises(ValueError):
+            Plain.options(name="once", get_if_exists=True).remote()
+
+    def test_actor_options_are_checked(self):
+        for bad in (
+            {"lifetime": "forever"},
+            {"max_restarts": -2},
+            {"max_restarts": 1 << 32},
+            {"max_task_retries": 1.5},
+            {"max_restarts": True},
+            {"lifetime": "detached", "detached": False},
+            {"num_returns": 2},
+        ):
+            with self.assertRaises((ValueError, TypeError), msg=repr(bad)):
+                Counter.options(**bad)
+        with self.assertRaises(TypeError):
+            wray.actor(name="x")(type("Named", (), {}))
 
     def test_qualified_functions_and_classes(self):
         calls = []

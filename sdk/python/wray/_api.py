@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 
 from . import _codec, _host
 from ._codec import decode_json, encode_json
-from ._errors import INVALID_ARGUMENT, SYSTEM
+from ._errors import INVALID_ARGUMENT, NOT_FOUND, SYSTEM, TaskError
 from ._ids import ObjectKey, TaskKey, actor_handle_object, parse_task_hex, task_hex
 from ._refs import ObjectRef
 
@@ -25,8 +25,48 @@ from ._refs import ObjectRef
 #: Resources and limits: declared on a function or class, or set per call.
 _RESOURCE_OPTIONS = ("num_cpus", "num_gpus", "memory", "resources", "max_memory", "timeout_ms", "fuel")
 _FUNCTION_OPTIONS = frozenset(_RESOURCE_OPTIONS + ("num_returns", "reuse"))
-_ACTOR_OPTIONS = frozenset(_RESOURCE_OPTIONS + ("detached",))
+#: What an actor's creation says beside its resources and limits (never
+#: declared to the host): its lifetime and restart policy, declared on the
+#: class (``@wray.actor(max_restarts=1)``) or set per creation.
+_LIFE_OPTIONS = ("detached", "lifetime", "max_restarts", "max_task_retries")
+_ACTOR_DECLARED_OPTIONS = frozenset(_RESOURCE_OPTIONS + _LIFE_OPTIONS)
+#: ``.options(...)`` of an actor class: the above, its name, and whether to
+#: take the actor already holding the name (Ray's ``get_if_exists``).
+_ACTOR_OPTIONS = frozenset(_ACTOR_DECLARED_OPTIONS | {"name", "get_if_exists"})
 _METHOD_OPTIONS = frozenset(("num_returns",))
+
+#: ``max_restarts`` / ``max_task_retries`` travel as WIT ``u32``; -1 (Ray's
+#: "infinite") is its largest value.
+_U32_MAX = (1 << 32) - 1
+#: The longest actor name, in UTF-8 bytes (the actor directory's limit).
+MAX_ACTOR_NAME_BYTES = 128
+
+
+def check_actor_name(where: str, name: Any) -> str:
+    """``name`` if the actor directory takes it (the WIT's rule for
+    ``actor-options.name``): 1 to 128 bytes of UTF-8, no ``/``, ``@`` or
+    control character, not ``.`` or ``..``; else ValueError saying why."""
+    if not isinstance(name, str):
+        raise ValueError(f"{where}: an actor name is a str, got {type(name).__name__}")
+    try:
+        size = len(name.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise ValueError(f"{where}: actor name {name!r} is not valid UTF-8") from None
+    if size == 0:
+        why = "it is empty"
+    elif size > MAX_ACTOR_NAME_BYTES:
+        why = f"it is {size} bytes long, over {MAX_ACTOR_NAME_BYTES}"
+    elif "/" in name:
+        why = "it contains `/`"
+    elif "@" in name:
+        why = "it contains `@`"
+    elif any(ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F for ch in name):
+        why = "it contains a control character"
+    elif name in (".", ".."):
+        why = "it is `.` or `..`"
+    else:
+        return name
+    raise ValueError(f"{where}: actor name {name[:MAX_ACTOR_NAME_BYTES]!r} is refused: {why}")
 
 
 def _check_options(where: str, opts: Dict[str, Any], allowed: Iterable[str]) -> Dict[str, Any]:
@@ -54,9 +94,23 @@ def _check_options(where: str, opts: Dict[str, Any], allowed: Iterable[str]) -> 
                 if not isinstance(name, str) or isinstance(q, bool) or not isinstance(q, (int, float)) or not q >= 0:
                     raise ValueError(f"{where}: resources must map names to numbers >= 0, got {v!r}")
             v = {name: float(q) for name, q in v.items()}
-        elif k in ("reuse", "detached"):
+        elif k in ("reuse", "detached", "get_if_exists"):
             v = bool(v)
+        elif k == "lifetime":
+            if v not in ("detached", "non_detached"):
+                raise ValueError(f"{where}: lifetime must be \"detached\" or \"non_detached\", got {v!r}")
+        elif k in ("max_restarts", "max_task_retries"):
+            if isinstance(v, bool) or not isinstance(v, int) or not -1 <= v <= _U32_MAX:
+                raise ValueError(f"{where}: {k} must be an int from -1 (no limit) to {_U32_MAX}, got {v!r}")
+            v = _U32_MAX if v == -1 else v
+        elif k == "name":
+            v = check_actor_name(where, v)
         out[k] = v
+    if "lifetime" in out:
+        detached = out.pop("lifetime") == "detached"
+        if out.get("detached", detached) != detached:
+            raise ValueError(f"{where}: lifetime and detached disagree")
+        out["detached"] = detached
     return out
 
 
@@ -353,7 +407,7 @@ class ActorHandle:
 
     Handles are counted, as in Ray: once the last one is gone, in every task
     and value that had one, the actor exits after the calls already
-    submitted to it (unless created with ``detached=True``)."""
+    submitted to it (unless created with ``lifetime="detached"``)."""
 
     __slots__ = ("_actor", "_hold", "_class", "__weakref__")
 
@@ -465,8 +519,9 @@ class ActorClass:
         self._name = cls.__name__
         self._declared = declared
         if call_options is None:
-            # `detached` is not declared to the host: every creation says it.
-            call_options = {"detached": True} if declared.get("detached") else {}
+            # The lifetime and restart policy are not declared to the host:
+            # every creation says them.
+            call_options = {k: declared[k] for k in _LIFE_OPTIONS if k in declared}
         self._call_options = call_options
         init = cls.__init__ if cls.__init__ is not object.__init__ else object.__init__
         self._sig = _Signature(init, f"{self._name}.__init__", skip_self=init is not object.__init__)
@@ -496,14 +551,31 @@ class ActorClass:
         _host.require()
         values = self._sig.bind(args, kwargs)
         wargs = _encode_args(f"{self._name}.__init__", values, raw_bytes=True)
-        actor = _host.create_actor(None, self._name, wargs, _host.options(1, self._call_options))
-        return ActorHandle(actor, self)
+        return _create_actor(None, self._name, wargs, self._call_options, self)
 
     def options(self, **options: Any) -> "ActorClass":
-        """A copy creating actors with ``options`` (``num_cpus``, ``num_gpus``,
-        ``memory``, ``resources`` held for the actor's lifetime;
-        ``max_memory``, ``timeout_ms``, ``fuel`` for each call; ``detached``:
-        the actor lives until killed, past its job's end)."""
+        """A copy creating actors with ``options`` (Ray's
+        ``Cls.options(...)``):
+
+        - ``num_cpus``, ``num_gpus``, ``memory``, ``resources``: held for
+          the actor's lifetime; ``max_memory``, ``timeout_ms``, ``fuel``:
+          limits of each call.
+        - ``name``: a name unique in the cluster while the actor lives
+          (1 to 128 bytes, no ``/``, ``@`` or control character), which
+          :func:`get_actor` finds it by from any task, job and node. A name
+          a live actor holds already makes ``.remote()`` raise ValueError
+          naming that actor (the new one is not kept), unless
+          ``get_if_exists=True``: then ``.remote()`` returns the holder's
+          handle (an actor of this class; another class is a ValueError).
+        - ``lifetime="detached"`` (or ``detached=True``): the actor lives
+          until it is killed, past its job and its last handle
+          (``"non_detached"``, the default: until its last handle goes).
+        - ``max_restarts``: times the actor is created again (its
+          constructor re-run with the same arguments) on another node
+          after its node died; ``max_task_retries``: times a call that was
+          running then runs again on the new instance. 0 by default, -1:
+          no limit.
+        """
         opts = _check_options(f"{self._name}.options", options, _ACTOR_OPTIONS)
         merged = dict(self._call_options)
         merged.update(opts)
@@ -537,8 +609,7 @@ class QualifiedActorClass:
             raise TypeError(f"{self._label}: another component's constructor takes positional arguments only")
         _host.require()
         wargs = _encode_args(f"{self._label}.new", args, raw_bytes=False)
-        actor = _host.create_actor(self._component, self._name, wargs, _host.options(1, self._call_options))
-        return ActorHandle(actor, self)
+        return _create_actor(self._component, self._name, wargs, self._call_options, self)
 
     def options(self, **options: Any) -> "QualifiedActorClass":
         """A copy creating actors with ``options`` (see ``ActorClass.options``)."""
@@ -553,10 +624,113 @@ class QualifiedActorClass:
 
 def actor_class(qualified: str, **options: Any) -> QualifiedActorClass:
     """An actor class of another deployed component, by its qualified name
-    ``"component/Class"``, created with ``tasks.create-actor-of``."""
+    ``"component/Class"``, created with ``tasks.create-actor-of`` (with
+    ``tasks.create-actor-with`` when a name or restart policy is set; the
+    options are :meth:`ActorClass.options`'s)."""
     component, name = _split_qualified(qualified, "actor_class")
     opts = _check_options(f"wray.actor_class({qualified!r})", options, _ACTOR_OPTIONS)
     return QualifiedActorClass(component, name, opts)
+
+
+# -- named actors ------------------------------------------------------------
+
+
+def _named(name: str, class_name: str) -> Tuple[Optional[TaskKey], Optional[TaskError]]:
+    """The live actor named ``name`` if it is of class ``class_name`` (any
+    class when empty), now held by this task; else the host's error
+    (``not-found``: no live actor has the name; ``invalid-argument``: one of
+    another class has it)."""
+    try:
+        return _host.get_actor(name, class_name), None
+    except TaskError as e:
+        return None, e
+
+
+def _create_actor(component: Optional[str], class_name: str, wargs: List[Any], call_options: Dict[str, Any], actor_class: Any) -> ActorHandle:
+    """Creates an actor of ``class_name`` (of ``component``, None: this
+    one) with ``call_options``; its handle. A named actor's name is read
+    back from the actor directory once the host has given it out (it does
+    so before ``create-actor-with`` returns): held by another actor, the
+    new one is dead already (the host kills an actor that cannot take its
+    name), and this raises ValueError naming the holder, or returns the
+    holder with ``get_if_exists``."""
+    name = call_options.get("name")
+    get_if_exists = name is not None and call_options.get("get_if_exists", False)
+    label = class_name if component is None else f"{component}/{class_name}"
+    if get_if_exists:
+        held, err = _named(name, class_name)
+        if held is not None:
+            return ActorHandle(held, actor_class)
+        if err is not None and err.kind != NOT_FOUND:
+            raise _name_taken(name, label, None, err)
+    actor = _host.create_actor(component, class_name, wargs, _host.options(1, call_options), call_options)
+    handle = ActorHandle(actor, actor_class)
+    if name is None:
+        return handle
+    held, err = _named(name, class_name)
+    if held is None:
+        if err is not None and err.kind == INVALID_ARGUMENT:
+            raise _name_taken(name, label, None, err)
+        # Not found: the new actor died before its name could be read
+        # (its calls say why); or the directory cannot be read now.
+        return handle
+    if held == actor:
+        return handle
+    holder = ActorHandle(held, actor_class)
+    if get_if_exists:
+        return holder
+    raise _name_taken(name, label, holder.hex(), None)
+
+
+def _name_taken(name: str, label: str, holder: Optional[str], err: Optional[TaskError]) -> Exception:
+    """The error of a creation whose name another actor holds (Ray's
+    ValueError), or of a lookup the directory could not answer."""
+    if err is not None and err.kind not in (NOT_FOUND, INVALID_ARGUMENT):
+        return err
+    why = f"it is held by live actor {holder}" if holder else err.message if err else "it is held"
+    return ValueError(
+        f"{label}.options(name={name!r}): the name is taken: {why}; a name is held until "
+        f"its actor dies: reach that actor with wray.get_actor({name!r}), "
+        "or pass get_if_exists=True"
+    )
+
+
+def get_actor(name: str) -> ActorHandle:
+    """The live actor named ``name`` (Ray's ``ray.get_actor``), from any
+    task of any job on any node: a handle whose methods are called as on
+    the creator's (``wray.get_actor("keeper").increment.remote()``). The
+    handle does not own the actor: dropping it does not end a detached one.
+
+    When its class has the name of one of this component's actor classes,
+    the handle is that class's (its methods checked, keyword arguments and
+    defaults bound, ``num_returns`` as declared); otherwise any method may
+    be called, with positional arguments.
+
+    Raises:
+        ValueError: no live actor has that name (the message names it), or
+            the name is not one an actor can have.
+        TaskError: the cluster's actor directory cannot be read.
+    """
+    check_actor_name("wray.get_actor", name)
+    _host.require()
+    for class_name, ac in actor_classes.items():
+        held, err = _named(name, class_name)
+        if held is not None:
+            return ActorHandle(held, ac)
+        if err is not None and err.kind != INVALID_ARGUMENT:
+            raise _lookup_failed(name, err)
+    held, err = _named(name, "")
+    if held is not None:
+        return ActorHandle(held, None)
+    raise _lookup_failed(name, err)
+
+
+def _lookup_failed(name: str, err: Optional[TaskError]) -> Exception:
+    if err is None:
+        return ValueError(f"wray.get_actor({name!r}): no live actor is named `{name}`")
+    if err.kind == NOT_FOUND:
+        return ValueError(f"wray.get_actor({name!r}): {err.message}")
+    return err
 
 
 # -- decorators ----------------------------------------------------------------
@@ -581,7 +755,7 @@ def _register_function(fn: Callable[..., Any], opts: Dict[str, Any]) -> Callable
 
 
 def _register_actor(cls: type, opts: Dict[str, Any]) -> ActorClass:
-    declared = _check_options(f"@wray.actor on {cls.__name__}", opts, _ACTOR_OPTIONS)
+    declared = _check_options(f"@wray.actor on {cls.__name__}", opts, _ACTOR_DECLARED_OPTIONS)
     ac = ActorClass(cls, declared)
     _check_name_free(ac._name, "actor class")
     actor_classes[ac._name] = ac
@@ -611,8 +785,11 @@ def remote(*args: Any, **options: Any) -> Any:
 
 def actor(*args: Any, **options: Any) -> Any:
     """Marks an actor class (``@wray.actor`` or ``@wray.actor(num_cpus=..,
-    num_gpus=.., memory=.., max_memory=.., timeout_ms=.., resources={..})``:
-    resources held for the actor's lifetime, limits applying to each call)."""
+    num_gpus=.., memory=.., max_memory=.., timeout_ms=.., resources={..},
+    lifetime=.., max_restarts=.., max_task_retries=..)``: resources held for
+    the actor's lifetime, limits applying to each call, and the lifetime and
+    restart policy of every actor of the class unless ``Cls.options(..)``
+    says otherwise; see :meth:`ActorClass.options`)."""
     if len(args) == 1 and not options and isinstance(args[0], type):
         return _register_actor(args[0], {})
     if args:

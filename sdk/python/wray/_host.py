@@ -294,11 +294,39 @@ def submit(component: Optional[str], function: str, args: List[Any], opts: Any) 
     return [okey(o) for o in ids]
 
 
-def create_actor(component: Optional[str], cls: str, args: List[Any], opts: Any) -> TaskKey:
+def actor_options(opts: dict) -> Any:
+    """WIT ``actor-options`` of ``opts`` (``name``, ``max_restarts``,
+    ``max_task_retries``), or None when it sets none of them."""
+    name = opts.get("name")
+    restarts = int(opts.get("max_restarts", 0))
+    retries = int(opts.get("max_task_retries", 0))
+    if name is None and restarts == 0 and retries == 0:
+        return None
+    return types.ActorOptions(name, restarts, retries)
+
+
+def create_actor(component: Optional[str], cls: str, args: List[Any], opts: Any, life: Optional[dict] = None) -> TaskKey:
+    """Creates an actor of ``cls`` (of ``component``; None: this one) with
+    WIT task-options ``opts``, and the name and restart policy in ``life``
+    (see :func:`actor_options`) through ``tasks.create-actor-with``."""
     _refs.flush_releases()
+    actor = actor_options(life or {})
+    if actor is not None:
+        return tkey(tasks.create_actor_with(component, cls, args, opts, actor))
     if component is None:
         return tkey(tasks.create_actor(cls, args, opts))
     return tkey(tasks.create_actor_of(component, cls, args, opts))
+
+
+def get_actor(name: str, cls: str) -> TaskKey:
+    """The live actor named ``name`` of class ``cls`` (any class when
+    empty), now held by the calling task; raises :class:`TaskError`
+    (``not-found``, ``invalid-argument`` for another class, ``system``)."""
+    _refs.flush_releases()
+    try:
+        return tkey(tasks.get_actor(name, cls))
+    except Err as e:
+        raise from_wit_error(e.value) from None
 
 
 def call_actor(actor: TaskKey, method: str, args: List[Any], opts: Any) -> List[ObjectKey]:

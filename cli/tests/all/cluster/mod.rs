@@ -19,6 +19,7 @@ mod membership;
 mod placement;
 mod reduce;
 mod relay;
+mod sdk_actors;
 mod spread;
 mod tls;
 mod work;
