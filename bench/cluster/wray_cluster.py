@@ -29,6 +29,10 @@ nothing here touches /tmp/wray). Cases, one JSON line each on stdout
               one node and of three, each `--num-cpus 1`: the burst's time
               against the ideal (ceil(N / nodes) x MS), where the tasks
               ran, and the tasks moved from a queue to a node with room.
+  scale       `cluster_burst N MS` of short one-CPU tasks on one node of C
+              CPUs, then on --scale-nodes such nodes: tasks per second, and
+              the ratio (not run by default: `--only scale`, for a machine
+              with the cores; bench/cluster/scale16.sh).
   kill_retry  `cluster_spread 8 3000` on node 1, nodes 2 and 3 with
               {"accelerator": 8}; the node running the tasks (all 8 land on
               one) is SIGKILLed ~1 s in (--kill-runs), or SIGSTOPped (a hung
@@ -160,7 +164,7 @@ class Wray:
         peer = f"http://127.0.0.1:{pport}"
         logf = open(os.path.join(self.tmp, "etcd.log"), "w")
         self.etcd = subprocess.Popen(
-            ["etcd", "--name", "wray-bench", "--data-dir", data,
+            [os.environ.get("ETCD_BIN", "etcd"), "--name", "wray-bench", "--data-dir", data,
              "--listen-client-urls", self.etcd_url, "--advertise-client-urls", self.etcd_url,
              "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
              "--initial-cluster", f"wray-bench={peer}"],
@@ -196,8 +200,8 @@ class Wray:
             raise RuntimeError(f"wray {' '.join(a)}: exit {r.returncode}\n{r.stdout}{r.stderr}")
         return r
 
-    def start_node(self, name, cluster, resources=None):
-        a = ["start", "--port", "0", "--num-cpus", "1", "--etcd", self.etcd_url,
+    def start_node(self, name, cluster, resources=None, cpus=1):
+        a = ["start", "--port", "0", "--num-cpus", str(cpus), "--etcd", self.etcd_url,
              "--cluster", cluster, "--cluster-token-file", self.token_file,
              "--lease-ttl", "4", "--heartbeat-ms", "500"]
         if resources:
@@ -213,12 +217,13 @@ class Wray:
         self.nodes.append(node)
         return node
 
-    def cluster(self, layout):
-        """Fresh nodes: layout is a list of resource dicts (node 1 first);
-        api.wasm deployed on node 1; waits until every node sees all."""
+    def cluster(self, layout, cpus=1):
+        """Fresh nodes of `cpus` CPUs each: layout is a list of resource
+        dicts (node 1 first); api.wasm deployed on node 1; waits until
+        every node sees all."""
         self.clusters += 1
         name = f"bench{self.clusters}"
-        nodes = [self.start_node(f"node{i + 1}", name, res) for i, res in enumerate(layout)]
+        nodes = [self.start_node(f"node{i + 1}", name, res, cpus) for i, res in enumerate(layout)]
         deadline = time.time() + 30
         while True:
             seen = [sum(1 for n in x.get("/v1/nodes") if n["state"] == "ALIVE") for x in nodes]
@@ -564,6 +569,39 @@ class Wray:
             finally:
                 self.stop_nodes(nodes)
 
+    def scale(self):
+        """Many short one-CPU tasks from one driver: one node of C CPUs,
+        then N such nodes (issue 37's check on a 16-core machine: four
+        nodes of four CPUs at no less than 0.8 x 4 of one node's rate)."""
+        a = self.args
+        rates = {}
+        for k in (1, a.scale_nodes):
+            nodes = self.cluster([None] * k, cpus=a.scale_cpus)
+            try:
+                names = {n.node_id: n.name for n in nodes}
+                self.job(nodes[0], "cluster_burst", min(1000, a.scale_tasks), a.scale_ms)
+                took, per = [], {}
+                for _ in range(a.scale_runs):
+                    _, _, _, out = self.job(nodes[0], "cluster_burst", a.scale_tasks, a.scale_ms)
+                    line = next(x for x in out if x.startswith("burst "))
+                    took.append(int(line.split()[2]) / 1000)
+                    per = {}
+                    for x in out:
+                        if x.startswith("ran "):
+                            _, node, count = x.split()
+                            per[names.get(node, node)] = int(count)
+                rates[k] = a.scale_tasks / statistics.median(took)
+                emit(
+                    bench="scale", nodes=k, cpus_per_node=a.scale_cpus, tasks=a.scale_tasks,
+                    task_ms=a.scale_ms, runs=len(took),
+                    tasks_per_s=round(rates[k], 1),
+                    all_s=[round(x, 3) for x in took],
+                    last_run_tasks_per_node=dict(sorted(per.items())),
+                    over_one_node=round(rates[k] / rates[1], 2) if k > 1 else None,
+                )
+            finally:
+                self.stop_nodes(nodes)
+
     def metric(self, node, name):
         req = urllib.request.Request(
             node.url + "/metrics", headers={"Authorization": "Bearer " + node.token})
@@ -697,7 +735,7 @@ class Wray:
         return rec
 
 
-CASES = ("transfer", "roundtrip", "throughput", "spread", "tree_reduce", "kill_retry")
+CASES = ("transfer", "roundtrip", "throughput", "spread", "tree_reduce", "kill_retry", "scale")
 
 
 def main():
@@ -705,7 +743,7 @@ def main():
     ap.add_argument("--wray", required=True)
     ap.add_argument("--wasm", required=True)
     ap.add_argument("--tmp", required=True)
-    ap.add_argument("--only", default=",".join(CASES))
+    ap.add_argument("--only", default=",".join(c for c in CASES if c != "scale"))
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--sizes", default="1,64,1024", help="MiB")
     ap.add_argument("--transfer-runs", type=int, default=5)
@@ -726,6 +764,11 @@ def main():
     ap.add_argument("--burst", default="12x500,24x250,300x10",
                     help="bursts of the spread case: TASKSxMS,...")
     ap.add_argument("--spread-runs", type=int, default=3)
+    ap.add_argument("--scale-nodes", type=int, default=4, help="nodes of the scale case")
+    ap.add_argument("--scale-cpus", type=int, default=4, help="CPUs of each node there")
+    ap.add_argument("--scale-tasks", type=int, default=20000)
+    ap.add_argument("--scale-ms", type=int, default=1, help="each task's sleep")
+    ap.add_argument("--scale-runs", type=int, default=3)
     ap.add_argument("--start-arg", dest="start_args", action="append", default=[],
                     help="extra `wray start` argument (repeatable)")
     args = ap.parse_args()
@@ -734,6 +777,8 @@ def main():
     if args.quick:
         args.burst = [(12, 200)]
         args.spread_runs = 1
+        args.scale_tasks = 500
+        args.scale_runs = 1
         args.sizes = [1, 64]
         args.transfer_runs = 2
         args.rtt_calls = 100

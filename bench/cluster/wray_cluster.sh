@@ -8,7 +8,7 @@
 # may replace them while this runs):
 #   ${WRAY_BIN:-$HOME/.cache/wray/target/release/wray}
 #   ${WRAY_WASM_DIR:-$HOME/.cache/wray/target/wasm}/api.wasm
-# Needs Debian's `etcd` on PATH and python3 (stdlib only). Everything it
+# Needs Debian's `etcd` on PATH (or ETCD_BIN) and python3 (stdlib only). Everything it
 # starts (etcd, `wray start` nodes) lives under one temporary directory
 # (TMPDIR is pointed there, so node directories are DIR/wray/node-PID) and
 # is stopped at the end: the nodes with `wray stop`, then anything still
@@ -26,7 +26,8 @@ for f in "$BIN" "$WASM_DIR/api.wasm"; do
         exit 2
     fi
 done
-command -v etcd >/dev/null || { echo "wray_cluster.sh: no etcd on PATH (apt-get install etcd-server)" >&2; exit 2; }
+export ETCD_BIN="${ETCD_BIN:-etcd}"
+command -v "$ETCD_BIN" >/dev/null || { echo "wray_cluster.sh: no etcd ($ETCD_BIN; apt-get install etcd-server, or set ETCD_BIN)" >&2; exit 2; }
 
 TMP="$(mktemp -d /tmp/wray-cluster-bench.XXXXXX)"
 cleanup() {

@@ -12,6 +12,7 @@
 //! Every wait polls a state with a deadline; no sleep stands for one.
 
 mod actors;
+mod bench;
 mod etcd_outage;
 mod harness;
 mod hostile_peers;
