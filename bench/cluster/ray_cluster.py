@@ -151,13 +151,13 @@ LEAF_ELEMS = MiB // 8  # 1 MiB of float64
 
 
 @ray.remote(num_cpus=1)
-@ray.remote(num_cpus=1)
 def busy(ms):
     """Sleeps ms holding one CPU; the node it ran on."""
     time.sleep(ms / 1000)
     return ray.get_runtime_context().get_node_id()
 
 
+@ray.remote(num_cpus=1)
 def leaf(i, ms):
     time.sleep(ms / 1000)
     return np.full(LEAF_ELEMS, float(i))
