@@ -340,28 +340,53 @@ impl SessionArg {
 }
 
 /// Arguments of `wray objects`.
-pub type ObjectsArgs = SessionArg;
+#[derive(Args)]
+pub struct ObjectsArgs {
+    #[command(flatten)]
+    session: SessionArg,
+    #[command(flatten)]
+    address: crate::remote_state::AddressArg,
+}
 
-/// Prints the objects of a session: id, size, location, holders.
+/// Prints the objects: id, size, location, holders: of a session (by
+/// id), or with `--address` of every node's store (newest first, with the
+/// node holding each).
 ///
 /// # Errors
-/// No session, or an unreadable `objects.json`.
+/// No session, or an unreadable `objects.json`; the node at `--address`
+/// cannot be reached.
 pub fn objects(args: ObjectsArgs) -> anyhow::Result<()> {
-    let listing: wray_api::ObjectListing = args.read("objects.json")?;
-    let all = &listing.objects;
-    let total = listing.total;
+    let (all, total) = match args.address.client()? {
+        Some(client) => {
+            let read = args
+                .address
+                .rows::<wray_api::ObjectList>(&client, "/v1/objects")?;
+            crate::remote_state::tell_unreachable(&read.unreachable);
+            let total = read.rows.len() as u64 + u64::from(read.more);
+            (read.rows, total)
+        }
+        None => {
+            let listing: wray_api::ObjectListing = args.session.read("objects.json")?;
+            (listing.objects, listing.total)
+        }
+    };
     println!(
-        "{:<40}  {:>12}  {:<13}  {:>7}",
+        "{:<40}  {:>12}  {:<13}  {:>7}  NODE",
         "OBJECT ID", "SIZE", "LOCATION", "HOLDERS"
     );
-    for o in all {
+    for o in &all {
+        let node = if o.node_id.is_empty() {
+            "-"
+        } else {
+            &o.node_id
+        };
         println!(
-            "{:<40}  {:>12}  {:<13}  {:>7}",
+            "{:<40}  {:>12}  {:<13}  {:>7}  {node}",
             o.id, o.size, o.location, o.holders
         );
     }
     if total > all.len() as u64 {
-        println!("{total} objects (the first {} by id listed)", all.len());
+        println!("{total} objects (the first {} listed)", all.len());
     } else {
         println!("{total} objects");
     }

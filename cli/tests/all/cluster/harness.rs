@@ -348,10 +348,16 @@ pub fn wait_job_end(node: &StartedNode, id: &str, limit: Duration) -> String {
     status()
 }
 
-/// The rows of `node`'s task table (its last 1,000).
+/// The rows of `node`'s tasks (the last 1,000 it ran or runs).
 pub fn tasks(node: &StartedNode) -> Vec<Value> {
-    let table = node.get("/v1/tasks?limit=1000");
+    let table = node.get(&tasks_of(node));
     table["tasks"].as_array().cloned().unwrap_or_default()
+}
+
+/// The path of the last 1,000 tasks `node` ran or runs (`?node=` its id:
+/// a node's `/v1/tasks` answers for the whole cluster).
+pub fn tasks_of(node: &StartedNode) -> String {
+    format!("/v1/tasks?limit=1000&node={}", node.node_id)
 }
 
 /// How many of `node`'s tasks of `functions` are in `state`.

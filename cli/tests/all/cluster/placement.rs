@@ -34,9 +34,9 @@ pub(super) fn post(node: &StartedNode, path: &str, body: &Value) -> (u16, Value,
     )
 }
 
-/// The tasks of `function` in `node`'s task table.
+/// The tasks of `function` that `node` ran.
 fn tasks_of(node: &StartedNode, function: &str) -> Vec<Value> {
-    let tasks = node.get("/v1/tasks?limit=1000");
+    let tasks = node.get(&super::harness::tasks_of(node));
     tasks["tasks"]
         .as_array()
         .expect("a task list")
