@@ -292,14 +292,18 @@ pub(crate) fn status(client: &Client) -> anyhow::Result<()> {
                 None => "dead".to_string(),
             }
         };
-        let here = if n.node_id == me { ", asked" } else { "" };
+        let here = if n.node_id == me {
+            " [the node asked]"
+        } else {
+            ""
+        };
         let at = n
             .http_address
             .as_deref()
             .or(n.address.as_deref())
             .map(|a| format!(" at {a}"))
             .unwrap_or_default();
-        println!("  {} ({state}{here}){at}", n.node_id);
+        println!("  {} ({state}){at}{here}", n.node_id);
         if n.alive {
             println!(
                 "    {}; {} tasks running; object store {} of {}",

@@ -356,11 +356,12 @@ pub struct ObjectsArgs {
 /// No session, or an unreadable `objects.json`; the node at `--address`
 /// cannot be reached.
 pub fn objects(args: ObjectsArgs) -> anyhow::Result<()> {
-    let (all, total) = match args.address.client()? {
+    let remote = args.address.client()?;
+    let (all, total) = match &remote {
         Some(client) => {
             let read = args
                 .address
-                .rows::<wray_api::ObjectList>(&client, "/v1/objects")?;
+                .rows::<wray_api::ObjectList>(client, "/v1/objects")?;
             crate::remote_state::tell_unreachable(&read.unreachable);
             let total = read.rows.len() as u64 + u64::from(read.more);
             (read.rows, total)
@@ -370,23 +371,32 @@ pub fn objects(args: ObjectsArgs) -> anyhow::Result<()> {
             (listing.objects, listing.total)
         }
     };
+    // A cluster's objects name the node holding each.
+    let node = |o: &wray_api::ObjectInfo| {
+        if remote.is_some() {
+            format!("  {}", o.node_id)
+        } else {
+            String::new()
+        }
+    };
+    let heading = if remote.is_some() { "  NODE" } else { "" };
     println!(
-        "{:<40}  {:>12}  {:<13}  {:>7}  NODE",
+        "{:<40}  {:>12}  {:<13}  {:>7}{heading}",
         "OBJECT ID", "SIZE", "LOCATION", "HOLDERS"
     );
     for o in &all {
-        let node = if o.node_id.is_empty() {
-            "-"
-        } else {
-            &o.node_id
-        };
         println!(
-            "{:<40}  {:>12}  {:<13}  {:>7}  {node}",
-            o.id, o.size, o.location, o.holders
+            "{:<40}  {:>12}  {:<13}  {:>7}{}",
+            o.id,
+            o.size,
+            o.location,
+            o.holders,
+            node(o)
         );
     }
     if total > all.len() as u64 {
-        println!("{total} objects (the first {} listed)", all.len());
+        let which = if remote.is_some() { "newest" } else { "first" };
+        println!("{total} objects (the {which} {} listed)", all.len());
     } else {
         println!("{total} objects");
     }

@@ -34,9 +34,9 @@ pub(super) fn post(node: &StartedNode, path: &str, body: &Value) -> (u16, Value,
     )
 }
 
-/// The tasks of `function` that `node` ran.
+/// The tasks of `function` in `node`'s task table.
 fn tasks_of(node: &StartedNode, function: &str) -> Vec<Value> {
-    let tasks = node.get(&super::harness::tasks_of(node));
+    let tasks = node.get(super::harness::OWN_TASKS);
     tasks["tasks"]
         .as_array()
         .expect("a task list")
