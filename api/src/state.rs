@@ -289,7 +289,7 @@ pub struct ObjectListing {
 }
 
 /// `GET /v1/logs`' query.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, IntoParams)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct LogsQuery {
     /// The node whose log to read (its id; default: the node asked).
@@ -297,6 +297,10 @@ pub struct LogsQuery {
     /// Bytes of the log's end to answer, 1 to 1 MiB (default 64 KiB).
     #[param(minimum = 1, maximum = 1048576)]
     pub bytes: Option<u64>,
+    /// Seconds another node is waited for, above 0 and at most 60
+    /// (default 10).
+    #[param(exclusive_minimum = 0, maximum = 60)]
+    pub timeout: Option<f64>,
 }
 
 /// `GET /v1/logs`' answer: the end of a node's log, and the tasks whose
@@ -342,7 +346,7 @@ pub const DEFAULT_TIMELINE_TASKS: usize = 10_000;
 pub const MAX_TIMELINE_TASKS: usize = 100_000;
 
 /// `GET /v1/timeline`'s query.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, IntoParams)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct TimelineQuery {
     /// The tasks of each node to draw, its latest submitted, 1 to
@@ -351,6 +355,10 @@ pub struct TimelineQuery {
     pub limit: Option<usize>,
     /// Only this node's tasks (its id).
     pub node: Option<String>,
+    /// Seconds each other node is waited for, above 0 and at most 60
+    /// (default 10); a node past it is named in `unreachable`.
+    #[param(exclusive_minimum = 0, maximum = 60)]
+    pub timeout: Option<f64>,
 }
 
 impl TimelineQuery {
@@ -362,6 +370,9 @@ impl TimelineQuery {
         }
         if let Some(node) = &self.node {
             pairs.push(format!("node={}", crate::encode(node)));
+        }
+        if let Some(t) = self.timeout {
+            pairs.push(format!("timeout={t}"));
         }
         if pairs.is_empty() {
             String::new()

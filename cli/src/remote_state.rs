@@ -157,6 +157,7 @@ pub(crate) fn rows<L: Paged>(
             after: after.clone(),
             order: Some(order),
             node: node.map(str::to_string),
+            timeout: None,
         };
         let page: L = client.typed(
             client

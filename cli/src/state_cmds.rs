@@ -353,6 +353,7 @@ pub fn timeline(args: TimelineArgs) -> anyhow::Result<()> {
             let query = wray_api::TimelineQuery {
                 limit: Some(args.address.limit_per_node()),
                 node: args.address.node_id().map(str::to_string),
+                timeout: None,
             };
             let trace: serde_json::Value = client.typed(
                 client

@@ -6,9 +6,10 @@
 //! goes to every live node ([`wray_host::FAN_OUT`] at a time), each
 //! answers its own page from its own routes (`listings`), and the pages
 //! merge into one in the listing's order (`rows`), at most a page's rows
-//! held at once. A node that does not answer within [`NODE_DEADLINE`] (or
-//! answers an error) is named in the answer's `unreachable`, never waited
-//! for longer. `?node=` asks that node alone (or, when it is dead, every
+//! held at once. A node that does not answer within the request's
+//! `?timeout=` ([`NODE_DEADLINE`] by default, [`MAX_NODE_DEADLINE`] at
+//! most), or answers an error, is named in the answer's `unreachable`,
+//! never waited for longer. `?node=` asks that node alone (or, when it is dead, every
 //! node for the rows that still name it).
 //!
 //! `GET /v1/resources` is the cluster's too: the sum of its live nodes'.
@@ -29,8 +30,13 @@ use crate::routes::Route;
 use crate::rows::{unknown_node, window, Listing, Merge, Window};
 use crate::state::State;
 
-/// How long a node's part of a gathered answer is waited for.
-pub(crate) const NODE_DEADLINE: Duration = Duration::from_secs(3);
+/// How long a node's part of a gathered answer is waited for, unless the
+/// request says (`?timeout=`): 10 s (Ray's `ray list` waits 30 s for the
+/// whole answer).
+pub(crate) const NODE_DEADLINE: Duration = Duration::from_secs(10);
+
+/// The longest `?timeout=` a gathered answer takes.
+pub(crate) const MAX_NODE_DEADLINE: Duration = Duration::from_secs(60);
 
 /// The most bytes of other nodes' timelines one answer gathers (each is
 /// at most a relayed answer's bound, 8 MiB); a node past it is named in
@@ -97,6 +103,12 @@ pub(crate) async fn answer(state: &State, r: Route<'_>, uri: &Uri) -> Answer {
             format!("{} is not answered for the cluster", other.info().path),
         )),
     }
+}
+
+/// How long each node is waited for: the query's `?timeout=`, else
+/// [`NODE_DEADLINE`].
+fn deadline(query: &Query) -> Duration {
+    query.timeout.unwrap_or(NODE_DEADLINE)
 }
 
 /// A GET of `path` (with its query) for the other nodes.
@@ -172,7 +184,7 @@ async fn gather<L: Listing + DeserializeOwned>(
     if reach.others {
         let mut answers = state
             .node
-            .relay_each(request(path), reach.only, NODE_DEADLINE);
+            .relay_each(request(path), reach.only, deadline(query));
         while let Some((node, answer)) = answers.next().await {
             match answer.and_then(read::<L>) {
                 Ok(page) => merge.add(page, |_| true),
@@ -201,7 +213,7 @@ async fn timeline(state: &State, query: &Query, path: String) -> Answer {
     }
     if target.is_none_or(|n| n != me) {
         let mut taken = 0usize;
-        let mut answers = node.relay_each(request(path), target, NODE_DEADLINE);
+        let mut answers = node.relay_each(request(path), target, deadline(query));
         while let Some((id, answer)) = answers.next().await {
             let answer = answer.and_then(|r| {
                 taken = taken.saturating_add(r.body.len());
@@ -264,7 +276,7 @@ async fn logs(state: &State, query: &Query, path: String) -> Answer {
     if !node.node_alive(target) {
         return Err(unknown_node(target));
     }
-    let mut answers = node.relay_each(request(path), Some(target), NODE_DEADLINE);
+    let mut answers = node.relay_each(request(path), Some(target), deadline(query));
     match answers.next().await {
         Some((_, Ok(response))) => Ok(crate::relay::response_of(target, response)),
         Some((_, Err(e))) => Err(ApiError::new(

@@ -16,7 +16,8 @@ use crate::routes::Route;
 /// The query parameters of a request.
 #[derive(Default)]
 pub(crate) struct Query {
-    /// `timeout=` seconds (calls, actor calls, objects).
+    /// `timeout=` seconds (calls, actor calls, objects; how long each node
+    /// is waited for, for what the cluster's nodes answer together).
     pub(crate) timeout: Option<Duration>,
     /// `async=`: answer 202 with object ids.
     pub(crate) asynchronous: bool,
@@ -81,6 +82,22 @@ impl Query {
             match (key, r) {
                 ("timeout", Route::Invoke(..) | Route::CallActor(..) | Route::GetObject(_)) => {
                     q.timeout = Some(parse_timeout(value)?);
+                }
+                ("timeout", _)
+                    if cluster_listing(r) || matches!(r, Route::Timeline | Route::Logs) =>
+                {
+                    let t = parse_timeout(value)?;
+                    if t > crate::gather::MAX_NODE_DEADLINE {
+                        return Err(ApiError::bad_request(
+                            "bad_query",
+                            format!(
+                                "timeout={}: a node is waited for {} s at most",
+                                cut(value),
+                                crate::gather::MAX_NODE_DEADLINE.as_secs()
+                            ),
+                        ));
+                    }
+                    q.timeout = Some(t);
                 }
                 ("async", Route::Invoke(..)) => q.asynchronous = parse_bool(key, value)?,
                 ("follow", Route::JobLogs(_)) => q.follow = parse_bool(key, value)?,
@@ -259,6 +276,9 @@ mod tests {
             DEFAULT_TIMELINE_TASKS
         );
         assert!(Query::parse("bytes=1048577", &Route::Logs).is_err());
+        let q = Query::parse("timeout=0.5", &Route::Objects).unwrap();
+        assert_eq!(q.timeout, Some(Duration::from_millis(500)));
+        assert!(Query::parse("timeout=61", &Route::Tasks).is_err());
         let e = Query::parse("limit=5", &Route::Nodes).err().unwrap();
         assert!(
             e.message.contains("no query parameter `limit`"),

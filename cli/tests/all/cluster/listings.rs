@@ -5,7 +5,8 @@
 //! another node is listed once, as that node's; the timeline has a process
 //! per node; `wray status --address` prints the cluster's totals; an actor
 //! killed through another node, or whose node was killed, is `DEAD` seen
-//! from every node; a dead node is forgotten after `--dead-node-keep`.
+//! from every node; a dead node is forgotten after `--dead-node-keep`; a
+//! node that does not answer is named, the others' rows answered.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -407,4 +408,32 @@ fn a_dead_node_is_listed_dead_for_its_keep_time_then_forgotten() {
         );
         assert_eq!(cluster.nodes_seen_by(i).len(), 2);
     }
+}
+
+#[test]
+fn a_node_that_does_not_answer_is_named_and_not_waited_for() {
+    let cluster = Cluster::with_api(3, &[]);
+    let ids = cluster.node_ids();
+    for i in 1..=3 {
+        assert!(job(cluster.node(i), &["ids"]).contains("task"));
+    }
+    // Node 3 hangs (SIGSTOP): alive to the others until its lease lapses,
+    // it answers nothing.
+    let hung = cluster.node(3);
+    // SAFETY: a plain signal to a node this cluster started.
+    assert_eq!(unsafe { libc::kill(hung.pid as i32, libc::SIGSTOP) }, 0);
+    let (s, listed) = get(cluster.node(1), "/v1/jobs?limit=1000&timeout=1");
+    // SAFETY: as above; it goes on (and the cluster stops it when dropped).
+    assert_eq!(unsafe { libc::kill(hung.pid as i32, libc::SIGCONT) }, 0);
+    assert_eq!(s, 200, "{listed}");
+    let missing: Vec<&str> = listed["unreachable"]
+        .as_array()
+        .map(|u| u.iter().filter_map(|u| u["node_id"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(missing, [ids[2].as_str()], "{listed}");
+    assert_eq!(
+        nodes_of(rows(&listed, "jobs")),
+        BTreeSet::from([ids[0].clone(), ids[1].clone()]),
+        "the others' rows are there: {listed}"
+    );
 }
