@@ -81,10 +81,14 @@ where
             crate::calls::invoke(state, &component, &function, &query, &body).await
         }
         Route::GetObject(id) => crate::calls::get_object(state, &id, &query, req.headers()).await,
-        Route::ListActors => json(
-            StatusCode::OK,
-            &crate::listings::actors(state, &query, &listing_window(&query)?),
-        ),
+        Route::ListActors => {
+            // Its actors that another node named, by name.
+            node.learn_actor_names().await;
+            json(
+                StatusCode::OK,
+                &crate::listings::actors(state, &query, &listing_window(&query)?),
+            )
+        }
         Route::CreateActor => {
             let body = read_body(req, limit, timeout).await?;
             crate::calls::create_actor(state, &body)

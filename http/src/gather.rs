@@ -60,6 +60,10 @@ pub(crate) async fn answer(state: &State, r: Route<'_>, uri: &Uri) -> Answer {
         // This node's own table, as it is: no other node asked.
         return json(StatusCode::OK, &crate::listings::tasks(state, &query, &w));
     }
+    if r == Route::ListActors {
+        // Its actors that another node named, by name.
+        state.node.learn_actor_names().await;
+    }
     match r {
         Route::Tasks => json(
             StatusCode::OK,

@@ -471,6 +471,14 @@ impl Node {
         )
     }
 
+    /// Learns the names the actor directory gives the actors living here
+    /// that another node created and named, so that [`Node::actors`] lists
+    /// them by name (a bounded look-up, at most 2 s; see
+    /// `Names::learn_here`).
+    pub async fn learn_actor_names(&self) {
+        self.names.learn_here().await;
+    }
+
     /// Kills actor `actor` of any job (an operator's kill: its running
     /// call stopped, its queued calls failing with `actor-died`, its
     /// instance killed where it lives); false when it is unknown here or

@@ -4,7 +4,8 @@
 //! keeping one node's, its pages covering every row once; a task sent to
 //! another node is listed once, as that node's; the timeline has a process
 //! per node; `wray status --address` prints the cluster's totals; an actor
-//! killed through another node, or whose node was killed, is `DEAD` seen
+//! killed through another node (one living on another node than the one
+//! that made it among them), or whose node was killed, is `DEAD` seen
 //! from every node; a dead node is forgotten after `--dead-node-keep`; a
 //! node that does not answer is named, the others' rows answered.
 
@@ -15,7 +16,7 @@ use serde_json::{json, Value};
 
 use super::harness::{job, job_log, start_job, wait_job_end, wait_within, Cluster, ACCELERATED};
 use crate::node_ops::StartedNode;
-use crate::support::{in_dir, success_stdout};
+use crate::support::{component, in_dir, success_stdout};
 
 /// The listings of the cluster's state, and the field naming each row.
 const LISTINGS: [(&str, &str); 5] = [
@@ -335,6 +336,46 @@ fn an_actor_killed_through_another_node_or_on_a_killed_node_is_dead_seen_from_ev
             "every node to list it DEAD",
             Duration::from_secs(30),
             || actor_state(&cluster, i, &named).as_deref() == Some("DEAD"),
+        );
+    }
+
+    // A detached actor made by node 1 living on node 2 (it holds an
+    // accelerator), killed by a job on node 3: node 1 keeps a stub of it,
+    // yet every node lists it DEAD, by its name.
+    let python = component("keeper_py");
+    success_stdout(
+        &cluster
+            .node(1)
+            .run(&["deploy", python.to_str().expect("UTF-8")]),
+    );
+    let keeper = |node: &StartedNode, args: &[&str]| {
+        // `--node` before `--`: what follows is the job's.
+        let pid = node.pid.to_string();
+        let mut argv = vec!["job", "submit", "--node", &pid, "keeper_py", "--"];
+        argv.extend_from_slice(args);
+        let said = success_stdout(&in_dir(&node.tmp, &argv).output().expect("wray runs"));
+        job_log(node, &super::harness::job_id(&said))
+    };
+    let made = keeper(cluster.node(1), &["make", "far", "5", "accelerator"]);
+    assert!(
+        made.contains(&format!("node {}", cluster.node(2).node_id)),
+        "{made}"
+    );
+    let far = |a: &Value| a["name"] == "far";
+    for i in 1..=3 {
+        wait_within(
+            "every node to list it alive",
+            Duration::from_secs(30),
+            || actor_state(&cluster, i, &far).as_deref() == Some("ALIVE"),
+        );
+    }
+    let killed = keeper(cluster.node(3), &["kill", "far"]);
+    assert!(killed.contains("kill True"), "{killed}");
+    for i in 1..=3 {
+        wait_within(
+            "every node to list the far actor DEAD",
+            Duration::from_secs(30),
+            || actor_state(&cluster, i, &far).as_deref() == Some("DEAD"),
         );
     }
 
