@@ -83,10 +83,11 @@ pub struct ActorInfo {
     pub class: String,
 }
 
-/// One actor of a node, as `GET /v1/actors` lists it (Ray's
-/// `list_actors()` row): one living here, or a stub of one living on
-/// another node (its calls from here go there), alive or recently dead.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+/// One actor of the cluster, as `GET /v1/actors` lists it (Ray's
+/// `list_actors()` row), alive or recently dead, as the node it lives on
+/// says; an actor whose node died is listed by the node that owns it,
+/// `DEAD` (or `RESTARTING` while it has restarts left).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ActorState {
     /// Its id (32 hex digits).
     pub actor: String,
@@ -97,15 +98,17 @@ pub struct ActorState {
     pub component: String,
     /// The job it belongs to (16 hex digits).
     pub job: String,
-    /// `PENDING_CREATION` (its constructor has not ended), `ALIVE` or
+    /// `PENDING_CREATION` (its constructor has not ended), `ALIVE`,
+    /// `RESTARTING` (its node died; its owner makes it again elsewhere) or
     /// `DEAD`.
     pub state: String,
     /// Why it died, once it has.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub death_cause: Option<String>,
-    /// The node its instance lives on.
+    /// The node its instance lives on (or lived on, when that node died).
     pub node_id: String,
-    /// Whether its instance lives on another node (this node keeps a stub).
+    /// Whether the row comes from a stub on another node than its own
+    /// (its owner's, once its own node died).
     pub stub: bool,
     /// Its name in the actor directory, if it took one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -124,16 +127,24 @@ pub struct ActorState {
     pub running: bool,
     /// Times it was restarted on another node after its node died.
     pub restarts: u32,
+    /// When the node listing it made it, in seconds since the Unix epoch
+    /// (0 when unknown): the listings' order.
+    #[serde(default)]
+    pub created_at: f64,
 }
 
-/// A page of `GET /v1/actors`, by id.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+/// A page of `GET /v1/actors`: the cluster's actors, newest first
+/// (`?order=oldest`: oldest first).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ActorList {
-    /// The actors, ordered by id.
+    /// The actors.
     pub actors: Vec<ActorState>,
     /// The cursor of the next page; absent on the last one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next: Option<String>,
+    /// The nodes whose actors are not in it (no answer in time).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unreachable: Vec<crate::Unreachable>,
 }
 
 /// `DELETE /v1/actors/{id}`'s answer.

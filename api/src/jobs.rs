@@ -281,6 +281,20 @@ pub struct JobInfo {
     pub options: JobOptions,
 }
 
+/// A page of `GET /v1/jobs`: the jobs of every node, newest submission
+/// first (`?order=oldest`: oldest first).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct JobList {
+    /// The jobs.
+    pub jobs: Vec<JobInfo>,
+    /// The cursor of the next page; absent on the last one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next: Option<String>,
+    /// The nodes whose jobs are not in it (no answer in time).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unreachable: Vec<crate::Unreachable>,
+}
+
 /// `POST /v1/jobs/{id}/stop`'s answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct JobStopped {

@@ -8,12 +8,13 @@
 //! - [`error`]: the body of every 4xx and 5xx answer.
 //! - [`components`]: deployed components, their exports and listings.
 //! - [`calls`]: function calls, actors and objects.
-//! - [`state`]: the node's state (health, nodes, resources, tasks,
-//!   objects, errors).
+//! - [`state`]: the cluster's state (health, nodes, resources, tasks,
+//!   objects, errors, logs).
 //! - [`jobs`]: the Jobs API's bodies and their bounds; [`bounded`] reads
 //!   a client's lists and maps no further than those bounds.
 //! - [`paging`]: the `?limit=` and `?after=` of the listings that can
-//!   grow, and their bounds.
+//!   grow, and their bounds; the cluster listings' order, node filter and
+//!   the nodes they could not read.
 //! - [`encoding`]: how names and values travel in paths and queries
 //!   (percent-encoded, one rule for clients and the server).
 //!
@@ -38,12 +39,17 @@ pub use components::{
 pub use encoding::{decode, encode, DecodeError};
 pub use error::{ErrorBody, ErrorDetail, TaskCause, TaskFailure};
 pub use jobs::{
-    JobDeleted, JobDir, JobInfo, JobLogsQuery, JobOptions, JobStatus, JobStopped, SubmitJob,
+    JobDeleted, JobDir, JobInfo, JobList, JobLogsQuery, JobOptions, JobStatus, JobStopped,
+    SubmitJob,
 };
-pub use paging::{JobFilter, ListQuery, DEFAULT_LIMIT, MAX_LIMIT};
+pub use paging::{
+    ClusterListQuery, JobFilter, ListQuery, LocalQuery, Order, Unreachable, DEFAULT_LIMIT,
+    MAX_LIMIT,
+};
 pub use state::{
-    CauseInfo, ControlPlaneHealth, ErrorInfo, ErrorList, GpuSummary, Health, NodeInfo, ObjectInfo,
-    ObjectList, ObjectListing, Resources, StatusSnapshot, TaskInfo, TaskList, TaskLogs,
+    CauseInfo, ControlPlaneHealth, ErrorInfo, ErrorList, GpuSummary, Health, LogsQuery, NodeInfo,
+    NodeLogs, ObjectInfo, ObjectList, ObjectListing, Resources, StatusSnapshot, TaskInfo, TaskList,
+    TaskLogs, TaskOutputInfo, TimelineQuery, DEFAULT_TIMELINE_TASKS, MAX_TIMELINE_TASKS,
 };
 
 /// The `View` header's name (`Wray-View`): `node` when a function-table

@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
+
+use crate::paging::Unreachable;
 
 /// `GET /healthz`'s answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -113,10 +115,16 @@ pub struct TaskInfo {
     /// `PENDING_ARGS`, `QUEUED`, `RUNNING`, `BLOCKED`, `FINISHED`,
     /// `FAILED` or `CANCELLED`.
     pub state: String,
-    /// The node it runs on.
+    /// The node it runs on (or ran on): the node that submitted it while
+    /// it waits there, the node it was sent to once it was.
     pub node_id: String,
-    /// The worker thread it ran on.
+    /// The worker thread it ran on (absent for a task run on another
+    /// node that did not answer).
     pub worker: Option<String>,
+    /// When it was submitted, in seconds since the Unix epoch (0 when
+    /// unknown): the listings' order.
+    #[serde(default)]
+    pub submitted_at: f64,
     /// Its resource request.
     pub resources: String,
     /// Milliseconds from submission to start (absent: not started).
@@ -127,18 +135,23 @@ pub struct TaskInfo {
     pub error: Option<String>,
 }
 
-/// A page of `GET /v1/tasks`: oldest submission first.
+/// A page of `GET /v1/tasks`: the cluster's tasks, newest submission
+/// first (`?order=oldest`: oldest first).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct TaskList {
     /// The tasks.
     pub tasks: Vec<TaskInfo>,
-    /// The cursor of the next page (a task id); absent on the last one.
+    /// The cursor of the next page; absent on the last one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next: Option<String>,
+    /// The nodes whose tasks are not in it (no answer in time).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unreachable: Vec<Unreachable>,
 }
 
-/// One object of the store.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+/// One object of a node's store (an object held by several nodes is a
+/// row of each).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ObjectInfo {
     /// Its id (40 hex digits).
     pub id: String,
@@ -148,16 +161,27 @@ pub struct ObjectInfo {
     pub location: String,
     /// How many holders keep it alive.
     pub holders: u32,
+    /// The node whose store holds it (empty in a session's listing).
+    #[serde(default)]
+    pub node_id: String,
+    /// When that store took it in, in seconds since the Unix epoch (0
+    /// when unknown): the listings' order.
+    #[serde(default)]
+    pub created_at: f64,
 }
 
-/// A page of `GET /v1/objects`, by id.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+/// A page of `GET /v1/objects`: the objects of every node's store, newest
+/// first (`?order=oldest`: oldest first).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ObjectList {
-    /// The objects, ordered by id.
+    /// The objects.
     pub objects: Vec<ObjectInfo>,
-    /// The cursor of the next page (an object id); absent on the last one.
+    /// The cursor of the next page; absent on the last one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next: Option<String>,
+    /// The nodes whose objects are not in it (no answer in time).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unreachable: Vec<Unreachable>,
 }
 
 /// A failed task's error (Ray's `error_info`).
@@ -192,14 +216,18 @@ pub struct CauseInfo {
     pub message: String,
 }
 
-/// A page of `GET /v1/errors`: oldest first.
+/// A page of `GET /v1/errors`: the cluster's errors, newest first
+/// (`?order=oldest`: oldest first).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ErrorList {
     /// The errors.
     pub errors: Vec<ErrorInfo>,
-    /// The cursor of the next page (a task id); absent on the last one.
+    /// The cursor of the next page; absent on the last one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next: Option<String>,
+    /// The nodes whose errors are not in it (no answer in time).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unreachable: Vec<Unreachable>,
 }
 
 /// `GET /v1/tasks/{id}/logs`'s answer: what a task outside a job with a
@@ -258,4 +286,98 @@ pub struct ObjectListing {
     pub objects: Vec<ObjectInfo>,
     /// How many objects the node holds.
     pub total: u64,
+}
+
+/// `GET /v1/logs`' query.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct LogsQuery {
+    /// The node whose log to read (its id; default: the node asked).
+    pub node: Option<String>,
+    /// Bytes of the log's end to answer, 1 to 1 MiB (default 64 KiB).
+    #[param(minimum = 1, maximum = 1048576)]
+    pub bytes: Option<u64>,
+    /// Seconds another node is waited for, above 0 and at most 60
+    /// (default 10).
+    #[param(exclusive_minimum = 0, maximum = 60)]
+    pub timeout: Option<f64>,
+}
+
+/// `GET /v1/logs`' answer: the end of a node's log, and the tasks whose
+/// output it keeps (each read whole with `GET /v1/tasks/{id}/logs`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct NodeLogs {
+    /// The node.
+    pub node_id: String,
+    /// Its log file (`node.log` in the node's directory), when it keeps
+    /// one (a node run in a process of the caller's own has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// The file's size in bytes.
+    pub size: u64,
+    /// Where `text` begins in the file (bytes).
+    pub offset: u64,
+    /// The file's last bytes, from the first whole line (invalid UTF-8
+    /// replaced).
+    pub text: String,
+    /// The tasks whose output the node keeps, the latest writer first.
+    pub tasks: Vec<TaskOutputInfo>,
+}
+
+/// A task whose output a node keeps (`GET /v1/tasks/{id}/logs`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct TaskOutputInfo {
+    /// The task's id (32 hex digits).
+    pub task_id: String,
+    /// Its function, `Class.method` or `Class.new`.
+    pub function: String,
+    /// Bytes kept (stdout and stderr together).
+    pub bytes: u64,
+    /// Bytes it wrote past the bound, dropped.
+    pub dropped: u64,
+}
+
+/// The most tasks of each node `GET /v1/timeline` draws when the query
+/// names no `limit`.
+pub const DEFAULT_TIMELINE_TASKS: usize = 10_000;
+
+/// The most tasks of each node `GET /v1/timeline` may be asked to draw
+/// (a node's task table keeps its last 100,000).
+pub const MAX_TIMELINE_TASKS: usize = 100_000;
+
+/// `GET /v1/timeline`'s query.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct TimelineQuery {
+    /// The tasks of each node to draw, its latest submitted, 1 to
+    /// 100,000 (default 10,000).
+    #[param(minimum = 1, maximum = 100000)]
+    pub limit: Option<usize>,
+    /// Only this node's tasks (its id).
+    pub node: Option<String>,
+    /// Seconds each other node is waited for, above 0 and at most 60
+    /// (default 10); a node past it is named in `unreachable`.
+    #[param(exclusive_minimum = 0, maximum = 60)]
+    pub timeout: Option<f64>,
+}
+
+impl TimelineQuery {
+    /// The query string (`?limit=..&node=..`; empty when neither is set).
+    pub fn to_query(&self) -> String {
+        let mut pairs = Vec::new();
+        if let Some(limit) = self.limit {
+            pairs.push(format!("limit={limit}"));
+        }
+        if let Some(node) = &self.node {
+            pairs.push(format!("node={}", crate::encode(node)));
+        }
+        if let Some(t) = self.timeout {
+            pairs.push(format!("timeout={t}"));
+        }
+        if pairs.is_empty() {
+            String::new()
+        } else {
+            format!("?{}", pairs.join("&"))
+        }
+    }
 }

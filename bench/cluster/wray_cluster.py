@@ -126,10 +126,12 @@ class Node:
             return json.load(r)
 
     def tasks(self):
-        """Every row of GET /v1/tasks, a page of 1000 at a time."""
+        """Every row of this node's own task table (GET /v1/tasks?local=true:
+        a task it sent to another node named by that node), oldest first, a
+        page of 1000 at a time."""
         out, after = [], None
         while True:
-            q = "?limit=1000" + (f"&after={after}" if after else "")
+            q = "?limit=1000&local=true&order=oldest" + (f"&after={after}" if after else "")
             d = self.get("/v1/tasks" + q)
             out += d["tasks"]
             after = d.get("next")
@@ -299,7 +301,7 @@ class Wray:
                     assert out and out[-1].endswith("match"), out
                     own = self.row(n1, jid, "digest_on_accelerator")
                     ran = self.row(n2, jid, "digest_on_accelerator")
-                    assert own["worker"] == n2.node_id, own  # forwarded to node 2
+                    assert own["node_id"] == n2.node_id, own  # forwarded to node 2
                     t = (own["run_ms"] - ran["queued_ms"] - ran["run_ms"]) / 1000
                     if r > 0:
                         xfer.append(t)
@@ -364,7 +366,7 @@ class Wray:
                 # node 2, run there, the answer back; no HTTP).
                 rows = [t for t in n1.tasks() if t["function"] == fn][-n:]
                 srv = [(t["queued_ms"] or 0) + (t["run_ms"] or 0) for t in rows]
-                ran_on = {t["worker"] for t in rows}
+                ran_on = {t["node_id"] for t in rows}
                 emit(
                     bench="roundtrip", node=where, function=f"api/{fn}", calls=n,
                     p50_us=round(pct(lat, 50) * 1e6, 1), p99_us=round(pct(lat, 99) * 1e6, 1),
@@ -399,13 +401,13 @@ class Wray:
                         assert out[-1] == f"cluster_spread {a.tput_tasks * (a.tput_tasks - 1) // 2}", out
                         rates.append(a.tput_tasks / secs)
                         last = jid
-                    # Where the last run's tasks ran (node 1's table: worker
-                    # is a node id for a forwarded task, a thread otherwise).
+                    # Where the last run's tasks ran (node 1's table: a
+                    # forwarded task names the node it was sent to).
                     ids = {n.node_id: n.name for n in nodes}
                     per = {}
                     for t in nodes[0].tasks():
                         if t["task_id"].startswith(last) and t["function"] == "slow_on_accelerator":
-                            w = ids.get(t["worker"], "node1")
+                            w = ids.get(t["node_id"], "node1")
                             per[w] = per.get(w, 0) + 1
                     emit(
                         bench="throughput", layout=layout, nodes=k,
@@ -511,14 +513,13 @@ class Wray:
                     why = line.split("retrying a task elsewhere: ", 1)[1].strip()
         if not retries:
             raise RuntimeError("no `retrying a task elsewhere` in node 1's log")
-        # Where the 8 ended (the survivors' tables; the owner's row keeps
-        # the node of the first attempt).
+        # Where the 8 ended (the survivors' tables, each the tasks it ran).
         per_node = {}
         for n in (n1, other):
             per_node[n.name] = sum(
                 1 for t in n.tasks()
                 if t["task_id"].startswith(m.group(1)) and t["state"] == "FINISHED"
-                and t["function"] == "slow_on_accelerator" and t["worker"] not in ids)
+                and t["function"] == "slow_on_accelerator" and t["node_id"] == n.node_id)
         rec = dict(
             bench="kill_retry", run=run, signal=how, killed_processes=1, kill="node",
             victim=victim.name, running_at_kill=running, killed_at_s=round(t_kill - t_submit, 3),
@@ -632,12 +633,13 @@ class Wray:
 
     def tree_placement(self, nodes, job_id):
         """Where the job's tasks ran, from node 1's table (the node of the
-        first attempt for a forwarded task)."""
+        last attempt for a forwarded task; the record's key still says
+        first_attempt, as the runs recorded before)."""
         ids = {n.node_id: n.name for n in nodes}
         per = {}
         for t in nodes[0].tasks():
             if t["task_id"].startswith(job_id) and t["function"] in ("reduce_leaf", "reduce_add"):
-                w = ids.get(t["worker"], "node1")
+                w = ids.get(t["node_id"], "node1")
                 per[w] = per.get(w, 0) + 1
         return dict(sorted(per.items()))
 

@@ -16,6 +16,9 @@ use wray_host::Preopen;
 
 use crate::client::{upload, Client, NodeArg};
 
+/// The most jobs `wray job list` reads (a node remembers 256).
+const LISTED_JOBS: usize = 10_000;
+
 /// The `wray job` subcommands.
 #[derive(Subcommand)]
 pub enum JobCommand {
@@ -31,7 +34,8 @@ pub enum JobCommand {
     Status(JobArg),
     /// Stop a job: its driver, tasks and actors are cancelled.
     Stop(JobArg),
-    /// List the node's jobs, oldest first.
+    /// List the jobs of the node's cluster, newest first, with the node
+    /// running each.
     List(NodeArg),
     /// Forget a finished job and its log.
     Delete(JobArg),
@@ -134,12 +138,21 @@ pub fn run(command: JobCommand) -> anyhow::Result<ExitCode> {
         }
         JobCommand::List(node) => {
             let client = node.client()?;
-            let jobs: Vec<JobInfo> = client.typed(client.request("GET", "/v1/jobs").call())?;
+            let read = crate::remote_state::rows::<wray_api::JobList>(
+                &client,
+                "/v1/jobs",
+                None,
+                wray_api::Order::Newest,
+                LISTED_JOBS,
+            )?;
+            crate::remote_state::tell_unreachable(&read.unreachable);
+            let jobs = read.rows;
             for j in &jobs {
                 let mut line = format!(
-                    "{}  {:<9}  {} {}",
+                    "{}  {:<9}  {}  {} {}",
                     j.job_id,
                     j.status.as_str(),
+                    j.node_id,
                     j.component,
                     j.args.join(" ")
                 );

@@ -11,7 +11,8 @@
 //! `wray-microbenchmark` (crate `wray-bench`, `bench/`).
 //!
 //! `wray objects|status|tasks|errors|timeline [--session DIR]` read the state
-//! the latest (or a given) `wray run` or `wray start` node published.
+//! the latest (or a given) `wray run` or `wray start` node published; with
+//! `--address URL`, the state of the whole cluster of the node there.
 //!
 //! `wray start` runs a long-running node serving the HTTP API; `wray stop`,
 //! `status`, `deploy`, `functions`, `undeploy`, `call`, `logs` and `job`
@@ -32,6 +33,7 @@ mod node_dir;
 mod node_log;
 mod process;
 mod progress;
+mod remote_state;
 mod run;
 mod session;
 mod signals;
@@ -57,20 +59,25 @@ enum Command {
     /// Show what a component exports: its parts, functions, actor classes
     /// and methods, with their parameters' and returns' JSON Schemas.
     Describe(describe::DescribeArgs),
-    /// List the objects of the latest (or a given) `wray run` session: id,
-    /// size, location (heap, shared-memory, spilled) and holders.
+    /// List the objects of the latest (or a given) `wray run` session, or
+    /// with `--address` of every node of a cluster: id, size, location
+    /// (heap, shared-memory, spilled), holders and node.
     Objects(session::ObjectsArgs),
     /// Show the nodes, resources (used / total) and task counts of the
     /// latest (or a given) session or node (Ray's `ray status`); a node
-    /// whose process has ended is shown dead.
+    /// whose process has ended is shown dead. With `--address`, the
+    /// cluster's resources in all and each node's.
     Status(state_cmds::StatusArgs),
-    /// List the tasks of a session: id, state, function, resources, times
-    /// (Ray's `ray list tasks`).
+    /// List the tasks of a session, or with `--address` of the cluster:
+    /// id, state, function, node, resources, times (Ray's `ray list
+    /// tasks`).
     Tasks(state_cmds::TasksArgs),
-    /// List the errors of failed tasks: function, task, node, message.
-    Errors(session::SessionArg),
-    /// Write a session's timeline as Chrome trace JSON (Ray's `ray
-    /// timeline`), for chrome://tracing or Perfetto.
+    /// List the errors of failed tasks (of a session, or with `--address`
+    /// of the cluster): function, task, node, message.
+    Errors(state_cmds::ErrorsArgs),
+    /// Write a session's timeline (with `--address`, the cluster's) as
+    /// Chrome trace JSON (Ray's `ray timeline`), for chrome://tracing or
+    /// Perfetto.
     Timeline(state_cmds::TimelineArgs),
     /// Start a long-running node serving the HTTP API (in the background;
     /// `wray stop` ends it). It logs to node.log in its directory, at the

@@ -24,7 +24,6 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio as ProcessStdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -114,6 +113,10 @@ pub struct StartArgs {
     /// until full).
     #[arg(long, value_name = "SHARE", default_value_t = wray_host::DEFAULT_SPREAD_THRESHOLD, value_parser = spread_threshold, requires = "etcd")]
     spread_threshold: f64,
+    /// Seconds a dead node stays listed (`wray status`, `/v1/nodes`) after
+    /// it died, then it is forgotten (0 to 86400).
+    #[arg(long, value_name = "SECS", default_value_t = wray_host::DEAD_NODE_KEEP.as_secs(), value_parser = clap::value_parser!(u64).range(0..=86_400), requires = "etcd")]
+    dead_node_keep: u64,
     /// Seconds the requests in flight get to finish after SIGTERM.
     #[arg(long, default_value_t = 30)]
     grace: u64,
@@ -294,6 +297,45 @@ struct Started {
     session: Option<crate::session::Session>,
 }
 
+/// The numbers of the HTTP runtime's threads (`wray-http-N`).
+static HTTP_THREADS: ThreadNumbers = ThreadNumbers::new();
+
+/// Numbers for a runtime's thread names: the lowest one not in use.
+struct ThreadNumbers {
+    /// Numbers given back, and the next never given.
+    free: std::sync::Mutex<(std::collections::BTreeSet<usize>, usize)>,
+}
+
+impl ThreadNumbers {
+    const fn new() -> Self {
+        Self {
+            free: std::sync::Mutex::new((std::collections::BTreeSet::new(), 0)),
+        }
+    }
+
+    /// The lowest number not in use.
+    fn take(&self) -> usize {
+        let Ok(mut free) = self.free.lock() else {
+            return 0;
+        };
+        let (given_back, next) = &mut *free;
+        if let Some(n) = given_back.pop_first() {
+            return n;
+        }
+        *next = next.saturating_add(1);
+        *next - 1
+    }
+
+    /// `n` is not in use any more.
+    fn give_back(&self, n: usize) {
+        if let Ok(mut free) = self.free.lock() {
+            if n < free.1 {
+                free.0.insert(n);
+            }
+        }
+    }
+}
+
 /// Starts the node and its server in `dir`: bound, `node.json` written,
 /// `node_latest` and `session_latest` pointing at `dir`.
 fn serve(args: &StartArgs, dir: &Path) -> anyhow::Result<Started> {
@@ -303,10 +345,15 @@ fn serve(args: &StartArgs, dir: &Path) -> anyhow::Result<Started> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         // One name per thread: the HTTP API's calls run their tasks on
-        // these threads, which the timeline draws as a row each.
-        .thread_name_fn(|| {
-            static NEXT: AtomicUsize = AtomicUsize::new(0);
-            format!("wray-http-{}", NEXT.fetch_add(1, Ordering::Relaxed))
+        // these threads, which the timeline draws as a row each. A name is
+        // given back when its thread ends (the runtime's blocking threads
+        // come and go), so the rows are as many as the threads at once.
+        .thread_name_fn(|| format!("wray-http-{}", HTTP_THREADS.take()))
+        .on_thread_stop(|| {
+            let name = std::thread::current().name().map(str::to_string);
+            if let Some(n) = name.and_then(|n| n.strip_prefix("wray-http-")?.parse().ok()) {
+                HTTP_THREADS.give_back(n);
+            }
         })
         // Each thread serves many connections: a wait there must sleep at
         // once rather than look for its object first.
@@ -330,6 +377,7 @@ fn serve(args: &StartArgs, dir: &Path) -> anyhow::Result<Started> {
         token: token.clone(),
         tls: tls_files(args),
         max_response: usize::try_from(u64::from(args.max_response_mib) << 20).unwrap_or(usize::MAX),
+        node_log: Some(node_log::log_path(dir)),
         ..HttpConfig::default()
     };
     let server = match runtime.block_on(Server::bind(node.clone(), http)) {
@@ -418,6 +466,7 @@ async fn join(
         registry,
         labels: Default::default(),
         spread_threshold: args.spread_threshold,
+        dead_node_keep: Duration::from_secs(args.dead_node_keep),
         tls: tls_files(args).map(|files| wray_peer::PeerTls {
             trust: args
                 .cluster_ca

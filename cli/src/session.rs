@@ -340,28 +340,63 @@ impl SessionArg {
 }
 
 /// Arguments of `wray objects`.
-pub type ObjectsArgs = SessionArg;
+#[derive(Args)]
+pub struct ObjectsArgs {
+    #[command(flatten)]
+    session: SessionArg,
+    #[command(flatten)]
+    address: crate::remote_state::AddressArg,
+}
 
-/// Prints the objects of a session: id, size, location, holders.
+/// Prints the objects: id, size, location, holders: of a session (by
+/// id), or with `--address` of every node's store (newest first, with the
+/// node holding each).
 ///
 /// # Errors
-/// No session, or an unreadable `objects.json`.
+/// No session, or an unreadable `objects.json`; the node at `--address`
+/// cannot be reached.
 pub fn objects(args: ObjectsArgs) -> anyhow::Result<()> {
-    let listing: wray_api::ObjectListing = args.read("objects.json")?;
-    let all = &listing.objects;
-    let total = listing.total;
+    let remote = args.address.client()?;
+    let (all, total) = match &remote {
+        Some(client) => {
+            let read = args
+                .address
+                .rows::<wray_api::ObjectList>(client, "/v1/objects")?;
+            crate::remote_state::tell_unreachable(&read.unreachable);
+            let total = read.rows.len() as u64 + u64::from(read.more);
+            (read.rows, total)
+        }
+        None => {
+            let listing: wray_api::ObjectListing = args.session.read("objects.json")?;
+            (listing.objects, listing.total)
+        }
+    };
+    // A cluster's objects name the node holding each.
+    let node = |o: &wray_api::ObjectInfo| {
+        if remote.is_some() {
+            format!("  {}", o.node_id)
+        } else {
+            String::new()
+        }
+    };
+    let heading = if remote.is_some() { "  NODE" } else { "" };
     println!(
-        "{:<40}  {:>12}  {:<13}  {:>7}",
+        "{:<40}  {:>12}  {:<13}  {:>7}{heading}",
         "OBJECT ID", "SIZE", "LOCATION", "HOLDERS"
     );
-    for o in all {
+    for o in &all {
         println!(
-            "{:<40}  {:>12}  {:<13}  {:>7}",
-            o.id, o.size, o.location, o.holders
+            "{:<40}  {:>12}  {:<13}  {:>7}{}",
+            o.id,
+            o.size,
+            o.location,
+            o.holders,
+            node(o)
         );
     }
     if total > all.len() as u64 {
-        println!("{total} objects (the first {} by id listed)", all.len());
+        let which = if remote.is_some() { "newest" } else { "first" };
+        println!("{total} objects (the {which} {} listed)", all.len());
     } else {
         println!("{total} objects");
     }

@@ -10,21 +10,13 @@ use anyhow::Context;
 use clap::Args;
 use wray_api::{ErrorInfo, StatusSnapshot, TaskInfo};
 
-use crate::client::{Client, NodeArg};
+use crate::client::NodeArg;
+use crate::remote_state::{human_bytes, quantity, tell_unreachable, AddressArg};
 use crate::session::SessionArg;
 
 /// The node's id as `state.json` gives it.
 fn node_id(state: &StatusSnapshot) -> &str {
     state.nodes.first().map_or("?", |n| n.node_id.as_str())
-}
-
-/// `f` without a fraction when it has none (`2`, `0.5`).
-fn num(f: f64) -> String {
-    if f.fract() == 0.0 {
-        format!("{f:.0}")
-    } else {
-        format!("{f}")
-    }
 }
 
 /// Arguments of `wray status`.
@@ -40,7 +32,7 @@ pub struct StatusArgs {
 
 /// Prints nodes, resources (used / total) and task counts: of the session
 /// (a node dead since says so, naming its directory), or over HTTP of the
-/// node at `--address`.
+/// cluster of the node at `--address` (its totals and each node's).
 ///
 /// # Errors
 /// No session, or an unreadable `state.json`; the node at `--address`
@@ -48,12 +40,7 @@ pub struct StatusArgs {
 pub fn status(args: StatusArgs) -> anyhow::Result<()> {
     if args.node.address_only().is_some() {
         let client = args.node.client()?;
-        let state = remote_state(&client)?;
-        print_status(&state, None);
-        if let Some(line) = crate::client::control_plane_line(&client) {
-            println!("Control plane: {line}");
-        }
-        return Ok(());
+        return crate::remote_state::status(&client);
     }
     let session = match (&args.session, args.node == NodeArg::default()) {
         (Some(dir), _) => SessionArg::at(dir.clone()),
@@ -78,55 +65,6 @@ pub fn status(args: StatusArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A node's state as `state.json` has it, read over HTTP: `/v1/nodes`,
-/// `/v1/resources`, `/v1/errors` and the task counts of `/metrics`.
-fn remote_state(client: &Client) -> anyhow::Result<StatusSnapshot> {
-    let get = |path: &str| -> anyhow::Result<String> {
-        client.answer(client.request("GET", path).call())
-    };
-    let nodes: Vec<wray_api::NodeInfo> = serde_json::from_str(&get("/v1/nodes")?)?;
-    let resources: wray_api::Resources = serde_json::from_str(&get("/v1/resources")?)?;
-    // Every page of the errors (the node keeps a bounded ring of them).
-    let mut errors = Vec::new();
-    let mut after: Option<String> = None;
-    loop {
-        let path = match &after {
-            None => format!("/v1/errors?limit={}", wray_api::MAX_LIMIT),
-            Some(a) => format!(
-                "/v1/errors?limit={}&after={}",
-                wray_api::MAX_LIMIT,
-                wray_api::encode(a)
-            ),
-        };
-        let page: wray_api::ErrorList = serde_json::from_str(&get(&path)?)?;
-        errors.extend(page.errors);
-        match page.next {
-            Some(next) if after.as_deref() != Some(next.as_str()) => after = Some(next),
-            _ => break,
-        }
-    }
-    let mut counts = std::collections::BTreeMap::new();
-    for line in get("/metrics")?.lines() {
-        // wray_tasks{state="FINISHED"} 3
-        let Some(rest) = line.strip_prefix("wray_tasks{state=\"") else {
-            continue;
-        };
-        if let Some((state, n)) = rest.split_once("\"} ") {
-            if let Ok(n) = n.trim().parse::<u64>() {
-                counts.insert(state.to_string(), n);
-            }
-        }
-    }
-    Ok(StatusSnapshot {
-        nodes,
-        cluster_resources: resources.total,
-        available_resources: resources.available,
-        task_counts: counts,
-        errors,
-        ..StatusSnapshot::default()
-    })
-}
-
 /// Prints a `state.json`; `dead`: the process that published it has
 /// ended, and where its state lies.
 fn print_status(state: &StatusSnapshot, dead: Option<(u32, &str)>) {
@@ -140,13 +78,21 @@ fn print_status(state: &StatusSnapshot, dead: Option<(u32, &str)>) {
         };
         match &n.address {
             Some(address) => println!(
-                "  {} ({shown}) at {address}, {} tasks running, {} of {} store bytes",
-                n.node_id, n.running_tasks, n.object_store_used, n.object_store_capacity,
+                "  {} ({shown}) at {address}, {} tasks running, object store {} of {}",
+                n.node_id,
+                n.running_tasks,
+                human_bytes(n.object_store_used as f64),
+                human_bytes(n.object_store_capacity as f64),
             ),
             None => println!("  {} ({shown})", n.node_id),
         }
         for g in &n.gpus {
-            println!("    GPU {}: {} ({} MiB)", g.index, g.name, g.memory >> 20);
+            println!(
+                "    GPU {}: {} ({})",
+                g.index,
+                g.name,
+                human_bytes(g.memory as f64)
+            );
         }
     }
     if let Some((pid, dir)) = dead {
@@ -157,7 +103,11 @@ fn print_status(state: &StatusSnapshot, dead: Option<(u32, &str)>) {
     println!("Resources (used / total):");
     for (name, total) in &state.cluster_resources {
         let free = state.available_resources.get(name).copied().unwrap_or(0.0);
-        println!("  {name}: {} / {}", num(total - free), num(*total));
+        println!(
+            "  {name}: {} / {}",
+            quantity(name, total - free),
+            quantity(name, *total)
+        );
     }
     println!("Tasks:");
     for (s, n) in &state.task_counts {
@@ -171,37 +121,36 @@ fn print_status(state: &StatusSnapshot, dead: Option<(u32, &str)>) {
 pub struct TasksArgs {
     #[command(flatten)]
     session: SessionArg,
+    #[command(flatten)]
+    address: AddressArg,
     /// Only tasks in this state (e.g. RUNNING, FAILED, CANCELLED).
     #[arg(long)]
     state: Option<String>,
 }
 
-/// Prints the tasks: id, state, function, resources, queued and run time
-/// (the finished ones logged, in the order they finished, then the pending
-/// and running ones).
+/// Prints the tasks: id, state, function, node, resources, queued and run
+/// time: of the session (the finished ones logged, in the order they
+/// finished, then the pending and running ones), or with `--address` the
+/// cluster's, newest first.
 ///
 /// # Errors
-/// No session, or an unreadable `state.json` or task log.
+/// No session, or an unreadable `state.json` or task log; the node at
+/// `--address` cannot be reached.
 pub fn tasks(args: TasksArgs) -> anyhow::Result<()> {
-    let state: StatusSnapshot = args.session.read("state.json")?;
-    let finished = args.session.finished_tasks()?;
-    let ids: std::collections::HashSet<String> =
-        finished.iter().map(|r| r.task_id.clone()).collect();
-    let mut all: Vec<TaskInfo> = Vec::with_capacity(finished.len());
-    for row in finished {
-        // Every logged task has ended: the clock's now is not needed.
-        all.push(wray_host::task_info(row, node_id(&state), 0).into());
-    }
-    all.extend(
-        state
-            .tasks
-            .into_iter()
-            .filter(|t| !ids.contains(&t.task_id)),
-    );
+    let all = match args.address.client()? {
+        Some(client) => {
+            let read = args
+                .address
+                .rows::<wray_api::TaskList>(&client, "/v1/tasks")?;
+            tell_unreachable(&read.unreachable);
+            read.rows
+        }
+        None => session_tasks(&args.session)?,
+    };
     let want = args.state.map(|s| s.to_uppercase());
     println!(
-        "{:<34}  {:<12}  {:<24}  {:<24}  {:>10}  {:>10}",
-        "TASK ID", "STATE", "FUNCTION", "RESOURCES", "QUEUED MS", "RUN MS"
+        "{:<34}  {:<12}  {:<24}  {:<21}  {:<24}  {:>10}  {:>10}",
+        "TASK ID", "STATE", "FUNCTION", "NODE", "RESOURCES", "QUEUED MS", "RUN MS"
     );
     let mut shown = 0;
     for t in &all {
@@ -210,10 +159,11 @@ pub fn tasks(args: TasksArgs) -> anyhow::Result<()> {
         }
         let ms = |v: Option<f64>| v.map_or("-".to_string(), |f| format!("{f:.1}"));
         println!(
-            "{:<34}  {:<12}  {:<24}  {:<24}  {:>10}  {:>10}",
+            "{:<34}  {:<12}  {:<24}  {:<21}  {:<24}  {:>10}  {:>10}",
             t.task_id,
             t.state,
             t.function,
+            t.node_id,
             t.resources,
             ms(t.queued_ms),
             ms(t.run_ms),
@@ -224,15 +174,58 @@ pub fn tasks(args: TasksArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The tasks of a session: the finished ones logged, in the order they
+/// finished, then the pending and running ones.
+fn session_tasks(session: &SessionArg) -> anyhow::Result<Vec<TaskInfo>> {
+    let state: StatusSnapshot = session.read("state.json")?;
+    let finished = session.finished_tasks()?;
+    let ids: std::collections::HashSet<String> =
+        finished.iter().map(|r| r.task_id.clone()).collect();
+    let mut all: Vec<TaskInfo> = Vec::with_capacity(finished.len());
+    for row in finished {
+        // Every logged task has ended: the clock's now is not needed.
+        all.push(wray_host::task_info(row, node_id(&state), 0, None).into());
+    }
+    all.extend(
+        state
+            .tasks
+            .into_iter()
+            .filter(|t| !ids.contains(&t.task_id)),
+    );
+    Ok(all)
+}
+
+/// Arguments of `wray errors`.
+#[derive(Args)]
+pub struct ErrorsArgs {
+    #[command(flatten)]
+    session: SessionArg,
+    #[command(flatten)]
+    address: AddressArg,
+}
+
 /// Prints the errors of failed tasks, the root of each cause chain once:
 /// function, task, node, kind and message of the root, then the tasks that
-/// failed because of it (they passed it on, or an argument held it).
+/// failed because of it (they passed it on, or an argument held it): of
+/// the session, or with `--address` the cluster's (newest first).
 ///
 /// # Errors
-/// No session, or an unreadable `state.json`.
-pub fn errors(args: SessionArg) -> anyhow::Result<()> {
-    let state: StatusSnapshot = args.read("state.json")?;
-    let all = state.errors;
+/// No session, or an unreadable `state.json`; the node at `--address`
+/// cannot be reached.
+pub fn errors(args: ErrorsArgs) -> anyhow::Result<()> {
+    let all = match args.address.client()? {
+        Some(client) => {
+            let read = args
+                .address
+                .rows::<wray_api::ErrorList>(&client, "/v1/errors")?;
+            tell_unreachable(&read.unreachable);
+            read.rows
+        }
+        None => {
+            let state: StatusSnapshot = args.session.read("state.json")?;
+            state.errors
+        }
+    };
     let groups = group_by_root(&all);
     for group in &groups {
         let root = &group.root;
@@ -332,30 +325,60 @@ fn group_by_root(errors: &[ErrorInfo]) -> Vec<RootGroup<'_>> {
 pub struct TimelineArgs {
     #[command(flatten)]
     session: SessionArg,
+    #[command(flatten)]
+    address: AddressArg,
     /// Where to write the trace (default: `wray-timeline-<unix time>.json`
     /// in the temporary directory, as Ray's `ray timeline` does).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
 }
 
-/// Writes the timeline of the session's finished tasks as Chrome trace
-/// JSON and says where.
+/// Writes the timeline as Chrome trace JSON and says where: of the
+/// session's finished tasks, or with `--address` the cluster's (a process
+/// per node, a row per worker; `--limit` tasks of each node, `--node-id`
+/// one node).
 ///
 /// # Errors
-/// No session, an unreadable task log, or the file cannot be written.
+/// No session, an unreadable task log, or the file cannot be written; the
+/// node at `--address` cannot be reached.
 pub fn timeline(args: TimelineArgs) -> anyhow::Result<()> {
-    let state: StatusSnapshot = args.session.read("state.json")?;
-    let rows = args.session.finished_tasks()?;
     let out = args.output.unwrap_or_else(|| {
         let secs = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
         std::env::temp_dir().join(format!("wray-timeline-{secs}.json"))
     });
-    let now = rows.iter().filter_map(|r| r.ended_ns).max().unwrap_or(0);
-    let events = std::fs::File::create(&out)
-        .and_then(|f| wray_host::write_chrome_trace(&rows, node_id(&state), now, f))
-        .with_context(|| format!("cannot write {}", out.display()))?;
+    let events = match args.address.client()? {
+        Some(client) => {
+            let query = wray_api::TimelineQuery {
+                limit: Some(args.address.limit_per_node()),
+                node: args.address.node_id().map(str::to_string),
+                timeout: None,
+            };
+            let trace: serde_json::Value = client.typed(
+                client
+                    .request("GET", &format!("/v1/timeline{}", query.to_query()))
+                    .call(),
+            )?;
+            if let Some(missing) = trace.get("unreachable").cloned() {
+                let missing: Vec<wray_api::Unreachable> =
+                    serde_json::from_value(missing).unwrap_or_default();
+                tell_unreachable(&missing);
+            }
+            let count = trace["traceEvents"].as_array().map_or(0, Vec::len);
+            std::fs::write(&out, serde_json::to_vec(&trace)?)
+                .with_context(|| format!("cannot write {}", out.display()))?;
+            count
+        }
+        None => {
+            let state: StatusSnapshot = args.session.read("state.json")?;
+            let rows = args.session.finished_tasks()?;
+            let now = rows.iter().filter_map(|r| r.ended_ns).max().unwrap_or(0);
+            std::fs::File::create(&out)
+                .and_then(|f| wray_host::write_chrome_trace(&rows, node_id(&state), now, 0.0, f))
+                .with_context(|| format!("cannot write {}", out.display()))?
+        }
+    };
     println!(
         "Trace file written to {} ({events} events); open it in chrome://tracing or https://ui.perfetto.dev",
         out.display()

@@ -11,6 +11,7 @@ import { Actors } from './pages/actors.jsx';
 import { Objects } from './pages/objects.jsx';
 import { Metrics } from './pages/metrics.jsx';
 import { Cluster } from './pages/cluster.jsx';
+import { Logs } from './pages/logs.jsx';
 
 /** The pages of the menu: hash, title, component. */
 const PAGES = [
@@ -22,6 +23,7 @@ const PAGES = [
   ['objects', 'Objects', Objects],
   ['metrics', 'Metrics', Metrics],
   ['cluster', 'Cluster', Cluster],
+  ['logs', 'Logs', Logs],
 ];
 
 /** The hash's path segments: `#/jobs/3` is `['jobs', '3']`. */

@@ -50,3 +50,16 @@ export function Table({ cols, rows, testid, empty = 'none' }) {
 /** A map of resources as `CPU 2, GPU 0`. */
 export const resources = (m) => Object.entries(m || {})
   .map(([k, v]) => `${k} ${k === 'memory' || k.endsWith('_bytes') ? bytes(v) : +v.toFixed(3)}`).join(', ');
+
+/** The nodes a cluster listing could not read (`unreachable`), if any. */
+export function Unreachable({ list }) {
+  if (!list || !list.length) return null;
+  return (
+    <div class="warn" data-testid="unreachable">
+      {list.map((u) => <div>node <code>{u.node_id}</code> did not answer: {u.error}</div>)}
+    </div>
+  );
+}
+
+/** Seconds since the epoch as a local date and time. */
+export const when = (s) => (s ? new Date(s * 1000).toLocaleString() : '');

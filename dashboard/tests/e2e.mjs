@@ -139,7 +139,10 @@ try {
 
   // A job that prints, runs a task, then prints again; and one that prints
   // `started` and then waits on a task until it is stopped.
-  const done = await api('/v1/jobs', { method: 'POST', body: JSON.stringify({ component: 'api', args: ['job_output', 'dash', '3'] }) });
+  const done = await api('/v1/jobs', { method: 'POST', body: JSON.stringify({
+    component: 'api', args: ['job_output', 'dash', '3'],
+    env: { DASH: 'one' }, metadata: { team: 'dashboard' }, timeout: 600,
+  }) });
   const forever = await api('/v1/jobs', { method: 'POST', body: JSON.stringify({ component: 'api', args: ['job_forever'] }) });
 
   await check("the job's log lines appear while it runs", async () => {
@@ -168,22 +171,31 @@ try {
     await page.locator('[data-testid=job-tasks] tr', { hasText: 'main' }).waitFor(WAIT);
     const rows = await page.locator('[data-testid=job-tasks] tbody tr').count();
     if (rows !== 2) throw new Error(`the job's page lists ${rows} tasks, not its 2`);
+    // What it was submitted with.
+    for (const option of ['DASH=one', 'team=dashboard', '600 s']) {
+      await page.locator(`[data-testid=job-options] [data-option="${option}"]`).waitFor(WAIT);
+    }
+    await page.getByTestId('job-options').scrollIntoViewIfNeeded();
+    await shot('job-options');
   });
 
   const created = await api('/v1/actors', { method: 'POST', body: JSON.stringify({ component: 'api', class: 'Counter', args: [0] }) });
 
-  await check('the timeline has one row per worker', async () => {
+  await check('the timeline has one row per worker, under its node, in natural order', async () => {
     await go('tasks');
     // The rows drawn are the node's trace's rows (read again each time: a
     // task started meanwhile on another thread adds one), and at least two.
     // Polled from here (both sides read in one round, every 250 ms until
     // the deadline), so that the rows checked are the rows compared.
+    const [me] = await api('/v1/nodes');
+    const natural = (a, b) => a.localeCompare(b, 'en', { numeric: true });
     const deadline = Date.now() + WAIT.timeout;
     for (;;) {
-      const trace = await api('/v1/timeline');
-      const want = trace.traceEvents.filter((e) => e.ph === 'M' && e.name === 'thread_name').map((e) => e.args.name).sort();
-      const got = (await page.$$eval('[data-testid=timeline] .tl-row', (gs) => gs.map((g) => g.dataset.worker))).sort();
-      const same = want.length >= 2 && JSON.stringify(got) === JSON.stringify(want);
+      const trace = await api('/v1/timeline?limit=2000');
+      const names = trace.traceEvents.filter((e) => e.ph === 'M' && e.name === 'thread_name').map((e) => e.args.name);
+      const want = ['scheduler', ...names.filter((n) => n !== 'scheduler').sort(natural)];
+      const got = await page.$$eval(`[data-testid=timeline] [data-node="${me.node_id}"] .tl-row`, (gs) => gs.map((g) => g.dataset.worker));
+      const same = names.length >= 2 && JSON.stringify(got) === JSON.stringify(want);
       if (same && got.some((n) => n.startsWith('wray-worker'))) break;
       if (Date.now() > deadline) throw new Error(`timeline rows ${got} against the trace's ${want}`);
       await new Promise((r) => setTimeout(r, 250));
@@ -191,6 +203,16 @@ try {
     await page.locator('[data-testid=tasks] td', { hasText: 'inc' }).first().waitFor(WAIT);
     await page.getByTestId('zoom-in').click();
     await shot('tasks');
+  });
+
+  await check('the newest task is the first row', async () => {
+    await go('tasks');
+    for (let i = 0; i < 3; i++) await api('/v1/functions/api/inc', { method: 'POST', body: '[1]' });
+    const newest = (await api('/v1/tasks?limit=1')).tasks[0].task_id;
+    await page.waitForFunction((id) => {
+      const first = document.querySelector('[data-testid=tasks] tbody tr td:first-child');
+      return first && first.textContent === id;
+    }, newest, { ...WAIT, polling: 250 });
   });
 
   await check("the Tasks page's job filter shows only that job's tasks", async () => {
@@ -233,6 +255,23 @@ try {
     await page.getByTestId('job-status').filter({ hasText: 'STOPPED' }).waitFor(WAIT);
   });
 
+  await check('the logs page shows the node log and a task\'s output', async () => {
+    const res = await fetch(`${url}/v1/functions/api/shout`, {
+      method: 'POST', body: '["logged"]',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    });
+    if (!res.ok) throw new Error(`shout: ${res.status}`);
+    const task = res.headers.get('wray-task-id');
+    await go('logs');
+    await page.locator('[data-testid=node-log]', { hasText: 'wray' }).waitFor(WAIT);
+    const [me] = await api('/v1/nodes');
+    await page.locator('[data-testid=log-of]', { hasText: me.node_id }).waitFor(WAIT);
+    await page.locator(`[data-task="${task}"]`).click();
+    await page.locator('[data-testid=task-stdout]', { hasText: 'task logged' }).waitFor(WAIT);
+    await page.locator('[data-testid=task-stderr]', { hasText: 'task logged stderr' }).waitFor(WAIT);
+    await shot('logs');
+  });
+
   await check('objects, metrics, cluster and the overview\'s traffic show data', async () => {
     await go('objects');
     await page.getByTestId('objects').waitFor(WAIT);
@@ -256,7 +295,24 @@ try {
     // The store's use and spill, as the node reports them.
     const [node] = await api('/v1/nodes');
     await page.getByTestId('spilled').filter({ hasText: new RegExp(`^${node.object_store_spilled}$`) }).waitFor(WAIT);
+    // The cluster's resources in all, as /v1/resources says.
+    const res = await api('/v1/resources');
+    await page.locator(`[data-testid=cluster-resources] [data-resource=CPU][data-total="${res.total.CPU}"]`).waitFor(WAIT);
     await shot('overview');
+  });
+
+  await check('the newest error is the first of the recent errors', async () => {
+    for (let i = 0; i < 2; i++) {
+      await fetch(`${url}/v1/functions/api/four_gpus`, {
+        method: 'POST', body: '[]', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      });
+    }
+    const newest = (await api('/v1/errors?limit=1')).errors[0].task_id;
+    await go('overview');
+    await page.waitForFunction((id) => {
+      const first = document.querySelector('[data-testid=recent-errors] tbody tr td:nth-child(2)');
+      return first && first.textContent === id;
+    }, newest, { ...WAIT, polling: 250 });
   });
 
   await check('the page logged no errors', async () => {

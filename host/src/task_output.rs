@@ -163,6 +163,23 @@ impl TaskOutputs {
         })
     }
 
+    /// The last `limit` tasks to begin writing whose output is kept, the
+    /// latest first: `(task, function, bytes kept, bytes dropped)`.
+    pub fn recent(&self, limit: usize) -> Vec<(TaskId, String, u64, u64)> {
+        let table = self.table.lock();
+        table
+            .order
+            .iter()
+            .rev()
+            .filter_map(|task| {
+                let e = table.by_task.get(task)?;
+                let bytes = u64::try_from(e.bytes()).unwrap_or(u64::MAX);
+                Some((*task, e.function.clone(), bytes, e.dropped))
+            })
+            .take(limit)
+            .collect()
+    }
+
     /// Tasks whose output is kept, and their bytes in all.
     pub fn usage(&self) -> (usize, usize) {
         let table = self.table.lock();

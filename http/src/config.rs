@@ -54,6 +54,9 @@ pub struct HttpConfig {
     /// Bounds of the jobs submitted over HTTP (default: 64 running, 256
     /// remembered, 1 MiB of log each).
     pub jobs: wray_host::JobsConfig,
+    /// The node's log file, whose end `GET /v1/logs` answers (default
+    /// `None`: the node keeps no log file of its own).
+    pub node_log: Option<std::path::PathBuf>,
 }
 
 /// The longest `?timeout=` a request may name: one hour.
@@ -76,6 +79,7 @@ impl Default for HttpConfig {
             kept_ttl: Duration::from_secs(600),
             default_timeout: Duration::from_secs(60),
             jobs: wray_host::JobsConfig::default(),
+            node_log: None,
         }
     }
 }

@@ -81,7 +81,14 @@ where
             crate::calls::invoke(state, &component, &function, &query, &body).await
         }
         Route::GetObject(id) => crate::calls::get_object(state, &id, &query, req.headers()).await,
-        Route::ListActors => crate::listings::actors(state, &query),
+        Route::ListActors => {
+            // Its actors that another node named, by name.
+            node.learn_actor_names().await;
+            json(
+                StatusCode::OK,
+                &crate::listings::actors(state, &query, &listing_window(&query)?),
+            )
+        }
         Route::CreateActor => {
             let body = read_body(req, limit, timeout).await?;
             crate::calls::create_actor(state, &body)
@@ -116,18 +123,30 @@ where
             };
             json(StatusCode::OK, &nodes)
         }
-        Route::Resources => json(
+        Route::Resources => json(StatusCode::OK, &crate::gather::resources(state)),
+        Route::Tasks => json(
             StatusCode::OK,
-            &wray_api::Resources {
-                total: node.cluster_resources(),
-                available: node.available_resources(),
-            },
+            &crate::listings::tasks(state, &query, &listing_window(&query)?),
         ),
-        Route::Tasks => crate::listings::tasks(state, &query),
-        Route::Objects => crate::listings::objects(state, &query),
-        Route::Errors => crate::listings::errors(state, &query),
-        Route::Timeline => json(StatusCode::OK, &node.timeline()),
-        Route::ListJobs => json(StatusCode::OK, &state.jobs.list()),
+        Route::Objects => json(
+            StatusCode::OK,
+            &crate::listings::objects(state, &query, &listing_window(&query)?),
+        ),
+        Route::Errors => json(
+            StatusCode::OK,
+            &crate::listings::errors(state, &query, &listing_window(&query)?),
+        ),
+        Route::Timeline => {
+            if let Some(other) = query.node.as_deref().filter(|n| *n != node.id()) {
+                return Err(crate::rows::unknown_node(other));
+            }
+            json(StatusCode::OK, &node.timeline(query.limit))
+        }
+        Route::Logs => crate::node_logs::local(state, &query).await,
+        Route::ListJobs => json(
+            StatusCode::OK,
+            &crate::listings::jobs(state, &query, &listing_window(&query)?),
+        ),
         Route::SubmitJob => {
             let body = read_body(req, limit, timeout).await?;
             let info = crate::jobs::submit(&state.jobs, node.clone(), &body).await?;
@@ -166,6 +185,14 @@ where
             &crate::wire::version(&crate::versions::rollback(node, &name, query.version).await?),
         ),
     }
+}
+
+/// The page a listing's `query` asks for.
+///
+/// # Errors
+/// 400 `bad_query` for a cursor that is not one.
+fn listing_window(query: &Query) -> Result<crate::rows::Window, ApiError> {
+    crate::rows::window(query.order, query.after.as_deref(), query.limit)
 }
 
 /// `GET /v1/tasks/{id}/logs`: what the task wrote, as the node keeps it

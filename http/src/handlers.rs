@@ -1,5 +1,6 @@
 //! The front of every request: its route, the token check, the in-flight
-//! bound, then `dispatch` (or `relay` in a cluster); calls and objects are
+//! bound, then `dispatch` (or, in a cluster, `gather` for the listings of
+//! the cluster's state and `relay` for what another node holds); calls and objects are
 //! in `calls`, listings and the function table in `listings`. Every invocation, actor and async call runs in a
 //! [`wray_host::Session`] of its own (a job), so a caller reaches another
 //! caller's objects and actors only when handed their ids. A function's
@@ -47,7 +48,10 @@ pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Respons
                         state.config.max_inflight
                     ))),
                     Ok(_permit) => {
-                        if crate::relay::relayable(&r) && state.node.cluster_name().is_some() {
+                        let cluster = state.node.cluster_name().is_some();
+                        if cluster && crate::gather::gathered(&r) {
+                            crate::gather::answer(&state, r, req.uri()).await
+                        } else if cluster && crate::relay::relayable(&r) {
                             crate::relay::here_or_elsewhere(&state, r, req).await
                         } else {
                             crate::dispatch::dispatch(&state, r, req).await

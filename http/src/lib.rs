@@ -23,8 +23,14 @@
 //! - `calls`: function calls, actors and objects: arguments passed as
 //!   written, results answered from the store without a copy.
 //! - `listings`: the function table's routes (falling back to the node's
-//!   own view when the control plane is unreachable) and the paginated
-//!   listings.
+//!   own view when the control plane is unreachable) and this node's pages
+//!   of the listings of the cluster's state (tasks, actors, jobs, objects,
+//!   errors), in the order `rows` keeps (newest first, a cursor that never
+//!   goes stale).
+//! - `gather`: in a cluster, those listings, the timeline and another
+//!   node's log gathered from every node over the node-to-node channel,
+//!   with a deadline per node, and merged; `node_logs`: the end of the
+//!   node's log and the tasks whose output it keeps.
 //! - `jobs`: the Jobs API (submit with options, list, status, logs
 //!   streamed, stop) over the host's [`wray_host::Jobs`].
 //! - `versions`: calls to a kept version (`app@3`) and rollback.
@@ -56,16 +62,19 @@ pub mod config;
 mod dashboard;
 mod dispatch;
 pub mod error;
+mod gather;
 mod handlers;
 mod jobs;
 mod kept;
 mod listings;
 mod log_stream;
 mod metrics;
+mod node_logs;
 pub mod openapi;
 mod query;
 mod relay;
 pub mod routes;
+mod rows;
 pub mod server;
 mod state;
 pub mod tls;

@@ -1,6 +1,7 @@
 //! The function table's routes (deploy, list, get, undeploy, a
-//! component's OpenAPI document) and the listings that can grow (actors,
-//! tasks, objects, errors), each answered a page at a time.
+//! component's OpenAPI document) and this node's pages of the cluster
+//! listings (actors, tasks, objects, errors, jobs: see `rows` for their
+//! order and `gather` for their merge over the cluster).
 //!
 //! Reads of the function table fall back to the node's own view when the
 //! control plane is unreachable: what this node runs, marked `"view":
@@ -17,6 +18,7 @@ use crate::body::{json, read_body, Answer};
 use crate::calls::unknown_component;
 use crate::error::ApiError;
 use crate::query::Query;
+use crate::rows::{micros, page, Place, Window};
 use crate::state::State;
 
 /// 400 `bad_name` unless `name` follows the one name rule.
@@ -193,20 +195,13 @@ where
     json(StatusCode::CREATED, &crate::wire::version(&version))
 }
 
-/// `GET /v1/actors`: a page of the node's actors, by id; `?job=` those of
-/// one job.
-pub(crate) fn actors(state: &State, query: &Query) -> Answer {
-    let after = match &query.after {
-        None => None,
-        Some(a) => Some(a.parse().map_err(|e: wray_host::BadId| {
-            ApiError::bad_request("bad_query", format!("after: {e}"))
-        })?),
-    };
-    let page = state
+/// This node's page of `GET /v1/actors` (its actors: see
+/// [`wray_host::Node::actors`]), of job `?job=` and node `?node=` when
+/// given.
+pub(crate) fn actors(state: &State, query: &Query, window: &Window) -> wray_api::ActorList {
+    let rows = state
         .node
-        .actors(after, query.limit.saturating_add(1), query.job);
-    let (page, next) = cut(page, query.limit, |a| a.actor_id.clone());
-    let actors = page
+        .actors(None, usize::MAX, query.job)
         .into_iter()
         .map(|a| {
             let kept = a
@@ -216,101 +211,116 @@ pub(crate) fn actors(state: &State, query: &Query) -> Answer {
                 .and_then(|id| state.kept.actor_component(id));
             crate::wire::actor(a, kept)
         })
+        .filter(|a| of_node(query, &a.node_id))
         .collect();
-    json(StatusCode::OK, &wray_api::ActorList { actors, next })
+    page(rows, window)
 }
 
-/// The entries of `all` (in their order) after the one whose cursor is
-/// `after`, and the next cursor.
-///
-/// # Errors
-/// 410 `stale_cursor` when no entry has that cursor any more (the table
-/// dropped it: list again from the start).
-fn page_after<T>(
-    all: Vec<T>,
-    after: Option<&str>,
-    limit: usize,
-    cursor: impl Fn(&T) -> &str,
-) -> Result<(Vec<T>, Option<String>), ApiError> {
-    let start = match after {
-        None => 0,
-        Some(a) => {
-            let at = all.iter().position(|t| cursor(t) == a).ok_or_else(|| {
-                ApiError::new(
-                    StatusCode::GONE,
-                    "stale_cursor",
-                    format!(
-                        "after={}: no such entry any more (the node keeps a bounded number): list again without `after`",
-                        a.chars().take(64).collect::<String>()
-                    ),
-                )
-            })?;
-            at.saturating_add(1)
-        }
-    };
-    let page: Vec<T> = all
-        .into_iter()
-        .skip(start)
-        .take(limit.saturating_add(1))
-        .collect();
-    Ok(cut(page, limit, |t| cursor(t).to_string()))
+/// Whether a row of node `node` is one `?node=` asks for.
+fn of_node(query: &Query, node: &str) -> bool {
+    query.node.as_deref().is_none_or(|n| n == node)
 }
 
-/// `GET /v1/tasks`: a page, oldest submission first.
-pub(crate) fn tasks(state: &State, query: &Query) -> Answer {
-    let mut all = state.node.tasks();
-    if let Some(job) = query.job {
-        all.retain(|t| {
-            t.task_id
-                .parse::<wray_host::TaskId>()
-                .is_ok_and(|id| id.job() == job)
-        });
+/// Whether a row of this node naming another node `node` as the one that
+/// ran it is that node's to list: it is alive (`alive` remembers what the
+/// view said of each node asked).
+fn theirs(
+    state: &State,
+    alive: &mut std::collections::HashMap<String, bool>,
+    forwarded: bool,
+    node: &str,
+) -> bool {
+    if !forwarded {
+        return false;
     }
-    let (page, next) = page_after(all, query.after.as_deref(), query.limit, |t| {
-        t.task_id.as_str()
-    })?;
-    json(
-        StatusCode::OK,
-        &wray_api::TaskList {
-            tasks: page.into_iter().map(Into::into).collect(),
-            next,
-        },
-    )
+    if let Some(known) = alive.get(node) {
+        return *known;
+    }
+    let known = state.node.node_alive(node);
+    alive.insert(node.to_string(), known);
+    known
 }
 
-/// `GET /v1/errors`: a page, oldest first.
-pub(crate) fn errors(state: &State, query: &Query) -> Answer {
-    let all = state.node.errors();
-    let (page, next) = page_after(all, query.after.as_deref(), query.limit, |e| {
-        e.task_id.as_str()
-    })?;
-    json(
-        StatusCode::OK,
-        &wray_api::ErrorList {
-            errors: page.into_iter().map(Into::into).collect(),
-            next,
-        },
-    )
-}
-
-/// `GET /v1/objects`: a page, by id (memory bounded by the page, not by
-/// the store).
-pub(crate) fn objects(state: &State, query: &Query) -> Answer {
-    let after = match &query.after {
-        None => None,
-        Some(a) => Some(a.parse().map_err(|e: wray_host::BadId| {
-            ApiError::bad_request("bad_query", format!("after: {e}"))
-        })?),
-    };
-    let page = state
+/// This node's page of `GET /v1/tasks`: its tasks, a task it sent to
+/// another node only while that node is not alive to list it (always with
+/// `?local=true`), of job `?job=` and node `?node=` when given.
+pub(crate) fn tasks(state: &State, query: &Query, window: &Window) -> wray_api::TaskList {
+    let mut alive = std::collections::HashMap::new();
+    let rows = state
         .node
-        .objects_page(after, query.limit.saturating_add(1));
-    let (page, next) = cut(page, query.limit, |o| o.id.to_string());
-    json(
-        StatusCode::OK,
-        &wray_api::ObjectList {
-            objects: page.iter().map(Into::into).collect(),
-            next,
-        },
-    )
+        .tasks()
+        .into_iter()
+        .filter(|t| query.local || !theirs(state, &mut alive, t.forwarded, &t.node_id))
+        .filter(|t| of_node(query, &t.node_id))
+        .filter(|t| {
+            query.job.is_none_or(|job| {
+                t.task_id
+                    .parse::<wray_host::TaskId>()
+                    .is_ok_and(|id| id.job() == job)
+            })
+        })
+        .map(Into::into)
+        .collect();
+    page(rows, window)
+}
+
+/// This node's page of `GET /v1/errors`, as [`tasks`] chooses its rows.
+pub(crate) fn errors(state: &State, query: &Query, window: &Window) -> wray_api::ErrorList {
+    let mut alive = std::collections::HashMap::new();
+    let rows = state
+        .node
+        .errors()
+        .into_iter()
+        .filter(|e| !theirs(state, &mut alive, e.forwarded, &e.node_id))
+        .filter(|e| of_node(query, &e.node_id))
+        .map(Into::into)
+        .collect();
+    page(rows, window)
+}
+
+/// This node's page of `GET /v1/objects`: its store's objects (memory
+/// bounded by the page, not by the store).
+pub(crate) fn objects(state: &State, query: &Query, window: &Window) -> wray_api::ObjectList {
+    let node = &state.node;
+    let me = node.id();
+    if !of_node(query, me) {
+        return page(Vec::new(), window);
+    }
+    let keep = |created_ns: u64, id: &wray_host::ObjectId| {
+        let Some(cursor) = &window.after else {
+            return true;
+        };
+        let at = micros(created_ns as f64 / 1e9);
+        if at != cursor.micros {
+            let later = at > cursor.micros;
+            return later == (window.order == wray_api::Order::Oldest);
+        }
+        Place {
+            micros: at,
+            node: me.to_string(),
+            id: id.to_string(),
+        }
+        .after(cursor, window.order)
+    };
+    let newest = window.order == wray_api::Order::Newest;
+    let rows = node
+        .objects_by_time(newest, &keep, window.limit.saturating_add(1))
+        .iter()
+        .map(|o| wray_api::ObjectInfo {
+            node_id: me.to_string(),
+            ..wray_api::ObjectInfo::from(o)
+        })
+        .collect();
+    page(rows, window)
+}
+
+/// This node's page of `GET /v1/jobs`: the jobs submitted to it.
+pub(crate) fn jobs(state: &State, query: &Query, window: &Window) -> wray_api::JobList {
+    let rows = state
+        .jobs
+        .list()
+        .into_iter()
+        .filter(|j| of_node(query, &j.node_id))
+        .collect();
+    page(rows, window)
 }

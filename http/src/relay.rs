@@ -39,8 +39,8 @@ const RELAYED_TIMEOUT: Duration = Duration::from_secs(30);
 /// `Wray-Node`: the node that answered a relayed request.
 const NODE: HeaderName = HeaderName::from_static("wray-node");
 
-/// Whether `r` names a job, an object or an actor that another node may
-/// have: those are relayed when this node does not.
+/// Whether `r` names a job, an object, an actor or a task's output that
+/// another node may have: those are relayed when this node does not.
 pub(crate) fn relayable(r: &Route<'_>) -> bool {
     matches!(
         r,
@@ -51,6 +51,7 @@ pub(crate) fn relayable(r: &Route<'_>) -> bool {
             | Route::GetObject(_)
             | Route::CallActor(..)
             | Route::KillActor(_)
+            | Route::TaskLogs(_)
     )
 }
 
@@ -104,7 +105,7 @@ pub(crate) async fn here_or_elsewhere(
 }
 
 /// `response`, relayed from node `node`, as this node's answer.
-fn response_of(node: &str, response: RelayResponse) -> Response<ResponseBody> {
+pub(crate) fn response_of(node: &str, response: RelayResponse) -> Response<ResponseBody> {
     let mut answer = Response::new(ResponseBody::from(Full::new(response.body)));
     *answer.status_mut() = StatusCode::from_u16(response.status).unwrap_or(StatusCode::BAD_GATEWAY);
     copy_headers(&mut answer, &response.headers);
@@ -248,10 +249,11 @@ async fn answer_relayed(state: &State, request: RelayRequest) -> Answer {
         .map_err(|_| ApiError::bad_request("bad_method", "not an HTTP method"))?;
     let path = request.path.split('?').next().unwrap_or_default();
     let r = route(&method, path)?;
-    if !relayable(&r) {
+    if !relayable(&r) && !crate::gather::gathered(&r) {
         return Err(ApiError::not_found(
             "not_relayable",
-            "only requests for jobs, objects and actors are relayed",
+            "only requests for jobs, objects, actors, task output and the cluster's listings \
+             are relayed",
         ));
     }
     let mut req = Request::new(Full::new(request.body));

@@ -35,17 +35,17 @@ pub const ROUTES: &[RouteInfo] = &[
     RouteInfo { method: "GET", path: "/v1/components/{name}/openapi.json", summary: "An OpenAPI document of one component's functions: each one's path, with its parameters' and results' JSON Schemas" },
     RouteInfo { method: "POST", path: "/v1/functions/{component}/{function}", summary: "Call a function: the body is the JSON array of its arguments; `?timeout=` seconds, `?async=true` answers with object ids at once" },
     RouteInfo { method: "GET", path: "/v1/objects/{id}", summary: "An object of an async call: JSON, or raw bytes with `Accept: application/octet-stream`; `?timeout=` seconds to wait" },
-    RouteInfo { method: "GET", path: "/v1/actors", summary: "The node's actors (live, and recently dead), by id, a page at a time; `?job=` those of one job" },
+    RouteInfo { method: "GET", path: "/v1/actors", summary: "The cluster's actors (live, and recently dead), newest first, a page at a time (`?limit=`, `?after=`, `?order=`); `?job=` those of one job, `?node=` those living on one node" },
     RouteInfo { method: "POST", path: "/v1/actors", summary: "Create an actor: `{\"component\", \"class\", \"args\"}`" },
     RouteInfo { method: "POST", path: "/v1/actors/{id}/{method}", summary: "Call a method of an actor: the body is the JSON array of its arguments" },
     RouteInfo { method: "DELETE", path: "/v1/actors/{id}", summary: "Kill an actor (of any job: an operator's kill)" },
-    RouteInfo { method: "GET", path: "/v1/nodes", summary: "The nodes and their resources" },
-    RouteInfo { method: "GET", path: "/v1/resources", summary: "Total and available resources" },
-    RouteInfo { method: "GET", path: "/v1/tasks", summary: "Pending, running and recently finished tasks, oldest first, a page at a time" },
-    RouteInfo { method: "GET", path: "/v1/objects", summary: "The objects in the store, by id, a page at a time" },
-    RouteInfo { method: "GET", path: "/v1/errors", summary: "Errors of failed tasks, with their cause chains, oldest first, a page at a time" },
-    RouteInfo { method: "GET", path: "/v1/timeline", summary: "The timeline of finished tasks (Chrome trace JSON)" },
-    RouteInfo { method: "GET", path: "/v1/jobs", summary: "The jobs, oldest first: status, times, log size" },
+    RouteInfo { method: "GET", path: "/v1/nodes", summary: "The cluster's nodes (live, and dead for a while) and their resources" },
+    RouteInfo { method: "GET", path: "/v1/resources", summary: "The cluster's total and available resources (its live nodes')" },
+    RouteInfo { method: "GET", path: "/v1/tasks", summary: "The cluster's pending, running and recently finished tasks, newest first, a page at a time (`?limit=`, `?after=`, `?order=`); `?job=` those of one job, `?node=` those of one node" },
+    RouteInfo { method: "GET", path: "/v1/objects", summary: "The objects in every node's store, newest first, a page at a time (`?limit=`, `?after=`, `?order=`); `?node=` those of one node" },
+    RouteInfo { method: "GET", path: "/v1/errors", summary: "The cluster's errors of failed tasks, with their cause chains, newest first, a page at a time (`?limit=`, `?after=`, `?order=`); `?node=` those of one node" },
+    RouteInfo { method: "GET", path: "/v1/timeline", summary: "The timeline of the cluster's tasks (Chrome trace JSON): a process per node, a row per worker; `?limit=` tasks of each node, `?node=` one node" },
+    RouteInfo { method: "GET", path: "/v1/jobs", summary: "The cluster's jobs, newest first, a page at a time (`?limit=`, `?after=`, `?order=`); `?node=` those of one node" },
     RouteInfo { method: "POST", path: "/v1/jobs", summary: "Submit a job: `{\"component\", \"args\"}` runs the component's `main(args)` in the background" },
     RouteInfo { method: "GET", path: "/v1/jobs/{id}", summary: "One job: its status, and why it failed or stopped" },
     RouteInfo { method: "DELETE", path: "/v1/jobs/{id}", summary: "Forget a finished job and its log" },
@@ -54,6 +54,7 @@ pub const ROUTES: &[RouteInfo] = &[
     RouteInfo { method: "POST", path: "/v1/components/{name}/rollback", summary: "Make a kept version of a component current again: `?version=N`" },
     RouteInfo { method: "GET", path: "/v1/tasks/{id}/logs", summary: "What a task outside a job with a log wrote to stdout and stderr (its first 64 KiB, and the bytes dropped past them), while the node keeps it" },
     RouteInfo { method: "GET", path: "/v1/components/{name}/versions", summary: "The versions of a component the function table keeps, oldest first (roll back to one: `POST /v1/components/{name}/rollback?version=N`)" },
+    RouteInfo { method: "GET", path: "/v1/logs", summary: "The end of a node's log (`?node=`, default this one; `?bytes=`), and the tasks whose output it keeps" },
 ];
 
 /// A request matched to its route, with its path parameters
@@ -118,6 +119,8 @@ pub enum Route<'a> {
     Rollback(Cow<'a, str>),
     /// `GET /v1/components/{name}/versions`
     Versions(Cow<'a, str>),
+    /// `GET /v1/logs`
+    Logs,
 }
 
 /// Longest request path served, in bytes (414 beyond).
@@ -156,6 +159,7 @@ impl Route<'_> {
             Route::Rollback(_) => 26,
             Route::TaskLogs(_) => 27,
             Route::Versions(_) => 28,
+            Route::Logs => 29,
         };
         // Every variant's index is a row of the table (the unit test
         // routes each row to itself).
@@ -243,6 +247,7 @@ pub fn route<'a>(method: &Method, path: &'a str) -> Result<Route<'a>, ApiError> 
         }
         ["v1", "errors"] => by_method(Some(Route::Errors), None, None),
         ["v1", "timeline"] => by_method(Some(Route::Timeline), None, None),
+        ["v1", "logs"] => by_method(Some(Route::Logs), None, None),
         ["v1", "jobs"] => by_method(Some(Route::ListJobs), Some(Route::SubmitJob), None),
         ["v1", "jobs", id] if param(id).is_some() => by_method(
             Some(Route::GetJob(decode(id)?)),

@@ -104,8 +104,14 @@ pub(crate) fn member(n: &wray_control_plane::NodeInfo) -> api::NodeInfo {
         state: if alive { "ALIVE" } else { "DEAD" }.to_string(),
         address: Some(r.peer_address.clone()),
         http_address: r.http_address.clone(),
-        resources_available: r.resources_available.clone(),
-        running_tasks: r.running_tasks,
+        // A dead node runs nothing and has nothing free: its last record
+        // said what it had then.
+        resources_available: if alive {
+            r.resources_available.clone()
+        } else {
+            Default::default()
+        },
+        running_tasks: if alive { r.running_tasks } else { 0 },
         object_store_used: r.object_store_used,
         object_store_capacity: r.object_store_capacity,
         object_store_spilled: r.object_store_spilled,
@@ -145,5 +151,6 @@ pub(crate) fn actor(a: wray_host::ActorInfo, http_component: Option<String>) -> 
         queued: a.queued as u64,
         running: a.running,
         restarts: a.restarts,
+        created_at: a.created_at,
     }
 }

@@ -357,6 +357,8 @@ fn state_routes_and_metrics_answer() {
         "/v1/errors",
         "/v1/timeline",
         "/v1/components",
+        "/v1/jobs",
+        "/v1/logs",
     ] {
         let (s, v) = get(path);
         assert_eq!(s, 200, "{path}: {v}");
@@ -558,8 +560,9 @@ fn a_job_runs_in_the_background_and_its_log_streams_until_it_ends() {
     let (s, v) = get("/v1/jobs");
     assert_eq!(s, 200);
     assert!(
-        v.as_array()
-            .expect("a list")
+        v["jobs"]
+            .as_array()
+            .expect("a page of jobs")
             .iter()
             .any(|j| j["job_id"] == id.as_str()),
         "{v}"

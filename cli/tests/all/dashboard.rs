@@ -3,8 +3,9 @@
 //! setup`) against a `wray start` node with the `api` test component
 //! deployed: login (a wrong token refused), the function listed and
 //! called from the form, a component deployed and undeployed from the
-//! page, a job's log followed live, the timeline's rows,
-//! an actor killed. Screenshots of each page go to
+//! page, a job's log followed live and its submitted options, the
+//! timeline's rows under their node in natural order, the newest task and
+//! error first, the node's log and a task's output, an actor killed. Screenshots of each page go to
 //! `<target>/tmp/dashboard-screenshots/`.
 
 use std::path::{Path, PathBuf};
@@ -55,7 +56,10 @@ fn the_dashboard_logs_in_lists_calls_follows_a_log_draws_the_timeline_and_kills_
         "function is listed",
         "shows the result",
         "while it runs",
-        "row per worker",
+        "row per worker, under its node, in natural order",
+        "newest task is the first row",
+        "newest error is the first",
+        "node log and a task's output",
         "actor is killed",
     ] {
         assert!(said.contains(check), "no check `{check}` ran:\n{said}");

@@ -238,3 +238,40 @@ fn a_view_keeps_the_last_dead_and_relists_by_difference() {
     assert_eq!(view.state(&ids[ids.len() - 1]), Some(NodeState::Alive));
     assert_eq!(view.alive().len(), 2);
 }
+
+#[test]
+fn a_dead_node_is_forgotten_once_its_keep_time_has_passed() {
+    let shared = ViewShared::new();
+    let view = NodeView::new(shared.clone(), None);
+    let (old, young, live) = (
+        NodeId::random().to_string(),
+        NodeId::random().to_string(),
+        NodeId::random().to_string(),
+    );
+    for id in [&old, &young, &live] {
+        shared.upsert(record(id));
+    }
+    shared.died(&old);
+    // Kept until a keep time is set, and while it has not passed.
+    view.forget_dead_after(Duration::from_secs(3600));
+    assert_eq!(view.state(&old), Some(NodeState::Dead));
+    {
+        // Died two hours ago, as the view saw it.
+        let mut known = shared.known.lock();
+        let info = known.dead.get_mut(&old).unwrap();
+        info.died_at_ms = info.died_at_ms.map(|t| t - 2 * 3600 * 1000);
+    }
+    shared.died(&young);
+    let states: Vec<(String, NodeState)> = view
+        .snapshot()
+        .into_iter()
+        .map(|n| (n.record.id, n.state))
+        .collect();
+    assert!(!states.iter().any(|(id, _)| *id == old), "{states:?}");
+    assert!(states.contains(&(young.clone(), NodeState::Dead)));
+    assert!(states.contains(&(live.clone(), NodeState::Alive)));
+    assert_eq!(view.state(&old), None);
+    // A keep time of 0 forgets every dead node at once.
+    view.forget_dead_after(Duration::ZERO);
+    assert_eq!(view.snapshot().len(), 1);
+}

@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
+use std::time::Duration;
 
 use parking_lot::Mutex;
 use tokio::sync::{broadcast, watch};
@@ -18,18 +19,38 @@ const EVENT_BUFFER: usize = 1024;
 
 /// What the view knows.
 #[derive(Default)]
-struct Known {
+pub(super) struct Known {
     alive: BTreeMap<String, NodeRecord>,
-    dead: BTreeMap<String, NodeInfo>,
+    pub(super) dead: BTreeMap<String, NodeInfo>,
     /// Dead ids, oldest death first: the first is forgotten past
     /// [`MAX_DEAD_KEPT`].
     dead_order: VecDeque<String>,
     malformed: u64,
+    /// How long a dead node is kept (`None`: until [`MAX_DEAD_KEPT`]
+    /// deaths push it out).
+    keep_dead: Option<Duration>,
+}
+
+impl Known {
+    /// Forgets the dead nodes that died more than `keep_dead` ago.
+    fn prune(&mut self, now_ms: u64) {
+        let Some(keep) = self.keep_dead else { return };
+        let keep_ms = u64::try_from(keep.as_millis()).unwrap_or(u64::MAX);
+        while let Some(oldest) = self.dead_order.front() {
+            let died = self.dead.get(oldest).and_then(|d| d.died_at_ms);
+            if died.is_some_and(|d| now_ms.saturating_sub(d) < keep_ms) {
+                return;
+            }
+            if let Some(gone) = self.dead_order.pop_front() {
+                self.dead.remove(&gone);
+            }
+        }
+    }
 }
 
 /// The state a backend keeps current and every [`NodeView`] clone reads.
 pub(crate) struct ViewShared {
-    known: Mutex<Known>,
+    pub(super) known: Mutex<Known>,
     events: broadcast::Sender<NodeEvent>,
     synced: watch::Sender<bool>,
 }
@@ -113,6 +134,7 @@ impl ViewShared {
             },
         );
         known.dead_order.push_back(id.to_string());
+        known.prune(now_ms());
         while known.dead_order.len() > MAX_DEAD_KEPT {
             if let Some(oldest) = known.dead_order.pop_front() {
                 known.dead.remove(&oldest);
@@ -153,7 +175,8 @@ impl Drop for ViewTask {
 ///
 /// A node is ALIVE while its record is present, DEAD once the view saw the
 /// record disappear (the last [`MAX_DEAD_KEPT`] deaths are kept, with
-/// `died_at_ms`). A backend outage alone never makes a node DEAD: the view
+/// `died_at_ms`, and each forgotten after
+/// [`forget_dead_after`](NodeView::forget_dead_after)'s time when set). A backend outage alone never makes a node DEAD: the view
 /// keeps the last known set until the backend answers again.
 #[derive(Clone)]
 pub struct NodeView {
@@ -182,9 +205,20 @@ impl NodeView {
         }
     }
 
-    /// Every known node: the live ones, then the dead ones, each by id.
+    /// Forgets each dead node `keep` after it died (the view keeps the
+    /// last [`MAX_DEAD_KEPT`] deaths without it).
+    pub fn forget_dead_after(&self, keep: Duration) {
+        let mut known = self.shared.known.lock();
+        known.keep_dead = Some(keep);
+        known.prune(now_ms());
+    }
+
+    /// Every known node: the live ones, then the dead ones (those that
+    /// died within [`forget_dead_after`](Self::forget_dead_after)'s
+    /// time), each by id.
     pub fn snapshot(&self) -> Vec<NodeInfo> {
-        let known = self.shared.known.lock();
+        let mut known = self.shared.known.lock();
+        known.prune(now_ms());
         let alive = known.alive.values().map(|record| NodeInfo {
             record: record.clone(),
             state: NodeState::Alive,
@@ -200,7 +234,8 @@ impl NodeView {
 
     /// Node `id`, alive or among the dead kept.
     pub fn get(&self, id: &str) -> Option<NodeInfo> {
-        let known = self.shared.known.lock();
+        let mut known = self.shared.known.lock();
+        known.prune(now_ms());
         if let Some(record) = known.alive.get(id) {
             return Some(NodeInfo {
                 record: record.clone(),

@@ -1,10 +1,11 @@
-// Actors: the node's actors (Ray's list_actors), live and recently dead,
-// each live one with a kill button; a job's page shows its own (`job`).
+// Actors: the cluster's actors (Ray's list_actors), live and recently
+// dead, the newest first, each as its own node says, each live one with a
+// kill button; a job's page shows its own (`job`).
 import { useState } from 'preact/hooks';
 import { api, seg, usePoll } from '../api.js';
-import { ErrorBox, Table } from '../util.jsx';
+import { ErrorBox, Table, Unreachable } from '../util.jsx';
 
-/** The table of `/v1/actors` (of job `job` when given), the first 1000. */
+/** The table of `/v1/actors` (of job `job` when given), the newest 1000. */
 export function ActorTable({ job }) {
   const query = job ? `&job=${encodeURIComponent(job)}` : '';
   const { data, error, reload } = usePoll(() => api(`/v1/actors?limit=1000${query}`), [job]);
@@ -16,6 +17,7 @@ export function ActorTable({ job }) {
   return (
     <div>
       <ErrorBox error={error || killError} />
+      <Unreachable list={data && data.unreachable} />
       {data && <Table testid={job ? 'job-actors' : 'actors'} rows={data.actors} empty="no actors" cols={[
         ['actor', (a) => <code data-actor={a.actor}>{a.actor}</code>],
         ['class', (a) => a.class], ['component', (a) => a.component],
@@ -26,7 +28,7 @@ export function ActorTable({ job }) {
         ['restarts', (a) => a.restarts],
         ['', (a) => a.state !== 'DEAD' && <button class="danger" data-kill={a.actor} onClick={() => kill(a.actor)}>Kill</button>],
       ]} />}
-      {data && data.next && <p class="muted">the first 1000 shown</p>}
+      {data && data.next && <p class="muted">the newest 1000 shown</p>}
     </div>
   );
 }

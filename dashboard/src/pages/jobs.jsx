@@ -1,24 +1,29 @@
-// Jobs: the list, and a job's page with its log following live (the
-// `?follow=true` stream, resumed at `?offset=` when it breaks) and a stop
-// button, its tasks and its actors.
+// Jobs: the cluster's jobs, the newest first, and a job's page with its
+// submitted options, its log following live (the `?follow=true` stream,
+// resumed at `?offset=` when it breaks) and a stop button, its tasks and
+// its actors.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, seg, token, usePoll } from '../api.js';
-import { ErrorBox, Table, duration, time } from '../util.jsx';
+import { jobOptions } from '../cluster.js';
+import { ErrorBox, Table, Unreachable, duration, time } from '../util.jsx';
 import { ActorTable } from './actors.jsx';
 
 export function Jobs() {
-  const { data, error } = usePoll(() => api('/v1/jobs'));
+  const { data, error } = usePoll(() => api('/v1/jobs?limit=1000'));
   return (
     <div>
       <h2>Jobs</h2>
       <ErrorBox error={error} />
-      {data && <Table testid="jobs" rows={[...data].reverse()} cols={[
+      <Unreachable list={data && data.unreachable} />
+      {data && <Table testid="jobs" rows={data.jobs} cols={[
         ['job', (j) => <a href={`#/jobs/${j.job_id}`}>{j.job_id}</a>],
         ['component', (j) => j.component], ['args', (j) => j.args.join(' ')],
-        ['status', (j) => j.status], ['submitted', (j) => time(j.submitted_at)],
+        ['status', (j) => j.status], ['node', (j) => <code>{j.node_id}</code>],
+        ['submitted', (j) => time(j.submitted_at)],
         ['duration', (j) => duration(j.start_time, j.end_time)],
         ['log', (j) => `${j.log_bytes} B`],
       ]} />}
+      {data && data.next && <p class="muted">the newest 1000 shown</p>}
     </div>
   );
 }
@@ -64,17 +69,18 @@ function useLog(id) {
   return { log, error };
 }
 
-/** The job's tasks on this node (`/v1/tasks?job=`), the first 1000. */
+/** The job's tasks on every node (`/v1/tasks?job=`), the newest 1000. */
 function JobTasks({ id }) {
   const { data } = usePoll(() => api(`/v1/tasks?limit=1000&job=${encodeURIComponent(id)}`), [id]);
   if (!data) return null;
   const mine = data.tasks;
   return (
     <div>
-      <h3>Tasks ({mine.length}{data.next ? '+, the first 1000' : ''})</h3>
+      <h3>Tasks ({mine.length}{data.next ? '+, the newest 1000' : ''})</h3>
+      <Unreachable list={data.unreachable} />
       <Table testid="job-tasks" rows={mine} empty="none listed" cols={[
         ['task', (t) => <code>{t.task_id}</code>], ['function', (t) => t.function],
-        ['state', (t) => t.state], ['worker', (t) => t.worker || ''],
+        ['state', (t) => t.state], ['node', (t) => <code>{t.node_id}</code>], ['worker', (t) => t.worker || ''],
         ['ran', (t) => (t.run_ms != null ? `${t.run_ms.toFixed(1)} ms` : '')],
         ['error', (t) => t.error || ''],
       ]} />
@@ -100,6 +106,14 @@ export function Job({ args: [id] }) {
           <div class="card"><h3>Component</h3>{job.component} {job.args.join(' ')}
             <div class="muted">driver task {job.driver_task} on {job.node_id}</div></div>
           <div class="card"><h3>Time</h3>submitted {time(job.submitted_at)}<br />ran {duration(job.start_time, job.end_time)}</div>
+        </div>
+      )}
+      {job && (
+        <div>
+          <h3>Submitted with</h3>
+          <Table testid="job-options" rows={jobOptions(job)} empty="no options: the node's defaults" cols={[
+            ['option', ([k]) => k], ['value', ([, v]) => <code data-option={v}>{v}</code>],
+          ]} />
         </div>
       )}
       {job && !ended(job.status) && <button data-testid="stop-job" onClick={stop}>Stop</button>}

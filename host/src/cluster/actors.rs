@@ -149,7 +149,13 @@ impl Forwarder {
                 format!("cancelled with force while it ran on node {node}: its actor is killed"),
             ),
             // Only a function waiting for resources is handed back.
-            Failure::Failed(why) | Failure::Moved(why) => (ErrorKind::ActorDied, why),
+            Failure::Failed(why) | Failure::Moved(why) => {
+                // No node ran it to this end: this node's row is the task's.
+                if let Some(entry) = &spec.entry {
+                    entry.ended_here();
+                }
+                (ErrorKind::ActorDied, why)
+            }
         };
         let error = TaskError::new(kind, spec.label.clone(), spec.id, message);
         sched.finish(&spec, Err(error.clone()));

@@ -117,14 +117,14 @@ impl Forwarder {
             self.unsend(&node, &request);
             return;
         };
-        if let Some(entry) = &spec.entry {
-            entry.started_on(&node);
-        }
         // Nodes lost (not tried again), and nodes that handed it back.
         let mut lost = Vec::new();
         let mut moved_from: Vec<String> = Vec::new();
         let mut attempt = 0;
         let failure = loop {
+            if let Some(entry) = &spec.entry {
+                entry.started_on(&node);
+            }
             // Counted as sent to `node` since it was placed there.
             let attempted = self.attempt(&sched, &spec, &node, false).await;
             self.unsend(&node, &spec.request);
@@ -209,6 +209,12 @@ impl Forwarder {
             }
         };
         let error = TaskError::new(kind, spec.label.clone(), spec.id, message);
+        if kind != ErrorKind::Cancelled {
+            // No node ran it to this end: this node's row is the task's.
+            if let Some(entry) = &spec.entry {
+                entry.ended_here();
+            }
+        }
         sched.finish(&spec, Err(error));
         sched.release_all(&spec.holds);
     }

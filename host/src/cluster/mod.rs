@@ -55,7 +55,7 @@ use wray_peer::{PeerClient, PeerConfig, PeerServer, PeerTls, Token};
 use crate::error::{Error, Result};
 use crate::scheduler::Scheduler;
 
-pub use relay::{RelayHandler, RelayRequest, RelayResponse, RelaySlot, MAX_RELAY_BODY};
+pub use relay::{RelayHandler, RelayRequest, RelayResponse, RelaySlot, FAN_OUT, MAX_RELAY_BODY};
 
 /// How a node joins a cluster.
 #[derive(Debug, Clone)]
@@ -75,6 +75,9 @@ pub struct ClusterConfig {
     pub registry: RegistryOptions,
     /// Labels published with the node.
     pub labels: BTreeMap<String, String>,
+    /// How long a dead node stays listed (`/v1/nodes`, `wray status`)
+    /// before it is forgotten ([`DEAD_NODE_KEEP`] by default).
+    pub dead_node_keep: Duration,
     /// TLS for the channel (the node's certificate), if any.
     pub tls: Option<PeerTls>,
     /// The hybrid placement's threshold (`--spread-threshold`, Ray's
@@ -87,6 +90,9 @@ pub struct ClusterConfig {
 
 /// Ray's default `scheduler_spread_threshold`: 0.5.
 pub const DEFAULT_SPREAD_THRESHOLD: f64 = 0.5;
+/// How long a dead node stays listed by default: 5 minutes (the window
+/// issue 37 asks for, after Ray's).
+pub const DEAD_NODE_KEEP: Duration = Duration::from_secs(300);
 
 /// A node's membership of its cluster: what it runs for the cluster.
 pub(crate) struct Cluster {
@@ -142,6 +148,7 @@ impl Cluster {
         long.max_connections_per_peer = 64;
         let tasks = PeerClient::new(long, node_id.clone()).map_err(|e| invalid("client", &e))?;
         let view = registry.watch_nodes(&config.name).await?;
+        view.forget_dead_after(config.dead_node_keep);
         let traffic = Arc::new(transfer::Traffic::default());
         let forwarder = Arc::new_cyclic(|this| forward::Forwarder {
             sched: Arc::downgrade(sched),
@@ -245,6 +252,25 @@ impl Cluster {
     /// that does not answer 404), with that node's id.
     pub(crate) async fn relay(&self, request: RelayRequest) -> Option<(String, RelayResponse)> {
         self.forwarder.relay(request).await
+    }
+
+    /// `request` sent to every other live node (see
+    /// [`forward::Forwarder::relay_each`]).
+    pub(crate) fn relay_each(
+        &self,
+        request: RelayRequest,
+        only: Option<&str>,
+        deadline: Duration,
+    ) -> futures_util::stream::BoxStream<
+        'static,
+        (String, std::result::Result<RelayResponse, String>),
+    > {
+        self.forwarder.relay_each(request, only, deadline)
+    }
+
+    /// Whether node `id` is alive, as the view says.
+    pub(crate) fn is_alive(&self, id: &str) -> bool {
+        self.forwarder.is_alive(id)
     }
 
     /// Every node known, alive and recently dead, by id.

@@ -6,11 +6,19 @@
 //! the HTTP server: the host knows no HTTP), as authenticated: the peer
 //! proved the cluster token. The HTTP layer decides which routes may be
 //! relayed and which may be asked for.
+//!
+//! A listing of the whole cluster asks every live node instead
+//! ([`Forwarder::relay_each`]): at most [`FAN_OUT`] at once, each answer
+//! waited for a deadline at most, every node's answer (or why it has
+//! none) handed on as it comes, so that the asker merges them within its
+//! own bounds and names the nodes that did not answer.
 
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
+use futures_util::stream::BoxStream;
 use serde::{Deserialize, Serialize};
 use wray_peer::RemoteError;
 
@@ -28,6 +36,9 @@ pub const MAX_RELAY_HEADERS: (usize, usize) = (16, 1024);
 /// channel's bound on a message): a larger answer is refused, for the
 /// client to ask the node that has it.
 pub const MAX_RELAY_BODY: usize = 8 << 20;
+
+/// The most nodes [`Forwarder::relay_each`] asks at once.
+pub const FAN_OUT: usize = 16;
 
 /// A request for another node's HTTP API.
 #[derive(Debug, Clone)]
@@ -118,6 +129,82 @@ impl Forwarder {
             })
         })
         .await
+    }
+}
+
+impl Forwarder {
+    /// `request` sent to every other live node (`only`: to that one
+    /// alone, when it is a live other node), [`FAN_OUT`] at a time, each
+    /// answer waited for `deadline` at most: `(node, answer or why none)`
+    /// as they come.
+    pub(crate) fn relay_each(
+        &self,
+        request: RelayRequest,
+        only: Option<&str>,
+        deadline: Duration,
+    ) -> BoxStream<'static, (String, Result<RelayResponse, String>)> {
+        use futures_util::stream::{self, StreamExt};
+        let nodes: Vec<(String, String)> = self
+            .view
+            .alive()
+            .into_iter()
+            .filter(|n| n.id != self.node_id && only.is_none_or(|o| o == n.id))
+            .map(|n| (n.id, n.peer_address))
+            .collect();
+        let accept_len = request.accept.as_ref().map_or(0, String::len);
+        if request.path.len() > MAX_RELAY_PATH
+            || accept_len > MAX_RELAY_HEADERS.1
+            || request.body.len() > MAX_RELAY_BODY
+        {
+            let why = format!(
+                "a relayed request's path is at most {MAX_RELAY_PATH} bytes and its body \
+                 {MAX_RELAY_BODY}"
+            );
+            return stream::iter(nodes.into_iter().map(move |(id, _)| (id, Err(why.clone()))))
+                .boxed();
+        }
+        let body = match encode(&Relay {
+            method: request.method,
+            path: request.path,
+            accept: request.accept,
+            body: request.body.to_vec(),
+        }) {
+            Ok(body) => body,
+            Err(e) => {
+                return stream::iter(nodes.into_iter().map(move |(id, _)| (id, Err(e.clone()))))
+                    .boxed()
+            }
+        };
+        let client = self.client.clone();
+        stream::iter(nodes)
+            .map(move |(id, addr)| {
+                let (client, body) = (client.clone(), body.clone());
+                async move {
+                    let call = client.call(&addr, HTTP_RELAY, body);
+                    let answer = match tokio::time::timeout(deadline, call).await {
+                        Err(_) => Err(format!("no answer within {deadline:?}")),
+                        Ok(Err(e)) => Err(e.to_string()),
+                        Ok(Ok(answer)) => {
+                            decode::<Relayed>("http-relayed", &answer).and_then(|relayed| {
+                                if relayed.body.len() > MAX_RELAY_BODY {
+                                    return Err(format!(
+                                        "an answer of {} bytes, more than {MAX_RELAY_BODY}",
+                                        relayed.body.len()
+                                    ));
+                                }
+                                Ok(RelayResponse {
+                                    status: relayed.status,
+                                    headers: bounded(relayed.headers),
+                                    body: Bytes::from(relayed.body),
+                                })
+                            })
+                        }
+                    };
+                    (id, answer)
+                }
+            })
+            .buffer_unordered(FAN_OUT)
+            .boxed()
     }
 }
 

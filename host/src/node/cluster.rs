@@ -98,6 +98,34 @@ impl Node {
         self.cluster.get().map(|c| c.nodes())
     }
 
+    /// Whether node `id` is alive: this node, or a live member of its
+    /// cluster as its view says.
+    pub fn node_alive(&self, id: &str) -> bool {
+        id == self.id() || self.cluster.get().is_some_and(|c| c.is_alive(id))
+    }
+
+    /// `request`, for the HTTP API, sent to every other live node of the
+    /// cluster (`only`: to that one alone, when it is a live other node),
+    /// at most [`FAN_OUT`] at once, each answer waited for `deadline` at
+    /// most: each node's answer, or why it has none, as they come. Empty
+    /// outside a cluster.
+    ///
+    /// [`FAN_OUT`]: crate::cluster::FAN_OUT
+    pub fn relay_each(
+        &self,
+        request: RelayRequest,
+        only: Option<&str>,
+        deadline: Duration,
+    ) -> futures_util::stream::BoxStream<
+        'static,
+        (String, std::result::Result<RelayResponse, String>),
+    > {
+        match self.cluster.get() {
+            Some(c) => c.relay_each(request, only, deadline),
+            None => Box::pin(futures_util::stream::empty()),
+        }
+    }
+
     /// The cluster's name and this node's channel address, in a cluster.
     pub fn cluster_name(&self) -> Option<(&str, &str)> {
         self.cluster.get().map(|c| (c.name(), c.peer_address()))

@@ -369,15 +369,17 @@ impl Node {
         }
     }
 
-    /// At most `limit` objects of the store whose ids follow `after`
-    /// (from the first without it), by id (see
-    /// [`ObjectStore::list_page`](crate::objects::ObjectStore::list_page)).
-    pub fn objects_page(
+    /// At most `limit` objects of the store for which `keep(created_ns,
+    /// id)` holds, the newest first (`newest`) or the oldest, by the time
+    /// the store took them in (see
+    /// [`ObjectStore::list_by_time`](crate::objects::ObjectStore::list_by_time)).
+    pub fn objects_by_time(
         &self,
-        after: Option<wray_control_plane::ObjectId>,
+        newest: bool,
+        keep: &dyn Fn(u64, &wray_control_plane::ObjectId) -> bool,
         limit: usize,
     ) -> Vec<crate::objects::ObjectInfo> {
-        self.sched.objects.list_page(after, limit)
+        self.sched.objects.list_by_time(newest, keep, limit)
     }
 
     /// Tasks by state, exact: pending and running now, finished since the
@@ -448,16 +450,33 @@ impl Node {
         crate::node::state::tasks(&self.sched.tasks, &self.sched.node_id)
     }
 
-    /// Up to `limit` actors of the node (instances here and stubs of
-    /// actors elsewhere, alive or recently dead), by id after `after`, of
-    /// job `job` only when given (Ray's `list_actors()`).
+    /// Up to `limit` actors the node speaks for (its instances, alive or
+    /// recently dead, and the stubs it owns of actors whose node is not
+    /// alive, see [`crate::node::state::ActorInfo`]), by id after `after`,
+    /// of job `job` only when given (Ray's `list_actors()`).
     pub fn actors(
         &self,
         after: Option<ActorId>,
         limit: usize,
         job: Option<JobId>,
     ) -> Vec<crate::node::state::ActorInfo> {
-        crate::node::state::actors(&self.sched.actors, &self.sched.node_id, after, limit, job)
+        let alive = |node: &str| self.node_alive(node);
+        crate::node::state::actors(
+            &self.sched.actors,
+            &self.sched.node_id,
+            after,
+            limit,
+            job,
+            &alive,
+        )
+    }
+
+    /// Learns the names the actor directory gives the actors living here
+    /// that another node created and named, so that [`Node::actors`] lists
+    /// them by name (a bounded look-up, at most 2 s; see
+    /// `Names::learn_here`).
+    pub async fn learn_actor_names(&self) {
+        self.names.learn_here().await;
     }
 
     /// Kills actor `actor` of any job (an operator's kill: its running
@@ -473,9 +492,11 @@ impl Node {
         crate::node::state::errors(&self.sched.tasks, &self.sched.node_id)
     }
 
-    /// The timeline as Chrome trace JSON (see [`crate::node::timeline`]).
-    pub fn timeline(&self) -> serde_json::Value {
-        crate::node::timeline::chrome_trace(&self.sched.tasks, &self.sched.node_id)
+    /// The timeline of the node's last `limit` tasks (by submission) as
+    /// Chrome trace JSON, in microseconds since the Unix epoch (see
+    /// [`crate::node::timeline`]).
+    pub fn timeline(&self, limit: usize) -> serde_json::Value {
+        crate::node::timeline::chrome_trace(&self.sched.tasks, &self.sched.node_id, limit)
     }
 
     /// A closure giving the node's status (nodes, resources total and
@@ -525,7 +546,14 @@ impl Node {
     pub fn write_timeline(&self, out: impl std::io::Write) -> std::io::Result<usize> {
         let registry = &self.sched.tasks;
         let now = registry.nanos(std::time::Instant::now());
-        crate::node::timeline::write_chrome_trace(&registry.tasks(), &self.sched.node_id, now, out)
+        let origin_us = registry.epoch_unix_ns as f64 / 1e3;
+        crate::node::timeline::write_chrome_trace(
+            &registry.tasks(),
+            &self.sched.node_id,
+            now,
+            origin_us,
+            out,
+        )
     }
 
     /// Bytes of the node's shared-memory object store (0 without one).
@@ -620,7 +648,10 @@ fn status_snapshot(
             .tasks
             .live(tasks_limit)
             .into_iter()
-            .map(|r| crate::node::state::task_info(r, &rt.node_id, now).into())
+            .map(|r| {
+                let epoch = Some(rt.tasks.epoch_unix_ns);
+                crate::node::state::task_info(r, &rt.node_id, now, epoch).into()
+            })
             .collect(),
         errors: crate::node::state::errors(&rt.tasks, &rt.node_id)
             .into_iter()

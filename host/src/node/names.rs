@@ -34,6 +34,13 @@ use crate::scheduler::names::ActorNames;
 use crate::scheduler::submit::NotSubmitted;
 use crate::scheduler::Scheduler;
 
+/// The most directory entries one look-up of the names of this node's
+/// actors reads ([`Names::learn_here`]).
+const MAX_NAMES_READ: usize = 10_000;
+
+/// How long that look-up may take.
+const NAMES_DEADLINE: Duration = Duration::from_secs(2);
+
 /// The node's named actors, over the actor directory.
 pub(crate) struct Names {
     sched: Arc<Scheduler>,
@@ -237,6 +244,64 @@ impl Names {
             }
         }
         Ok(Ok(id))
+    }
+}
+
+impl Names {
+    /// Learns the names the directory gives the live actors living here
+    /// that do not know theirs (an actor is named by the node that
+    /// created it, which may be another): each kept with its actor from
+    /// then on, so that this node lists it by name, alive and dead. Reads
+    /// at most [`MAX_NAMES_READ`] entries within [`NAMES_DEADLINE`]; a
+    /// directory that cannot be read leaves them unnamed for now.
+    pub(crate) async fn learn_here(&self) {
+        let unnamed = self
+            .sched
+            .actors
+            .instances()
+            .iter()
+            .any(|a| a.name.get().is_none());
+        if !unnamed {
+            return;
+        }
+        let (sched, directory) = (self.sched.clone(), self.directory());
+        let read = async move {
+            let mut after: Option<String> = None;
+            let mut read = 0usize;
+            loop {
+                let page = directory
+                    .list(wray_control_plane::MAX_ACTOR_PAGE, after.as_deref())
+                    .await?;
+                read = read.saturating_add(page.actors.len());
+                for record in page.actors {
+                    if record.node_id != sched.node_id {
+                        continue;
+                    }
+                    let here = record
+                        .actor_id
+                        .parse::<ActorId>()
+                        .ok()
+                        .and_then(|id| sched.actors.get(&id))
+                        .filter(|a| a.home.is_none());
+                    if let Some(actor) = here {
+                        let _ = actor.name.set(record.name);
+                    }
+                }
+                match page.next {
+                    Some(next) if read < MAX_NAMES_READ => after = Some(next),
+                    _ => return Ok::<(), wray_control_plane::Error>(()),
+                }
+            }
+        };
+        let read = self.io.spawn(tokio::time::timeout(NAMES_DEADLINE, read));
+        match read.await {
+            Ok(Ok(Ok(()))) => {}
+            Ok(Ok(Err(e))) => tracing::debug!("reading the names of this node's actors: {e}"),
+            Ok(Err(_)) => tracing::debug!(
+                "reading the names of this node's actors took more than {NAMES_DEADLINE:?}"
+            ),
+            Err(e) => tracing::debug!("reading the names of this node's actors: {e}"),
+        }
     }
 }
 

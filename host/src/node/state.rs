@@ -61,10 +61,16 @@ pub struct TaskInfo {
     pub function: String,
     /// Where it is.
     pub state: TaskStatus,
-    /// The node it runs on.
+    /// The node it runs on: this one, or the one it was sent to.
     pub node_id: String,
+    /// Whether it was sent to another node (`node_id`), which lists it
+    /// too, with its worker.
+    pub forwarded: bool,
     /// The worker thread it ran on.
     pub worker: Option<String>,
+    /// When it was submitted, in seconds since the Unix epoch (0 when the
+    /// node's start on the wall clock is not known).
+    pub submitted_at: f64,
     /// Its resource request.
     pub resources: String,
     /// Milliseconds from submission to start (`None`: not started).
@@ -113,26 +119,38 @@ pub struct ActorInfo {
     pub restarts: u32,
     /// Other nodes holding its handle (an instance here).
     pub holders: usize,
+    /// When this node made it (its instance, or its stub), in seconds
+    /// since the Unix epoch.
+    pub created_at: f64,
 }
 
 /// Up to `limit` actors of `table` (on node `node_id`), by id after
-/// `after`, of job `job` only when given.
+/// `after`, of job `job` only when given: its instances here, and the
+/// stubs it owns of actors whose node is not alive (`alive` says which
+/// nodes are), whose state is this node's word then; a stub of an actor
+/// on a live node is that node's to list.
 pub(crate) fn actors(
     table: &ActorTable,
     node_id: &str,
     after: Option<ActorId>,
     limit: usize,
     job: Option<JobId>,
+    alive: &dyn Fn(&str) -> bool,
 ) -> Vec<ActorInfo> {
     table
         .page(after, limit, job)
         .into_iter()
+        .filter(|a| a.home.as_ref().is_none_or(|h| h.owner && !alive(&h.node())))
         .map(|a| {
             let now = a.snapshot();
-            let state = match (&now.dead, now.alive) {
-                (Some(_), _) => "DEAD",
-                (None, true) => "ALIVE",
-                (None, false) => "PENDING_CREATION",
+            let lost = a.home.as_ref().map(|h| h.node());
+            let restarts_left = a.restarts.max_restarts > now.restarted;
+            let (state, lost_cause) = match (&now.dead, now.alive, &lost) {
+                (Some(_), _, _) => ("DEAD", None),
+                (None, _, Some(_)) if restarts_left => ("RESTARTING", None),
+                (None, _, Some(node)) => ("DEAD", Some(format!("its node {node} died"))),
+                (None, true, None) => ("ALIVE", None),
+                (None, false, None) => ("PENDING_CREATION", None),
             };
             ActorInfo {
                 actor_id: a.id.to_string(),
@@ -141,7 +159,7 @@ pub(crate) fn actors(
                 component_hash: a.component.to_string(),
                 job_id: a.id.job().to_string(),
                 state,
-                death_cause: now.dead.map(|e| e.to_string()),
+                death_cause: now.dead.map(|e| e.to_string()).or(lost_cause),
                 node_id: a
                     .home
                     .as_ref()
@@ -154,6 +172,7 @@ pub(crate) fn actors(
                 running: now.running,
                 restarts: now.restarted,
                 holders: now.holders,
+                created_at: unix_secs(a.created),
             }
         })
         .collect()
@@ -170,6 +189,9 @@ pub struct ErrorInfo {
     pub function: String,
     /// The node it ran on.
     pub node_id: String,
+    /// Whether another node ran it (`node_id`), which keeps the error
+    /// too.
+    pub forwarded: bool,
     /// The error kind (`timeout`, `out-of-memory`, ...).
     pub kind: String,
     /// The message.
@@ -211,15 +233,19 @@ pub fn tasks(registry: &TaskTable, node_id: &str) -> Vec<TaskInfo> {
     registry
         .tasks()
         .into_iter()
-        .map(|r| task_info(r, node_id, now))
+        .map(|r| task_info(r, node_id, now, Some(registry.epoch_unix_ns)))
         .collect()
 }
 
-/// The [`TaskInfo`] of `row`, of a task on node `node_id`; `now_ns` (on
-/// the row's clock: nanoseconds since the node started) ends the run time
-/// of a task still running.
-pub fn task_info(row: TaskRow, node_id: &str, now_ns: u64) -> TaskInfo {
+/// The [`TaskInfo`] of `row`, of a task on node `node_id` (unless it was
+/// sent to another); `now_ns` (on the row's clock: nanoseconds since the
+/// node started) ends the run time of a task still running;
+/// `epoch_unix_ns`, the node's start on the wall clock (nanoseconds since
+/// the Unix epoch), places it in time (`submitted_at` is 0 without it).
+pub fn task_info(row: TaskRow, node_id: &str, now_ns: u64, epoch_unix_ns: Option<u64>) -> TaskInfo {
     let ms = |from: u64, to: u64| to.saturating_sub(from) as f64 / 1e6;
+    let submitted_at =
+        epoch_unix_ns.map_or(0.0, |e| e.saturating_add(row.submitted_ns) as f64 / 1e9);
     TaskInfo {
         queued_ms: row.started_ns.map(|s| ms(row.submitted_ns, s)),
         run_ms: row
@@ -229,8 +255,10 @@ pub fn task_info(row: TaskRow, node_id: &str, now_ns: u64) -> TaskInfo {
         parent_task_id: row.parent_task_id,
         function: row.function,
         state: row.state,
-        node_id: node_id.to_string(),
+        forwarded: row.node.is_some(),
+        node_id: row.node.unwrap_or_else(|| node_id.to_string()),
         worker: row.worker,
+        submitted_at,
         resources: row.resources,
         error: row.error,
     }
@@ -256,13 +284,24 @@ pub fn errors(registry: &TaskTable, node_id: &str) -> Vec<ErrorInfo> {
                     .as_secs_f64(),
                 task_id: f.task.to_string(),
                 function: f.function.to_string(),
-                node_id: node_id.to_string(),
+                forwarded: f.node.is_some(),
+                node_id: f
+                    .node
+                    .as_deref()
+                    .map_or_else(|| node_id.to_string(), str::to_string),
                 kind: f.error.kind.as_str().to_string(),
                 message: f.error.message,
                 causes,
             }
         })
         .collect()
+}
+
+/// `t` in seconds since the Unix epoch (0 before it).
+pub fn unix_secs(t: SystemTime) -> f64 {
+    t.duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs_f64()
 }
 
 /// Seconds since the Unix epoch now.
@@ -294,6 +333,7 @@ impl From<TaskInfo> for wray_api::TaskInfo {
             state: t.state.as_str().to_string(),
             node_id: t.node_id,
             worker: t.worker,
+            submitted_at: t.submitted_at,
             resources: t.resources,
             queued_ms: t.queued_ms,
             run_ms: t.run_ms,
@@ -332,6 +372,8 @@ impl From<&crate::objects::ObjectInfo> for wray_api::ObjectInfo {
             size: u64::try_from(o.size).unwrap_or(u64::MAX),
             location: o.location.to_string(),
             holders: o.holders,
+            node_id: String::new(),
+            created_at: o.created_ns as f64 / 1e9,
         }
     }
 }

@@ -4,15 +4,17 @@
 //! Format: the Trace Event Format's JSON object form
 //! (<https://docs.google.com/document/d/1CvAClvFfyA5R-PhYUmn5OOQtYMH4h6I0nSsKchNAySU>):
 //! `{"traceEvents": [..], "displayTimeUnit": "ms"}`, with one complete event
-//! (`"ph": "X"`, `ts` and `dur` in microseconds since the node started) per
-//! phase of each task, on one row per worker thread:
+//! (`"ph": "X"`, `ts` in microseconds from an origin, the Unix epoch for a
+//! node's own trace, and `dur` in microseconds) per phase of each task, on
+//! one row per worker thread:
 //! - `wait for args: f` from submission until its arguments exist;
 //! - `queued: f` until it got its resources and started;
 //! - `f` (category `task`) while it ran, with its `get`s (category `get`)
 //!   and `profile` spans (category `profile`) nested inside.
 //!
 //! Waiting phases go on a row of their own (`scheduler`), since no worker
-//! holds the task yet. Thread rows are named with metadata events.
+//! holds the task yet. Thread rows are named with metadata events. A task
+//! this node sent to another is that node's to draw: it is left out.
 //!
 //! The trace is written event by event ([`write_chrome_trace`]), so that
 //! the trace of 100,000 tasks never exists as one JSON value in memory.
@@ -25,13 +27,17 @@ use serde_json::Value;
 
 use crate::scheduler::task_table::{TaskRow, TaskStatus, TaskTable};
 
-/// The trace of every task in `registry` (see the module docs), as a JSON
-/// value.
-pub fn chrome_trace(registry: &TaskTable, node_id: &str) -> Value {
+/// The trace of the last `limit` tasks submitted in `registry` (see the
+/// module docs), in microseconds since the Unix epoch, as a JSON value.
+pub fn chrome_trace(registry: &TaskTable, node_id: &str, limit: usize) -> Value {
     let now = registry.nanos(std::time::Instant::now());
+    let mut rows = registry.tasks();
+    rows.retain(|r| r.node.is_none());
+    let rows = &rows[rows.len().saturating_sub(limit)..];
+    let origin_us = registry.epoch_unix_ns as f64 / 1e3;
     let mut text = Vec::new();
     // Writing to memory fails only on a serializer bug.
-    if write_chrome_trace(&registry.tasks(), node_id, now, &mut text).is_err() {
+    if write_chrome_trace(rows, node_id, now, origin_us, &mut text).is_err() {
         return Value::Null;
     }
     serde_json::from_slice(&text).unwrap_or(Value::Null)
@@ -45,7 +51,7 @@ struct Complete<'a> {
     ph: &'static str,
     pid: u32,
     tid: u64,
-    /// Microseconds since the node started.
+    /// Microseconds since the origin.
     ts: f64,
     /// Microseconds.
     dur: f64,
@@ -61,9 +67,12 @@ struct Args<'a> {
     error: Option<&'a str>,
 }
 
-/// Writes the trace of `rows` (see the module docs) to `out`; `now_ns`
-/// (nanoseconds since the node started, the rows' clock) ends the phases of
-/// tasks that have not ended. Returns how many events it wrote.
+/// Writes the trace of `rows` (see the module docs; a row of a task sent
+/// to another node is left out) to `out`; `now_ns` (nanoseconds since the
+/// node started, the rows' clock) ends the phases of tasks that have not
+/// ended; `origin_us` is added to every `ts` (the node's start in
+/// microseconds since the Unix epoch, or 0 to count from the node's
+/// start). Returns how many events it wrote.
 ///
 /// # Errors
 /// Writing to `out` failed.
@@ -71,6 +80,7 @@ pub fn write_chrome_trace(
     rows: &[TaskRow],
     node_id: &str,
     now_ns: u64,
+    origin_us: f64,
     out: impl Write,
 ) -> io::Result<usize> {
     let mut out = io::BufWriter::new(out);
@@ -79,7 +89,7 @@ pub fn write_chrome_trace(
     let micros = |ns: u64| ns as f64 / 1e3;
     out.write_all(b"{\"traceEvents\":[")?;
     let mut events = 0usize;
-    for r in rows {
+    for r in rows.iter().filter(|r| r.node.is_none()) {
         let worker = r.worker.as_deref().unwrap_or("scheduler");
         let next = rows_by_worker.len() as u64;
         let tid = *rows_by_worker.entry(worker).or_insert(next);
@@ -109,7 +119,7 @@ pub fn write_chrome_trace(
                 ph: "X",
                 pid: 1,
                 tid,
-                ts: micros(from),
+                ts: origin_us + micros(from),
                 dur: micros(to.saturating_sub(from)),
                 args: &args,
             };
@@ -199,7 +209,7 @@ mod tests {
         for _ in 0..2 {
             rx.recv_timeout(Duration::from_secs(5)).unwrap();
         }
-        let trace = chrome_trace(&registry, "n1");
+        let trace = chrome_trace(&registry, "n1", 100);
         let rows: Vec<&str> = trace["traceEvents"]
             .as_array()
             .unwrap()

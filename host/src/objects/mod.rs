@@ -173,6 +173,8 @@ pub struct ObjectInfo {
     pub location: &'static str,
     /// How many holders keep it alive.
     pub holders: u32,
+    /// When the store took it in, in nanoseconds since the Unix epoch.
+    pub created_ns: u64,
 }
 
 impl serde::Serialize for ObjectInfo {
@@ -404,24 +406,70 @@ impl ObjectStore {
         let mut all: Vec<ObjectInfo> = slots
             .map
             .iter()
-            .map(|(id, slot)| {
-                let (size, location) = match &slot.state {
-                    State::Pending(_) => (0, "pending"),
-                    State::Sealed(o) => match &**o {
-                        Object::Value { data, .. } => (data.bytes().len(), data.location()),
-                        Object::Error(_) => (0, "error"),
-                    },
-                };
-                ObjectInfo {
-                    id: *id,
-                    size,
-                    location,
-                    holders: slot.holders,
-                }
-            })
+            .map(|(id, slot)| object_info(*id, slot))
             .collect();
         all.sort_by_key(|o| o.id);
         all
+    }
+
+    /// At most `limit` objects for which `keep(created_ns, id)` holds, the
+    /// newest first (`newest`) or the oldest first, by the time the store
+    /// took them in, then by id. Its memory is bounded by `limit` (a heap
+    /// of the `limit` first in that order); its time is one pass over the
+    /// store's objects.
+    pub fn list_by_time(
+        &self,
+        newest: bool,
+        keep: &dyn Fn(u64, &ObjectId) -> bool,
+        limit: usize,
+    ) -> Vec<ObjectInfo> {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        if limit == 0 {
+            return Vec::new();
+        }
+        let slots = self.slots.lock();
+        // The heap's top is the worst kept so far: the one to give up
+        // first for a better one.
+        let mut best: BinaryHeap<(Reverse<u64>, Reverse<ObjectId>)> = BinaryHeap::new();
+        let mut worst_first: BinaryHeap<(u64, ObjectId)> = BinaryHeap::new();
+        for (id, slot) in slots.map.iter() {
+            if !keep(slot.created_ns, id) {
+                continue;
+            }
+            if newest {
+                // Keep the largest: a min-heap, its top the smallest.
+                let entry = (Reverse(slot.created_ns), Reverse(*id));
+                if best.len() < limit {
+                    best.push(entry);
+                } else if best.peek().is_some_and(|top| entry < *top) {
+                    best.pop();
+                    best.push(entry);
+                }
+            } else {
+                // Keep the smallest: a max-heap, its top the largest.
+                let entry = (slot.created_ns, *id);
+                if worst_first.len() < limit {
+                    worst_first.push(entry);
+                } else if worst_first.peek().is_some_and(|top| entry < *top) {
+                    worst_first.pop();
+                    worst_first.push(entry);
+                }
+            }
+        }
+        let mut chosen: Vec<(u64, ObjectId)> = best
+            .into_iter()
+            .map(|(Reverse(t), Reverse(id))| (t, id))
+            .chain(worst_first)
+            .collect();
+        chosen.sort_unstable();
+        if newest {
+            chosen.reverse();
+        }
+        chosen
+            .into_iter()
+            .filter_map(|(_, id)| Some(object_info(id, slots.map.get(&id)?)))
+            .collect()
     }
 
     /// At most `limit` objects whose ids follow `after` (all, without
@@ -448,22 +496,7 @@ impl ObjectStore {
         }
         let mut page: Vec<ObjectInfo> = smallest
             .into_iter()
-            .filter_map(|id| {
-                let slot = slots.map.get(&id)?;
-                let (size, location) = match &slot.state {
-                    State::Pending(_) => (0, "pending"),
-                    State::Sealed(o) => match &**o {
-                        Object::Value { data, .. } => (data.bytes().len(), data.location()),
-                        Object::Error(_) => (0, "error"),
-                    },
-                };
-                Some(ObjectInfo {
-                    id,
-                    size,
-                    location,
-                    holders: slot.holders,
-                })
-            })
+            .filter_map(|id| Some(object_info(id, slots.map.get(&id)?)))
             .collect();
         page.sort_by_key(|o| o.id);
         page
@@ -698,6 +731,24 @@ impl ObjectStore {
             spilled: self.spilled.used(),
             unmatched_releases: slots.unmatched_releases,
         }
+    }
+}
+
+/// What a listing shows of object `id`, in `slot`.
+fn object_info(id: ObjectId, slot: &Slot) -> ObjectInfo {
+    let (size, location) = match &slot.state {
+        State::Pending(_) => (0, "pending"),
+        State::Sealed(o) => match &**o {
+            Object::Value { data, .. } => (data.bytes().len(), data.location()),
+            Object::Error(_) => (0, "error"),
+        },
+    };
+    ObjectInfo {
+        id,
+        size,
+        location,
+        holders: slot.holders,
+        created_ns: slot.created_ns,
     }
 }
 

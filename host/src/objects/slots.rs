@@ -20,14 +20,21 @@ pub(super) struct Slot {
     pub(super) holders: u32,
     /// Whether the free hook hears when it is freed.
     pub(super) watched: bool,
+    /// When the store took it in, in nanoseconds since the Unix epoch
+    /// (listings show the newest first).
+    pub(super) created_ns: u64,
 }
 
 impl Slot {
     pub(super) fn pending() -> Self {
+        let created = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
         Slot {
             state: State::Pending(Vec::new()),
             holders: 0,
             watched: false,
+            created_ns: u64::try_from(created.as_nanos()).unwrap_or(u64::MAX),
         }
     }
 }

@@ -165,6 +165,8 @@ pub(crate) struct Mailbox<T> {
     pub restarts: Restarts,
     /// Its name in the actor directory, once it took one there.
     pub name: std::sync::OnceLock<String>,
+    /// When this node made it (its instance, or its stub).
+    pub created: std::time::SystemTime,
     inner: Mutex<Inner<T>>,
     life: tokio::sync::watch::Sender<Life>,
 }
@@ -180,6 +182,7 @@ impl<T: Queued> Mailbox<T> {
             detached: false,
             restarts: Restarts::default(),
             name: std::sync::OnceLock::new(),
+            created: std::time::SystemTime::now(),
             life: tokio::sync::watch::Sender::new(Life::Starting),
             inner: Mutex::new(Inner {
                 queue: VecDeque::new(),

@@ -197,7 +197,7 @@ fn cancel_stops_queued_running_and_blocked_tasks() {
 fn the_timeline_is_chrome_trace_json_with_every_phase() {
     let node = node(1, 0, |_| {});
     run(&node, "cancel");
-    let text = serde_json::to_string(&node.node.timeline()).unwrap();
+    let text = serde_json::to_string(&node.node.timeline(1000)).unwrap();
     let trace: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
     let events = trace["traceEvents"].as_array().expect("traceEvents");
     let complete: Vec<&serde_json::Value> = events.iter().filter(|e| e["ph"] == "X").collect();

@@ -9,10 +9,11 @@
 #![allow(dead_code)]
 
 use wray_api::{
-    Accepted, ActorInfo, ActorList, ComponentInfo, ComponentList, DeployQuery, ErrorBody,
-    ErrorList, Health, InvokeQuery, JobDeleted, JobFilter, JobInfo, JobLogsQuery, JobStopped,
-    Killed, ListQuery, NewActor, NodeInfo, ObjectList, ObjectQuery, Resources, SubmitJob, TaskList,
-    TaskLogs, Undeployed, VersionList,
+    Accepted, ActorInfo, ActorList, ClusterListQuery, ComponentInfo, ComponentList, DeployQuery,
+    ErrorBody, ErrorList, Health, InvokeQuery, JobDeleted, JobFilter, JobInfo, JobList,
+    JobLogsQuery, JobStopped, Killed, ListQuery, LocalQuery, LogsQuery, NewActor, NodeInfo,
+    NodeLogs, ObjectList, ObjectQuery, Resources, SubmitJob, TaskList, TaskLogs, TimelineQuery,
+    Undeployed, VersionList,
 };
 
 #[utoipa::path(get, path = "/healthz", responses((status = 200, body = Health)))]
@@ -104,7 +105,9 @@ fn invoke() {}
     ))]
 fn get_object() {}
 
-#[utoipa::path(get, path = "/v1/actors", params(ListQuery, JobFilter), responses((status = 200, body = ActorList)))]
+#[utoipa::path(get, path = "/v1/actors", params(ClusterListQuery, JobFilter), responses(
+    (status = 200, description = "a page of the cluster's actors; `unreachable` names the nodes that did not answer in time", body = ActorList),
+))]
 fn list_actors() {}
 
 #[utoipa::path(post, path = "/v1/actors", request_body = NewActor, responses(
@@ -139,27 +142,30 @@ fn nodes() {}
 #[utoipa::path(get, path = "/v1/resources", responses((status = 200, body = Resources)))]
 fn resources() {}
 
-#[utoipa::path(get, path = "/v1/tasks", params(ListQuery, JobFilter), responses(
-    (status = 200, body = TaskList),
-    (status = 410, description = "`stale_cursor`: the task named by `after` is no longer kept", body = ErrorBody),
+#[utoipa::path(get, path = "/v1/tasks", params(ClusterListQuery, JobFilter, LocalQuery), responses(
+    (status = 200, description = "a page of the cluster's tasks; `unreachable` names the nodes that did not answer in time", body = TaskList),
 ))]
 fn tasks() {}
 
-#[utoipa::path(get, path = "/v1/objects", params(ListQuery), responses((status = 200, body = ObjectList)))]
+#[utoipa::path(get, path = "/v1/objects", params(ClusterListQuery), responses(
+    (status = 200, description = "a page of the objects of every node's store; `unreachable` as for tasks", body = ObjectList),
+))]
 fn objects() {}
 
-#[utoipa::path(get, path = "/v1/errors", params(ListQuery), responses(
-    (status = 200, body = ErrorList),
-    (status = 410, description = "`stale_cursor`", body = ErrorBody),
+#[utoipa::path(get, path = "/v1/errors", params(ClusterListQuery), responses(
+    (status = 200, description = "a page of the cluster's errors; `unreachable` as for tasks", body = ErrorList),
 ))]
 fn errors() {}
 
-#[utoipa::path(get, path = "/v1/timeline", responses(
-    (status = 200, description = "Chrome trace JSON", body = serde_json::Value)
+#[utoipa::path(get, path = "/v1/timeline", params(TimelineQuery), responses(
+    (status = 200, description = "Chrome trace JSON: `ts` in microseconds since the Unix epoch, a process (`pid`) per node, a row (`tid`) per worker; `unreachable` names the nodes whose trace is missing", body = serde_json::Value),
+    (status = 404, description = "`unknown_node`: `node` is not a live node", body = ErrorBody),
 ))]
 fn timeline() {}
 
-#[utoipa::path(get, path = "/v1/jobs", responses((status = 200, body = Vec<JobInfo>)))]
+#[utoipa::path(get, path = "/v1/jobs", params(ClusterListQuery), responses(
+    (status = 200, description = "a page of the cluster's jobs; `unreachable` as for tasks", body = JobList),
+))]
 fn list_jobs() {}
 
 #[utoipa::path(post, path = "/v1/jobs", request_body = SubmitJob, responses(
@@ -226,6 +232,13 @@ fn list_versions() {}
     ))]
 fn rollback() {}
 
+#[utoipa::path(get, path = "/v1/logs", params(LogsQuery), responses(
+    (status = 200, body = NodeLogs),
+    (status = 404, description = "`unknown_node`: `node` is not a live node", body = ErrorBody),
+    (status = 504, description = "`node_unreachable`: the node did not answer in time", body = ErrorBody),
+))]
+fn logs() {}
+
 /// The API's routes and types, as utoipa derives them.
 #[derive(utoipa::OpenApi)]
 #[openapi(
@@ -259,6 +272,7 @@ fn rollback() {}
         rollback,
         list_versions,
         task_logs,
+        logs,
     ),
     components(schemas(ErrorBody))
 )]

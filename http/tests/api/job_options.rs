@@ -89,7 +89,7 @@ fn a_job_reads_an_allowed_directory_with_its_env_and_metadata() {
         assert!(text.contains(&line), "`{line}` not in {text}");
     }
     let (_, listed) = get_at(&url, "/v1/jobs");
-    let listed = listed.as_array().expect("a list").clone();
+    let listed = listed["jobs"].as_array().expect("a page of jobs").clone();
     assert_eq!(listed[0]["metadata"]["ticket"], "20", "{listed:?}");
 
     // Outside the allowed directory: 400, naming the path and the list.

@@ -68,7 +68,7 @@ fn an_actor_asking_for_what_only_node_2_has_lives_there_and_every_node_can_call_
     assert!(
         count(cluster.node(2), &["Tally.add"], "FINISHED") >= 5,
         "{}",
-        cluster.node(2).get("/v1/tasks?limit=1000")
+        cluster.node(2).get(super::harness::OWN_TASKS)
     );
     // Killed there too: nothing of the job's actors is left alive.
     wait_within(

@@ -350,9 +350,14 @@ pub fn wait_job_end(node: &StartedNode, id: &str, limit: Duration) -> String {
 
 /// The rows of `node`'s task table (its last 1,000).
 pub fn tasks(node: &StartedNode) -> Vec<Value> {
-    let table = node.get("/v1/tasks?limit=1000");
+    let table = node.get(OWN_TASKS);
     table["tasks"].as_array().cloned().unwrap_or_default()
 }
+
+/// The path of a node's own task table, its last 1,000 rows (`?local=true`:
+/// a node's `/v1/tasks` answers for the whole cluster otherwise); a task it
+/// sent to another node is a row of it, named by that node.
+pub const OWN_TASKS: &str = "/v1/tasks?limit=1000&local=true";
 
 /// How many of `node`'s tasks of `functions` are in `state`.
 pub fn count(node: &StartedNode, functions: &[&str], state: &str) -> usize {

@@ -36,7 +36,7 @@ pub(super) fn post(node: &StartedNode, path: &str, body: &Value) -> (u16, Value,
 
 /// The tasks of `function` in `node`'s task table.
 fn tasks_of(node: &StartedNode, function: &str) -> Vec<Value> {
-    let tasks = node.get("/v1/tasks?limit=1000");
+    let tasks = node.get(super::harness::OWN_TASKS);
     tasks["tasks"]
         .as_array()
         .expect("a task list")

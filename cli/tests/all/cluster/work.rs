@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::harness::{count, job, start_job, wait_within, Cluster, ACCELERATED};
+use super::harness::{count, job, start_job, wait_within, Cluster, ACCELERATED, OWN_TASKS};
 use crate::support::{component, success_stdout, wray};
 
 #[test]
@@ -13,7 +13,7 @@ fn a_256_mib_object_put_on_node_1_is_read_on_node_2_byte_for_byte() {
     let log = job(cluster.node(1), &["cluster_bytes", "256"]);
     assert!(log.contains("cluster_bytes 268435456 match"), "{log}");
     // It ran on node 2, and node 1 forwarded it.
-    let on_2 = cluster.node(2).get("/v1/tasks?limit=1000");
+    let on_2 = cluster.node(2).get(OWN_TASKS);
     assert!(
         on_2["tasks"]
             .as_array()
@@ -63,7 +63,7 @@ fn a_node_killed_while_it_runs_tasks_has_them_run_again_elsewhere() {
     let id = start_job(cluster.node(1), &["cluster_spread", "8", "3000"]);
     // Node 2 runs some of them: kill it then.
     let running_on_2 = || {
-        let tasks = cluster.node(2).get("/v1/tasks?limit=1000");
+        let tasks = cluster.node(2).get(OWN_TASKS);
         tasks["tasks"]
             .as_array()
             .is_some_and(|t| t.iter().any(|t| t["state"] == "RUNNING"))
@@ -74,7 +74,7 @@ fn a_node_killed_while_it_runs_tasks_has_them_run_again_elsewhere() {
         assert!(
             !status.contains("FAILED") && !status.contains("SUCCEEDED"),
             "the job ended before node 2 ran a task: {status}; node 2's tasks: {}",
-            cluster.node(2).get("/v1/tasks?limit=1000")
+            cluster.node(2).get(OWN_TASKS)
         );
         running_on_2()
     });
@@ -106,7 +106,7 @@ fn a_forwarded_task_cancelled_by_its_owner_stops_on_the_node_running_it() {
     assert!(log.contains("cancel_error Cancelled"), "{log}");
     // The minute-long task stops on node 2 too, well before its minute.
     let slow_on_2 = |state: &str| {
-        let tasks = cluster.node(2).get("/v1/tasks?limit=1000");
+        let tasks = cluster.node(2).get(OWN_TASKS);
         tasks["tasks"].as_array().is_some_and(|t| {
             t.iter()
                 .any(|t| t["function"] == "slow_on_accelerator" && t["state"] == state)

@@ -52,8 +52,12 @@ pub(super) struct TaskRecord {
     pub(super) ready: Option<Instant>,
     /// When it started running.
     pub(super) started: Option<Instant>,
-    /// The worker thread it ran on (its name).
+    /// The worker thread it ran on (its name); for a task sent to
+    /// another node (`remote`), that node's id.
     pub(super) worker: Option<Arc<str>>,
+    /// Whether it was sent to another node, which runs it and lists it:
+    /// `worker` names that node.
+    pub(super) remote: bool,
     /// Its blocked intervals and profile spans (at most
     /// [`MAX_SPANS_PER_TASK`](crate::bounds::MAX_SPANS_PER_TASK)).
     pub(super) spans: Vec<Span>,
@@ -79,6 +83,7 @@ impl TaskRecord {
             ready: None,
             started: None,
             worker: None,
+            remote: false,
             spans: Vec::new(),
             dropped_spans: 0,
         }
@@ -149,10 +154,12 @@ impl TaskEntry {
         r.ready.get_or_insert(now);
         r.started = Some(now);
         r.worker = worker;
+        r.remote = false;
     }
 
-    /// It started on another node, `node` (a forwarded task: the timeline
-    /// and the task list name that node as its worker).
+    /// It started on another node, `node` (a forwarded task, or its run
+    /// again elsewhere): that node runs it and lists it; the task list
+    /// names that node as the task's.
     pub(crate) fn started_on(&self, node: &str) {
         let now = Instant::now();
         let mut r = self.record.lock();
@@ -160,6 +167,16 @@ impl TaskEntry {
         r.ready.get_or_insert(now);
         r.started = Some(now);
         r.worker = Some(Arc::from(node));
+        r.remote = true;
+    }
+
+    /// It ends here with an error of this node's own making (the node it
+    /// was sent to refused it, or every node it ran on was lost): no other
+    /// node lists it, so this node's row is the task's.
+    pub(crate) fn ended_here(&self) {
+        let mut r = self.record.lock();
+        r.remote = false;
+        r.worker = None;
     }
 
     /// It blocked in `get`/`wait` (`true`) or woke up (`false`).

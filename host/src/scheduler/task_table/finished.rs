@@ -24,8 +24,11 @@ pub(super) struct FinishedRecord {
     pub(super) function: Arc<str>,
     /// Interned resource request, in Ray's notation.
     pub(super) resources: Arc<str>,
-    /// The worker thread's name (shared by all its tasks).
+    /// The worker thread's name (shared by all its tasks); the node's id
+    /// for a task run on another node (`remote`).
     pub(super) worker: Option<Arc<str>>,
+    /// Whether another node ran it (and lists it).
+    pub(super) remote: bool,
     pub(super) status: TaskStatus,
     /// Nanoseconds since the node started.
     pub(super) submitted: u64,
@@ -214,7 +217,13 @@ impl Copied {
             parent_task_id: r.parent.map(|p| p.to_string()),
             function: r.function.to_string(),
             state: r.status,
-            worker: r.worker.as_deref().map(str::to_string),
+            worker: (!r.remote)
+                .then(|| r.worker.as_deref().map(str::to_string))
+                .flatten(),
+            node: r
+                .remote
+                .then(|| r.worker.as_deref().map(str::to_string))
+                .flatten(),
             resources: r.resources.to_string(),
             submitted_ns: r.submitted,
             ready_ns: r.ready,

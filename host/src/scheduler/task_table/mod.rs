@@ -60,6 +60,9 @@ pub struct TaskTable {
     finished: Mutex<Finished>,
     /// The node's start, the zero of the timeline.
     pub epoch: Instant,
+    /// `epoch` on the wall clock: nanoseconds since the Unix epoch (what
+    /// places one node's tasks among another's).
+    pub epoch_unix_ns: u64,
 }
 
 impl Default for TaskTable {
@@ -68,6 +71,11 @@ impl Default for TaskTable {
             table: Mutex::default(),
             finished: Mutex::default(),
             epoch: Instant::now(),
+            epoch_unix_ns: duration_nanos(
+                SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap_or_default(),
+            ),
         }
     }
 }
@@ -163,6 +171,7 @@ impl TaskTable {
             function: f.interner.str(&r.function),
             resources: f.interner.request(&r.request),
             worker: r.worker.clone(),
+            remote: r.remote,
             status: r.status,
             submitted: self.nanos(r.submitted),
             ready: r.ready.map(|t| self.nanos(t)),
@@ -178,6 +187,7 @@ impl TaskTable {
                     task: r.id,
                     function,
                     error: e.clone(),
+                    node: r.remote.then(|| r.worker.clone()).flatten(),
                 })
             }),
         };
@@ -426,7 +436,13 @@ impl TaskTable {
             parent_task_id: r.parent.map(|p| p.to_string()),
             function: r.function.clone(),
             state: r.status,
-            worker: r.worker.as_deref().map(str::to_string),
+            worker: (!r.remote)
+                .then(|| r.worker.as_deref().map(str::to_string))
+                .flatten(),
+            node: r
+                .remote
+                .then(|| r.worker.as_deref().map(str::to_string))
+                .flatten(),
             resources: r.request.to_string(),
             submitted_ns: self.nanos(r.submitted),
             ready_ns: r.ready.map(|t| self.nanos(t)),

@@ -24,6 +24,9 @@ pub struct FailedTask {
     /// Its error: its own (`error.task == task`), or the error object of
     /// an argument, passed on unchanged.
     pub error: TaskError,
+    /// The node it ran on, when another node ran it (that node keeps the
+    /// error too).
+    pub node: Option<Arc<str>>,
 }
 
 /// Where a task is in its life.
@@ -86,6 +89,10 @@ pub struct TaskRow {
     /// The worker thread it ran on (its name).
     #[serde(default)]
     pub worker: Option<String>,
+    /// The node it was sent to, when another node runs it (that node
+    /// lists it with its worker).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
     /// Its resource request, in Ray's notation (`{CPU: 1}`).
     pub resources: String,
     /// When it was submitted.
