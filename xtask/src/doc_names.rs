@@ -78,6 +78,10 @@ pub const ALLOWED: &[(&str, &str)] = &[
         "wasmtime: the trait a store's memory limiter implements",
     ),
     (
+        "NodeAffinitySchedulingStrategy",
+        "Ray: the scheduling strategy that binds a task to a node",
+    ),
+    (
         "subtle::ConstantTimeEq",
         "subtle: the token comparison of the peer protocol",
     ),
