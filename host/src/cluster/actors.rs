@@ -6,7 +6,10 @@
 //! guarantee as Ray's (per caller). A handle travelling to a third node
 //! in a task's arguments or results carries where its actor lives
 //! (`handles::refs`), so that node keeps a stub of its own and calls the
-//! actor's node directly (`handles::learn`).
+//! actor's node directly (`handles::learn`); the handle can arrive before
+//! the actor's constructor reaches the actor's node, so such a stub asks
+//! again while that node answers it has no such actor, up to
+//! [`ARRIVAL_WAIT`] ([`Forwarder::attempt_arrived`]).
 //!
 //! An actor lives while any node holds its handle (Ray's borrowers, counted
 //! per node on the actor's node): a node keeping a stub tells the actor's
@@ -38,7 +41,7 @@ use crate::cluster::protocol::{
 };
 use crate::error::{ErrorKind, TaskError};
 use crate::proto::Target;
-use crate::scheduler::actor::Home;
+use crate::scheduler::actor::{Home, Life};
 use crate::scheduler::remote::{Local, Placement};
 use crate::scheduler::task::{Actor, PendingTask, Task};
 use crate::scheduler::Scheduler;
@@ -50,6 +53,19 @@ pub(crate) const FOLLOW_RESTART: std::time::Duration = std::time::Duration::from
 
 /// How often it asks the other nodes meanwhile.
 pub(crate) const RESTART_POLL: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// How long a stub that has not yet reached its actor keeps asking the
+/// actor's node for it: a handle can reach this node, in a task's
+/// arguments, before the actor's constructor reaches the actor's node
+/// (both sent by the owner, on different connections).
+pub(crate) const ARRIVAL_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The first pause between those asks; each next one doubles, up to
+/// [`ARRIVAL_MAX_PAUSE`].
+const ARRIVAL_FIRST_PAUSE: std::time::Duration = std::time::Duration::from_millis(5);
+
+/// The longest pause between those asks.
+const ARRIVAL_MAX_PAUSE: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// How one task of an actor living elsewhere ended.
 enum Ended {
@@ -124,9 +140,7 @@ impl Forwarder {
         if create && actor.restarts.max_restarts > 0 {
             self.keep_constructor(sched, actor.id, &spec);
         }
-        let attempted = self
-            .attempt(sched, &spec, &node, create && actor.detached)
-            .await;
+        let attempted = self.attempt_arrived(sched, actor, &spec, &node, create).await;
         if create {
             // Counted as sent to `node` since it was placed there; that
             // node's record says what the actor holds from now on.
@@ -135,9 +149,8 @@ impl Forwarder {
         let failure = match attempted {
             Ok(Some(cause)) => return Ended::Died(cause),
             Ok(None) => {
-                if create {
-                    actor.constructed();
-                }
+                // Its constructor ended well, or a call reached it there.
+                actor.constructed();
                 return Ended::Ran;
             }
             Err(failure) => failure,
@@ -149,7 +162,7 @@ impl Forwarder {
                 format!("cancelled with force while it ran on node {node}: its actor is killed"),
             ),
             // Only a function waiting for resources is handed back.
-            Failure::Failed(why) | Failure::Moved(why) => {
+            Failure::Failed(why) | Failure::Moved(why) | Failure::NoActor(why) => {
                 // No node ran it to this end: this node's row is the task's.
                 if let Some(entry) = &spec.entry {
                     entry.ended_here();
@@ -161,6 +174,42 @@ impl Forwarder {
         sched.finish(&spec, Err(error.clone()));
         sched.release_all(&spec.holds);
         Ended::Died(error)
+    }
+
+    /// One attempt at `spec`, a task of `actor` (a stub), on `node`; a call
+    /// on an actor this node has not reached yet is asked again, with
+    /// growing pauses, while `node` answers that it has no such actor, for
+    /// up to [`ARRIVAL_WAIT`]: the actor's constructor may still be on its
+    /// way there.
+    async fn attempt_arrived(
+        &self,
+        sched: &Arc<Scheduler>,
+        actor: &Arc<Actor>,
+        spec: &Task,
+        node: &str,
+        create: bool,
+    ) -> Result<Option<TaskError>, Failure> {
+        let since = std::time::Instant::now();
+        let mut pause = ARRIVAL_FIRST_PAUSE;
+        loop {
+            let attempted = self
+                .attempt(sched, spec, node, create && actor.detached)
+                .await;
+            let unreached = *actor.life().borrow() == Life::Starting;
+            match attempted {
+                Err(Failure::NoActor(why))
+                    if !create && unreached && since.elapsed() < ARRIVAL_WAIT =>
+                {
+                    tracing::debug!(actor = %actor.id, "not on its node yet: {why}");
+                    tokio::select! {
+                        () = tokio::time::sleep(pause) => {}
+                        () = spec.cancel.cancelled() => return Err(Failure::Cancelled),
+                    }
+                    pause = pause.saturating_mul(2).min(ARRIVAL_MAX_PAUSE);
+                }
+                other => return other,
+            }
+        }
     }
 
     /// Keeps the constructor `spec` of `actor` for its restarts (once):

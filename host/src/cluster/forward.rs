@@ -18,7 +18,7 @@ use crate::cluster::protocol::{
 use crate::cluster::transfer::{all_sealed, receive, ship};
 use crate::error::{ErrorKind, TaskError};
 use crate::objects::Object;
-use crate::proto::{Request, Scheduling};
+use crate::proto::{Request, Scheduling, Target};
 use crate::scheduler::remote::{Local, Placement, Remote};
 use crate::scheduler::task::{Actor, PendingTask, Task};
 use crate::scheduler::Scheduler;
@@ -99,6 +99,9 @@ pub(crate) enum Failure {
     /// The node queued the task and handed it back, naming a node with
     /// room for it (spillback): the task never ran there.
     Moved(String),
+    /// The node has no such actor (yet: a handle can reach a third node
+    /// before the actor's constructor reaches the actor's node).
+    NoActor(String),
     /// Cancelled here.
     Cancelled,
     /// Anything else: the task fails with it.
@@ -204,9 +207,11 @@ impl Forwarder {
                 ErrorKind::Cancelled,
                 "cancelled while it ran on another node".to_string(),
             ),
-            Failure::Unsent(m) | Failure::Lost(m) | Failure::Moved(m) | Failure::Failed(m) => {
-                (ErrorKind::System, m)
-            }
+            Failure::Unsent(m)
+            | Failure::Lost(m)
+            | Failure::Moved(m)
+            | Failure::NoActor(m)
+            | Failure::Failed(m) => (ErrorKind::System, m),
         };
         let error = TaskError::new(kind, spec.label.clone(), spec.id, message);
         if kind != ErrorKind::Cancelled {
@@ -297,6 +302,11 @@ impl Forwarder {
             }
             Err(wray_peer::PeerError::Remote { code, message, .. }) if code == code::MOVED => {
                 return Err(Failure::Moved(message));
+            }
+            Err(e @ wray_peer::PeerError::Remote { code, .. })
+                if code == code::NOT_FOUND && matches!(spec.target, Target::ActorCall { .. }) =>
+            {
+                return Err(Failure::NoActor(format!("node {node} refused the task: {e}")))
             }
             Err(e) => {
                 return Err(Failure::Failed(format!(
