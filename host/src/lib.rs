@@ -82,8 +82,8 @@ pub use proto::{
     Arg, Codec, LimitOptions, Limits, Payload, ResourceOptions, Scheduling, TaskOptions,
 };
 pub use wray_control_plane::{
-    split_version, ActorId, BadId, ComponentRecord, ComponentVersion, FunctionKind, FunctionRecord,
-    JobId, ObjectId, TaskId,
+    split_version, ActorId, BadId, ComponentRecord, ComponentVersion, Deployment, FunctionKind,
+    FunctionRecord, JobId, ObjectId, TaskId,
 };
 
 // Jobs (Ray's Jobs API) and what tasks print.
