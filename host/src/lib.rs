@@ -107,7 +107,10 @@ pub use worker_pool::{serving_many, PoolStats};
 
 // HTTP requests relayed to the node that holds what they name (the HTTP
 // server answers them; the node forwards them).
-pub use cluster::{RelayHandler, RelayRequest, RelayResponse, MAX_RELAY_BODY};
+pub use cluster::{
+    Delivered, RelayAnswer, RelayError, RelayHandler, RelayRequest, RelayResponse, RelayedRest,
+    MAX_RELAY_BODY, MAX_RELAY_STREAM, RELAY_CHUNK,
+};
 
 // The engine a node compiles on: the benchmark's bare-wasmtime yardstick
 // (`bench/`) builds the same one.
