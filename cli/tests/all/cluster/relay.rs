@@ -233,7 +233,9 @@ fn a_64_mib_async_result_is_read_whole_through_any_node_and_a_read_cut_short_los
     for via in [2, 3, 1] {
         let id = large_result(one);
         let node = cluster.node(via);
+        let start = std::time::Instant::now();
         let ((status, from, body), growth) = peak_growth(node.pid, || read_bytes(node, &id));
+        let took = start.elapsed();
         assert_eq!(
             status,
             200,
@@ -243,7 +245,8 @@ fn a_64_mib_async_result_is_read_whole_through_any_node_and_a_read_cut_short_los
         let relayed = (via != 1).then_some(ids[0].as_str());
         assert_eq!(from.as_deref(), relayed, "through node {via}");
         println!(
-            "read {} bytes through node {via}: its resident memory grew by {} KiB at most",
+            "read {} bytes through node {via} in {took:?}: its resident memory grew by {} KiB \
+             at most",
             body.len(),
             growth >> 10
         );
