@@ -47,6 +47,12 @@ pub struct ComponentInfo {
     /// Where this answer comes from.
     #[serde(default = "control_plane")]
     pub view: View,
+    /// In a deploy's answer only: whether the deploy made a new version.
+    /// `false`: the bytes had the content digest of a kept version of the
+    /// name, which is current now with its own number (the answer is then
+    /// `200`, not `201`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new: Option<bool>,
 }
 
 fn control_plane() -> View {

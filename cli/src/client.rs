@@ -260,8 +260,9 @@ fn rollback(client: &Client, spec: &str) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Deploys `bytes` as `name` and prints a line saying so; the node's
-/// answer (the component's version).
+/// Deploys `bytes` as `name` and prints a line saying so (a new version,
+/// or the kept version with these bytes made current); the node's answer
+/// (the version now current).
 ///
 /// # Errors
 /// The node cannot be reached, or it refused.
@@ -280,13 +281,19 @@ pub(crate) fn upload(
             .send_bytes(bytes),
     )?;
     let record = &version.record;
-    println!(
-        "deployed {} version {} ({} bytes, sha256 {})",
-        record.name,
-        version.version.map_or("?".to_string(), |v| v.to_string()),
-        record.size,
-        record.hash
-    );
+    let number = version.version.map_or("?".to_string(), |v| v.to_string());
+    if version.new == Some(false) {
+        println!(
+            "deployed {} version {number} again: the same bytes as that kept version, \
+             current now; no new version ({} bytes, sha256 {})",
+            record.name, record.size, record.hash
+        );
+    } else {
+        println!(
+            "deployed {} version {number} ({} bytes, sha256 {})",
+            record.name, record.size, record.hash
+        );
+    }
     Ok(version)
 }
 

@@ -19,7 +19,9 @@
 //!   race re-reads and tries again, up to [`WRITE_ATTEMPTS`] times, then
 //!   fails with [`Error::Conflict`]; so two deploys of one name land as two
 //!   versions in some order, never mixed. An undeploy and a rollback are
-//!   the same compare-and-swap on the head.
+//!   the same compare-and-swap on the head, and so is a deploy of the
+//!   bytes of a kept version (which makes that version current: nothing
+//!   is uploaded, added or pruned).
 //! - Component bytes are stored once per content hash, in 1 MiB chunks
 //!   under an upload id, published by a manifest written after the last
 //!   chunk; a read checks the manifest's numbers, each chunk's length and
@@ -51,7 +53,7 @@ use etcd_client::{Compare, CompareOp, DeleteOptions, GetOptions, Txn, TxnOp};
 use tokio::sync::mpsc;
 
 use crate::function_table::{
-    check_deploy, check_name, now_ms, ComponentRecord, ComponentVersion, FunctionTable,
+    check_deploy, check_name, now_ms, ComponentRecord, ComponentVersion, Deployment, FunctionTable,
     FunctionWatch, MAX_VERSIONS_KEPT, WRITE_ATTEMPTS,
 };
 use crate::{Error, Result};
@@ -91,6 +93,51 @@ impl EtcdFunctionTable {
     pub fn new(etcd: EtcdClient) -> Self {
         let keys = Keys::new(&etcd.config().prefix);
         Self { etcd, keys }
+    }
+
+    /// Makes kept version `version` of `name` current, if the head read
+    /// (`head`, at mod revision `head_rev`) is still the head: one
+    /// compare-and-swap of the head, as a rollback and a deploy of a kept
+    /// version's bytes do. `Ok(None)` when the head changed meanwhile;
+    /// the version, not new, when it was current already (nothing
+    /// written).
+    async fn make_current(
+        &self,
+        name: &str,
+        head: &Head,
+        head_rev: i64,
+        version: u64,
+    ) -> Result<Option<Deployment>> {
+        if head.current.version == version {
+            return Ok(Some(Deployment {
+                current: head.current.clone(),
+                new: false,
+            }));
+        }
+        // Written with the head (a deploy writes both in one transaction),
+        // so the head's revision guards it too.
+        let chosen = self.version(name, version).await?;
+        let head_key = self.keys.head(name);
+        let written = Head {
+            current: chosen.clone(),
+            kept: head.kept.clone(),
+        };
+        let txn = Txn::new()
+            .when([Compare::mod_revision(
+                head_key.as_str(),
+                CompareOp::Equal,
+                head_rev,
+            )])
+            .and_then([TxnOp::put(head_key.as_str(), encode(&written), None)]);
+        let done = self
+            .etcd
+            .txn(format!("make version {version} of {name} current"), txn)
+            .await?
+            .succeeded();
+        Ok(done.then_some(Deployment {
+            current: chosen,
+            new: false,
+        }))
     }
 
     /// The head of `name` and its mod revision, if deployed.
@@ -146,14 +193,24 @@ pub(crate) fn jitter(base: Duration) -> Duration {
 
 #[async_trait]
 impl FunctionTable for EtcdFunctionTable {
-    async fn deploy(&self, record: ComponentRecord, bytes: Arc<[u8]>) -> Result<ComponentVersion> {
+    async fn deploy(&self, record: ComponentRecord, bytes: Arc<[u8]>) -> Result<Deployment> {
         check_deploy(&record, &bytes)?;
         let name = record.name.clone();
         let hash = record.hash.clone();
         let head_key = self.keys.head(&name);
         write_head(&name, || async {
+            let head = self.head(&name).await?;
+            // The bytes of a kept version: that version, made current
+            // (nothing stored, added or pruned).
+            if let Some((head, head_rev)) = &head {
+                if let Some(kept) = head.kept.iter().rev().find(|k| k.hash == hash) {
+                    return self
+                        .make_current(&name, head, *head_rev, kept.version)
+                        .await;
+                }
+            }
             let manifest_rev = self.store_blob(&hash, &bytes).await?;
-            let (mut kept, head_rev) = match self.head(&name).await? {
+            let (mut kept, head_rev) = match head {
                 Some((head, rev)) => (head.kept, rev),
                 None => (Vec::new(), 0),
             };
@@ -217,7 +274,7 @@ impl FunctionTable for EtcdFunctionTable {
                     // Best effort: a blob left behind is garbage, not an error.
                     let _ = self.collect_blob(&old).await;
                 }
-                return Ok(Some(current));
+                return Ok(Some(Deployment { current, new: true }));
             }
             Ok(None)
         })
@@ -280,8 +337,7 @@ impl FunctionTable for EtcdFunctionTable {
         if check_name(name).is_err() {
             return Err(Error::ComponentNotFound(name.to_string()));
         }
-        let head_key = self.keys.head(name);
-        write_head(name, || async {
+        let attempt = write_head(name, || async {
             let Some((head, head_rev)) = self.head(name).await? else {
                 return Err(Error::ComponentNotFound(name.to_string()));
             };
@@ -291,34 +347,9 @@ impl FunctionTable for EtcdFunctionTable {
                     version,
                 });
             }
-            if head.current.version == version {
-                return Ok(Some(head.current));
-            }
-            // Written with the head (a deploy writes both in one
-            // transaction), so the head's revision guards it too.
-            let chosen = self.version(name, version).await?;
-            let head = Head {
-                current: chosen.clone(),
-                kept: head.kept,
-            };
-            let txn = Txn::new()
-                .when([Compare::mod_revision(
-                    head_key.as_str(),
-                    CompareOp::Equal,
-                    head_rev,
-                )])
-                .and_then([TxnOp::put(head_key.as_str(), encode(&head), None)]);
-            if self
-                .etcd
-                .txn(format!("rollback {name} to {version}"), txn)
-                .await?
-                .succeeded()
-            {
-                return Ok(Some(chosen));
-            }
-            Ok(None)
-        })
-        .await
+            self.make_current(name, &head, head_rev, version).await
+        });
+        Ok(attempt.await?.current)
     }
 
     async fn list(&self) -> Result<Vec<ComponentVersion>> {

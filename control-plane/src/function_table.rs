@@ -1,12 +1,16 @@
 //! The function table: deployed components by name and version, with their
 //! exports, and their bytes by content hash.
 //!
-//! Every deploy of a name makes a new version (1, 2, ... per name), which
-//! becomes the *current* one, the one [`FunctionTable::component`] answers
-//! and a call by the plain name runs; [`FunctionTable::rollback`] makes an
-//! older kept version current again, and a caller may name any kept
-//! version (`name@3`, [`split_version`]). The last [`MAX_VERSIONS_KEPT`]
-//! versions of a name are kept, older ones are pruned, and a blob no version of any name refers to any more is
+//! A deploy of new bytes under a name makes a new version (1, 2, ... per
+//! name), which becomes the *current* one, the one
+//! [`FunctionTable::component`] answers and a call by the plain name runs.
+//! A deploy of bytes with the content digest of a kept version of the name
+//! makes that version current instead, without a new number (one version
+//! per content: [`Deployment::new`] says which it was).
+//! [`FunctionTable::rollback`] makes an older kept version current again,
+//! and a caller may name any kept version (`name@3`, [`split_version`]).
+//! The last [`MAX_VERSIONS_KEPT`] versions of a name are kept, older ones
+//! are pruned, and a blob no version of any name refers to any more is
 //! removed (garbage-collected) by the deploy or undeploy that dropped its
 //! last reference. [`FunctionTable::watch`] streams deploys and undeploys.
 //!
@@ -157,6 +161,20 @@ pub struct ComponentVersion {
     /// Its row: digest, size, exports with their schemas and declared
     /// resources.
     pub record: ComponentRecord,
+}
+
+/// What a deploy did: the version now current, and whether the deploy
+/// made it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Deployment {
+    /// The version now current: the new one, or the kept version whose
+    /// bytes (content digest) were those deployed, with its own number,
+    /// deploy time and record.
+    pub current: ComponentVersion,
+    /// Whether the deploy made a new version. `false`: the bytes were
+    /// those of a kept version of the name, which is current now (it may
+    /// have been already); nothing was added or pruned.
+    pub new: bool,
 }
 
 /// Versions of one name a table keeps; a deploy past it prunes the oldest.
@@ -382,13 +400,19 @@ pub trait FunctionTable: Send + Sync {
     /// the name's versions past [`MAX_VERSIONS_KEPT`] (oldest first) and
     /// removes blobs no kept version refers to any more.
     ///
+    /// When a kept version of the name has `record.hash` (the same bytes),
+    /// that version becomes current instead (as a
+    /// [`rollback`](FunctionTable::rollback) to it would), keeping its
+    /// number and record; nothing is stored, added or pruned, and no
+    /// bound of the table is checked: [`Deployment::new`] is `false`.
+    ///
     /// # Errors
     /// [`Error::InvalidName`]; [`Error::InvalidComponent`] when `record`'s
     /// hash or size are not those of `bytes`, or either is too large;
     /// [`Error::Conflict`] when concurrent writes of the name won
     /// [`WRITE_ATTEMPTS`] times in a row; [`Error::Unavailable`] when the
     /// backend cannot be reached.
-    async fn deploy(&self, record: ComponentRecord, bytes: Arc<[u8]>) -> Result<ComponentVersion>;
+    async fn deploy(&self, record: ComponentRecord, bytes: Arc<[u8]>) -> Result<Deployment>;
 
     /// The current version of the component deployed as `name`: its
     /// newest, unless a [`rollback`](FunctionTable::rollback) made an

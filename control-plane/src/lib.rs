@@ -52,9 +52,9 @@ pub use etcd::{
 };
 pub use function_table::{
     check_name, check_record, content_hash, is_content_hash, split_version, ComponentRecord,
-    ComponentVersion, Declared, EmbeddedFunctionTable, FunctionEvent, FunctionKind, FunctionRecord,
-    FunctionTable, FunctionWatch, Param, TableLimits, MAX_COMPONENT_BYTES, MAX_NAME_BYTES,
-    MAX_RECORD_BYTES, MAX_VERSIONS_KEPT, NAME_RULE, WRITE_ATTEMPTS,
+    ComponentVersion, Declared, Deployment, EmbeddedFunctionTable, FunctionEvent, FunctionKind,
+    FunctionRecord, FunctionTable, FunctionWatch, Param, TableLimits, MAX_COMPONENT_BYTES,
+    MAX_NAME_BYTES, MAX_RECORD_BYTES, MAX_VERSIONS_KEPT, NAME_RULE, WRITE_ATTEMPTS,
 };
 pub use ids::{ActorId, BadId, JobId, ObjectId, TaskId, MAX_PUTS, MAX_RETURNS, PUT_INDEX_BIT};
 pub use job_table::{EmbeddedJobTable, JobRecord, JobTable, MAX_LIVE_JOBS};

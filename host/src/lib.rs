@@ -82,8 +82,8 @@ pub use proto::{
     Arg, Codec, LimitOptions, Limits, Payload, ResourceOptions, Scheduling, TaskOptions,
 };
 pub use wray_control_plane::{
-    split_version, ActorId, BadId, ComponentRecord, ComponentVersion, FunctionKind, FunctionRecord,
-    JobId, ObjectId, TaskId,
+    split_version, ActorId, BadId, ComponentRecord, ComponentVersion, Deployment, FunctionKind,
+    FunctionRecord, JobId, ObjectId, TaskId,
 };
 
 // Jobs (Ray's Jobs API) and what tasks print.
@@ -108,7 +108,8 @@ pub use worker_pool::{serving_many, PoolStats};
 // HTTP requests relayed to the node that holds what they name (the HTTP
 // server answers them; the node forwards them).
 pub use cluster::{
-    RelayHandler, RelayRequest, RelayResponse, DEAD_NODE_KEEP, FAN_OUT, MAX_RELAY_BODY,
+    Delivered, RelayAnswer, RelayError, RelayHandler, RelayRequest, RelayResponse, RelayedRest,
+    DEAD_NODE_KEEP, FAN_OUT, MAX_RELAY_BODY, MAX_RELAY_STREAM, RELAY_CHUNK,
 };
 
 // The engine a node compiles on: the benchmark's bare-wasmtime yardstick

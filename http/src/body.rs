@@ -21,6 +21,7 @@ use hyper::body::{Body, Frame, SizeHint};
 use hyper::header::{HeaderValue, CONTENT_LENGTH, CONTENT_TYPE};
 use hyper::{Request, Response, StatusCode};
 
+use crate::delivery::Delivering;
 use crate::error::ApiError;
 use crate::log_stream::LogStream;
 
@@ -32,6 +33,15 @@ pub(crate) enum ResponseBody {
     Chunks(Chunks),
     /// A job's log, followed until the job ends.
     Log(LogStream),
+    /// A body whose delivery matters: a read-once value, or a relayed
+    /// answer pulled as it is sent.
+    Delivering(Delivering),
+}
+
+impl From<Delivering> for ResponseBody {
+    fn from(body: Delivering) -> Self {
+        ResponseBody::Delivering(body)
+    }
 }
 
 impl From<Full<Bytes>> for ResponseBody {
@@ -74,6 +84,7 @@ impl Body for ResponseBody {
         match self.get_mut() {
             ResponseBody::Full(b) => Pin::new(b).poll_frame(cx),
             ResponseBody::Log(b) => Pin::new(b).poll_frame(cx),
+            ResponseBody::Delivering(b) => Pin::new(b).poll_frame(cx),
             ResponseBody::Chunks(c) => {
                 let next = c.left.pop_front();
                 if let Some(chunk) = &next {
@@ -88,6 +99,7 @@ impl Body for ResponseBody {
         match self {
             ResponseBody::Full(b) => b.is_end_stream(),
             ResponseBody::Log(b) => b.is_end_stream(),
+            ResponseBody::Delivering(b) => b.is_end_stream(),
             ResponseBody::Chunks(c) => c.left.is_empty(),
         }
     }
@@ -96,6 +108,7 @@ impl Body for ResponseBody {
         match self {
             ResponseBody::Full(b) => b.size_hint(),
             ResponseBody::Log(b) => b.size_hint(),
+            ResponseBody::Delivering(b) => b.size_hint(),
             ResponseBody::Chunks(c) => SizeHint::with_exact(c.len),
         }
     }

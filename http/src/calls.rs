@@ -11,6 +11,7 @@
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
 use hyper::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
 use hyper::{Response, StatusCode};
 use serde_json::value::RawValue;
@@ -18,7 +19,8 @@ use wray_host::{ActorId, FunctionRecord, ObjectId, Session, SharedValue, TaskErr
 use wray_host::{Arg, Codec, LimitOptions, Payload, TaskOptions};
 
 use crate::body::ResponseBody;
-use crate::body::{body_response, json, Answer};
+use crate::body::{json, Answer};
+use crate::delivery::Delivering;
 use crate::error::ApiError;
 use crate::kept::{KeptActor, Purpose};
 use crate::query::Query;
@@ -254,6 +256,23 @@ const CODEC_HEADER: &str = "wray-codec";
 /// # Errors
 /// 406 when the value is not what `want_raw` asks (the value is kept).
 fn value_answer(v: SharedValue, want_raw: bool) -> Answer {
+    let (bytes, content_type, codec) = value_bytes(v, want_raw)?;
+    Ok(value_response(
+        ResponseBody::from(Full::new(bytes)),
+        content_type,
+        codec,
+    ))
+}
+
+/// [`value_answer`]'s parts: the value's bytes (no copy), its content
+/// type and codec header.
+///
+/// # Errors
+/// As [`value_answer`].
+fn value_bytes(
+    v: SharedValue,
+    want_raw: bool,
+) -> Result<(Bytes, &'static str, Option<&'static str>), ApiError> {
     let (content_type, codec) =
         match v.codec() {
             Codec::Json if !want_raw => ("application/json", None),
@@ -273,19 +292,33 @@ fn value_answer(v: SharedValue, want_raw: bool) -> Answer {
                  ask for its bytes with `Accept: application/octet-stream`",
             )),
         };
-    let mut response = body_response(StatusCode::OK, content_type, Bytes::from_owner(v));
+    Ok((Bytes::from_owner(v), content_type, codec))
+}
+
+/// A 200 answer of `body`, of `content_type`, its codec header `codec`.
+fn value_response(
+    body: ResponseBody,
+    content_type: &'static str,
+    codec: Option<&'static str>,
+) -> Response<ResponseBody> {
+    let mut response = Response::new(body);
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
     if let Some(codec) = codec {
-        response
-            .headers_mut()
-            .insert(CODEC_HEADER, HeaderValue::from_static(codec));
+        headers.insert(CODEC_HEADER, HeaderValue::from_static(codec));
     }
-    Ok(response)
+    response
 }
 
 /// `GET /v1/objects/{id}`: an async call's result, or an object a result
 /// refers to, read once. What `Accept` asks is settled before anything
 /// is consumed: an answer the client can retry (a 406, a 504 while it is
-/// pending) leaves the object to be read again.
+/// pending) leaves the object to be read again. The object is marked read
+/// only once its answer (its value, or its task's error) was delivered
+/// whole ([`Delivering`]): here, once hyper took its last byte; relayed
+/// to another node, once that node's client got its last byte. A client
+/// that goes away midway leaves it readable. (Two reads at once may both
+/// get it.)
 pub(crate) async fn get_object(
     state: &State,
     id: &str,
@@ -310,18 +343,25 @@ pub(crate) async fn get_object(
         return Err(missing());
     }
     let timeout = query.timeout.unwrap_or(state.config.default_timeout);
+    let kept = state.kept.clone();
     match session.get_shared(id, Some(timeout)).await {
         Ok(value) => {
             let nested = value.refs();
-            let answer = value_answer(value, want_raw)?;
-            state.kept.read(id, &nested);
-            Ok(answer)
+            let (bytes, content_type, codec) = value_bytes(value, want_raw)?;
+            let body = Delivering::value(bytes, Box::new(move || kept.read(id, &nested)));
+            Ok(value_response(body.into(), content_type, codec))
         }
         Err(e) if is_get_timeout(&e) => Err(ApiError::task(&e)),
         Err(e) => {
-            // The task's error is the object's value: read.
-            state.kept.read(id, &[]);
-            Err(ApiError::task(&e))
+            // The task's error is the object's value: read once delivered.
+            let (parts, body) = ApiError::task(&e).to_response().into_parts();
+            let bytes = body
+                .collect()
+                .await
+                .map(|c| c.to_bytes())
+                .unwrap_or_default();
+            let body = Delivering::value(bytes, Box::new(move || kept.read(id, &[])));
+            Ok(Response::from_parts(parts, body.into()))
         }
     }
 }

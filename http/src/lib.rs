@@ -41,8 +41,11 @@
 //!   bounded in number and time.
 //! - `state`: what every handler reaches (the node, the configuration,
 //!   the kept sessions, the metrics, the jobs).
-//! - `body`: answers' bodies: whole, in pieces, or a log as it grows
-//!   (`log_stream`); a JSON answer; a request's body read within bounds.
+//! - `body`: answers' bodies: whole, in pieces, a log as it grows
+//!   (`log_stream`), or one whose delivery matters (`delivery`: a
+//!   read-once object's, marked read once sent whole; a relayed answer
+//!   pulled from its node as it is sent); a JSON answer; a request's body
+//!   read within bounds.
 //! - `wire`: the node's types as the API's.
 //! - [`error`]: the JSON error every 4xx and 5xx answers with.
 //! - `metrics`: Prometheus text for `GET /metrics`.
@@ -60,6 +63,7 @@ mod body;
 mod calls;
 pub mod config;
 mod dashboard;
+mod delivery;
 mod dispatch;
 pub mod error;
 mod gather;

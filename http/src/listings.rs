@@ -174,7 +174,7 @@ where
     let node = &state.node;
     // Compiled on the node's compile pool (never on this runtime's
     // threads): this handler waits for it.
-    let version = node
+    let deployed = node
         .deploy_async(&name, std::sync::Arc::from(&bytes[..]))
         .await
         .map_err(|e| match e {
@@ -192,7 +192,13 @@ where
                 other.to_string(),
             ),
         })?;
-    json(StatusCode::CREATED, &crate::wire::version(&version))
+    // 201 for a new version; 200 when the bytes were a kept version's,
+    // now current.
+    let status = match deployed.new {
+        true => StatusCode::CREATED,
+        false => StatusCode::OK,
+    };
+    json(status, &crate::wire::deployment(&deployed))
 }
 
 /// This node's page of `GET /v1/actors` (its actors: see

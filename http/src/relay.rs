@@ -9,19 +9,32 @@
 //! The other side: [`handler`] runs the requests other nodes relay here
 //! through this node's routes, with no token (the peer proved the cluster
 //! token), never relaying them further.
+//!
+//! An answer of any size is relayed: one larger than
+//! [`MAX_RELAY_BODY`](wray_host::MAX_RELAY_BODY) stays on the node that
+//! made it (a value is not copied out of its object store) and is pulled
+//! from there a chunk at a time as this node's client takes it
+//! ([`Delivering::relayed`]); a read-once object is marked read there only
+//! once this node's client got every byte. Streaming rather than a 307 to
+//! the owner: a client of a serverless platform talks to the address it
+//! was given (a load balancer, the one node its network reaches), may not
+//! reach a node's own `http_address`, would drop its token on a redirect
+//! to another host (curl, requests and ureq do), and does not follow
+//! redirects by default.
 
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::header::{HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use hyper::{Method, Request, Response, StatusCode};
 use tokio::sync::mpsc;
-use wray_host::{RelayHandler, RelayRequest, RelayResponse, MAX_RELAY_BODY};
+use wray_host::{RelayAnswer, RelayHandler, RelayRequest, RelayResponse};
 
 use crate::body::{read_body, Answer, ResponseBody};
+use crate::delivery::Delivering;
 use crate::dispatch::dispatch;
 use crate::error::ApiError;
 use crate::log_stream::LogStream;
@@ -104,9 +117,14 @@ pub(crate) async fn here_or_elsewhere(
     }
 }
 
-/// `response`, relayed from node `node`, as this node's answer.
+/// `response`, relayed from node `node`, as this node's answer: its body
+/// whole, or pulled from that node as it is sent.
 pub(crate) fn response_of(node: &str, response: RelayResponse) -> Response<ResponseBody> {
-    let mut answer = Response::new(ResponseBody::from(Full::new(response.body)));
+    let body = match response.rest {
+        None => ResponseBody::from(Full::new(response.body)),
+        Some(rest) => ResponseBody::from(Delivering::relayed(response.body, rest)),
+    };
+    let mut answer = Response::new(body);
     *answer.status_mut() = StatusCode::from_u16(response.status).unwrap_or(StatusCode::BAD_GATEWAY);
     copy_headers(&mut answer, &response.headers);
     if let Ok(v) = HeaderValue::from_str(node) {
@@ -172,6 +190,7 @@ async fn follow_elsewhere(state: &State, id: &str, offset: u64, mut missing: Api
     tokio::spawn(async move {
         let mut piece = first;
         loop {
+            let rest = piece.rest.take();
             let dropped: u64 = header(&piece, "wray-log-dropped")
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(0);
@@ -185,9 +204,14 @@ async fn follow_elsewhere(state: &State, id: &str, offset: u64, mut missing: Api
             let Some(next) = header(&piece, "wray-log-next").and_then(|v| v.parse().ok()) else {
                 return;
             };
-            let fresh = !piece.body.is_empty();
-            if fresh && tx.send(piece.body.clone()).await.is_err() {
+            let fresh = !piece.body.is_empty() || rest.as_ref().is_some_and(|r| !r.is_empty());
+            if !piece.body.is_empty() && tx.send(piece.body.clone()).await.is_err() {
                 return;
+            }
+            if let Some(rest) = rest {
+                if !forward_rest(rest, &tx).await {
+                    return;
+                }
             }
             if done && !fresh {
                 return;
@@ -212,6 +236,26 @@ async fn follow_elsewhere(state: &State, id: &str, offset: u64, mut missing: Api
         answer.headers_mut().insert(NODE, v);
     }
     Ok(answer)
+}
+
+/// Sends `rest` (of a piece of log) into `tx` a chunk at a time, and
+/// tells its node once all went; `false` when the follower went away or
+/// a pull failed.
+async fn forward_rest(mut rest: wray_host::RelayedRest, tx: &mpsc::Sender<Bytes>) -> bool {
+    loop {
+        match rest.next_chunk().await {
+            Ok(Some(chunk)) => {
+                if tx.send(chunk).await.is_err() {
+                    return false;
+                }
+            }
+            Ok(None) => return rest.delivered().await.is_ok(),
+            Err(e) => {
+                tracing::warn!("following a job's log on another node: {e}");
+                return false;
+            }
+        }
+    }
 }
 
 /// What runs the requests other nodes relay here: this node's routes, for
@@ -276,42 +320,39 @@ async fn answer_relayed(state: &State, request: RelayRequest) -> Answer {
     dispatch(state, r, req).await
 }
 
-/// `response` as a relayed answer: its status, headers and body (at most
-/// [`MAX_RELAY_BODY`] bytes: a larger one is a 507 saying so).
-async fn collect(response: Response<ResponseBody>) -> RelayResponse {
-    let (parts, body) = response.into_parts();
+/// `response` as a relayed answer: its status, headers, and its body in
+/// the pieces it was made of (a value from the store is not copied, nor
+/// gathered into one buffer), with what runs once it was delivered (a
+/// read-once object's read: run by the node that asked, once its client
+/// got every byte).
+async fn collect(response: Response<ResponseBody>) -> RelayAnswer {
+    let (parts, mut body) = response.into_parts();
     let headers = parts
         .headers
         .iter()
         .filter(|(k, _)| *k == CONTENT_TYPE || k.as_str().starts_with("wray-"))
         .filter_map(|(k, v)| Some((k.as_str().to_string(), v.to_str().ok()?.to_string())))
         .collect();
-    match Limited::new(body, MAX_RELAY_BODY).collect().await {
-        Ok(collected) => RelayResponse {
-            status: parts.status.as_u16(),
-            headers,
-            body: collected.to_bytes(),
-        },
-        Err(_) => {
-            let error = ApiError::new(
-                StatusCode::INSUFFICIENT_STORAGE,
-                "too_large_to_relay",
-                format!(
-                    "the answer is larger than a relayed answer may be ({MAX_RELAY_BODY} bytes): \
-                     ask the node that has it"
-                ),
-            );
-            let (parts, body) = error.to_response().into_parts();
-            let body = body
-                .collect()
-                .await
-                .map(|c| c.to_bytes())
-                .unwrap_or_default();
-            RelayResponse {
-                status: parts.status.as_u16(),
-                headers: vec![(CONTENT_TYPE.to_string(), "application/json".to_string())],
-                body,
-            }
+    let mut pieces = Vec::new();
+    let mut delivered = None;
+    if let ResponseBody::Delivering(d) = &mut body {
+        delivered = d.take_delivered();
+        pieces.push(d.take_ready());
+    }
+    // The rest of a body made whole in memory (a relayed follow, the one
+    // body that never ends, is refused before).
+    while let Some(frame) = body.frame().await {
+        match frame.map(|f| f.into_data()) {
+            Ok(Ok(data)) => pieces.push(data),
+            Ok(Err(_)) => {} // trailers: none are relayed
+            Err(never) => match never {},
         }
+    }
+    pieces.retain(|p| !p.is_empty());
+    RelayAnswer {
+        status: parts.status.as_u16(),
+        headers,
+        body: pieces,
+        delivered,
     }
 }

@@ -14,7 +14,9 @@ use crate::metrics::Metrics;
 pub(crate) struct State {
     pub(crate) node: Arc<Node>,
     pub(crate) config: HttpConfig,
-    pub(crate) kept: Kept,
+    /// Shared: a read-once object is marked read once its answer was
+    /// delivered, after the handler returned.
+    pub(crate) kept: Arc<Kept>,
     pub(crate) inflight: Semaphore,
     pub(crate) metrics: Metrics,
     /// Jobs submitted over HTTP.
@@ -25,7 +27,7 @@ impl State {
     pub(crate) fn new(node: Arc<Node>, config: HttpConfig) -> Self {
         State {
             node,
-            kept: Kept::new(config.max_kept, config.kept_ttl),
+            kept: Arc::new(Kept::new(config.max_kept, config.kept_ttl)),
             inflight: Semaphore::new(config.max_inflight),
             metrics: Metrics::default(),
             jobs: Jobs::new(config.jobs.clone()),

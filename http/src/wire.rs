@@ -56,6 +56,15 @@ pub(crate) fn version(v: &ComponentVersion) -> api::ComponentInfo {
         deployed_ms: Some(v.deployed_ms),
         record: record(&v.record),
         view: api::View::ControlPlane,
+        new: None,
+    }
+}
+
+/// What a deploy did: the version now current, and whether it is new.
+pub(crate) fn deployment(d: &wray_host::Deployment) -> api::ComponentInfo {
+    api::ComponentInfo {
+        new: Some(d.new),
+        ..version(&d.current)
     }
 }
 
@@ -66,6 +75,7 @@ pub(crate) fn node_view(r: &ComponentRecord) -> api::ComponentInfo {
         deployed_ms: None,
         record: record(r),
         view: api::View::Node,
+        new: None,
     }
 }
 

@@ -4,6 +4,8 @@
 #[path = "../../host/tests/common/components.rs"]
 mod components;
 mod contract;
+#[path = "api/deploys.rs"]
+mod deploys;
 #[path = "api/job_options.rs"]
 mod job_options;
 mod outage;

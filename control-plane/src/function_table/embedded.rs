@@ -9,7 +9,7 @@ use parking_lot::Mutex;
 use tokio::sync::broadcast;
 
 use super::{
-    check_deploy, check_name, now_ms, ComponentRecord, ComponentVersion, FunctionEvent,
+    check_deploy, check_name, now_ms, ComponentRecord, ComponentVersion, Deployment, FunctionEvent,
     FunctionTable, FunctionWatch, TableLimits, MAX_VERSIONS_KEPT,
 };
 use crate::{Error, Result};
@@ -48,6 +48,11 @@ struct Versions {
 impl Versions {
     fn current(&self) -> Option<&ComponentVersion> {
         self.kept.iter().find(|v| v.version == self.current)
+    }
+
+    /// The newest kept version whose bytes have content hash `hash`.
+    fn with_hash(&self, hash: &str) -> Option<&ComponentVersion> {
+        self.kept.iter().rev().find(|v| v.record.hash == hash)
     }
 }
 
@@ -145,9 +150,27 @@ impl EmbeddedFunctionTable {
 
 #[async_trait]
 impl FunctionTable for EmbeddedFunctionTable {
-    async fn deploy(&self, record: ComponentRecord, bytes: Arc<[u8]>) -> Result<ComponentVersion> {
+    async fn deploy(&self, record: ComponentRecord, bytes: Arc<[u8]>) -> Result<Deployment> {
         check_deploy(&record, &bytes)?;
         let mut state = self.state.lock();
+        // The bytes of a kept version: that version, current (no bound
+        // is met by what adds nothing).
+        if let Some(versions) = state.names.get_mut(&record.name) {
+            if let Some(kept) = versions.with_hash(&record.hash).cloned() {
+                if versions.current != kept.version {
+                    versions.current = kept.version;
+                    self.tell(FunctionEvent::Deployed {
+                        name: record.name.clone(),
+                        version: kept.version,
+                        hash: kept.record.hash.clone(),
+                    });
+                }
+                return Ok(Deployment {
+                    current: kept,
+                    new: false,
+                });
+            }
+        }
         let full = |what, held: u64, limit: u64| Error::TableFull {
             name: record.name.clone(),
             what,
@@ -195,7 +218,10 @@ impl FunctionTable for EmbeddedFunctionTable {
             version,
             hash,
         });
-        Ok(deployed)
+        Ok(Deployment {
+            current: deployed,
+            new: true,
+        })
     }
 
     async fn current(&self, name: &str) -> Result<ComponentVersion> {

@@ -191,7 +191,7 @@ async fn a_watch_resumes_after_etcd_restarts() {
             .await
         {
             Ok(v) => {
-                assert_eq!(v.version, 1);
+                assert_eq!(v.current.version, 1);
                 break;
             }
             Err(e) if e.is_retryable() && Instant::now() < deadline => {

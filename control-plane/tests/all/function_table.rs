@@ -42,6 +42,7 @@ for_each_backend!(
     a_large_component_round_trips,
     versions_count_up_and_old_ones_are_pruned,
     rollback_makes_a_kept_version_current_for_readers_and_watchers,
+    the_bytes_of_a_kept_version_make_it_current_without_a_new_number,
     concurrent_deploys_of_one_name_never_interleave,
     undeploy_removes_the_name_and_unshared_blobs,
     invalid_deploys_are_refused,
@@ -106,12 +107,14 @@ pub fn record(name: &str, export: &str, bytes: &[u8]) -> ComponentRecord {
     }
 }
 
-/// Deploys `bytes` as `name` (exporting `export`) and returns the version.
+/// Deploys `bytes` as `name` (exporting `export`) and returns the version
+/// now current.
 async fn deploy(table: &dyn FunctionTable, name: &str, export: &str, bytes: &[u8]) -> u64 {
     table
         .deploy(record(name, export, bytes), Arc::from(bytes))
         .await
         .unwrap_or_else(|e| panic!("deploy {name}: {e}"))
+        .current
         .version
 }
 
@@ -136,10 +139,12 @@ async fn a_large_component_round_trips(table: &dyn FunctionTable) {
     // Over 3 MiB: four chunks in etcd, the last a short one.
     let big = bytes(3 * 1024 * 1024 + 12_345, 1);
     let rec = record("big", "run", &big);
-    let v = table
+    let deployed = table
         .deploy(rec.clone(), Arc::from(&big[..]))
         .await
         .unwrap();
+    assert!(deployed.new);
+    let v = deployed.current;
     assert_eq!(v.version, 1);
     assert_eq!(v.record, rec);
     assert!(v.deployed_ms > 0);
@@ -172,13 +177,13 @@ async fn a_large_component_round_trips(table: &dyn FunctionTable) {
 }
 
 async fn versions_count_up_and_old_ones_are_pruned(table: &dyn FunctionTable) {
-    let (a, b) = (bytes(100, 2), bytes(200, 3));
+    let (a, b, c) = (bytes(100, 2), bytes(200, 3), bytes(150, 4));
     assert_eq!(deploy(table, "app", "f", &a).await, 1);
     assert_eq!(deploy(table, "app", "g", &b).await, 2);
-    assert_eq!(deploy(table, "app", "f", &a).await, 3);
+    assert_eq!(deploy(table, "app", "f", &c).await, 3);
     let current = table.current("app").await.unwrap();
     assert_eq!(current.version, 3);
-    assert_eq!(current.record, record("app", "f", &a));
+    assert_eq!(current.record, record("app", "f", &c));
     let versions = table.versions("app").await.unwrap();
     let numbers: Vec<u64> = versions.iter().map(|v| v.version).collect();
     assert_eq!(numbers, [1, 2, 3]);
@@ -278,6 +283,77 @@ async fn rollback_makes_a_kept_version_current_for_readers_and_watchers(table: &
     );
 }
 
+async fn the_bytes_of_a_kept_version_make_it_current_without_a_new_number(
+    table: &dyn FunctionTable,
+) {
+    let (a, b) = (bytes(100, 90), bytes(200, 91));
+    let deploy_a = || table.deploy(record("app", "f", &a), Arc::from(&a[..]));
+    let first = deploy_a().await.unwrap();
+    assert!(first.new);
+    let mut watch = table.watch().await.unwrap();
+    // The same bytes again: the same version, current already; nothing
+    // is told.
+    let again = deploy_a().await.unwrap();
+    assert_eq!(
+        (again.current.clone(), again.new),
+        (first.current.clone(), false)
+    );
+    assert_eq!(
+        table.versions("app").await.unwrap(),
+        vec![first.current.clone()]
+    );
+    // New bytes: a new version; then the first bytes again make version
+    // 1 current (its record and deploy time as they were), as a rollback.
+    assert_eq!(deploy(table, "app", "g", &b).await, 2);
+    assert_eq!(next(&mut watch).await, deployed("app", 2, &b));
+    let back = deploy_a().await.unwrap();
+    assert_eq!(
+        (back.current.clone(), back.new),
+        (first.current.clone(), false)
+    );
+    assert_eq!(next(&mut watch).await, deployed("app", 1, &a));
+    assert_eq!(table.current("app").await.unwrap(), first.current);
+    let numbers: Vec<u64> = table
+        .versions("app")
+        .await
+        .unwrap()
+        .iter()
+        .map(|v| v.version)
+        .collect();
+    assert_eq!(numbers, [1, 2]);
+    // Redeploying kept bytes never counts against the versions kept:
+    // after many, both are still there, and new bytes get the next
+    // number.
+    let kept = u64::try_from(MAX_VERSIONS_KEPT).unwrap();
+    for _ in 0..=kept {
+        assert!(!deploy_a().await.unwrap().new);
+        let redeployed = table
+            .deploy(record("app", "g", &b), Arc::from(&b[..]))
+            .await
+            .unwrap();
+        assert_eq!((redeployed.current.version, redeployed.new), (2, false));
+    }
+    assert_eq!(table.versions("app").await.unwrap().len(), 2);
+    assert_eq!(deploy(table, "app", "h", &bytes(50, 92)).await, 3);
+    // The same bytes under another name are that name's own version.
+    let other = table
+        .deploy(record("other", "f", &a), Arc::from(&a[..]))
+        .await
+        .unwrap();
+    assert_eq!((other.current.version, other.new), (1, true));
+    // Once pruned, the bytes are new again.
+    for seed in 0..kept {
+        deploy(table, "app", "f", &bytes(60, 200 + seed)).await;
+    }
+    assert!(matches!(
+        table.version("app", 1).await,
+        Err(Error::VersionNotFound { .. })
+    ));
+    let fresh = deploy_a().await.unwrap();
+    assert!(fresh.new);
+    assert_eq!(fresh.current.version, 4 + kept);
+}
+
 async fn concurrent_deploys_of_one_name_never_interleave(table: &dyn FunctionTable) {
     let mut expected = 0;
     let mut sent = HashMap::new();
@@ -294,7 +370,7 @@ async fn concurrent_deploys_of_one_name_never_interleave(table: &dyn FunctionTab
         let mut landed = Vec::new();
         for got in [got_a, got_b] {
             match got {
-                Ok(v) => landed.push(v.version),
+                Ok(v) => landed.push(v.current.version),
                 Err(e @ Error::Conflict { .. }) => assert!(e.is_retryable()),
                 Err(e) => panic!("a concurrent deploy failed otherwise: {e}"),
             }
@@ -342,7 +418,7 @@ async fn concurrent_deploys_of_one_name_never_interleave(table: &dyn FunctionTab
     let mut landed = Vec::new();
     for got in [r0, r1, r2, r3, r4, r5] {
         match got {
-            Ok(v) => landed.push(v.version),
+            Ok(v) => landed.push(v.current.version),
             Err(e @ Error::Conflict { .. }) => assert!(e.is_retryable()),
             Err(e) => panic!("a concurrent deploy failed otherwise: {e}"),
         }

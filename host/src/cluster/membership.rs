@@ -51,7 +51,8 @@ pub(super) fn record(
 }
 
 /// Republishes the node's record while it changes, until the node is
-/// gone; gives back shipments their owners never released.
+/// gone; gives back shipments their owners never released, and relayed
+/// answers parked here that no node pulls any more.
 pub(super) async fn publish(
     sched: Weak<Scheduler>,
     started_ms: u64,
@@ -84,6 +85,7 @@ pub(super) async fn publish(
             }
             last = Some(now);
         }
+        service.expire_relayed();
         if swept.elapsed() >= SHIPPED_KEEP {
             service.sweep(&kept_then);
             kept_then = service.kept_tasks();

@@ -21,7 +21,9 @@
 //! - `transfer`: objects shipped inline or pulled in chunks straight into
 //!   the shared-memory store, checked before they are sealed;
 //! - `membership`: this node's record, published as it changes;
-//! - `jobs`: a job's end told to the nodes that ran its tasks.
+//! - `jobs`: a job's end told to the nodes that ran its tasks;
+//! - `relay`, `relay_stream`: requests to another node's HTTP API, their
+//!   large answers pulled a chunk at a time.
 //!
 //! Per-task and per-object metadata never go through etcd: a task's
 //! results go back to the node that owns them (Ray's ownership design).
@@ -37,6 +39,7 @@ mod load;
 mod membership;
 mod protocol;
 mod relay;
+mod relay_stream;
 mod serve;
 mod spill;
 mod transfer;
@@ -55,7 +58,10 @@ use wray_peer::{PeerClient, PeerConfig, PeerServer, PeerTls, Token};
 use crate::error::{Error, Result};
 use crate::scheduler::Scheduler;
 
-pub use relay::{RelayHandler, RelayRequest, RelayResponse, RelaySlot, FAN_OUT, MAX_RELAY_BODY};
+pub use relay::{
+    RelayAnswer, RelayHandler, RelayRequest, RelayResponse, RelaySlot, FAN_OUT, MAX_RELAY_BODY,
+};
+pub use relay_stream::{Delivered, RelayError, RelayedRest, MAX_RELAY_STREAM, RELAY_CHUNK};
 
 /// How a node joins a cluster.
 #[derive(Debug, Clone)]

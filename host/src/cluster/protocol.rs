@@ -29,6 +29,10 @@ pub(crate) const CANCEL_TASK: u16 = 4;
 /// `call` method: answer a request of this node's HTTP API (`relay`'s
 /// `Relay` -> `Relayed`).
 pub(crate) const HTTP_RELAY: u16 = 5;
+/// `call` method: the sender is done pulling a relayed answer parked
+/// here, its client got all of it or not (`relay_stream`'s `RelayDone`
+/// -> empty).
+pub(crate) const RELAY_DONE: u16 = 16;
 /// `call` method: whether an actor lives here, alive and constructed
 /// ([`ActorWhere`] -> one byte, 1 or 0): how a node holding a handle
 /// finds an actor its owner restarted elsewhere.

@@ -7,6 +7,13 @@
 //! proved the cluster token. The HTTP layer decides which routes may be
 //! relayed and which may be asked for.
 //!
+//! An answer of at most [`MAX_RELAY_BODY`] bytes travels whole in the
+//! answer's message; a larger one, or one whose delivery matters (a
+//! read-once object's), is parked on the answering node and pulled from
+//! there a chunk at a time (`relay_stream`): a relayed answer has no
+//! bound on its size but [`MAX_RELAY_STREAM`], and is held in no node's
+//! memory whole.
+//!
 //! A listing of the whole cluster asks every live node instead
 //! ([`Forwarder::relay_each`]): at most [`FAN_OUT`] at once, each answer
 //! waited for a deadline at most, every node's answer (or why it has
@@ -24,6 +31,7 @@ use wray_peer::RemoteError;
 
 use crate::cluster::forward::Forwarder;
 use crate::cluster::protocol::{code, decode, encode, HTTP_RELAY};
+use crate::cluster::relay_stream::{Delivered, Parked, RelayedRest, Rest, MAX_RELAY_STREAM};
 
 /// The longest path (with its query) a relayed request may have, in bytes.
 pub const MAX_RELAY_PATH: usize = 8 << 10;
@@ -32,9 +40,9 @@ pub const MAX_RELAY_PATH: usize = 8 << 10;
 /// (name and value), in bytes.
 pub const MAX_RELAY_HEADERS: (usize, usize) = (16, 1024);
 
-/// The largest body of a relayed request or answer (8 MiB, half the
-/// channel's bound on a message): a larger answer is refused, for the
-/// client to ask the node that has it.
+/// The largest body of a relayed request, and of an answer that travels
+/// in its message (8 MiB, half the channel's bound on a message): a
+/// larger answer is pulled in chunks instead.
 pub const MAX_RELAY_BODY: usize = 8 << 20;
 
 /// The most nodes [`Forwarder::relay_each`] asks at once.
@@ -53,21 +61,39 @@ pub struct RelayRequest {
     pub body: Bytes,
 }
 
-/// A node's answer to a relayed request.
-#[derive(Debug, Clone)]
+/// A node's answer to a relayed request, as the asking node gets it.
+#[derive(Debug)]
 pub struct RelayResponse {
     /// The HTTP status.
     pub status: u16,
     /// Its headers (`Content-Type` and the API's own), at most
     /// [`MAX_RELAY_HEADERS`].
     pub headers: Vec<(String, String)>,
-    /// Its body, at most [`MAX_RELAY_BODY`] bytes.
+    /// Its body (at most [`MAX_RELAY_BODY`] bytes), or, when `rest`
+    /// follows, its first part.
     pub body: Bytes,
+    /// The rest of the body, still on the node that answered, to be
+    /// pulled a chunk at a time; then that node is told whether the
+    /// client got it all (a read-once object is marked read only then).
+    pub rest: Option<RelayedRest>,
+}
+
+/// A relayed request's answer, as this node's HTTP routes made it.
+pub struct RelayAnswer {
+    /// The HTTP status.
+    pub status: u16,
+    /// Its headers (`Content-Type` and the API's own).
+    pub headers: Vec<(String, String)>,
+    /// Its body, in the pieces the route made (a value from the object
+    /// store is not copied: it is sent from where it is).
+    pub body: Vec<Bytes>,
+    /// What runs once the asking node's client got the whole body (a
+    /// read-once object's read); never run when it did not.
+    pub delivered: Option<Delivered>,
 }
 
 /// What runs a relayed request through this node's HTTP routes.
-pub type RelayHandler =
-    Arc<dyn Fn(RelayRequest) -> BoxFuture<'static, RelayResponse> + Send + Sync>;
+pub type RelayHandler = Arc<dyn Fn(RelayRequest) -> BoxFuture<'static, RelayAnswer> + Send + Sync>;
 
 /// Where the node's [`RelayHandler`] is kept: set once its HTTP API
 /// serves, read by the peer channel.
@@ -82,12 +108,14 @@ pub(crate) struct Relay {
     body: Vec<u8>,
 }
 
-/// Its answer as it travels.
+/// Its answer as it travels: the body whole, or its first part and how
+/// to pull the rest.
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct Relayed {
     status: u16,
     headers: Vec<(String, String)>,
     body: Vec<u8>,
+    rest: Option<Rest>,
 }
 
 /// `headers` within [`MAX_RELAY_HEADERS`]: the first ones, each short
@@ -120,15 +148,42 @@ impl Forwarder {
             body: request.body.to_vec(),
         })
         .ok()?;
-        self.first_answer(HTTP_RELAY, body, None, |answer| {
-            let relayed = decode::<Relayed>("http-relayed", answer).ok()?;
-            (relayed.status != 404 && relayed.body.len() <= MAX_RELAY_BODY).then(|| RelayResponse {
+        let (node, relayed) = self
+            .first_answer(HTTP_RELAY, body, None, |answer| {
+                let relayed = decode::<Relayed>("http-relayed", answer).ok()?;
+                let sized = relayed
+                    .rest
+                    .as_ref()
+                    .is_none_or(|r| r.size <= MAX_RELAY_STREAM);
+                (relayed.status != 404 && relayed.body.len() <= MAX_RELAY_BODY && sized)
+                    .then_some(relayed)
+            })
+            .await?;
+        let rest = match relayed.rest {
+            None => None,
+            Some(rest) => {
+                let Some(addr) = self.view.get(&node).map(|n| n.record.peer_address) else {
+                    // Gone from the view since it answered: its answer
+                    // cannot be pulled (the rest, dropped, is not told).
+                    return None;
+                };
+                Some(RelayedRest::new(
+                    self.client.clone(),
+                    node.clone(),
+                    addr,
+                    &rest,
+                ))
+            }
+        };
+        Some((
+            node,
+            RelayResponse {
                 status: relayed.status,
                 headers: bounded(relayed.headers),
                 body: Bytes::from(relayed.body),
-            })
-        })
-        .await
+                rest,
+            },
+        ))
     }
 }
 
@@ -181,21 +236,29 @@ impl Forwarder {
                 let (client, body) = (client.clone(), body.clone());
                 async move {
                     let call = client.call(&addr, HTTP_RELAY, body);
+                    let client = client.clone();
                     let answer = match tokio::time::timeout(deadline, call).await {
                         Err(_) => Err(format!("no answer within {deadline:?}")),
                         Ok(Err(e)) => Err(e.to_string()),
                         Ok(Ok(answer)) => {
                             decode::<Relayed>("http-relayed", &answer).and_then(|relayed| {
-                                if relayed.body.len() > MAX_RELAY_BODY {
+                                let size = relayed.rest.as_ref().map_or(0, |r| r.size);
+                                if let Some(rest) = &relayed.rest {
+                                    // Not pulled: dropped, the node is
+                                    // told so and lets its answer go.
+                                    drop(RelayedRest::new(client, id.clone(), addr, rest));
+                                }
+                                if relayed.body.len() > MAX_RELAY_BODY || size > 0 {
                                     return Err(format!(
                                         "an answer of {} bytes, more than {MAX_RELAY_BODY}",
-                                        relayed.body.len()
+                                        size.max(relayed.body.len() as u64)
                                     ));
                                 }
                                 Ok(RelayResponse {
                                     status: relayed.status,
                                     headers: bounded(relayed.headers),
                                     body: Bytes::from(relayed.body),
+                                    rest: None,
                                 })
                             })
                         }
@@ -208,11 +271,20 @@ impl Forwarder {
     }
 }
 
-/// Answers a peer's relayed request `body` through `slot`'s handler.
+
+/// Answers node `peer`'s relayed request `body` through `slot`'s
+/// handler: the answer whole in the message when it is at most
+/// [`MAX_RELAY_BODY`] bytes and nothing waits for its delivery; else
+/// parked in `parked` for `peer` to pull (a 503 when too many are).
 ///
 /// # Errors
 /// A malformed or oversized request; no HTTP API here.
-pub(crate) async fn answer(slot: &RelaySlot, body: &[u8]) -> Result<Bytes, RemoteError> {
+pub(crate) async fn answer(
+    slot: &RelaySlot,
+    parked: &Parked,
+    peer: &str,
+    body: &[u8],
+) -> Result<Bytes, RemoteError> {
     let bad = |m: String| RemoteError::new(code::BAD_REQUEST, m);
     let relay: Relay = decode("http-relay", body).map_err(bad)?;
     let accept_len = relay.accept.as_ref().map_or(0, String::len);
@@ -232,26 +304,56 @@ pub(crate) async fn answer(slot: &RelaySlot, body: &[u8]) -> Result<Bytes, Remot
             "this node serves no HTTP API".to_string(),
         ));
     };
-    let response = handler(RelayRequest {
+    let answer = handler(RelayRequest {
         method: relay.method,
         path: relay.path,
         accept: relay.accept,
         body: Bytes::from(relay.body),
     })
     .await;
-    // The HTTP layer's handler answers at most MAX_RELAY_BODY bytes (a
-    // larger answer is its 507); this only keeps a message within the
-    // channel's bound whatever the handler does.
-    if response.body.len() > MAX_RELAY_BODY {
-        return Err(RemoteError::new(
-            code::UNAVAILABLE,
-            format!("the answer is larger than a relayed answer may be ({MAX_RELAY_BODY} bytes)"),
-        ));
-    }
-    let relayed = Relayed {
-        status: response.status,
-        headers: bounded(response.headers),
-        body: response.body.to_vec(),
+    let size = answer
+        .body
+        .iter()
+        .fold(0u64, |sum, b| sum.saturating_add(b.len() as u64));
+    let whole = size <= MAX_RELAY_BODY as u64;
+    let relayed = if whole && answer.delivered.is_none() {
+        Relayed {
+            status: answer.status,
+            headers: bounded(answer.headers),
+            body: answer.body.concat(),
+            rest: None,
+        }
+    } else {
+        // Sent whole but told delivered, or pulled in chunks.
+        let (body, parked_frames) = match whole {
+            true => (answer.body.concat(), Vec::new()),
+            false => (Vec::new(), answer.body),
+        };
+        match parked.park(peer, parked_frames, answer.delivered) {
+            Ok((token, size)) => Relayed {
+                status: answer.status,
+                headers: bounded(answer.headers),
+                body,
+                rest: Some(Rest { token, size }),
+            },
+            Err(why) => busy(&why),
+        }
     };
     encode(&relayed).map_err(|m| RemoteError::new(code::BAD_REQUEST, m))
+}
+
+/// A 503 `relay_busy` answer saying `why`, as the HTTP API's errors read.
+fn busy(why: &str) -> Relayed {
+    let body = serde_json::json!({
+        "error": {"code": "relay_busy", "message": format!("the node that has it is busy: {why}")}
+    });
+    Relayed {
+        status: 503,
+        headers: vec![
+            ("content-type".to_string(), "application/json".to_string()),
+            ("retry-after".to_string(), "1".to_string()),
+        ],
+        body: serde_json::to_vec(&body).unwrap_or_default(),
+        rest: None,
+    }
 }

@@ -1,7 +1,8 @@
 //! What a node answers its peers ([`Service`], the channel's handler):
 //! running a task another node forwarded (its objects received first,
-//! its results shipped back and kept until the owner has them), and
-//! reading the bytes of an object it holds.
+//! its results shipped back and kept until the owner has them), reading
+//! the bytes of an object it holds, and relayed HTTP requests (their
+//! large answers read a chunk at a time: `relay_stream`).
 //!
 //! Every request is hostile input: the task must name a component this
 //! node runs, its return ids must be its own (`task.return_object(i)`),
@@ -19,8 +20,9 @@ use crate::cluster::handles;
 use crate::cluster::protocol::{
     code, decode, encode, ActorWhere, CancelTask, HoldActor, JobEnded, KillActor, Release, RunTask,
     TaskDone, WireError, ACTOR_WHERE, CANCEL_TASK, HOLD_ACTOR, HTTP_RELAY, JOB_ENDED, KILL_ACTOR,
-    MAX_KILL_REASON, RELEASE, RUN_TASK,
+    MAX_KILL_REASON, RELAY_DONE, RELEASE, RUN_TASK,
 };
+use crate::cluster::relay_stream::{token_of_key, Parked, RelayDone};
 use crate::cluster::transfer::{all_sealed, id_of_key, receive, ship};
 use crate::error::{ErrorKind, TaskError};
 use crate::id_map::{BoundedIdMap, IdMap};
@@ -78,6 +80,8 @@ pub(crate) struct Service {
     /// Runs a peer's relayed HTTP request, once the node's HTTP API
     /// serves.
     relay: crate::cluster::relay::RelaySlot,
+    /// Relayed answers parked here for the nodes that asked to pull.
+    parked: Parked,
     /// Object bytes sent and received (shared with the forwarder).
     pub(crate) traffic: Arc<crate::cluster::transfer::Traffic>,
 }
@@ -102,6 +106,7 @@ impl Service {
             client,
             view,
             relay,
+            parked: Parked::default(),
             shipped: Mutex::new(BoundedIdMap::new(MAX_SHIPMENTS)),
             early: Mutex::new(Default::default()),
             job_senders: Default::default(),
@@ -377,6 +382,12 @@ impl Service {
     pub(crate) fn kept_tasks(&self) -> Vec<TaskId> {
         self.shipped.lock().keys().copied().collect()
     }
+
+    /// Drops the relayed answers parked here that no node pulled for a
+    /// while (called every so often by the cluster's publisher).
+    pub(crate) fn expire_relayed(&self) {
+        self.parked.expire();
+    }
 }
 
 /// The most actors not (yet) here whose holds a node keeps; past it the
@@ -544,7 +555,15 @@ impl PeerHandler for Service {
                 }
                 Ok(Bytes::new())
             }
-            HTTP_RELAY => crate::cluster::relay::answer(&self.relay, &body).await,
+            HTTP_RELAY => {
+                crate::cluster::relay::answer(&self.relay, &self.parked, &peer.node_id, &body).await
+            }
+            RELAY_DONE => {
+                let RelayDone { token, delivered } =
+                    decode("relay-done", &body).map_err(|m| refused(code::BAD_REQUEST, m))?;
+                self.parked.done(&peer.node_id, &token, delivered);
+                Ok(Bytes::new())
+            }
             ACTOR_WHERE => {
                 let ActorWhere { actor } =
                     decode("actor-where", &body).map_err(|m| refused(code::BAD_REQUEST, m))?;
@@ -587,11 +606,16 @@ impl PeerHandler for Service {
 
     async fn read(
         &self,
-        _peer: &PeerIdentity,
+        peer: &PeerIdentity,
         key: &[u8],
         offset: u64,
         len: u32,
     ) -> Result<Blob, RemoteError> {
+        if let Some(token) = token_of_key(key) {
+            let blob = self.parked.read(&peer.node_id, &token, offset, len)?;
+            self.traffic.served(blob.len());
+            return Ok(blob);
+        }
         let sched = self.sched()?;
         let id = id_of_key(key)
             .ok_or_else(|| refused(code::BAD_REQUEST, "the key is not an object id"))?;

@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use wray_control_plane::{ComponentRecord, ComponentVersion};
+use wray_control_plane::{ComponentRecord, ComponentVersion, Deployment};
 
 use crate::error::{DeployBound, DeployLimit, Error, Result};
 use crate::executor::compile::CompileStats;
@@ -27,13 +27,16 @@ impl Node {
         Ok(self.deploy_version(name, bytes)?.record)
     }
 
-    /// [`Node::deploy`], answering the version the function table gave it
-    /// (1, 2, .. per name) and when.
+    /// [`Node::deploy`], answering the version now current (1, 2, .. per
+    /// name: a new one, or the kept version with the same bytes) and when
+    /// it was deployed.
     ///
     /// # Errors
     /// As [`Node::deploy_async`].
     pub fn deploy_version(&self, name: &str, bytes: &[u8]) -> Result<ComponentVersion> {
-        self.wait(self.deploy_async(name, Arc::from(bytes)))
+        Ok(self
+            .wait(self.deploy_async(name, Arc::from(bytes)))?
+            .current)
     }
 
     /// Deploys `bytes` as `name`, as the newest version of the name: checks
@@ -43,6 +46,11 @@ impl Node {
     /// it) within `compile_timeout`, describes it, records it here and
     /// writes it to the function table. The name's oldest versions past
     /// `max_versions` that no task or actor uses are dropped.
+    ///
+    /// Bytes with the content digest of a version the table keeps for
+    /// the name make that version current, here and in the table, with
+    /// its number: no new version, and no bound on versions is met
+    /// ([`Deployment::new`] is `false`). The version now current.
     ///
     /// # Errors
     /// [`Error::ControlPlane`] for a bad name or when the function table
@@ -56,7 +64,7 @@ impl Node {
     /// Dropped before the compile ends, nothing is deployed (the compile
     /// runs to its end in its slot); once it is being recorded, it is
     /// recorded whole.
-    pub async fn deploy_async(&self, name: &str, bytes: Arc<[u8]>) -> Result<ComponentVersion> {
+    pub async fn deploy_async(&self, name: &str, bytes: Arc<[u8]>) -> Result<Deployment> {
         wray_control_plane::check_name(name)?;
         let hash = wray_control_plane::content_hash(&bytes);
         // The node's bounds, before anything is compiled (the compiled
@@ -74,7 +82,7 @@ impl Node {
         let _commit = self.commits.lock().await;
         let record = admit(&self.sched, &loaded)?;
         match self.table.deploy(loaded.record.clone(), bytes).await {
-            Ok(version) => Ok(version),
+            Ok(deployed) => Ok(deployed),
             Err(e) => {
                 self.sched.take_back_component(&record);
                 Err(table_error(name, e))

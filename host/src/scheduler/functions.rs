@@ -3,6 +3,12 @@
 //! (what a task spec names), each name's versions (what a qualified
 //! `component/function` call names: the newest), and what they cost.
 //!
+//! A name has one row per content: a deploy (or a rollback, or a followed
+//! deploy) of a version the name has a row of already moves that row to
+//! the end, as the current one, adding nothing and meeting no bound (as
+//! the function table makes a kept version current again for the same
+//! bytes).
+//!
 //! A version stays loaded while a name's rows name it, or while something
 //! uses it ([`InUse`]: a queued or running task, a live actor, a running
 //! driver). A version no row names any more (its name undeployed, or its
@@ -174,6 +180,11 @@ pub(crate) struct Resolved {
 struct Row {
     record: Arc<ComponentRecord>,
     bytes: u64,
+    /// The row of the same version this one replaced, and where it was
+    /// (a deploy of the bytes of a version the name had): put back if
+    /// the function table refuses the deploy. Cleared by the name's next
+    /// insert.
+    replaced: Option<(usize, Box<Row>)>,
 }
 
 /// A loaded version and how many rows name it.
@@ -273,9 +284,11 @@ impl Functions {
     /// Records `record` as the newest row of its name (its name now means
     /// its version), loading `fresh` as that version unless its hash is
     /// loaded already; drops the name's oldest rows past the bound whose
-    /// versions nothing uses. The versions forgotten, to drop outside the
-    /// lock. Call [`Functions::sweep`] first, so that retired versions
-    /// nothing uses do not count.
+    /// versions nothing uses. When the name has a row of that version
+    /// already, that row is replaced by this one at the end instead
+    /// (nothing added, no bound met). The versions forgotten, to drop
+    /// outside the lock. Call [`Functions::sweep`] first, so that retired
+    /// versions nothing uses do not count.
     ///
     /// # Errors
     /// The [`DeployLimit`] it met; nothing changed then.
@@ -284,6 +297,23 @@ impl Functions {
         record: Arc<ComponentRecord>,
         fresh: Version,
     ) -> Result<Vec<Arc<Version>>, DeployLimit> {
+        if let Some(rows) = self.by_name.get_mut(&record.name) {
+            for row in rows.iter_mut() {
+                row.replaced = None;
+            }
+            if let Some(at) = rows.iter().position(|r| r.record.hash == record.hash) {
+                if let Some(old) = rows.remove(at) {
+                    let bytes = row_bytes(&record);
+                    self.bytes = self.bytes.saturating_sub(old.bytes).saturating_add(bytes);
+                    rows.push_back(Row {
+                        record,
+                        bytes,
+                        replaced: Some((at, Box::new(old))),
+                    });
+                }
+                return Ok(self.sweep());
+            }
+        }
         let plan = self.plan(&record, fresh.size, fresh.compiled)?;
         let hash = fresh.hash.clone();
         match self.by_hash.get_mut(&hash) {
@@ -304,7 +334,11 @@ impl Functions {
         let bytes = row_bytes(&record);
         self.bytes = self.bytes.saturating_add(bytes);
         let rows = self.by_name.entry(record.name.clone()).or_default();
-        rows.push_back(Row { record, bytes });
+        rows.push_back(Row {
+            record,
+            bytes,
+            replaced: None,
+        });
         let mut dropped = Vec::new();
         for at in plan.evict.iter().rev() {
             if let Some(row) = rows.remove(*at) {
@@ -386,8 +420,9 @@ impl Functions {
     }
 
     /// Takes back row `record` (a deploy the function table then refused):
-    /// its name means its previous row again, or nothing. The versions
-    /// forgotten.
+    /// its name means its previous row again, or nothing; a row it
+    /// replaced (of the same version) is put back where it was. The
+    /// versions forgotten.
     pub(crate) fn take_back(&mut self, record: &Arc<ComponentRecord>) -> Vec<Arc<Version>> {
         let Some(rows) = self.by_name.get_mut(&record.name) else {
             return Vec::new();
@@ -396,6 +431,16 @@ impl Functions {
             return Vec::new();
         };
         let row = rows.remove(at);
+        if let Some(Row {
+            bytes,
+            replaced: Some((was_at, old)),
+            ..
+        }) = row
+        {
+            self.bytes = self.bytes.saturating_sub(bytes).saturating_add(old.bytes);
+            rows.insert(was_at.min(rows.len()), *old);
+            return self.sweep();
+        }
         if rows.is_empty() {
             self.by_name.remove(&record.name);
         }
@@ -510,6 +555,10 @@ impl Functions {
         };
         let limits = self.limits;
         let rows = self.by_name.get(&record.name);
+        // A version the name has a row of: that row moves, nothing is added.
+        if rows.is_some_and(|rows| rows.iter().any(|r| r.record.hash == record.hash)) {
+            return Ok(Plan { evict: Vec::new() });
+        }
         if rows.is_none() && self.by_name.len() >= limits.names {
             return Err(refuse(
                 DeployBound::Names,

@@ -13,7 +13,7 @@ use wray_host::{DeployBound, Error, Node, NodeConfig, Stdio};
 use crate::support::{component, json};
 
 #[path = "../common/synth.rs"]
-mod synth;
+pub(crate) mod synth;
 
 /// A node of these tests. None uses the compile cache: a component
 /// compiled afresh and one loaded from the cache need not take the same

@@ -11,8 +11,8 @@ use async_trait::async_trait;
 use parking_lot::Mutex;
 use tokio::sync::mpsc;
 use wray_control_plane::{
-    ComponentRecord, ComponentVersion, EmbeddedFunctionTable, FunctionEvent, FunctionTable,
-    FunctionWatch, Result,
+    ComponentRecord, ComponentVersion, Deployment, EmbeddedFunctionTable, FunctionEvent,
+    FunctionTable, FunctionWatch, Result,
 };
 use wray_host::TaskOptions;
 use wray_host::{Node, NodeConfig, Stdio};
@@ -30,7 +30,7 @@ struct Unreported {
 
 #[async_trait]
 impl FunctionTable for Unreported {
-    async fn deploy(&self, record: ComponentRecord, bytes: Arc<[u8]>) -> Result<ComponentVersion> {
+    async fn deploy(&self, record: ComponentRecord, bytes: Arc<[u8]>) -> Result<Deployment> {
         self.inner.deploy(record, bytes).await
     }
     async fn current(&self, name: &str) -> Result<ComponentVersion> {

@@ -9,6 +9,7 @@ use wray_control_plane::MAX_VERSIONS_KEPT;
 use wray_host::ErrorKind;
 use wray_host::{Error, JobStatus, Jobs, Node, NodeConfig, Stdio};
 
+use crate::deploys::synth::variant;
 use crate::support::{component, json, json_results};
 
 /// `sub_experiment(1, 2)` through `target`: its JSON result, or the
@@ -76,20 +77,38 @@ fn a_call_to_an_old_version_runs_its_code_and_a_rollback_makes_it_current() {
     let listed = node.components().expect("listed");
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].version, 1);
-    // Version 2 is still kept, and the next deploy is version 3.
+    // Version 2 is still kept; its bytes deployed again make it current
+    // again, with its number: no version 3.
     assert_eq!(sub_experiment(&node, "app@2"), Err(ErrorKind::NotFound));
     let mb = std::fs::read(component("microbench")).expect("built");
-    assert_eq!(node.deploy_version("app", &mb).expect("v3").version, 3);
+    let again = block(node.deploy_async("app", Arc::from(&mb[..]))).expect("deploys");
+    assert_eq!((again.current.version, again.new), (2, false));
     assert_eq!(sub_experiment(&node, "app"), Err(ErrorKind::NotFound));
+    let numbers: Vec<u64> = block(node.versions("app"))
+        .expect("kept")
+        .iter()
+        .map(|v| v.version)
+        .collect();
+    assert_eq!(numbers, [1, 2]);
+    // New bytes are version 3.
+    assert_eq!(
+        node.deploy_version("app", &variant(&mb, 1))
+            .expect("v3")
+            .version,
+        3
+    );
 }
 
 #[test]
 fn a_pruned_or_unknown_version_is_refused_naming_the_versions_kept() {
     let node = two_versions();
     let mb = std::fs::read(component("microbench")).expect("built");
+    let nested = std::fs::read(component("nested")).expect("built");
     let kept = u64::try_from(MAX_VERSIONS_KEPT).expect("small");
-    for _ in 0..kept {
-        node.deploy_version("app", &mb).expect("deploys");
+    for n in 0..kept {
+        let n = u8::try_from(n).expect("small");
+        node.deploy_version("app", &variant(&nested, n))
+            .expect("deploys");
     }
     let newest = kept + 2;
     let names: Vec<String> = (3..=newest).map(|v| v.to_string()).collect();

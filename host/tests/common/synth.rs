@@ -90,3 +90,17 @@ pub const FUNCTIONS: &str = "wray:runtime/functions@0.1.0";
 pub const METADATA: &str = "wray:runtime/metadata@0.1.0";
 /// See [`FUNCTIONS`].
 pub const DRIVER: &str = "wray:runtime/driver@0.1.0";
+
+/// `bytes` (a component) with a custom section of its own appended (named
+/// `wray-test`, holding `n`): other bytes, so another digest and another
+/// version when deployed, of the same component.
+pub fn variant(bytes: &[u8], n: u8) -> Vec<u8> {
+    const NAME: &[u8] = b"wray-test";
+    // Section id 0 (custom), its size, the name's length and bytes, then
+    // the payload: every length under 128, one LEB128 byte each.
+    let mut out = bytes.to_vec();
+    out.extend_from_slice(&[0, (NAME.len() + 2) as u8, NAME.len() as u8]);
+    out.extend_from_slice(NAME);
+    out.push(n);
+    out
+}

@@ -37,7 +37,8 @@ fn list_components() {}
 #[utoipa::path(post, path = "/v1/components", params(DeployQuery),
     request_body(content = [u8], description = "the component's bytes", content_type = "application/wasm"),
     responses(
-        (status = 201, description = "deployed: its new version", body = ComponentInfo),
+        (status = 201, description = "deployed: its new version (`new: true`)", body = ComponentInfo),
+        (status = 200, description = "the bytes are those of a kept version of the name (same content digest): that version is current now, with its own number; nothing new (`new: false`)", body = ComponentInfo),
         (status = 400, description = "`invalid_component` (not a wray component, a schema that does not compile), `bad_name`, `no_name`", body = ErrorBody),
         (status = 413, description = "`body_too_large`: past the node's `max_component`", body = ErrorBody),
     ))]

@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use wray_host::{Node, NodeConfig};
 use wray_http::HttpConfig;
 
+use super::deploys::variant;
 use super::{authed, code, components, deploy, get_at, post, serve_node};
 
 /// A node of its own whose jobs may read under `allow`, served on a
@@ -212,13 +213,13 @@ fn a_kept_version_is_called_by_number_and_a_rollback_makes_it_current() {
     );
     assert_eq!((s, code(&v)), (404, "unknown_component"), "{v}");
 
-    // Pruned: ten more deploys keep versions 3 to 12.
-    let wasm = std::fs::read(components::component("microbench")).expect("built");
-    for _ in 0..10 {
+    // Pruned: ten more deploys (of other bytes each) keep versions 3 to 12.
+    let wasm = std::fs::read(components::component("nested")).expect("built");
+    for n in 0..10 {
         let (s, v) = post(
             &format!("{url}/v1/components?name=app"),
             "application/wasm",
-            &wasm,
+            &variant(&wasm, n),
         );
         assert_eq!(s, 201, "{v}");
     }

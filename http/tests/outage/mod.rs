@@ -9,8 +9,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::json;
 use wray_control_plane::{
-    ComponentRecord, ComponentVersion, EmbeddedFunctionTable, Error, FunctionTable, FunctionWatch,
-    Result,
+    ComponentRecord, ComponentVersion, Deployment, EmbeddedFunctionTable, Error, FunctionTable,
+    FunctionWatch, Result,
 };
 use wray_host::{Node, NodeConfig};
 use wray_http::HttpConfig;
@@ -37,7 +37,7 @@ impl Flaky {
 
 #[async_trait]
 impl FunctionTable for Flaky {
-    async fn deploy(&self, record: ComponentRecord, bytes: Arc<[u8]>) -> Result<ComponentVersion> {
+    async fn deploy(&self, record: ComponentRecord, bytes: Arc<[u8]>) -> Result<Deployment> {
         self.up()?;
         self.table.deploy(record, bytes).await
     }

@@ -159,6 +159,17 @@ fn wray_run_with_address_runs_its_driver_on_a_node_of_the_cluster() {
     assert!(said.contains("cluster_spread 6"), "{said}");
     let said = success_stdout(&run(&["ids"]));
     assert!(said.contains(&format!("node {}", ids[0])), "{said}");
+    // The same file run again is the same version: one, current, on every
+    // node of the cluster.
+    assert!(said.contains("deployed api version 1 again"), "{said}");
+    for i in 1..=2 {
+        let kept = cluster.node(i).get("/v1/components/api/versions");
+        assert_eq!(
+            kept["versions"].as_array().map(Vec::len),
+            Some(1),
+            "node {i}: {kept}"
+        );
+    }
     // A failing driver fails the command.
     let failed = run(&["no_such_scenario"]);
     assert!(!failed.status.success());

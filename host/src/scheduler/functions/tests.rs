@@ -193,3 +193,34 @@ fn a_version_named_by_a_call_is_known_by_hash_only_until_nothing_uses_it() {
     assert!(f.by_hash("h1").is_none());
     assert_eq!(f.usage().compiled_bytes, 4);
 }
+
+#[test]
+fn the_bytes_of_a_version_a_name_has_move_its_row_and_meet_no_bound() {
+    let mut f = Functions::new(limits());
+    deploy(&mut f, "app", "v1", MIB, MIB).unwrap();
+    deploy(&mut f, "app", "v2", MIB, MIB).unwrap();
+    // Both versions in use (an actor of each): a third is refused...
+    let pins = (f.pin("v1").unwrap(), f.pin("v2").unwrap());
+    let err = deploy(&mut f, "app", "v3", MIB, MIB).unwrap_err();
+    assert_eq!(err.bound, DeployBound::Versions);
+    // ...but the bytes of either, again and again, are no version more:
+    // each makes its row the current one.
+    let usage = f.usage();
+    assert!(f.check(&record("app", "v1", MIB), MIB, MIB).is_ok());
+    for _ in 0..5 {
+        deploy(&mut f, "app", "v1", MIB, MIB).unwrap();
+        assert_eq!(f.current("app").unwrap().hash, "v1");
+        deploy(&mut f, "app", "v2", MIB, MIB).unwrap();
+        assert_eq!(f.current("app").unwrap().hash, "v2");
+    }
+    assert_eq!(f.usage(), usage);
+    // A move the function table then refused is put back as it was.
+    let refused = deploy(&mut f, "app", "v1", MIB, MIB).unwrap();
+    assert_eq!(f.current("app").unwrap().hash, "v1");
+    assert!(f.take_back(&refused).is_empty());
+    assert_eq!(f.current("app").unwrap().hash, "v2");
+    assert_eq!(f.usage(), usage);
+    let rows: Vec<&str> = f.by_name["app"].iter().map(|r| &*r.record.hash).collect();
+    assert_eq!(rows, ["v1", "v2"]);
+    drop(pins);
+}
