@@ -38,7 +38,8 @@ pub use components::{
 pub use encoding::{decode, encode, DecodeError};
 pub use error::{ErrorBody, ErrorDetail, TaskCause, TaskFailure};
 pub use jobs::{
-    JobDeleted, JobDir, JobInfo, JobLogsQuery, JobOptions, JobStatus, JobStopped, SubmitJob,
+    JobDeleted, JobDir, JobInfo, JobLogsQuery, JobOptions, JobStatus, JobStopped, JobWorkingDir,
+    PackageInfo, SubmitJob, DEFAULT_WORKING_DIR_GUEST, PACKAGE_ID_BYTES,
 };
 pub use paging::{JobFilter, ListQuery, DEFAULT_LIMIT, MAX_LIMIT};
 pub use state::{

@@ -78,6 +78,8 @@ pub(crate) struct Forwarder {
     pub(crate) this: Weak<Forwarder>,
     /// Object bytes sent and received (shared with the service).
     pub(crate) traffic: Arc<crate::cluster::transfer::Traffic>,
+    /// The jobs' environments, which travel with their tasks.
+    pub(crate) jobs: crate::cluster::JobState,
 }
 
 /// The constructor of an actor this node owns that may be restarted
@@ -254,6 +256,7 @@ impl Forwarder {
             objects,
             actors,
             detached,
+            env: self.jobs.portable(spec.id.job()),
         })
         .map_err(Failure::Failed)?;
         self.job_nodes.note(spec.id.job(), node);

@@ -20,8 +20,12 @@
 //!   their actor lives;
 //! - `transfer`: objects shipped inline or pulled in chunks straight into
 //!   the shared-memory store, checked before they are sealed;
-//! - `membership`: this node's record, published as it changes;
-//! - `jobs`: a job's end told to the nodes that ran its tasks.
+//! - `membership`: this node's record, published as it changes (with the
+//!   directories it lets jobs read);
+//! - `jobs`: a job's end told to the nodes that ran its tasks;
+//! - `environments`: a job's environment taken by the nodes its tasks
+//!   reach (variables, directories, its working directory fetched once),
+//!   and its guests' output there streamed back to its log.
 //!
 //! Per-task and per-object metadata never go through etcd: a task's
 //! results go back to the node that owns them (Ray's ownership design).
@@ -30,6 +34,7 @@
 
 mod actors;
 mod choose;
+mod environments;
 mod forward;
 mod handles;
 mod jobs;
@@ -55,6 +60,7 @@ use wray_peer::{PeerClient, PeerConfig, PeerServer, PeerTls, Token};
 use crate::error::{Error, Result};
 use crate::scheduler::Scheduler;
 
+pub(crate) use environments::{nodes_lacking, JobState};
 pub use relay::{RelayHandler, RelayRequest, RelayResponse, RelaySlot, MAX_RELAY_BODY};
 
 /// How a node joins a cluster.
@@ -124,6 +130,7 @@ impl Cluster {
         sched: &Arc<Scheduler>,
         started_ms: u64,
         loader: Loader,
+        jobs: JobState,
         config: ClusterConfig,
         registry: Arc<dyn NodeRegistry>,
         relay: RelaySlot,
@@ -162,6 +169,7 @@ impl Cluster {
             job_nodes: Default::default(),
             this: this.clone(),
             traffic: traffic.clone(),
+            jobs: jobs.clone(),
         });
         let service = serve::Service::new(
             loader,
@@ -170,6 +178,7 @@ impl Cluster {
             view.clone(),
             relay,
             traffic.clone(),
+            jobs,
         );
         let server = PeerServer::bind(&config.peer_bind.to_string(), peer, service.clone())
             .await
@@ -247,6 +256,11 @@ impl Cluster {
         self.forwarder.relay(request).await
     }
 
+    /// The live nodes' records.
+    pub(crate) fn alive(&self) -> Vec<wray_control_plane::NodeRecord> {
+        self.view.alive()
+    }
+
     /// Every node known, alive and recently dead, by id.
     pub(crate) fn nodes(&self) -> Vec<NodeInfo> {
         let mut all = self.view.snapshot();
@@ -294,6 +308,9 @@ async fn on_deaths(
         };
         match event {
             Ok(wray_control_plane::NodeEvent::Died(node)) => {
+                // The jobs whose log was there: their output has nowhere
+                // to go, and they end.
+                service.jobs.envs.forget_node(&node);
                 service.holders_gone(Some(&node));
                 forwarder.restart_idle(Some(&node));
             }

@@ -4,10 +4,12 @@
 //! asking for a resource one node has runs on that node, an etcd outage
 //! kills nobody, a tree reduce and a word count give the same results on
 //! three nodes as on one (and a node killed halfway through the reduce
-//! does not change its result), and a peer that does not know the
-//! cluster's token (or knows it and sends garbage) is refused without
-//! hurting the node; a burst of tasks spreads over every node, queued
-//! tasks moving to nodes that free up, none run twice.
+//! does not change its result), a job's environment (variables,
+//! directories, working directory, output) follows its tasks to every
+//! node, and a peer that does not know the cluster's token (or knows it
+//! and sends garbage) is refused without hurting the node; a burst of
+//! tasks spreads over every node, queued tasks moving to nodes that free
+//! up, none run twice.
 //!
 //! Every wait polls a state with a deadline; no sleep stands for one.
 
@@ -16,6 +18,7 @@ mod bench;
 mod etcd_outage;
 mod harness;
 mod hostile_peers;
+mod job_env;
 mod membership;
 mod placement;
 mod reduce;
