@@ -26,7 +26,7 @@ pub enum JobCommand {
     /// stem), as a job, with directories, environment variables, driver
     /// resources, a time limit and metadata; follow its log until it ends
     /// (exit 1 when it fails) unless `--no-wait`.
-    Submit(SubmitArgs),
+    Submit(Box<SubmitArgs>),
     /// Print a job's log; `--follow` streams it until the job ends.
     Logs(LogsArgs),
     /// Print a job's status, times, and why it failed or stopped.
@@ -125,7 +125,7 @@ pub struct LogsArgs {
 /// The node cannot be reached, or refused (the message names why).
 pub fn run(command: JobCommand) -> anyhow::Result<ExitCode> {
     match command {
-        JobCommand::Submit(args) => submit(args),
+        JobCommand::Submit(args) => submit(*args),
         JobCommand::Logs(args) => {
             let client = args.job.node.client()?;
             logs(&client, &args.job.job, args.follow)?;
@@ -322,7 +322,11 @@ fn upload_working_dir(
         packed.files,
         packed.bytes.len(),
         packed.excluded,
-        if known { "on the node already" } else { "uploaded" }
+        if known {
+            "on the node already"
+        } else {
+            "uploaded"
+        }
     );
     Ok(JobWorkingDir { package: id, guest })
 }

@@ -107,9 +107,11 @@ impl PortableEnv {
                 "the job's variables have {bytes} bytes, the most is {MAX_JOB_ENV_BYTES}"
             ));
         }
-        if let Some((k, _)) = self.vars.iter().find(|(k, v)| {
-            k.is_empty() || k.contains('=') || k.contains('\0') || v.contains('\0')
-        }) {
+        if let Some((k, _)) = self
+            .vars
+            .iter()
+            .find(|(k, v)| k.is_empty() || k.contains('=') || k.contains('\0') || v.contains('\0'))
+        {
             return Err(format!(
                 "variable `{}` has an empty name, `=` or a NUL",
                 cut(k)
@@ -443,7 +445,9 @@ mod tests {
         let cases: Vec<(PortableEnv, &str)> = vec![
             (
                 PortableEnv {
-                    vars: (0..=MAX_JOB_ENV_VARS).map(|i| (format!("K{i}"), String::new())).collect(),
+                    vars: (0..=MAX_JOB_ENV_VARS)
+                        .map(|i| (format!("K{i}"), String::new()))
+                        .collect(),
                     ..good.clone()
                 },
                 "the most is 128",
@@ -506,7 +510,10 @@ mod tests {
         };
         let outbox = Outbox::new("node-a");
         assert!(envs.adopt(JobId(1), env("node-a"), None, Some(outbox.clone())));
-        assert!(!envs.adopt(JobId(1), env("node-b"), None, None), "taken once");
+        assert!(
+            !envs.adopt(JobId(1), env("node-b"), None, None),
+            "taken once"
+        );
         assert_eq!(envs.get(JobId(1)).unwrap().portable.vars[0].1, "node-a");
         assert_eq!(envs.host_dirs(JobId(1)), ["/srv/data"]);
         assert!(envs.outbox(JobId(1)).is_some());

@@ -369,7 +369,10 @@ mod tests {
             .unwrap();
         let outbox = Outbox::new("node-a");
         rt.block_on(async {
-            assert!(outbox.flush(Duration::from_millis(1)).await, "nothing queued");
+            assert!(
+                outbox.flush(Duration::from_millis(1)).await,
+                "nothing queued"
+            );
             outbox.push(b"line\n");
             assert!(!outbox.flush(Duration::from_millis(20)).await);
             let batch = outbox.take().unwrap();
@@ -377,7 +380,10 @@ mod tests {
             assert!(outbox.flush(Duration::from_millis(1)).await);
             outbox.push(b"more\n");
             outbox.close();
-            assert!(!outbox.flush(Duration::from_secs(5)).await, "closed: returns");
+            assert!(
+                !outbox.flush(Duration::from_secs(5)).await,
+                "closed: returns"
+            );
         });
     }
 }

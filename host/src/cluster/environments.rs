@@ -75,7 +75,11 @@ impl JobState {
 /// The live nodes other than `me` among `alive` that lack one of `dirs`
 /// (their records do not allow it), and how many other live nodes there
 /// are.
-pub(crate) fn nodes_lacking(alive: &[NodeRecord], me: &str, dirs: &[String]) -> (Vec<String>, usize) {
+pub(crate) fn nodes_lacking(
+    alive: &[NodeRecord],
+    me: &str,
+    dirs: &[String],
+) -> (Vec<String>, usize) {
     let others: Vec<&NodeRecord> = alive.iter().filter(|n| n.id != me).collect();
     let mut lacking: Vec<String> = others
         .iter()
@@ -115,7 +119,8 @@ pub(crate) async fn adopt(
     let config = &on.sched.config;
     let mut preopens: Vec<Preopen> = Vec::with_capacity(env.dirs.len() + 1);
     for (host, guest) in &env.dirs {
-        preopens.push(check_dir(host, guest, &config.allow_dirs).map_err(|e| refuse(e.to_string()))?);
+        preopens
+            .push(check_dir(host, guest, &config.allow_dirs).map_err(|e| refuse(e.to_string()))?);
     }
     let mut pin = None;
     if let Some(w) = &env.working_dir {

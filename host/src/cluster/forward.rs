@@ -127,8 +127,12 @@ impl Forwarder {
         let mut moved_from: Vec<String> = Vec::new();
         let mut attempt = 0;
         let failure = loop {
-            // Counted as sent to `node` since it was placed there.
-            let attempted = self.attempt(&sched, &spec, &node, false).await;
+            // Counted as sent to `node` since it was placed there. A node
+            // that does not allow the job's directories is passed over.
+            let attempted = match self.lacks_job_dirs(&node, &spec) {
+                Some(why) => Err(Failure::Unsent(why)),
+                None => self.attempt(&sched, &spec, &node, false).await,
+            };
             self.unsend(&node, &spec.request);
             let failure = match attempted {
                 Ok(_) => return,
@@ -213,6 +217,19 @@ impl Forwarder {
         let error = TaskError::new(kind, spec.label.clone(), spec.id, message);
         sched.finish(&spec, Err(error));
         sched.release_all(&spec.holds);
+    }
+
+    /// Why `node` cannot run `spec`, when its record does not allow one
+    /// of the host directories of `spec`'s job (`--dir`).
+    fn lacks_job_dirs(&self, node: &str, spec: &Task) -> Option<String> {
+        let dirs = self.jobs.host_dirs(spec.id.job());
+        let record = self.view.get(node)?.record;
+        (!record.allows_dirs(&dirs)).then(|| {
+            format!(
+                "node {node} does not allow the job's directories {} (--allow-dir)",
+                dirs.join(", ")
+            )
+        })
     }
 
     /// One attempt at `spec` on `node`: sent, waited for, its results

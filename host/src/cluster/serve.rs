@@ -15,8 +15,8 @@ use parking_lot::Mutex;
 use wray_control_plane::{ActorId, NodeState, NodeView, ObjectId, TaskId, MAX_RETURNS};
 use wray_peer::{Blob, PeerClient, PeerHandler, PeerIdentity, RemoteError};
 
-use crate::cluster::handles;
 use crate::cluster::environments::{adopt, Adopting, JobState, OUTPUT_FLUSH};
+use crate::cluster::handles;
 use crate::cluster::protocol::{
     code, decode, encode, package_of_key, ActorWhere, CancelTask, HoldActor, JobEnded, JobOutput,
     KillActor, Release, RunTask, TaskDone, WireError, ACTOR_WHERE, CANCEL_TASK, HOLD_ACTOR,
@@ -666,9 +666,12 @@ impl PeerHandler for Service {
         if let Some(package) = package_of_key(key) {
             // A job's working directory, fetched by a node its tasks reach.
             let dirs = self.jobs.working_dirs.clone();
-            let read = tokio::task::spawn_blocking(move || dirs.read(package, offset, len as usize))
-                .await
-                .map_err(|e| refused(code::UNAVAILABLE, format!("reading package {package}: {e}")))?;
+            let read =
+                tokio::task::spawn_blocking(move || dirs.read(package, offset, len as usize))
+                    .await
+                    .map_err(|e| {
+                        refused(code::UNAVAILABLE, format!("reading package {package}: {e}"))
+                    })?;
             return match read {
                 Ok(bytes) => Ok(Blob::new(bytes)),
                 Err(e @ crate::working_dir::WorkingDirError::NotFound(_)) => {

@@ -15,13 +15,13 @@ use crate::bounds::{MAX_PUTS, MAX_SEEN_ERRORS};
 use crate::cancel_token::CancelToken;
 use crate::error::TaskError;
 use crate::executor::bindings::types;
+use crate::executor::output::OutputWriter;
 use crate::executor::services::Services;
 use crate::executor::windows::Windows;
 use crate::objects::{Budget, Charge, Holds, TooManyHolds};
 use crate::proto::limits::Limits;
 use crate::resources::Allocation;
 use crate::scheduler::task_table::TaskEntry;
-use crate::executor::output::OutputWriter;
 
 /// The task a store is running now (an actor's store runs many in turn).
 #[derive(Debug, Clone)]

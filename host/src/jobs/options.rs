@@ -13,10 +13,10 @@ use crate::bounds::{MAX_CUSTOM_RESOURCES, MAX_TIMEOUT};
 use crate::config::Preopen;
 use crate::job_env::{check_dir, JobEnv, PortableEnv, WorkingDirRef};
 use crate::jobs::JobError;
-use crate::working_dir::{PackageId, Pinned};
 use crate::node::Node;
 use crate::proto::ResourceOptions;
 use crate::resources::Request;
+use crate::working_dir::{PackageId, Pinned};
 
 pub use wray_api::jobs::{
     JobDir, JobOptions, MAX_JOB_DIRS, MAX_JOB_ENV_BYTES, MAX_JOB_ENV_VARS, MAX_JOB_METADATA,

@@ -118,8 +118,7 @@ impl Node {
             return None;
         }
         let cluster = self.cluster.get()?;
-        let (lacking, others) =
-            crate::cluster::nodes_lacking(&cluster.alive(), self.id(), dirs);
+        let (lacking, others) = crate::cluster::nodes_lacking(&cluster.alive(), self.id(), dirs);
         (others > 0 && lacking.len() == others).then(|| (cluster.name().to_string(), lacking))
     }
 

@@ -285,7 +285,10 @@ impl WorkingDirs {
     /// # Errors
     /// [`WorkingDirError::Refused`] when it is short or its bytes are not
     /// its id's; as [`WorkingDirs::store`].
-    pub(crate) fn finish(self: &Arc<Self>, incoming: Incoming) -> Result<KeptPackage, WorkingDirError> {
+    pub(crate) fn finish(
+        self: &Arc<Self>,
+        incoming: Incoming,
+    ) -> Result<KeptPackage, WorkingDirError> {
         let id = incoming.id;
         if incoming.left() != 0 {
             return Err(WorkingDirError::Refused(format!(
@@ -340,8 +343,8 @@ impl WorkingDirs {
             }
         };
         let (tar, dir) = self.paths(id);
-        let placed = std::fs::rename(&incoming.path, &tar)
-            .and_then(|()| std::fs::rename(&unpacking, &dir));
+        let placed =
+            std::fs::rename(&incoming.path, &tar).and_then(|()| std::fs::rename(&unpacking, &dir));
         if let Err(e) = placed {
             drop(state);
             remove(&unpacking);
@@ -395,10 +398,7 @@ impl WorkingDirs {
     /// The package's file and the directory it unpacked to.
     fn paths(&self, id: PackageId) -> (PathBuf, PathBuf) {
         let hex = id.hex();
-        (
-            self.root.join(format!("{hex}.tar")),
-            self.root.join(hex),
-        )
+        (self.root.join(format!("{hex}.tar")), self.root.join(hex))
     }
 
     fn remove_files(&self, id: PackageId) {
@@ -435,7 +435,12 @@ impl WorkingDirs {
     /// # Errors
     /// [`WorkingDirError::NotFound`]; [`WorkingDirError::Refused`] past
     /// its end; [`WorkingDirError::Io`].
-    pub(crate) fn read(&self, id: PackageId, offset: u64, len: usize) -> Result<Vec<u8>, WorkingDirError> {
+    pub(crate) fn read(
+        &self,
+        id: PackageId,
+        offset: u64,
+        len: usize,
+    ) -> Result<Vec<u8>, WorkingDirError> {
         let size = self.info(id).ok_or(WorkingDirError::NotFound(id))?.bytes;
         if offset.checked_add(len as u64).is_none_or(|end| end > size) {
             return Err(WorkingDirError::Refused(format!(
@@ -498,7 +503,11 @@ mod tests {
         let id = PackageId::of(&bytes);
         let mut short = dirs.incoming(id, bytes.len() as u64).unwrap();
         short.write(&bytes[..10]).unwrap();
-        assert!(dirs.finish(short).unwrap_err().to_string().contains("arrived with"));
+        assert!(dirs
+            .finish(short)
+            .unwrap_err()
+            .to_string()
+            .contains("arrived with"));
         let other = PackageId::of(b"other");
         let mut wrong = dirs.incoming(other, bytes.len() as u64).unwrap();
         wrong.write(&bytes).unwrap();
@@ -506,7 +515,10 @@ mod tests {
         let err = dirs.finish(wrong).unwrap_err().to_string();
         assert!(err.contains("SHA-256"), "{err}");
         let unknown = PackageId::of(b"unknown");
-        assert!(matches!(dirs.pin(unknown), Err(WorkingDirError::NotFound(_))));
+        assert!(matches!(
+            dirs.pin(unknown),
+            Err(WorkingDirError::NotFound(_))
+        ));
     }
 
     #[test]
@@ -519,9 +531,14 @@ mod tests {
         let a = dirs.store(&packed(one.path(), &[("a", 18 << 10)])).unwrap();
         let b = dirs.store(&packed(two.path(), &[("b", 18 << 10)])).unwrap();
         let held = dirs.pin(a.id).unwrap();
-        let c = dirs.store(&packed(three.path(), &[("c", 18 << 10)])).unwrap();
+        let c = dirs
+            .store(&packed(three.path(), &[("c", 18 << 10)]))
+            .unwrap();
         assert!(dirs.info(a.id).is_some(), "held: kept");
-        assert!(dirs.info(b.id).is_none(), "the least recently used unheld one went");
+        assert!(
+            dirs.info(b.id).is_none(),
+            "the least recently used unheld one went"
+        );
         assert!(dirs.info(c.id).is_some());
         assert!(!dirs.root.join(b.id.hex()).exists());
         let pin_c = dirs.pin(c.id).unwrap();

@@ -174,7 +174,8 @@ impl Packer {
     /// name.
     fn add_dir(&mut self, rel: &Path) -> Result<(), WorkingDirError> {
         let full = self.root.join(rel);
-        let io = |e: std::io::Error| WorkingDirError::Io(format!("reading {}: {e}", full.display()));
+        let io =
+            |e: std::io::Error| WorkingDirError::Io(format!("reading {}: {e}", full.display()));
         let mut names: Vec<std::ffi::OsString> = std::fs::read_dir(&full)
             .map_err(io)?
             .map(|e| e.map(|e| e.file_name()))
@@ -196,7 +197,8 @@ impl Packer {
     /// Adds entry `rel` (and what is under it, for a directory).
     fn add(&mut self, rel: &Path) -> Result<(), WorkingDirError> {
         let full = self.root.join(rel);
-        let io = |e: std::io::Error| WorkingDirError::Io(format!("reading {}: {e}", full.display()));
+        let io =
+            |e: std::io::Error| WorkingDirError::Io(format!("reading {}: {e}", full.display()));
         let meta = std::fs::symlink_metadata(&full).map_err(io)?;
         let kind = meta.file_type();
         let mut header = tar::Header::new_gnu();
@@ -248,11 +250,7 @@ impl Packer {
         // At most the length read above: a file that grows meanwhile is
         // cut there (the header says so).
         self.builder
-            .append_data(
-                &mut header,
-                rel,
-                std::io::Read::take(file, meta.len()),
-            )
+            .append_data(&mut header, rel, std::io::Read::take(file, meta.len()))
             .map_err(io)?;
         self.files += 1;
         Ok(())
@@ -264,9 +262,11 @@ impl Packer {
 /// above the root as its `..`s are taken in turn from the link's
 /// directory.
 pub(super) fn stays_inside(link: &Path, target: &Path) -> bool {
-    let mut depth = link
-        .parent()
-        .map_or(0, |p| p.components().filter(|c| matches!(c, Component::Normal(_))).count());
+    let mut depth = link.parent().map_or(0, |p| {
+        p.components()
+            .filter(|c| matches!(c, Component::Normal(_)))
+            .count()
+    });
     for c in target.components() {
         match c {
             Component::Normal(_) => depth += 1,

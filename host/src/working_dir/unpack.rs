@@ -131,9 +131,11 @@ pub(crate) fn unpack(
                     .create_new(true)
                     .open(&dest)
                     .map_err(|e| refused(format!("entry {}: {e}", rel.display())))?;
-                let written = std::io::copy(&mut (&mut entry).take(left.saturating_add(1)), &mut file)
+                let written =
+                    std::io::copy(&mut (&mut entry).take(left.saturating_add(1)), &mut file)
+                        .map_err(|e| io(&dest.display().to_string(), e))?;
+                file.flush()
                     .map_err(|e| io(&dest.display().to_string(), e))?;
-                file.flush().map_err(|e| io(&dest.display().to_string(), e))?;
                 bytes = bytes.saturating_add(written);
                 if bytes > max_bytes {
                     return Err(WorkingDirError::TooLarge(format!(
@@ -217,7 +219,10 @@ mod tests {
         b.into_inner().unwrap()
     }
 
-    fn unpack_into(bytes: &[u8], max: u64) -> (tempfile::TempDir, Result<Unpacked, WorkingDirError>) {
+    fn unpack_into(
+        bytes: &[u8],
+        max: u64,
+    ) -> (tempfile::TempDir, Result<Unpacked, WorkingDirError>) {
         let dir = tempfile::tempdir().unwrap();
         let into = dir.path().join("into");
         std::fs::create_dir(&into).unwrap();

@@ -31,7 +31,9 @@ fn corpus(root: &Path) -> u64 {
         let mut text = String::new();
         for _ in 0..LINES_PER_FILE {
             for w in 0..WORDS_PER_LINE {
-                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 let word = (seed >> 33) % 5000;
                 text.push_str(&format!("w{word}_{}", w % 3));
                 text.push_str(if w % 5 == 4 { ", " } else { " " });
@@ -112,7 +114,13 @@ fn the_readme_word_count_runs_on_three_nodes_through_a_working_dir_and_through_d
     // A host directory every node allows.
     let dir = format!("{corpus_dir}::/corpus");
     let said = success_stdout(&cluster.node(1).run(&[
-        "job", "submit", "--dir", &dir, "wordcount", "--", "/corpus",
+        "job",
+        "submit",
+        "--dir",
+        &dir,
+        "wordcount",
+        "--",
+        "/corpus",
     ]));
     assert!(said.contains("SUCCEEDED"), "{said}");
     // `.git` and `notes.skip` are read here: the same files as the
@@ -120,17 +128,53 @@ fn the_readme_word_count_runs_on_three_nodes_through_a_working_dir_and_through_d
     let extra = words(b"left out left out") + words(b"also left out");
     assert_eq!(total_of(&said), want + extra, "{said}");
     let second = maps_elsewhere(&cluster) - first;
-    println!("--dir: total {}, {second} map tasks on nodes 2 and 3", want + extra);
+    println!(
+        "--dir: total {}, {second} map tasks on nodes 2 and 3",
+        want + extra
+    );
     assert!(second >= 1, "no map task ran on node 2 or 3");
 }
 
 #[test]
-fn a_task_on_another_node_sees_the_jobs_env_and_working_dir_and_its_output_reaches_the_jobs_log(
-) {
+fn a_task_of_a_job_with_dirs_runs_only_on_the_nodes_that_allow_them() {
+    let data = tempfile::tempdir().expect("a directory");
+    let root = data.path().join("corpus");
+    let want = corpus(&root);
+    let extra = words(b"left out left out") + words(b"also left out");
+    let allow = data.path().to_str().expect("UTF-8").to_string();
+    let allowed: [&str; 2] = ["--allow-dir", &allow];
+    // Node 3 does not allow the corpus: the map tasks placed there go
+    // to node 2, or run here.
+    let cluster = Cluster::start(3, &[&allowed, &allowed, &[]]);
+    cluster.wait_all_alive(Duration::from_secs(30));
+    let wasm = component("wordcount");
+    let dir = format!("{}::/corpus", root.to_str().expect("UTF-8"));
+    let said = success_stdout(&cluster.node(1).run(&[
+        "job",
+        "submit",
+        "--dir",
+        &dir,
+        wasm.to_str().expect("UTF-8"),
+        "--",
+        "/corpus",
+    ]));
+    assert!(said.contains("SUCCEEDED"), "{said}");
+    assert_eq!(total_of(&said), want + extra, "{said}");
+    let on = |i| count(cluster.node(i), &["count_words"], "FINISHED");
+    println!("map tasks on node 2: {}, on node 3: {}", on(2), on(3));
+    assert_eq!(on(3), 0, "node 3 ran a map task of the job");
+    assert!(on(2) >= 1, "no map task ran on node 2");
+}
+
+#[test]
+fn a_task_on_another_node_sees_the_jobs_env_and_working_dir_and_its_output_reaches_the_jobs_log() {
     let cluster = Cluster::with_api(3, &[]);
     let dir = tempfile::tempdir().expect("a directory");
-    std::fs::write(dir.path().join("greeting.txt"), "hello from the working dir\n")
-        .expect("a file");
+    std::fs::write(
+        dir.path().join("greeting.txt"),
+        "hello from the working dir\n",
+    )
+    .expect("a file");
     let working = dir.path().to_str().expect("UTF-8");
     // The driver holds node 1's only CPU: its tasks go to node 2 or 3.
     let said = success_stdout(&cluster.node(1).run(&[
@@ -177,7 +221,10 @@ fn a_task_on_another_node_sees_the_jobs_env_and_working_dir_and_its_output_reach
     let log = success_stdout(&cluster.node(1).run(&["job", "logs", &job_id(&said)]));
     for text in [&said, &log] {
         for line in ["task far", "task far stderr", "driver far 1", "done far 3"] {
-            assert!(text.lines().any(|l| l == line), "no line {line:?} in {text}");
+            assert!(
+                text.lines().any(|l| l == line),
+                "no line {line:?} in {text}"
+            );
         }
     }
     let shouted: usize = (2..=3)
@@ -193,9 +240,17 @@ fn a_dir_no_other_node_allows_fails_the_job_at_once_naming_those_nodes() {
     let allow = data.path().to_str().expect("UTF-8").to_string();
     let cluster = Cluster::with_api(3, &[&["--allow-dir", allow.as_str()]]);
     let dir = format!("{allow}/corpus::/corpus");
-    let out = cluster
-        .node(1)
-        .run(&["job", "submit", "--dir", &dir, "api", "--", "job_env", "X", "/corpus/x"]);
+    let out = cluster.node(1).run(&[
+        "job",
+        "submit",
+        "--dir",
+        &dir,
+        "api",
+        "--",
+        "job_env",
+        "X",
+        "/corpus/x",
+    ]);
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{said}");
     for i in 2..=3 {
