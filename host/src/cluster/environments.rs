@@ -21,8 +21,11 @@
 //! The job's environment goes when the job ends here (`JOB_ENDED`, from
 //! a node that sent its tasks), when its log's node dies, or past the
 //! bound on adopted jobs. [`nodes_lacking`] is what a job's node checks
-//! before it admits a job with `--dir`s, and what placement asks of a
-//! node's record (`NodeRecord::allows_dirs` for [`JobState::host_dirs`]).
+//! before it admits a job with `--dir`s; placement leaves out the nodes
+//! whose records lack a job's directories for the job's tasks
+//! (`Forwarder::lacking_job_dirs`, `NodeRecord::allows_dirs`), and a task
+//! moved or handed back to such a node goes elsewhere
+//! (`Forwarder::lacks_job_dirs`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,12 +33,14 @@ use std::time::Duration;
 use wray_control_plane::{JobId, NodeRecord, NodeState, NodeView};
 use wray_peer::PeerClient;
 
+use crate::cluster::forward::Forwarder;
 use crate::cluster::protocol::{encode, package_key, JobOutput, JOB_OUTPUT};
 use crate::cluster::transfer::PULL_CHUNK;
 use crate::config::Preopen;
 use crate::job_env::{check_dir, JobEnv, JobEnvs, PortableEnv};
 use crate::job_log::JobLogs;
 use crate::job_outbox::Outbox;
+use crate::scheduler::task::Task;
 use crate::scheduler::Scheduler;
 use crate::working_dir::{PackageId, Pinned, WorkingDirs};
 
@@ -69,6 +74,38 @@ impl JobState {
     /// The environment that travels with a task of `job` to another node.
     pub(crate) fn portable(&self, job: JobId) -> Option<PortableEnv> {
         self.envs.get(job).map(|e| e.portable.clone())
+    }
+}
+
+impl Forwarder {
+    /// The live nodes whose records do not allow one of the host
+    /// directories of job `job` (its `--dir`s): placement leaves them out
+    /// for the job's tasks.
+    pub(crate) fn lacking_job_dirs(&self, job: JobId) -> Vec<String> {
+        let dirs = self.jobs.host_dirs(job);
+        if dirs.is_empty() {
+            return Vec::new();
+        }
+        self.view
+            .alive()
+            .into_iter()
+            .filter(|n| !n.allows_dirs(&dirs))
+            .map(|n| n.id)
+            .collect()
+    }
+
+    /// Why `node` cannot run `spec`, when its record does not allow one
+    /// of the host directories of `spec`'s job: a node a task was moved
+    /// to or handed back for is checked again before it is sent there.
+    pub(crate) fn lacks_job_dirs(&self, node: &str, spec: &Task) -> Option<String> {
+        let dirs = self.jobs.host_dirs(spec.id.job());
+        let record = self.view.get(node)?.record;
+        (!record.allows_dirs(&dirs)).then(|| {
+            format!(
+                "node {node} does not allow the job's directories {} (--allow-dir)",
+                dirs.join(", ")
+            )
+        })
     }
 }
 

@@ -172,6 +172,7 @@ impl Forwarder {
                 _ => break failure,
             };
             let mut skip = lost.clone();
+            skip.extend(self.lacking_job_dirs(spec.id.job()));
             if moved_from.len() > MAX_MOVES {
                 skip.extend(moved_from.iter().cloned());
             } else {
@@ -217,19 +218,6 @@ impl Forwarder {
         let error = TaskError::new(kind, spec.label.clone(), spec.id, message);
         sched.finish(&spec, Err(error));
         sched.release_all(&spec.holds);
-    }
-
-    /// Why `node` cannot run `spec`, when its record does not allow one
-    /// of the host directories of `spec`'s job (`--dir`).
-    fn lacks_job_dirs(&self, node: &str, spec: &Task) -> Option<String> {
-        let dirs = self.jobs.host_dirs(spec.id.job());
-        let record = self.view.get(node)?.record;
-        (!record.allows_dirs(&dirs)).then(|| {
-            format!(
-                "node {node} does not allow the job's directories {} (--allow-dir)",
-                dirs.join(", ")
-            )
-        })
     }
 
     /// One attempt at `spec` on `node`: sent, waited for, its results
@@ -414,8 +402,11 @@ impl Remote for Forwarder {
         local: Local,
         scheduling: &Scheduling,
         can_wait: bool,
+        job: JobId,
     ) -> Result<Placement, String> {
-        let placed = self.choose(request, local, scheduling, &[], can_wait)?;
+        // Only the nodes that allow the job's host directories.
+        let skip = self.lacking_job_dirs(job);
+        let placed = self.choose(request, local, scheduling, &skip, can_wait)?;
         if let Placement::Node(node) = &placed {
             self.record_sent(node, request);
         }
