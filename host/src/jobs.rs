@@ -30,6 +30,7 @@ use wray_control_plane::{JobId, TaskId};
 
 use crate::cancel_token::CancelToken;
 use crate::error::Error;
+use crate::job_env::allowed_text;
 use crate::job_log::{JobLog, DEFAULT_LOG_BYTES};
 use crate::node::driver::DriverOutcome;
 use crate::node::state::unix_now;
@@ -137,8 +138,6 @@ pub enum JobError {
     #[error("the job's working directory: {0}")]
     WorkingDir(crate::working_dir::WorkingDirError),
 }
-
-use crate::job_env::allowed_text;
 
 impl From<crate::job_env::DirError> for JobError {
     fn from(e: crate::job_env::DirError) -> Self {

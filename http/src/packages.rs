@@ -45,12 +45,11 @@ pub(crate) fn package_error(e: WorkingDirError) -> ApiError {
 /// # Errors
 /// As [`package_error`].
 pub(crate) async fn upload(node: &Node, body: Bytes) -> Answer {
-    let known = node.package(PackageId::of(&body)).is_some();
-    let kept = node.store_package(body).await.map_err(package_error)?;
-    let status = if known {
-        StatusCode::OK
-    } else {
+    let (kept, new) = node.store_package(body).await.map_err(package_error)?;
+    let status = if new {
         StatusCode::CREATED
+    } else {
+        StatusCode::OK
     };
     json(status, &info(&kept))
 }

@@ -274,15 +274,19 @@ impl Node {
     }
 
     /// Keeps a job's working-directory package (`POST /v1/packages`):
-    /// checked, unpacked, kept once by its id; what is kept of it.
+    /// checked, unpacked, kept once by its id; what is kept of it, and
+    /// whether it was kept now (not before). Hashed and unpacked on a
+    /// blocking thread.
     ///
     /// # Errors
     /// As [`WorkingDirs::store`](crate::working_dir::WorkingDirs::store).
     pub async fn store_package(
         &self,
         bytes: bytes::Bytes,
-    ) -> std::result::Result<crate::working_dir::KeptPackage, crate::working_dir::WorkingDirError>
-    {
+    ) -> std::result::Result<
+        (crate::working_dir::KeptPackage, bool),
+        crate::working_dir::WorkingDirError,
+    > {
         let dirs = self.working_dirs.clone();
         self.exec
             .io

@@ -239,22 +239,23 @@ impl WorkingDirs {
         Ok(())
     }
 
-    /// Keeps package `bytes` (checked, unpacked) unless kept already. Its
-    /// info. Blocking (it writes files): call it off an async runtime.
+    /// Keeps package `bytes` (checked, unpacked) unless kept already: its
+    /// info, and whether it was kept now (not before). Blocking (it hashes
+    /// and writes files): call it off an async runtime.
     ///
     /// # Errors
     /// [`WorkingDirError::TooLarge`] past the bounds;
     /// [`WorkingDirError::Refused`] for an archive a package may not be;
     /// [`WorkingDirError::Io`].
-    pub fn store(self: &Arc<Self>, bytes: &[u8]) -> Result<KeptPackage, WorkingDirError> {
+    pub fn store(self: &Arc<Self>, bytes: &[u8]) -> Result<(KeptPackage, bool), WorkingDirError> {
         self.check_size(bytes.len() as u64)?;
         let id = PackageId::of(bytes);
         if let Some(kept) = self.info(id) {
-            return Ok(kept);
+            return Ok((kept, false));
         }
         let mut incoming = self.incoming(id, bytes.len() as u64)?;
         incoming.write(bytes)?;
-        self.finish(incoming)
+        Ok((self.finish(incoming)?, true))
     }
 
     /// A temporary file for package `id` of `size` bytes, arriving.
@@ -491,9 +492,10 @@ mod tests {
         let src = tempfile::tempdir().unwrap();
         let bytes = packed(src.path(), &[("a", 10), ("b", 20)]);
         let dirs = WorkingDirs::new(None, 1 << 20, 4 << 20).unwrap();
-        let kept = dirs.store(&bytes).unwrap();
+        let (kept, new) = dirs.store(&bytes).unwrap();
+        assert!(new);
         assert_eq!((kept.bytes, kept.unpacked), (bytes.len() as u64, 30));
-        assert_eq!(dirs.store(&bytes).unwrap(), kept, "kept once");
+        assert_eq!(dirs.store(&bytes).unwrap(), (kept, false), "kept once");
         let pinned = dirs.pin(kept.id).unwrap();
         assert_eq!(std::fs::read(pinned.path().join("b")).unwrap().len(), 20);
         assert_eq!(dirs.read(kept.id, 0, 16).unwrap(), bytes[..16]);
@@ -528,10 +530,10 @@ mod tests {
         let two = tempfile::tempdir().unwrap();
         let three = tempfile::tempdir().unwrap();
         // Each about 20 KiB packed + 18 KiB unpacked.
-        let a = dirs.store(&packed(one.path(), &[("a", 18 << 10)])).unwrap();
-        let b = dirs.store(&packed(two.path(), &[("b", 18 << 10)])).unwrap();
+        let (a, _) = dirs.store(&packed(one.path(), &[("a", 18 << 10)])).unwrap();
+        let (b, _) = dirs.store(&packed(two.path(), &[("b", 18 << 10)])).unwrap();
         let held = dirs.pin(a.id).unwrap();
-        let c = dirs
+        let (c, _) = dirs
             .store(&packed(three.path(), &[("c", 18 << 10)]))
             .unwrap();
         assert!(dirs.info(a.id).is_some(), "held: kept");
