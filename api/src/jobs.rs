@@ -133,6 +133,11 @@ pub struct SubmitJob {
         deserialize_with = "read::metadata"
     )]
     pub metadata: BTreeMap<String, String>,
+    /// A package uploaded first (`POST /v1/packages`) that every guest of
+    /// the job sees read-only, on every node its tasks reach (Ray's
+    /// `runtime_env.working_dir`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub working_dir: Option<JobWorkingDir>,
 }
 
 impl SubmitJob {
@@ -146,6 +151,7 @@ impl SubmitJob {
             resources: self.resources,
             timeout: self.timeout,
             metadata: self.metadata,
+            working_dir: self.working_dir,
         };
         (self.component, self.args, options)
     }
@@ -161,6 +167,48 @@ pub struct JobDir {
     pub host: String,
     /// Where the job's guests see it.
     pub guest: String,
+}
+
+/// The most bytes of a package's id (`sha256:` and 64 hex digits).
+pub const PACKAGE_ID_BYTES: usize = 71;
+
+/// The guest path a job's working directory is mounted at unless the job
+/// names one: `.`, the guests' current directory (relative paths resolve
+/// in it), as Ray makes `working_dir` its workers' current directory.
+pub const DEFAULT_WORKING_DIR_GUEST: &str = ".";
+
+/// A job's working directory (`wray job submit --working-dir DIR`): a
+/// package the node keeps (`POST /v1/packages` stores the packed
+/// directory), mounted read-only at `guest` for every guest of the job,
+/// on every node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JobWorkingDir {
+    /// The package's id, `sha256:` and the 64 hex digits of its bytes'
+    /// SHA-256 (as `POST /v1/packages` answered it).
+    pub package: String,
+    /// Where the job's guests see it (default `.`: their current
+    /// directory).
+    #[serde(default = "default_guest")]
+    pub guest: String,
+}
+
+fn default_guest() -> String {
+    DEFAULT_WORKING_DIR_GUEST.to_string()
+}
+
+/// `POST /v1/packages`' answer (201 when stored now, 200 when the node
+/// had it), and `GET /v1/packages/{id}`'s.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct PackageInfo {
+    /// Its id: `sha256:` and the 64 hex digits of its bytes' SHA-256.
+    pub package: String,
+    /// Bytes of the package (a tar archive).
+    pub bytes: u64,
+    /// Bytes of the files it unpacks to.
+    pub unpacked_bytes: u64,
+    /// Files and directories it unpacks to.
+    pub entries: u64,
 }
 
 /// What a job asks for beyond its component and arguments (every field
@@ -199,6 +247,10 @@ pub struct JobOptions {
     /// [`MAX_JOB_METADATA`] entries, [`MAX_JOB_METADATA_BYTES`] in all).
     #[serde(default, deserialize_with = "read::metadata")]
     pub metadata: BTreeMap<String, String>,
+    /// The job's working directory: a package every guest of the job
+    /// sees read-only, on every node its tasks reach.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub working_dir: Option<JobWorkingDir>,
 }
 
 /// Where a job is (Ray's `JobStatus`).

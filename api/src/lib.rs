@@ -40,7 +40,7 @@ pub use encoding::{decode, encode, DecodeError};
 pub use error::{ErrorBody, ErrorDetail, TaskCause, TaskFailure};
 pub use jobs::{
     JobDeleted, JobDir, JobInfo, JobList, JobLogsQuery, JobOptions, JobStatus, JobStopped,
-    SubmitJob,
+    JobWorkingDir, PackageInfo, SubmitJob, DEFAULT_WORKING_DIR_GUEST, PACKAGE_ID_BYTES,
 };
 pub use paging::{
     ClusterListQuery, JobFilter, ListQuery, LocalQuery, Order, Unreachable, DEFAULT_LIMIT,

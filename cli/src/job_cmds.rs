@@ -1,8 +1,9 @@
 //! `wray job …`, Ray's `ray job` over the node's Jobs API: `submit` runs
 //! a deployed component's `main` (or a `.wasm` file's, deploying it
-//! first) as a job, with its options (directories, environment
-//! variables, driver resources, a time limit, metadata), and follows its
-//! log until it ends; `logs`, `status`, `stop`, `list` and `delete`.
+//! first) as a job, with its options (directories, a working directory
+//! packed here and uploaded, environment variables, driver resources, a
+//! time limit, metadata), and follows its log until it ends; `logs`,
+//! `status`, `stop`, `list` and `delete`.
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -11,7 +12,8 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
-use wray_api::{encode, JobDir, JobInfo, JobStatus, JobStopped, SubmitJob};
+use wray_api::{encode, JobDir, JobInfo, JobStatus, JobStopped, JobWorkingDir, SubmitJob};
+use wray_host::working_dir::{pack, PackOptions};
 use wray_host::Preopen;
 
 use crate::client::{upload, Client, NodeArg};
@@ -27,7 +29,7 @@ pub enum JobCommand {
     /// stem), as a job, with directories, environment variables, driver
     /// resources, a time limit and metadata; follow its log until it ends
     /// (exit 1 when it fails) unless `--no-wait`.
-    Submit(SubmitArgs),
+    Submit(Box<SubmitArgs>),
     /// Print a job's log; `--follow` streams it until the job ends.
     Logs(LogsArgs),
     /// Print a job's status, times, and why it failed or stopped.
@@ -56,6 +58,23 @@ pub struct SubmitArgs {
     /// Repeatable.
     #[arg(long = "dir", value_name = "HOST[::GUEST]")]
     dirs: Vec<String>,
+    /// Take local directory DIR to every node the job's tasks reach
+    /// (Ray's `working_dir`): packed here (`.git` and `--exclude`s left
+    /// out), uploaded once, and seen read-only by the job's driver, tasks
+    /// and actors at GUEST (default `.`: their current directory, so
+    /// relative paths resolve in it).
+    #[arg(long, value_name = "DIR[::GUEST]")]
+    working_dir: Option<String>,
+    /// A glob pattern of what `--working-dir` leaves out (`*.log`,
+    /// `data/raw`, `/build`): without `/` it matches any entry's name,
+    /// with `/` the path from the directory. Repeatable.
+    #[arg(long = "exclude", value_name = "PATTERN", requires = "working_dir")]
+    excludes: Vec<String>,
+    /// The most MiB `--working-dir` may pack to (the nodes hold packages
+    /// to their own `--max-working-dir-mib`).
+    #[arg(long, value_name = "MIB", default_value_t = wray_host::config::DEFAULT_MAX_WORKING_DIR >> 20,
+          value_parser = clap::value_parser!(u64).range(1..=wray_host::bounds::MAX_WORKING_DIR_BYTES >> 20))]
+    max_working_dir_mib: u64,
     /// Set environment variable K of the job's guests. Repeatable.
     #[arg(long = "env", value_name = "K=V")]
     env: Vec<String>,
@@ -110,7 +129,7 @@ pub struct LogsArgs {
 /// The node cannot be reached, or refused (the message names why).
 pub fn run(command: JobCommand) -> anyhow::Result<ExitCode> {
     match command {
-        JobCommand::Submit(args) => submit(args),
+        JobCommand::Submit(args) => submit(*args),
         JobCommand::Logs(args) => {
             let client = args.job.node.client()?;
             logs(&client, &args.job.job, args.follow)?;
@@ -182,6 +201,9 @@ fn submit(args: SubmitArgs) -> anyhow::Result<ExitCode> {
     let client = args.node.client()?;
     let mut submit = job_body(&args)?;
     submit.component = deployed_name(&client, &args.component)?;
+    if let Some(spec) = &args.working_dir {
+        submit.working_dir = Some(upload_working_dir(&client, &args, spec)?);
+    }
     let component = submit.component.clone();
     let body = serde_json::to_string(&submit)?;
     let info: JobInfo = client.typed(
@@ -275,7 +297,51 @@ fn job_body(args: &SubmitArgs) -> anyhow::Result<SubmitJob> {
         resources,
         timeout: args.timeout,
         metadata: pairs("--metadata", &args.metadata)?,
+        working_dir: None,
     })
+}
+
+/// Packs `--working-dir` `spec` (`DIR[::GUEST]`) and uploads it to the
+/// node unless the node keeps it already; what the job names.
+fn upload_working_dir(
+    client: &Client,
+    args: &SubmitArgs,
+    spec: &str,
+) -> anyhow::Result<JobWorkingDir> {
+    let (dir, guest) = match spec.split_once("::") {
+        Some((dir, guest)) => (dir, guest.to_string()),
+        None => (spec, wray_api::DEFAULT_WORKING_DIR_GUEST.to_string()),
+    };
+    let options = PackOptions {
+        excludes: args.excludes.clone(),
+        max_bytes: args.max_working_dir_mib.saturating_mul(1 << 20),
+    };
+    let packed = pack(Path::new(dir), &options).with_context(|| format!("--working-dir {dir}"))?;
+    let id = packed.id.to_string();
+    let known = client
+        .request("GET", &format!("/v1/packages/{}", encode(&id)))
+        .call()
+        .is_ok();
+    if !known {
+        let _: wray_api::PackageInfo = client.typed(
+            client
+                .request("POST", "/v1/packages")
+                .set("Content-Type", "application/x-tar")
+                .send_bytes(&packed.bytes),
+        )?;
+    }
+    eprintln!(
+        "working dir {dir}: {} files, {} bytes packed ({} left out), {} ({id})",
+        packed.files,
+        packed.bytes.len(),
+        packed.excluded,
+        if known {
+            "on the node already"
+        } else {
+            "uploaded"
+        }
+    );
+    Ok(JobWorkingDir { package: id, guest })
 }
 
 /// `K=V` values of `flag` as a map (a key given twice keeps its last

@@ -5,7 +5,7 @@
 use clap::Args;
 use wray_host::bounds::{
     MAX_CODE_BYTES, MAX_COMPILE_TIMEOUT, MAX_COMPONENTS, MAX_COMPONENT_MEMORY, MAX_CPUS, MAX_GPUS,
-    MAX_GUEST_MEMORY, MAX_TASK_MEMORY, MAX_VERSIONS,
+    MAX_GUEST_MEMORY, MAX_TASK_MEMORY, MAX_VERSIONS, MAX_WORKING_DIR_BYTES, MAX_WORKING_DIR_CACHE,
 };
 use wray_host::config::{DEFAULT_MAX_CODE_BYTES, DEFAULT_MAX_COMPONENTS, DEFAULT_MAX_VERSIONS};
 use wray_host::{NodeConfig, Preopen};
@@ -39,6 +39,17 @@ pub struct NodeArgs {
     /// by default: a job gets no directory unless allowed here.
     #[arg(long = "allow-dir", value_name = "DIR")]
     pub allow_dirs: Vec<std::path::PathBuf>,
+    /// The most MiB one job's working directory (`wray job submit
+    /// --working-dir`) may pack to on this node.
+    #[arg(long, value_name = "MIB", default_value_t = wray_host::config::DEFAULT_MAX_WORKING_DIR >> 20,
+          value_parser = clap::value_parser!(u64).range(1..=MAX_WORKING_DIR_BYTES >> 20))]
+    pub max_working_dir_mib: u64,
+    /// MiB of jobs' working directories the node keeps (packages and what
+    /// they unpack to), at least twice --max-working-dir-mib; the least
+    /// recently used one no running job holds goes first.
+    #[arg(long, value_name = "MIB", default_value_t = wray_host::config::DEFAULT_WORKING_DIR_CACHE >> 20,
+          value_parser = clap::value_parser!(u64).range(2..=MAX_WORKING_DIR_CACHE >> 20))]
+    pub working_dir_cache_mib: u64,
     /// Per-task time limit in seconds, from 0.01 (the epoch tick) up to a
     /// year (0: none).
     #[arg(long, value_name = "SECS", value_parser = parse_seconds,
@@ -158,6 +169,8 @@ impl NodeArgs {
             })?;
             config.allow_dirs.push(canonical);
         }
+        config.max_working_dir_bytes = self.max_working_dir_mib.saturating_mul(1 << 20);
+        config.working_dir_cache_bytes = self.working_dir_cache_mib.saturating_mul(1 << 20);
         config.task_timeout = self.task_timeout.0;
         config.driver_timeout = self.driver_timeout.0;
         config.task_memory_limit = self.task_memory_mib.saturating_mul(1 << 20);

@@ -342,6 +342,9 @@ fn serve(args: &StartArgs, dir: &Path) -> anyhow::Result<Started> {
     let token = (!args.no_auth).then(new_token).transpose()?;
     let mut config = args.node.config()?;
     config.stdio = Stdio::capture();
+    // Jobs' working directories, kept while the node runs (emptied when
+    // it starts).
+    config.working_dir_cache = Some(dir.join("working_dirs"));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         // One name per thread: the HTTP API's calls run their tasks on

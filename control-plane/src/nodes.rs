@@ -54,6 +54,13 @@ pub const MAX_KEY_BYTES: usize = 128;
 /// The longest label value, address or version string, in bytes.
 pub const MAX_VALUE_BYTES: usize = 256;
 
+/// The most directories a record may list as allowed to jobs
+/// ([`NodeRecord::allowed_dirs`]).
+pub const MAX_ALLOWED_DIRS: usize = 32;
+
+/// The longest allowed directory a record may list, in bytes.
+pub const MAX_DIR_BYTES: usize = 1024;
+
 /// The most live nodes a view holds; a node past it is skipped and counted
 /// as malformed.
 pub const MAX_NODES: usize = 10_000;
@@ -176,6 +183,36 @@ pub struct NodeRecord {
     /// Bytes of object values it received from other nodes so far.
     #[serde(default)]
     pub object_bytes_received: u64,
+    /// The host directories it lets jobs read (`wray start --allow-dir`),
+    /// absolute and with every link resolved, that exist on it: a job's
+    /// `--dir` is readable on this node when it lies under one of them
+    /// (at most [`MAX_ALLOWED_DIRS`], each at most [`MAX_DIR_BYTES`]).
+    #[serde(default)]
+    pub allowed_dirs: Vec<String>,
+}
+
+impl NodeRecord {
+    /// Whether the node lets jobs read host directory `dir` (an absolute
+    /// path): it lies under one of [`NodeRecord::allowed_dirs`], compared
+    /// component by component (`/data2` is not under `/data`).
+    pub fn allows_dir(&self, dir: &str) -> bool {
+        let dir = std::path::Path::new(dir);
+        dir.is_absolute()
+            && !dir
+                .components()
+                .any(|c| c == std::path::Component::ParentDir)
+            && self
+                .allowed_dirs
+                .iter()
+                .any(|a| dir.starts_with(std::path::Path::new(a)))
+    }
+
+    /// Whether the node lets jobs read every one of `dirs`
+    /// ([`NodeRecord::allows_dir`]): where a task of a job with `--dir`s
+    /// may run.
+    pub fn allows_dirs(&self, dirs: &[String]) -> bool {
+        dirs.iter().all(|d| self.allows_dir(d))
+    }
 }
 
 /// Whether a node is in the cluster.
@@ -350,6 +387,21 @@ pub fn check_node_record(record: &NodeRecord) -> Result<()> {
     for (key, value) in &record.labels {
         text("label key", key, MAX_KEY_BYTES, false)?;
         text("label value", value, MAX_VALUE_BYTES, true)?;
+    }
+    if record.allowed_dirs.len() > MAX_ALLOWED_DIRS {
+        return Err(bad(format!(
+            "it lists {} allowed directories, more than {MAX_ALLOWED_DIRS}",
+            record.allowed_dirs.len()
+        )));
+    }
+    for dir in &record.allowed_dirs {
+        text("allowed directory", dir, MAX_DIR_BYTES, false)?;
+        if !dir.starts_with('/') {
+            return Err(bad(format!(
+                "its allowed directory {:?} is not an absolute path",
+                truncate(dir)
+            )));
+        }
     }
     Ok(())
 }

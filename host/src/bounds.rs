@@ -216,6 +216,14 @@ pub const EPOCH_TICK: std::time::Duration = std::time::Duration::from_millis(10)
 /// The rest is counted (`TaskOutput::dropped`) and dropped.
 pub const TASK_OUTPUT_BYTES: usize = 64 << 10;
 
+/// The largest working-directory package a node may be set to take, in
+/// bytes (`--max-working-dir-mib`): 16 GiB.
+pub const MAX_WORKING_DIR_BYTES: u64 = 16 << 30;
+
+/// The largest working-directory cache a node may be set to keep, in
+/// bytes (`--working-dir-cache-mib`): 16 TiB.
+pub const MAX_WORKING_DIR_CACHE: u64 = 16 << 40;
+
 /// Tasks whose output the node keeps at most: the last 4,096 that wrote.
 pub const MAX_TASK_OUTPUTS: usize = 4096;
 

@@ -211,11 +211,29 @@ pub struct NodeConfig {
     /// `memory.grow` past it fails its task with `out-of-memory`
     /// (`--guest-memory`).
     pub guest_memory: Option<u64>,
+    /// Where the node keeps jobs' working directories (packages and what
+    /// they unpack to; emptied when the node starts); `None`: a temporary
+    /// directory of its own, removed when the node goes.
+    pub working_dir_cache: Option<PathBuf>,
+    /// The most bytes one working-directory package may have
+    /// (`--max-working-dir-mib`, default [`DEFAULT_MAX_WORKING_DIR`]).
+    pub max_working_dir_bytes: u64,
+    /// Bytes of packages and what they unpack to the node keeps, at least
+    /// twice `max_working_dir_bytes` (`--working-dir-cache-mib`, default
+    /// [`DEFAULT_WORKING_DIR_CACHE`]).
+    pub working_dir_cache_bytes: u64,
     /// Tests only: a task of the function with this name makes the host
     /// panic while running it (a stand-in for a host bug).
     #[doc(hidden)]
     pub fail_point: Option<String>,
 }
+
+/// Default [`NodeConfig::max_working_dir_bytes`]: 100 MiB (the bound Ray
+/// warns at for a `working_dir`).
+pub const DEFAULT_MAX_WORKING_DIR: u64 = 100 << 20;
+
+/// Default [`NodeConfig::working_dir_cache_bytes`]: 1 GiB.
+pub const DEFAULT_WORKING_DIR_CACHE: u64 = 1 << 30;
 
 pub use crate::objects::sizing::{
     default_object_store_dir, default_object_store_memory, fitting_object_store_memory,
@@ -306,6 +324,9 @@ impl Default for NodeConfig {
             compile_timeout: DEFAULT_COMPILE_TIMEOUT,
             compile_slots: None,
             guest_memory: None,
+            working_dir_cache: None,
+            max_working_dir_bytes: DEFAULT_MAX_WORKING_DIR,
+            working_dir_cache_bytes: DEFAULT_WORKING_DIR_CACHE,
             fail_point: None,
         }
     }
@@ -458,6 +479,13 @@ impl NodeConfig {
                 ));
             }
         }
+        if self.allow_dirs.len() > wray_control_plane::MAX_ALLOWED_DIRS {
+            return bad(format!(
+                "{} --allow-dir directories, more than the {} a node may allow (and publish)",
+                self.allow_dirs.len(),
+                wray_control_plane::MAX_ALLOWED_DIRS
+            ));
+        }
         for dir in &self.allow_dirs {
             if !dir.is_absolute() || !dir.is_dir() {
                 return bad(format!(
@@ -465,6 +493,28 @@ impl NodeConfig {
                     dir.display()
                 ));
             }
+            if dir.as_os_str().len() > wray_control_plane::MAX_DIR_BYTES {
+                return bad(format!(
+                    "--allow-dir {}: longer than {} bytes",
+                    dir.display(),
+                    wray_control_plane::MAX_DIR_BYTES
+                ));
+            }
+        }
+        use crate::bounds::{MAX_WORKING_DIR_BYTES, MAX_WORKING_DIR_CACHE};
+        if !((1 << 10)..=MAX_WORKING_DIR_BYTES).contains(&self.max_working_dir_bytes) {
+            return bad(format!(
+                "max_working_dir_bytes {} is out of range: 1 KiB to {MAX_WORKING_DIR_BYTES} (16 GiB)",
+                self.max_working_dir_bytes
+            ));
+        }
+        let least = self.max_working_dir_bytes.saturating_mul(2);
+        if !(least..=MAX_WORKING_DIR_CACHE).contains(&self.working_dir_cache_bytes) {
+            return bad(format!(
+                "a working-dir cache of {} bytes is out of range: twice the largest package \
+                 ({least}) to {MAX_WORKING_DIR_CACHE} (16 TiB)",
+                self.working_dir_cache_bytes
+            ));
         }
         Ok(())
     }

@@ -7,9 +7,12 @@
 //! learns how many bytes it missed ([`LogChunk::dropped`]) and goes on
 //! from the oldest byte still kept.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 
+use parking_lot::RwLock;
 use tokio::sync::watch;
+use wray_control_plane::JobId;
 
 /// The bytes a log keeps unless told otherwise: 1 MiB.
 pub const DEFAULT_LOG_BYTES: usize = 1 << 20;
@@ -134,6 +137,35 @@ impl JobLog {
 impl Default for JobLog {
     fn default() -> Self {
         JobLog::new(DEFAULT_LOG_BYTES)
+    }
+}
+
+/// The logs of the jobs of this node that have one, by job: what their
+/// guests write here, and what their guests on other nodes send back.
+#[derive(Default)]
+pub(crate) struct JobLogs(RwLock<HashMap<JobId, Arc<JobLog>>>);
+
+impl JobLogs {
+    /// Sends the output of every instance of `job` made from now on to
+    /// `log`.
+    pub(crate) fn insert(&self, job: JobId, log: Arc<JobLog>) {
+        self.0.write().insert(job, log);
+    }
+
+    /// Forgets `job`'s log (its instances made afterwards write to the
+    /// node's stdio).
+    pub(crate) fn remove(&self, job: JobId) {
+        self.0.write().remove(&job);
+    }
+
+    /// Whether `job` has a log here.
+    pub(crate) fn has(&self, job: JobId) -> bool {
+        self.0.read().contains_key(&job)
+    }
+
+    /// `job`'s log, if it has one here.
+    pub(crate) fn get(&self, job: JobId) -> Option<Arc<JobLog>> {
+        self.0.read().get(&job).cloned()
     }
 }
 

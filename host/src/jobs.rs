@@ -30,6 +30,7 @@ use wray_control_plane::{JobId, TaskId};
 
 use crate::cancel_token::CancelToken;
 use crate::error::Error;
+use crate::job_env::allowed_text;
 use crate::job_log::{JobLog, DEFAULT_LOG_BYTES};
 use crate::node::driver::DriverOutcome;
 use crate::node::state::unix_now;
@@ -115,18 +116,44 @@ pub enum JobError {
     /// The driver asks for resources this node can never give.
     #[error("the job's driver cannot start here: {0}")]
     Infeasible(String),
+    /// The job's directories are on no other live node of the cluster:
+    /// its tasks could run nowhere but here.
+    #[error(
+        "the job's directories {} are on no other live node of cluster `{cluster}`: {} do not \
+         allow them (start them with --allow-dir covering them, or leave out --dir: \
+         --working-dir takes a local directory to every node)",
+        .dirs.join(", "),
+        .nodes.join(", ")
+    )]
+    DirsNotInCluster {
+        /// The cluster's name.
+        cluster: String,
+        /// The host directories, as resolved on the job's node.
+        dirs: Vec<String>,
+        /// The live nodes that lack them.
+        nodes: Vec<String>,
+    },
+    /// The job's working directory cannot be used here (its package is
+    /// not kept, or is malformed).
+    #[error("the job's working directory: {0}")]
+    WorkingDir(crate::working_dir::WorkingDirError),
 }
 
-/// What the node allows jobs to read, for [`JobError::DirNotAllowed`].
-fn allowed_text(allowed: &[std::path::PathBuf]) -> String {
-    if allowed.is_empty() {
-        return "the node allows jobs no directory (start it with --allow-dir DIR)".to_string();
+impl From<crate::job_env::DirError> for JobError {
+    fn from(e: crate::job_env::DirError) -> Self {
+        match e {
+            crate::job_env::DirError::Bad(m) => JobError::BadOptions(m),
+            crate::job_env::DirError::NotAllowed {
+                path,
+                reason,
+                allowed,
+            } => JobError::DirNotAllowed {
+                path,
+                reason,
+                allowed,
+            },
+        }
     }
-    let dirs: Vec<String> = allowed.iter().map(|d| d.display().to_string()).collect();
-    format!(
-        "the node allows jobs to read under {} (--allow-dir)",
-        dirs.join(", ")
-    )
 }
 
 /// Why a job was stopped before it ended on its own.

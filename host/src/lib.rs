@@ -29,22 +29,26 @@
 //!   (etcd), the node-to-node channel, tasks forwarded to other nodes and
 //!   their objects moved between stores.
 //!
-//! Leaves any layer may use: [`bounds`] (every bound a guest meets, every
+//! Leaves any layer may use: [`working_dir`] (jobs' working
+//! directories: packed, unpacked, kept), [`bounds`] (every bound a guest meets, every
 //! setting's range), [`config`] ([`NodeConfig`]), `resources` (CPUs,
 //! GPUs, pinning), `cancel_token`, `id_map`, `error`, `worker_pool` (the
 //! worker threads, bounded by the CPUs), `job_log` (a job's bounded
 //! output), `task_output` (plain tasks' bounded output, on a node that
-//! keeps it), `job_env` (a job's directories and environment variables).
+//! keeps it), `job_env` (a job's directories and environment variables,
+//! and what of them travels with its tasks), `job_outbox` (a job's
+//! output on a node other than its own, on its way back).
 //!
 //! # The public surface
 //!
 //! What an embedder (the `wray` CLI, the HTTP server `wray-http`, the
 //! benchmarks in `bench/`, this crate's integration tests) uses is
-//! re-exported below, by what it is for. Two modules are public whole:
+//! re-exported below, by what it is for. Three modules are public whole:
 //! [`bounds`], because a front end checks its flags and requests against
-//! the same ranges the node enforces (and names them in its messages), and
+//! the same ranges the node enforces (and names them in its messages),
 //! [`config`], because [`NodeConfig`] is public data whose defaults a front
-//! end shows in its help.
+//! end shows in its help, and [`working_dir`], because the client packs a
+//! job's working directory as the node unpacks it.
 
 pub mod bounds;
 pub(crate) mod cancel_token;
@@ -55,6 +59,7 @@ pub(crate) mod executor;
 pub(crate) mod id_map;
 pub(crate) mod job_env;
 pub(crate) mod job_log;
+pub(crate) mod job_outbox;
 pub(crate) mod jobs;
 pub(crate) mod node;
 pub(crate) mod objects;
@@ -64,6 +69,7 @@ pub(crate) mod scheduler;
 pub(crate) mod session;
 pub(crate) mod task_output;
 pub(crate) mod worker_pool;
+pub mod working_dir;
 
 // The node and the doors into it.
 pub use node::driver::DriverOutcome;

@@ -180,6 +180,13 @@ where
         Route::JobLogs(id) => crate::jobs::logs(&state.jobs, &id, query.offset, query.follow),
         Route::TaskLogs(id) => task_logs(node, &id),
         Route::Versions(name) => json(StatusCode::OK, &crate::versions::kept(node, &name).await?),
+        Route::UploadPackage => {
+            // Bounded by what the node keeps of one package.
+            let limit = usize::try_from(node.config().max_working_dir_bytes).unwrap_or(usize::MAX);
+            let body = read_body(req, limit, timeout).await?;
+            crate::packages::upload(node, body).await
+        }
+        Route::GetPackage(id) => crate::packages::get(node, &id),
         Route::Rollback(name) => json(
             StatusCode::OK,
             &crate::wire::version(&crate::versions::rollback(node, &name, query.version).await?),

@@ -76,6 +76,14 @@ pub(crate) fn job_error(e: JobError) -> ApiError {
         JobError::Node(Error::DeployLimit(limit)) => ApiError::deploy_limit(limit),
         JobError::BadOptions(_) => ApiError::bad_request("bad_job_options", e.to_string()),
         JobError::DirNotAllowed { .. } => ApiError::bad_request("dir_not_allowed", e.to_string()),
+        JobError::DirsNotInCluster { .. } => {
+            ApiError::bad_request("dirs_not_in_cluster", e.to_string())
+        }
+        JobError::WorkingDir(w) => {
+            let mut answer = crate::packages::package_error(w.clone());
+            answer.message = e.to_string();
+            answer
+        }
         JobError::Infeasible(_) => ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "infeasible",

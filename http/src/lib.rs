@@ -34,6 +34,8 @@
 //! - `jobs`: the Jobs API (submit with options, list, status, logs
 //!   streamed, stop) over the host's [`wray_host::Jobs`].
 //! - `versions`: calls to a kept version (`app@3`) and rollback.
+//! - `packages`: jobs' working directories, uploaded before the jobs
+//!   that name them.
 //! - `relay`: in a cluster, a job, object or actor this node does not
 //!   have is asked of the other nodes over the node-to-node channel, and
 //!   their relayed requests are answered here.
@@ -75,6 +77,7 @@ mod log_stream;
 mod metrics;
 mod node_logs;
 pub mod openapi;
+mod packages;
 mod query;
 mod relay;
 pub mod routes;

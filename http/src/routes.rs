@@ -55,6 +55,8 @@ pub const ROUTES: &[RouteInfo] = &[
     RouteInfo { method: "GET", path: "/v1/tasks/{id}/logs", summary: "What a task outside a job with a log wrote to stdout and stderr (its first 64 KiB, and the bytes dropped past them), while the node keeps it" },
     RouteInfo { method: "GET", path: "/v1/components/{name}/versions", summary: "The versions of a component the function table keeps, oldest first (roll back to one: `POST /v1/components/{name}/rollback?version=N`)" },
     RouteInfo { method: "GET", path: "/v1/logs", summary: "The end of a node's log (`?node=`, default this one; `?bytes=`), and the tasks whose output it keeps" },
+    RouteInfo { method: "POST", path: "/v1/packages", summary: "Keep a job's working directory: the body is a tar archive (`wray job submit --working-dir` packs it); answers its id for a job's `working_dir`" },
+    RouteInfo { method: "GET", path: "/v1/packages/{id}", summary: "Whether the node keeps a package (`sha256:<hex>`), and its sizes" },
 ];
 
 /// A request matched to its route, with its path parameters
@@ -121,6 +123,10 @@ pub enum Route<'a> {
     Versions(Cow<'a, str>),
     /// `GET /v1/logs`
     Logs,
+    /// `POST /v1/packages`
+    UploadPackage,
+    /// `GET /v1/packages/{id}`
+    GetPackage(Cow<'a, str>),
 }
 
 /// Longest request path served, in bytes (414 beyond).
@@ -160,6 +166,8 @@ impl Route<'_> {
             Route::TaskLogs(_) => 27,
             Route::Versions(_) => 28,
             Route::Logs => 29,
+            Route::UploadPackage => 30,
+            Route::GetPackage(_) => 31,
         };
         // Every variant's index is a row of the table (the unit test
         // routes each row to itself).
@@ -259,6 +267,10 @@ pub fn route<'a>(method: &Method, path: &'a str) -> Result<Route<'a>, ApiError> 
         }
         ["v1", "jobs", id, "stop"] if param(id).is_some() => {
             by_method(None, Some(Route::StopJob(decode(id)?)), None)
+        }
+        ["v1", "packages"] => by_method(None, Some(Route::UploadPackage), None),
+        ["v1", "packages", id] if param(id).is_some() => {
+            by_method(Some(Route::GetPackage(decode(id)?)), None, None)
         }
         _ => Err(ApiError::not_found(
             "no_route",

@@ -1,5 +1,6 @@
 //! `wray job submit` with options (`--dir` inside the node's
-//! `--allow-dir`, `--env`, `--metadata`, `--num-gpus`, `--timeout`) and
+//! `--allow-dir`, `--working-dir`, `--env`, `--metadata`, `--num-gpus`,
+//! `--timeout`), working-directory packages over HTTP, and
 //! versioned calls and rollback (`wray call app@1/f`, `wray deploy
 //! --rollback app@1`), against a `wray start` node in a process of its
 //! own; a rollback on one node of an etcd reaches the other.
@@ -149,6 +150,115 @@ fn the_word_count_runs_as_a_job_over_an_allowed_directory_with_its_options() {
     assert!(
         said.contains(" FAILED") && said.contains("timed out: the job ran past its timeout of 1 s"),
         "{said}"
+    );
+}
+
+#[test]
+fn a_working_dir_is_packed_uploaded_once_and_read_by_the_job_on_one_node() {
+    let tmp = tempfile::tempdir().unwrap();
+    let corpus = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(corpus.path().join("a/b")).unwrap();
+    std::fs::write(corpus.path().join("a/b/words.txt"), "to be or not to be\n").unwrap();
+    std::fs::write(corpus.path().join("more.txt"), "that is\n").unwrap();
+    std::fs::write(corpus.path().join("big.log"), "left out\n").unwrap();
+    std::fs::create_dir(corpus.path().join(".git")).unwrap();
+    std::fs::write(corpus.path().join(".git/HEAD"), "left out too\n").unwrap();
+    let node = crate::node_ops::StartedNode::start(tmp.path(), &[]);
+    let dir = corpus.path().to_str().unwrap();
+    let wordcount = component("wordcount");
+    let submit = |extra: &[&str]| {
+        let mut args = vec!["job", "submit"];
+        args.extend_from_slice(extra);
+        node.run(&args)
+    };
+    let out = submit(&[
+        "--working-dir",
+        dir,
+        "--exclude",
+        "*.log",
+        wordcount.to_str().unwrap(),
+        "--",
+        ".",
+    ]);
+    let said = success_stdout(&out);
+    assert!(
+        said.contains("total\t8\n") && said.contains("2\tbe\n"),
+        "{said}"
+    );
+    let told = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        told.contains("2 files") && told.contains("uploaded"),
+        "{told}"
+    );
+    // Again, at a guest path of its own: the node has the package.
+    let at = format!("{dir}::/work");
+    let out = submit(&[
+        "--working-dir",
+        &at,
+        "--exclude",
+        "*.log",
+        "wordcount",
+        "--",
+        "/work",
+    ]);
+    assert!(success_stdout(&out).contains("total\t8\n"));
+    let told = String::from_utf8_lossy(&out.stderr);
+    assert!(told.contains("on the node already"), "{told}");
+
+    // Past the client's bound: refused before anything is sent.
+    std::fs::write(corpus.path().join("huge.bin"), vec![b'x'; 1 << 20]).unwrap();
+    let err = failure_stderr(&submit(&[
+        "--working-dir",
+        dir,
+        "--max-working-dir-mib",
+        "1",
+        "wordcount",
+        "--",
+        ".",
+    ]));
+    assert!(err.contains("--max-working-dir-mib"), "{err}");
+
+    // A package that would write outside its directory, over HTTP.
+    let mut archive = tar::Builder::new(Vec::new());
+    let mut header = tar::Header::new_old();
+    header.as_old_mut().name[..9].copy_from_slice(b"../escape");
+    header.set_size(1);
+    header.set_mode(0o644);
+    header.set_cksum();
+    archive.append(&header, &b"x"[..]).unwrap();
+    let bytes = archive.into_inner().unwrap();
+    let answer = node.request("POST", "/v1/packages").send_bytes(&bytes);
+    let Err(ureq::Error::Status(400, answer)) = answer else {
+        panic!("not a 400: {answer:?}");
+    };
+    let body = answer.into_string().unwrap();
+    assert!(
+        body.contains("invalid_package") && body.contains("../escape"),
+        "{body}"
+    );
+    assert!(!tmp.path().join("wray/escape").exists());
+    let zeros = format!("/v1/packages/sha256:{}", "0".repeat(64));
+    let answer = node.request("GET", &zeros).call();
+    assert!(
+        matches!(answer, Err(ureq::Error::Status(404, _))),
+        "{answer:?}"
+    );
+    // A job naming a package the node does not keep.
+    let body = format!(
+        r#"{{"component": "wordcount", "args": ["."], "working_dir": {{"package": "sha256:{}"}}}}"#,
+        "0".repeat(64)
+    );
+    let answer = node
+        .request("POST", "/v1/jobs")
+        .set("Content-Type", "application/json")
+        .send_string(&body);
+    let Err(ureq::Error::Status(404, answer)) = answer else {
+        panic!("not a 404: {answer:?}");
+    };
+    let body = answer.into_string().unwrap();
+    assert!(
+        body.contains("unknown_package") && body.contains("POST /v1/packages"),
+        "{body}"
     );
 }
 

@@ -21,6 +21,7 @@ fn record(id: &str) -> NodeRecord {
         object_store_spilled: 0,
         object_bytes_sent: 0,
         object_bytes_received: 0,
+        allowed_dirs: Vec::new(),
     }
 }
 
@@ -83,10 +84,41 @@ fn records_are_bounded_and_quantities_finite() {
     let mut r = record(&id);
     r.id = "node-1".into();
     cases.push((r, "node id"));
+    let mut r = record(&id);
+    r.allowed_dirs = (0..=MAX_ALLOWED_DIRS).map(|i| format!("/d{i}")).collect();
+    cases.push((r, "allowed directories"));
+    let mut r = record(&id);
+    r.allowed_dirs = vec!["relative".into()];
+    cases.push((r, "not an absolute path"));
+    let mut r = record(&id);
+    r.allowed_dirs = vec![format!("/{}", "a".repeat(MAX_DIR_BYTES))];
+    cases.push((r, "allowed directory"));
     for (r, says) in cases {
         let err = check_node_record(&r).unwrap_err().to_string();
         assert!(err.contains(says), "{err} should say {says}");
     }
+}
+
+#[test]
+fn a_record_allows_the_directories_under_its_allowed_ones_only() {
+    let mut r = record(&NodeId::random().to_string());
+    r.allowed_dirs = vec!["/data".into(), "/srv/corpus".into()];
+    for (dir, allowed) in [
+        ("/data", true),
+        ("/data/a/b", true),
+        ("/srv/corpus/x", true),
+        ("/data2", false),
+        ("/srv", false),
+        ("/data/../etc", false),
+        ("data", false),
+    ] {
+        assert_eq!(r.allows_dir(dir), allowed, "{dir}");
+    }
+    assert!(r.allows_dirs(&["/data/a".into(), "/srv/corpus".into()]));
+    assert!(!r.allows_dirs(&["/data/a".into(), "/srv".into()]));
+    r.allowed_dirs.clear();
+    assert!(!r.allows_dir("/data"));
+    assert!(r.allows_dirs(&[]));
 }
 
 #[test]

@@ -32,6 +32,7 @@ fn record(id: &str) -> NodeRecord {
         object_store_spilled: 0,
         object_bytes_sent: 0,
         object_bytes_received: 0,
+        allowed_dirs: Vec::new(),
     }
 }
 

@@ -461,13 +461,9 @@ impl Forwarder {
             arg_bytes: 0,
         };
         let scheduling = crate::proto::Scheduling::Default;
-        match self.choose(
-            &constructor.request,
-            local,
-            &scheduling,
-            &[lost.to_string()],
-            false,
-        ) {
+        let mut skip = self.lacking_job_dirs(constructor.id.job());
+        skip.push(lost.to_string());
+        match self.choose(&constructor.request, local, &scheduling, &skip, false) {
             Ok(Placement::Node(next)) => Ok((next, constructor)),
             Ok(Placement::Here | Placement::Later) => {
                 Err("; not restarted: no other node fits it".to_string())

@@ -78,6 +78,8 @@ pub(crate) struct Forwarder {
     pub(crate) this: Weak<Forwarder>,
     /// Object bytes sent and received (shared with the service).
     pub(crate) traffic: Arc<crate::cluster::transfer::Traffic>,
+    /// The jobs' environments, which travel with their tasks.
+    pub(crate) jobs: crate::cluster::JobState,
 }
 
 /// The constructor of an actor this node owns that may be restarted
@@ -128,8 +130,12 @@ impl Forwarder {
             if let Some(entry) = &spec.entry {
                 entry.started_on(&node);
             }
-            // Counted as sent to `node` since it was placed there.
-            let attempted = self.attempt(&sched, &spec, &node, false).await;
+            // Counted as sent to `node` since it was placed there. A node
+            // that does not allow the job's directories is passed over.
+            let attempted = match self.lacks_job_dirs(&node, &spec) {
+                Some(why) => Err(Failure::Unsent(why)),
+                None => self.attempt(&sched, &spec, &node, false).await,
+            };
             self.unsend(&node, &spec.request);
             let failure = match attempted {
                 Ok(_) => return,
@@ -169,6 +175,7 @@ impl Forwarder {
                 _ => break failure,
             };
             let mut skip = lost.clone();
+            skip.extend(self.lacking_job_dirs(spec.id.job()));
             if moved_from.len() > MAX_MOVES {
                 skip.extend(moved_from.iter().cloned());
             } else {
@@ -265,6 +272,7 @@ impl Forwarder {
             objects,
             actors,
             detached,
+            env: self.jobs.portable(spec.id.job()),
         })
         .map_err(Failure::Failed)?;
         self.job_nodes.note(spec.id.job(), node);
@@ -410,8 +418,11 @@ impl Remote for Forwarder {
         local: Local,
         scheduling: &Scheduling,
         can_wait: bool,
+        job: JobId,
     ) -> Result<Placement, String> {
-        let placed = self.choose(request, local, scheduling, &[], can_wait)?;
+        // Only the nodes that allow the job's host directories.
+        let skip = self.lacking_job_dirs(job);
+        let placed = self.choose(request, local, scheduling, &skip, can_wait)?;
         if let Placement::Node(node) = &placed {
             self.record_sent(node, request);
         }

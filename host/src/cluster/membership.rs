@@ -47,6 +47,14 @@ pub(super) fn record(
             .objects
             .arena()
             .map_or(0, |a| u64::try_from(a.capacity()).unwrap_or(u64::MAX)),
+        // Checked when the node started (absolute directories, within the
+        // record's bounds); resolved by the CLI.
+        allowed_dirs: sched
+            .config
+            .allow_dirs
+            .iter()
+            .map(|d| d.to_string_lossy().into_owned())
+            .collect(),
     }
 }
 

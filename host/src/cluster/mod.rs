@@ -24,6 +24,9 @@
 //! - `jobs`: a job's end told to the nodes that ran its tasks;
 //! - `relay`, `relay_stream`: requests to another node's HTTP API, their
 //!   large answers pulled a chunk at a time.
+//! - `environments`: a job's environment taken by the nodes its tasks
+//!   reach (variables, directories, its working directory fetched once),
+//!   and its guests' output there streamed back to its log.
 //!
 //! Per-task and per-object metadata never go through etcd: a task's
 //! results go back to the node that owns them (Ray's ownership design).
@@ -32,6 +35,7 @@
 
 mod actors;
 mod choose;
+mod environments;
 mod forward;
 mod handles;
 mod jobs;
@@ -58,6 +62,7 @@ use wray_peer::{PeerClient, PeerConfig, PeerServer, PeerTls, Token};
 use crate::error::{Error, Result};
 use crate::scheduler::Scheduler;
 
+pub(crate) use environments::{nodes_lacking, JobState};
 pub use relay::{
     RelayAnswer, RelayHandler, RelayRequest, RelayResponse, RelaySlot, FAN_OUT, MAX_RELAY_BODY,
 };
@@ -136,6 +141,7 @@ impl Cluster {
         sched: &Arc<Scheduler>,
         started_ms: u64,
         loader: Loader,
+        jobs: JobState,
         config: ClusterConfig,
         registry: Arc<dyn NodeRegistry>,
         relay: RelaySlot,
@@ -175,6 +181,7 @@ impl Cluster {
             job_nodes: Default::default(),
             this: this.clone(),
             traffic: traffic.clone(),
+            jobs: jobs.clone(),
         });
         let service = serve::Service::new(
             loader,
@@ -183,6 +190,7 @@ impl Cluster {
             view.clone(),
             relay,
             traffic.clone(),
+            jobs,
         );
         let server = PeerServer::bind(&config.peer_bind.to_string(), peer, service.clone())
             .await
@@ -279,6 +287,11 @@ impl Cluster {
         self.forwarder.is_alive(id)
     }
 
+    /// The live nodes' records.
+    pub(crate) fn alive(&self) -> Vec<wray_control_plane::NodeRecord> {
+        self.view.alive()
+    }
+
     /// Every node known, alive and recently dead, by id.
     pub(crate) fn nodes(&self) -> Vec<NodeInfo> {
         let mut all = self.view.snapshot();
@@ -326,6 +339,9 @@ async fn on_deaths(
         };
         match event {
             Ok(wray_control_plane::NodeEvent::Died(node)) => {
+                // The jobs whose log was there: their output has nowhere
+                // to go, and they end.
+                service.jobs.envs.forget_node(&node);
                 service.holders_gone(Some(&node));
                 forwarder.restart_idle(Some(&node));
             }

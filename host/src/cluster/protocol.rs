@@ -12,7 +12,9 @@ use serde::{Deserialize, Serialize};
 use wray_control_plane::{ActorId, JobId, ObjectId, TaskId};
 
 use crate::error::{ErrorKind, TaskError};
+use crate::job_env::PortableEnv;
 use crate::proto::{Codec, Limits, TaskSpec};
+use crate::working_dir::PackageId;
 
 /// `call` method: run a task here and answer its results ([`RunTask`] ->
 /// [`TaskDone`]).
@@ -44,6 +46,10 @@ pub(crate) const HOLD_ACTOR: u16 = 7;
 /// `call` method: a job the sender sent tasks of here ended ([`JobEnded`]
 /// -> empty): it ends here too.
 pub(crate) const JOB_ENDED: u16 = 8;
+/// `call` method: what a job's guests on the sender wrote, for the job's
+/// log here ([`JobOutput`] -> one byte: 1 when written, 0 when the job
+/// has no log here, and the sender stops sending its output).
+pub(crate) const JOB_OUTPUT: u16 = 9;
 
 /// Error codes of a refused call (`RemoteError::code`).
 pub(crate) mod code {
@@ -172,6 +178,44 @@ pub(crate) struct RunTask {
     /// An actor constructor's: the actor was created detached (it outlives
     /// its owner node).
     pub detached: bool,
+    /// The environment of the task's job (variables, directories, working
+    /// directory, the node of its log), checked on arrival
+    /// (`PortableEnv::check`) and held there until the job ends there
+    /// (`JOB_ENDED`); `None` when the job has none.
+    pub env: Option<PortableEnv>,
+}
+
+/// Lines a job's guests wrote on the sender, for the job's log here.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct JobOutput {
+    /// The job.
+    pub job: JobId,
+    /// Whole lines, at most [`MAX_OUTPUT_BYTES`].
+    #[serde(with = "serde_bytes_vec")]
+    pub bytes: Vec<u8>,
+    /// Bytes the sender dropped before them (its queue was full).
+    pub dropped: u64,
+}
+
+/// The most bytes of lines one [`JobOutput`] carries (a batch, and the
+/// marker of a task past its bound).
+pub(crate) const MAX_OUTPUT_BYTES: usize = crate::job_outbox::MAX_BATCH + (64 << 10);
+
+/// The first bytes of a read key naming a working-directory package
+/// (the 32 bytes of its id follow): longer than any object's key.
+pub(crate) const PACKAGE_KEY: &[u8] = b"wray-package/";
+
+/// The read key of package `id`.
+pub(crate) fn package_key(id: &PackageId) -> Vec<u8> {
+    let mut key = PACKAGE_KEY.to_vec();
+    key.extend_from_slice(&id.0);
+    key
+}
+
+/// The package a read key names, if it names one.
+pub(crate) fn package_of_key(key: &[u8]) -> Option<PackageId> {
+    let id: [u8; 32] = key.strip_prefix(PACKAGE_KEY)?.try_into().ok()?;
+    Some(PackageId(id))
 }
 
 /// An actor whose handle travels in a message: where it lives, and what a

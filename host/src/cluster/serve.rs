@@ -16,11 +16,13 @@ use parking_lot::Mutex;
 use wray_control_plane::{ActorId, NodeState, NodeView, ObjectId, TaskId, MAX_RETURNS};
 use wray_peer::{Blob, PeerClient, PeerHandler, PeerIdentity, RemoteError};
 
+use crate::cluster::environments::{adopt, Adopting, JobState, OUTPUT_FLUSH};
 use crate::cluster::handles;
 use crate::cluster::protocol::{
-    code, decode, encode, ActorWhere, CancelTask, HoldActor, JobEnded, KillActor, Release, RunTask,
-    TaskDone, WireError, ACTOR_WHERE, CANCEL_TASK, HOLD_ACTOR, HTTP_RELAY, JOB_ENDED, KILL_ACTOR,
-    MAX_KILL_REASON, RELAY_DONE, RELEASE, RUN_TASK,
+    code, decode, encode, package_of_key, ActorWhere, CancelTask, HoldActor, JobEnded, JobOutput,
+    KillActor, Release, RunTask, TaskDone, WireError, ACTOR_WHERE, CANCEL_TASK, HOLD_ACTOR,
+    HTTP_RELAY, JOB_ENDED, JOB_OUTPUT, KILL_ACTOR, MAX_KILL_REASON, MAX_OUTPUT_BYTES, RELAY_DONE,
+    RELEASE, RUN_TASK,
 };
 use crate::cluster::relay_stream::{token_of_key, Parked, RelayDone};
 use crate::cluster::transfer::{all_sealed, id_of_key, receive, ship};
@@ -84,6 +86,8 @@ pub(crate) struct Service {
     parked: Parked,
     /// Object bytes sent and received (shared with the forwarder).
     pub(crate) traffic: Arc<crate::cluster::transfer::Traffic>,
+    /// The jobs' environments, logs and working directories.
+    pub(crate) jobs: JobState,
 }
 
 fn refused(code: u16, message: impl Into<String>) -> RemoteError {
@@ -98,9 +102,11 @@ impl Service {
         view: NodeView,
         relay: crate::cluster::relay::RelaySlot,
         traffic: Arc<crate::cluster::transfer::Traffic>,
+        jobs: JobState,
     ) -> Arc<Self> {
         Arc::new(Service {
             traffic,
+            jobs,
             loader,
             sched,
             client,
@@ -130,6 +136,7 @@ impl Service {
             objects,
             actors,
             detached,
+            env,
         } = decode("run-task", body).map_err(|m| refused(code::BAD_REQUEST, m))?;
         let bad = |m: String| refused(code::BAD_REQUEST, m);
         check_returns(&spec).map_err(bad)?;
@@ -169,6 +176,19 @@ impl Service {
                     peer.node_id
                 ))
             })?;
+        // The job's environment, before anything of the job runs here.
+        let job = spec.id.job();
+        if let Some(env) = env {
+            let on = Adopting {
+                sched: &sched,
+                jobs: &self.jobs,
+                client: &self.client,
+                view: &self.view,
+            };
+            adopt(on, job, env, &owner)
+                .await
+                .map_err(|m| refused(code::UNAVAILABLE, m))?;
+        }
         let (args, _) = receive(
             &sched.objects,
             &self.client,
@@ -210,6 +230,7 @@ impl Service {
                     format!("node {} shut down", sched.node_id),
                 ))),
             };
+            self.flush_output(job).await;
             let done = TaskDone {
                 objects: Vec::new(),
                 actors: Vec::new(),
@@ -273,6 +294,7 @@ impl Service {
         // there) before it counts as finished, as they would be queued on
         // one node (`calls_out`).
         calls_out.done(&sched).await;
+        self.flush_output(job).await;
         let objects = ship(&sched.objects, &returns).map_err(|m| refused(code::UNAVAILABLE, m))?;
         self.traffic.shipped(&objects);
         // The owner tells each actor's node that it holds the handles
@@ -287,6 +309,50 @@ impl Service {
         let answer = encode(&done).map_err(|m| refused(code::UNAVAILABLE, m))?;
         self.keep(task_id, kept);
         Ok(answer)
+    }
+
+    /// Waits until the output of job `job`'s guests here so far reached
+    /// the job's log on its node ([`OUTPUT_FLUSH`] at most): a task's
+    /// output is in the log before its results are seen.
+    async fn flush_output(&self, job: wray_control_plane::JobId) {
+        if let Some(outbox) = self.jobs.envs.outbox(job) {
+            if !outbox.flush(OUTPUT_FLUSH).await {
+                tracing::debug!(%job, "a task's output did not reach its job's log in time");
+            }
+        }
+    }
+
+    /// Writes what a job's guests on node `peer` wrote into the job's
+    /// log here; whether the job has a log here (open).
+    fn job_output(&self, peer: &str, body: &[u8]) -> Result<bool, RemoteError> {
+        let JobOutput {
+            job,
+            bytes,
+            dropped,
+        } = decode("job-output", body).map_err(|m| refused(code::BAD_REQUEST, m))?;
+        if bytes.len() > MAX_OUTPUT_BYTES {
+            return Err(refused(
+                code::BAD_REQUEST,
+                format!(
+                    "{} bytes of output in one message, the most is {MAX_OUTPUT_BYTES}",
+                    bytes.len()
+                ),
+            ));
+        }
+        let Some(log) = self.jobs.logs.get(job).filter(|l| !l.is_closed()) else {
+            return Ok(false);
+        };
+        if dropped > 0 {
+            log.write(
+                format!(
+                    "[wray: {dropped} bytes of the job's output on node {peer} were dropped: \
+                     it wrote faster than they could be sent]\n"
+                )
+                .as_bytes(),
+            );
+        }
+        log.write(&bytes);
+        Ok(true)
     }
 
     /// A use of component `hash`, loaded by `name` (from the function
@@ -580,6 +646,10 @@ impl PeerHandler for Service {
                 let alive = self.hold(&peer.node_id, actor, held)?;
                 Ok(Bytes::from_static(if alive { &[1] } else { &[0] }))
             }
+            JOB_OUTPUT => {
+                let written = self.job_output(&peer.node_id, &body)?;
+                Ok(Bytes::from_static(if written { &[1] } else { &[0] }))
+            }
             JOB_ENDED => {
                 let JobEnded { job } =
                     decode("job-ended", &body).map_err(|m| refused(code::BAD_REQUEST, m))?;
@@ -617,6 +687,23 @@ impl PeerHandler for Service {
             return Ok(blob);
         }
         let sched = self.sched()?;
+        if let Some(package) = package_of_key(key) {
+            // A job's working directory, fetched by a node its tasks reach.
+            let dirs = self.jobs.working_dirs.clone();
+            let read =
+                tokio::task::spawn_blocking(move || dirs.read(package, offset, len as usize))
+                    .await
+                    .map_err(|e| {
+                        refused(code::UNAVAILABLE, format!("reading package {package}: {e}"))
+                    })?;
+            return match read {
+                Ok(bytes) => Ok(Blob::new(bytes)),
+                Err(e @ crate::working_dir::WorkingDirError::NotFound(_)) => {
+                    Err(refused(code::NOT_FOUND, e.to_string()))
+                }
+                Err(e) => Err(refused(code::BAD_REQUEST, e.to_string())),
+            };
+        }
         let id = id_of_key(key)
             .ok_or_else(|| refused(code::BAD_REQUEST, "the key is not an object id"))?;
         let missing = || {

@@ -80,6 +80,9 @@ impl WasmExecutor {
             }));
             let result = match ran {
                 Ok((result, instance, why)) => {
+                    if let Some(instance) = &instance {
+                        instance.store.data().end_output();
+                    }
                     (kept, died) = (instance, why);
                     result
                 }

@@ -101,10 +101,13 @@ pub struct WasmExecutor {
     pub(crate) io: tokio::runtime::Handle,
     /// The worker threads.
     pub(crate) workers: WorkerPool,
-    /// The jobs whose guests write to a log of their own.
-    pub(crate) job_logs: output::JobLogs,
-    /// The jobs whose guests get directories and variables of their own.
-    pub(crate) job_envs: crate::job_env::JobEnvs,
+    /// The jobs whose guests write to a log of their own (shared with
+    /// the cluster, which writes their guests' output on other nodes).
+    pub(crate) job_logs: Arc<crate::job_log::JobLogs>,
+    /// The jobs whose guests get directories, variables or an outbox of
+    /// their own (shared with the cluster, which adds the jobs whose tasks
+    /// other nodes send here).
+    pub(crate) job_envs: Arc<crate::job_env::JobEnvs>,
     /// How long its instantiations took.
     pub(crate) instantiations: Instantiations,
     /// Where components are compiled: a few threads, each compile under
@@ -218,6 +221,9 @@ impl Executor for Handle {
 
     fn end_job(&self, job: JobId) {
         drop(self.0.reusable.take_job(job));
+        // A job another node sent here ended: its environment goes (its
+        // own node's jobs keep theirs until their driver is done).
+        self.0.job_envs.remove_adopted(job);
     }
 
     fn forget_components(&self, hashes: &[Arc<str>]) {

@@ -1,18 +1,20 @@
 //! Guests' stdout and stderr: the node's (its [`Stdio`]), or, for a job
 //! that asked for it, the job's own [`JobLog`], which every instance of
-//! the job (its driver, its tasks, its actors) writes into. On a node that
-//! captures output ([`Stdio::Capture`]), an instance of a job without a
-//! log writes into the node's [`TaskOutputs`](crate::task_output::TaskOutputs)
-//! under the task it runs ([`TaskWriter`], which its store points at each
-//! new task).
+//! the job (its driver, its tasks, its actors) writes into. On a node
+//! other than the job's, an instance of the job writes into the job's
+//! [`Outbox`](crate::job_outbox::Outbox) ([`RemoteWriter`]: whole lines,
+//! bounded per task), which the cluster sends to the job's log. On a node
+//! that captures output ([`Stdio::Capture`]), an instance of a job
+//! without a log writes into the node's
+//! [`TaskOutputs`](crate::task_output::TaskOutputs) under the task it
+//! runs ([`TaskWriter`]). The store points either writer at each new
+//! task ([`OutputWriter`]).
 
-use std::collections::HashMap;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use parking_lot::RwLock;
 use tokio::io::AsyncWrite;
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::p2::{OutputStream, Pollable, StreamError};
@@ -20,68 +22,87 @@ use wasmtime_wasi::WasiCtxBuilder;
 use wray_control_plane::{JobId, TaskId};
 
 use crate::config::Stdio;
-use crate::job_log::JobLog;
+use crate::job_env::JobEnvs;
+use crate::job_log::{JobLog, JobLogs};
+use crate::job_outbox::RemoteWriter;
 use crate::task_output::{Stream, TaskWriter};
 
-/// The logs of the jobs that have one, by job.
-#[derive(Default)]
-pub(crate) struct JobLogs(RwLock<HashMap<JobId, Arc<JobLog>>>);
+/// The writer an instance's store points at each task it runs.
+#[derive(Debug, Clone)]
+pub(crate) enum OutputWriter {
+    /// Into the node's table of plain tasks' output.
+    Table(TaskWriter),
+    /// Into the outbox of a job whose log is on another node.
+    Remote(RemoteWriter),
+}
 
-impl JobLogs {
-    /// Sends the output of every instance of `job` made from now on to
-    /// `log`.
-    pub(crate) fn insert(&self, job: JobId, log: Arc<JobLog>) {
-        self.0.write().insert(job, log);
-    }
-
-    /// Forgets `job`'s log (its instances made afterwards write to the
-    /// node's stdio).
-    pub(crate) fn remove(&self, job: JobId) {
-        self.0.write().remove(&job);
-    }
-
-    /// Whether `job` has a log.
-    pub(crate) fn has(&self, job: JobId) -> bool {
-        self.0.read().contains_key(&job)
-    }
-
-    /// Sets `wasi`'s stdout and stderr for an instance of `job` whose
-    /// first task is `task` (running `function`): its job's log, else the
-    /// node's `stdio`. With [`Stdio::Capture`], the writer the instance's
-    /// store points at each task it runs.
-    pub(crate) fn attach(
-        &self,
-        wasi: &mut WasiCtxBuilder,
-        job: JobId,
-        stdio: &Stdio,
-        (task, function): (TaskId, &str),
-    ) -> Option<TaskWriter> {
-        if let Some(log) = self.0.read().get(&job) {
-            let sink = Arc::new(JobSink(log.clone()));
-            wasi.stdout(LogOutput(sink.clone())).stderr(LogOutput(sink));
-            return None;
+impl OutputWriter {
+    /// From now on the output is `task`'s (running `function`).
+    pub(crate) fn begin(&self, task: TaskId, function: &str) {
+        match self {
+            OutputWriter::Table(w) => w.begin(task, function),
+            OutputWriter::Remote(w) => w.begin(task, function),
         }
-        match stdio {
-            Stdio::Inherit => {
-                wasi.inherit_stdout().inherit_stderr();
-                None
-            }
-            Stdio::Memory { stdout, stderr } => {
-                wasi.stdout(stdout.clone()).stderr(stderr.clone());
-                None
-            }
-            Stdio::Capture(outputs) => {
-                let writer = TaskWriter::new(outputs.clone(), task, function);
-                let sink = |stream| {
-                    LogOutput(Arc::new(TaskSink {
-                        writer: writer.clone(),
-                        stream,
-                    }))
-                };
-                wasi.stdout(sink(Stream::Stdout))
-                    .stderr(sink(Stream::Stderr));
-                Some(writer)
-            }
+    }
+
+    /// The current task ended (its unfinished lines go out).
+    pub(crate) fn end(&self) {
+        if let OutputWriter::Remote(w) = self {
+            w.end();
+        }
+    }
+}
+
+/// Sets `wasi`'s stdout and stderr for an instance of `job` whose first
+/// task is `task` (running `function`): its job's log (`logs`), else its
+/// job's outbox when the log is on another node (`envs`), else the
+/// node's `stdio`. The writer the instance's store points at each task,
+/// where there is one.
+pub(crate) fn attach(
+    logs: &JobLogs,
+    envs: &JobEnvs,
+    wasi: &mut WasiCtxBuilder,
+    job: JobId,
+    stdio: &Stdio,
+    (task, function): (TaskId, &str),
+) -> Option<OutputWriter> {
+    if let Some(log) = logs.get(job) {
+        let sink = Arc::new(JobSink(log));
+        wasi.stdout(LogOutput(sink.clone())).stderr(LogOutput(sink));
+        return None;
+    }
+    if let Some(outbox) = envs.outbox(job) {
+        let writer = RemoteWriter::new(outbox, task, function);
+        let sink = |stream| {
+            LogOutput(Arc::new(RemoteSink {
+                writer: writer.clone(),
+                stream,
+            }))
+        };
+        wasi.stdout(sink(Stream::Stdout))
+            .stderr(sink(Stream::Stderr));
+        return Some(OutputWriter::Remote(writer));
+    }
+    match stdio {
+        Stdio::Inherit => {
+            wasi.inherit_stdout().inherit_stderr();
+            None
+        }
+        Stdio::Memory { stdout, stderr } => {
+            wasi.stdout(stdout.clone()).stderr(stderr.clone());
+            None
+        }
+        Stdio::Capture(outputs) => {
+            let writer = TaskWriter::new(outputs.clone(), task, function);
+            let sink = |stream| {
+                LogOutput(Arc::new(TaskSink {
+                    writer: writer.clone(),
+                    stream,
+                }))
+            };
+            wasi.stdout(sink(Stream::Stdout))
+                .stderr(sink(Stream::Stderr));
+            Some(OutputWriter::Table(writer))
         }
     }
 }
@@ -97,6 +118,19 @@ struct JobSink(Arc<JobLog>);
 impl Sink for JobSink {
     fn take(&self, bytes: &[u8]) {
         self.0.write(bytes);
+    }
+}
+
+/// One stream of the task an instance of a job whose log is elsewhere
+/// runs now (whole lines, bounded per task).
+struct RemoteSink {
+    writer: RemoteWriter,
+    stream: Stream,
+}
+
+impl Sink for RemoteSink {
+    fn take(&self, bytes: &[u8]) {
+        self.writer.write(self.stream, bytes);
     }
 }
 

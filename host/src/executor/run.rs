@@ -99,6 +99,7 @@ impl WasmExecutor {
         result: Result<Vec<Object>, TaskError>,
     ) {
         let held = std::mem::take(&mut store.data_mut().current.allocation);
+        store.data().end_output();
         let scope = reuse_scope(spec);
         // A shared instance carries nothing of its job to the next: no
         // object held, no window mapped, no log of the job's own.

@@ -15,13 +15,13 @@ use crate::bounds::{MAX_PUTS, MAX_SEEN_ERRORS};
 use crate::cancel_token::CancelToken;
 use crate::error::TaskError;
 use crate::executor::bindings::types;
+use crate::executor::output::OutputWriter;
 use crate::executor::services::Services;
 use crate::executor::windows::Windows;
 use crate::objects::{Budget, Charge, Holds, TooManyHolds};
 use crate::proto::limits::Limits;
 use crate::resources::Allocation;
 use crate::scheduler::task_table::TaskEntry;
-use crate::task_output::TaskWriter;
 
 /// The task a store is running now (an actor's store runs many in turn).
 #[derive(Debug, Clone)]
@@ -253,7 +253,7 @@ pub struct TaskState {
     seen_errors: VecDeque<TaskError>,
     /// Where its stdout and stderr go on a node that captures them: pointed
     /// at each task it runs.
-    output: Option<TaskWriter>,
+    output: Option<OutputWriter>,
     wasi: WasiCtx,
     table: ResourceTable,
 }
@@ -273,7 +273,9 @@ impl TaskState {
     ) -> Self {
         let mut wasi = WasiCtxBuilder::new();
         wasi.allow_blocking_current_thread(true).args(args);
-        let output = exec.job_logs.attach(
+        let output = crate::executor::output::attach(
+            &exec.job_logs,
+            &exec.job_envs,
             &mut wasi,
             job,
             &node.config().stdio,
@@ -318,6 +320,14 @@ impl TaskState {
         self.current = current;
         self.panic_message = None;
         self.seen_errors.clear();
+    }
+
+    /// The task this store ran ended: what its output left unfinished
+    /// goes out (a job whose log is on another node).
+    pub(crate) fn end_output(&self) {
+        if let Some(output) = &self.output {
+            output.end();
+        }
     }
 
     /// Remembers that `get` returns `error` to the running task, and gives

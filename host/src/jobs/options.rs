@@ -7,17 +7,16 @@
 //! before it sizes anything and named when refused.
 
 use std::collections::BTreeMap;
-use std::path::{Component, Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
 use crate::bounds::{MAX_CUSTOM_RESOURCES, MAX_TIMEOUT};
 use crate::config::Preopen;
-use crate::job_env::JobEnv;
+use crate::job_env::{check_dir, JobEnv, PortableEnv, WorkingDirRef};
 use crate::jobs::JobError;
 use crate::node::Node;
 use crate::proto::ResourceOptions;
 use crate::resources::Request;
+use crate::working_dir::{PackageId, Pinned};
 
 pub use wray_api::jobs::{
     JobDir, JobOptions, MAX_JOB_DIRS, MAX_JOB_ENV_BYTES, MAX_JOB_ENV_VARS, MAX_JOB_METADATA,
@@ -30,8 +29,11 @@ const _: () = assert!(MAX_JOB_RESOURCES == MAX_CUSTOM_RESOURCES);
 /// [`JobOptions`] checked, in the node's terms.
 #[derive(Debug, Default)]
 pub(crate) struct Checked {
-    /// The job's directories and variables; `None` when it has neither.
-    pub env: Option<Arc<JobEnv>>,
+    /// The job's directories, variables and working directory (empty
+    /// when it has none).
+    pub env: JobEnv,
+    /// Its working directory's package, held while the job runs.
+    pub pin: Option<Pinned>,
     /// What the driver holds while it runs; `None`: nothing.
     pub request: Option<Request>,
     /// The job's time limit, from its submission.
@@ -78,31 +80,79 @@ impl CheckOptions for JobOptions {
                 .map_err(JobError::Infeasible)?;
         }
         let config = node.config();
-        let mut preopens: Vec<Preopen> = Vec::with_capacity(self.dirs.len());
-        for dir in &self.dirs {
-            let preopen = check_dir(dir, &config.allow_dirs)?;
-            let taken = preopens
+        let mut preopens: Vec<Preopen> = Vec::with_capacity(self.dirs.len() + 1);
+        let taken = |preopens: &[Preopen], guest: &str| {
+            if preopens
                 .iter()
                 .chain(&config.preopens)
-                .any(|p| p.guest == preopen.guest);
-            if taken {
+                .any(|p| p.guest == guest)
+            {
                 return Err(JobError::BadOptions(format!(
                     "guest path {} is named twice (by the job, or by the node's own --dir)",
-                    cut(&preopen.guest)
+                    cut(guest)
                 )));
             }
+            Ok(())
+        };
+        for dir in &self.dirs {
+            let preopen = check_dir(&dir.host, &dir.guest, &config.allow_dirs)?;
+            taken(&preopens, &preopen.guest)?;
             preopens.push(preopen);
+        }
+        // As resolved here: what the other nodes publish is resolved too.
+        let dirs: Vec<(String, String)> = preopens
+            .iter()
+            .map(|p| (p.host.to_string_lossy().into_owned(), p.guest.clone()))
+            .collect();
+        let hosts: Vec<String> = dirs.iter().map(|(h, _)| h.clone()).collect();
+        if let Some((cluster, nodes)) = node.nodes_lacking_dirs(&hosts) {
+            return Err(JobError::DirsNotInCluster {
+                cluster,
+                dirs: hosts,
+                nodes,
+            });
+        }
+        let mut pin = None;
+        let mut working_dir = None;
+        if let Some(w) = &self.working_dir {
+            let bad = |m: String| JobError::BadOptions(format!("`working_dir`: {m}"));
+            let id = PackageId::parse(&w.package).map_err(|e| bad(e.to_string()))?;
+            if w.guest.is_empty() || w.guest.contains('\0') || w.guest.len() > MAX_JOB_PATH_BYTES {
+                return Err(bad(format!(
+                    "guest path `{}` is empty, has a NUL or more than {MAX_JOB_PATH_BYTES} bytes",
+                    cut(&w.guest)
+                )));
+            }
+            taken(&preopens, &w.guest)?;
+            let pinned = node.working_dirs.pin(id).map_err(JobError::WorkingDir)?;
+            let bytes = node.working_dirs.info(id).map_or(0, |k| k.bytes);
+            preopens.push(Preopen {
+                host: pinned.path().to_path_buf(),
+                guest: w.guest.clone(),
+            });
+            working_dir = Some(WorkingDirRef {
+                package: id,
+                bytes,
+                guest: w.guest.clone(),
+            });
+            pin = Some(pinned);
         }
         let env = JobEnv {
             preopens,
-            vars: self
-                .env
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
+            portable: PortableEnv {
+                vars: self
+                    .env
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+                dirs,
+                working_dir,
+                log_node: None,
+            },
         };
         Ok(Checked {
-            env: (!env.is_empty()).then(|| Arc::new(env)),
+            env,
+            pin,
             request,
             timeout,
         })
@@ -202,66 +252,6 @@ fn check_timeout(secs: f64) -> Result<Duration, JobError> {
     Duration::try_from_secs_f64(secs).map_err(|_| bad())
 }
 
-/// `dir` as a preopen, if the node allows it: an absolute host path
-/// without `..`, under one of `allowed` as written and once every link
-/// is resolved, of a directory.
-fn check_dir(dir: &JobDir, allowed: &[PathBuf]) -> Result<Preopen, JobError> {
-    if dir.host.len() > MAX_JOB_PATH_BYTES || dir.guest.len() > MAX_JOB_PATH_BYTES {
-        return Err(JobError::BadOptions(format!(
-            "a directory's path has more than {MAX_JOB_PATH_BYTES} bytes"
-        )));
-    }
-    if dir.guest.is_empty() || dir.guest.contains('\0') || dir.host.contains('\0') {
-        return Err(JobError::BadOptions(format!(
-            "directory {} -> `{}`: a path is empty or contains a NUL",
-            cut(&dir.host),
-            cut(&dir.guest)
-        )));
-    }
-    let refuse = |reason: String| JobError::DirNotAllowed {
-        path: cut(&dir.host),
-        reason,
-        allowed: allowed.to_vec(),
-    };
-    let host = Path::new(&dir.host);
-    if !host.is_absolute() {
-        return Err(refuse("it is not an absolute path".into()));
-    }
-    if host.components().any(|c| c == Component::ParentDir) {
-        return Err(refuse("it contains `..`".into()));
-    }
-    // Allowed as written and as resolved (an allowed directory given
-    // through a link is still allowed).
-    let resolved: Vec<PathBuf> = allowed
-        .iter()
-        .filter_map(|a| std::fs::canonicalize(a).ok())
-        .collect();
-    let inside = |p: &Path| allowed.iter().chain(&resolved).any(|a| p.starts_with(a));
-    if !inside(host) {
-        return Err(refuse(
-            "it is not inside a directory the node allows".into(),
-        ));
-    }
-    let canonical = std::fs::canonicalize(host)
-        .map_err(|e| JobError::BadOptions(format!("directory {}: {e}", cut(&dir.host))))?;
-    if !resolved.iter().any(|a| canonical.starts_with(a)) {
-        return Err(refuse(format!(
-            "it resolves to {} (through a link), outside the directories the node allows",
-            cut(&canonical.to_string_lossy())
-        )));
-    }
-    if !canonical.is_dir() {
-        return Err(JobError::BadOptions(format!(
-            "{} is not a directory",
-            cut(&dir.host)
-        )));
-    }
-    Ok(Preopen {
-        host: canonical,
-        guest: dir.guest.clone(),
-    })
-}
-
 /// Bytes of a map's keys and values in all (saturating).
 fn bytes_of(map: &BTreeMap<String, String>) -> usize {
     map.iter()
@@ -283,37 +273,6 @@ mod tests {
             host: host.into(),
             guest: "/data".into(),
         }
-    }
-
-    #[test]
-    fn a_directory_must_be_inside_an_allowed_one_as_written_and_resolved() {
-        let root = tempfile::tempdir().unwrap();
-        let allowed = root.path().join("allowed");
-        std::fs::create_dir_all(allowed.join("sub")).unwrap();
-        let outside = root.path().join("outside");
-        std::fs::create_dir(&outside).unwrap();
-        std::os::unix::fs::symlink(&outside, allowed.join("escape")).unwrap();
-        let allow = vec![allowed.clone()];
-        let at = |p: &Path| dir(&p.to_string_lossy());
-
-        let ok = check_dir(&at(&allowed.join("sub")), &allow).unwrap();
-        assert_eq!(ok.host, std::fs::canonicalize(allowed.join("sub")).unwrap());
-        for (path, why) in [
-            (outside.clone(), "not inside"),
-            (allowed.join("escape"), "through a link"),
-            (allowed.join("sub/../../outside"), "`..`"),
-            (PathBuf::from("relative"), "not an absolute path"),
-        ] {
-            let err = check_dir(&at(&path), &allow).unwrap_err().to_string();
-            assert!(err.contains(why), "{}: {err}", path.display());
-            assert!(err.contains(&allowed.display().to_string()), "{err}");
-        }
-        let err = check_dir(&at(&allowed), &[]).unwrap_err().to_string();
-        assert!(err.contains("--allow-dir"), "{err}");
-        let err = check_dir(&at(&allowed.join("missing")), &allow)
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("missing"), "{err}");
     }
 
     #[test]

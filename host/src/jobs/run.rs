@@ -56,17 +56,25 @@ impl Node {
             return Err(Error::NoMain(spec.to_string()));
         }
         let job = self.start_job(&format!("{spec} main"))?;
+        let Checked {
+            mut env,
+            pin,
+            request,
+            ..
+        } = checked;
         if let Some(log) = log {
             self.exec.job_logs.insert(job, log);
+            // Its guests' output on other nodes comes back here.
+            env.portable.log_node = Some(self.id().to_string());
         }
-        if let Some(env) = checked.env {
-            self.exec.job_envs.insert(job, env);
+        if env.portable.log_node.is_some() || !env.portable.is_empty() {
+            self.exec.job_envs.insert(job, Arc::new(env), pin);
         }
         Ok(PreparedJob {
             job,
             loaded,
             cancel,
-            request: checked.request,
+            request,
         })
     }
 

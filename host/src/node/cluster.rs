@@ -52,10 +52,16 @@ impl Node {
             })
         });
         let name = config.name.clone();
+        let jobs = crate::cluster::JobState {
+            envs: self.exec.job_envs.clone(),
+            logs: self.exec.job_logs.clone(),
+            working_dirs: self.working_dirs.clone(),
+        };
         let (cluster, addr) = Cluster::join(
             &self.sched,
             self.started_ms(),
             loader,
+            jobs,
             config,
             registry,
             self.relay.clone(),
@@ -129,6 +135,19 @@ impl Node {
     /// The cluster's name and this node's channel address, in a cluster.
     pub fn cluster_name(&self) -> Option<(&str, &str)> {
         self.cluster.get().map(|c| (c.name(), c.peer_address()))
+    }
+
+    /// When this node is in a cluster whose other live nodes all lack one
+    /// of host directories `dirs` (their records do not allow it): the
+    /// cluster's name and those nodes. `None` when some other node has
+    /// them all, or there is no other node.
+    pub(crate) fn nodes_lacking_dirs(&self, dirs: &[String]) -> Option<(String, Vec<String>)> {
+        if dirs.is_empty() {
+            return None;
+        }
+        let cluster = self.cluster.get()?;
+        let (lacking, others) = crate::cluster::nodes_lacking(&cluster.alive(), self.id(), dirs);
+        (others > 0 && lacking.len() == others).then(|| (cluster.name().to_string(), lacking))
     }
 
     /// Counters of the node's cluster work.

@@ -83,6 +83,8 @@ pub struct Node {
     pub(crate) cluster: std::sync::OnceLock<Arc<crate::cluster::Cluster>>,
     /// When it started (ms since the Unix epoch).
     started_ms: u64,
+    /// Jobs' working directories kept here.
+    pub(crate) working_dirs: Arc<crate::working_dir::WorkingDirs>,
 }
 
 /// Stops a node from another thread (a signal handler, say): every running
@@ -169,6 +171,12 @@ impl Node {
         if totals.gpus.is_empty() && config.num_gpus.is_none() {
             tracing::debug!("node has no GPUs");
         }
+        let working_dirs = crate::working_dir::WorkingDirs::new(
+            config.working_dir_cache.clone(),
+            config.max_working_dir_bytes,
+            config.working_dir_cache_bytes,
+        )
+        .map_err(|e| Error::InvalidConfig(e.to_string()))?;
         let windows = crate::bounds::max_map_count() / crate::bounds::WINDOWS_SHARE_OF_MAP_COUNT;
         let sched = Arc::new(Scheduler::new(
             config,
@@ -223,6 +231,7 @@ impl Node {
             started_ms: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+            working_dirs,
         };
         if let Some(io) = &node.io {
             watch::follow_function_table(io, &node.table, &node.exec, &node.sched, &node.commits);
@@ -262,6 +271,40 @@ impl Node {
         drop(instances);
         drop(self.exec.reusable.clear());
         left
+    }
+
+    /// Keeps a job's working-directory package (`POST /v1/packages`):
+    /// checked, unpacked, kept once by its id; what is kept of it, and
+    /// whether it was kept now (not before). Hashed and unpacked on a
+    /// blocking thread.
+    ///
+    /// # Errors
+    /// As [`WorkingDirs::store`](crate::working_dir::WorkingDirs::store).
+    pub async fn store_package(
+        &self,
+        bytes: bytes::Bytes,
+    ) -> std::result::Result<
+        (crate::working_dir::KeptPackage, bool),
+        crate::working_dir::WorkingDirError,
+    > {
+        let dirs = self.working_dirs.clone();
+        self.exec
+            .io
+            .spawn_blocking(move || dirs.store(&bytes))
+            .await
+            .unwrap_or_else(|e| {
+                Err(crate::working_dir::WorkingDirError::Io(format!(
+                    "storing a package: {e}"
+                )))
+            })
+    }
+
+    /// Package `id`, if kept here.
+    pub fn package(
+        &self,
+        id: crate::working_dir::PackageId,
+    ) -> Option<crate::working_dir::KeptPackage> {
+        self.working_dirs.info(id)
     }
 
     /// This node's id.

@@ -99,7 +99,7 @@ impl Scheduler {
         if !task.dependency_done() {
             return;
         }
-        let (id, actor, request, remote, placing) = {
+        let (id, actor, request, remote, placing, job) = {
             let spec = task.spec.lock();
             let Some(spec) = spec.as_ref() else {
                 return; // cancelled
@@ -117,6 +117,7 @@ impl Scheduler {
                 spec.request.clone(),
                 spec.remote.clone(),
                 self.placing(spec),
+                spec.id.job(),
             )
         };
         if let Some(entry) = id {
@@ -136,7 +137,7 @@ impl Scheduler {
         let movable = match placing {
             Placing::Here(movable) => movable,
             Placing::Choose(scheduling, arg_bytes) => {
-                match self.place(&request, &scheduling, arg_bytes, true) {
+                match self.place(&request, &scheduling, arg_bytes, true, job) {
                     Ok(Placement::Here) => Movable::movable_own(&scheduling),
                     Ok(Placement::Node(node)) => {
                         self.forward_or_fail(task, node, request);

@@ -65,7 +65,9 @@ impl Scheduler {
     /// Places a task asking for `request` under `scheduling`, whose object
     /// arguments weigh `arg_bytes`: here, or (in a cluster) on the node
     /// the cluster's policy picks (`Remote::place`: Ray's hybrid policy
-    /// by default), or (`can_wait`) later, when no node has room now.
+    /// by default, among the nodes that allow the host directories of
+    /// the task's job `job`), or (`can_wait`) later, when no node has
+    /// room now.
     ///
     /// # Errors
     /// `infeasible`, naming the request and what the nodes offer, when no
@@ -76,6 +78,7 @@ impl Scheduler {
         scheduling: &Scheduling,
         arg_bytes: u64,
         can_wait: bool,
+        job: wray_control_plane::JobId,
     ) -> Result<Placement, (ErrorKind, String)> {
         let Some(remote) = self.remote() else {
             return self
@@ -84,7 +87,7 @@ impl Scheduler {
         };
         let local = self.local(request, arg_bytes);
         remote
-            .place(request, local, scheduling, can_wait)
+            .place(request, local, scheduling, can_wait, job)
             .map_err(|m| (ErrorKind::Infeasible, m))
     }
 

@@ -57,6 +57,7 @@ pub(crate) trait Remote: Send + Sync {
         local: Local,
         scheduling: &Scheduling,
         can_wait: bool,
+        job: JobId,
     ) -> Result<Placement, String>;
 
     /// Keeps `task` (its arguments sealed here, asking for `request`),

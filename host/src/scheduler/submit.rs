@@ -376,7 +376,7 @@ impl Scheduler {
             self.config.limits(),
         );
         let checked = checked.and_then(|(request, limits)| {
-            let placement = self.place(&request, &call.options.scheduling, 0, false)?;
+            let placement = self.place(&request, &call.options.scheduling, 0, false, id.job())?;
             let full = match &placement {
                 Placement::Here => {
                     let live = self.actors.live();

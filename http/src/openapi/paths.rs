@@ -12,8 +12,8 @@ use wray_api::{
     Accepted, ActorInfo, ActorList, ClusterListQuery, ComponentInfo, ComponentList, DeployQuery,
     ErrorBody, ErrorList, Health, InvokeQuery, JobDeleted, JobFilter, JobInfo, JobList,
     JobLogsQuery, JobStopped, Killed, ListQuery, LocalQuery, LogsQuery, NewActor, NodeInfo,
-    NodeLogs, ObjectList, ObjectQuery, Resources, SubmitJob, TaskList, TaskLogs, TimelineQuery,
-    Undeployed, VersionList,
+    NodeLogs, ObjectList, ObjectQuery, PackageInfo, Resources, SubmitJob, TaskList, TaskLogs,
+    TimelineQuery, Undeployed, VersionList,
 };
 
 #[utoipa::path(get, path = "/healthz", responses((status = 200, body = Health)))]
@@ -171,11 +171,30 @@ fn list_jobs() {}
 
 #[utoipa::path(post, path = "/v1/jobs", request_body = SubmitJob, responses(
     (status = 201, body = JobInfo),
-    (status = 400, description = "`bad_json`, `no_main`", body = ErrorBody),
-    (status = 404, description = "`unknown_component`", body = ErrorBody),
+    (status = 400, description = "`bad_json`, `no_main`, `bad_job_options`, `dir_not_allowed`, `dirs_not_in_cluster` (no other live node of the cluster allows the job's `dirs`: their ids named), `bad_id` (a malformed `working_dir.package`)", body = ErrorBody),
+    (status = 404, description = "`unknown_component`, `unknown_package` (upload the working directory first: `POST /v1/packages`)", body = ErrorBody),
     (status = 413, description = "`args_too_long`", body = ErrorBody),
 ))]
 fn submit_job() {}
+
+#[utoipa::path(post, path = "/v1/packages",
+    request_body(content = [u8], description = "a tar archive of regular files, directories and links that stay inside it (`wray job submit --working-dir` packs one); at most the node's `--max-working-dir-mib`", content_type = "application/x-tar"),
+    responses(
+        (status = 201, description = "kept now: its id, for a job's `working_dir.package`", body = PackageInfo),
+        (status = 200, description = "kept already", body = PackageInfo),
+        (status = 400, description = "`invalid_package`: an entry a package may not hold (an absolute path, `..`, a link out of it, a device, a hard link), named", body = ErrorBody),
+        (status = 413, description = "`body_too_large`, `package_too_large`: past the node's `--max-working-dir-mib`, or what its cache can hold beside the packages running jobs use", body = ErrorBody),
+    ))]
+fn upload_package() {}
+
+#[utoipa::path(get, path = "/v1/packages/{id}",
+    params(("id" = String, Path, description = "the package's id, `sha256:` and 64 hex digits")),
+    responses(
+        (status = 200, body = PackageInfo),
+        (status = 400, description = "`bad_id`", body = ErrorBody),
+        (status = 404, description = "`unknown_package`", body = ErrorBody),
+    ))]
+fn get_package() {}
 
 #[utoipa::path(get, path = "/v1/jobs/{id}",
     params(("id" = String, Path, description = "the job's id (16 hex digits)")),
@@ -274,6 +293,8 @@ fn logs() {}
         list_versions,
         task_logs,
         logs,
+        upload_package,
+        get_package,
     ),
     components(schemas(ErrorBody))
 )]

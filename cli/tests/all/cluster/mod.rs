@@ -4,11 +4,13 @@
 //! asking for a resource one node has runs on that node, an etcd outage
 //! kills nobody, a tree reduce and a word count give the same results on
 //! three nodes as on one (and a node killed halfway through the reduce
-//! does not change its result), a peer that does not know the
-//! cluster's token (or knows it and sends garbage) is refused without
-//! hurting the node; a burst of tasks spreads over every node, queued
-//! tasks moving to nodes that free up, none run twice; and the cluster's
-//! state is seen whole through any node (`listings`).
+//! does not change its result), a job's environment (variables,
+//! directories, working directory, output) follows its tasks to every
+//! node, and a peer that does not know the cluster's token (or knows it
+//! and sends garbage) is refused without hurting the node; a burst of
+//! tasks spreads over every node, queued tasks moving to nodes that free
+//! up, none run twice; and the cluster's state is seen whole through any
+//! node (`listings`).
 //!
 //! Every wait polls a state with a deadline; no sleep stands for one.
 
@@ -17,6 +19,7 @@ mod bench;
 mod etcd_outage;
 mod harness;
 mod hostile_peers;
+mod job_env;
 mod listings;
 mod membership;
 mod placement;
