@@ -140,7 +140,9 @@ impl Forwarder {
         if create && actor.restarts.max_restarts > 0 {
             self.keep_constructor(sched, actor.id, &spec);
         }
-        let attempted = self.attempt_arrived(sched, actor, &spec, &node, create).await;
+        let attempted = self
+            .attempt_arrived(sched, actor, &spec, &node, create)
+            .await;
         if create {
             // Counted as sent to `node` since it was placed there; that
             // node's record says what the actor holds from now on.

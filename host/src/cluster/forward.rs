@@ -314,7 +314,9 @@ impl Forwarder {
             Err(e @ wray_peer::PeerError::Remote { code, .. })
                 if code == code::NOT_FOUND && matches!(spec.target, Target::ActorCall { .. }) =>
             {
-                return Err(Failure::NoActor(format!("node {node} refused the task: {e}")))
+                return Err(Failure::NoActor(format!(
+                    "node {node} refused the task: {e}"
+                )))
             }
             Err(e) => {
                 return Err(Failure::Failed(format!(

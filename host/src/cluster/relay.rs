@@ -271,7 +271,6 @@ impl Forwarder {
     }
 }
 
-
 /// Answers node `peer`'s relayed request `body` through `slot`'s
 /// handler: the answer whole in the message when it is at most
 /// [`MAX_RELAY_BODY`] bytes and nothing waits for its delivery; else
