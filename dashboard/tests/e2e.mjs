@@ -4,11 +4,12 @@
 //
 //   node tests/e2e.mjs <node url> <token> <screenshot dir> <api.wasm>
 //
-// (`api.wasm` is deployed again from the page, as `copy`, and undeployed.)
+// (`api.wasm` is deployed again from the page, as `copy`, twice, then with a
+// custom section added, and undeployed.)
 //
 // Each check waits for a state of the page (never a fixed sleep) and fails
 // the run (exit 1) with what it waited for.
-import { mkdirSync } from 'node:fs';
+import fs, { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { launch } from './browser.mjs';
 
@@ -27,6 +28,29 @@ async function api(path, init = {}) {
   });
   if (!res.ok) throw new Error(`${init.method || 'GET'} ${path}: ${res.status} ${await res.text()}`);
   return res.json();
+}
+
+/** An unsigned LEB128 encoding of `n` (the wasm binary format's). */
+function leb128(n) {
+  const out = [];
+  do {
+    let byte = n & 0x7f;
+    n >>>= 7;
+    if (n) byte |= 0x80;
+    out.push(byte);
+  } while (n);
+  return out;
+}
+
+/**
+ * `bytes` (a component) with a custom section `name` holding `text`
+ * appended: the same component as far as it runs, other bytes (a custom
+ * section may come anywhere; id 0, then its size, then its name).
+ */
+function withCustomSection(bytes, name, text) {
+  const nameBytes = Buffer.from(name);
+  const content = Buffer.concat([Buffer.from(leb128(nameBytes.length)), nameBytes, Buffer.from(text)]);
+  return Buffer.concat([bytes, Buffer.from([0, ...leb128(content.length)]), content]);
 }
 
 /** Runs `f`, saying which check it is; a failure names it. */
@@ -120,7 +144,16 @@ try {
     await page.locator('[data-component="copy"]').waitFor(WAIT);
     const listed = (await api('/v1/components')).components.map((c) => c.record.name);
     if (!listed.includes('copy')) throw new Error(`the node lists ${listed}`);
-    // Deployed again: version 2 is current, and version 1 is made current from the page.
+    // The same bytes again: no new version.
+    await page.click('[data-testid=deploy-form] button[type=submit]');
+    await page.getByTestId('deploy-result').filter({ hasText: 'version 1 (the same bytes as before' }).waitFor(WAIT);
+    // Other bytes (the component with a custom section added): version 2 is
+    // current, and version 1 is made current from the page.
+    await page.setInputFiles('[data-testid=deploy-form] input[name=file]', {
+      name: 'copy.wasm',
+      mimeType: 'application/wasm',
+      buffer: withCustomSection(fs.readFileSync(wasm), 'wray-e2e', 'version 2'),
+    });
     await page.click('[data-testid=deploy-form] button[type=submit]');
     await page.getByTestId('deploy-result').filter({ hasText: 'deployed copy version 2' }).waitFor(WAIT);
     await page.locator('[data-component="copy"] summary', { hasText: 'version 2' }).first().waitFor(WAIT);

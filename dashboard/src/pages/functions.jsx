@@ -101,7 +101,9 @@ function Deploy({ onDone }) {
     setBusy(true);
     try {
       const info = await api(`/v1/components?name=${seg(name)}`, { method: 'POST', body: file, contentType: 'application/wasm' });
-      setOut({ done: `deployed ${info.record.name} version ${info.version ?? '?'}` });
+      // The same bytes deployed again make no new version (`new: false`).
+      const same = info.new === false ? ' (the same bytes as before: no new version)' : '';
+      setOut({ done: `deployed ${info.record.name} version ${info.version ?? '?'}${same}` });
       onDone();
     } catch (error) { setOut({ error }); }
     setBusy(false);
