@@ -94,8 +94,9 @@ impl Scheduler {
         let mailbox = Actor::new(actor, stub.class, stub.component, stub.limits)
             .elsewhere(home)
             .with_restarts(stub.restarts);
+        // Starting until a call reaches it there: its constructor may
+        // still be on its way to its node (`cluster/actors.rs`).
         let mailbox = Arc::new(mailbox);
-        mailbox.constructed();
         self.actors.insert(mailbox);
         if let Some(remote) = self.remote() {
             if !remote.hold_actor(&node, actor).await {
