@@ -570,6 +570,56 @@ class Wray:
             finally:
                 self.stop_nodes(nodes)
 
+    def wordcount(self):
+        """The README's word count as a job over a working directory
+        (`wray job submit --working-dir CORPUS wordcount -- .`) on one
+        node and on three (each `--num-cpus 1`): the job's time as it
+        reports it, its total (the same on both), and where its map tasks
+        (`count_words`) ran, as the driver's node lists them."""
+        a = self.args
+        if not a.wordcount_wasm or not os.path.isfile(a.wordcount_wasm):
+            log(f"wordcount: no word count component ({a.wordcount_wasm}); skipped")
+            return
+        if not os.path.isdir(a.wordcount_corpus):
+            log(f"wordcount: no corpus directory {a.wordcount_corpus}; skipped")
+            return
+        totals = set()
+        for k in (1, 3):
+            nodes = self.cluster([None] * k)
+            try:
+                self.cli("deploy", "--node", str(nodes[0].pid), a.wordcount_wasm)
+                names = {n.node_id: n.name for n in nodes}
+                took, per = [], {}
+                for run in range(a.wordcount_runs + 1):  # the first is a warm-up
+                    r = self.cli("job", "submit", "--node", str(nodes[0].pid), "--working-dir",
+                                 a.wordcount_corpus,
+                                 "wordcount", "--", ".", check=False)
+                    m = re.search(r"job ([0-9a-f]+) (\w+) in ([\d.]+) s", r.stdout)
+                    if not m or m.group(2) != "SUCCEEDED":
+                        raise RuntimeError(f"wordcount: {r.returncode}\n{r.stdout}{r.stderr}")
+                    total = re.search(r"^total\t(\d+)", r.stdout, re.M)
+                    totals.add(total and int(total.group(1)))
+                    if run == 0:
+                        continue
+                    took.append(float(m.group(3)))
+                    per = {}
+                    for t in nodes[0].tasks():
+                        if t["task_id"].startswith(m.group(1)) and t["function"] == "count_words":
+                            where = names.get(t.get("node_id"), t.get("node_id"))
+                            per[where] = per.get(where, 0) + 1
+                maps = sum(per.values())
+                emit(
+                    bench="wordcount", nodes=k, runs=len(took),
+                    median_s=round(statistics.median(took), 3), all_s=took,
+                    map_tasks=maps, last_run_maps_per_node=dict(sorted(per.items())),
+                    least_share=round(min(per.get(n.name, 0) for n in nodes) / max(1, maps), 2),
+                    totals=sorted(t for t in totals if t is not None),
+                )
+            finally:
+                self.stop_nodes(nodes)
+        if len(totals) != 1:
+            raise RuntimeError(f"wordcount: totals differ between runs: {totals}")
+
     def scale(self):
         """Many short one-CPU tasks from one driver: one node of C CPUs,
         then N such nodes (issue 37's check on a 16-core machine: four
@@ -737,7 +787,8 @@ class Wray:
         return rec
 
 
-CASES = ("transfer", "roundtrip", "throughput", "spread", "tree_reduce", "kill_retry", "scale")
+CASES = ("transfer", "roundtrip", "throughput", "spread", "wordcount", "tree_reduce", "kill_retry",
+         "scale")
 
 
 def main():
@@ -766,6 +817,10 @@ def main():
     ap.add_argument("--burst", default="12x500,24x250,300x10",
                     help="bursts of the spread case: TASKSxMS,...")
     ap.add_argument("--spread-runs", type=int, default=3)
+    ap.add_argument("--wordcount-wasm", default="", help="the word count component (wordcount case)")
+    ap.add_argument("--wordcount-corpus", default="/usr/lib/rustlib/src/rust/library",
+                    help="the word count's working directory")
+    ap.add_argument("--wordcount-runs", type=int, default=3)
     ap.add_argument("--scale-nodes", type=int, default=4, help="nodes of the scale case")
     ap.add_argument("--scale-cpus", type=int, default=4, help="CPUs of each node there")
     ap.add_argument("--scale-tasks", type=int, default=20000)
@@ -779,6 +834,7 @@ def main():
     if args.quick:
         args.burst = [(12, 200)]
         args.spread_runs = 1
+        args.wordcount_runs = 1
         args.scale_tasks = 500
         args.scale_runs = 1
         args.sizes = [1, 64]

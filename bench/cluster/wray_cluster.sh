@@ -49,6 +49,13 @@ trap 'exit 130' INT TERM
 mkdir "$TMP/bin" "$TMP/tmp"
 cp "$BIN" "$TMP/bin/wray"
 cp "$WASM_DIR/api.wasm" "$TMP/bin/api.wasm"
+# The word count (the wordcount case), when it was built.
+WORDCOUNT=()
+if [ -f "$WASM_DIR/wordcount.wasm" ]; then
+    cp "$WASM_DIR/wordcount.wasm" "$TMP/bin/wordcount.wasm"
+    WORDCOUNT=(--wordcount-wasm "$TMP/bin/wordcount.wasm")
+fi
 echo "wray_cluster.sh: $("$TMP/bin/wray" --version), binary of $(date -u -r "$BIN" +%FT%TZ), in $TMP" >&2
 
-python3 "$HERE/wray_cluster.py" --wray "$TMP/bin/wray" --wasm "$TMP/bin/api.wasm" --tmp "$TMP" "$@"
+python3 "$HERE/wray_cluster.py" --wray "$TMP/bin/wray" --wasm "$TMP/bin/api.wasm" --tmp "$TMP" \
+    "${WORDCOUNT[@]}" "$@"

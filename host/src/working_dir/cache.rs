@@ -60,15 +60,26 @@ struct State {
 /// A node's packages (see the module docs). Shared behind an `Arc`.
 pub struct WorkingDirs {
     root: PathBuf,
-    /// The root, when it is a temporary directory of its own (removed
-    /// when the cache goes).
-    _temp: Option<tempfile::TempDir>,
+    /// Whether the root is a temporary directory of its own: made at the
+    /// first package (a node that takes none, even killed, leaves none
+    /// behind) and removed when the cache goes.
+    temporary: bool,
+    /// Whether the temporary root is made yet.
+    made: Mutex<bool>,
     max_package: u64,
     max_total: u64,
     state: Mutex<State>,
     /// Held while a package is fetched from a peer: one fetch at a time,
     /// so that tasks of a job arriving together fetch its package once.
     fetching: tokio::sync::Mutex<()>,
+}
+
+impl Drop for WorkingDirs {
+    fn drop(&mut self) {
+        if self.temporary && *self.made.get_mut() {
+            let _ = std::fs::remove_dir_all(&self.root);
+        }
+    }
 }
 
 impl std::fmt::Debug for WorkingDirs {
@@ -183,26 +194,27 @@ impl WorkingDirs {
         let io = |what: &Path, e: std::io::Error| {
             WorkingDirError::Io(format!("working-dir cache {}: {e}", what.display()))
         };
-        let (root, temp) = match root {
+        let (root, temporary) = match root {
             Some(root) => {
                 if root.exists() {
                     std::fs::remove_dir_all(&root).map_err(|e| io(&root, e))?;
                 }
                 std::fs::create_dir_all(&root).map_err(|e| io(&root, e))?;
-                (root, None)
+                (
+                    std::fs::canonicalize(&root).map_err(|e| io(&root, e))?,
+                    false,
+                )
             }
             None => {
-                let temp = tempfile::Builder::new()
-                    .prefix("wray-working-dirs-")
-                    .tempdir()
-                    .map_err(|e| io(&std::env::temp_dir(), e))?;
-                (temp.path().to_path_buf(), Some(temp))
+                let tmp = std::env::temp_dir();
+                let tmp = std::fs::canonicalize(&tmp).map_err(|e| io(&tmp, e))?;
+                (tmp.join(format!("wray-working-dirs-{}", suffix())), true)
             }
         };
-        let root = std::fs::canonicalize(&root).map_err(|e| io(&root, e))?;
         Ok(Arc::new(WorkingDirs {
             root,
-            _temp: temp,
+            temporary,
+            made: Mutex::new(false),
             max_package,
             max_total,
             state: Mutex::new(State::default()),
@@ -264,6 +276,7 @@ impl WorkingDirs {
     /// Past the bound on a package; when the file cannot be made.
     pub(crate) fn incoming(&self, id: PackageId, size: u64) -> Result<Incoming, WorkingDirError> {
         self.check_size(size)?;
+        self.make_root()?;
         let path = self.root.join(format!(".in-{}-{}", id.hex(), suffix()));
         let file = std::fs::OpenOptions::new()
             .write(true)
@@ -394,6 +407,29 @@ impl WorkingDirs {
             evicted.push(id);
         }
         Ok(evicted)
+    }
+
+    /// Makes the temporary root (owner only), once.
+    ///
+    /// # Errors
+    /// [`WorkingDirError::Io`] when it cannot be made.
+    fn make_root(&self) -> Result<(), WorkingDirError> {
+        if !self.temporary {
+            return Ok(());
+        }
+        let mut made = self.made.lock();
+        if *made {
+            return Ok(());
+        }
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&self.root)
+            .map_err(|e| {
+                WorkingDirError::Io(format!("working-dir cache {}: {e}", self.root.display()))
+            })?;
+        *made = true;
+        Ok(())
     }
 
     /// The package's file and the directory it unpacked to.
