@@ -7,7 +7,7 @@
 //! answers its own page from its own routes (`listings`), and the pages
 //! merge into one in the listing's order (`rows`), at most a page's rows
 //! held at once. A node that does not answer within the request's
-//! `?timeout=` ([`NODE_DEADLINE`] by default, [`MAX_NODE_DEADLINE`] at
+//! `?timeout=` ([`NODE_DEADLINE`] by default, [`MAX_NODE_DEADLINE`](crate::query::MAX_NODE_DEADLINE) at
 //! most), or answers an error, is named in the answer's `unreachable`,
 //! never waited for longer. `?node=` asks that node alone (or, when it is dead, every
 //! node for the rows that still name it).
@@ -25,31 +25,17 @@ use wray_host::{RelayRequest, RelayResponse};
 
 use crate::body::{json, Answer};
 use crate::error::ApiError;
-use crate::query::{cluster_listing, Query};
+use crate::query::{Query, NODE_DEADLINE};
 use crate::routes::Route;
 use crate::rows::{unknown_node, window, Listing, Merge, Window};
 use crate::state::State;
-
-/// How long a node's part of a gathered answer is waited for, unless the
-/// request says (`?timeout=`): 10 s (Ray's `ray list` waits 30 s for the
-/// whole answer).
-pub(crate) const NODE_DEADLINE: Duration = Duration::from_secs(10);
-
-/// The longest `?timeout=` a gathered answer takes.
-pub(crate) const MAX_NODE_DEADLINE: Duration = Duration::from_secs(60);
 
 /// The most bytes of other nodes' timelines one answer gathers (each is
 /// at most a relayed answer's bound, 8 MiB); a node past it is named in
 /// `unreachable`.
 const MAX_TIMELINE_BYTES: usize = 64 << 20;
 
-/// Whether `r` is answered for the whole cluster (and, relayed from
-/// another node, with this node's part).
-pub(crate) fn gathered(r: &Route<'_>) -> bool {
-    cluster_listing(r) || matches!(r, Route::Timeline | Route::Logs)
-}
-
-/// Answers `r` (a [`gathered`] route of request `uri`) for the cluster.
+/// Answers `r` (a [`gathered`](crate::query::gathered) route of request `uri`) for the cluster.
 pub(crate) async fn answer(state: &State, r: Route<'_>, uri: &Uri) -> Answer {
     let query = Query::parse(uri.query().unwrap_or(""), &r)?;
     let path = uri
@@ -282,7 +268,7 @@ async fn logs(state: &State, query: &Query, path: String) -> Answer {
     }
     let mut answers = node.relay_each(request(path), Some(target), deadline(query));
     match answers.next().await {
-        Some((_, Ok(response))) => Ok(crate::relay::response_of(target, response)),
+        Some((_, Ok(response))) => Ok(crate::relayed::response_of(target, response)),
         Some((_, Err(e))) => Err(ApiError::new(
             StatusCode::GATEWAY_TIMEOUT,
             "node_unreachable",

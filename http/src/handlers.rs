@@ -49,7 +49,7 @@ pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Respons
                     ))),
                     Ok(_permit) => {
                         let cluster = state.node.cluster_name().is_some();
-                        if cluster && crate::gather::gathered(&r) {
+                        if cluster && crate::query::gathered(&r) {
                             crate::gather::answer(&state, r, req.uri()).await
                         } else if cluster && crate::relay::relayable(&r) {
                             crate::relay::here_or_elsewhere(&state, r, req).await

@@ -36,6 +36,7 @@
 //! - `versions`: calls to a kept version (`app@3`) and rollback.
 //! - `packages`: jobs' working directories, uploaded before the jobs
 //!   that name them.
+//! - `relayed`: another node's answer as this node's (`Wray-Node`).
 //! - `relay`: in a cluster, a job, object or actor this node does not
 //!   have is asked of the other nodes over the node-to-node channel, and
 //!   their relayed requests are answered here.
@@ -80,6 +81,7 @@ pub mod openapi;
 mod packages;
 mod query;
 mod relay;
+mod relayed;
 pub mod routes;
 mod rows;
 pub mod server;

@@ -50,6 +50,20 @@ pub(crate) struct Query {
 /// The most bytes of a node's log `GET /v1/logs` answers.
 pub(crate) const MAX_LOG_BYTES: u64 = 1 << 20;
 
+/// How long a node's part of a gathered answer is waited for, unless the
+/// request says (`?timeout=`): 10 s (Ray's `ray list` waits 30 s for the
+/// whole answer).
+pub(crate) const NODE_DEADLINE: Duration = Duration::from_secs(10);
+
+/// The longest `?timeout=` a gathered answer takes.
+pub(crate) const MAX_NODE_DEADLINE: Duration = Duration::from_secs(60);
+
+/// Whether `r` is answered for the whole cluster (and, relayed from
+/// another node, with this node's part).
+pub(crate) fn gathered(r: &Route<'_>) -> bool {
+    cluster_listing(r) || matches!(r, Route::Timeline | Route::Logs)
+}
+
 /// Whether `r` is a listing of the cluster's state: every node's rows,
 /// merged (`?order=`, `?node=`).
 pub(crate) fn cluster_listing(r: &Route<'_>) -> bool {
@@ -87,13 +101,13 @@ impl Query {
                     if cluster_listing(r) || matches!(r, Route::Timeline | Route::Logs) =>
                 {
                     let t = parse_timeout(value)?;
-                    if t > crate::gather::MAX_NODE_DEADLINE {
+                    if t > MAX_NODE_DEADLINE {
                         return Err(ApiError::bad_request(
                             "bad_query",
                             format!(
                                 "timeout={}: a node is waited for {} s at most",
                                 cut(value),
-                                crate::gather::MAX_NODE_DEADLINE.as_secs()
+                                MAX_NODE_DEADLINE.as_secs()
                             ),
                         ));
                     }

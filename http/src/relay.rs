@@ -28,17 +28,17 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper::header::{HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
+use hyper::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
 use hyper::{Method, Request, Response, StatusCode};
 use tokio::sync::mpsc;
 use wray_host::{RelayAnswer, RelayHandler, RelayRequest, RelayResponse};
 
 use crate::body::{read_body, Answer, ResponseBody};
-use crate::delivery::Delivering;
 use crate::dispatch::dispatch;
 use crate::error::ApiError;
 use crate::log_stream::LogStream;
 use crate::query::Query;
+use crate::relayed::{copy_headers, response_of, NODE};
 use crate::routes::{route, Route};
 use crate::state::State;
 
@@ -48,9 +48,6 @@ pub(crate) const FOLLOW_POLL: Duration = Duration::from_millis(250);
 
 /// How long a relayed request may take here (its answer collected).
 const RELAYED_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// `Wray-Node`: the node that answered a relayed request.
-const NODE: HeaderName = HeaderName::from_static("wray-node");
 
 /// Whether `r` names a job, an object, an actor or a task's output that
 /// another node may have: those are relayed when this node does not.
@@ -113,35 +110,6 @@ pub(crate) async fn here_or_elsewhere(
                 .message
                 .push_str("; no other live node of the cluster has it either");
             Err(missing)
-        }
-    }
-}
-
-/// `response`, relayed from node `node`, as this node's answer: its body
-/// whole, or pulled from that node as it is sent.
-pub(crate) fn response_of(node: &str, response: RelayResponse) -> Response<ResponseBody> {
-    let body = match response.rest {
-        None => ResponseBody::from(Full::new(response.body)),
-        Some(rest) => ResponseBody::from(Delivering::relayed(response.body, rest)),
-    };
-    let mut answer = Response::new(body);
-    *answer.status_mut() = StatusCode::from_u16(response.status).unwrap_or(StatusCode::BAD_GATEWAY);
-    copy_headers(&mut answer, &response.headers);
-    if let Ok(v) = HeaderValue::from_str(node) {
-        answer.headers_mut().insert(NODE, v);
-    }
-    answer
-}
-
-/// Puts `headers` (a relayed answer's) on `answer`, skipping any that is
-/// not a valid header.
-fn copy_headers(answer: &mut Response<ResponseBody>, headers: &[(String, String)]) {
-    for (name, value) in headers {
-        if let (Ok(name), Ok(value)) = (
-            HeaderName::from_bytes(name.as_bytes()),
-            HeaderValue::from_str(value),
-        ) {
-            answer.headers_mut().insert(name, value);
         }
     }
 }
@@ -293,7 +261,7 @@ async fn answer_relayed(state: &State, request: RelayRequest) -> Answer {
         .map_err(|_| ApiError::bad_request("bad_method", "not an HTTP method"))?;
     let path = request.path.split('?').next().unwrap_or_default();
     let r = route(&method, path)?;
-    if !relayable(&r) && !crate::gather::gathered(&r) {
+    if !relayable(&r) && !crate::query::gathered(&r) {
         return Err(ApiError::not_found(
             "not_relayable",
             "only requests for jobs, objects, actors, task output and the cluster's listings \

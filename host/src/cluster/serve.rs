@@ -293,7 +293,7 @@ impl Service {
         // Its calls on actors living on other nodes are done (so queued
         // there) before it counts as finished, as they would be queued on
         // one node (`calls_out`).
-        calls_out.done(&sched).await;
+        sched.calls_ended(calls_out).await;
         self.flush_output(job).await;
         let objects = ship(&sched.objects, &returns).map_err(|m| refused(code::UNAVAILABLE, m))?;
         self.traffic.shipped(&objects);

@@ -128,6 +128,27 @@ impl Drop for Resume {
 }
 
 impl Scheduler {
+    /// Waits until the calls task `watch` made through stubs have ended
+    /// (the last one on each actor: its results or its error sealed
+    /// here), then stops watching (`calls_out`).
+    ///
+    /// # Cancel safety
+    /// Dropped midway, it gives back what it held.
+    pub(crate) async fn calls_ended(
+        self: &Arc<Self>,
+        watch: crate::scheduler::calls_out::Watch<'_>,
+    ) {
+        let ended = watch.end();
+        let held = ended.objects();
+        if !held.is_empty() {
+            let blocker = Blocker {
+                entry: None,
+                allocation: None,
+            };
+            self.wait_sealed(held, held.len(), None, blocker).await;
+        }
+    }
+
     /// Waits until `need` of `ids` are sealed or `until` passes. Ids that
     /// name no object count as sealed (`get` on them fails at once with
     /// `not-found`, so nothing is waited for). A task with an allocation

@@ -24,8 +24,6 @@ use wray_control_plane::{ActorId, ObjectId, TaskId};
 
 use crate::id_map::IdMap;
 use crate::objects::ObjectStore;
-use crate::scheduler::blocking::Blocker;
-use crate::scheduler::Scheduler;
 
 /// The watched tasks' last calls through stubs, by task then actor: the
 /// first return object of each (held until the task's wait ends).
@@ -82,26 +80,15 @@ impl CallsOut {
     }
 }
 
-impl Watch<'_> {
-    /// Waits until the task's last call on each actor it called through a
-    /// stub has ended (its results or its error sealed here), then stops
-    /// watching.
-    ///
-    /// # Cancel safety
-    /// Dropped midway, it stops watching and gives back what it held.
-    pub(crate) async fn done(self, sched: &Arc<Scheduler>) {
+impl<'a> Watch<'a> {
+    /// Stops watching: what the task's last call on each actor returns
+    /// first, held until the [`Ended`] goes (to be waited on:
+    /// `Scheduler::calls_ended`).
+    pub(crate) fn end(self) -> Ended<'a> {
         let held = self.calls.take(self.task);
-        if !held.is_empty() {
-            let blocker = Blocker {
-                entry: None,
-                allocation: None,
-            };
-            let release = Release {
-                objects: &self.calls.objects,
-                held: &held,
-            };
-            sched.wait_sealed(&held, held.len(), None, blocker).await;
-            drop(release);
+        Ended {
+            objects: &self.calls.objects,
+            held,
         }
     }
 }
@@ -114,15 +101,23 @@ impl Drop for Watch<'_> {
     }
 }
 
-/// Gives back held objects when dropped (the wait ended or was dropped).
-struct Release<'a> {
+/// A watched task's last calls, their first return objects held until
+/// this is dropped.
+pub(crate) struct Ended<'a> {
     objects: &'a ObjectStore,
-    held: &'a [ObjectId],
+    held: Vec<ObjectId>,
 }
 
-impl Drop for Release<'_> {
+impl Ended<'_> {
+    /// The objects to wait for.
+    pub(crate) fn objects(&self) -> &[ObjectId] {
+        &self.held
+    }
+}
+
+impl Drop for Ended<'_> {
     fn drop(&mut self) {
-        for id in self.held {
+        for id in &self.held {
             self.objects.release(id);
         }
     }
