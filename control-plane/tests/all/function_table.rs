@@ -127,6 +127,17 @@ async fn next(watch: &mut FunctionWatch) -> FunctionEvent {
 }
 
 /// `Deployed` of `name`, `version`, with digest of `bytes`.
+/// The numbers of the versions of `name` the table keeps, oldest first.
+async fn version_numbers(table: &dyn FunctionTable, name: &str) -> Vec<u64> {
+    table
+        .versions(name)
+        .await
+        .unwrap()
+        .iter()
+        .map(|v| v.version)
+        .collect()
+}
+
 fn deployed(name: &str, version: u64, bytes: &[u8]) -> FunctionEvent {
     FunctionEvent::Deployed {
         name: name.into(),
@@ -241,13 +252,7 @@ async fn rollback_makes_a_kept_version_current_for_readers_and_watchers(table: &
         record("app", "f", &a)
     );
     assert_eq!(table.list().await.unwrap(), vec![back.clone()]);
-    let numbers: Vec<u64> = table
-        .versions("app")
-        .await
-        .unwrap()
-        .iter()
-        .map(|v| v.version)
-        .collect();
+    let numbers = version_numbers(table, "app").await;
     assert_eq!(numbers, [1, 2]);
     // Rolling back to the current version is a no-op.
     assert_eq!(table.rollback("app", 1).await.unwrap(), back);
@@ -313,13 +318,7 @@ async fn the_bytes_of_a_kept_version_make_it_current_without_a_new_number(
     );
     assert_eq!(next(&mut watch).await, deployed("app", 1, &a));
     assert_eq!(table.current("app").await.unwrap(), first.current);
-    let numbers: Vec<u64> = table
-        .versions("app")
-        .await
-        .unwrap()
-        .iter()
-        .map(|v| v.version)
-        .collect();
+    let numbers = version_numbers(table, "app").await;
     assert_eq!(numbers, [1, 2]);
     // Redeploying kept bytes never counts against the versions kept:
     // after many, both are still there, and new bytes get the next
