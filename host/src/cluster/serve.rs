@@ -131,7 +131,7 @@ impl Service {
     async fn run_task(&self, peer: &PeerIdentity, body: &[u8]) -> Result<Bytes, RemoteError> {
         let sched = self.sched()?;
         let RunTask {
-            spec,
+            mut spec,
             component_name,
             objects,
             actors,
@@ -140,6 +140,10 @@ impl Service {
         } = decode("run-task", body).map_err(|m| refused(code::BAD_REQUEST, m))?;
         let bad = |m: String| refused(code::BAD_REQUEST, m);
         check_returns(&spec).map_err(bad)?;
+        // This node's own limits apply too: the smaller of each.
+        spec.limits = spec
+            .limits
+            .within(sched.config.limits(), sched.config.fuel_metering);
         // A call goes to an actor whose instance is here.
         let actor = match &spec.target {
             Target::ActorCall { actor, method } => {

@@ -69,6 +69,27 @@ impl Limits {
     }
 }
 
+impl Limits {
+    /// These limits (a task's, set on the node that submitted it) within
+    /// `node`'s (the node that runs it): each the smaller of the two, a
+    /// limit either sets applying. A fuel limit stays only where this node
+    /// meters fuel (`fuel_metering`); elsewhere the task runs unmetered,
+    /// within its time limit.
+    pub fn within(self, node: Limits, fuel_metering: bool) -> Limits {
+        fn least<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
+            match (a, b) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            }
+        }
+        Limits {
+            max_memory: self.max_memory.min(node.max_memory),
+            timeout: least(self.timeout, node.timeout),
+            fuel: least(self.fuel, node.fuel).filter(|_| fuel_metering),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,5 +164,36 @@ mod tests {
         };
         let l = Limits::resolve(&greedy, &greedy, unlimited, false).unwrap();
         assert_eq!(l.timeout, Some(Duration::from_millis(u64::MAX)));
+    }
+
+    #[test]
+    fn a_forwarded_tasks_limits_are_the_smaller_of_its_own_and_the_nodes() {
+        let ms = |n| Some(Duration::from_millis(n));
+        let task = Limits {
+            max_memory: 1 << 30,
+            timeout: None,
+            fuel: Some(500),
+        };
+        let node = Limits {
+            max_memory: 64 << 20,
+            timeout: ms(2000),
+            fuel: None,
+        };
+        let metered = task.within(node, true);
+        assert_eq!(metered.max_memory, 64 << 20);
+        assert_eq!(metered.timeout, ms(2000));
+        assert_eq!(metered.fuel, Some(500));
+        // A node without fuel metering cannot meter it.
+        assert_eq!(task.within(node, false).fuel, None);
+        let short = Limits {
+            timeout: ms(10),
+            ..task
+        };
+        assert_eq!(short.within(node, true).timeout, ms(10));
+        let node_fuel = Limits {
+            fuel: Some(100),
+            ..node
+        };
+        assert_eq!(task.within(node_fuel, true).fuel, Some(100));
     }
 }

@@ -197,6 +197,15 @@ pub(crate) fn spin_scenario() -> wray::Result<()> {
     after()
 }
 
+/// `cluster_limits`: `spin` and `oom` on the node with an accelerator
+/// (another node of a cluster): that node's time and memory limits stop
+/// them, with their kinds (`timeout`, `out-of-memory`).
+pub(crate) fn cluster_limits() -> wray::Result<()> {
+    print_kind("spin", spin.options(crate::cluster::accelerated()).remote().get());
+    print_kind("oom", oom.options(crate::cluster::accelerated()).remote().get());
+    after()
+}
+
 /// `actor_panic`: a panicking method kills its actor.
 pub(crate) fn actor_panic() -> wray::Result<()> {
     let f = Fragile::remote();

@@ -102,6 +102,7 @@ fn main(args: Vec<String>) -> Result<(), String> {
         "panic" => failures::panic(),
         "oom" => failures::oom_scenario(),
         "spin" => failures::spin_scenario(),
+        "cluster_limits" => failures::cluster_limits(),
         "actor_panic" => failures::actor_panic(),
         "ids" => ids(),
         "deployed" => deployed::deployed(),

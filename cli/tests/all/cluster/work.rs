@@ -1,6 +1,7 @@
 //! Work across nodes: a 256 MiB object put on node 1 is read by a task on
 //! node 2 byte for byte; a node killed while it runs tasks: they run
-//! again on another node and the job's answer is still right.
+//! again on another node and the job's answer is still right; the
+//! limits of the node running a forwarded task apply to it.
 
 use std::time::Duration;
 
@@ -194,4 +195,26 @@ fn refs_inside_a_value_at_any_depth_to_objects_still_being_made_reach_a_task_on_
     assert!(log.contains("nested_refs 10"), "{log}");
     // Two levels down: 11 + 12 + 21 + 22.
     assert!(log.contains("deep_refs 66"), "{log}");
+}
+
+#[test]
+fn the_limits_of_the_node_running_a_forwarded_task_apply() {
+    // Node 2 (the one with an accelerator) stops a task at 3 s and 64 MiB;
+    // node 1, where the job runs, has neither limit. A spinning task and
+    // one that allocates without end, both placed on node 2, fail there
+    // with their kinds (without node 2's limits applied, the spin ran on
+    // and the allocation ended in a trap).
+    let limited: [&str; 6] = [
+        "--resources",
+        r#"{"accelerator": 2}"#,
+        "--task-timeout",
+        "3",
+        "--task-memory-mib",
+        "64",
+    ];
+    let cluster = Cluster::with_api(2, &[&[], &limited]);
+    let log = job(cluster.node(1), &["cluster_limits"]);
+    for want in ["spin timeout", "oom out-of-memory", "after 2"] {
+        assert!(log.contains(want), "{want}: {log}");
+    }
 }
