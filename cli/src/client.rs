@@ -132,9 +132,14 @@ impl NodeArg {
 }
 
 impl Client {
-    /// A request of `method` to `path` (from `/`), with the token.
+    /// A request of `method` to `path` (from `/`), with the token and
+    /// `X-Wray-Request` (which a node without a token asks of a request
+    /// that changes state: a web page cannot send it unasked).
     pub(crate) fn request(&self, method: &str, path: &str) -> ureq::Request {
-        let r = self.agent.request(method, &format!("{}{path}", self.url));
+        let r = self
+            .agent
+            .request(method, &format!("{}{path}", self.url))
+            .set("X-Wray-Request", "1");
         match &self.token {
             Some(t) => r.set("Authorization", &format!("Bearer {t}")),
             None => r,

@@ -126,6 +126,13 @@ pub struct StartArgs {
     /// any size without copying it).
     #[arg(long, value_name = "MIB", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=4096))]
     max_response_mib: u32,
+    /// A name clients reach the node by (a DNS name of this machine), as
+    /// a request's `Host` may give it (repeatable). An address,
+    /// `localhost` and the machine's host name are always taken; any other
+    /// name is refused (421), so that another site's name rebound to this
+    /// address reaches nothing.
+    #[arg(long = "allow-host", value_name = "NAME")]
+    allow_hosts: Vec<String>,
     /// Serve https with this certificate chain (PEM, the node's own
     /// certificate first); needs `--tls-key`.
     #[arg(long, value_name = "FILE", requires = "tls_key")]
@@ -381,6 +388,7 @@ fn serve(args: &StartArgs, dir: &Path) -> anyhow::Result<Started> {
         tls: tls_files(args),
         max_response: usize::try_from(u64::from(args.max_response_mib) << 20).unwrap_or(usize::MAX),
         node_log: Some(node_log::log_path(dir)),
+        allowed_hosts: args.allow_hosts.clone(),
         ..HttpConfig::default()
     };
     let server = match runtime.block_on(Server::bind(node.clone(), http)) {

@@ -32,7 +32,9 @@ export const whenUnauthorized = (f) => { onUnauthorized = f; };
  * Throws ApiError for a non-2xx answer.
  */
 export async function api(path, { method = 'GET', body, contentType = 'application/json', tokenOverride, signal } = {}) {
-  const headers = { Authorization: `Bearer ${tokenOverride ?? token() ?? ''}` };
+  // `X-Wray-Request`: what a node asks of a request that changes state
+  // (a page of another site cannot send it unasked).
+  const headers = { Authorization: `Bearer ${tokenOverride ?? token() ?? ''}`, 'X-Wray-Request': '1' };
   if (body !== undefined) headers['Content-Type'] = contentType;
   const res = await fetch(path, { method, headers, body, signal });
   const type = res.headers.get('content-type') || '';

@@ -57,6 +57,10 @@ function App() {
   const [loggedIn, setLoggedIn] = useState(!!token());
   const [path, setPath] = useState(route());
   useEffect(() => {
+    // A node started with `--no-auth` answers without a token: no login.
+    if (!token()) api('/v1/nodes', { tokenOverride: '' }).then(() => setLoggedIn(true), () => {});
+  }, []);
+  useEffect(() => {
     const f = () => setPath(route());
     addEventListener('hashchange', f);
     whenUnauthorized(() => { clearToken(); setLoggedIn(false); });

@@ -57,6 +57,11 @@ pub struct HttpConfig {
     /// The node's log file, whose end `GET /v1/logs` answers (default
     /// `None`: the node keeps no log file of its own).
     pub node_log: Option<std::path::PathBuf>,
+    /// Names a request's `Host` may give besides an address, `localhost`
+    /// and this machine's host name (`wray start --allow-host`; default
+    /// none): any other is refused, so that a name rebound to this node's
+    /// address by another site's DNS reaches nothing (`browser`).
+    pub allowed_hosts: Vec<String>,
 }
 
 /// The longest `?timeout=` a request may name: one hour.
@@ -80,6 +85,7 @@ impl Default for HttpConfig {
             default_timeout: Duration::from_secs(60),
             jobs: wray_host::JobsConfig::default(),
             node_log: None,
+            allowed_hosts: Vec::new(),
         }
     }
 }

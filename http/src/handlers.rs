@@ -27,6 +27,15 @@ pub(crate) use crate::state::State;
 pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Response<ResponseBody> {
     let start = Instant::now();
     let path = req.uri().path().to_string();
+    if let Err(e) = crate::browser::check(&state.config, &req) {
+        let response = e.to_response().map(ResponseBody::from);
+        state.metrics.record(
+            ("refused", "-"),
+            response.status().as_u16(),
+            start.elapsed(),
+        );
+        return response;
+    }
     if crate::dashboard::is_dashboard(&path) {
         let response = crate::dashboard::serve(req.method(), &path);
         let label = (crate::dashboard::METRICS_ROUTE, "GET");

@@ -10,6 +10,8 @@
 //! - [`routes`]: the route table (method, path, summary), the one list the
 //!   router, the metrics and the OpenAPI document are built from; path
 //!   parameters percent-decoded.
+//! - `browser`: what a web page of another site could make a browser
+//!   send (cross-origin writes, rebound names), refused first.
 //! - `query`: each route's query parameters, bounded.
 //! - [`server`]: the hyper server: connections, header and body read
 //!   timeouts, graceful shutdown.
@@ -63,6 +65,7 @@
 //! naming what was wrong.
 
 mod body;
+mod browser;
 mod calls;
 pub mod config;
 mod dashboard;

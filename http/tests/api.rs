@@ -70,9 +70,19 @@ fn spawn_server(config: HttpConfig) -> std::net::SocketAddr {
 /// `node` served with `config` on a loopback port with [`TOKEN`]; its
 /// address.
 fn serve_node(node: Arc<Node>, config: HttpConfig) -> std::net::SocketAddr {
+    serve_exactly(
+        node,
+        HttpConfig {
+            token: Some(TOKEN.into()),
+            ..config
+        },
+    )
+}
+
+/// `node` served with `config` as it is, on a loopback port; its address.
+fn serve_exactly(node: Arc<Node>, config: HttpConfig) -> std::net::SocketAddr {
     let config = HttpConfig {
         bind: "127.0.0.1:0".parse().expect("address"),
-        token: Some(TOKEN.into()),
         ..config
     };
     let (tx, rx) = std::sync::mpsc::channel();
@@ -673,4 +683,67 @@ proptest! {
         let (s, v) = answer(r.send_bytes(&body));
         prop_assert!(s < 500 || s == 503, "{method} {url}: {s} {v}");
     }
+}
+
+#[test]
+fn a_node_without_a_token_refuses_what_a_page_of_another_site_could_send() {
+    let node: Arc<Node> = Node::start(NodeConfig::default()).expect("node starts");
+    let addr = serve_exactly(
+        node,
+        HttpConfig {
+            token: None,
+            ..HttpConfig::default()
+        },
+    );
+    let url = format!("http://{addr}");
+    let send = |method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]| {
+        let mut r = agent().request(method, &format!("{url}{path}"));
+        for (k, v) in headers {
+            r = r.set(k, v);
+        }
+        answer(r.send_bytes(body))
+    };
+    let job = br#"{"component": "nothing", "args": []}"#;
+    // What a form or a `no-cors` fetch sends: refused before it is read.
+    let (s, v) = send("POST", "/v1/jobs", &[("Content-Type", "text/plain")], job);
+    assert_eq!((s, code(&v)), (403, "simple_request"), "{v}");
+    let (s, v) = send("POST", "/v1/jobs/0123456789abcdef/stop", &[], b"");
+    assert_eq!((s, code(&v)), (403, "simple_request"), "{v}");
+    // Another origin, even with a type a form cannot send.
+    let evil = [
+        ("Content-Type", "application/json"),
+        ("Origin", "http://evil.example"),
+    ];
+    let (s, v) = send("POST", "/v1/jobs", &evil, job);
+    assert_eq!((s, code(&v)), (403, "cross_origin"), "{v}");
+    // A name another site's DNS points at this address.
+    let (s, v) = send("GET", "/v1/nodes", &[("Host", "evil.example")], b"");
+    assert_eq!((s, code(&v)), (421, "host_not_allowed"), "{v}");
+    // A client: JSON, or `X-Wray-Request`, reaches the route.
+    let (s, v) = send(
+        "POST",
+        "/v1/jobs",
+        &[("Content-Type", "application/json")],
+        job,
+    );
+    assert_eq!((s, code(&v)), (404, "unknown_component"), "{v}");
+    let (s, v) = send(
+        "POST",
+        "/v1/jobs/0123456789abcdef/stop",
+        &[("X-Wray-Request", "1")],
+        b"",
+    );
+    assert_eq!((s, code(&v)), (404, "unknown_job"), "{v}");
+    // The node's own page (same origin) too.
+    let own = format!("http://{addr}");
+    let (s, v) = send(
+        "POST",
+        "/v1/jobs",
+        &[
+            ("Content-Type", "application/json"),
+            ("Origin", own.as_str()),
+        ],
+        job,
+    );
+    assert_eq!((s, code(&v)), (404, "unknown_component"), "{v}");
 }
