@@ -201,8 +201,14 @@ pub(crate) fn spin_scenario() -> wray::Result<()> {
 /// (another node of a cluster): that node's time and memory limits stop
 /// them, with their kinds (`timeout`, `out-of-memory`).
 pub(crate) fn cluster_limits() -> wray::Result<()> {
-    print_kind("spin", spin.options(crate::cluster::accelerated()).remote().get());
-    print_kind("oom", oom.options(crate::cluster::accelerated()).remote().get());
+    print_kind(
+        "spin",
+        spin.options(crate::cluster::accelerated()).remote().get(),
+    );
+    print_kind(
+        "oom",
+        oom.options(crate::cluster::accelerated()).remote().get(),
+    );
     after()
 }
 
