@@ -126,11 +126,11 @@ pub struct StartArgs {
     /// any size without copying it).
     #[arg(long, value_name = "MIB", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=4096))]
     max_response_mib: u32,
-    /// A name clients reach the node by (a DNS name of this machine), as
-    /// a request's `Host` may give it (repeatable). An address,
-    /// `localhost` and the machine's host name are always taken; any other
-    /// name is refused (421), so that another site's name rebound to this
-    /// address reaches nothing.
+    /// With --no-auth: a name clients reach the node by (a DNS name of
+    /// this machine), as a request's `Host` may give it (repeatable). An
+    /// address, `localhost` and the machine's host name are always taken;
+    /// any other name is refused (421), so that another site's name
+    /// rebound to this address reaches nothing.
     #[arg(long = "allow-host", value_name = "NAME")]
     allow_hosts: Vec<String>,
     /// Serve https with this certificate chain (PEM, the node's own

@@ -6,8 +6,9 @@
 //! types) to any address, reading nothing back: a `POST` with `text/plain`
 //! is enough to deploy or submit on a node without a token. And a name the
 //! page's site controls may resolve to `127.0.0.1` (DNS rebinding), which
-//! makes even a read same-origin. So, on every node, with or without a
-//! token:
+//! makes even a read same-origin. A node with a token is safe from both
+//! (a page cannot send the token it does not have, nor a header without a
+//! preflight); so, on a node started without one (`--no-auth`):
 //!
 //! - **`Host`** must be an address (an IP literal, which no one can
 //!   rebind), `localhost` (or a name under it), this machine's host name,
@@ -55,6 +56,9 @@ const SIMPLE_TYPES: [&str; 3] = [
 /// # Errors
 /// 421 `host_not_allowed`, 403 `cross_origin`, 403 `simple_request`.
 pub(crate) fn check<B>(config: &HttpConfig, req: &Request<B>) -> Result<(), ApiError> {
+    if config.token.is_some() {
+        return Ok(());
+    }
     let host = req
         .headers()
         .get(HOST)
@@ -272,6 +276,19 @@ mod tests {
         };
         let r = request("GET", &[("host", "WRAY.internal:8265")]);
         assert!(check(&named, &r).is_ok());
+    }
+
+    #[test]
+    fn a_node_with_a_token_leaves_it_to_the_token() {
+        let with = HttpConfig {
+            token: Some("t".into()),
+            ..HttpConfig::default()
+        };
+        let r = request(
+            "POST",
+            &[("host", "evil.example"), ("content-type", "text/plain")],
+        );
+        assert!(check(&with, &r).is_ok());
     }
 
     #[test]

@@ -58,9 +58,10 @@ pub struct HttpConfig {
     /// `None`: the node keeps no log file of its own).
     pub node_log: Option<std::path::PathBuf>,
     /// Names a request's `Host` may give besides an address, `localhost`
-    /// and this machine's host name (`wray start --allow-host`; default
-    /// none): any other is refused, so that a name rebound to this node's
-    /// address by another site's DNS reaches nothing (`browser`).
+    /// and this machine's host name, on a node without a token (`wray
+    /// start --allow-host`; default none): any other is refused, so that a
+    /// name rebound to this node's address by another site's DNS reaches
+    /// nothing (`browser`).
     pub allowed_hosts: Vec<String>,
 }
 
