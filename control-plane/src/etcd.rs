@@ -315,15 +315,21 @@ impl FunctionTable for EtcdFunctionTable {
         if kvs.len() > MAX_VERSIONS_KEPT {
             return Err(corrupt(&prefix, "it holds more versions than are kept"));
         }
-        let mut versions = kvs
-            .iter()
-            .map(|kv| {
-                let key = String::from_utf8_lossy(kv.key());
-                decode_version(&key, name, None, kv.value())
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let mut versions = Vec::with_capacity(kvs.len());
+        let mut damaged = None;
+        for kv in &kvs {
+            let key = String::from_utf8_lossy(kv.key());
+            // One damaged version hides only itself.
+            match decode_version(&key, name, None, kv.value()) {
+                Ok(v) => versions.push(v),
+                Err(e) => {
+                    tracing::warn!("function table: left out of `{name}`'s versions: {e}");
+                    damaged = Some(e);
+                }
+            }
+        }
         if versions.is_empty() {
-            return Err(Error::ComponentNotFound(name.to_string()));
+            return Err(damaged.unwrap_or_else(|| Error::ComponentNotFound(name.to_string())));
         }
         versions.sort_by_key(|v| v.version);
         Ok(versions)
@@ -357,11 +363,16 @@ impl FunctionTable for EtcdFunctionTable {
         let mut all = Vec::with_capacity(kvs.len());
         for kv in &kvs {
             let key = String::from_utf8_lossy(kv.key());
-            let name = self
+            let head = self
                 .keys
                 .name_of_head(kv.key())
-                .ok_or_else(|| corrupt(&key, "it is not a valid component name"))?;
-            all.push(Head::decode(&key, name, kv.value())?.current);
+                .ok_or_else(|| corrupt(&key, "it is not a valid component name"))
+                .and_then(|name| Head::decode(&key, name, kv.value()));
+            // One damaged entry hides only itself: the others are listed.
+            match head {
+                Ok(head) => all.push(head.current),
+                Err(e) => tracing::warn!("function table: left out of the listing: {e}"),
+            }
         }
         Ok(all)
     }

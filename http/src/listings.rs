@@ -51,8 +51,17 @@ fn node_view(answer: Answer) -> Answer {
     Ok(response)
 }
 
+/// A function-table error as an answer: a damaged entry is named (500
+/// `corrupt_entry`: asking again will not help); anything else is 503.
 fn table_error(e: wray_host::Error) -> ApiError {
-    ApiError::busy(format!("the function table: {e}"))
+    match e {
+        wray_host::Error::ControlPlane(wray_control_plane::Error::Corrupt { .. }) => ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "corrupt_entry",
+            format!("the function table: {e} (`wray undeploy` of the name removes it)"),
+        ),
+        e => ApiError::busy(format!("the function table: {e}")),
+    }
 }
 
 /// `GET /v1/components`: a page, by name.
