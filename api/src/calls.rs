@@ -24,18 +24,10 @@ pub struct InvokeQuery {
 impl InvokeQuery {
     /// The query string (empty when nothing is set).
     pub fn to_query(&self) -> String {
-        let mut pairs = Vec::new();
-        if let Some(t) = self.timeout {
-            pairs.push(format!("timeout={t}"));
-        }
-        if let Some(a) = self.asynchronous {
-            pairs.push(format!("async={a}"));
-        }
-        if pairs.is_empty() {
-            String::new()
-        } else {
-            format!("?{}", pairs.join("&"))
-        }
+        crate::encoding::query_string([
+            ("timeout", self.timeout.map(|t| t.to_string())),
+            ("async", self.asynchronous.map(|a| a.to_string())),
+        ])
     }
 }
 

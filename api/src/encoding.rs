@@ -19,6 +19,20 @@ pub fn encode(value: &str) -> String {
     utf8_percent_encode(value, UNRESERVED).to_string()
 }
 
+/// The query string of the `(name, value)` pairs whose value is set
+/// (`?a=1&b=x%26y`, each value [`encode`]d); empty when none is.
+pub(crate) fn query_string<const N: usize>(pairs: [(&str, Option<String>); N]) -> String {
+    let set: Vec<String> = pairs
+        .into_iter()
+        .filter_map(|(name, value)| value.map(|v| format!("{name}={}", encode(&v))))
+        .collect();
+    if set.is_empty() {
+        String::new()
+    } else {
+        format!("?{}", set.join("&"))
+    }
+}
+
 /// A path segment or query value that does not decode.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("`{0}` is not UTF-8 once percent-decoded")]

@@ -30,18 +30,10 @@ impl ListQuery {
     /// The query string (`?limit=..&after=..`, values percent-encoded;
     /// empty when neither is set).
     pub fn to_query(&self) -> String {
-        let mut pairs = Vec::new();
-        if let Some(limit) = self.limit {
-            pairs.push(format!("limit={limit}"));
-        }
-        if let Some(after) = &self.after {
-            pairs.push(format!("after={}", crate::encode(after)));
-        }
-        if pairs.is_empty() {
-            String::new()
-        } else {
-            format!("?{}", pairs.join("&"))
-        }
+        crate::encoding::query_string([
+            ("limit", self.limit.map(|l| l.to_string())),
+            ("after", self.after.clone()),
+        ])
     }
 }
 
@@ -124,27 +116,13 @@ impl ClusterListQuery {
     /// The query string (`?limit=..&after=..&order=..&node=..`, values
     /// percent-encoded; empty when none is set).
     pub fn to_query(&self) -> String {
-        let mut pairs = Vec::new();
-        if let Some(limit) = self.limit {
-            pairs.push(format!("limit={limit}"));
-        }
-        if let Some(after) = &self.after {
-            pairs.push(format!("after={}", crate::encode(after)));
-        }
-        if let Some(order) = self.order {
-            pairs.push(format!("order={}", order.as_str()));
-        }
-        if let Some(node) = &self.node {
-            pairs.push(format!("node={}", crate::encode(node)));
-        }
-        if let Some(t) = self.timeout {
-            pairs.push(format!("timeout={t}"));
-        }
-        if pairs.is_empty() {
-            String::new()
-        } else {
-            format!("?{}", pairs.join("&"))
-        }
+        crate::encoding::query_string([
+            ("limit", self.limit.map(|l| l.to_string())),
+            ("after", self.after.clone()),
+            ("order", self.order.map(|o| o.as_str().to_string())),
+            ("node", self.node.clone()),
+            ("timeout", self.timeout.map(|t| t.to_string())),
+        ])
     }
 }
 

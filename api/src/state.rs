@@ -364,20 +364,10 @@ pub struct TimelineQuery {
 impl TimelineQuery {
     /// The query string (`?limit=..&node=..`; empty when neither is set).
     pub fn to_query(&self) -> String {
-        let mut pairs = Vec::new();
-        if let Some(limit) = self.limit {
-            pairs.push(format!("limit={limit}"));
-        }
-        if let Some(node) = &self.node {
-            pairs.push(format!("node={}", crate::encode(node)));
-        }
-        if let Some(t) = self.timeout {
-            pairs.push(format!("timeout={t}"));
-        }
-        if pairs.is_empty() {
-            String::new()
-        } else {
-            format!("?{}", pairs.join("&"))
-        }
+        crate::encoding::query_string([
+            ("limit", self.limit.map(|l| l.to_string())),
+            ("node", self.node.clone()),
+            ("timeout", self.timeout.map(|t| t.to_string())),
+        ])
     }
 }

@@ -216,6 +216,19 @@ pub fn num(f: f64) -> String {
     }
 }
 
+/// One line `  NAME: USED / TOTAL` per resource of `total`, what
+/// `available` does not have free counted as used.
+pub fn print_resources(total: &BTreeMap<String, f64>, available: &BTreeMap<String, f64>) {
+    for (name, total) in total {
+        let free = available.get(name).copied().unwrap_or(0.0);
+        println!(
+            "  {name}: {} / {}",
+            quantity(name, total - free),
+            quantity(name, *total)
+        );
+    }
+}
+
 /// A resource's quantity as people read it: bytes for `memory` (and
 /// names ending in `_bytes`), a number otherwise.
 pub fn quantity(name: &str, value: f64) -> String {
@@ -272,14 +285,7 @@ pub(crate) fn status(client: &Client) -> anyhow::Result<()> {
         }
     );
     println!("Resources of the cluster (used / total):");
-    for (name, total) in &resources.total {
-        let free = resources.available.get(name).copied().unwrap_or(0.0);
-        println!(
-            "  {name}: {} / {}",
-            quantity(name, total - free),
-            quantity(name, *total)
-        );
-    }
+    print_resources(&resources.total, &resources.available);
     println!("Nodes:");
     let now_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

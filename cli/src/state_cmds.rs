@@ -11,7 +11,7 @@ use clap::Args;
 use wray_api::{ErrorInfo, StatusSnapshot, TaskInfo};
 
 use crate::client::NodeArg;
-use crate::remote_state::{human_bytes, quantity, tell_unreachable, AddressArg};
+use crate::remote_state::{human_bytes, print_resources, tell_unreachable, AddressArg};
 use crate::session::SessionArg;
 
 /// The node's id as `state.json` gives it.
@@ -101,14 +101,7 @@ fn print_status(state: &StatusSnapshot, dead: Option<(u32, &str)>) {
         );
     }
     println!("Resources (used / total):");
-    for (name, total) in &state.cluster_resources {
-        let free = state.available_resources.get(name).copied().unwrap_or(0.0);
-        println!(
-            "  {name}: {} / {}",
-            quantity(name, total - free),
-            quantity(name, *total)
-        );
-    }
+    print_resources(&state.cluster_resources, &state.available_resources);
     println!("Tasks:");
     for (s, n) in &state.task_counts {
         println!("  {s}: {n}");

@@ -114,8 +114,8 @@ pub use worker_pool::{serving_many, PoolStats};
 // HTTP requests relayed to the node that holds what they name (the HTTP
 // server answers them; the node forwards them).
 pub use cluster::{
-    Delivered, RelayAnswer, RelayError, RelayHandler, RelayRequest, RelayResponse, RelayedRest,
-    DEAD_NODE_KEEP, FAN_OUT, MAX_RELAY_BODY, MAX_RELAY_STREAM, RELAY_CHUNK,
+    Delivered, NodeAnswers, RelayAnswer, RelayError, RelayHandler, RelayRequest, RelayResponse,
+    RelayedRest, DEAD_NODE_KEEP, FAN_OUT, MAX_RELAY_BODY, MAX_RELAY_STREAM, RELAY_CHUNK,
 };
 
 // The engine a node compiles on: the benchmark's bare-wasmtime yardstick

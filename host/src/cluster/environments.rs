@@ -236,7 +236,7 @@ pub(crate) async fn fetch(
             .await
             .map_err(|e| format!("fetching working directory {id} from {from}: {e}"))?;
         incoming.write(dest).map_err(|e| e.to_string())?;
-        offset += n as u64;
+        offset = offset.saturating_add(n as u64);
     }
     let kept = dirs.clone();
     tokio::task::spawn_blocking(move || kept.finish(incoming))

@@ -64,7 +64,8 @@ use crate::scheduler::Scheduler;
 
 pub(crate) use environments::{nodes_lacking, JobState};
 pub use relay::{
-    RelayAnswer, RelayHandler, RelayRequest, RelayResponse, RelaySlot, FAN_OUT, MAX_RELAY_BODY,
+    NodeAnswers, RelayAnswer, RelayHandler, RelayRequest, RelayResponse, RelaySlot, FAN_OUT,
+    MAX_RELAY_BODY,
 };
 pub use relay_stream::{Delivered, RelayError, RelayedRest, MAX_RELAY_STREAM, RELAY_CHUNK};
 
@@ -275,10 +276,7 @@ impl Cluster {
         request: RelayRequest,
         only: Option<&str>,
         deadline: Duration,
-    ) -> futures_util::stream::BoxStream<
-        'static,
-        (String, std::result::Result<RelayResponse, String>),
-    > {
+    ) -> NodeAnswers {
         self.forwarder.relay_each(request, only, deadline)
     }
 

@@ -99,6 +99,10 @@ pub type RelayHandler = Arc<dyn Fn(RelayRequest) -> BoxFuture<'static, RelayAnsw
 /// serves, read by the peer channel.
 pub type RelaySlot = Arc<OnceLock<RelayHandler>>;
 
+/// Each node's answer to a request sent to several (its id, then the
+/// answer or why it has none), as they come ([`Forwarder::relay_each`]).
+pub type NodeAnswers = BoxStream<'static, (String, Result<RelayResponse, String>)>;
+
 /// A relayed request as it travels.
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct Relay {
@@ -197,7 +201,7 @@ impl Forwarder {
         request: RelayRequest,
         only: Option<&str>,
         deadline: Duration,
-    ) -> BoxStream<'static, (String, Result<RelayResponse, String>)> {
+    ) -> NodeAnswers {
         use futures_util::stream::{self, StreamExt};
         let nodes: Vec<(String, String)> = self
             .view

@@ -8,7 +8,8 @@ use std::time::Duration;
 use wray_control_plane::{ActorDirectory, NodeInfo, NodeRegistry};
 
 use crate::cluster::{
-    Cluster, ClusterConfig, ClusterStats, Loader, RelayHandler, RelayRequest, RelayResponse,
+    Cluster, ClusterConfig, ClusterStats, Loader, NodeAnswers, RelayHandler, RelayRequest,
+    RelayResponse,
 };
 use crate::error::{Error, Result};
 use crate::node::Node;
@@ -122,10 +123,7 @@ impl Node {
         request: RelayRequest,
         only: Option<&str>,
         deadline: Duration,
-    ) -> futures_util::stream::BoxStream<
-        'static,
-        (String, std::result::Result<RelayResponse, String>),
-    > {
+    ) -> NodeAnswers {
         match self.cluster.get() {
             Some(c) => c.relay_each(request, only, deadline),
             None => Box::pin(futures_util::stream::empty()),

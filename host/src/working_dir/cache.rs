@@ -159,7 +159,7 @@ impl Incoming {
 
     /// Bytes still to come.
     pub(crate) fn left(&self) -> u64 {
-        self.size - self.written
+        self.size.saturating_sub(self.written)
     }
 }
 

@@ -217,13 +217,8 @@ impl Copied {
             parent_task_id: r.parent.map(|p| p.to_string()),
             function: r.function.to_string(),
             state: r.status,
-            worker: (!r.remote)
-                .then(|| r.worker.as_deref().map(str::to_string))
-                .flatten(),
-            node: r
-                .remote
-                .then(|| r.worker.as_deref().map(str::to_string))
-                .flatten(),
+            worker: super::worker_here(r.remote, r.worker.as_deref()),
+            node: super::worker_here(!r.remote, r.worker.as_deref()),
             resources: r.resources.to_string(),
             submitted_ns: r.submitted,
             ready_ns: r.ready,

@@ -45,6 +45,13 @@ const COPY_CHUNK: usize = 1024;
 mod entry;
 mod finished;
 mod rows;
+/// Where a task ran as its row names it: its worker when it ran here
+/// (`remote` false), else `None`; called with `!remote`, the node it ran on
+/// (the record keeps either in one field).
+pub(super) fn worker_here(remote: bool, worker: Option<&str>) -> Option<String> {
+    worker.filter(|_| !remote).map(str::to_string)
+}
+
 #[cfg(test)]
 mod tests;
 
@@ -436,13 +443,8 @@ impl TaskTable {
             parent_task_id: r.parent.map(|p| p.to_string()),
             function: r.function.clone(),
             state: r.status,
-            worker: (!r.remote)
-                .then(|| r.worker.as_deref().map(str::to_string))
-                .flatten(),
-            node: r
-                .remote
-                .then(|| r.worker.as_deref().map(str::to_string))
-                .flatten(),
+            worker: worker_here(r.remote, r.worker.as_deref()),
+            node: worker_here(!r.remote, r.worker.as_deref()),
             resources: r.request.to_string(),
             submitted_ns: self.nanos(r.submitted),
             ready_ns: r.ready.map(|t| self.nanos(t)),
