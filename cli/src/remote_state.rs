@@ -216,6 +216,18 @@ pub fn num(f: f64) -> String {
     }
 }
 
+/// One line `    GPU I: NAME (MEMORY)` per GPU of a node.
+pub fn print_gpus(gpus: &[wray_api::GpuSummary]) {
+    for g in gpus {
+        println!(
+            "    GPU {}: {} ({})",
+            g.index,
+            g.name,
+            human_bytes(g.memory as f64)
+        );
+    }
+}
+
 /// One line `  NAME: USED / TOTAL` per resource of `total`, what
 /// `available` does not have free counted as used.
 pub fn print_resources(total: &BTreeMap<String, f64>, available: &BTreeMap<String, f64>) {
@@ -327,14 +339,7 @@ pub(crate) fn status(client: &Client) -> anyhow::Result<()> {
                 .collect();
             println!("    had {}", all.join(", "));
         }
-        for g in &n.gpus {
-            println!(
-                "    GPU {}: {} ({})",
-                g.index,
-                g.name,
-                human_bytes(g.memory as f64)
-            );
-        }
+        print_gpus(&n.gpus);
     }
     let mut counts = BTreeMap::new();
     for line in get("/metrics")?.lines() {

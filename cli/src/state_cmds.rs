@@ -11,7 +11,7 @@ use clap::Args;
 use wray_api::{ErrorInfo, StatusSnapshot, TaskInfo};
 
 use crate::client::NodeArg;
-use crate::remote_state::{human_bytes, print_resources, tell_unreachable, AddressArg};
+use crate::remote_state::{human_bytes, print_gpus, print_resources, tell_unreachable, AddressArg};
 use crate::session::SessionArg;
 
 /// The node's id as `state.json` gives it.
@@ -86,14 +86,7 @@ fn print_status(state: &StatusSnapshot, dead: Option<(u32, &str)>) {
             ),
             None => println!("  {} ({shown})", n.node_id),
         }
-        for g in &n.gpus {
-            println!(
-                "    GPU {}: {} ({})",
-                g.index,
-                g.name,
-                human_bytes(g.memory as f64)
-            );
-        }
+        print_gpus(&n.gpus);
     }
     if let Some((pid, dir)) = dead {
         println!(
