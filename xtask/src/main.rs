@@ -17,6 +17,8 @@
 //!   and the attacks of the sandbox suite, into `docs/benchmarks.md` ([`bench`]).
 //! - `cargo xtask fuzz [--calls N]`: the fuzzing guest run long against a node
 //!   ([`fuzz`]).
+//! - `cargo xtask chaos [--minutes M] [--seed N]`: the chaos suite's seeded schedules of
+//!   faults on a five-node cluster, for M minutes or for one seed ([`chaos`]).
 //!
 //! The guest toolchain comes in two flavours, chosen once per machine ([`toolchain`]):
 //! the ordinary rustup `wasm32-wasip1` target, or, where rustup's server is unreachable,
@@ -25,6 +27,7 @@
 mod bench;
 mod c_bindings;
 mod c_guests;
+mod chaos;
 mod dashboard;
 mod demo;
 mod doc_names;
@@ -93,6 +96,18 @@ enum Command {
         #[arg(long, default_value_t = 1_000_000)]
         fuzz_calls: u64,
     },
+    /// Run the chaos suite: seeded schedules of faults (node and etcd kills and
+    /// stops, drains, a stalling relay, an impostor, a fake node record) on a
+    /// five-node cluster running jobs with known results, each checked against
+    /// the suite's invariants.
+    Chaos {
+        /// Play schedules with fresh seeds for this many minutes (a soak).
+        #[arg(long, value_name = "M")]
+        minutes: Option<f64>,
+        /// Replay the schedule of this seed.
+        #[arg(long, value_name = "N")]
+        seed: Option<u64>,
+    },
     /// Run the fuzzing guest: random calls of every host import, checking the
     /// node survives them and leaves nothing behind.
     Fuzz {
@@ -143,6 +158,7 @@ fn run_command(command: Command) -> Result<()> {
             ab_rounds,
             fuzz_calls,
         }),
+        Command::Chaos { minutes, seed } => chaos::chaos(minutes, seed),
         Command::Fuzz {
             calls,
             seeds,

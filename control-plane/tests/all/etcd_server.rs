@@ -157,6 +157,11 @@ impl EtcdServer {
             .expect("connect to the test etcd")
     }
 
+    /// Its process id while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     /// Stops it (kill, wait), keeping its data and ports.
     pub fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {

@@ -13,6 +13,7 @@
 //! | `gpu_packing`, `infeasible`, `blocked`, `limits`, `fuel`, `cancel`, `reuse`, `fresh_pages` | [`resources`] | resources, limits, cancel and kill; a fresh instance sees none of the last one's writes |
 //! | `ids` | here | task and node ids |
 //! | `job_output`, `job_forever`, `job_env` | [`jobs`] | output of a job's driver and tasks, a job that runs until stopped, what a job's driver, tasks and actors see of its variables, directories and GPUs |
+//! | `chaos` | [`chaos`] | the chaos suite's workload: tasks, an actor counter and an object with known results, in rounds |
 //! | `deployed` | [`deployed`] | functions and an actor of other deployed components (`nested`, `counter`), by qualified name |
 
 // The scenarios pass `&ObjectRef`s on purpose (Ray's `f.remote(&x)` style).
@@ -20,6 +21,7 @@
 
 mod actors;
 mod causal;
+mod chaos;
 mod cluster;
 mod cluster_reduce;
 mod deployed;
@@ -78,6 +80,12 @@ fn main(args: Vec<String>) -> Result<(), String> {
             number(&args, 1, 16) as u64,
             number(&args, 2, 0) as u64,
             number(&args, 3, 1000) as u64,
+        ),
+        "chaos" => chaos::chaos(
+            number(&args, 1, 30) as u64,
+            number(&args, 2, 4) as u64,
+            number(&args, 3, 200) as u64,
+            number(&args, 4, 8),
         ),
         "cluster_wordcount" => cluster_reduce::cluster_wordcount(
             number(&args, 1, 8) as u64,
@@ -197,9 +205,12 @@ wray::export! {
         spread::busy,
         causal::push_from_relay,
         spread::once,
+        chaos::chaos_square,
+        chaos::chaos_digest,
     ],
     actors: [
         actors::Counter,
+        chaos::ChaosCounter,
         actors::Log,
         actors::Napper,
         cluster::Tally,

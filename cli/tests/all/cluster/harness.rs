@@ -33,6 +33,12 @@ const TOKEN_BYTES: usize = 32;
 /// tests' words.
 pub struct Cluster {
     nodes: Vec<StartedNode>,
+    /// Each node's CPUs and flags (after the cluster's own), to start it
+    /// again ([`Cluster::restart`]).
+    flags: Vec<(u32, Vec<String>)>,
+    /// How many nodes were started, restarts included (names their
+    /// directories).
+    started: usize,
     etcd: EtcdServer,
     token_file: PathBuf,
     /// The nodes' `TMPDIR`s and the token file; removed last.
@@ -43,7 +49,7 @@ impl Cluster {
     /// Starts etcd, writes a token file (mode 0600) and starts `n` nodes,
     /// node `i` (from 1) with `extra[i - 1]` appended to its flags (none
     /// where `extra` is shorter; each has one CPU unless those flags say
-    /// `--num-cpus N`). Returns once every node runs; whether
+    /// `--num-cpus N`, and any peer port unless they say `--peer-port P`). Returns once every node runs; whether
     /// they see each other yet is [`Cluster::wait_all_alive`]'s.
     ///
     /// # Panics
@@ -55,35 +61,16 @@ impl Cluster {
         write_token(&token_file);
         let mut cluster = Self {
             nodes: Vec::with_capacity(n),
+            flags: Vec::with_capacity(n),
+            started: 0,
             etcd,
             token_file,
             _dir: dir,
         };
-        let endpoint = cluster.etcd.endpoint();
-        let token = cluster
-            .token_file
-            .to_str()
-            .expect("a UTF-8 path")
-            .to_string();
         for i in 1..=n {
-            let tmp = cluster._dir.path().join(format!("node{i}"));
-            std::fs::create_dir(&tmp).expect("a node's directory");
-            let mut args = vec![
-                "--etcd",
-                &endpoint,
-                "--cluster",
-                NAME,
-                "--cluster-token-file",
-                &token,
-                "--peer-port",
-                "0",
-                "--lease-ttl",
-                LEASE_TTL_S,
-                "--heartbeat-ms",
-                HEARTBEAT_MS,
-            ];
             // `--num-cpus N` among a node's flags replaces the default 1.
             let mut cpus = 1;
+            let mut own = Vec::new();
             let mut flags = extra.get(i - 1).copied().unwrap_or_default().iter();
             while let Some(flag) = flags.next() {
                 match (*flag, flags.clone().next()) {
@@ -91,11 +78,12 @@ impl Cluster {
                         cpus = n.parse().expect("--num-cpus takes a count");
                         flags.next();
                     }
-                    _ => args.push(flag),
+                    _ => own.push(flag.to_string()),
                 }
             }
+            cluster.flags.push((cpus, own));
             // Pushed as each starts: a failed start still stops the others.
-            let node = StartedNode::start_with_cpus(&tmp, cpus, &args);
+            let node = cluster.start_node(i);
             cluster.nodes.push(node);
         }
         cluster
@@ -109,6 +97,60 @@ impl Cluster {
         cluster.wait_all_alive(Duration::from_secs(30));
         deploy_api(cluster.node(1));
         cluster
+    }
+
+    /// Starts node `i` (from 1) with its flags, in a directory of its own.
+    fn start_node(&mut self, i: usize) -> StartedNode {
+        self.started += 1;
+        let tmp = self._dir.path().join(format!("node{}", self.started));
+        std::fs::create_dir(&tmp).expect("a node's directory");
+        let endpoint = self.etcd.endpoint();
+        let token = self.token_file.to_str().expect("a UTF-8 path").to_string();
+        let mut args = vec![
+            "--etcd",
+            &endpoint,
+            "--cluster",
+            NAME,
+            "--cluster-token-file",
+            &token,
+            "--lease-ttl",
+            LEASE_TTL_S,
+            "--heartbeat-ms",
+            HEARTBEAT_MS,
+        ];
+        let (cpus, own) = &self.flags[i - 1];
+        // A port of the node's own flags replaces any port.
+        if !own.iter().any(|f| f == "--peer-port") {
+            args.extend(["--peer-port", "0"]);
+        }
+        args.extend(own.iter().map(String::as_str));
+        StartedNode::start_with_cpus(&tmp, *cpus, &args)
+    }
+
+    /// Starts node `i` again (a new process and node id, in a new
+    /// directory, with the same flags), once its process has ended.
+    ///
+    /// # Panics
+    /// While it still runs, or when it does not start.
+    pub fn restart(&mut self, i: usize) {
+        assert!(!self.node(i).alive(), "node {i} still runs");
+        let node = self.start_node(i);
+        self.nodes[i - 1] = node;
+    }
+
+    /// The etcd endpoint and the cluster's name.
+    pub fn etcd(&self) -> (String, &'static str) {
+        (self.etcd.endpoint(), NAME)
+    }
+
+    /// etcd's process id while it runs.
+    pub fn etcd_pid(&self) -> Option<u32> {
+        self.etcd.pid()
+    }
+
+    /// How many nodes the cluster has (dead ones included).
+    pub fn len(&self) -> usize {
+        self.nodes.len()
     }
 
     /// Node `i` (from 1).

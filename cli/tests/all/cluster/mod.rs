@@ -16,6 +16,7 @@
 
 mod actors;
 mod bench;
+mod chaos;
 mod etcd_outage;
 mod harness;
 mod hostile_peers;
