@@ -77,6 +77,18 @@ pub struct NodeInfo {
     /// When it was found dead (ms since the Unix epoch).
     #[serde(default)]
     pub died_at_ms: Option<u64>,
+    /// Why the answering node does not place work on this live node now,
+    /// if it does not: `unprobed` (it has not passed a handshake with the
+    /// answering node yet), `unreachable` (a connection to it failed),
+    /// `stalled` (it stopped answering while it held a task) or
+    /// `quarantined` (it failed authentication: a wrong cluster token);
+    /// each until it answers a probe again. `null` when work is placed on
+    /// it (and for the answering node itself and dead nodes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unusable: Option<String>,
+    /// What showed it, with `unusable`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unusable_reason: Option<String>,
 }
 
 fn alive() -> String {

@@ -98,6 +98,11 @@ pub struct StartArgs {
     /// 127.0.0.1 when that is 0.0.0.0).
     #[arg(long, value_name = "HOST", requires = "etcd")]
     advertise_host: Option<String>,
+    /// The port other nodes reach the node-to-node channel at, when it is
+    /// not `--peer-port` (a port forwarded to it, behind a NAT or a
+    /// proxy; default: the port it listens on).
+    #[arg(long, value_name = "PORT", requires = "etcd", value_parser = clap::value_parser!(u16).range(1..))]
+    advertise_peer_port: Option<u16>,
     /// Seconds the node's lease in etcd lives without a heartbeat: the
     /// others see it dead that long after its last one (2 to 3600).
     #[arg(long, value_name = "SECS", default_value_t = 4, value_parser = clap::value_parser!(u64).range(2..=3600))]
@@ -473,6 +478,7 @@ async fn join(
         token,
         peer_bind: SocketAddr::new(args.bind, args.peer_port),
         advertise_host: args.advertise_host.clone(),
+        advertise_port: args.advertise_peer_port,
         http_address: Some(http_address),
         registry,
         labels: Default::default(),

@@ -61,5 +61,5 @@ pub use job_table::{EmbeddedJobTable, JobRecord, JobTable, MAX_LIVE_JOBS};
 pub use nodes::{
     check_node_record, EmbeddedNodeRegistry, NodeEvent, NodeId, NodeInfo, NodeRecord, NodeRegistry,
     NodeState, NodeView, Registration, RegistrationHealth, RegistryOptions, MAX_ALLOWED_DIRS,
-    MAX_DIR_BYTES,
+    MAX_DIR_BYTES, MAX_NODES,
 };

@@ -100,21 +100,30 @@ where
         Route::KillActor(id) => crate::calls::kill_actor(state, &id),
         Route::Nodes => {
             let nodes: Vec<wray_api::NodeInfo> = match node.cluster_nodes() {
-                Some(members) => members
-                    .iter()
-                    .map(|m| {
-                        let mut info = crate::wire::member(m);
-                        if info.node_id == node.id() {
-                            // Its own GPUs, which the registry does not list.
-                            info.gpus = node
-                                .nodes()
-                                .iter()
-                                .flat_map(|n| crate::wire::node(n, node).gpus)
-                                .collect();
-                        }
-                        info
-                    })
-                    .collect(),
+                Some(members) => {
+                    let suspects = node.cluster_suspects();
+                    members
+                        .iter()
+                        .map(|m| {
+                            let mut info = crate::wire::member(m);
+                            if let Some((why, seen)) =
+                                suspects.get(&info.node_id).filter(|_| info.alive)
+                            {
+                                info.unusable = Some(why.clone());
+                                info.unusable_reason = Some(seen.clone());
+                            }
+                            if info.node_id == node.id() {
+                                // Its own GPUs, which the registry does not list.
+                                info.gpus = node
+                                    .nodes()
+                                    .iter()
+                                    .flat_map(|n| crate::wire::node(n, node).gpus)
+                                    .collect();
+                            }
+                            info
+                        })
+                        .collect()
+                }
                 None => node
                     .nodes()
                     .iter()

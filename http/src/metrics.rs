@@ -319,9 +319,16 @@ pub(crate) fn write_cluster(text: &mut String, stats: &wray_host::ClusterStats) 
     let _ = writeln!(
         text,
         "# HELP wray_cluster_tasks_retried_total Tasks run again because the node running them \
-         died or could not be reached.\n# TYPE wray_cluster_tasks_retried_total counter\n\
+         died, broke their connection or stalled.\n# TYPE wray_cluster_tasks_retried_total counter\n\
          wray_cluster_tasks_retried_total {}",
         stats.retried
+    );
+    let _ = writeln!(
+        text,
+        "# HELP wray_cluster_tasks_resent_total Tasks and actor constructors placed again because \
+         the node they were sent to could not be reached before it took them (not retries).\n\
+         # TYPE wray_cluster_tasks_resent_total counter\nwray_cluster_tasks_resent_total {}",
+        stats.resent
     );
     let _ = writeln!(
         text,

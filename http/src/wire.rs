@@ -99,6 +99,8 @@ pub(crate) fn node(n: &wray_host::NodeInfo, node: &wray_host::Node) -> api::Node
         object_bytes_sent: cluster.object_bytes_sent,
         object_bytes_received: cluster.object_bytes_received,
         died_at_ms: None,
+        unusable: None,
+        unusable_reason: None,
     }
 }
 
@@ -128,6 +130,8 @@ pub(crate) fn member(n: &wray_control_plane::NodeInfo) -> api::NodeInfo {
         object_bytes_sent: r.object_bytes_sent,
         object_bytes_received: r.object_bytes_received,
         died_at_ms: n.died_at_ms,
+        unusable: None,
+        unusable_reason: None,
     }
 }
 

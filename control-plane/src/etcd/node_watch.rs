@@ -4,7 +4,16 @@
 //! list again after a pause and go on from there.
 //!
 //! Only what etcd says makes a node DEAD: a delete event, or a listing
-//! that lacks a node the view had. While etcd cannot be reached nothing is
+//! that lacks a node the view had.
+//!
+//! A record is trusted only under a lease: a node registers its record
+//! attached to its lease, so etcd deletes it when the node stops
+//! heartbeating. A record written without one (by anyone who can write
+//! etcd) would stay ALIVE forever: it is skipped as malformed, and a
+//! node's record that loses its lease this way dies in the view. etcd
+//! refuses a put naming a lease it does not have (`requested lease not
+//! found`) and deletes a lease's keys with it, so a key carrying a
+//! nonzero lease id has a live lease. While etcd cannot be reached nothing is
 //! listed and nothing changes: the view keeps the last known set ALIVE.
 
 use std::sync::Arc;
@@ -70,14 +79,15 @@ impl NodeWatcher {
             .await?;
         let records = kvs
             .iter()
-            .filter_map(|kv| self.record(kv.key(), kv.value()))
+            .filter_map(|kv| self.record(kv.key(), kv.value(), kv.lease()))
             .collect();
         self.shared.relist(records);
         Ok(revision)
     }
 
-    /// The record under `key`, if it is a valid one (else counted).
-    fn record(&self, key: &[u8], value: &[u8]) -> Option<NodeRecord> {
+    /// The record under `key`, attached to lease `lease`, if it is a
+    /// valid one under a lease (else counted).
+    fn record(&self, key: &[u8], value: &[u8], lease: i64) -> Option<NodeRecord> {
         let text = String::from_utf8_lossy(key);
         let Some(id) = self.keys.node_of(key) else {
             let reason = Error::Corrupt {
@@ -88,6 +98,16 @@ impl NodeWatcher {
             return None;
         };
         match decode_node_record(&text, id, self.keys.cluster(), value) {
+            Ok(_) if lease == 0 => {
+                let reason = Error::Corrupt {
+                    key: text.to_string(),
+                    reason: "it has no lease (a node's record lives under its lease): not a \
+                             live node"
+                        .to_string(),
+                };
+                self.shared.malformed(&text, &reason);
+                None
+            }
             Ok(record) => Some(record),
             Err(e) => {
                 self.shared.malformed(&text, &e);
@@ -137,8 +157,16 @@ impl NodeWatcher {
             }
             return;
         }
-        if let Some(record) = self.record(kv.key(), kv.value()) {
-            self.shared.upsert(record);
+        match self.record(kv.key(), kv.value(), kv.lease()) {
+            Some(record) => self.shared.upsert(record),
+            // A live node's key rewritten without its lease: no longer
+            // trusted alive.
+            None if kv.lease() == 0 => {
+                if let Some(id) = self.keys.node_of(kv.key()) {
+                    self.shared.died(id);
+                }
+            }
+            None => {}
         }
     }
 }

@@ -308,3 +308,42 @@ async fn malformed_records_are_skipped_and_counted() {
         .unwrap();
     assert_eq!(all.kvs().len(), lies.len() + 3);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_record_without_a_lease_is_not_a_live_node() {
+    let etcd = EtcdServer::start();
+    let registry = EtcdNodeRegistry::new(etcd.etcd_client().await);
+    let mut raw = etcd.client().await;
+    let nodes = format!("/wray/{CLUSTER}/nodes/");
+    // A valid record written by anyone who can write etcd, without a
+    // lease: it would never die.
+    let fake = new_id();
+    raw.put(
+        format!("{nodes}{fake}"),
+        serde_json::to_vec(&record(&fake)).unwrap(),
+        None,
+    )
+    .await
+    .unwrap();
+    let good = new_id();
+    let _reg = registry
+        .register(record(&good), RegistryOptions::default())
+        .await
+        .unwrap();
+    let view = registry.watch_nodes(CLUSTER).await.unwrap();
+    assert_eq!(state(&view, &fake), None);
+    assert_eq!(state(&view, &good), Some(NodeState::Alive));
+    assert_eq!(view.malformed(), 1);
+    // A live node's record rewritten without its lease: dead in the view.
+    raw.put(
+        format!("{nodes}{good}"),
+        serde_json::to_vec(&record(&good)).unwrap(),
+        None,
+    )
+    .await
+    .unwrap();
+    until("the leaseless record dies", Duration::from_secs(5), || {
+        state(&view, &good) == Some(NodeState::Dead)
+    })
+    .await;
+}

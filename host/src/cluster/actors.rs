@@ -132,22 +132,41 @@ impl Forwarder {
         home: &Home,
         spec: Task,
     ) -> Ended {
-        let node = home.node();
-        if let Some(entry) = &spec.entry {
-            entry.started_on(&node);
-        }
+        let mut node = home.node();
         let create = matches!(spec.target, Target::ActorCreate { .. });
         if create && actor.restarts.max_restarts > 0 {
             self.keep_constructor(sched, actor.id, &spec);
         }
-        let attempted = self
-            .attempt_arrived(sched, actor, &spec, &node, create)
-            .await;
-        if create {
-            // Counted as sent to `node` since it was placed there; that
-            // node's record says what the actor holds from now on.
-            self.unsend(&node, &spec.request);
-        }
+        // Nodes its constructor could not reach: it goes elsewhere, not
+        // spending a restart (it never ran there).
+        let mut unreached = Vec::new();
+        let attempted = loop {
+            if let Some(entry) = &spec.entry {
+                entry.started_on(&node);
+            }
+            let attempted = self
+                .attempt_arrived(sched, actor, &spec, &node, create)
+                .await;
+            if create {
+                // Counted as sent to `node` since it was placed there; that
+                // node's record says what the actor holds from now on.
+                self.unsend(&node, &spec.request);
+            }
+            match attempted {
+                Err(Failure::Unsent(why)) if create => {
+                    unreached.push(node.clone());
+                    match self.place_constructor_again(&spec, &unreached) {
+                        Ok(next) => {
+                            tracing::info!(actor = %actor.id, from = node, to = next, "placing an actor again: {why}");
+                            self.moved(sched, actor, home, &next, &spec.request, false);
+                            node = next;
+                        }
+                        Err(not) => break Err(Failure::Failed(format!("{why}; {not}"))),
+                    }
+                }
+                other => break other,
+            }
+        };
         let failure = match attempted {
             Ok(Some(cause)) => return Ended::Died(cause),
             Ok(None) => {
@@ -282,7 +301,7 @@ impl Forwarder {
             let spec = failed.or_else(|| retry.and_then(|r| r.take()))?;
             return Some(self.fail_lost(sched, &spec, &why));
         };
-        self.moved(sched, actor, home, &next, &request);
+        self.moved(sched, actor, home, &next, &request, true);
         tracing::warn!(
             actor = %actor.id,
             lost,
@@ -342,7 +361,7 @@ impl Forwarder {
             let Some(restarted) = actor.restart_idle(PendingTask::ready(constructor)) else {
                 continue; // busy: its call's loss restarts it
             };
-            self.moved(&sched, &actor, home, &next, &request);
+            self.moved(&sched, &actor, home, &next, &request, true);
             tracing::warn!(
                 actor = %id,
                 lost,
@@ -356,7 +375,8 @@ impl Forwarder {
     }
 
     /// Notes that `actor` (a stub, `home`) lives on `next` from now on, its
-    /// constructor asking `request` sent there.
+    /// constructor asking `request` sent there (`restarted`: after its
+    /// instance was lost, counted).
     fn moved(
         &self,
         sched: &Scheduler,
@@ -364,13 +384,37 @@ impl Forwarder {
         home: &Home,
         next: &str,
         request: &crate::proto::Request,
+        restarted: bool,
     ) {
         self.record_sent(next, request);
         home.moved(next.to_string());
         if let (Some(name), Some(names)) = (actor.name.get(), sched.names()) {
             names.moved(name, actor.id, next);
         }
-        self.actors_restarted.fetch_add(1, Ordering::Relaxed);
+        if restarted {
+            self.actors_restarted.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Where the constructor `spec` goes after the nodes in `unreached`
+    /// could not be reached: another node by its scheduling strategy
+    /// (not this one: a stub cannot become a local actor), or why none.
+    fn place_constructor_again(&self, spec: &Task, unreached: &[String]) -> Result<String, String> {
+        let local = Local {
+            feasible: false,
+            fits_now: false,
+            utilization: 1.0,
+            arg_bytes: 0,
+        };
+        let mut skip = self.lacking_job_dirs(spec.id.job());
+        skip.extend(unreached.iter().cloned());
+        match self.choose(&spec.request, local, &spec.scheduling, &skip, false) {
+            Ok(Placement::Node(next)) => Ok(next),
+            Ok(Placement::Here | Placement::Later) => {
+                Err("no other node can take the actor now".to_string())
+            }
+            Err(m) => Err(m),
+        }
     }
 
     /// The node of `actor` (a stub here of an actor another node owns,

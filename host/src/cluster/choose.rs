@@ -76,13 +76,14 @@ fn offers(nodes: &[NodeRecord]) -> String {
 }
 
 impl Forwarder {
-    /// The live nodes other than this one and those in `skip`, with this
-    /// node's estimate of what each has free.
+    /// The live nodes other than this one, those in `skip` and those not
+    /// usable now (`health`), with this node's estimate of what each has
+    /// free.
     pub(crate) fn candidates(&self, skip: &[String]) -> Vec<Candidate> {
         self.view
             .alive()
             .into_iter()
-            .filter(|n| n.id != self.node_id && !skip.contains(&n.id))
+            .filter(|n| n.id != self.node_id && !skip.contains(&n.id) && self.health.usable(&n.id))
             .map(|n| {
                 let estimate = self.loads.estimate(&n.id, &n.resources_available);
                 Candidate {
@@ -119,7 +120,7 @@ impl Forwarder {
                     if local.feasible {
                         return Ok(Placement::Here);
                     }
-                } else if !skip.contains(node) {
+                } else if !skip.contains(node) && self.placeable(node, *soft) {
                     let there = self
                         .view
                         .get(node)
@@ -132,12 +133,21 @@ impl Forwarder {
                 if *soft {
                     return self.hybrid(request, local, skip, true, can_wait);
                 }
+                let suspect = self.health.suspicion(node);
                 Err(format!(
                     "the task asks for node {node} (node affinity), which {}",
-                    match self.view.state(node) {
-                        Some(NodeState::Alive) => format!("cannot run a task asking for {request}"),
-                        Some(NodeState::Dead) => "is dead".to_string(),
-                        None => format!("is not a node of cluster `{}`", self.cluster),
+                    match (self.view.state(node), suspect) {
+                        (Some(NodeState::Alive), Some((why, seen))) => {
+                            format!("is {} in this node's view: {seen}", why.as_str())
+                        }
+                        (Some(NodeState::Alive), None) if skip.contains(node) => {
+                            "failed it just now (above)".to_string()
+                        }
+                        (Some(NodeState::Alive), None) => {
+                            format!("cannot run a task asking for {request}")
+                        }
+                        (Some(NodeState::Dead), _) => "is dead".to_string(),
+                        (None, _) => format!("is not a node of cluster `{}`", self.cluster),
                     }
                 ))
             }
@@ -159,8 +169,31 @@ impl Forwarder {
         } else {
             self.candidates(skip)
         };
-        pick(request, local, &others, threshold, pack, can_wait)
-            .ok_or_else(|| self.infeasible(request))
+        if let Some(placed) = pick(request, local, &others, threshold, pack, can_wait) {
+            return Ok(placed);
+        }
+        // A node that only awaits its first probe may take it soon: a
+        // task that can wait waits (it is placed once the probe passes).
+        let unprobed = self.view.alive().into_iter().any(|n| {
+            n.id != self.node_id
+                && !skip.contains(&n.id)
+                && request.fits(&n.resources_total)
+                && self.health.suspicion(&n.id).map(|(why, _)| why)
+                    == Some(crate::cluster::health::Suspicion::Unprobed)
+        });
+        if can_wait && unprobed {
+            return Ok(Placement::Later);
+        }
+        Err(self.infeasible_skipping(request, skip))
+    }
+
+    /// Whether a task bound to `node` (`soft`: or elsewhere) may be sent
+    /// there: it is usable, or, bound to it alone, only not yet probed
+    /// (the call's own handshake is the probe).
+    fn placeable(&self, node: &str, soft: bool) -> bool {
+        self.health
+            .suspicion(node)
+            .is_none_or(|(why, _)| !soft && why == crate::cluster::health::Suspicion::Unprobed)
     }
 
     /// Whether some live node (this one when `here`) could ever run a task
@@ -198,14 +231,41 @@ impl Forwarder {
     /// No live node could ever run a task asking for `request`: what
     /// each offers.
     pub(crate) fn infeasible(&self, request: &Request) -> String {
+        self.infeasible_skipping(request, &[])
+    }
+
+    /// No node this node may place on (live, usable, not in `skip`) can
+    /// run a task asking for `request`: what each offers, and the live
+    /// nodes left out, with why (a failed connection is not mistaken for
+    /// a lack of resources).
+    pub(crate) fn infeasible_skipping(&self, request: &Request, skip: &[String]) -> String {
         let mut all = self.view.alive();
         all.sort_by(|a, b| a.id.cmp(&b.id));
-        format!(
-            "no node of cluster `{}` can run a task asking for {request}; the live nodes \
+        let (left_out, usable): (Vec<NodeRecord>, Vec<NodeRecord>) =
+            all.into_iter().partition(|n| {
+                n.id != self.node_id && (skip.contains(&n.id) || !self.health.usable(&n.id))
+            });
+        let mut message = format!(
+            "no node of cluster `{}` can run a task asking for {request}; the usable nodes \
              offer: {}",
             self.cluster,
-            offers(&all)
-        )
+            if usable.is_empty() {
+                "nothing".to_string()
+            } else {
+                offers(&usable)
+            }
+        );
+        for n in &left_out {
+            let why = match self.health.suspicion(&n.id) {
+                Some((why, seen)) => format!("{}: {seen}", why.as_str()),
+                None => "it failed this task just now".to_string(),
+            };
+            message.push_str(&format!(
+                "; left out: {} ({why})",
+                offers(std::slice::from_ref(n))
+            ));
+        }
+        message
     }
 }
 

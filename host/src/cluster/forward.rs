@@ -10,12 +10,13 @@ use std::sync::{Arc, Weak};
 use wray_control_plane::{ActorId, JobId, NodeEvent, NodeState, NodeView};
 use wray_peer::PeerClient;
 
+use crate::cluster::deadline::Deadline;
 use crate::cluster::handles;
 use crate::cluster::protocol::{
     code, decode, encode, CancelTask, JobEnded, Release, RunTask, TaskDone, WireError, CANCEL_TASK,
     JOB_ENDED, MAX_RESOURCE_NAMES, RELEASE, RUN_TASK,
 };
-use crate::cluster::transfer::{all_sealed, receive, ship};
+use crate::cluster::transfer::{all_sealed, receive, ship, Traffic};
 use crate::error::{ErrorKind, TaskError};
 use crate::objects::Object;
 use crate::proto::{Request, Scheduling, Target};
@@ -44,9 +45,17 @@ pub(crate) struct Forwarder {
     pub(crate) tasks: PeerClient,
     /// For pulls and releases.
     pub(crate) client: PeerClient,
+    /// For liveness probes (`health`): a pool of its own.
+    pub(crate) probes: PeerClient,
+    /// Which live nodes are placed on (`health`).
+    pub(crate) health: Arc<crate::cluster::health::Health>,
     pub(crate) runtime: tokio::runtime::Handle,
-    /// Tasks run again after their node died or was unreachable.
+    /// Tasks run again after their node died, broke their connection or
+    /// stalled while it held them.
     pub(crate) retried: std::sync::atomic::AtomicU64,
+    /// Tasks and actor constructors placed again because their node could
+    /// not be reached before it took them (not retries).
+    pub(crate) resent: std::sync::atomic::AtomicU64,
     /// Tasks moved: sent on from this node's queue to a node with room
     /// (spillback), or handed back by the node they were sent to and
     /// placed again.
@@ -260,6 +269,7 @@ impl Forwarder {
         }
         let objects = ship(&sched.objects, &roots).map_err(Failure::Failed)?;
         self.traffic.shipped(&objects);
+        let deadline = Deadline::of(spec.spec.limits.timeout, Traffic::size_of(&objects));
         let actors = handles::refs(sched, &objects, false);
         let component_name = sched
             .functions
@@ -288,9 +298,34 @@ impl Forwarder {
                 }
             }
         };
+        // Probed while it holds the task (`health`): a node that stops
+        // answering is given up within seconds.
+        let mut stalls = self.health.stalls();
+        let stalled = async {
+            loop {
+                match stalls.recv().await {
+                    Ok(id) if id == node => return,
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                        std::future::pending::<()>().await
+                    }
+                    _ => {}
+                }
+            }
+        };
+        let _waiting = self.health.waiting_on(node);
         let answer = tokio::select! {
             answer = self.tasks.call(&addr, RUN_TASK, body) => answer,
             () = died => return Err(Failure::Lost(format!("node {node} died while it ran the task"))),
+            () = stalled => {
+                let seen = self
+                    .health
+                    .suspicion(node)
+                    .map_or_else(|| "it stopped answering".to_string(), |(_, seen)| seen);
+                return Err(Failure::Lost(format!(
+                    "node {node} ({addr}) stalled while it held the task: {seen}"
+                )));
+            }
+            why = self.overdue(spec.id, node, &addr, deadline) => return Err(Failure::Lost(why)),
             () = spec.cancel.cancelled() => {
                 // Stop it there too (what it submitted with it).
                 let client = self.client.clone();
@@ -305,11 +340,28 @@ impl Forwarder {
         };
         let answer = match answer {
             Ok(answer) => answer,
+            Err(e) if crate::cluster::health::unreached(&e) => {
+                // It never reached the node: placed again, not a retry.
+                self.health.failed(node, &e);
+                self.resent
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                return Err(Failure::Unsent(format!(
+                    "node {node} ({addr}) could not be reached: {e}"
+                )));
+            }
             Err(e) if e.is_retryable() => {
-                return Err(Failure::Lost(format!("node {node} ({addr}): {e}")))
+                self.health.failed(node, &e);
+                return Err(Failure::Lost(format!("node {node} ({addr}): {e}")));
             }
             Err(wray_peer::PeerError::Remote { code, message, .. }) if code == code::MOVED => {
                 return Err(Failure::Moved(message));
+            }
+            Err(wray_peer::PeerError::Remote { code, message, .. })
+                if code == code::ANSWER_FAILED =>
+            {
+                return Err(Failure::Failed(format!(
+                    "the task ran on node {node}, but its answer could not be sent back: {message}"
+                )));
             }
             Err(e @ wray_peer::PeerError::Remote { code, .. })
                 if code == code::NOT_FOUND && matches!(spec.target, Target::ActorCall { .. }) =>
@@ -318,13 +370,22 @@ impl Forwarder {
                     "node {node} refused the task: {e}"
                 )))
             }
-            Err(e) => {
+            Err(e @ wray_peer::PeerError::Remote { .. }) => {
                 return Err(Failure::Failed(format!(
                     "node {node} refused the task: {e}"
                 )))
             }
+            Err(e) => {
+                return Err(Failure::Failed(format!(
+                    "the task's exchange with node {node} failed: {e}"
+                )))
+            }
         };
-        let done: TaskDone = decode("task-done", &answer).map_err(Failure::Failed)?;
+        let done: TaskDone = decode("task-done", &answer).map_err(|m| {
+            Failure::Failed(format!(
+                "the task ran on node {node}, but its answer could not be read: {m}"
+            ))
+        })?;
         if let Some(free) = done.available.filter(|f| f.len() <= MAX_RESOURCE_NAMES) {
             self.loads.answered(node, free);
             self.kick.notify_one();
@@ -408,6 +469,9 @@ impl Forwarder {
         let Some(info) = self.view.get(node).filter(|n| n.state == NodeState::Alive) else {
             return false;
         };
+        if !self.health.usable(node) {
+            return false;
+        }
         let estimate = self.loads.estimate(node, &info.record.resources_available);
         request.fits(&estimate.free)
     }

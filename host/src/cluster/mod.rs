@@ -9,6 +9,12 @@
 //! - `forward`: the owner's side: the scheduler's [`Remote`] (forwarding
 //!   a task once its arguments are sealed, retrying it elsewhere when its
 //!   node is lost, placing it again when that node hands it back);
+//! - `health`: which live nodes this node places work on: a node not
+//!   yet probed, one whose connection failed or stalled, and one that
+//!   failed authentication (quarantined) are skipped until a probe
+//!   passes;
+//! - `deadline`: how long the owner waits for a forwarded task's answer
+//!   before it asks whether the node still holds it;
 //! - `choose`: the placement policy (Ray's hybrid policy, `SPREAD`, node
 //!   affinity); `load`: what each other node has free, as this node
 //!   estimates it; `spill`: tasks waiting here moved to a node with room
@@ -35,9 +41,11 @@
 
 mod actors;
 mod choose;
+mod deadline;
 mod environments;
 mod forward;
 mod handles;
+mod health;
 mod jobs;
 mod load;
 mod membership;
@@ -81,6 +89,10 @@ pub struct ClusterConfig {
     /// The host other nodes reach this one at (default: the bind
     /// address; loopback when that is unspecified).
     pub advertise_host: Option<String>,
+    /// The port other nodes reach the channel at (`--advertise-peer-port`:
+    /// a port forwarded to it, behind a NAT or a proxy); default: the
+    /// port it listens on.
+    pub advertise_port: Option<u16>,
     /// The URL of this node's HTTP API, published for the others.
     pub http_address: Option<String>,
     /// Lease, heartbeat and publishing intervals.
@@ -118,6 +130,8 @@ pub(crate) struct Cluster {
     deaths: tokio::task::JoinHandle<()>,
     /// Moves tasks waiting here to nodes with room (`spill`).
     spill: tokio::task::JoinHandle<()>,
+    /// Probes the nodes that are suspect or waited on (`health`).
+    prober: tokio::task::JoinHandle<()>,
     peer_address: String,
     /// Keeps the scheduler's `Remote` (the scheduler holds it weakly).
     _remote: Arc<dyn crate::scheduler::remote::Remote>,
@@ -160,9 +174,13 @@ impl Cluster {
         long.request_timeout = Duration::from_secs(7 * 24 * 3600);
         long.max_connections_per_peer = 64;
         let tasks = PeerClient::new(long, node_id.clone()).map_err(|e| invalid("client", &e))?;
+        let probes =
+            health::probe_client(peer.clone(), &node_id).map_err(|e| invalid("client", &e))?;
         let view = registry.watch_nodes(&config.name).await?;
         view.forget_dead_after(config.dead_node_keep);
         let traffic = Arc::new(transfer::Traffic::default());
+        let kick: Arc<tokio::sync::Notify> = Default::default();
+        let node_health = Arc::new(health::Health::new(kick.clone()));
         let forwarder = Arc::new_cyclic(|this| forward::Forwarder {
             sched: Arc::downgrade(sched),
             node_id: node_id.clone(),
@@ -170,14 +188,17 @@ impl Cluster {
             view: view.clone(),
             tasks,
             client: client.clone(),
+            probes: probes.clone(),
+            health: node_health.clone(),
             runtime: runtime.clone(),
             retried: Default::default(),
+            resent: Default::default(),
             moved: Default::default(),
             actors_restarted: Default::default(),
             kept: Default::default(),
             loads: Default::default(),
             spread_threshold: config.spread_threshold,
-            kick: Default::default(),
+            kick,
             parked: Default::default(),
             job_nodes: Default::default(),
             this: this.clone(),
@@ -205,7 +226,7 @@ impl Cluster {
                 ip.to_string()
             }
         });
-        let peer_address = format!("{host}:{port}");
+        let peer_address = format!("{host}:{}", config.advertise_port.unwrap_or(port));
         let record = membership::record(sched, started_ms, &config, &peer_address, &traffic);
         let registration = registry.register(record, config.registry).await?;
         let remote: Arc<dyn crate::scheduler::remote::Remote> = forwarder.clone();
@@ -215,6 +236,12 @@ impl Cluster {
             Arc::downgrade(&service),
             Arc::downgrade(&forwarder),
             view.subscribe(),
+        ));
+        let prober = runtime.spawn(health::watch(
+            Arc::downgrade(&node_health),
+            view.clone(),
+            probes,
+            node_id.clone(),
         ));
         let spill = runtime.spawn(spill::spill_loop(
             Arc::downgrade(&forwarder),
@@ -238,6 +265,7 @@ impl Cluster {
             publisher,
             deaths,
             spill,
+            prober,
             peer_address,
             _remote: remote,
         };
@@ -251,6 +279,7 @@ impl Cluster {
         self.publisher.abort();
         self.deaths.abort();
         self.spill.abort();
+        self.prober.abort();
         let registration = self.registration.lock().take();
         if let Some(r) = registration {
             if let Err(e) = r.shutdown().await {
@@ -297,6 +326,18 @@ impl Cluster {
         all
     }
 
+    /// The live nodes this node does not place work on now, by id: why
+    /// (`unprobed`, `unreachable`, `stalled`, `quarantined`) and what
+    /// showed it.
+    pub(crate) fn suspects(&self) -> BTreeMap<String, (String, String)> {
+        self.forwarder
+            .health
+            .suspects()
+            .into_iter()
+            .map(|(id, why, seen)| (id, (why.as_str().to_string(), seen)))
+            .collect()
+    }
+
     /// The cluster's name.
     pub(crate) fn name(&self) -> &str {
         &self.name
@@ -312,6 +353,7 @@ impl Cluster {
         let (object_bytes_sent, object_bytes_received) = self.forwarder.traffic.totals();
         ClusterStats {
             retried: self.forwarder.retried.load(Ordering::Relaxed),
+            resent: self.forwarder.resent.load(Ordering::Relaxed),
             moved: self.forwarder.moved.load(Ordering::Relaxed),
             actors_restarted: self.forwarder.actors_restarted.load(Ordering::Relaxed),
             object_bytes_sent,
@@ -360,6 +402,11 @@ pub struct ClusterStats {
     /// Tasks run again because the node running them died or could not
     /// be reached.
     pub retried: u64,
+    /// Tasks and actor constructors placed again because the node they
+    /// were sent to could not be reached before it took them (refused,
+    /// failed its handshake or authentication): not retries, they never
+    /// ran there.
+    pub resent: u64,
     /// Tasks moved to a node with room while they waited for resources
     /// (spillback): sent on from this node's queue, handed back to their
     /// owner from it, or placed again after the node they were sent to

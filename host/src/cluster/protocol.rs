@@ -50,6 +50,11 @@ pub(crate) const JOB_ENDED: u16 = 8;
 /// log here ([`JobOutput`] -> one byte: 1 when written, 0 when the job
 /// has no log here, and the sender stops sending its output).
 pub(crate) const JOB_OUTPUT: u16 = 9;
+/// `call` method: a liveness probe, and which of the sender's forwarded
+/// tasks this node still holds ([`Ping`] -> [`Pong`]; `health`). A node
+/// of an older release answers it `BAD_REQUEST`, which still proves it
+/// answers.
+pub(crate) const PING: u16 = 10;
 
 /// Error codes of a refused call (`RemoteError::code`).
 pub(crate) mod code {
@@ -59,6 +64,10 @@ pub(crate) mod code {
     pub const NOT_FOUND: u16 = 404;
     /// This node cannot take the task (resources, store room, shutdown).
     pub const UNAVAILABLE: u16 = 503;
+    /// `RUN_TASK`: the task ran here, but its answer could not be made or
+    /// sent (its results name too many objects, say): the message says
+    /// why. Not a refusal: the task is not run again.
+    pub const ANSWER_FAILED: u16 = 502;
     /// `RUN_TASK`: the task waited here for resources and another node has
     /// room first: it is handed back to its owner, never having run here;
     /// the message is the id of the node with room (spillback).
@@ -66,8 +75,12 @@ pub(crate) mod code {
 }
 
 /// The most objects one message ships (the task's arguments and what
-/// their values refer to, or its results and theirs).
-pub(crate) const MAX_OBJECTS: usize = 10_000;
+/// their values refer to, or its results and theirs): 100,000, so that a
+/// result holding tens of thousands of refs travels (Ray has no such
+/// bound), while the store entries a peer's message can make stay
+/// bounded (each object takes at least 20 bytes of a message: 2 MB of
+/// the 16 MiB a body may carry).
+pub(crate) const MAX_OBJECTS: usize = 100_000;
 
 /// Values up to this size travel inside the message (1 MiB); larger ones
 /// are pulled in chunks ([`Shipment::Pull`]).
@@ -311,6 +324,27 @@ pub(crate) struct Release {
     /// The task whose shipment may go.
     pub task: TaskId,
 }
+
+/// A liveness probe ([`PING`]): which of `tasks`, forwarded here by the
+/// sender, this node still holds (at most [`MAX_PING_TASKS`] are looked
+/// at).
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub(crate) struct Ping {
+    /// Tasks the sender forwarded here and waits for.
+    pub tasks: Vec<TaskId>,
+}
+
+/// The answer to a [`Ping`]: for each task asked, in order, whether this
+/// node holds it (receiving its arguments, queued or running, not yet
+/// answered).
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub(crate) struct Pong {
+    /// One per task of the ping.
+    pub held: Vec<bool>,
+}
+
+/// The most tasks one [`Ping`] asks about.
+pub(crate) const MAX_PING_TASKS: usize = 1024;
 
 /// Encodes a message.
 pub(crate) fn encode<T: Serialize>(message: &T) -> Result<bytes::Bytes, String> {

@@ -20,9 +20,9 @@ use crate::cluster::environments::{adopt, Adopting, JobState, OUTPUT_FLUSH};
 use crate::cluster::handles;
 use crate::cluster::protocol::{
     code, decode, encode, package_of_key, ActorWhere, CancelTask, HoldActor, JobEnded, JobOutput,
-    KillActor, Release, RunTask, TaskDone, WireError, ACTOR_WHERE, CANCEL_TASK, HOLD_ACTOR,
-    HTTP_RELAY, JOB_ENDED, JOB_OUTPUT, KILL_ACTOR, MAX_KILL_REASON, MAX_OUTPUT_BYTES, RELAY_DONE,
-    RELEASE, RUN_TASK,
+    KillActor, Ping, Pong, Release, RunTask, TaskDone, WireError, ACTOR_WHERE, CANCEL_TASK,
+    HOLD_ACTOR, HTTP_RELAY, JOB_ENDED, JOB_OUTPUT, KILL_ACTOR, MAX_KILL_REASON, MAX_OUTPUT_BYTES,
+    MAX_PING_TASKS, PING, RELAY_DONE, RELEASE, RUN_TASK,
 };
 use crate::cluster::relay_stream::{token_of_key, Parked, RelayDone};
 use crate::cluster::transfer::{all_sealed, id_of_key, receive, ship};
@@ -75,9 +75,10 @@ pub(crate) struct Service {
     /// Holds of actors not here (yet), counted once their constructors
     /// arrive.
     early: Mutex<EarlyHolds>,
-    /// Forwarded tasks (functions and actor calls) running here now, by
-    /// the node that sent them (bounded by the connections the server
-    /// holds: one request each).
+    /// Forwarded tasks (functions, actor constructors and calls) held
+    /// here now, from their arrival until answered, by the node that sent
+    /// them (bounded by the connections the server holds: one request
+    /// each).
     running: Mutex<IdMap<TaskId, String>>,
     /// Runs a peer's relayed HTTP request, once the node's HTTP API
     /// serves.
@@ -140,6 +141,8 @@ impl Service {
         } = decode("run-task", body).map_err(|m| refused(code::BAD_REQUEST, m))?;
         let bad = |m: String| refused(code::BAD_REQUEST, m);
         check_returns(&spec).map_err(bad)?;
+        // Held here from now until answered: what a `PING` asks.
+        let _running = Running::new(&self.running, spec.id, &peer.node_id);
         // This node's own limits apply too: the smaller of each.
         spec.limits = spec
             .limits
@@ -263,7 +266,6 @@ impl Service {
         if function {
             task.hand_back = Some(hand_back);
         }
-        let _running = Running::new(&self.running, task_id, &peer.node_id);
         let calls_out = sched.calls_out.watch(task_id);
         sched.submit(task);
         // The task holds its arguments now.
@@ -299,7 +301,14 @@ impl Service {
         // one node (`calls_out`).
         sched.calls_ended(calls_out).await;
         self.flush_output(job).await;
-        let objects = ship(&sched.objects, &returns).map_err(|m| refused(code::UNAVAILABLE, m))?;
+        // It ran: a failure from here on is its answer's, not a refusal.
+        let unsent = |m: String| {
+            refused(
+                code::ANSWER_FAILED,
+                format!("task {task_id} ran on node {}: {m}", sched.node_id),
+            )
+        };
+        let objects = ship(&sched.objects, &returns).map_err(unsent)?;
         self.traffic.shipped(&objects);
         // The owner tells each actor's node that it holds the handles
         // among them before it releases these.
@@ -310,7 +319,14 @@ impl Service {
             actor_died: actor.and_then(|a| a.dead()).as_ref().map(WireError::from),
             available: Some(sched.pool.resources().1),
         };
-        let answer = encode(&done).map_err(|m| refused(code::UNAVAILABLE, m))?;
+        let answer = encode(&done).map_err(unsent)?;
+        let max = self.client.config().max_body;
+        if answer.len() > max as usize {
+            return Err(unsent(format!(
+                "its answer is {} bytes, more than the {max} a peer message may carry",
+                answer.len()
+            )));
+        }
         self.keep(task_id, kept);
         Ok(answer)
     }
@@ -664,6 +680,21 @@ impl PeerHandler for Service {
                     self.sched()?.end_job(job);
                 }
                 Ok(Bytes::new())
+            }
+            PING => {
+                let Ping { tasks } = if body.is_empty() {
+                    Ping::default()
+                } else {
+                    decode("ping", &body).map_err(|m| refused(code::BAD_REQUEST, m))?
+                };
+                let running = self.running.lock();
+                let held = tasks
+                    .iter()
+                    .take(MAX_PING_TASKS)
+                    .map(|t| running.get(t).is_some_and(|by| *by == peer.node_id))
+                    .collect();
+                drop(running);
+                encode(&Pong { held }).map_err(|m| refused(code::UNAVAILABLE, m))
             }
             RELEASE => {
                 let Release { task } =

@@ -52,7 +52,7 @@ impl Traffic {
     }
 
     /// Bytes of the values of `shipped`, inline or to be pulled.
-    fn size_of(shipped: &[Shipped]) -> u64 {
+    pub(crate) fn size_of(shipped: &[Shipped]) -> u64 {
         shipped.iter().fold(0u64, |sum, s| {
             sum.saturating_add(match &s.value {
                 Shipment::Inline { data, .. } => data.len() as u64,

@@ -105,6 +105,15 @@ impl Node {
         self.cluster.get().map(|c| c.nodes())
     }
 
+    /// The live nodes of this node's cluster that it does not place work
+    /// on now, by id: why (`unprobed`: not yet probed; `unreachable`: a
+    /// connection failed; `stalled`: it stopped answering while it held a
+    /// task; `quarantined`: it failed authentication) and what showed it.
+    /// Empty outside a cluster.
+    pub fn cluster_suspects(&self) -> std::collections::BTreeMap<String, (String, String)> {
+        self.cluster.get().map(|c| c.suspects()).unwrap_or_default()
+    }
+
     /// Whether node `id` is alive: this node, or a live member of its
     /// cluster as its view says.
     pub fn node_alive(&self, id: &str) -> bool {

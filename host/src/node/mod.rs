@@ -677,6 +677,8 @@ fn status_snapshot(
         object_bytes_sent: 0,
         object_bytes_received: 0,
         died_at_ms: None,
+        unusable: None,
+        unusable_reason: None,
     };
     wray_api::StatusSnapshot {
         time: crate::node::state::unix_now(),

@@ -14,6 +14,7 @@
 //! | `ids` | here | task and node ids |
 //! | `job_output`, `job_forever`, `job_env` | [`jobs`] | output of a job's driver and tasks, a job that runs until stopped, what a job's driver, tasks and actors see of its variables, directories and GPUs |
 //! | `chaos` | [`chaos`] | the chaos suite's workload: tasks, an actor counter and an object with known results, in rounds |
+//! | `cluster_on`, `cluster_actor_on`, `cluster_many_refs` | [`failover`] | tasks bound to a node that stalls or dies, an actor made on a node just killed, a result of many refs from another node |
 //! | `deployed` | [`deployed`] | functions and an actor of other deployed components (`nested`, `counter`), by qualified name |
 
 // The scenarios pass `&ObjectRef`s on purpose (Ray's `f.remote(&x)` style).
@@ -25,6 +26,7 @@ mod chaos;
 mod cluster;
 mod cluster_reduce;
 mod deployed;
+mod failover;
 mod failures;
 mod jobs;
 mod named;
@@ -70,6 +72,14 @@ fn main(args: Vec<String>) -> Result<(), String> {
             causal::cluster_causal(number(&args, 1, 40) as u64, number(&args, 2, 200) as u64)
         }
         "cluster_strategies" => spread::cluster_strategies(args.get(1).map_or("", String::as_str)),
+        "cluster_on" => failover::cluster_on(
+            args.get(1).map_or("", String::as_str),
+            number(&args, 2, 4) as u64,
+            number(&args, 3, 1000) as u64,
+            args.get(4).is_some_and(|a| a == "soft"),
+        ),
+        "cluster_actor_on" => failover::cluster_actor_on(args.get(1).map_or("", String::as_str)),
+        "cluster_many_refs" => failover::cluster_many_refs(number(&args, 1, 20_000) as u64),
         "cluster_burst" => {
             spread::cluster_burst(number(&args, 1, 12) as u64, number(&args, 2, 500) as u64)
         }
@@ -207,6 +217,7 @@ wray::export! {
         spread::once,
         chaos::chaos_square,
         chaos::chaos_digest,
+        failover::many_refs,
     ],
     actors: [
         actors::Counter,

@@ -49,7 +49,9 @@ impl Cluster {
     /// Starts etcd, writes a token file (mode 0600) and starts `n` nodes,
     /// node `i` (from 1) with `extra[i - 1]` appended to its flags (none
     /// where `extra` is shorter; each has one CPU unless those flags say
-    /// `--num-cpus N`, and any peer port unless they say `--peer-port P`). Returns once every node runs; whether
+    /// `--num-cpus N`; `--cluster-token-file`, `--peer-port`,
+    /// `--lease-ttl` and `--heartbeat-ms` among them replace the
+    /// defaults). Returns once every node runs; whether
     /// they see each other yet is [`Cluster::wait_all_alive`]'s.
     ///
     /// # Panics
@@ -106,22 +108,18 @@ impl Cluster {
         std::fs::create_dir(&tmp).expect("a node's directory");
         let endpoint = self.etcd.endpoint();
         let token = self.token_file.to_str().expect("a UTF-8 path").to_string();
-        let mut args = vec![
-            "--etcd",
-            &endpoint,
-            "--cluster",
-            NAME,
-            "--cluster-token-file",
-            &token,
-            "--lease-ttl",
-            LEASE_TTL_S,
-            "--heartbeat-ms",
-            HEARTBEAT_MS,
-        ];
         let (cpus, own) = &self.flags[i - 1];
-        // A port of the node's own flags replaces any port.
-        if !own.iter().any(|f| f == "--peer-port") {
-            args.extend(["--peer-port", "0"]);
+        let mut args = vec!["--etcd", &endpoint, "--cluster", NAME];
+        // A flag of these among a node's own replaces the default.
+        for (flag, value) in [
+            ("--cluster-token-file", token.as_str()),
+            ("--peer-port", "0"),
+            ("--lease-ttl", LEASE_TTL_S),
+            ("--heartbeat-ms", HEARTBEAT_MS),
+        ] {
+            if !own.iter().any(|f| f == flag) {
+                args.extend([flag, value]);
+            }
         }
         args.extend(own.iter().map(String::as_str));
         StartedNode::start_with_cpus(&tmp, *cpus, &args)
@@ -139,7 +137,7 @@ impl Cluster {
     }
 
     /// The etcd endpoint and the cluster's name.
-    pub fn etcd(&self) -> (String, &'static str) {
+    pub fn etcd_endpoint(&self) -> (String, &'static str) {
         (self.etcd.endpoint(), NAME)
     }
 
@@ -205,17 +203,36 @@ impl Cluster {
     }
 
     /// Whether every live node of ours lists every other one `ALIVE`
-    /// (killed nodes are skipped as viewers, not as the viewed).
+    /// (killed nodes are skipped as viewers, not as the viewed), and has
+    /// probed each (none is listed `unusable: unprobed`).
     fn everyone_alive_everywhere(&self) -> bool {
         let ids = self.node_ids();
         (1..=self.nodes.len())
             .filter(|&i| self.node(i).alive())
             .all(|i| {
-                self.try_states_seen_by(i).is_ok_and(|states| {
-                    ids.iter()
-                        .all(|id| states.get(id).is_some_and(|s| s == "ALIVE"))
+                self.try_nodes_seen_by(i).is_ok_and(|nodes| {
+                    ids.iter().all(|id| {
+                        nodes.iter().any(|n| {
+                            n["node_id"] == id.as_str()
+                                && n["state"] == "ALIVE"
+                                && n["unusable"] != "unprobed"
+                        })
+                    })
                 })
             })
+    }
+
+    /// The etcd the nodes share.
+    pub fn etcd(&self) -> &EtcdServer {
+        &self.etcd
+    }
+
+    /// Why node `i` does not place work on node `id` (its `unusable`
+    /// field in node `i`'s `/v1/nodes`), if it does not.
+    pub fn unusable_seen_by(&self, i: usize, id: &str) -> Option<String> {
+        let nodes = self.try_nodes_seen_by(i).ok()?;
+        let node = nodes.iter().find(|n| n["node_id"] == id)?;
+        node["unusable"].as_str().map(str::to_string)
     }
 
     /// Waits until every node lists every node `ALIVE`, `limit` at most;
@@ -307,7 +324,7 @@ impl Drop for Cluster {
 
 /// Writes `TOKEN_BYTES` random bytes as hex to `path`, mode 0600 from its
 /// creation.
-fn write_token(path: &Path) {
+pub fn write_token(path: &Path) {
     let mut bytes = [0u8; TOKEN_BYTES];
     getrandom::fill(&mut bytes).expect("random bytes");
     let mut file = OpenOptions::new()

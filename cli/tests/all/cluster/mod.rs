@@ -10,7 +10,9 @@
 //! and sends garbage) is refused without hurting the node; a burst of
 //! tasks spreads over every node, queued tasks moving to nodes that free
 //! up, none run twice; and the cluster's state is seen whole through any
-//! node (`listings`).
+//! node (`listings`); a peer that stalls, a node just killed, one with a
+//! wrong token and a fake record in etcd get no work, and their tasks run
+//! elsewhere (`stalls`).
 //!
 //! Every wait polls a state with a deadline; no sleep stands for one.
 
@@ -28,5 +30,6 @@ mod reduce;
 mod relay;
 mod sdk_actors;
 mod spread;
+mod stalls;
 mod tls;
 mod work;

@@ -315,7 +315,7 @@ impl Injector {
             .map_err(|e| e.to_string())?;
         file.write_all(b"0123456789abcdef-not-the-cluster-token")
             .map_err(|e| e.to_string())?;
-        let (endpoint, name) = self.cluster.etcd();
+        let (endpoint, name) = self.cluster.etcd_endpoint();
         let token = token.to_str().ok_or("a UTF-8 path")?.to_string();
         let out = in_dir(
             tmp.path(),
@@ -409,7 +409,7 @@ impl Injector {
         F: FnOnce(etcd_client::Client, String) -> Fut,
         Fut: std::future::Future<Output = Result<T, etcd_client::Error>>,
     {
-        let (endpoint, name) = self.cluster.etcd();
+        let (endpoint, name) = self.cluster.etcd_endpoint();
         let prefix = format!("/wray/{name}/nodes/");
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
