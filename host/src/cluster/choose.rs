@@ -21,9 +21,11 @@
 //!      those whose totals fit that was sent the fewest.
 //! - **`SPREAD`**: the least used node with room, here included, whatever
 //!   the threshold; then as step 3.
-//! - **Node affinity**: that node if it is alive and its totals fit
-//!   (queued there until it has room); else, `soft`, the default policy,
-//!   or an `infeasible` error naming the node.
+//! - **Node affinity**: that node if it is alive, not draining, and its
+//!   totals fit (queued there until it has room); else, `soft`, the
+//!   default policy, or an `infeasible` error naming the node.
+//!
+//! A draining node (`drain`) is never picked: it takes no new work.
 //!
 //! What is free on another node is this node's estimate ([`Loads`]).
 //!
@@ -77,12 +79,13 @@ fn offers(nodes: &[NodeRecord]) -> String {
 
 impl Forwarder {
     /// The live nodes other than this one and those in `skip`, with this
-    /// node's estimate of what each has free.
+    /// node's estimate of what each has free; a draining node takes no new
+    /// work (`drain`).
     pub(crate) fn candidates(&self, skip: &[String]) -> Vec<Candidate> {
         self.view
             .alive()
             .into_iter()
-            .filter(|n| n.id != self.node_id && !skip.contains(&n.id))
+            .filter(|n| n.id != self.node_id && !skip.contains(&n.id) && !n.draining)
             .map(|n| {
                 let estimate = self.loads.estimate(&n.id, &n.resources_available);
                 Candidate {
@@ -123,7 +126,7 @@ impl Forwarder {
                     let there = self
                         .view
                         .get(node)
-                        .filter(|n| n.state == NodeState::Alive)
+                        .filter(|n| n.state == NodeState::Alive && !n.record.draining)
                         .is_some_and(|n| request.fits(&n.record.resources_total));
                     if there {
                         return Ok(Placement::Node(node.clone()));
@@ -135,6 +138,11 @@ impl Forwarder {
                 Err(format!(
                     "the task asks for node {node} (node affinity), which {}",
                     match self.view.state(node) {
+                        Some(NodeState::Alive)
+                            if self.view.get(node).is_some_and(|n| n.record.draining) =>
+                        {
+                            "is draining".to_string()
+                        }
                         Some(NodeState::Alive) => format!("cannot run a task asking for {request}"),
                         Some(NodeState::Dead) => "is dead".to_string(),
                         None => format!("is not a node of cluster `{}`", self.cluster),

@@ -311,6 +311,10 @@ impl Forwarder {
             Err(wray_peer::PeerError::Remote { code, message, .. }) if code == code::MOVED => {
                 return Err(Failure::Moved(message));
             }
+            // Its node drained and stopped it at its grace (`drain`).
+            Err(wray_peer::PeerError::Remote { code, message, .. }) if code == code::CUT => {
+                return Err(Failure::Lost(message));
+            }
             Err(e @ wray_peer::PeerError::Remote { code, .. })
                 if code == code::NOT_FOUND && matches!(spec.target, Target::ActorCall { .. }) =>
             {
@@ -405,7 +409,11 @@ impl Forwarder {
         if node == self.node_id {
             return false;
         }
-        let Some(info) = self.view.get(node).filter(|n| n.state == NodeState::Alive) else {
+        let Some(info) = self
+            .view
+            .get(node)
+            .filter(|n| n.state == NodeState::Alive && !n.record.draining)
+        else {
             return false;
         };
         let estimate = self.loads.estimate(node, &info.record.resources_available);

@@ -22,6 +22,9 @@
 //!   the shared-memory store, checked before they are sealed;
 //! - `membership`: this node's record, published as it changes;
 //! - `jobs`: a job's end told to the nodes that ran its tasks;
+//! - `fate`: what a dead node owned here goes with it (Ray's fate
+//!   sharing); `drain`: a stopping node hands back what it queued and
+//!   finishes what runs within its grace before it leaves;
 //! - `relay`, `relay_stream`: requests to another node's HTTP API, their
 //!   large answers pulled a chunk at a time.
 //! - `environments`: a job's environment taken by the nodes its tasks
@@ -35,7 +38,9 @@
 
 mod actors;
 mod choose;
+mod drain;
 mod environments;
+mod fate;
 mod forward;
 mod handles;
 mod jobs;
@@ -112,6 +117,8 @@ pub(crate) struct Cluster {
     view: NodeView,
     forwarder: Arc<forward::Forwarder>,
     server: Mutex<Option<PeerServer>>,
+    /// What this node answers its peers (its drain included).
+    service: Arc<serve::Service>,
     registration: Arc<Mutex<Option<Registration>>>,
     publisher: tokio::task::JoinHandle<()>,
     /// Forgets a node seen dead among the holders of the actors here.
@@ -206,7 +213,7 @@ impl Cluster {
             }
         });
         let peer_address = format!("{host}:{port}");
-        let record = membership::record(sched, started_ms, &config, &peer_address, &traffic);
+        let record = membership::record(sched, started_ms, &config, &peer_address, &traffic, false);
         let registration = registry.register(record, config.registry).await?;
         let remote: Arc<dyn crate::scheduler::remote::Remote> = forwarder.clone();
         sched.connect_remote(Arc::downgrade(&remote));
@@ -227,13 +234,14 @@ impl Cluster {
             config.clone(),
             peer_address.clone(),
             registration.clone(),
-            service,
+            service.clone(),
         ));
         let cluster = Cluster {
             name: config.name.clone(),
             view,
             forwarder,
             server: Mutex::new(Some(server)),
+            service,
             registration,
             publisher,
             deaths,
@@ -242,6 +250,14 @@ impl Cluster {
             _remote: remote,
         };
         Ok((cluster, SocketAddr::new(config.peer_bind.ip(), port)))
+    }
+
+    /// Drains the node (`drain`): published as draining, its queued
+    /// forwarded tasks handed back to their owners, its running ones
+    /// given `grace` to end (then stopped, to run elsewhere). Returns
+    /// once none runs; the node then leaves ([`Cluster::leave`]).
+    pub(crate) async fn drain(&self, grace: Duration) {
+        self.service.drain(grace).await;
     }
 
     /// Leaves the cluster: the lease revoked (the others see the node dead
@@ -314,16 +330,18 @@ impl Cluster {
             retried: self.forwarder.retried.load(Ordering::Relaxed),
             moved: self.forwarder.moved.load(Ordering::Relaxed),
             actors_restarted: self.forwarder.actors_restarted.load(Ordering::Relaxed),
+            cancelled_owner_died: self.service.cancelled_owner_died.load(Ordering::Relaxed),
             object_bytes_sent,
             object_bytes_received,
         }
     }
 }
 
-/// On each node `events` says died, until the node leaves: forgets it
-/// among the holders of the actors here (`serve`; one no node holds any
-/// more exits), and restarts the actors this node
-/// owns that lived there and have restarts left (`actors`).
+/// On each node `events` says died, until the node leaves: lets what it
+/// owned here go (`fate`), forgets it among the holders of the actors
+/// here (`serve`; one no node holds any more exits), and restarts the
+/// actors this node owns that lived there and have restarts left
+/// (`actors`).
 async fn on_deaths(
     service: std::sync::Weak<serve::Service>,
     forwarder: std::sync::Weak<forward::Forwarder>,
@@ -337,14 +355,15 @@ async fn on_deaths(
         };
         match event {
             Ok(wray_control_plane::NodeEvent::Died(node)) => {
-                // The jobs whose log was there: their output has nowhere
-                // to go, and they end.
-                service.jobs.envs.forget_node(&node);
+                // What it owned here goes with it (`fate`), the jobs
+                // whose log was there included.
+                service.owner_died(&node);
                 service.holders_gone(Some(&node));
                 forwarder.restart_idle(Some(&node));
             }
             // Deaths may have been missed: check every holder and actor.
             Err(RecvError::Lagged(_)) => {
+                service.owners_gone();
                 service.holders_gone(None);
                 forwarder.restart_idle(None);
             }
@@ -367,6 +386,9 @@ pub struct ClusterStats {
     pub moved: u64,
     /// Actors this node owns restarted on another node after theirs died.
     pub actors_restarted: u64,
+    /// Tasks other nodes sent here cancelled because the node that sent
+    /// them (their owner) died (`fate`).
+    pub cancelled_owner_died: u64,
     /// Bytes of object values sent to other nodes (inline in messages,
     /// and served to their pulls).
     pub object_bytes_sent: u64,

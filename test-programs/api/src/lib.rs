@@ -13,6 +13,7 @@
 //! | `gpu_packing`, `infeasible`, `blocked`, `limits`, `fuel`, `cancel`, `reuse`, `fresh_pages` | [`resources`] | resources, limits, cancel and kill; a fresh instance sees none of the last one's writes |
 //! | `ids` | here | task and node ids |
 //! | `job_output`, `job_forever`, `job_env` | [`jobs`] | output of a job's driver and tasks, a job that runs until stopped, what a job's driver, tasks and actors see of its variables, directories and GPUs |
+//! | `cluster_fate`, `cluster_drain` | [`fate`] | work whose owner node dies (its tasks, actors, a detached actor); a node drained while it runs another's tasks |
 //! | `deployed` | [`deployed`] | functions and an actor of other deployed components (`nested`, `counter`), by qualified name |
 
 // The scenarios pass `&ObjectRef`s on purpose (Ray's `f.remote(&x)` style).
@@ -24,6 +25,7 @@ mod cluster;
 mod cluster_reduce;
 mod deployed;
 mod failures;
+mod fate;
 mod jobs;
 mod named;
 mod objects;
@@ -71,6 +73,17 @@ fn main(args: Vec<String>) -> Result<(), String> {
         "cluster_burst" => {
             spread::cluster_burst(number(&args, 1, 12) as u64, number(&args, 2, 500) as u64)
         }
+        "cluster_fate" => fate::cluster_fate(
+            args.get(1).map_or("", String::as_str),
+            number(&args, 2, 16) as u64,
+            number(&args, 3, 30_000) as u64,
+        ),
+        "cluster_drain" => fate::cluster_drain(
+            args.get(1).map_or("", String::as_str),
+            number(&args, 2, 8) as u64,
+            number(&args, 3, 2_000) as u64,
+            number(&args, 4, 0) as u64,
+        ),
         "cluster_once" => {
             spread::cluster_once(number(&args, 1, 200) as u64, number(&args, 2, 20) as u64)
         }
@@ -197,6 +210,8 @@ wray::export! {
         spread::busy,
         causal::push_from_relay,
         spread::once,
+        fate::nap,
+        fate::drained,
     ],
     actors: [
         actors::Counter,
@@ -208,5 +223,6 @@ wray::export! {
         resources::GpuHolder,
         jobs::EnvReader,
         spread::Ledger,
+        fate::Runs,
     ],
 }

@@ -9,14 +9,16 @@
 //! node, and a peer that does not know the cluster's token (or knows it
 //! and sends garbage) is refused without hurting the node; a burst of
 //! tasks spreads over every node, queued tasks moving to nodes that free
-//! up, none run twice; and the cluster's state is seen whole through any
-//! node (`listings`).
+//! up, none run twice; the cluster's state is seen whole through any
+//! node (`listings`); and a dead node's work goes with it, while a
+//! drained node finishes what runs within its grace (`fate`).
 //!
 //! Every wait polls a state with a deadline; no sleep stands for one.
 
 mod actors;
 mod bench;
 mod etcd_outage;
+mod fate;
 mod harness;
 mod hostile_peers;
 mod job_env;
