@@ -43,7 +43,8 @@ pub struct NodeInfo {
     pub resources: BTreeMap<String, f64>,
     /// Its GPUs (known for the node answering; empty for the others).
     pub gpus: Vec<GpuSummary>,
-    /// `ALIVE` or `DEAD` (Ray's node states).
+    /// `ALIVE`, `DRAINING` (alive, stopping: it takes no new work) or
+    /// `DEAD` (Ray's node states).
     #[serde(default = "alive")]
     pub state: String,
     /// Its node-to-node channel (`host:port`), in a cluster.

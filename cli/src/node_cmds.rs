@@ -122,7 +122,11 @@ pub struct StartArgs {
     /// it died, then it is forgotten (0 to 86400).
     #[arg(long, value_name = "SECS", default_value_t = wray_host::DEAD_NODE_KEEP.as_secs(), value_parser = clap::value_parser!(u64).range(0..=86_400), requires = "etcd")]
     dead_node_keep: u64,
-    /// Seconds the requests in flight get to finish after SIGTERM.
+    /// Seconds the node drains after SIGTERM (`wray stop`): the HTTP
+    /// requests in flight and the tasks other nodes sent it that run get
+    /// that long to finish (their results sent back); those it queued are
+    /// handed back to their owners at once. Past it, what still runs is
+    /// stopped, and its owners run it elsewhere.
     #[arg(long, default_value_t = 30)]
     grace: u64,
     /// Largest answer of a synchronous call, in MiB (1 to 4,096): a larger
@@ -506,6 +510,11 @@ async fn join(
     Ok(())
 }
 
+/// How long the node-to-node channel lets its last answers go once the
+/// node drained and left its cluster: 2 s (its peers' work here has ended
+/// by then, or was cut at the grace).
+const LEAVE_GRACE: Duration = Duration::from_secs(2);
+
 impl Started {
     /// Serves until SIGTERM or SIGINT (`signals`, registered before the
     /// node said it serves), drains (up to `grace`), removes the running
@@ -547,17 +556,22 @@ impl Started {
                 let _ = drained_tx.send(());
             }));
             let _ = drained_rx.await;
-            if tokio::time::timeout(grace, serve).await.is_err() {
-                tracing::warn!(
-                    "requests still running after {} s: stopping them",
-                    grace.as_secs()
-                );
-            }
+            // The HTTP requests in flight and the cluster's work here
+            // (`Node::drain_cluster`) drain together, within the grace.
+            let http = async {
+                if tokio::time::timeout(grace, serve).await.is_err() {
+                    tracing::warn!(
+                        "requests still running after {} s: stopping them",
+                        grace.as_secs()
+                    );
+                }
+            };
+            tokio::join!(http, node.drain_cluster(grace));
         });
         if let Some(handle) = signal_handle {
             handle.close();
         }
-        runtime.block_on(node.leave_cluster(Duration::from_secs(5)));
+        runtime.block_on(node.leave_cluster(LEAVE_GRACE));
         node_dir::remove_running_files(dir);
         if let Some(s) = session {
             s.finish();

@@ -189,6 +189,11 @@ pub struct NodeRecord {
     /// (at most [`MAX_ALLOWED_DIRS`], each at most [`MAX_DIR_BYTES`]).
     #[serde(default)]
     pub allowed_dirs: Vec<String>,
+    /// Whether it is draining (`wray stop`, SIGTERM): it takes no new
+    /// work, finishes what runs within its `--grace`, then leaves (Ray's
+    /// draining nodes). Placement passes it over while it is still alive.
+    #[serde(default)]
+    pub draining: bool,
 }
 
 impl NodeRecord {

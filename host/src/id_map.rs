@@ -92,6 +92,31 @@ impl<K: std::hash::Hash + Eq + Copy, V> BoundedIdMap<K, V> {
         self.order.iter()
     }
 
+    /// The values, in no order.
+    pub fn values(&self) -> impl Iterator<Item = &V> {
+        self.map.values()
+    }
+
+    /// Removes every entry `pick` takes: those entries, in no order.
+    pub fn take_where(&mut self, mut pick: impl FnMut(&K, &V) -> bool) -> Vec<(K, V)> {
+        let keys: Vec<K> = self
+            .map
+            .iter()
+            .filter(|(k, v)| pick(k, v))
+            .map(|(k, _)| *k)
+            .collect();
+        if keys.is_empty() {
+            return Vec::new();
+        }
+        let taken: Vec<(K, V)> = keys
+            .into_iter()
+            .filter_map(|k| self.map.remove_entry(&k))
+            .collect();
+        let map = &self.map;
+        self.order.retain(|k| map.contains_key(k));
+        taken
+    }
+
     /// How many entries it holds.
     #[cfg(test)]
     pub fn len(&self) -> usize {
@@ -119,5 +144,23 @@ mod tests {
         assert_eq!(map.insert(4, 41), Some(40));
         assert_eq!(map.insert(5, 50), None);
         assert_eq!(map.get(&3), None);
+    }
+
+    #[test]
+    fn entries_taken_where_a_predicate_holds_leave_the_order_too() {
+        let mut map = BoundedIdMap::new(3);
+        for k in 1u64..=3 {
+            map.insert(k, k * 10);
+        }
+        let mut taken = map.take_where(|k, _| k % 2 == 1);
+        taken.sort_unstable();
+        assert_eq!(taken, [(1, 10), (3, 30)]);
+        assert_eq!(map.keys().copied().collect::<Vec<_>>(), [2]);
+        assert_eq!(map.values().copied().collect::<Vec<_>>(), [20]);
+        assert!(map.take_where(|_, _| false).is_empty());
+        // Room again for two: nothing older is forgotten.
+        map.insert(4, 40);
+        map.insert(5, 50);
+        assert_eq!(map.get(&2), Some(&20));
     }
 }

@@ -339,22 +339,27 @@ impl JobEnvs {
     }
 
     /// Forgets the environments of the jobs whose log is on node `node`
-    /// (it died: their output has nowhere to go, and they end).
-    pub(crate) fn forget_node(&self, node: &str) {
+    /// (it died: their output has nowhere to go, and they end): those
+    /// jobs.
+    pub(crate) fn forget_node(&self, node: &str) -> Vec<JobId> {
         let mut tables = self.0.write();
-        let adopted = tables.adopted();
-        let jobs: Vec<JobId> = adopted
-            .keys()
-            .copied()
-            .filter(|j| {
-                adopted
-                    .get(j)
-                    .is_some_and(|e| e.env.portable.log_node.as_deref() == Some(node))
-            })
-            .collect();
-        let gone: Vec<Entry> = jobs.iter().filter_map(|j| adopted.remove(j)).collect();
+        let gone = tables
+            .adopted()
+            .take_where(|_, e| e.env.portable.log_node.as_deref() == Some(node));
         drop(tables);
-        drop(gone);
+        gone.into_iter().map(|(job, _)| job).collect()
+    }
+
+    /// The nodes the logs of the jobs adopted here are on.
+    pub(crate) fn log_nodes(&self) -> Vec<String> {
+        let tables = self.0.read();
+        let Some(adopted) = &tables.adopted else {
+            return Vec::new();
+        };
+        adopted
+            .values()
+            .filter_map(|e| e.env.portable.log_node.clone())
+            .collect()
     }
 
     /// Whether `job` has an environment here.
@@ -518,7 +523,11 @@ mod tests {
         assert_eq!(envs.host_dirs(JobId(1)), ["/srv/data"]);
         assert!(envs.outbox(JobId(1)).is_some());
         envs.adopt(JobId(2), env("node-b"), None, None);
-        envs.forget_node("node-a");
+        let mut logs = envs.log_nodes();
+        logs.sort_unstable();
+        assert_eq!(logs, ["node-a", "node-b"]);
+        assert_eq!(envs.forget_node("node-a"), [JobId(1)], "the jobs it ends");
+        assert!(envs.forget_node("node-a").is_empty());
         assert!(!envs.has(JobId(1)) && envs.has(JobId(2)));
         assert!(outbox.is_closed(), "its outbox closed with it");
         envs.remove_adopted(JobId(2));

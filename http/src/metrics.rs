@@ -313,7 +313,8 @@ fn write_histogram(
 
 /// Appends the node's cluster counters: tasks run again because the node
 /// running them died or could not be reached, tasks moved to a node with
-/// room (spillback), actors restarted.
+/// room (spillback), tasks cancelled because their owner died, actors
+/// restarted.
 pub(crate) fn write_cluster(text: &mut String, stats: &wray_host::ClusterStats) {
     use std::fmt::Write;
     let _ = writeln!(
@@ -336,6 +337,14 @@ pub(crate) fn write_cluster(text: &mut String, stats: &wray_host::ClusterStats) 
          for resources (spillback).\n# TYPE wray_cluster_tasks_moved_total counter\n\
          wray_cluster_tasks_moved_total {}",
         stats.moved
+    );
+    let _ = writeln!(
+        text,
+        "# HELP wray_cluster_tasks_cancelled_total Tasks other nodes sent here, cancelled \
+         (queued or running) because the node that sent them, their owner, died (fate \
+         sharing).\n# TYPE wray_cluster_tasks_cancelled_total counter\n\
+         wray_cluster_tasks_cancelled_total{{reason=\"owner_died\"}} {}",
+        stats.cancelled_owner_died
     );
     let _ = writeln!(
         text,

@@ -113,7 +113,12 @@ pub(crate) fn member(n: &wray_control_plane::NodeInfo) -> api::NodeInfo {
         alive,
         resources: r.resources_total.clone(),
         gpus: Vec::new(),
-        state: if alive { "ALIVE" } else { "DEAD" }.to_string(),
+        state: match (alive, r.draining) {
+            (true, false) => "ALIVE",
+            (true, true) => "DRAINING",
+            (false, _) => "DEAD",
+        }
+        .to_string(),
         address: Some(r.peer_address.clone()),
         http_address: r.http_address.clone(),
         // A dead node runs nothing and has nothing free: its last record

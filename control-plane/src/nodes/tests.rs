@@ -22,6 +22,7 @@ fn record(id: &str) -> NodeRecord {
         object_bytes_sent: 0,
         object_bytes_received: 0,
         allowed_dirs: Vec::new(),
+        draining: false,
     }
 }
 

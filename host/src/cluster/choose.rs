@@ -21,9 +21,11 @@
 //!      those whose totals fit that was sent the fewest.
 //! - **`SPREAD`**: the least used node with room, here included, whatever
 //!   the threshold; then as step 3.
-//! - **Node affinity**: that node if it is alive and its totals fit
-//!   (queued there until it has room); else, `soft`, the default policy,
-//!   or an `infeasible` error naming the node.
+//! - **Node affinity**: that node if it is alive, not draining, and its
+//!   totals fit (queued there until it has room); else, `soft`, the
+//!   default policy, or an `infeasible` error naming the node.
+//!
+//! A draining node (`drain`) is never picked: it takes no new work.
 //!
 //! What is free on another node is this node's estimate ([`Loads`]).
 //!
@@ -78,12 +80,17 @@ fn offers(nodes: &[NodeRecord]) -> String {
 impl Forwarder {
     /// The live nodes other than this one, those in `skip` and those not
     /// usable now (`health`), with this node's estimate of what each has
-    /// free.
+    /// free; a draining node takes no new work (`drain`).
     pub(crate) fn candidates(&self, skip: &[String]) -> Vec<Candidate> {
         self.view
             .alive()
             .into_iter()
-            .filter(|n| n.id != self.node_id && !skip.contains(&n.id) && self.health.usable(&n.id))
+            .filter(|n| {
+                n.id != self.node_id
+                    && !skip.contains(&n.id)
+                    && !n.draining
+                    && self.health.usable(&n.id)
+            })
             .map(|n| {
                 let estimate = self.loads.estimate(&n.id, &n.resources_available);
                 Candidate {
@@ -124,7 +131,7 @@ impl Forwarder {
                     let there = self
                         .view
                         .get(node)
-                        .filter(|n| n.state == NodeState::Alive)
+                        .filter(|n| n.state == NodeState::Alive && !n.record.draining)
                         .is_some_and(|n| request.fits(&n.record.resources_total));
                     if there {
                         return Ok(Placement::Node(node.clone()));
@@ -137,6 +144,11 @@ impl Forwarder {
                 Err(format!(
                     "the task asks for node {node} (node affinity), which {}",
                     match (self.view.state(node), suspect) {
+                        (Some(NodeState::Alive), _)
+                            if self.view.get(node).is_some_and(|n| n.record.draining) =>
+                        {
+                            "is draining".to_string()
+                        }
                         (Some(NodeState::Alive), Some((why, seen))) => {
                             format!("is {} in this node's view: {seen}", why.as_str())
                         }

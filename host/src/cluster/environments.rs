@@ -324,6 +324,7 @@ mod tests {
             object_bytes_sent: 0,
             object_bytes_received: 0,
             allowed_dirs: dirs.iter().map(|d| d.to_string()).collect(),
+            draining: false,
         }
     }
 

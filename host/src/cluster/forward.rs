@@ -363,6 +363,10 @@ impl Forwarder {
                     "the task ran on node {node}, but its answer could not be sent back: {message}"
                 )));
             }
+            // Its node drained and stopped it at its grace (`drain`).
+            Err(wray_peer::PeerError::Remote { code, message, .. }) if code == code::CUT => {
+                return Err(Failure::Lost(message));
+            }
             Err(e @ wray_peer::PeerError::Remote { code, .. })
                 if code == code::NOT_FOUND && matches!(spec.target, Target::ActorCall { .. }) =>
             {
@@ -466,7 +470,11 @@ impl Forwarder {
         if node == self.node_id {
             return false;
         }
-        let Some(info) = self.view.get(node).filter(|n| n.state == NodeState::Alive) else {
+        let Some(info) = self
+            .view
+            .get(node)
+            .filter(|n| n.state == NodeState::Alive && !n.record.draining)
+        else {
             return false;
         };
         if !self.health.usable(node) {

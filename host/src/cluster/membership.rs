@@ -23,6 +23,7 @@ pub(super) fn record(
     config: &ClusterConfig,
     peer_address: &str,
     traffic: &Traffic,
+    draining: bool,
 ) -> NodeRecord {
     let (sent, received) = traffic.totals();
     let (total, available) = sched.pool.resources();
@@ -55,6 +56,7 @@ pub(super) fn record(
             .iter()
             .map(|d| d.to_string_lossy().into_owned())
             .collect(),
+        draining,
     }
 }
 
@@ -77,11 +79,23 @@ pub(super) async fn publish(
     let mut swept = Instant::now();
     let mut kept_then = Vec::new();
     loop {
-        tokio::time::sleep(every).await;
+        tokio::select! {
+            () = tokio::time::sleep(every) => {}
+            // Draining: published at once.
+            () = service.drain.started.notified() => {}
+        }
         let Some(sched) = sched.upgrade() else {
             return;
         };
-        let now = record(&sched, started_ms, &config, &peer_address, &service.traffic);
+        let draining = service.drain.is_draining();
+        let now = record(
+            &sched,
+            started_ms,
+            &config,
+            &peer_address,
+            &service.traffic,
+            draining,
+        );
         drop(sched);
         if last.as_ref() != Some(&now) {
             let published = match &*registration.lock() {

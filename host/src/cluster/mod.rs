@@ -28,6 +28,9 @@
 //!   the shared-memory store, checked before they are sealed;
 //! - `membership`: this node's record, published as it changes;
 //! - `jobs`: a job's end told to the nodes that ran its tasks;
+//! - `fate`: what a dead node owned here goes with it (Ray's fate
+//!   sharing); `drain`: a stopping node hands back what it queued and
+//!   finishes what runs within its grace before it leaves;
 //! - `relay`, `relay_stream`: requests to another node's HTTP API, their
 //!   large answers pulled a chunk at a time.
 //! - `environments`: a job's environment taken by the nodes its tasks
@@ -42,7 +45,9 @@
 mod actors;
 mod choose;
 mod deadline;
+mod drain;
 mod environments;
+mod fate;
 mod forward;
 mod handles;
 mod health;
@@ -124,6 +129,8 @@ pub(crate) struct Cluster {
     view: NodeView,
     forwarder: Arc<forward::Forwarder>,
     server: Mutex<Option<PeerServer>>,
+    /// What this node answers its peers (its drain included).
+    service: Arc<serve::Service>,
     registration: Arc<Mutex<Option<Registration>>>,
     publisher: tokio::task::JoinHandle<()>,
     /// Forgets a node seen dead among the holders of the actors here.
@@ -227,7 +234,8 @@ impl Cluster {
             }
         });
         let peer_address = format!("{host}:{}", config.advertise_port.unwrap_or(port));
-        let record = membership::record(sched, started_ms, &config, &peer_address, &traffic);
+        let record =
+            membership::record(sched, started_ms, &config, &peer_address, &traffic, false);
         let registration = registry.register(record, config.registry).await?;
         let remote: Arc<dyn crate::scheduler::remote::Remote> = forwarder.clone();
         sched.connect_remote(Arc::downgrade(&remote));
@@ -254,13 +262,14 @@ impl Cluster {
             config.clone(),
             peer_address.clone(),
             registration.clone(),
-            service,
+            service.clone(),
         ));
         let cluster = Cluster {
             name: config.name.clone(),
             view,
             forwarder,
             server: Mutex::new(Some(server)),
+            service,
             registration,
             publisher,
             deaths,
@@ -270,6 +279,14 @@ impl Cluster {
             _remote: remote,
         };
         Ok((cluster, SocketAddr::new(config.peer_bind.ip(), port)))
+    }
+
+    /// Drains the node (`drain`): published as draining, its queued
+    /// forwarded tasks handed back to their owners, its running ones
+    /// given `grace` to end (then stopped, to run elsewhere). Returns
+    /// once none runs; the node then leaves ([`Cluster::leave`]).
+    pub(crate) async fn drain(&self, grace: Duration) {
+        self.service.drain(grace).await;
     }
 
     /// Leaves the cluster: the lease revoked (the others see the node dead
@@ -356,16 +373,18 @@ impl Cluster {
             resent: self.forwarder.resent.load(Ordering::Relaxed),
             moved: self.forwarder.moved.load(Ordering::Relaxed),
             actors_restarted: self.forwarder.actors_restarted.load(Ordering::Relaxed),
+            cancelled_owner_died: self.service.cancelled_owner_died.load(Ordering::Relaxed),
             object_bytes_sent,
             object_bytes_received,
         }
     }
 }
 
-/// On each node `events` says died, until the node leaves: forgets it
-/// among the holders of the actors here (`serve`; one no node holds any
-/// more exits), and restarts the actors this node
-/// owns that lived there and have restarts left (`actors`).
+/// On each node `events` says died, until the node leaves: lets what it
+/// owned here go (`fate`), forgets it among the holders of the actors
+/// here (`serve`; one no node holds any more exits), and restarts the
+/// actors this node owns that lived there and have restarts left
+/// (`actors`).
 async fn on_deaths(
     service: std::sync::Weak<serve::Service>,
     forwarder: std::sync::Weak<forward::Forwarder>,
@@ -379,14 +398,15 @@ async fn on_deaths(
         };
         match event {
             Ok(wray_control_plane::NodeEvent::Died(node)) => {
-                // The jobs whose log was there: their output has nowhere
-                // to go, and they end.
-                service.jobs.envs.forget_node(&node);
+                // What it owned here goes with it (`fate`), the jobs
+                // whose log was there included.
+                service.owner_died(&node);
                 service.holders_gone(Some(&node));
                 forwarder.restart_idle(Some(&node));
             }
             // Deaths may have been missed: check every holder and actor.
             Err(RecvError::Lagged(_)) => {
+                service.owners_gone();
                 service.holders_gone(None);
                 forwarder.restart_idle(None);
             }
@@ -414,6 +434,9 @@ pub struct ClusterStats {
     pub moved: u64,
     /// Actors this node owns restarted on another node after theirs died.
     pub actors_restarted: u64,
+    /// Tasks other nodes sent here cancelled because the node that sent
+    /// them (their owner) died (`fate`).
+    pub cancelled_owner_died: u64,
     /// Bytes of object values sent to other nodes (inline in messages,
     /// and served to their pulls).
     pub object_bytes_sent: u64,

@@ -70,8 +70,14 @@ pub(crate) mod code {
     pub const ANSWER_FAILED: u16 = 502;
     /// `RUN_TASK`: the task waited here for resources and another node has
     /// room first: it is handed back to its owner, never having run here;
-    /// the message is the id of the node with room (spillback).
+    /// the message is the id of the node with room (spillback), or empty
+    /// when the node is draining and takes no new work (the owner places
+    /// it again by what it knows).
     pub const MOVED: u16 = 307;
+    /// `RUN_TASK`: the node is draining, and its `--grace` ended while the
+    /// task ran: the task was stopped there (it may have run in part) and
+    /// is run again elsewhere, as after the node's death.
+    pub const CUT: u16 = 410;
 }
 
 /// The most objects one message ships (the task's arguments and what

@@ -39,6 +39,12 @@ use crate::scheduler::Scheduler;
 /// oldest is given back.
 const MAX_SHIPMENTS: usize = 4_096;
 
+/// The most actors whose owners a node remembers (as many as the live
+/// actors a node allows by default); past it the oldest is forgotten, and
+/// that actor no longer dies with its owner (it still exits once no live
+/// node holds it).
+const MAX_ACTOR_OWNERS: usize = 65_536;
+
 /// Objects held on behalf of a peer, given back when dropped.
 pub(crate) struct Held {
     objects: Arc<ObjectStore>,
@@ -67,8 +73,9 @@ pub(crate) struct Service {
     pub(crate) client: PeerClient,
     pub(crate) view: NodeView,
     /// What was shipped to owners and is kept until they say they have it
-    /// (or [`SHIPPED_KEEP`](crate::cluster::protocol::SHIPPED_KEEP) passes), by task, oldest first.
-    shipped: Mutex<BoundedIdMap<TaskId, Held>>,
+    /// (or [`SHIPPED_KEEP`](crate::cluster::protocol::SHIPPED_KEEP) passes,
+    /// or the owner dies: `fate`), by task, oldest first, with the owner.
+    pub(super) shipped: Mutex<BoundedIdMap<TaskId, (String, Held)>>,
     /// The nodes that sent each job's tasks here: a job ends here when
     /// one of them says it ended (`jobs`).
     job_senders: crate::cluster::jobs::JobNodes,
@@ -77,9 +84,17 @@ pub(crate) struct Service {
     early: Mutex<EarlyHolds>,
     /// Forwarded tasks (functions, actor constructors and calls) held
     /// here now, from their arrival until answered, by the node that sent
-    /// them (bounded by the connections the server holds: one request
-    /// each).
-    running: Mutex<IdMap<TaskId, String>>,
+    /// them (their owner; bounded by the connections the server holds: one
+    /// request each): what a `PING` asks, what an owner's death cancels.
+    pub(super) running: Mutex<IdMap<TaskId, Sent>>,
+    /// The owner of each actor created here for another node, not
+    /// detached: it dies with its owner (`fate`). Bounded by
+    /// [`MAX_ACTOR_OWNERS`], the oldest forgotten first.
+    pub(super) actor_owners: Mutex<BoundedIdMap<ActorId, String>>,
+    /// This node's drain, once it stops (`drain`).
+    pub(crate) drain: crate::cluster::drain::Drain,
+    /// Tasks cancelled here because the node that owned them died.
+    pub(crate) cancelled_owner_died: std::sync::atomic::AtomicU64,
     /// Runs a peer's relayed HTTP request, once the node's HTTP API
     /// serves.
     relay: crate::cluster::relay::RelaySlot,
@@ -118,6 +133,9 @@ impl Service {
             early: Mutex::new(Default::default()),
             job_senders: Default::default(),
             running: Mutex::new(Default::default()),
+            actor_owners: Mutex::new(BoundedIdMap::new(MAX_ACTOR_OWNERS)),
+            drain: Default::default(),
+            cancelled_owner_died: Default::default(),
         })
     }
 
@@ -141,8 +159,13 @@ impl Service {
         } = decode("run-task", body).map_err(|m| refused(code::BAD_REQUEST, m))?;
         let bad = |m: String| refused(code::BAD_REQUEST, m);
         check_returns(&spec).map_err(bad)?;
+        // A draining node takes no new work: its owner places it again.
+        if self.drain.is_draining() && matches!(spec.target, Target::Function { .. }) {
+            return Err(refused(code::MOVED, ""));
+        }
         // Held here from now until answered: what a `PING` asks.
-        let _running = Running::new(&self.running, spec.id, &peer.node_id);
+        let call = !matches!(spec.target, Target::Function { .. });
+        let _running = Running::new(&self.running, spec.id, &peer.node_id, call);
         // This node's own limits apply too: the smaller of each.
         spec.limits = spec
             .limits
@@ -219,9 +242,18 @@ impl Service {
                     .chain(early)
                     .collect()
             };
+            if !detached {
+                self.actor_owners
+                    .lock()
+                    .insert(spec.id, peer.node_id.clone());
+            }
             let created = sched
                 .adopt_actor(spec, pin, &holders)
                 .map_err(|m| refused(code::UNAVAILABLE, m))?;
+            // Its owner died meanwhile: it goes with it.
+            if !detached && self.owner_gone(&peer.node_id) {
+                self.owner_died(&peer.node_id);
+            }
             // The constructor holds its arguments now.
             drop(args);
             let mut life = created.life();
@@ -246,6 +278,11 @@ impl Service {
             };
             return encode(&done).map_err(|m| refused(code::UNAVAILABLE, m));
         }
+        let function = matches!(spec.target, Target::Function { .. });
+        // The node started draining while the task's objects came.
+        if function && self.drain.is_draining() {
+            return Err(refused(code::MOVED, ""));
+        }
         let returns = spec.returns.clone();
         for id in &returns {
             sched.objects.register_pending(*id);
@@ -257,7 +294,6 @@ impl Service {
             .collect();
         let kept = Held::new(sched.objects.clone(), kept);
         let task_id = spec.id;
-        let function = matches!(spec.target, Target::Function { .. });
         let mut task = Task::new(spec, actor.clone());
         task.pin = Some(pin);
         // A function that waits here for resources while another node has
@@ -270,6 +306,10 @@ impl Service {
         sched.submit(task);
         // The task holds its arguments now.
         drop(args);
+        // Its owner died before the task was noted here: it goes now.
+        if self.owner_gone(&peer.node_id) {
+            self.owner_died(&peer.node_id);
+        }
         let handed_back = async {
             match handed_back.await {
                 Ok(node) => node,
@@ -295,6 +335,24 @@ impl Service {
                 }
                 return Err(refused(code::MOVED, node));
             }
+        }
+        // Cut by this node's drain at its grace: run again elsewhere.
+        if self.drain.was_cut(&task_id) {
+            return Err(refused(
+                code::CUT,
+                format!(
+                    "node {} stopped before the task ended (its grace of {} s ran out)",
+                    sched.node_id,
+                    self.drain.grace().as_secs()
+                ),
+            ));
+        }
+        // Its owner died: nobody waits for its results (`fate`).
+        if self.owner_gone(&peer.node_id) {
+            return Err(refused(
+                code::UNAVAILABLE,
+                format!("the task's owner, node {}, died", peer.node_id),
+            ));
         }
         // Its calls on actors living on other nodes are done (so queued
         // there) before it counts as finished, as they would be queued on
@@ -327,7 +385,9 @@ impl Service {
                 answer.len()
             )));
         }
-        self.keep(task_id, kept);
+        if !self.owner_gone(&peer.node_id) {
+            self.keep(task_id, &peer.node_id, kept);
+        }
         Ok(answer)
     }
 
@@ -443,10 +503,11 @@ impl Service {
         Ok(alive && found.held_by(peer, 1))
     }
 
-    /// Keeps `held` (a task's results) until its owner releases them or
-    /// [`SHIPPED_KEEP`](crate::cluster::protocol::SHIPPED_KEEP) passes.
-    fn keep(&self, task: TaskId, held: Held) {
-        let replaced = self.shipped.lock().insert(task, held);
+    /// Keeps `held` (a task's results) until its owner `owner` releases
+    /// them, [`SHIPPED_KEEP`](crate::cluster::protocol::SHIPPED_KEEP)
+    /// passes or the owner dies.
+    fn keep(&self, task: TaskId, owner: &str, held: Held) {
+        let replaced = self.shipped.lock().insert(task, (owner.to_string(), held));
         drop(replaced);
     }
 
@@ -521,16 +582,28 @@ impl EarlyHolds {
     }
 }
 
+/// Who sent a forwarded task queued or running here.
+pub(crate) struct Sent {
+    /// The node that sent it: its owner.
+    pub(crate) by: String,
+    /// Whether it is an actor's call (else a function).
+    pub(crate) call: bool,
+}
+
 /// A forwarded task noted as running here, forgotten when dropped (the
 /// request ended, or was dropped).
 struct Running<'a> {
-    map: &'a Mutex<IdMap<TaskId, String>>,
+    map: &'a Mutex<IdMap<TaskId, Sent>>,
     task: TaskId,
 }
 
 impl<'a> Running<'a> {
-    fn new(map: &'a Mutex<IdMap<TaskId, String>>, task: TaskId, by: &str) -> Self {
-        map.lock().insert(task, by.to_string());
+    fn new(map: &'a Mutex<IdMap<TaskId, Sent>>, task: TaskId, by: &str, call: bool) -> Self {
+        let sent = Sent {
+            by: by.to_string(),
+            call,
+        };
+        map.lock().insert(task, sent);
         Running { map, task }
     }
 }
@@ -620,7 +693,7 @@ impl PeerHandler for Service {
                 let CancelTask { task } =
                     decode("cancel-task", &body).map_err(|m| refused(code::BAD_REQUEST, m))?;
                 // Only a task this peer forwarded and that runs here now.
-                let sent_by = self.running.lock().get(&task).cloned();
+                let sent_by = self.running.lock().get(&task).map(|s| s.by.clone());
                 if sent_by.as_deref() == Some(peer.node_id.as_str()) {
                     self.sched()?.cancel(task, true, true);
                 }
@@ -691,7 +764,7 @@ impl PeerHandler for Service {
                 let held = tasks
                     .iter()
                     .take(MAX_PING_TASKS)
-                    .map(|t| running.get(t).is_some_and(|by| *by == peer.node_id))
+                    .map(|t| running.get(t).is_some_and(|sent| sent.by == peer.node_id))
                     .collect();
                 drop(running);
                 encode(&Pong { held }).map_err(|m| refused(code::UNAVAILABLE, m))

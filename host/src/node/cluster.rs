@@ -76,6 +76,22 @@ impl Node {
         Ok(addr)
     }
 
+    /// Drains the node before it leaves its cluster (`wray stop`, SIGTERM;
+    /// Ray's node drain): it publishes that it is draining (the other
+    /// nodes place nothing new here), hands the tasks other nodes sent it
+    /// that have not started back to their owners, and lets those running
+    /// end within `grace`, their results sent back (then stops them, and
+    /// their owners run them elsewhere). Returns once none of them runs;
+    /// then [`Node::leave_cluster`]. Nothing outside a cluster.
+    ///
+    /// # Cancel safety
+    /// Dropped, the drain stops where it is; the node stays draining.
+    pub async fn drain_cluster(&self, grace: Duration) {
+        if let Some(cluster) = self.cluster.get() {
+            cluster.drain(grace).await;
+        }
+    }
+
     /// Leaves the cluster: the node's lease is revoked (the others see it
     /// dead at once) and its channel stops, letting requests in flight end
     /// within `grace`.

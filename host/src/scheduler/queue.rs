@@ -228,6 +228,29 @@ impl ResourcePool {
         moved
     }
 
+    /// Takes every queued task another node forwarded here out of the
+    /// queue (a draining node hands them back to their owners): those
+    /// tasks, in no order. As with [`ResourcePool::take_movable`], a task
+    /// taken out here can no longer start here.
+    pub fn take_peers(&self) -> Vec<Arc<PendingTask>> {
+        let mut s = self.state.lock();
+        let State {
+            classes, queued, ..
+        } = &mut *s;
+        let mut taken = Vec::new();
+        for queue in classes.values_mut() {
+            queue.retain(|q| {
+                let peer = q.movable == Movable::Peer;
+                if peer {
+                    taken.push(q.task.clone());
+                }
+                !peer
+            });
+        }
+        *queued = queued.saturating_sub(taken.len());
+        taken
+    }
+
     /// Removes a queued task (cancelled before it started); true if it was
     /// queued.
     pub fn remove(&self, task: &Arc<PendingTask>) -> bool {
@@ -658,5 +681,39 @@ mod tests {
         assert_eq!(got, [4], "the oldest CPU task");
         assert_eq!(asked_acc, 1, "a class that stays is asked once");
         assert_eq!(taken[0].node, "b");
+    }
+
+    #[test]
+    fn a_draining_node_takes_every_queued_peer_task_and_nothing_else() {
+        let p = pool(1);
+        let running = p.push_ready(task(0), Request::one_cpu(), Movable::Peer);
+        assert_eq!(numbers(&running), [0], "the first starts");
+        for (n, movable) in [
+            (1, Movable::Peer),
+            (2, Movable::Own),
+            (3, Movable::No),
+            (4, Movable::Peer),
+        ] {
+            assert!(p
+                .push_ready(task(n), Request::one_cpu(), movable)
+                .is_empty());
+        }
+        let mut taken: Vec<u64> = p
+            .take_peers()
+            .iter()
+            .map(|t| t.spec.lock().as_ref().unwrap().id.to_parts().1)
+            .collect();
+        taken.sort_unstable();
+        assert_eq!(taken, [1, 4], "the queued peer tasks, not the running one");
+        assert_eq!(p.queued(), 2);
+        assert!(p.take_peers().is_empty());
+        // The rest start in order as the CPU frees up.
+        let mut started = Vec::new();
+        let mut next = running;
+        while let Some(start) = next.pop() {
+            next = p.release(&start.allocation);
+            started.extend(numbers(&next));
+        }
+        assert_eq!(started, [2, 3]);
     }
 }

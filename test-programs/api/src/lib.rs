@@ -15,6 +15,7 @@
 //! | `job_output`, `job_forever`, `job_env` | [`jobs`] | output of a job's driver and tasks, a job that runs until stopped, what a job's driver, tasks and actors see of its variables, directories and GPUs |
 //! | `chaos` | [`chaos`] | the chaos suite's workload: tasks, an actor counter and an object with known results, in rounds |
 //! | `cluster_on`, `cluster_actor_on`, `cluster_many_refs` | [`failover`] | tasks bound to a node that stalls or dies, an actor made on a node just killed, a result of many refs from another node |
+//! | `cluster_fate`, `cluster_drain` | [`fate`] | work whose owner node dies (its tasks, actors, a detached actor); a node drained while it runs another's tasks |
 //! | `deployed` | [`deployed`] | functions and an actor of other deployed components (`nested`, `counter`), by qualified name |
 
 // The scenarios pass `&ObjectRef`s on purpose (Ray's `f.remote(&x)` style).
@@ -28,6 +29,7 @@ mod cluster_reduce;
 mod deployed;
 mod failover;
 mod failures;
+mod fate;
 mod jobs;
 mod named;
 mod objects;
@@ -83,6 +85,17 @@ fn main(args: Vec<String>) -> Result<(), String> {
         "cluster_burst" => {
             spread::cluster_burst(number(&args, 1, 12) as u64, number(&args, 2, 500) as u64)
         }
+        "cluster_fate" => fate::cluster_fate(
+            args.get(1).map_or("", String::as_str),
+            number(&args, 2, 16) as u64,
+            number(&args, 3, 30_000) as u64,
+        ),
+        "cluster_drain" => fate::cluster_drain(
+            args.get(1).map_or("", String::as_str),
+            number(&args, 2, 8) as u64,
+            number(&args, 3, 2_000) as u64,
+            number(&args, 4, 0) as u64,
+        ),
         "cluster_once" => {
             spread::cluster_once(number(&args, 1, 200) as u64, number(&args, 2, 20) as u64)
         }
@@ -218,6 +231,8 @@ wray::export! {
         chaos::chaos_square,
         chaos::chaos_digest,
         failover::many_refs,
+        fate::nap,
+        fate::drained,
     ],
     actors: [
         actors::Counter,
@@ -230,5 +245,6 @@ wray::export! {
         resources::GpuHolder,
         jobs::EnvReader,
         spread::Ledger,
+        fate::Runs,
     ],
 }

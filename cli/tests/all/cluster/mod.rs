@@ -9,10 +9,13 @@
 //! node, and a peer that does not know the cluster's token (or knows it
 //! and sends garbage) is refused without hurting the node; a burst of
 //! tasks spreads over every node, queued tasks moving to nodes that free
-//! up, none run twice; and the cluster's state is seen whole through any
+//! up, none run twice; the cluster's state is seen whole through any
 //! node (`listings`); a peer that stalls, a node just killed, one with a
 //! wrong token and a fake record in etcd get no work, and their tasks run
-//! elsewhere (`stalls`).
+//! elsewhere (`stalls`); a dead node's work goes with it, while a drained
+//! node finishes what runs within its grace (`fate`); and a seeded
+//! schedule of all these faults leaves every job ended and every node
+//! clean (`chaos`).
 //!
 //! Every wait polls a state with a deadline; no sleep stands for one.
 
@@ -20,6 +23,7 @@ mod actors;
 mod bench;
 mod chaos;
 mod etcd_outage;
+mod fate;
 mod harness;
 mod hostile_peers;
 mod job_env;
