@@ -53,9 +53,10 @@ impl Orphans {
 
 impl Service {
     /// Whether node `node`, the owner of work here, is gone: dead, or
-    /// unknown to the view (forgotten after its death).
+    /// unknown to the view (forgotten after its death). A node in any
+    /// other state lives on, and so does its work.
     pub(crate) fn owner_gone(&self, node: &str) -> bool {
-        self.view.state(node) != Some(NodeState::Alive)
+        matches!(self.view.state(node), Some(NodeState::Dead) | None)
     }
 
     /// Node `dead` died: what it owned here goes (see the module docs).
@@ -129,8 +130,9 @@ impl Service {
         orphans
     }
 
-    /// [`Service::owner_died`] for every owner of work here that is not
-    /// alive now (after deaths were missed).
+    /// [`Service::owner_died`] for every owner of work here that the view
+    /// lists dead now (after deaths were missed; one it does not know yet
+    /// is left be).
     pub(crate) fn owners_gone(&self) {
         let mut owners: Vec<String> = self.running.lock().values().map(|s| s.by.clone()).collect();
         owners.extend(self.actor_owners.lock().values().cloned());
@@ -138,7 +140,8 @@ impl Service {
         owners.extend(self.jobs.envs.log_nodes());
         owners.sort_unstable();
         owners.dedup();
-        for owner in owners.iter().filter(|o| self.owner_gone(o)) {
+        let dead = |o: &&String| self.view.state(o) == Some(NodeState::Dead);
+        for owner in owners.iter().filter(dead) {
             self.owner_died(owner);
         }
     }
