@@ -11,7 +11,6 @@
 
 use std::collections::HashMap;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
@@ -36,13 +35,13 @@ pub(crate) const REAP_EVERY: Duration = Duration::from_secs(1);
 /// The pools by address.
 type Table = Mutex<HashMap<String, Arc<Pool>>>;
 
-/// The pools of one client, by address.
+/// The pools of one client, by address. Dropping it ends its reaper.
 #[derive(Default)]
 pub(crate) struct Pools {
     by_addr: Arc<Table>,
-    /// Whether the reaper runs (started by the first checkout, on the
-    /// runtime of the caller).
-    reaping: AtomicBool,
+    /// The reaper, started by a checkout on the caller's runtime (again
+    /// by a later one if that runtime has ended).
+    reaper: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 /// The connections to one address.
@@ -91,6 +90,14 @@ impl Lease {
     }
 }
 
+impl Drop for Pools {
+    fn drop(&mut self) {
+        if let Some(r) = self.reaper.lock().take() {
+            r.abort();
+        }
+    }
+}
+
 impl Pools {
     /// The pool of `addr`, made if new.
     fn pool(&self, addr: &str, per_peer: usize) -> Result<Arc<Pool>> {
@@ -117,13 +124,18 @@ impl Pools {
         Ok(p)
     }
 
-    /// Starts the reaper on the current runtime, once.
+    /// Starts the reaper on the current runtime unless it runs.
     fn reap(&self, max_age: Duration) {
-        if self.reaping.swap(true, Ordering::AcqRel) {
+        let mut running = self.reaper.lock();
+        if running.as_ref().is_some_and(|r| !r.is_finished()) {
             return;
         }
         let every = REAP_EVERY.min(max_age / 2).max(Duration::from_millis(10));
-        tokio::spawn(reaper(Arc::downgrade(&self.by_addr), every, max_age));
+        *running = Some(tokio::spawn(reaper(
+            Arc::downgrade(&self.by_addr),
+            every,
+            max_age,
+        )));
     }
 }
 
