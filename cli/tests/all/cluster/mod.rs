@@ -9,8 +9,9 @@
 //! node, and a peer that does not know the cluster's token (or knows it
 //! and sends garbage) is refused without hurting the node; a burst of
 //! tasks spreads over every node, queued tasks moving to nodes that free
-//! up, none run twice; and the cluster's state is seen whole through any
-//! node (`listings`).
+//! up, none run twice; the cluster's state is seen whole through any
+//! node (`listings`); and a node of another protocol range works with the
+//! others while a range in common remains (`upgrade`).
 //!
 //! Every wait polls a state with a deadline; no sleep stands for one.
 
@@ -28,4 +29,5 @@ mod relay;
 mod sdk_actors;
 mod spread;
 mod tls;
+mod upgrade;
 mod work;
