@@ -122,6 +122,11 @@ pub struct StartArgs {
     /// it died, then it is forgotten (0 to 86400).
     #[arg(long, value_name = "SECS", default_value_t = wray_host::DEAD_NODE_KEEP.as_secs(), value_parser = clap::value_parser!(u64).range(0..=86_400), requires = "etcd")]
     dead_node_keep: u64,
+    /// For tests of rolling upgrades only (hidden): the node-to-node
+    /// protocol versions this node claims to speak, `MIN..MAX` (as
+    /// `wray_peer::PeerConfig::protocol_versions`).
+    #[arg(long, value_name = "MIN..MAX", value_parser = parse_protocols, requires = "etcd", hide = true)]
+    peer_protocol: Option<std::ops::RangeInclusive<u16>>,
     /// Seconds the node drains after SIGTERM (`wray stop`): the HTTP
     /// requests in flight and the tasks other nodes sent it that run get
     /// that long to finish (their results sent back); those it queued are
@@ -167,6 +172,25 @@ impl StartArgs {
 }
 
 /// Checks `--etcd`: `http://HOST:PORT` or `https://HOST:PORT`.
+/// `MIN..MAX` (or `MIN..=MAX`, or one version): a range of protocol
+/// versions, each 2 or more.
+fn parse_protocols(text: &str) -> Result<std::ops::RangeInclusive<u16>, String> {
+    let (min, max) = match text.split_once("..") {
+        Some((min, max)) => (min, max.trim_start_matches('=')),
+        None => (text, text),
+    };
+    let number = |t: &str| {
+        t.trim()
+            .parse::<u16>()
+            .map_err(|e| format!("`{t}` is not a protocol version: {e}"))
+    };
+    let (min, max) = (number(min)?, number(max)?);
+    if min < 2 || min > max {
+        return Err(format!("{min}..{max} is not a range of versions from 2"));
+    }
+    Ok(min..=max)
+}
+
 fn parse_etcd_url(text: &str) -> Result<String, String> {
     let expected = "expected http://HOST:PORT or https://HOST:PORT (e.g. http://127.0.0.1:2379)";
     let url = url::Url::parse(text).map_err(|e| format!("{e}: {expected}"))?;
@@ -487,6 +511,7 @@ async fn join(
         registry,
         labels: Default::default(),
         spread_threshold: args.spread_threshold,
+        protocol_versions: args.peer_protocol.clone(),
         dead_node_keep: Duration::from_secs(args.dead_node_keep),
         tls: tls_files(args).map(|files| wray_peer::PeerTls {
             trust: args

@@ -367,6 +367,18 @@ pub(crate) fn write_cluster(text: &mut String, stats: &wray_host::ClusterStats) 
          wray_cluster_object_bytes_received_total {}",
         stats.object_bytes_received
     );
+    let _ = writeln!(
+        text,
+        "# HELP wray_peer_connections_refused_total Connections the node-to-node channel refused, \
+         by reason (docs/peer-protocol.md).\n# TYPE wray_peer_connections_refused_total counter"
+    );
+    for (reason, n) in stats.peer_refused.by_reason() {
+        let _ = writeln!(
+            text,
+            "wray_peer_connections_refused_total{{reason=\"{}\"}} {n}",
+            reason.as_str()
+        );
+    }
 }
 
 #[cfg(test)]
@@ -407,6 +419,17 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("wray_http_request_duration_seconds_bucket{le=\"+Inf\"} 0"));
+    }
+
+    #[test]
+    fn the_peer_refusals_render_one_counter_per_reason() {
+        let mut text = String::new();
+        write_cluster(&mut text, &wray_host::ClusterStats::default());
+        for reason in ["no_hello", "unauthenticated", "version", "source_budget"] {
+            let line = format!("\nwray_peer_connections_refused_total{{reason=\"{reason}\"}} 0\n");
+            assert!(text.contains(&line), "{text}");
+        }
+        assert!(text.contains("# TYPE wray_peer_connections_refused_total counter"));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 use std::fmt;
 use std::fs::File;
 use std::io::Read;
+use std::ops::RangeInclusive;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -20,6 +21,18 @@ pub const MAX_NODE_ID: usize = 64;
 pub const MAX_KEY: usize = 256;
 /// The most bytes of an error message sent over the wire.
 pub const MAX_ERROR_MESSAGE: usize = 1024;
+/// The most length of the wray version a hello carries, in bytes.
+pub const MAX_WRAY_VERSION: usize = 32;
+
+/// The protocol version this release speaks best: 2, the handshake of
+/// nonces and HMAC proofs (version 1 sent the token in its hello). A
+/// release that changes the protocol raises it and keeps speaking the one
+/// before (see [`MIN_PROTOCOL_VERSION`]), so a cluster upgrades node by
+/// node.
+pub const PROTOCOL_VERSION: u16 = 2;
+/// The oldest protocol version this release speaks: 2 (this release
+/// cannot join a cluster of releases that speak only version 1).
+pub const MIN_PROTOCOL_VERSION: u16 = 2;
 
 /// Default bound on a call's request or response body, in bytes: 16 MiB.
 pub const DEFAULT_MAX_BODY: u32 = 16 << 20;
@@ -37,8 +50,32 @@ pub const DEFAULT_MAX_CONNECTIONS_PER_PEER: usize = 8;
 /// Default number of chunks a pull keeps in flight: 4 (with 4 MiB chunks,
 /// 16 MiB in flight).
 pub const DEFAULT_PULL_IN_FLIGHT: usize = 4;
-/// Default bound on connect + TLS + hello: 5 s.
+/// Default bound on a client's connect + TLS + hello + proof: 5 s.
 pub const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Default time a server gives a new connection to finish TLS, its hello
+/// and its proof: 1 s (a node on the same network does it in
+/// milliseconds; a connection that says nothing holds a slot of the
+/// unauthenticated budget no longer than this).
+pub const DEFAULT_HELLO_TIMEOUT: Duration = Duration::from_secs(1);
+/// Default bound on connections a server holds that have not yet proved
+/// the token: 64 (apart from [`DEFAULT_MAX_CONNECTIONS`]; when full, the
+/// oldest of them is closed to admit a new one).
+pub const DEFAULT_MAX_UNAUTHENTICATED: usize = 64;
+/// Default bound on connections a server holds that have not yet proved
+/// the token, from one source IP address: 8 (one past it is closed at
+/// accept; a client retries that within its handshake timeout).
+pub const DEFAULT_MAX_UNAUTHENTICATED_PER_SOURCE: usize = 8;
+/// Default bound on a client's idle connections kept for reuse, per
+/// address: 8 (one returned past it is closed).
+pub const DEFAULT_MAX_IDLE_PER_PEER: usize = 8;
+/// TCP keepalive on every peer socket: the first probe after 10 s without
+/// traffic, ...
+pub const KEEPALIVE_IDLE: Duration = Duration::from_secs(10);
+/// ... then one every 3 s, ...
+pub const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(3);
+/// ... and the connection is dead after 3 unanswered (a dead peer on an
+/// idle connection is noticed within about 19 s).
+pub const KEEPALIVE_RETRIES: u32 = 3;
 /// Default bound on one request, from taking a connection to the last
 /// byte of the answer: 30 s.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -124,15 +161,30 @@ pub struct PeerConfig {
     /// A server's bound on connections held at once
     /// ([`DEFAULT_MAX_CONNECTIONS`]); one past it is closed at accept.
     pub max_connections: usize,
+    /// A server's bound on connections that have not yet proved the token
+    /// ([`DEFAULT_MAX_UNAUTHENTICATED`]), apart from `max_connections`;
+    /// when full, the oldest of them is closed to admit a new one.
+    pub max_unauthenticated: usize,
+    /// A server's bound on connections from one source IP address that
+    /// have not yet proved the token
+    /// ([`DEFAULT_MAX_UNAUTHENTICATED_PER_SOURCE`]); one past it is closed
+    /// at accept.
+    pub max_unauthenticated_per_source: usize,
     /// A client's bound on connections to one address
     /// ([`DEFAULT_MAX_CONNECTIONS_PER_PEER`]); a request past it waits.
     pub max_connections_per_peer: usize,
+    /// A client's bound on idle connections kept per address
+    /// ([`DEFAULT_MAX_IDLE_PER_PEER`]); one returned past it is closed.
+    pub max_idle_per_peer: usize,
     /// Chunks a pull keeps in flight ([`DEFAULT_PULL_IN_FLIGHT`]; at most
     /// `max_connections_per_peer` are used).
     pub pull_in_flight: usize,
-    /// Bound on connect, TLS and hello ([`DEFAULT_HANDSHAKE_TIMEOUT`]); a
-    /// server gives a new connection as long to say hello.
+    /// A client's bound on connect, TLS, hello and proof
+    /// ([`DEFAULT_HANDSHAKE_TIMEOUT`]).
     pub handshake_timeout: Duration,
+    /// The time a server gives a new connection for TLS, its hello and
+    /// its proof ([`DEFAULT_HELLO_TIMEOUT`]).
+    pub hello_timeout: Duration,
     /// Bound on one request ([`DEFAULT_REQUEST_TIMEOUT`]); a server gives
     /// a started request's body as long to arrive, and its answer as long
     /// to be written.
@@ -140,6 +192,22 @@ pub struct PeerConfig {
     /// Time a server keeps a connection with no request
     /// ([`DEFAULT_IDLE_TIMEOUT`]).
     pub idle_timeout: Duration,
+    /// The protocol versions this node speaks
+    /// ([`MIN_PROTOCOL_VERSION`]`..=`[`PROTOCOL_VERSION`]). Two nodes use
+    /// the highest version both speak and refuse each other without one.
+    /// Change it only in tests of that rule (`wray start
+    /// --peer-protocol`): a node claiming versions this release does not
+    /// implement still speaks this release's protocol under their numbers.
+    pub protocol_versions: RangeInclusive<u16>,
+    /// The node id a server names itself by in its challenge and its
+    /// refusals (1 to [`MAX_NODE_ID`] bytes); `None` for its listening
+    /// address. A client says hello with the id given to
+    /// [`PeerClient::new`](crate::PeerClient::new).
+    pub node_id: Option<String>,
+    /// The wray release this node runs (at most [`MAX_WRAY_VERSION`]
+    /// bytes), sent in the hello and named in refusals; this crate's
+    /// version by default.
+    pub wray_version: String,
 }
 
 impl PeerConfig {
@@ -151,11 +219,18 @@ impl PeerConfig {
             max_body: DEFAULT_MAX_BODY,
             max_chunk: MAX_CHUNK,
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_unauthenticated: DEFAULT_MAX_UNAUTHENTICATED,
+            max_unauthenticated_per_source: DEFAULT_MAX_UNAUTHENTICATED_PER_SOURCE,
             max_connections_per_peer: DEFAULT_MAX_CONNECTIONS_PER_PEER,
+            max_idle_per_peer: DEFAULT_MAX_IDLE_PER_PEER,
             pull_in_flight: DEFAULT_PULL_IN_FLIGHT,
             handshake_timeout: DEFAULT_HANDSHAKE_TIMEOUT,
+            hello_timeout: DEFAULT_HELLO_TIMEOUT,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            protocol_versions: MIN_PROTOCOL_VERSION..=PROTOCOL_VERSION,
+            node_id: None,
+            wray_version: env!("CARGO_PKG_VERSION").to_owned(),
         }
     }
 
@@ -172,14 +247,24 @@ impl PeerConfig {
     /// or run it (mode `0600` or stricter is required);
     /// [`ConfigError::TokenOwner`] when another user owns it;
     /// [`ConfigError::Read`] when it cannot be read or is larger than
-    /// [`MAX_PEM_BYTES`]; [`ConfigError::TokenLength`] for a token out of
+    /// [`MAX_PEM_BYTES`]; [`ConfigError::TokenPath`] instead when it
+    /// cannot be opened and its name, a bare name of at least
+    /// [`MIN_TOKEN`] bytes, may be the token itself (no error shows a
+    /// token's bytes); [`ConfigError::TokenLength`] for a token out of
     /// [`MIN_TOKEN`]..=[`MAX_TOKEN`] bytes.
     pub fn token_from_file(path: &Path) -> Result<Token, ConfigError> {
         let read_error = |source| ConfigError::Read {
             path: path.to_owned(),
             source,
         };
-        let file = File::open(path).map_err(read_error)?;
+        let file = File::open(path).map_err(|source| {
+            let name = path.as_os_str().len();
+            if path.components().count() == 1 && name >= MIN_TOKEN {
+                ConfigError::TokenPath { len: name, source }
+            } else {
+                read_error(source)
+            }
+        })?;
         let meta = file.metadata().map_err(read_error)?;
         let mode = meta.mode() & 0o7777;
         if mode & 0o077 != 0 {
@@ -208,7 +293,9 @@ impl PeerConfig {
     }
 
     /// Checks the bounds: `max_chunk` in 1..=[`MAX_CHUNK`], `max_body`
-    /// at least 1, every count at least 1.
+    /// at least 1, every count at least 1, `protocol_versions` not empty
+    /// and from 2 (version 1's hello is told apart by its first number),
+    /// `wray_version` at most [`MAX_WRAY_VERSION`] bytes.
     ///
     /// # Errors
     /// [`ConfigError::Bound`] naming the bound.
@@ -224,13 +311,40 @@ impl PeerConfig {
             return bad("max_body is 0 bytes".into());
         }
         if self.max_connections == 0
+            || self.max_unauthenticated == 0
+            || self.max_unauthenticated_per_source == 0
             || self.max_connections_per_peer == 0
             || self.pull_in_flight == 0
         {
             return bad(
-                "max_connections, max_connections_per_peer and pull_in_flight must be at least 1"
+                "max_connections, max_unauthenticated, max_unauthenticated_per_source, \
+                 max_connections_per_peer and pull_in_flight must be at least 1"
                     .into(),
             );
+        }
+        let (min, max) = (
+            *self.protocol_versions.start(),
+            *self.protocol_versions.end(),
+        );
+        if min < 2 || min > max {
+            return bad(format!(
+                "protocol versions {min}..={max}: not a range of versions from 2"
+            ));
+        }
+        if let Some(id) = &self.node_id {
+            if id.is_empty() || id.len() > MAX_NODE_ID {
+                return Err(ConfigError::NodeId {
+                    id: id.chars().take(80).collect(),
+                    len: id.len(),
+                    max: MAX_NODE_ID,
+                });
+            }
+        }
+        if self.wray_version.len() > MAX_WRAY_VERSION {
+            return bad(format!(
+                "the wray version is {} bytes (at most {MAX_WRAY_VERSION})",
+                self.wray_version.len()
+            ));
         }
         Ok(())
     }
@@ -271,6 +385,32 @@ mod tests {
     fn debug_hides_the_token() {
         let t = Token::new(b"0123456789abcdefSECRET".to_vec()).unwrap();
         assert!(!format!("{:?}", PeerConfig::new(t)).contains("SECRET"));
+    }
+
+    #[test]
+    fn a_token_given_in_place_of_its_file_is_not_shown() {
+        // The HTTP token of a node (64 hex digits) passed as the file.
+        let secret = "3f2a9c0d5e6b7a8f9e0d1c2b3a4f5e6d7c8b9a0f1e2d3c4b5a6f7e8d9c0b1a2f";
+        let e = PeerConfig::token_from_file(Path::new(secret)).unwrap_err();
+        let shown = format!("{e} {e:?}");
+        assert!(!shown.contains(&secret[..16]), "{shown}");
+        assert!(shown.contains("64 bytes"), "{shown}");
+        // A path with a directory is a path: it is named.
+        let e = PeerConfig::token_from_file(Path::new("/no/such/dir/cluster-token")).unwrap_err();
+        assert!(e.to_string().contains("/no/such/dir/cluster-token"), "{e}");
+    }
+
+    #[test]
+    fn protocol_versions_and_the_wray_version_are_checked() {
+        let mut c = PeerConfig::new(Token::new(vec![1; 16]).unwrap());
+        c.protocol_versions = std::ops::RangeInclusive::new(3, 2);
+        assert!(c.validate().is_err());
+        c.protocol_versions = 1..=2;
+        assert!(c.validate().is_err());
+        c.protocol_versions = 2..=9;
+        assert!(c.validate().is_ok());
+        c.wray_version = "9".repeat(MAX_WRAY_VERSION + 1);
+        assert!(c.validate().is_err());
     }
 
     #[test]

@@ -48,6 +48,17 @@ pub enum ConfigError {
         /// Its permission bits (`st_mode & 0o7777`).
         mode: u32,
     },
+    /// The token file cannot be opened, and its name is not shown: a bare
+    /// name (no directory) of at least [`MIN_TOKEN`](crate::MIN_TOKEN)
+    /// bytes may be the token itself given in place of its file (a node's
+    /// HTTP token, say), and no error shows a token.
+    #[error("cannot read the cluster token file: its name ({len} bytes, not shown in case it is a token given in place of the file) names no readable file: give the path of a file that holds the token: {source}")]
+    TokenPath {
+        /// The length of the name, in bytes.
+        len: usize,
+        /// The OS error.
+        source: std::io::Error,
+    },
     /// The token file belongs to another user.
     #[error("refusing the token file {}: it is owned by uid {owner}, not by this process's uid {uid}", .path.display())]
     TokenOwner {
@@ -139,12 +150,34 @@ pub enum PeerError {
         /// What rustls said, as an I/O error.
         source: std::io::Error,
     },
-    /// The peer refused the hello: a wrong token, another protocol version.
-    #[error("peer {addr} refused the handshake: {message}")]
+    /// The handshake proved that the node at `addr` does not hold this
+    /// node's cluster token: it failed to prove it (an impostor, a stale
+    /// node record pointing at another listener, a node given another
+    /// token), or it refused this node's proof. Not retryable on that
+    /// node: it will fail the same way until it is restarted with the
+    /// right token, so a caller should stop placing work there
+    /// (quarantine it) and send it elsewhere. The token never crossed
+    /// the wire.
+    #[error("peer at {addr} {message}")]
     Auth {
         /// The peer.
         addr: String,
-        /// What the peer said.
+        /// What failed, a phrase completing "peer at ADDR …":
+        /// `failed to prove the cluster token`, `refused this node's
+        /// proof of the cluster token (the nodes hold different tokens)`.
+        message: String,
+    },
+    /// The node at `addr` speaks no protocol version this node speaks
+    /// (another wray release, across an upgrade that broke
+    /// compatibility), or refused this node's hello as malformed. Not
+    /// retryable on that node until one of the two is upgraded.
+    #[error("peer at {addr} speaks another protocol: {message}")]
+    Incompatible {
+        /// The peer.
+        addr: String,
+        /// Both sides' versions: `node n3 speaks protocol 3..=3 (wray
+        /// 0.9.0); this node speaks 2..=2 (wray 0.8.0)`, or what the peer
+        /// said.
         message: String,
     },
     /// The connection broke during a request (reset, closed by the peer).
@@ -217,8 +250,9 @@ pub enum PeerError {
 impl PeerError {
     /// Whether trying again (on a new connection) can succeed: true for a
     /// failed connect, a broken connection, a timeout and a truncated read;
-    /// false for a refused token, bad TLS, a protocol violation, a remote
-    /// handler's error and a size past its bound.
+    /// false for a failed authentication, another protocol version, bad
+    /// TLS, a protocol violation, a remote handler's error and a size past
+    /// its bound.
     pub fn is_retryable(&self) -> bool {
         matches!(
             self,
@@ -226,6 +260,17 @@ impl PeerError {
                 | PeerError::Io { .. }
                 | PeerError::Timeout { .. }
                 | PeerError::Truncated { .. }
+        )
+    }
+
+    /// Whether the handshake showed that the node at this address cannot
+    /// be used as it is ([`PeerError::Auth`], [`PeerError::Incompatible`]):
+    /// a caller should not place work there until it changes (a restart
+    /// with the right token or release), and should send it elsewhere.
+    pub fn is_unusable_peer(&self) -> bool {
+        matches!(
+            self,
+            PeerError::Auth { .. } | PeerError::Incompatible { .. }
         )
     }
 }
@@ -246,11 +291,15 @@ mod tests {
             source: io()
         }
         .is_retryable());
-        assert!(!PeerError::Auth {
+        let auth = PeerError::Auth {
             addr: addr.clone(),
-            message: "bad token".into()
-        }
-        .is_retryable());
+            message: "failed to prove the cluster token".into(),
+        };
+        assert!(!auth.is_retryable() && auth.is_unusable_peer());
+        assert_eq!(
+            auth.to_string(),
+            "peer at n1:1 failed to prove the cluster token"
+        );
         assert!(!PeerError::Remote {
             addr,
             code: 4,

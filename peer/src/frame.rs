@@ -10,17 +10,10 @@
 //! length within the bound of its kind) before any body byte is read or
 //! any buffer for it allocated.
 
-use crate::config::{MAX_ERROR_MESSAGE, MAX_KEY, MAX_NODE_ID, MAX_TOKEN};
+use crate::config::{MAX_ERROR_MESSAGE, MAX_KEY};
 
-/// The bytes every hello starts with.
-pub(crate) const MAGIC: &[u8; 8] = b"WRAYPEER";
-/// The protocol version this crate speaks.
-pub(crate) const VERSION: u16 = 1;
 /// The size of a header, in bytes.
 pub(crate) const HEADER_LEN: usize = 16;
-/// The most bytes of a hello's body: magic, version, id length and id,
-/// token length and token.
-pub(crate) const MAX_HELLO: u32 = (8 + 2 + 1 + MAX_NODE_ID + 2 + MAX_TOKEN) as u32;
 /// The most bytes of a read request's body: key length, key, offset, len.
 pub(crate) const MAX_READ_REQUEST: u32 = (2 + MAX_KEY + 8 + 4) as u32;
 /// The most bytes of an error frame's body: code and message.
@@ -30,11 +23,13 @@ pub(crate) const MAX_ERROR_BODY: u32 = (2 + MAX_ERROR_MESSAGE) as u32;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub(crate) enum Kind {
-    /// Client → server, first frame: magic, version, node id, token.
+    /// Client → server, first frame: magic, protocol versions, node id,
+    /// wray version, nonce (`crate::handshake::Hello`).
     Hello = 1,
-    /// Server → client: the hello is accepted; body: the server's version.
+    /// Server → client: the proof is accepted; body: the agreed version.
     HelloOk = 2,
-    /// Server → client: the hello is refused; body: a message. Then close.
+    /// Server → client: the hello or the proof is refused; body: a
+    /// message. Then close.
     AuthFailed = 3,
     /// Client → server: method u16, then the opaque body.
     Call = 4,
@@ -49,6 +44,16 @@ pub(crate) enum Kind {
     /// Either way: the other side broke the protocol; body: a message.
     /// Then close.
     ProtocolError = 9,
+    /// Server → client, answering the hello: the agreed version, the
+    /// server's versions, node id, wray version, nonce and proof
+    /// (`crate::handshake::Challenge`).
+    Challenge = 10,
+    /// Server → client, answering the hello: no protocol version in
+    /// common; the server's versions, wray version and node id. Then
+    /// close.
+    Incompatible = 11,
+    /// Client → server, answering the challenge: the client's proof.
+    Proof = 12,
 }
 
 impl Kind {
@@ -63,6 +68,9 @@ impl Kind {
             7 => Kind::ReadData,
             8 => Kind::RemoteError,
             9 => Kind::ProtocolError,
+            10 => Kind::Challenge,
+            11 => Kind::Incompatible,
+            12 => Kind::Proof,
             _ => return None,
         })
     }
@@ -151,6 +159,11 @@ impl<'a> Cursor<'a> {
         self.0
     }
 
+    /// The bytes not read yet, leaving the cursor where it is.
+    pub fn rest_ref(&self) -> &'a [u8] {
+        self.0
+    }
+
     /// Errors unless every byte was read.
     pub fn finish(self) -> Result<(), String> {
         if self.0.is_empty() {
@@ -158,55 +171,6 @@ impl<'a> Cursor<'a> {
         } else {
             Err(format!("{} bytes past the end of the body", self.0.len()))
         }
-    }
-}
-
-/// A hello's fields.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) struct Hello<'a> {
-    pub version: u16,
-    pub node_id: &'a str,
-    pub token: &'a [u8],
-}
-
-impl Hello<'_> {
-    /// The body (caller has checked the id and token lengths).
-    pub fn encode(&self) -> Vec<u8> {
-        let mut b = Vec::with_capacity(MAX_HELLO as usize);
-        b.extend_from_slice(MAGIC);
-        b.extend_from_slice(&self.version.to_be_bytes());
-        b.push(self.node_id.len().min(MAX_NODE_ID) as u8);
-        b.extend_from_slice(&self.node_id.as_bytes()[..self.node_id.len().min(MAX_NODE_ID)]);
-        let token = &self.token[..self.token.len().min(MAX_TOKEN)];
-        b.extend_from_slice(&(token.len() as u16).to_be_bytes());
-        b.extend_from_slice(token);
-        b
-    }
-
-    /// Decodes a hello body, checking the magic and every length.
-    pub fn decode(body: &[u8]) -> Result<Hello<'_>, String> {
-        let mut c = Cursor::new(body);
-        if c.take(MAGIC.len())? != MAGIC {
-            return Err("not a wray peer hello (bad magic)".into());
-        }
-        let version = c.u16()?;
-        let id_len = usize::from(c.u8()?);
-        if id_len == 0 || id_len > MAX_NODE_ID {
-            return Err(format!("node id of {id_len} bytes (1..={MAX_NODE_ID})"));
-        }
-        let node_id =
-            std::str::from_utf8(c.take(id_len)?).map_err(|_| "node id is not UTF-8".to_string())?;
-        let token_len = usize::from(c.u16()?);
-        if token_len > MAX_TOKEN {
-            return Err(format!("token of {token_len} bytes (at most {MAX_TOKEN})"));
-        }
-        let token = c.take(token_len)?;
-        c.finish()?;
-        Ok(Hello {
-            version,
-            node_id,
-            token,
-        })
     }
 }
 
@@ -291,24 +255,6 @@ mod tests {
         let mut b = h.encode();
         b[6] = 1;
         assert!(Header::decode(&b).is_err());
-    }
-
-    #[test]
-    fn a_hello_round_trips_and_every_length_is_checked() {
-        let h = Hello {
-            version: VERSION,
-            node_id: "n1",
-            token: b"0123456789abcdef",
-        };
-        let body = h.encode();
-        assert!(body.len() <= MAX_HELLO as usize);
-        assert_eq!(Hello::decode(&body), Ok(h));
-        for cut in 0..body.len() {
-            assert!(Hello::decode(&body[..cut]).is_err(), "cut at {cut}");
-        }
-        let mut long = body.clone();
-        long.push(0);
-        assert!(Hello::decode(&long).is_err());
     }
 
     #[test]

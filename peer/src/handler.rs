@@ -14,8 +14,10 @@ use crate::error::RemoteError;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PeerIdentity {
     /// The node id it gave in its hello (1 to
-    /// [`MAX_NODE_ID`](crate::MAX_NODE_ID) bytes of UTF-8). Every holder of
-    /// the cluster token can claim any id: it names, it does not prove.
+    /// [`MAX_NODE_ID`](crate::MAX_NODE_ID) bytes of UTF-8), known only
+    /// once the client proved the token over a transcript that holds it
+    /// (so the connection is bound to that id). Every holder of the
+    /// cluster token can still claim any id: it names, it does not prove.
     pub node_id: String,
     /// The address the connection comes from.
     pub addr: SocketAddr,

@@ -15,17 +15,31 @@
 //! - [`PeerConfig`]: the cluster [`Token`] (at least [`MIN_TOKEN`] bytes;
 //!   [`PeerConfig::token_from_file`] refuses a file others can read),
 //!   optional [`PeerTls`], and every bound with its default constant.
-//! - Handshake: the client's hello (magic `WRAYPEER`, version, node id,
-//!   token) is checked in constant time; a connection that has not
-//!   authenticated gets nothing but an error frame, and at most a hello's
-//!   bounded size of what it sends is read.
-//! - [`PeerServer`]: bound on the caller's runtime, at most
-//!   [`PeerConfig::max_connections`] connections, one request at a time
-//!   on each, a graceful [`PeerServer::shutdown`].
+//! - Handshake (`src/handshake.rs`): the token never crosses the wire.
+//!   The client's hello carries the protocol versions it speaks
+//!   ([`MIN_PROTOCOL_VERSION`]`..=`[`PROTOCOL_VERSION`], or
+//!   [`PeerConfig::protocol_versions`]), its node id, its wray version and
+//!   a random nonce; the server answers with the highest version both
+//!   speak (or refuses, naming both sides' versions), its own nonce and
+//!   its proof of the token (HMAC-SHA256 over both nonces, both node ids
+//!   and the versions); the client checks it, then proves the token in
+//!   turn. A fake server is named ([`PeerError::Auth`]) and has learned
+//!   nothing; a connection that has not proved the token gets nothing but
+//!   the challenge and refusals.
+//! - [`PeerServer`]: bound on the caller's runtime; connections that have
+//!   not proved the token hold a small budget of their own
+//!   ([`PeerConfig::max_unauthenticated`], per source address too) for
+//!   [`PeerConfig::hello_timeout`] at most, proved ones
+//!   [`PeerConfig::max_connections`]; one request at a time on each; what
+//!   it refused counted by [`Refusal`] ([`PeerServer::stats`]) and logged
+//!   as counts; a graceful [`PeerServer::shutdown`].
 //! - [`PeerClient`]: pooled authenticated connections per address
-//!   (`host:port`), [`call`](PeerClient::call), [`read`](PeerClient::read)
-//!   and a pipelined [`pull`](PeerClient::pull) returning [`PullStats`].
-//! - Errors: [`PeerError`] with [`PeerError::is_retryable`];
+//!   (`host:port`), at most [`PeerConfig::max_idle_per_peer`] kept idle,
+//!   none kept once its server closed it; [`call`](PeerClient::call),
+//!   [`read`](PeerClient::read) and a pipelined [`pull`](PeerClient::pull)
+//!   returning [`PullStats`]. Every socket has TCP keepalive.
+//! - Errors: [`PeerError`] with [`PeerError::is_retryable`] and
+//!   [`PeerError::is_unusable_peer`] (a node to stop placing work on);
 //!   [`RemoteError`] is a handler's own error, delivered typed.
 //!
 //! # Example
@@ -69,17 +83,23 @@ mod config;
 mod error;
 mod frame;
 mod handler;
+mod handshake;
 mod server;
+mod socket;
 mod tls;
 mod wire;
 
 pub use client::{PeerClient, PullStats, MAX_PEERS};
 pub use config::{
-    PeerConfig, PeerTls, Token, DEFAULT_CHUNK, DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
-    DEFAULT_MAX_BODY, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_PEER,
-    DEFAULT_PULL_IN_FLIGHT, DEFAULT_REQUEST_TIMEOUT, MAX_CHUNK, MAX_ERROR_MESSAGE, MAX_KEY,
-    MAX_NODE_ID, MAX_PEM_BYTES, MAX_TOKEN, MIN_TOKEN,
+    PeerConfig, PeerTls, Token, DEFAULT_CHUNK, DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_HELLO_TIMEOUT,
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_BODY, DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_CONNECTIONS_PER_PEER, DEFAULT_MAX_IDLE_PER_PEER, DEFAULT_MAX_UNAUTHENTICATED,
+    DEFAULT_MAX_UNAUTHENTICATED_PER_SOURCE, DEFAULT_PULL_IN_FLIGHT, DEFAULT_REQUEST_TIMEOUT,
+    KEEPALIVE_IDLE, KEEPALIVE_INTERVAL, KEEPALIVE_RETRIES, MAX_CHUNK, MAX_ERROR_MESSAGE, MAX_KEY,
+    MAX_NODE_ID, MAX_PEM_BYTES, MAX_TOKEN, MAX_WRAY_VERSION, MIN_PROTOCOL_VERSION, MIN_TOKEN,
+    PROTOCOL_VERSION,
 };
 pub use error::{ConfigError, PeerError, RemoteError, Result};
 pub use handler::{Blob, PeerHandler, PeerIdentity};
-pub use server::PeerServer;
+pub use server::refusals::{Refusal, RefusalCounts, REPORT_EVERY};
+pub use server::{PeerServer, PeerServerStats};

@@ -1,17 +1,22 @@
-//! [`PeerServer`]: listens on the caller's tokio runtime, holds at most
-//! [`PeerConfig::max_connections`] connections (one past it is closed at
-//! accept), serves each in its own task ([`connection`]) and, on
-//! [`PeerServer::shutdown`], stops accepting, lets requests in flight
-//! finish within a grace, then drops what is left.
+//! [`PeerServer`]: listens on the caller's tokio runtime, admits new
+//! connections within the unauthenticated budgets and moves them to the
+//! authenticated bound once they prove the token ([`admission`]), serves
+//! each in its own task ([`connection`], [`hello`]), counts and reports
+//! what it refused ([`refusals`]) and, on [`PeerServer::shutdown`], stops
+//! accepting, lets requests in flight finish within a grace, then drops
+//! what is left.
 
+mod admission;
 mod connection;
+mod hello;
+pub(crate) mod refusals;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 use tokio_rustls::TlsAcceptor;
 
@@ -19,12 +24,30 @@ use crate::config::PeerConfig;
 use crate::error::{PeerError, Result};
 use crate::handler::PeerHandler;
 use crate::tls;
+use admission::Admission;
+use refusals::{RefusalCounts, Refusals};
 
 /// What every connection task of a server shares.
 pub(crate) struct Shared {
     pub config: PeerConfig,
     pub handler: Arc<dyn PeerHandler>,
     pub tls: Option<TlsAcceptor>,
+    /// The id it names itself by: `config.node_id`, else its address.
+    pub node_id: String,
+    pub refusals: Arc<Refusals>,
+}
+
+/// A server's connections and refusals, at one moment.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PeerServerStats {
+    /// Connections that proved the token, held now (at most
+    /// [`PeerConfig::max_connections`]).
+    pub authenticated: usize,
+    /// Connections that have not proved it yet, held now (at most
+    /// [`PeerConfig::max_unauthenticated`]).
+    pub unauthenticated: usize,
+    /// Connections refused since the server started, by reason.
+    pub refused: RefusalCounts,
 }
 
 /// A running server. Dropping it stops the server at once (no grace);
@@ -34,6 +57,8 @@ pub struct PeerServer {
     /// `Some(grace)` once asked to stop.
     stop: watch::Sender<Option<Duration>>,
     task: JoinHandle<()>,
+    admission: Arc<Admission>,
+    refusals: Arc<Refusals>,
 }
 
 impl PeerServer {
@@ -64,23 +89,42 @@ impl PeerServer {
         let listener = TcpListener::bind(addr).await.map_err(bind_error)?;
         let local_addr = listener.local_addr().map_err(bind_error)?;
         let (stop, stop_rx) = watch::channel(None);
+        let admission = Admission::new(&config);
+        let refusals = Arc::new(Refusals::default());
         let shared = Arc::new(Shared {
+            node_id: config
+                .node_id
+                .clone()
+                .unwrap_or_else(|| local_addr.to_string()),
             config,
             handler,
             tls,
+            refusals: refusals.clone(),
         });
-        let task = tokio::spawn(accept_loop(listener, shared, stop_rx));
+        let task = tokio::spawn(accept_loop(listener, shared, admission.clone(), stop_rx));
         tracing::info!("peer server listening on {local_addr}");
         Ok(PeerServer {
             local_addr,
             stop,
             task,
+            admission,
+            refusals,
         })
     }
 
     /// The address it listens on (the port chosen when bound to port 0).
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
+    }
+
+    /// The connections it holds now and those it refused so far.
+    pub fn stats(&self) -> PeerServerStats {
+        let (authenticated, unauthenticated) = self.admission.held();
+        PeerServerStats {
+            authenticated,
+            unauthenticated,
+            refused: self.refusals.counts(),
+        }
     }
 
     /// Stops accepting (the listening socket is closed: new connections
@@ -97,9 +141,9 @@ impl PeerServer {
 async fn accept_loop(
     listener: TcpListener,
     shared: Arc<Shared>,
+    admission: Arc<Admission>,
     mut stop: watch::Receiver<Option<Duration>>,
 ) {
-    let permits = Arc::new(Semaphore::new(shared.config.max_connections));
     let (closing_tx, closing) = watch::channel(false);
     let mut tasks = JoinSet::new();
     let grace = loop {
@@ -124,21 +168,23 @@ async fn accept_loop(
             },
         };
         while tasks.try_join_next().is_some() {}
-        let Ok(permit) = permits.clone().try_acquire_owned() else {
-            tracing::warn!(
-                "peer connection from {peer} closed: {} connections already held",
-                shared.config.max_connections
-            );
-            drop(stream);
-            continue;
+        let pending = match admission.admit(peer.ip()) {
+            Ok(p) => p,
+            Err(reason) => {
+                let why = format!(
+                    "{} unauthenticated connections from {} already held",
+                    shared.config.max_unauthenticated_per_source,
+                    peer.ip()
+                );
+                shared.refusals.note(reason, peer, &why);
+                drop(stream);
+                continue;
+            }
         };
-        let _ = stream.set_nodelay(true);
+        crate::socket::tune(&stream);
         let shared = shared.clone();
         let closing = closing.clone();
-        tasks.spawn(async move {
-            connection::serve(stream, peer, shared, closing).await;
-            drop(permit);
-        });
+        tasks.spawn(connection::serve(stream, peer, shared, pending, closing));
     };
     drop(listener);
     let _ = closing_tx.send(true);

@@ -75,11 +75,12 @@ impl Suspicion {
     }
 }
 
-/// Whether `e` says the peer failed authentication: the one place that
-/// reads it (a wrong token refused in the hello, a TLS handshake that
-/// failed).
+/// Whether `e` says the peer failed authentication or cannot be talked
+/// to at all: the one place that reads it (a proof of the cluster token
+/// refused either way, no protocol version in common, a TLS handshake
+/// that failed).
 pub(crate) fn failed_authentication(e: &PeerError) -> bool {
-    matches!(e, PeerError::Auth { .. } | PeerError::Tls { .. })
+    e.is_unusable_peer() || matches!(e, PeerError::Tls { .. })
 }
 
 /// Whether `e` happened before the peer could take a request: the
@@ -87,7 +88,10 @@ pub(crate) fn failed_authentication(e: &PeerError) -> bool {
 /// call failed so never reached the node.
 pub(crate) fn unreached(e: &PeerError) -> bool {
     match e {
-        PeerError::Connect { .. } | PeerError::Auth { .. } | PeerError::Tls { .. } => true,
+        PeerError::Connect { .. }
+        | PeerError::Auth { .. }
+        | PeerError::Incompatible { .. }
+        | PeerError::Tls { .. } => true,
         PeerError::Timeout { what, .. } => *what != "request",
         _ => false,
     }

@@ -115,6 +115,10 @@ pub struct ClusterConfig {
     /// asks for is under it, and goes to the least used node with room
     /// past it. 0 to 1; [`DEFAULT_SPREAD_THRESHOLD`] by default.
     pub spread_threshold: f64,
+    /// The channel's protocol versions this node claims to speak
+    /// (`wray start --peer-protocol`, hidden): for tests of rolling
+    /// upgrades only; `None` for the versions this release speaks.
+    pub protocol_versions: Option<std::ops::RangeInclusive<u16>>,
 }
 
 /// Ray's default `scheduler_spread_threshold`: 0.5.
@@ -175,10 +179,17 @@ impl Cluster {
         };
         let mut peer = PeerConfig::new(config.token.clone());
         peer.tls = config.tls.clone();
+        peer.node_id = Some(node_id.clone());
+        peer.wray_version = env!("CARGO_PKG_VERSION").to_owned();
+        if let Some(versions) = &config.protocol_versions {
+            peer.protocol_versions = versions.clone();
+        }
         let client =
             PeerClient::new(peer.clone(), node_id.clone()).map_err(|e| invalid("client", &e))?;
         let mut long = peer.clone();
         long.request_timeout = Duration::from_secs(7 * 24 * 3600);
+        // Up to 64 tasks in flight to one node; at most
+        // `max_idle_per_peer` (8) of their connections kept once idle.
         long.max_connections_per_peer = 64;
         let tasks = PeerClient::new(long, node_id.clone()).map_err(|e| invalid("client", &e))?;
         let probes =
@@ -376,6 +387,12 @@ impl Cluster {
             cancelled_owner_died: self.service.cancelled_owner_died.load(Ordering::Relaxed),
             object_bytes_sent,
             object_bytes_received,
+            peer_refused: self
+                .server
+                .lock()
+                .as_ref()
+                .map(|s| s.stats().refused)
+                .unwrap_or_default(),
         }
     }
 }
@@ -442,4 +459,8 @@ pub struct ClusterStats {
     pub object_bytes_sent: u64,
     /// Bytes of object values received from other nodes.
     pub object_bytes_received: u64,
+    /// Connections this node's channel refused, by reason (a bad or
+    /// silent hello, a failed proof of the token, another protocol
+    /// version, a budget full).
+    pub peer_refused: wray_peer::RefusalCounts,
 }

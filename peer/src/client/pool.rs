@@ -1,14 +1,22 @@
 //! The client's connections: per address, at most
-//! `max_connections_per_peer` at once (a request past it waits for one),
-//! idle ones kept for reuse while younger than half the idle timeout, a
-//! connection returned only after a request that left it in step.
-//! The table of addresses is bounded by [`MAX_PEERS`].
+//! `max_connections_per_peer` open at once (a request past it waits for
+//! one) and at most `max_idle_per_peer` kept idle for reuse (one returned
+//! past it is closed). An idle connection is reused only while younger
+//! than half the idle timeout and still open: one the server closed (its
+//! idle timeout, a restart) is dropped, never sent a request. A reaper
+//! task drops such connections every [`REAP_EVERY`] at most, so none sits
+//! in `CLOSE-WAIT` after its server closed it. A connection is returned
+//! only after a request that left it in step. The table of addresses is
+//! bounded by [`MAX_PEERS`].
 
 use std::collections::HashMap;
-use std::sync::Arc;
-use std::time::Instant;
+use std::pin::Pin;
+use std::sync::{Arc, Weak};
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
+use tokio::io::{AsyncRead, ReadBuf};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::connect::{connect, Conn};
@@ -19,10 +27,21 @@ use crate::error::{PeerError, Result};
 /// is using are dropped first.
 pub const MAX_PEERS: usize = 4096;
 
-/// The pools of one client, by address.
+/// How often the reaper looks for idle connections too old or closed by
+/// their server: every second (or every half of the idle age, if
+/// shorter).
+pub(crate) const REAP_EVERY: Duration = Duration::from_secs(1);
+
+/// The pools by address.
+type Table = Mutex<HashMap<String, Arc<Pool>>>;
+
+/// The pools of one client, by address. Dropping it ends its reaper.
 #[derive(Default)]
 pub(crate) struct Pools {
-    by_addr: Mutex<HashMap<String, Arc<Pool>>>,
+    by_addr: Arc<Table>,
+    /// The reaper, started by a checkout on the caller's runtime (again
+    /// by a later one if that runtime has ended).
+    reaper: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 /// The connections to one address.
@@ -36,6 +55,7 @@ struct Pool {
 pub(crate) struct Lease {
     conn: Conn,
     pool: Arc<Pool>,
+    max_idle: usize,
     _permit: OwnedSemaphorePermit,
 }
 
@@ -46,16 +66,35 @@ impl Lease {
     }
 
     /// Returns the connection to its pool for reuse (before the permit is
-    /// released, so the next request finds it).
+    /// released, so the next request finds it), or closes it when the
+    /// pool holds `max_idle_per_peer` idle ones already.
     pub fn release(self) {
         let Lease {
             mut conn,
             pool,
+            max_idle,
             _permit,
         } = self;
         conn.idle_since = Instant::now();
-        pool.idle.lock().push(conn);
+        let extra = {
+            let mut idle = pool.idle.lock();
+            if idle.len() < max_idle {
+                idle.push(conn);
+                None
+            } else {
+                Some(conn)
+            }
+        };
+        drop(extra);
         drop(_permit);
+    }
+}
+
+impl Drop for Pools {
+    fn drop(&mut self) {
+        if let Some(r) = self.reaper.lock().take() {
+            r.abort();
+        }
     }
 }
 
@@ -84,10 +123,74 @@ impl Pools {
         map.insert(addr.to_owned(), p.clone());
         Ok(p)
     }
+
+    /// Starts the reaper on the current runtime unless it runs.
+    fn reap(&self, max_age: Duration) {
+        let mut running = self.reaper.lock();
+        if running.as_ref().is_some_and(|r| !r.is_finished()) {
+            return;
+        }
+        let every = REAP_EVERY.min(max_age / 2).max(Duration::from_millis(10));
+        *running = Some(tokio::spawn(reaper(
+            Arc::downgrade(&self.by_addr),
+            every,
+            max_age,
+        )));
+    }
 }
 
-/// A connection to `addr`: an idle one young enough, else a new one.
-/// Waits while `max_connections_per_peer` are in use.
+/// Every `every`, drops idle connections older than `max_age` or closed
+/// by their server, and pools nobody uses; ends with the client.
+async fn reaper(table: Weak<Table>, every: Duration, max_age: Duration) {
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let Some(table) = table.upgrade() else {
+            return;
+        };
+        let pools: Vec<Arc<Pool>> = table.lock().values().cloned().collect();
+        for pool in &pools {
+            let mut stale = Vec::new();
+            {
+                let mut idle = pool.idle.lock();
+                for mut c in std::mem::take(&mut *idle) {
+                    if usable(&mut c, max_age) {
+                        idle.push(c);
+                    } else {
+                        stale.push(c);
+                    }
+                }
+            }
+            drop(stale);
+        }
+        drop(pools);
+        // Pools with no lease out and nothing idle.
+        table
+            .lock()
+            .retain(|_, p| Arc::strong_count(p) > 1 || !p.idle.lock().is_empty());
+    }
+}
+
+/// Whether an idle connection may take a request: younger than `max_age`
+/// and still open: reading it now would wait (no end of stream, no
+/// error, no byte the server sent unasked). Polls once with a no-op
+/// waker; a byte it reads is lost, but such a connection is dropped.
+fn usable(conn: &mut Conn, max_age: Duration) -> bool {
+    if conn.idle_since.elapsed() >= max_age {
+        return false;
+    }
+    let mut cx = Context::from_waker(Waker::noop());
+    let mut byte = [0u8; 1];
+    let mut buf = ReadBuf::new(&mut byte);
+    matches!(
+        Pin::new(&mut conn.io).poll_read(&mut cx, &mut buf),
+        Poll::Pending
+    )
+}
+
+/// A connection to `addr`: an idle one young enough and still open, else
+/// a new one. Waits while `max_connections_per_peer` are in use.
 ///
 /// # Errors
 /// Those of [`connect`]; [`PeerError::TooLarge`] when the address table
@@ -96,6 +199,8 @@ impl Pools {
 /// # Cancel safety
 /// Cancel safe: nothing is held until it returns.
 pub(crate) async fn checkout(inner: &Inner, addr: &str) -> Result<Lease> {
+    let max_age = inner.config.idle_timeout / 2;
+    inner.pools.reap(max_age);
     let pool = inner
         .pools
         .pool(addr, inner.config.max_connections_per_peer)?;
@@ -106,11 +211,13 @@ pub(crate) async fn checkout(inner: &Inner, addr: &str) -> Result<Lease> {
             message: "connection pool closed".into(),
         });
     };
-    let max_idle = inner.config.idle_timeout / 2;
-    let reused = {
-        let mut idle = pool.idle.lock();
-        idle.retain(|c| c.idle_since.elapsed() < max_idle);
-        idle.pop()
+    let reused = loop {
+        let Some(mut c) = pool.idle.lock().pop() else {
+            break None;
+        };
+        if usable(&mut c, max_age) {
+            break Some(c);
+        }
     };
     let conn = match reused {
         Some(c) => c,
@@ -119,6 +226,7 @@ pub(crate) async fn checkout(inner: &Inner, addr: &str) -> Result<Lease> {
     Ok(Lease {
         conn,
         pool,
+        max_idle: inner.config.max_idle_per_peer,
         _permit: permit,
     })
 }

@@ -1,33 +1,33 @@
-//! One connection on the server side: TLS (if configured), the hello
-//! within the handshake timeout, then one request at a time until the
-//! client closes, the connection idles past its bound, the client breaks
-//! the protocol, or the server stops.
-//!
-//! Before the hello is accepted the only frame sent is `AuthFailed`, and
-//! at most [`MAX_HELLO`] body bytes are read.
+//! One connection on the server side: TLS (if configured), the hello and
+//! proof ([`super::hello`]) within the hello timeout while it holds an
+//! unauthenticated slot, then, holding an authenticated one, one request
+//! at a time until the client closes, the connection idles past its
+//! bound, the client breaks the protocol, or the server stops.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use subtle::ConstantTimeEq;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 use tokio::time::timeout;
 
+use super::admission::Pending;
+use super::hello::{handshake, welcome};
+use super::refusals::Refusal;
 use super::Shared;
-use crate::frame::{
-    encode_error, Header, Hello, Kind, ReadRequest, MAX_HELLO, MAX_READ_REQUEST, VERSION,
-};
+use crate::frame::{encode_error, Header, Kind, ReadRequest, MAX_READ_REQUEST};
 use crate::handler::PeerIdentity;
 use crate::wire::{read_body, read_raw_header, write_frame, BoxStream};
 
-/// Serves the connection `stream` from `addr` until it ends.
+/// Serves the connection `stream` from `addr`, admitted with `pending`,
+/// until it ends.
 pub(super) async fn serve(
     stream: TcpStream,
     addr: SocketAddr,
     shared: Arc<Shared>,
+    mut pending: Pending,
     mut closing: watch::Receiver<bool>,
 ) {
     let cfg = &shared.config;
@@ -38,26 +38,42 @@ pub(super) async fn serve(
                 acceptor
                     .accept(stream)
                     .await
-                    .map_err(|e| format!("tls: {e}"))?,
+                    .map_err(|e| (Refusal::Tls, format!("tls: {e}")))?,
             ),
         };
-        let node_id = hello(&mut io, &shared).await?;
-        Ok::<_, String>((io, node_id))
+        let node_id = handshake(&mut io, &shared).await?;
+        Ok::<_, (Refusal, String)>((io, node_id))
     };
-    let (mut io, node_id) = tokio::select! {
-        r = timeout(cfg.handshake_timeout, opened) => match r {
+    let refused = |reason: Refusal, why: &str| shared.refusals.note(reason, addr, why);
+    let (mut io, (node_id, version)) = tokio::select! {
+        r = timeout(cfg.hello_timeout, opened) => match r {
             Ok(Ok(opened)) => opened,
-            Ok(Err(why)) => {
-                tracing::warn!("peer connection from {addr} refused: {why}");
-                return;
-            }
+            Ok(Err((reason, why))) => return refused(reason, &why),
             Err(_) => {
-                tracing::debug!("peer connection from {addr}: no hello within {:?}", cfg.handshake_timeout);
-                return;
+                let why = format!("no hello and proof within {:?}", cfg.hello_timeout);
+                return refused(Refusal::NoHello, &why);
             }
         },
+        () = pending.evicted() => {
+            let why = format!(
+                "no proof yet while {} newer connections came: the oldest is closed",
+                cfg.max_unauthenticated
+            );
+            return refused(Refusal::Evicted, &why);
+        }
         _ = closing.wait_for(|c| *c) => return,
     };
+    let Some(_permit) = pending.promote() else {
+        let why = format!(
+            "node {node_id:?} proved the token, but {} authenticated connections are held",
+            cfg.max_connections
+        );
+        return refused(Refusal::ConnectionBound, &why);
+    };
+    if let Err(e) = welcome(&mut io, version, cfg.request_timeout).await {
+        tracing::debug!("peer {node_id} ({addr}): answering its proof: {e}");
+        return;
+    }
     let peer = PeerIdentity { node_id, addr };
     tracing::debug!("peer {} connected from {addr}", peer.node_id);
     loop {
@@ -85,66 +101,6 @@ pub(super) async fn serve(
             return;
         }
     }
-}
-
-/// Reads and checks the hello; answers `HelloOk` and returns the node id,
-/// or answers `AuthFailed`, shuts the connection down and says why.
-async fn hello(io: &mut BoxStream, shared: &Shared) -> Result<String, String> {
-    let raw = match read_raw_header(io).await {
-        Ok(Some(raw)) => raw,
-        Ok(None) => return Err("closed before its hello".into()),
-        Err(e) => return Err(format!("reading the hello: {e}")),
-    };
-    let checked = match Header::decode(&raw) {
-        Ok(h) if h.kind == Kind::Hello && h.len <= MAX_HELLO => Ok(h),
-        Ok(h) if h.kind == Kind::Hello => {
-            Err(format!("hello of {} bytes (at most {MAX_HELLO})", h.len))
-        }
-        Ok(h) => Err(format!("{:?} frame before the hello", h.kind)),
-        Err(e) => Err(e),
-    };
-    let header = match checked {
-        Ok(h) => h,
-        Err(why) => return Err(refuse(io, why).await),
-    };
-    let body = read_body(io, header.len)
-        .await
-        .map_err(|e| format!("reading the hello: {e}"))?;
-    let hello = match Hello::decode(&body) {
-        Ok(h) => h,
-        Err(why) => return Err(refuse(io, why).await),
-    };
-    if hello.version != VERSION {
-        let why = format!(
-            "protocol version {} is not supported (this node speaks {VERSION})",
-            hello.version
-        );
-        return Err(refuse(io, why).await);
-    }
-    let good: bool = hello.token.ct_eq(shared.config.token().as_bytes()).into();
-    if !good {
-        let why = format!("node {:?} presented a wrong cluster token", hello.node_id);
-        return Err(refuse(io, why).await);
-    }
-    let node_id = hello.node_id.to_owned();
-    write_frame(io, Kind::HelloOk, 0, &[&VERSION.to_be_bytes()])
-        .await
-        .map_err(|e| format!("answering the hello: {e}"))?;
-    Ok(node_id)
-}
-
-/// Sends `AuthFailed` with `why` and shuts the connection down; returns
-/// `why`.
-async fn refuse(io: &mut BoxStream, why: String) -> String {
-    let _ = write_frame(
-        io,
-        Kind::AuthFailed,
-        0,
-        &[crate::frame::clip(&why).as_bytes()],
-    )
-    .await;
-    let _ = io.shutdown().await;
-    why
 }
 
 /// Serves the request whose header is `raw`. `Err` (after a
@@ -241,7 +197,7 @@ async fn request(
 }
 
 /// `io` bounded by `limit`: past it, a `TimedOut` error.
-async fn within<T>(
+pub(super) async fn within<T>(
     limit: std::time::Duration,
     io: impl std::future::Future<Output = std::io::Result<T>>,
 ) -> std::io::Result<T> {

@@ -42,6 +42,8 @@ pub const ECHO: u16 = 1;
 pub const FAIL: u16 = 2;
 /// Blocks until [`TestHandler::release`] is notified.
 pub const BLOCK: u16 = 3;
+/// Blocks until [`TestHandler::open_gate`] (every caller at once).
+pub const GATE: u16 = 4;
 
 /// Blobs by key; `short/...` keys answer half of what is asked.
 #[derive(Default)]
@@ -51,6 +53,17 @@ pub struct TestHandler {
     pub read_ports: Mutex<HashSet<u16>>,
     pub entered: Notify,
     pub release: Notify,
+    /// Whether [`GATE`] calls may return, and their wake-up.
+    pub gate_open: std::sync::atomic::AtomicBool,
+    pub gate: Notify,
+}
+
+impl TestHandler {
+    /// Lets every [`GATE`] call return, now and later.
+    pub fn open_gate(&self) {
+        self.gate_open.store(true, Ordering::SeqCst);
+        self.gate.notify_waiters();
+    }
 }
 
 #[async_trait::async_trait]
@@ -74,6 +87,15 @@ impl PeerHandler for TestHandler {
                 self.release.notified().await;
                 Ok(body)
             }
+            GATE => loop {
+                // Made before the check: `notify_waiters` wakes it even
+                // before its first poll.
+                let opened = self.gate.notified();
+                if self.gate_open.load(Ordering::SeqCst) {
+                    return Ok(body);
+                }
+                opened.await;
+            },
             m => Err(RemoteError::new(1, format!("unknown method {m}"))),
         }
     }
@@ -151,4 +173,16 @@ pub async fn still_serves(addr: &str) {
 #[allow(dead_code)]
 pub fn socket(addr: &str) -> SocketAddr {
     addr.parse().unwrap()
+}
+
+/// Waits (up to `within`) until `state` holds; panics naming `what`.
+pub async fn wait_for(what: &str, within: Duration, mut state: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + within;
+    while !state() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what}: not so after {within:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }

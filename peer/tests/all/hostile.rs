@@ -11,37 +11,7 @@ use tokio::net::TcpStream;
 use wray_peer::MAX_CHUNK;
 
 use crate::common::*;
-
-/// Frame kinds of `docs/peer-protocol.md`.
-const HELLO: u8 = 1;
-const HELLO_OK: u8 = 2;
-const AUTH_FAILED: u8 = 3;
-const CALL: u8 = 4;
-const READ: u8 = 6;
-const PROTOCOL_ERROR: u8 = 9;
-
-fn header(len: u32, kind: u8, id: u64) -> Vec<u8> {
-    let mut h = len.to_be_bytes().to_vec();
-    h.extend_from_slice(&[kind, 0, 0, 0]);
-    h.extend_from_slice(&id.to_be_bytes());
-    h
-}
-
-fn hello_body(token: &[u8]) -> Vec<u8> {
-    let mut b = b"WRAYPEER".to_vec();
-    b.extend_from_slice(&1u16.to_be_bytes());
-    b.push(6);
-    b.extend_from_slice(b"rawbad");
-    b.extend_from_slice(&(token.len() as u16).to_be_bytes());
-    b.extend_from_slice(token);
-    b
-}
-
-fn frame(kind: u8, id: u64, body: &[u8]) -> Vec<u8> {
-    let mut f = header(body.len() as u32, kind, id);
-    f.extend_from_slice(body);
-    f
-}
+use crate::raw::*;
 
 /// Everything the server sends until it closes (bounded by a safety
 /// timeout far longer than the server's own bounds), `None` for a reset.
@@ -61,20 +31,6 @@ fn first_kind(bytes: &[u8]) -> Option<u8> {
 
 async fn connect(addr: &str) -> TcpStream {
     TcpStream::connect(addr).await.unwrap()
-}
-
-/// A raw connection past the hello.
-async fn authenticated(addr: &str) -> TcpStream {
-    let mut s = connect(addr).await;
-    s.write_all(&frame(HELLO, 0, &hello_body(TOKEN)))
-        .await
-        .unwrap();
-    let mut h = [0u8; 16];
-    s.read_exact(&mut h).await.unwrap();
-    assert_eq!(h[4], HELLO_OK);
-    let mut body = vec![0u8; u32::from_be_bytes([h[0], h[1], h[2], h[3]]) as usize];
-    s.read_exact(&mut body).await.unwrap();
-    s
 }
 
 /// The answer to a connection that says something and waits: an
@@ -114,22 +70,39 @@ async fn hostile_peers_are_refused_and_the_server_still_serves() {
     assert_eq!(until_closed(&mut s).await.unwrap_or_default(), b"");
     still_serves(&addr).await;
 
-    // A wrong token, a short one: AuthFailed, then closed.
+    // A proof made with a wrong token: AuthFailed, then closed.
     let mut s = connect(&addr).await;
-    s.write_all(&frame(
-        HELLO,
-        0,
-        &hello_body(b"wrong-token-wrong-token-wrong"),
-    ))
-    .await
-    .unwrap();
+    let (hello_sent, fields, _) = hello(&mut s, "impostor").await;
+    let wrong = proof(
+        b"wrong-token-wrong-token-wrong",
+        false,
+        &hello_sent,
+        &fields,
+    );
+    s.write_all(&frame(PROOF, 0, &wrong)).await.unwrap();
     let got = until_closed(&mut s).await.unwrap();
     assert_eq!(first_kind(&got), Some(AUTH_FAILED));
-    refused_before_hello(&addr, &frame(HELLO, 0, &hello_body(b"short"))).await;
-    refused_before_hello(&addr, &frame(HELLO, 0, &hello_body(b""))).await;
+    still_serves(&addr).await;
+    // A short proof, a call in place of the proof.
+    let mut s = connect(&addr).await;
+    hello(&mut s, "impostor").await;
+    s.write_all(&frame(PROOF, 0, &[1; 31])).await.unwrap();
+    assert_eq!(
+        first_kind(&until_closed(&mut s).await.unwrap()),
+        Some(AUTH_FAILED)
+    );
+    let mut s = connect(&addr).await;
+    hello(&mut s, "impostor").await;
+    s.write_all(&frame(CALL, 1, &[0, 1])).await.unwrap();
+    assert_eq!(
+        first_kind(&until_closed(&mut s).await.unwrap()),
+        Some(AUTH_FAILED)
+    );
+    // A hello of protocol 1 (it carries a token) is refused unread.
+    refused_before_hello(&addr, &hello_v1(TOKEN)).await;
 
     // Bad magic, a hello over its bound, a call before the hello.
-    let mut bad_magic = hello_body(TOKEN);
+    let mut bad_magic = hello_body(2, 2, "rawbad", [1; 32]);
     bad_magic[0] = b'X';
     refused_before_hello(&addr, &frame(HELLO, 0, &bad_magic)).await;
     let mut big = header(100_000, HELLO, 0);

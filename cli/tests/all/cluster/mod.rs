@@ -13,9 +13,10 @@
 //! node (`listings`); a peer that stalls, a node just killed, one with a
 //! wrong token and a fake record in etcd get no work, and their tasks run
 //! elsewhere (`stalls`); a dead node's work goes with it, while a drained
-//! node finishes what runs within its grace (`fate`); and a seeded
-//! schedule of all these faults leaves every job ended and every node
-//! clean (`chaos`).
+//! node finishes what runs within its grace (`fate`); a node of another
+//! protocol range works with the others while a range in common remains
+//! (`upgrade`); and a seeded schedule of all these faults leaves every job
+//! ended and every node clean (`chaos`).
 //!
 //! Every wait polls a state with a deadline; no sleep stands for one.
 
@@ -36,4 +37,5 @@ mod sdk_actors;
 mod spread;
 mod stalls;
 mod tls;
+mod upgrade;
 mod work;
