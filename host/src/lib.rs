@@ -89,7 +89,7 @@ pub use proto::{
 };
 pub use wray_control_plane::{
     split_version, ActorId, BadId, ComponentRecord, ComponentVersion, Deployment, FunctionKind,
-    FunctionRecord, JobId, ObjectId, TaskId,
+    FunctionRecord, JobId, Listed, ObjectId, Skipped, TaskId,
 };
 
 // Jobs (Ray's Jobs API) and what tasks print.
