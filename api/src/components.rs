@@ -83,6 +83,22 @@ pub struct VersionList {
     pub name: String,
     /// Its kept versions, oldest first.
     pub versions: Vec<VersionInfo>,
+    /// Damaged version records left out (absent when none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<ListError>,
+}
+
+/// An entry a listing left out because it could not be read (a damaged
+/// record in the control plane, written there by something else): the rest
+/// are listed. `wray undeploy` of the name removes a damaged component.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct ListError {
+    /// The name it is listed under.
+    pub name: String,
+    /// Its key in the control plane.
+    pub key: String,
+    /// Why it could not be read.
+    pub error: String,
 }
 /// A page of `GET /v1/components`: deployed components by name.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -94,6 +110,10 @@ pub struct ComponentList {
     pub next: Option<String>,
     /// Where this answer comes from.
     pub view: View,
+    /// Damaged entries of the function table left out of this page, by
+    /// name (absent when none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<ListError>,
 }
 
 /// A deployed component's row.

@@ -34,7 +34,7 @@ pub use calls::{
 };
 pub use components::{
     ComponentInfo, ComponentList, ComponentRecord, Declared, DeployQuery, ExportKind,
-    FunctionExport, Param, Undeployed, VersionInfo, VersionList, View,
+    FunctionExport, ListError, Param, Undeployed, VersionInfo, VersionList, View,
 };
 pub use encoding::{decode, encode, DecodeError};
 pub use error::{ErrorBody, ErrorDetail, TaskCause, TaskFailure};

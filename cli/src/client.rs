@@ -347,6 +347,7 @@ fn print_functions(client: &Client) -> anyhow::Result<ExitCode> {
     };
     let mut count = 0usize;
     let mut node_view = false;
+    let mut errors = Vec::new();
     loop {
         let page: wray_api::ComponentList = client.typed(
             client
@@ -366,12 +367,17 @@ fn print_functions(client: &Client) -> anyhow::Result<ExitCode> {
             print_exports(&mut out, record)?;
         }
         count = count.saturating_add(page.components.len());
+        errors.extend(page.errors);
         match page.next {
             Some(next) => query.after = Some(next),
             None => break,
         }
     }
     writeln!(out, "{count} components")?;
+    // After the table: what the function table holds but could not read.
+    for e in &errors {
+        writeln!(out, "error: `{}` left out ({}): {}", e.name, e.key, e.error)?;
+    }
     if node_view {
         eprintln!(
             "[wray: the control plane is unreachable: this is the node's own view, which may lag deploys made elsewhere]"

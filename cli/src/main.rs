@@ -103,11 +103,17 @@ enum Command {
     /// `main`, follow its logs, see its status, stop it.
     #[command(subcommand)]
     Job(job_cmds::JobCommand),
+    /// The compile process of a node (`wray_host::compile_process`): reads
+    /// one request on stdin, compiles, exits. Not for people.
+    #[command(name = "__compile", hide = true)]
+    Compile,
 }
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     match &cli.command {
+        // Says what went wrong in one line on stderr, logs nothing.
+        Command::Compile => return std::process::ExitCode::from(wray_host::compile_process()),
         // The node itself logs to its node.log (`node_log`), and must not
         // die of SIGPIPE; so must not an embedded node.
         Command::Start(args) if args.foreground() => {}
@@ -141,6 +147,7 @@ fn main() -> std::process::ExitCode {
         Command::Undeploy(args) => client::undeploy(args),
         Command::Call(args) => client::call(args),
         Command::Job(command) => job_cmds::run(command),
+        Command::Compile => Ok(std::process::ExitCode::from(wray_host::compile_process())),
         Command::Timeline(args) => {
             state_cmds::timeline(args).map(|()| std::process::ExitCode::SUCCESS)
         }

@@ -94,6 +94,9 @@ pub struct ActorPage {
     /// Entries in this page's range that failed their checks and were
     /// skipped.
     pub malformed: u64,
+    /// Those entries, named (their keys and why, the first
+    /// [`MAX_SKIPPED`](crate::MAX_SKIPPED)).
+    pub skipped: Vec<crate::Skipped>,
 }
 
 /// Checks an actor id: 32 lowercase hex digits.
@@ -319,6 +322,7 @@ impl ActorDirectory for EmbeddedActorDirectory {
             actors: page,
             next,
             malformed: 0,
+            skipped: Vec::new(),
         })
     }
 }

@@ -56,7 +56,7 @@ use crate::function_table::{
     check_deploy, check_name, now_ms, ComponentRecord, ComponentVersion, Deployment, FunctionTable,
     FunctionWatch, MAX_VERSIONS_KEPT, WRITE_ATTEMPTS,
 };
-use crate::{Error, Result};
+use crate::{Error, Listed, Result};
 use keys::{corrupt, decode_version, encode, Head, Kept, Keys};
 
 pub use actors::EtcdActorDirectory;
@@ -191,6 +191,31 @@ pub(crate) fn jitter(base: Duration) -> Duration {
     base + base.mul_f64(f64::from(random) / f64::from(u32::MAX) / 2.0)
 }
 
+impl EtcdFunctionTable {
+    /// Every head of the table: the current versions ordered by name, and
+    /// the damaged heads left out (one hides only itself).
+    async fn list_checked(&self) -> Result<Listed<ComponentVersion>> {
+        let kvs = self.etcd.range(&self.keys.heads(), LIST_PAGE).await?;
+        let mut listed = Listed::default();
+        for kv in &kvs {
+            let key = String::from_utf8_lossy(kv.key());
+            let name = self.keys.name_of_head(kv.key());
+            let head = name
+                .ok_or_else(|| corrupt(&key, "it is not a valid component name"))
+                .and_then(|name| Head::decode(&key, name, kv.value()));
+            match head {
+                Ok(head) => listed.entries.push(head.current),
+                Err(e) => {
+                    let heads = self.keys.heads();
+                    let shown = name.unwrap_or_else(|| key.strip_prefix(&heads).unwrap_or(&key));
+                    listed.skip("function table", shown, &key, &e);
+                }
+            }
+        }
+        Ok(listed)
+    }
+}
+
 #[async_trait]
 impl FunctionTable for EtcdFunctionTable {
     async fn deploy(&self, record: ComponentRecord, bytes: Arc<[u8]>) -> Result<Deployment> {
@@ -307,6 +332,10 @@ impl FunctionTable for EtcdFunctionTable {
     }
 
     async fn versions(&self, name: &str) -> Result<Vec<ComponentVersion>> {
+        Ok(self.versions_checked(name).await?.entries)
+    }
+
+    async fn versions_checked(&self, name: &str) -> Result<Listed<ComponentVersion>> {
         if check_name(name).is_err() {
             return Err(Error::ComponentNotFound(name.to_string()));
         }
@@ -315,24 +344,25 @@ impl FunctionTable for EtcdFunctionTable {
         if kvs.len() > MAX_VERSIONS_KEPT {
             return Err(corrupt(&prefix, "it holds more versions than are kept"));
         }
-        let mut versions = Vec::with_capacity(kvs.len());
+        let mut listed = Listed::default();
         let mut damaged = None;
         for kv in &kvs {
             let key = String::from_utf8_lossy(kv.key());
             // One damaged version hides only itself.
             match decode_version(&key, name, None, kv.value()) {
-                Ok(v) => versions.push(v),
+                Ok(v) => listed.entries.push(v),
                 Err(e) => {
-                    tracing::warn!("function table: left out of `{name}`'s versions: {e}");
+                    let what = format!("function table, `{name}`'s versions");
+                    listed.skip(&what, name, &key, &e);
                     damaged = Some(e);
                 }
             }
         }
-        if versions.is_empty() {
+        if listed.entries.is_empty() {
             return Err(damaged.unwrap_or_else(|| Error::ComponentNotFound(name.to_string())));
         }
-        versions.sort_by_key(|v| v.version);
-        Ok(versions)
+        listed.entries.sort_by_key(|v| v.version);
+        Ok(listed)
     }
 
     async fn blob(&self, hash: &str) -> Result<Arc<[u8]>> {
@@ -359,22 +389,20 @@ impl FunctionTable for EtcdFunctionTable {
     }
 
     async fn list(&self) -> Result<Vec<ComponentVersion>> {
-        let kvs = self.etcd.range(&self.keys.heads(), LIST_PAGE).await?;
-        let mut all = Vec::with_capacity(kvs.len());
-        for kv in &kvs {
-            let key = String::from_utf8_lossy(kv.key());
-            let head = self
-                .keys
-                .name_of_head(kv.key())
-                .ok_or_else(|| corrupt(&key, "it is not a valid component name"))
-                .and_then(|name| Head::decode(&key, name, kv.value()));
-            // One damaged entry hides only itself: the others are listed.
-            match head {
-                Ok(head) => all.push(head.current),
-                Err(e) => tracing::warn!("function table: left out of the listing: {e}"),
-            }
-        }
-        Ok(all)
+        Ok(self.list_checked().await?.entries)
+    }
+
+    async fn list_page_checked(
+        &self,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Listed<ComponentVersion>> {
+        let mut listed = self.list_checked().await?;
+        let after_cursor = |name: &str| after.is_none_or(|a| name > a);
+        listed.entries.retain(|v| after_cursor(&v.record.name));
+        listed.entries.truncate(limit);
+        listed.skipped.retain(|s| after_cursor(&s.name));
+        Ok(listed)
     }
 
     async fn undeploy(&self, name: &str) -> Result<()> {

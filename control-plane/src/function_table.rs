@@ -491,6 +491,29 @@ pub trait FunctionTable: Send + Sync {
             .collect())
     }
 
+    /// [`FunctionTable::list_page`], and the damaged entries it left out
+    /// (the default: none; a backend whose entries others can write, etcd,
+    /// names them).
+    ///
+    /// # Errors
+    /// As [`FunctionTable::list`].
+    async fn list_page_checked(
+        &self,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<crate::Listed<ComponentVersion>> {
+        Ok(crate::Listed::all(self.list_page(after, limit).await?))
+    }
+
+    /// [`FunctionTable::versions`], and the damaged version records it left
+    /// out (the default: none).
+    ///
+    /// # Errors
+    /// As [`FunctionTable::versions`].
+    async fn versions_checked(&self, name: &str) -> Result<crate::Listed<ComponentVersion>> {
+        Ok(crate::Listed::all(self.versions(name).await?))
+    }
+
     /// Removes `name` and all its versions; its blobs go too unless another
     /// name's kept version refers to them. A later deploy of `name` starts
     /// again at version 1.

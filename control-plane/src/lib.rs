@@ -38,6 +38,7 @@ pub mod etcd;
 pub mod function_table;
 pub mod ids;
 pub mod job_table;
+pub mod listing;
 pub mod nodes;
 
 pub use actors::{
@@ -58,6 +59,7 @@ pub use function_table::{
 };
 pub use ids::{ActorId, BadId, JobId, ObjectId, TaskId, MAX_PUTS, MAX_RETURNS, PUT_INDEX_BIT};
 pub use job_table::{EmbeddedJobTable, JobRecord, JobTable, MAX_LIVE_JOBS};
+pub use listing::{Listed, Skipped, MAX_SKIPPED};
 pub use nodes::{
     check_node_record, EmbeddedNodeRegistry, NodeEvent, NodeId, NodeInfo, NodeRecord, NodeRegistry,
     NodeState, NodeView, Registration, RegistrationHealth, RegistryOptions, MAX_ALLOWED_DIRS,

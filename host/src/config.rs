@@ -8,6 +8,7 @@ use std::time::Duration;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 
 use crate::error::{Error, Result};
+use crate::executor::compile::process::CompileCommand;
 use crate::resources::{GpuDiscovery, Nvml};
 use crate::task_output::TaskOutputs;
 
@@ -202,6 +203,14 @@ pub struct NodeConfig {
     /// How long one component may take to compile; past it the deploy
     /// fails (`--compile-timeout`).
     pub compile_timeout: Duration,
+    /// The program a component is compiled with, in a child process killed
+    /// at `compile_timeout` (its compile slot free again at once); `None`
+    /// compiles on the node's compile threads, where a compile past its
+    /// time limit cannot be stopped: its deploy fails at the limit, but
+    /// its slot stays busy until Cranelift returns. Default: `wray
+    /// __compile` when this process is `wray`
+    /// ([`CompileCommand::this_wray`]), else `None`.
+    pub compiler: Option<CompileCommand>,
     /// Compiles running at once (`None`: half the CPUs, at least 1); a
     /// deploy waits for a slot, at most `compile_timeout`.
     pub compile_slots: Option<usize>,
@@ -323,6 +332,7 @@ impl Default for NodeConfig {
             max_code_bytes: DEFAULT_MAX_CODE_BYTES,
             compile_timeout: DEFAULT_COMPILE_TIMEOUT,
             compile_slots: None,
+            compiler: CompileCommand::this_wray(),
             guest_memory: None,
             working_dir_cache: None,
             max_working_dir_bytes: DEFAULT_MAX_WORKING_DIR,
@@ -554,6 +564,16 @@ impl NodeConfig {
             return bad(format!(
                 "max_code_bytes {} is out of range: 1 KiB to {MAX_CODE_BYTES} (1 GiB)",
                 self.max_code_bytes
+            ));
+        }
+        if let Some(c) = self
+            .compiler
+            .as_ref()
+            .filter(|c| c.memory_limit < 256 << 20)
+        {
+            return bad(format!(
+                "a compile process memory bound of {} bytes is too small: at least 256 MiB",
+                c.memory_limit
             ));
         }
         if self.compile_timeout.is_zero() || self.compile_timeout > MAX_COMPILE_TIMEOUT {

@@ -80,7 +80,11 @@ pub use session::{Session, SharedValue};
 // start`'s flags, a test's node).
 pub use cluster::{ClusterConfig, DEFAULT_SPREAD_THRESHOLD};
 pub use config::{NodeConfig, Preopen, Stdio};
+pub use executor::compile::process::{CompileCommand, DEFAULT_COMPILE_MEMORY};
 pub use resources::{GpuDiscovery, GpuInfo, StaticGpus};
+
+// The compile process a node runs (`wray __compile`).
+pub use executor::compile::child::main as compile_process;
 
 // What a caller passes to a task and gets back.
 pub use error::{DeployBound, DeployLimit, Error, ErrorKind, Result, TaskError};
@@ -89,7 +93,7 @@ pub use proto::{
 };
 pub use wray_control_plane::{
     split_version, ActorId, BadId, ComponentRecord, ComponentVersion, Deployment, FunctionKind,
-    FunctionRecord, JobId, ObjectId, TaskId,
+    FunctionRecord, JobId, Listed, ObjectId, Skipped, TaskId,
 };
 
 // Jobs (Ray's Jobs API) and what tasks print.

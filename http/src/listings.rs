@@ -71,16 +71,21 @@ pub(crate) async fn components(state: &State, query: &Query) -> Answer {
     // One more than asked: whether there is a next page.
     let want = query.limit.saturating_add(1);
     match node.components_page(after, want).await {
-        Ok(page) => {
-            let (page, next) = cut(page, query.limit, |v: &ComponentVersion| {
+        Ok(listed) => {
+            let (page, next) = cut(listed.entries, query.limit, |v: &ComponentVersion| {
                 v.record.name.clone()
             });
+            // The damaged entries among this page's names (sorting after
+            // `after`, the table's listing made sure; up to its last).
+            let mut skipped = listed.skipped;
+            skipped.retain(|s| next.as_deref().is_none_or(|last| s.name.as_str() <= last));
             json(
                 StatusCode::OK,
                 &wray_api::ComponentList {
                     components: page.iter().map(crate::wire::version).collect(),
                     next,
                     view: View::ControlPlane,
+                    errors: crate::wire::list_errors(&skipped),
                 },
             )
         }
@@ -98,6 +103,7 @@ pub(crate) async fn components(state: &State, query: &Query) -> Answer {
                     components: page.iter().map(|r| crate::wire::node_view(r)).collect(),
                     next,
                     view: View::Node,
+                    errors: Vec::new(),
                 },
             ))
         }

@@ -266,7 +266,7 @@ pub(crate) fn write_bounds(s: &mut String, b: &Bounds) {
         let _ = writeln!(s, "# TYPE {name} gauge");
         let _ = writeln!(s, "{name} {value}");
     }
-    let counters: [(&str, &str, u64); 3] = [
+    let counters: [(&str, &str, u64); 5] = [
         (
             "wray_compiles_total",
             "Compiles started (from the disk cache included).",
@@ -276,6 +276,16 @@ pub(crate) fn write_bounds(s: &mut String, b: &Bounds) {
             "wray_compiles_timed_out_total",
             "Compiles given up on past --compile-timeout.",
             b.compiles.timed_out,
+        ),
+        (
+            "wray_compiles_killed_total",
+            "Compile processes killed at --compile-timeout.",
+            b.compiles.killed,
+        ),
+        (
+            "wray_compile_cache_hits_total",
+            "Compiles served from the disk cache of compiled components.",
+            b.compiles.cache_hits,
         ),
         (
             "wray_components_refused_before_compile_total",

@@ -45,10 +45,12 @@ pub(crate) async fn record_of(
 /// # Errors
 /// 404 `unknown_component`; 503 when the function table cannot be read.
 pub(crate) async fn kept(node: &Node, name: &str) -> Result<wray_api::VersionList, ApiError> {
-    let versions = node.versions(name).await.map_err(version_error)?;
+    let listed = node.versions_checked(name).await.map_err(version_error)?;
     Ok(wray_api::VersionList {
         name: name.to_string(),
-        versions: versions
+        errors: crate::wire::list_errors(&listed.skipped),
+        versions: listed
+            .entries
             .iter()
             .map(|v| wray_api::VersionInfo {
                 version: v.version,

@@ -173,3 +173,15 @@ pub(crate) fn actor(a: wray_host::ActorInfo, http_component: Option<String>) -> 
         created_at: a.created_at,
     }
 }
+
+/// The entries a listing left out, as the API names them.
+pub(crate) fn list_errors(skipped: &[wray_host::Skipped]) -> Vec<api::ListError> {
+    skipped
+        .iter()
+        .map(|s| api::ListError {
+            name: s.name.clone(),
+            key: s.key.clone(),
+            error: s.error.clone(),
+        })
+        .collect()
+}

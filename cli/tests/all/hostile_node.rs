@@ -354,3 +354,43 @@ fn a_hostile_client_meets_every_bound_and_the_node_gives_back_what_it_took() {
     success_stdout(&node.run(&["stop"]));
     node.wait_dead();
 }
+
+/// The processes `pid` started and has not reaped.
+fn children(pid: u32) -> Vec<String> {
+    let mut all = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).expect("procfs") {
+        let path = task.expect("a task").path().join("children");
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        all.extend(text.split_whitespace().map(str::to_string));
+    }
+    all
+}
+
+#[test]
+fn a_compile_past_its_limit_is_killed_and_the_next_deploy_gets_its_slot() {
+    let tmp = tempfile::tempdir().unwrap();
+    // One CPU: one compile slot.
+    let node = StartedNode::start(tmp.path(), &["--compile-timeout", "1"]);
+    // Tens of seconds of Cranelift: passes the cheap checks (wray's parts
+    // by name), compiled in `wray __compile`.
+    let big = synth::component(32 << 20, &[], &[synth::FUNCTIONS, synth::METADATA]);
+    let started = std::time::Instant::now();
+    let (status, answer) = deploy(&node, "big", &big);
+    assert_eq!(status, 400, "{answer}");
+    assert!(
+        error(&answer).1.contains("took longer than 1.000 s"),
+        "{answer}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(10));
+    wait_for("the compile process is killed and reaped", || {
+        children(node.pid).is_empty()
+    });
+    assert_eq!(metric(&node, "wray_compiles_killed_total"), 1);
+    // The slot is free: the next deploy compiles at once (not 503 `busy`
+    // after waiting a second for the slot), and its component answers.
+    let hostile = std::fs::read(component("hostile")).expect("the hostile component");
+    let (status, answer) = deploy(&node, "hostile", &hostile);
+    assert_eq!(status, 201, "{answer}");
+    still_serves(&node);
+    assert!(children(node.pid).is_empty(), "{:?}", children(node.pid));
+}

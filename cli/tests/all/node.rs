@@ -386,3 +386,64 @@ fn a_node_whose_key_cannot_be_read_does_not_start_and_names_the_file() {
         "{out:?}"
     );
 }
+
+#[test]
+fn a_damaged_function_table_entry_is_listed_under_errors_and_the_rest_answer() {
+    let etcd = etcd_server::EtcdServer::start();
+    let url = etcd.endpoint();
+    let tmp = tempfile::tempdir().unwrap();
+    let token = crate::support::token_file(tmp.path());
+    let token = token.to_str().unwrap();
+    let node = crate::node_ops::StartedNode::start(
+        tmp.path(),
+        &["--etcd", &url, "--cluster-token-file", token],
+    );
+    let mb = component("microbench");
+    success_stdout(&node.run(&["deploy", mb.to_str().unwrap(), "--name", "mb"]));
+    // Written into etcd by something else than wray: a head of another
+    // shape, and a version record that is not one.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut raw = etcd.client().await;
+        raw.put("/wray/functions/bad", r#"{"current": 5}"#, None)
+            .await
+            .unwrap();
+        raw.put("/wray/versions/mb/00000000000000000002", "nope", None)
+            .await
+            .unwrap();
+    });
+    let listed = node.get("/v1/components");
+    let names: Vec<&str> = listed["components"]
+        .as_array()
+        .expect("components")
+        .iter()
+        .map(|c| c["record"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["mb"], "{listed}");
+    let errors = listed["errors"].as_array().expect("errors");
+    assert_eq!(errors.len(), 1, "{listed}");
+    assert_eq!(errors[0]["name"], "bad");
+    assert_eq!(errors[0]["key"], "/wray/functions/bad");
+    let kept = node.get("/v1/components/mb/versions");
+    assert_eq!(kept["versions"].as_array().map(Vec::len), Some(1), "{kept}");
+    assert_eq!(
+        kept["errors"][0]["key"], "/wray/versions/mb/00000000000000000002",
+        "{kept}"
+    );
+    // `wray functions` lists the rest, then a line for the damaged one.
+    let said = success_stdout(&node.run(&["functions"]));
+    assert!(said.contains("mb version 1 ("), "{said}");
+    let last = said.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("error: `bad` left out (/wray/functions/bad): "),
+        "{said}"
+    );
+    // The others still answer.
+    assert_eq!(
+        success_stdout(&node.run(&["call", "mb/noop", "--json", "[9]"])).trim(),
+        "9"
+    );
+}

@@ -191,6 +191,13 @@ impl ActorDirectory for EtcdActorDirectory {
                 Err(e) => {
                     page.malformed += 1;
                     tracing::warn!("malformed actor entry skipped: {e}");
+                    if page.skipped.len() < crate::MAX_SKIPPED {
+                        page.skipped.push(crate::Skipped {
+                            name: name.to_string(),
+                            key: key.to_string(),
+                            error: e.to_string(),
+                        });
+                    }
                 }
             }
         }

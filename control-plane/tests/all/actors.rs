@@ -95,6 +95,7 @@ async fn actors_are_listed_in_pages_past_damaged_entries() {
 
     let mut names = Vec::new();
     let mut malformed = 0;
+    let mut skipped = Vec::new();
     let mut after: Option<String> = None;
     let mut pages = 0;
     loop {
@@ -103,6 +104,8 @@ async fn actors_are_listed_in_pages_past_damaged_entries() {
         assert!(page.actors.len() + page.malformed as usize <= 3);
         names.extend(page.actors.into_iter().map(|a| a.name));
         malformed += page.malformed;
+        assert_eq!(page.skipped.len() as u64, page.malformed);
+        skipped.extend(page.skipped.into_iter().map(|s| s.name));
         match page.next {
             Some(next) => after = Some(next),
             None => break,
@@ -111,6 +114,7 @@ async fn actors_are_listed_in_pages_past_damaged_entries() {
     assert_eq!(pages, 3);
     assert_eq!(names, ["a0", "a1", "a2", "a4", "a6"]);
     assert_eq!(malformed, 2);
+    assert_eq!(skipped, ["a3", "a5"]);
     assert!(dir.list(0, None).await.is_err());
     assert!(dir.list(100_000, None).await.is_err());
 }

@@ -162,6 +162,46 @@ async fn damaged_data_gives_clear_errors_not_panics() {
         .map(|c| c.record.name)
         .collect();
     assert_eq!(listed, ["other"]);
+    // ... and names it among the listing's errors, on the page of its name.
+    let page = table.list_page_checked(None, 10).await.unwrap();
+    assert_eq!(page.entries.len(), 1);
+    assert_eq!(page.skipped.len(), 1, "{:?}", page.skipped);
+    let skipped = &page.skipped[0];
+    assert_eq!(
+        (skipped.name.as_str(), skipped.key.as_str()),
+        ("big", head_key)
+    );
+    assert!(skipped.error.contains("corrupt"), "{}", skipped.error);
+    let later = table.list_page_checked(Some("big"), 10).await.unwrap();
+    assert!(later.skipped.is_empty(), "named on its own page only");
+
+    // A damaged version record: the versions leave it out and name it.
+    let version_key = "/wray/versions/other/00000000000000000001";
+    let good = raw.get(version_key, None).await.unwrap().kvs()[0]
+        .value()
+        .to_vec();
+    table
+        .deploy(
+            record("other", "g", &bytes(12, 5)),
+            Arc::from(&bytes(12, 5)[..]),
+        )
+        .await
+        .unwrap();
+    raw.put(version_key, "{\"current\": 5}", None)
+        .await
+        .unwrap();
+    let versions = table.versions_checked("other").await.unwrap();
+    assert_eq!(
+        versions
+            .entries
+            .iter()
+            .map(|v| v.version)
+            .collect::<Vec<_>>(),
+        [2]
+    );
+    assert_eq!(versions.skipped.len(), 1, "{:?}", versions.skipped);
+    assert_eq!(versions.skipped[0].key, version_key);
+    raw.put(version_key, good, None).await.unwrap();
     table.undeploy("other").await.unwrap();
     table.undeploy("big").await.unwrap();
     assert!(matches!(

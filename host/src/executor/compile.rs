@@ -5,10 +5,18 @@
 //! [`CompilePool`]: a few threads of its own (never a runtime's), each
 //! compile under a time limit.
 //!
-//! Cranelift cannot be interrupted: a compile past its limit is given up
-//! on (the deploy fails naming the limit), but its thread runs to the end
-//! and keeps its slot until then, so hostile components hold at most the
+//! Cranelift cannot be interrupted inside a process: a node with a
+//! [`CompileCommand`](process::CompileCommand) (a `wray` binary) compiles
+//! in a child process, killed at the compile's time limit, its slot free
+//! again at once ([`process`]; the child's side is [`child`]). Without one
+//! (a program embedding a node that is not `wray`: tests, benchmarks), the
+//! compile runs on the compile thread: past its limit it is given up on
+//! (the deploy fails naming the limit), but its thread runs to the end and
+//! keeps its slot until then, so hostile components hold at most the
 //! pool's slots, never more threads.
+
+pub(crate) mod child;
+pub(crate) mod process;
 
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -186,6 +194,11 @@ pub struct CompileStats {
     pub peak_running: usize,
     /// Compiles given up on past their time limit.
     pub timed_out: u64,
+    /// Of those, compiles stopped at their time limit: their compile
+    /// process killed (a node with a compile program).
+    pub killed: u64,
+    /// Compiles served from the disk cache of compiled components.
+    pub cache_hits: u64,
     /// Components refused by [`inspect`], never compiled.
     pub refused_before_compile: u64,
 }
@@ -197,7 +210,25 @@ struct Counters {
     running: AtomicUsize,
     peak_running: AtomicUsize,
     timed_out: AtomicU64,
+    killed: AtomicU64,
+    cache_hits: AtomicU64,
     refused: AtomicU64,
+}
+
+/// What a compile tells its pool's counters (from its compile thread).
+#[derive(Clone)]
+pub(crate) struct CompileEvents(Arc<Counters>);
+
+impl CompileEvents {
+    /// A compile process was killed at its time limit.
+    pub(crate) fn killed(&self) {
+        self.0.killed.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A compile was served from the disk cache.
+    pub(crate) fn cache_hit(&self) {
+        self.0.cache_hits.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// Why [`CompilePool::run`] gave no result.
@@ -299,8 +330,15 @@ impl CompilePool {
             running: c.running.load(Ordering::Relaxed),
             peak_running: c.peak_running.load(Ordering::Relaxed),
             timed_out: c.timed_out.load(Ordering::Relaxed),
+            killed: c.killed.load(Ordering::Relaxed),
+            cache_hits: c.cache_hits.load(Ordering::Relaxed),
             refused_before_compile: c.refused.load(Ordering::Relaxed),
         }
+    }
+
+    /// What a compile of this pool tells its counters.
+    pub(crate) fn events(&self) -> CompileEvents {
+        CompileEvents(self.counters.clone())
     }
 
     /// Counts a component refused before compiling.
@@ -309,8 +347,9 @@ impl CompilePool {
     }
 
     /// Runs `compile` on a thread of its own once a slot is free (waiting
-    /// at most `wait`), and waits for it at most `limit` from its start.
-    /// Needs a tokio runtime with timers (the caller's).
+    /// at most `wait`), and waits for it at most `limit` from its start;
+    /// `compile` is given that deadline (a compile process is killed at
+    /// it). Needs a tokio runtime with timers (the caller's).
     ///
     /// # Errors
     /// [`NotCompiled`] saying why there is no result.
@@ -322,7 +361,7 @@ impl CompilePool {
         &self,
         wait: Duration,
         limit: Duration,
-        compile: impl FnOnce() -> T + Send + 'static,
+        compile: impl FnOnce(Instant) -> T + Send + 'static,
     ) -> std::result::Result<T, NotCompiled> {
         let since = Instant::now();
         let waiting = Waiting::new(&self.counters);
@@ -345,11 +384,12 @@ impl CompilePool {
             counters: self.counters.clone(),
             _slot: slot,
         };
+        let deadline = Instant::now() + limit;
         let (tx, rx) = tokio::sync::oneshot::channel();
         let spawned = std::thread::Builder::new()
             .name("wray-compile".into())
             .spawn(move || {
-                let out = std::panic::catch_unwind(AssertUnwindSafe(compile));
+                let out = std::panic::catch_unwind(AssertUnwindSafe(|| compile(deadline)));
                 drop(running);
                 let _ = tx.send(out);
             });
@@ -358,7 +398,7 @@ impl CompilePool {
                 "cannot start a compile thread: {e}"
             )));
         }
-        match tokio::time::timeout(limit, rx).await {
+        match tokio::time::timeout_at(deadline.into(), rx).await {
             Ok(Ok(Ok(out))) => Ok(out),
             Ok(Ok(Err(panic))) => {
                 let message = panic

@@ -2,8 +2,6 @@
 //! of compiled artifacts), link the host's imports, pre-instantiate, and read
 //! the component's exports through `describe`.
 
-use std::collections::hash_map::DefaultHasher;
-use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -17,7 +15,9 @@ use crate::error::{DeployBound, DeployLimit, Error, Result};
 use crate::executor::bindings::types;
 use crate::executor::bindings::wray::runtime::{objects, runtime, tasks};
 use crate::executor::classify::trap_to_task_error;
-use crate::executor::compile::NotCompiled;
+use crate::executor::compile::process::{self, ChildError, CompileCommand};
+use crate::executor::compile::{CompileEvents, NotCompiled};
+use crate::executor::engine::{engine_digest, CodeSettings};
 use crate::executor::exports::{Exports, Guest};
 use crate::executor::guard::StopWhen;
 use crate::executor::schemas::ArgSchemas;
@@ -122,48 +122,178 @@ pub(crate) fn linker(engine: &Engine) -> Result<Linker<TaskState>> {
     Ok(linker)
 }
 
-/// Compiles `bytes`, or loads the compiled artifact from `cache_dir` when an
-/// earlier run compiled the same bytes with a compatible engine. Runs on a
-/// thread of the compile pool.
-fn compile(
-    engine: &Engine,
-    name: &str,
-    hash: &str,
-    bytes: &[u8],
-    cache_dir: Option<&Path>,
-) -> Result<Component> {
-    let component_error = |reason: String| Error::Component {
-        name: name.to_string(),
-        reason,
-    };
-    check_header(name, bytes)?;
-    let cached = cache_dir.map(|dir| cache_path(engine, dir, hash));
-    if let Some(path) = cached.as_deref().filter(|p| trusted_cache_entry(p)) {
-        // SAFETY: the file was written by `Component::serialize` below, into
-        // a directory only this user may write (checked just now: owned by
-        // us, not writable by group or others), under a name that includes
-        // the engine's compatibility hash; wasmtime re-checks the header.
-        match unsafe { Component::deserialize_file(engine, path) } {
-            Ok(c) => return Ok(c),
-            Err(e) => {
-                tracing::warn!(path = %path.display(), "ignoring unusable compiled cache entry: {e:#}")
+/// What a compile needs, moved onto its compile thread.
+struct Compile {
+    engine: Engine,
+    settings: CodeSettings,
+    command: Option<CompileCommand>,
+    cache_dir: Option<PathBuf>,
+    events: CompileEvents,
+}
+
+impl Compile {
+    /// Compiles `bytes` (in a compile process when the node has a program
+    /// for it, killed at `deadline`; else here), or loads the compiled
+    /// artifact from the cache directory when an earlier run compiled the
+    /// same bytes with a compatible engine. Runs on a thread of the
+    /// compile pool.
+    fn run(&self, name: &str, hash: &str, bytes: &[u8], deadline: Instant) -> Result<Component> {
+        let engine = &self.engine;
+        check_header(name, bytes)?;
+        let cached = self
+            .cache_dir
+            .as_deref()
+            .map(|dir| cache_path(engine, dir, hash));
+        if let Some(path) = cached.as_deref().filter(|p| trusted_cache_entry(p)) {
+            // SAFETY: the file was written by `Component::serialize` or a
+            // compile process of this binary (`Compile::in_child`), into
+            // a directory only this user may write (checked just now:
+            // owned by us, not writable by group or others), under a name
+            // that includes the engine's compatibility hash; wasmtime
+            // re-checks the header.
+            match unsafe { Component::deserialize_file(engine, path) } {
+                Ok(c) => {
+                    self.events.cache_hit();
+                    return Ok(c);
+                }
+                Err(e) => {
+                    tracing::warn!(path = %path.display(), "ignoring unusable compiled cache entry: {e:#}")
+                }
             }
         }
-    }
-    let component =
-        Component::from_binary(engine, bytes).map_err(|e| component_error(format!("{e:#}")))?;
-    if let Some(path) = cached {
-        if let Err(e) = write_cache(&component, &path) {
-            tracing::debug!(path = %path.display(), "not caching compiled component: {e:#}");
+        if let Some(command) = &self.command {
+            match self.in_child(command, name, bytes, cached.as_deref(), deadline) {
+                Ok(compiled) => return compiled,
+                Err(Fallback(why)) => tracing::warn!(
+                    component = name,
+                    "compiling in this process, where a compile past its time limit \
+                     cannot be stopped: {why}"
+                ),
+            }
         }
+        let component = Component::from_binary(engine, bytes).map_err(|e| Error::Component {
+            name: name.to_string(),
+            reason: format!("{e:#}"),
+        })?;
+        if let Some(path) = cached {
+            if let Err(e) = write_cache(&component, &path) {
+                tracing::debug!(path = %path.display(), "not caching compiled component: {e:#}");
+            }
+        }
+        Ok(component)
     }
-    Ok(component)
+
+    /// Compiles `bytes` in a compile process ([`process`]), its artifact
+    /// written into a file of the cache directory (`cached`'s, when it is
+    /// private to this user) or else of a private temporary directory,
+    /// then mapped, and kept in the cache under `cached`.
+    ///
+    /// # Errors
+    /// `Ok(Err)`: the deploy's error (the component does not compile, the
+    /// process was killed at the deadline or failed); `Err(Fallback)`:
+    /// the process could not start, or the directories could not be made:
+    /// compile in-process instead.
+    fn in_child(
+        &self,
+        command: &CompileCommand,
+        name: &str,
+        bytes: &[u8],
+        cached: Option<&Path>,
+        deadline: Instant,
+    ) -> std::result::Result<Result<Component>, Fallback> {
+        let component_error = |reason: String| Error::Component {
+            name: name.to_string(),
+            reason,
+        };
+        let cache_dir = cached
+            .and_then(Path::parent)
+            .filter(|dir| private_dir(dir).is_ok());
+        let temp_dir;
+        let dir = match cache_dir {
+            Some(dir) => dir,
+            None => {
+                temp_dir = tempfile::Builder::new()
+                    .prefix("wray-compile-")
+                    .tempdir()
+                    .map_err(|e| Fallback(format!("no private temporary directory: {e}")))?;
+                temp_dir.path()
+            }
+        };
+        let out = tempfile::Builder::new()
+            .prefix(".tmp-")
+            .tempfile_in(dir)
+            .map_err(|e| Fallback(format!("cannot make a file in {}: {e}", dir.display())))?;
+        let digest = engine_digest(&self.engine);
+        let compiled =
+            process::compile(command, self.settings, &digest, bytes, out.path(), deadline);
+        match compiled {
+            Ok(()) => {}
+            Err(ChildError::Spawn(e)) => {
+                return Err(Fallback(format!(
+                    "cannot start `{}`: {e}",
+                    command.program.display()
+                )))
+            }
+            Err(ChildError::Killed) => {
+                self.events.killed();
+                return Ok(Err(component_error(
+                    "its compile was stopped at the time limit".to_string(),
+                )));
+            }
+            Err(ChildError::Refused(why)) => return Ok(Err(component_error(why))),
+            Err(ChildError::Failed(why)) => return Ok(Err(component_error(why))),
+        }
+        // SAFETY: the file was made just now by this process (mode 0600,
+        // in a directory only this user may write: the cache directory,
+        // checked, or a fresh temporary one) and written by a compile
+        // process of this very binary (`/proc/self/exe`, or the `wray`
+        // binary the node was configured with), whose engine was checked
+        // to be this one's (`engine_digest`); wasmtime re-checks the
+        // artifact's header and its compatibility with `self.engine`.
+        let component = match unsafe { Component::deserialize_file(&self.engine, out.path()) } {
+            Ok(c) => c,
+            Err(e) => {
+                return Ok(Err(Error::Engine(format!(
+                    "the compile process's artifact for component `{name}` does not load \
+                     into this node's engine (is `{}` another build of wray?): {e:#}",
+                    command.program.display()
+                ))))
+            }
+        };
+        if let Some(path) = cached.filter(|_| cache_dir.is_some()) {
+            // Mapped already: the rename keeps the same file.
+            if let Err(e) = out.persist(path) {
+                tracing::debug!(path = %path.display(), "not caching compiled component: {e}");
+            }
+        }
+        Ok(Ok(component))
+    }
+}
+
+/// Why a compile process was not used: the compile runs in-process.
+struct Fallback(String);
+
+/// Makes `dir` (mode 0700) if it is missing, and checks that it belongs to
+/// this user and that no one else may write it.
+fn private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    // SAFETY: a plain syscall without arguments.
+    let uid = unsafe { libc::geteuid() };
+    let meta = std::fs::metadata(dir)?;
+    if meta.uid() != uid || meta.mode() & 0o022 != 0 {
+        return Err(std::io::Error::other(
+            "another user owns it or may write it",
+        ));
+    }
+    Ok(())
 }
 
 fn cache_path(engine: &Engine, dir: &Path, hash: &str) -> PathBuf {
-    let mut h = DefaultHasher::new();
-    engine.precompile_compatibility_hash().hash(&mut h);
-    dir.join(format!("{hash}-{:016x}.cwasm", h.finish()))
+    dir.join(format!("{hash}-{}.cwasm", engine_digest(engine)))
 }
 
 /// Whether a compiled artifact at `path` may be loaded: it exists, and it
@@ -236,9 +366,15 @@ pub(crate) async fn load(
     }
     let size = bytes.len() as u64;
     let job = {
-        let (engine, name, hash) = (rt.engine.clone(), name.to_string(), hash.clone());
-        let cache = config.cache_dir.clone();
-        move || compile(&engine, &name, &hash, &bytes, cache.as_deref())
+        let job = Compile {
+            engine: rt.engine.clone(),
+            settings: CodeSettings::of(config),
+            command: config.compiler.clone(),
+            cache_dir: config.cache_dir.clone(),
+            events: rt.compiles.events(),
+        };
+        let (name, hash) = (name.to_string(), hash.clone());
+        move |deadline| job.run(&name, &hash, &bytes, deadline)
     };
     let limit = config.compile_timeout;
     let component = match rt.compiles.run(limit, limit, job).await {

@@ -18,21 +18,74 @@ use crate::error::{Error, Result};
 /// Pooling slots kept warm (not decommitted) for reuse.
 pub const WARM_SLOTS: u32 = 64;
 
+/// What of a node's configuration changes the code Cranelift emits: all a
+/// compile needs to build an engine whose artifacts the node's engine
+/// loads (wasmtime refuses an artifact whose compiler flags, tunables or
+/// features differ: `Engine::precompile_compatibility_hash`). The
+/// allocation strategy (pooling or not) is not part of it: it changes
+/// none of the three (wasmtime 48, `HashedEngineCompileEnv`), which
+/// `engine_digest` checks (tests in `compile/child.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct CodeSettings {
+    /// [`NodeConfig::fuel_metering`].
+    pub(crate) fuel_metering: bool,
+    /// [`NodeConfig::memory_cow`].
+    pub(crate) memory_cow: bool,
+}
+
+impl CodeSettings {
+    /// The settings of `config`'s engine.
+    pub(crate) fn of(config: &NodeConfig) -> Self {
+        CodeSettings {
+            fuel_metering: config.fuel_metering,
+            memory_cow: config.memory_cow,
+        }
+    }
+
+    /// The wasmtime configuration of an engine with these settings, before
+    /// any allocation strategy.
+    fn wasmtime_config(&self) -> Config {
+        let mut wasm = Config::new();
+        wasm.wasm_component_model(true)
+            .epoch_interruption(true)
+            .consume_fuel(self.fuel_metering)
+            // Zero-copy windows are mapped at fixed addresses of linear memory.
+            .memory_may_move(false)
+            .memory_init_cow(self.memory_cow)
+            .cranelift_opt_level(wasmtime::OptLevel::Speed)
+            .parallel_compilation(true);
+        wasm
+    }
+
+    /// An engine with these settings and the on-demand allocator: what a
+    /// compile process compiles with (it instantiates nothing).
+    ///
+    /// # Errors
+    /// [`Error::Engine`] when wasmtime rejects the configuration.
+    pub(crate) fn compile_engine(&self) -> Result<Engine> {
+        Engine::new(&self.wasmtime_config()).map_err(|e| Error::Engine(format!("{e:#}")))
+    }
+}
+
+/// A digest of what makes `engine`'s compiled artifacts loadable by
+/// another engine (its `precompile_compatibility_hash`), as 16 hex digits:
+/// names the on-disk cache's entries, and is checked by a compile process
+/// against its own engine. Stable within one build of wray (Rust's
+/// `DefaultHasher`), which is all either needs.
+pub(crate) fn engine_digest(engine: &Engine) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    engine.precompile_compatibility_hash().hash(&mut h);
+    format!("{:016x}", h.finish())
+}
+
 /// Builds the node's engine.
 ///
 /// # Errors
 /// [`Error::Engine`] when wasmtime rejects the configuration (for example
 /// when the pooling allocator cannot reserve its address space).
 pub fn build_engine(config: &NodeConfig) -> Result<Engine> {
-    let mut wasm = Config::new();
-    wasm.wasm_component_model(true)
-        .epoch_interruption(true)
-        .consume_fuel(config.fuel_metering)
-        // Zero-copy windows are mapped at fixed addresses of linear memory.
-        .memory_may_move(false)
-        .memory_init_cow(config.memory_cow)
-        .cranelift_opt_level(wasmtime::OptLevel::Speed)
-        .parallel_compilation(true);
+    let mut wasm = CodeSettings::of(config).wasmtime_config();
     if config.pooling {
         let n = config.max_instances;
         let mut pool = PoolingAllocationConfig::new();

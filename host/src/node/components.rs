@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use wray_control_plane::{ComponentRecord, ComponentVersion, Deployment};
+use wray_control_plane::{ComponentRecord, ComponentVersion, Deployment, Listed};
 
 use crate::error::{DeployBound, DeployLimit, Error, Result};
 use crate::executor::compile::CompileStats;
@@ -189,7 +189,8 @@ impl Node {
     }
 
     /// One page of [`Node::components`]: at most `limit` components whose
-    /// names sort after `after`, ordered by name.
+    /// names sort after `after`, ordered by name, and the damaged entries
+    /// of the function table (whose names sort after `after`) left out.
     ///
     /// # Errors
     /// [`Error::ControlPlane`] when the function table cannot be read.
@@ -197,8 +198,8 @@ impl Node {
         &self,
         after: Option<&str>,
         limit: usize,
-    ) -> Result<Vec<ComponentVersion>> {
-        Ok(self.table.list_page(after, limit).await?)
+    ) -> Result<Listed<ComponentVersion>> {
+        Ok(self.table.list_page_checked(after, limit).await?)
     }
 
     /// Deploys the component file at `path` under its file stem

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use wray_control_plane::{split_version, ComponentRecord, ComponentVersion};
+use wray_control_plane::{split_version, ComponentRecord, ComponentVersion, Listed};
 
 use crate::error::{Error, Result};
 use crate::executor::component::{self, LoadedComponent};
@@ -37,11 +37,23 @@ impl Node {
     /// # Errors
     /// [`Error::NotDeployed`]; [`Error::ControlPlane`].
     pub async fn versions(&self, name: &str) -> Result<Vec<ComponentVersion>> {
+        Ok(self.versions_checked(name).await?.entries)
+    }
+
+    /// [`Node::versions`], and the damaged version records of `name` left
+    /// out.
+    ///
+    /// # Errors
+    /// As [`Node::versions`].
+    pub async fn versions_checked(&self, name: &str) -> Result<Listed<ComponentVersion>> {
         use wray_control_plane::Error as Table;
-        self.table.versions(name).await.map_err(|e| match e {
-            Table::ComponentNotFound(n) => Error::NotDeployed(n),
-            other => other.into(),
-        })
+        self.table
+            .versions_checked(name)
+            .await
+            .map_err(|e| match e {
+                Table::ComponentNotFound(n) => Error::NotDeployed(n),
+                other => other.into(),
+            })
     }
 
     /// Makes kept version `version` of `name` its current version again,

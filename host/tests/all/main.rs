@@ -5,6 +5,7 @@
 mod api;
 mod boundary;
 mod c_guests;
+mod compile_process;
 mod deployed;
 mod deploys;
 mod examples;

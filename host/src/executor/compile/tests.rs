@@ -110,7 +110,7 @@ fn the_pool_runs_at_most_its_slots_and_gives_up_past_the_limit() {
     let long = rt.block_on(pool.run(
         Duration::from_secs(60),
         Duration::from_millis(50),
-        move || {
+        move |_| {
             let _ = started_tx.send(());
             let _ = held.recv();
             1
@@ -125,14 +125,14 @@ fn the_pool_runs_at_most_its_slots_and_gives_up_past_the_limit() {
     started.recv().unwrap();
     assert_eq!(pool.stats().running, 1, "its thread still runs");
     // Its slot is still taken: the next compile waits, then gives up.
-    let busy = rt.block_on(pool.run(Duration::from_millis(50), Duration::from_secs(60), || 2));
+    let busy = rt.block_on(pool.run(Duration::from_millis(50), Duration::from_secs(60), |_| 2));
     assert!(
         matches!(busy, Err(NotCompiled::Busy { slots: 1, .. })),
         "{busy:?}"
     );
     release.send(()).unwrap();
     // Once it ends, the slot is free again: a compile waiting for it runs.
-    let next = rt.block_on(pool.run(Duration::from_secs(600), Duration::from_secs(60), || 3));
+    let next = rt.block_on(pool.run(Duration::from_secs(600), Duration::from_secs(60), |_| 3));
     assert_eq!(next, Ok(3));
     let stats = pool.stats();
     assert_eq!(
@@ -147,7 +147,7 @@ fn a_panicking_compile_fails_its_deploy_only() {
     let rt = runtime();
     let pool = CompilePool::new(2);
     let failed = rt.block_on(
-        pool.run(Duration::from_secs(1), Duration::from_secs(60), || {
+        pool.run(Duration::from_secs(1), Duration::from_secs(60), |_| {
             panic!("cranelift fell over")
         }),
     );
@@ -155,6 +155,6 @@ fn a_panicking_compile_fails_its_deploy_only() {
         panic!("{failed:?}");
     };
     assert!(message.contains("cranelift fell over"), "{message}");
-    let ok = rt.block_on(pool.run(Duration::from_secs(1), Duration::from_secs(60), || 4));
+    let ok = rt.block_on(pool.run(Duration::from_secs(1), Duration::from_secs(60), |_| 4));
     assert_eq!(ok, Ok(4));
 }
