@@ -245,8 +245,7 @@ impl Cluster {
             }
         });
         let peer_address = format!("{host}:{}", config.advertise_port.unwrap_or(port));
-        let record =
-            membership::record(sched, started_ms, &config, &peer_address, &traffic, false);
+        let record = membership::record(sched, started_ms, &config, &peer_address, &traffic, false);
         let registration = registry.register(record, config.registry).await?;
         let remote: Arc<dyn crate::scheduler::remote::Remote> = forwarder.clone();
         sched.connect_remote(Arc::downgrade(&remote));
