@@ -1,5 +1,9 @@
 //! Node configuration.
 
+mod compiler;
+
+pub use compiler::{CompileCommand, DEFAULT_COMPILE_MEMORY};
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -8,7 +12,6 @@ use std::time::Duration;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 
 use crate::error::{Error, Result};
-use crate::executor::compile::process::CompileCommand;
 use crate::resources::{GpuDiscovery, Nvml};
 use crate::task_output::TaskOutputs;
 

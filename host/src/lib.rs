@@ -79,8 +79,8 @@ pub use session::{Session, SharedValue};
 // Its configuration: what a front end sets (`wray run`'s and `wray
 // start`'s flags, a test's node).
 pub use cluster::{ClusterConfig, DEFAULT_SPREAD_THRESHOLD};
+pub use config::{CompileCommand, DEFAULT_COMPILE_MEMORY};
 pub use config::{NodeConfig, Preopen, Stdio};
-pub use executor::compile::process::{CompileCommand, DEFAULT_COMPILE_MEMORY};
 pub use resources::{GpuDiscovery, GpuInfo, StaticGpus};
 
 // The compile process a node runs (`wray __compile`).

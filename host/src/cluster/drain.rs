@@ -24,15 +24,12 @@
 //! [`code::MOVED`]: crate::cluster::protocol::code::MOVED
 //! [`code::CUT`]: crate::cluster::protocol::code::CUT
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use parking_lot::Mutex;
-use tokio::sync::Notify;
 use wray_control_plane::TaskId;
 
 use crate::cluster::serve::Service;
-use crate::id_map::IdSet;
 
 /// How often a draining node looks again for queued tasks to hand back
 /// and for the running ones to have ended: 50 ms.
@@ -41,36 +38,6 @@ const DRAIN_TICK: Duration = Duration::from_millis(50);
 /// How long the answers of the tasks cut at the grace get to leave, at
 /// most, before the node deregisters: 2 s.
 const CUT_ANSWERS: Duration = Duration::from_secs(2);
-
-/// A node's drain state, shared by its service and its publisher.
-#[derive(Default)]
-pub(crate) struct Drain {
-    draining: AtomicBool,
-    /// The grace, in milliseconds (`--grace`), once draining.
-    grace_ms: AtomicU64,
-    /// Woken when the node starts draining: its record is published then.
-    pub(crate) started: Notify,
-    /// The forwarded tasks stopped at the grace (bounded by `running`,
-    /// which the connections bound).
-    cut: Mutex<IdSet<TaskId>>,
-}
-
-impl Drain {
-    /// Whether the node is draining.
-    pub(crate) fn is_draining(&self) -> bool {
-        self.draining.load(Ordering::SeqCst)
-    }
-
-    /// The node's grace, once it drains.
-    pub(crate) fn grace(&self) -> Duration {
-        Duration::from_millis(self.grace_ms.load(Ordering::Relaxed))
-    }
-
-    /// Whether forwarded task `task` was stopped at the grace.
-    pub(crate) fn was_cut(&self, task: &TaskId) -> bool {
-        self.cut.lock().contains(task)
-    }
-}
 
 /// What a drain did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]

@@ -92,7 +92,7 @@ pub(crate) struct Service {
     /// [`MAX_ACTOR_OWNERS`], the oldest forgotten first.
     pub(super) actor_owners: Mutex<BoundedIdMap<ActorId, String>>,
     /// This node's drain, once it stops (`drain`).
-    pub(crate) drain: crate::cluster::drain::Drain,
+    pub(crate) drain: crate::cluster::draining::Drain,
     /// Tasks cancelled here because the node that owned them died.
     pub(crate) cancelled_owner_died: std::sync::atomic::AtomicU64,
     /// Runs a peer's relayed HTTP request, once the node's HTTP API

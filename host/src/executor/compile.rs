@@ -6,7 +6,7 @@
 //! compile under a time limit.
 //!
 //! Cranelift cannot be interrupted inside a process: a node with a
-//! [`CompileCommand`](process::CompileCommand) (a `wray` binary) compiles
+//! [`CompileCommand`](crate::CompileCommand) (a `wray` binary) compiles
 //! in a child process, killed at the compile's time limit, its slot free
 //! again at once ([`process`]; the child's side is [`child`]). Without one
 //! (a program embedding a node that is not `wray`: tests, benchmarks), the

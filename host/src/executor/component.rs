@@ -11,11 +11,12 @@ use wasmtime::Engine;
 use wray_control_plane::{ComponentRecord, Declared, FunctionKind, FunctionRecord, Param, TaskId};
 
 use crate::bounds::{MAX_FUNCTIONS, MAX_NAME, MAX_PARAMS, MAX_RETURNS, MAX_SCHEMA};
+use crate::config::CompileCommand;
 use crate::error::{DeployBound, DeployLimit, Error, Result};
 use crate::executor::bindings::types;
 use crate::executor::bindings::wray::runtime::{objects, runtime, tasks};
 use crate::executor::classify::trap_to_task_error;
-use crate::executor::compile::process::{self, ChildError, CompileCommand};
+use crate::executor::compile::process::{self, ChildError};
 use crate::executor::compile::{CompileEvents, NotCompiled};
 use crate::executor::engine::{engine_digest, CodeSettings};
 use crate::executor::exports::{Exports, Guest};

@@ -67,7 +67,7 @@ fn failed(message: String) -> Failure {
 
 /// The compile process: serves one request from stdin (see the module
 /// docs) and returns the process's exit status. `wray __compile` is this;
-/// a node runs it through [`CompileCommand`](super::process::CompileCommand).
+/// a node runs it through [`CompileCommand`](crate::CompileCommand).
 /// Prints at most one line, on stderr.
 pub fn main() -> u8 {
     match serve(&mut std::io::stdin().lock()) {
