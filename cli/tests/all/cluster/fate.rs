@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::harness::{count, job_log, start_job, wait_job_end, wait_within, Cluster, ACCELERATED};
+use super::harness::{
+    count, job_log, ran, start_job, wait_job_end, wait_within, Cluster, ACCELERATED,
+};
 use crate::node_ops::StartedNode;
 use crate::support::success_stdout;
 
@@ -103,16 +105,6 @@ fn the_work_of_a_dead_owner_goes_with_it_but_a_detached_actor_stays() {
         Some("ALIVE"),
         "a detached actor outlives its owner: {after:?}"
     );
-}
-
-/// The `ran NODE COUNT` lines of a log, by node.
-fn ran(log: &str) -> BTreeMap<String, u64> {
-    log.lines()
-        .filter_map(|l| {
-            let mut words = l.strip_prefix("ran ")?.split_whitespace();
-            Some((words.next()?.to_string(), words.next()?.parse().ok()?))
-        })
-        .collect()
 }
 
 #[test]

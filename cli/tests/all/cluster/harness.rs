@@ -425,3 +425,13 @@ pub fn count(node: &StartedNode, functions: &[&str], state: &str) -> usize {
         .filter(|t| functions.iter().any(|f| t["function"] == *f) && t["state"] == state)
         .count()
 }
+
+/// The `ran NODE COUNT` lines of a scenario's log, by node.
+pub fn ran(log: &str) -> BTreeMap<String, u64> {
+    log.lines()
+        .filter_map(|l| {
+            let mut words = l.strip_prefix("ran ")?.split_whitespace();
+            Some((words.next()?.to_string(), words.next()?.parse().ok()?))
+        })
+        .collect()
+}

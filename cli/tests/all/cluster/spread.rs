@@ -4,24 +4,13 @@
 //! the same nodes have their queued tasks moved and handed back while
 //! others start, and no task runs twice.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::harness::{job, job_log, start_job, wait_job_end, Cluster};
+use super::harness::{job, job_log, ran, start_job, wait_job_end, Cluster};
 
 /// One CPU per node (the harness's default): a task that waits, waits
 /// for a CPU.
 const ONE_CPU: [&str; 0] = [];
-
-/// The `ran NODE COUNT` lines of a scenario's log, by node.
-fn ran(log: &str) -> BTreeMap<String, u64> {
-    log.lines()
-        .filter_map(|l| {
-            let mut words = l.strip_prefix("ran ")?.split_whitespace();
-            Some((words.next()?.to_string(), words.next()?.parse().ok()?))
-        })
-        .collect()
-}
 
 #[test]
 fn a_burst_from_one_driver_runs_on_every_node() {
