@@ -24,7 +24,9 @@
 //! constructor (the spec and its arguments' objects), sends it to a node
 //! the actor's request fits, and the calls queued meanwhile run on the new
 //! instance; the call that was running runs again if `max_task_retries`
-//! allows, else fails with `actor-died`. A node holding a handle but not
+//! allows, else fails with `actor-died`; a call that never reached the
+//! node (its connection refused, its handshake failed) runs on the new
+//! instance whatever `max_task_retries`, spending none. A node holding a handle but not
 //! owning the actor looks for it on the other nodes (`ACTOR_WHERE`) once
 //! its node is lost, and sends its calls there when the owner restarted
 //! it ([`Forwarder::follow_restart`]). Otherwise its stubs' calls fail
@@ -74,8 +76,10 @@ enum Ended {
     /// The actor died there, of this (the task's error is sealed).
     Died(TaskError),
     /// The actor's node died or could not be reached: the task, not
-    /// sealed yet, and why.
-    Lost(Box<Task>, String),
+    /// sealed yet, why, and whether it may have run there (`false`: its
+    /// call failed before the node took it, so it runs on the restarted
+    /// actor whatever its `max_task_retries`, and spends none).
+    Lost(Box<Task>, String, bool),
 }
 
 impl Forwarder {
@@ -104,12 +108,13 @@ impl Forwarder {
                 (Some(spec), None) => match self.actor_task(&sched, &actor, home, spec).await {
                     Ended::Ran => None,
                     Ended::Died(cause) => Some(cause),
-                    Ended::Lost(spec, why) => {
+                    Ended::Lost(spec, why, sent) => {
                         let owner = self.kept.lock().contains_key(&actor.id);
                         if !owner && actor.restarts.max_restarts > 0 {
-                            self.follow_restart(&sched, &actor, home, *spec, why).await
+                            self.follow_restart(&sched, &actor, home, *spec, why, sent)
+                                .await
                         } else {
-                            self.restart_or_fail(&sched, &actor, home, *spec, why)
+                            self.restart_or_fail(&sched, &actor, home, *spec, why, sent)
                         }
                     }
                 },
@@ -177,7 +182,8 @@ impl Forwarder {
             Err(failure) => failure,
         };
         let (kind, message) = match failure {
-            Failure::Unsent(why) | Failure::Lost(why) => return Ended::Lost(Box::new(spec), why),
+            Failure::Unsent(why) => return Ended::Lost(Box::new(spec), why, false),
+            Failure::Lost(why) => return Ended::Lost(Box::new(spec), why, true),
             Failure::Cancelled => (
                 ErrorKind::Cancelled,
                 format!("cancelled with force while it ran on node {node}: its actor is killed"),
@@ -271,9 +277,10 @@ impl Forwarder {
     /// The node of `actor` (a stub, `home`) was lost (`why`) while `spec`
     /// ran there: restarts the actor on another node if it has restarts
     /// left and this node kept its constructor (its owner), queueing
-    /// `spec` to run again if it is a call with retries left (else it
-    /// fails with `actor-died`); fails `spec` and the actor otherwise. Why
-    /// the actor is dead, when it is.
+    /// `spec` to run again if it is a call with retries left or one that
+    /// was never `sent` (it did not reach the node: it spends no retry;
+    /// else it fails with `actor-died`); fails `spec` and the actor
+    /// otherwise. Why the actor is dead, when it is.
     fn restart_or_fail(
         &self,
         sched: &Arc<Scheduler>,
@@ -281,6 +288,7 @@ impl Forwarder {
         home: &Home,
         mut spec: Task,
         why: String,
+        sent: bool,
     ) -> Option<TaskError> {
         let lost = home.node();
         let (next, constructor) = match self.restart_target(actor, &lost) {
@@ -289,8 +297,10 @@ impl Forwarder {
         };
         let policy = actor.restarts;
         let create = matches!(spec.target, Target::ActorCreate { .. });
-        let (retry, failed) = if !create && spec.retries < policy.max_task_retries {
-            spec.retries = spec.retries.saturating_add(1);
+        let (retry, failed) = if !create && (!sent || spec.retries < policy.max_task_retries) {
+            if sent {
+                spec.retries = spec.retries.saturating_add(1);
+            }
             (Some(PendingTask::ready(spec)), None)
         } else {
             (None, Some(spec))
@@ -422,8 +432,9 @@ impl Forwarder {
     /// there: looks for the actor on the other live nodes (its owner
     /// restarts it), every [`RESTART_POLL`] for up to [`FOLLOW_RESTART`].
     /// Found, the stub's calls go there, `spec` first if `max_task_retries`
-    /// allows (else it fails with `actor-died`); not found, `spec` fails
-    /// and the actor is dead here. Why it is dead, when it is.
+    /// allows or it was never `sent` (else it fails with `actor-died`);
+    /// not found, `spec` fails and the actor is dead here. Why it is dead,
+    /// when it is.
     async fn follow_restart(
         &self,
         sched: &Arc<Scheduler>,
@@ -431,6 +442,7 @@ impl Forwarder {
         home: &Home,
         mut spec: Task,
         why: String,
+        sent: bool,
     ) -> Option<TaskError> {
         let lost = home.node();
         let deadline = std::time::Instant::now() + FOLLOW_RESTART;
@@ -459,8 +471,10 @@ impl Forwarder {
         home.moved(next.clone());
         // Counted among the restarted instance's holders, as before.
         self.send_hold(&next, actor.id, true).await;
-        if spec.retries < actor.restarts.max_task_retries {
-            spec.retries = spec.retries.saturating_add(1);
+        if !sent || spec.retries < actor.restarts.max_task_retries {
+            if sent {
+                spec.retries = spec.retries.saturating_add(1);
+            }
             actor.retry_first(PendingTask::ready(spec));
         } else {
             let message = format!(
