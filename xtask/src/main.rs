@@ -9,9 +9,12 @@
 //!   built to components and staged in `<target>/wasm/` ([`guests`]).
 //! - `cargo xtask demo [--num-cpus N]`: the distributed word count over the Rust standard
 //!   library sources, installing and building only what it needs ([`demo`]).
-//! - `cargo xtask test`: the docs' names checked against the code ([`doc_names`]), fmt,
-//!   clippy and the whole test suite, as CI runs it, ending with a check that nothing it
-//!   ran changed a tracked file ([`suite`]).
+//! - `cargo xtask test`: the docs' names checked against the code ([`doc_names`]), the
+//!   vendored wasmtime against its patches, fmt, clippy and the whole test suite, as CI
+//!   runs it, ending with a check that nothing it ran changed a tracked file
+//!   ([`suite`]).
+//! - `cargo xtask vendor-check`: `vendor/wasmtime` is the published crate with
+//!   `vendor/patches/*.patch` applied, and nothing else ([`vendor`]).
 //! - `cargo xtask bench [--runs N] [--skip-ray] [--baseline DIR]`: the benchmarks,
 //!   wray vs Ray on `ray microbenchmark`'s cases, before vs after a baseline build,
 //!   and the attacks of the sandbox suite, into `docs/benchmarks.md` ([`bench`]).
@@ -41,6 +44,7 @@ mod setup;
 mod suite;
 mod toolchain;
 mod tree;
+mod vendor;
 
 use std::process::ExitCode;
 
@@ -75,6 +79,10 @@ enum Command {
     /// Run fmt, clippy and the whole test suite (what CI runs), then check that
     /// no tracked file changed.
     Test,
+    /// Check that vendor/wasmtime is the published crate with vendor/patches/*.patch
+    /// applied (downloads the published crate with `cargo fetch` if cargo's
+    /// registry cache lacks it).
+    VendorCheck,
     /// Run the benchmarks (wray vs Ray included) and write docs/benchmarks.md.
     Bench {
         /// Runs of each word-count and first-look measurement (the median is
@@ -145,6 +153,7 @@ fn run_command(command: Command) -> Result<()> {
         }
         Command::Demo { num_cpus } => demo::demo(num_cpus),
         Command::Test => suite::test(),
+        Command::VendorCheck => vendor::check(&paths::repo_root()),
         Command::Bench {
             runs,
             skip_ray,

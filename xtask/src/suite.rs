@@ -1,7 +1,8 @@
 //! `cargo xtask test`: everything CI checks, in order, stopping at the first failure.
 //!
 //! 0. the design docs name only files and Rust items that exist
-//!    ([`doc_names`](crate::doc_names): seconds, so it runs first),
+//!    ([`doc_names`](crate::doc_names): seconds, so it runs first), `vendor/wasmtime`
+//!    is the published crate with `vendor/patches/` applied ([`vendor`](crate::vendor)),
 //! 1. [`setup`](crate::setup) and [`build-guests`](crate::guests) (the tests load the
 //!    components from `WRAY_WASM_DIR=<target>/wasm`),
 //! 2. `cargo fmt --all --check`, in the root and in both guest workspaces,
@@ -32,6 +33,9 @@ pub fn test() -> Result<()> {
 
     run::header("docs: architecture, cluster, control-plane, peer-protocol name only what exists");
     crate::doc_names::check(&root)?;
+
+    run::header("vendor/wasmtime is the published crate with vendor/patches/ applied");
+    crate::vendor::check(&root)?;
 
     let toolchain = setup::setup()?;
     guests::build_guests(toolchain)?;
