@@ -9,9 +9,14 @@
 //!   built to components and staged in `<target>/wasm/` ([`guests`]).
 //! - `cargo xtask demo [--num-cpus N]`: the distributed word count over the Rust standard
 //!   library sources, installing and building only what it needs ([`demo`]).
-//! - `cargo xtask test`: the docs' names checked against the code ([`doc_names`]), fmt,
-//!   clippy and the whole test suite, as CI runs it, ending with a check that nothing it
-//!   ran changed a tracked file ([`suite`]).
+//! - `cargo xtask test`: the docs' names checked against the code ([`doc_names`]), the
+//!   vendored wasmtime against its patches, the import cycles, fmt, clippy and the whole
+//!   test suite, as CI runs it, ending with a check that nothing it ran changed a
+//!   tracked file ([`suite`]).
+//! - `cargo xtask vendor-check`: `vendor/wasmtime` is the published crate with
+//!   `vendor/patches/*.patch` applied, and nothing else ([`vendor`]).
+//! - `cargo xtask import-cycles [SRC_DIR...]`: source files of a crate that import each
+//!   other in a circle ([`import_cycles`]).
 //! - `cargo xtask bench [--runs N] [--skip-ray] [--baseline DIR]`: the benchmarks,
 //!   wray vs Ray on `ray microbenchmark`'s cases, before vs after a baseline build,
 //!   and the attacks of the sandbox suite, into `docs/benchmarks.md` ([`bench`]).
@@ -33,6 +38,7 @@ mod demo;
 mod doc_names;
 mod fuzz;
 mod guests;
+mod import_cycles;
 mod js;
 mod paths;
 mod python;
@@ -41,6 +47,7 @@ mod setup;
 mod suite;
 mod toolchain;
 mod tree;
+mod vendor;
 
 use std::process::ExitCode;
 
@@ -75,6 +82,18 @@ enum Command {
     /// Run fmt, clippy and the whole test suite (what CI runs), then check that
     /// no tracked file changed.
     Test,
+    /// Check that vendor/wasmtime is the published crate with vendor/patches/*.patch
+    /// applied (downloads the published crate with `cargo fetch` if cargo's
+    /// registry cache lacks it).
+    VendorCheck,
+    /// List source files of a crate that import each other in a circle (by
+    /// `crate::` paths), failing if there is any.
+    ImportCycles {
+        /// The crates' `src/` directories (default: every crate of the workspace
+        /// but xtask's and the benchmarks', and those of the guests).
+        #[arg(value_name = "SRC_DIR")]
+        srcs: Vec<std::path::PathBuf>,
+    },
     /// Run the benchmarks (wray vs Ray included) and write docs/benchmarks.md.
     Bench {
         /// Runs of each word-count and first-look measurement (the median is
@@ -145,6 +164,8 @@ fn run_command(command: Command) -> Result<()> {
         }
         Command::Demo { num_cpus } => demo::demo(num_cpus),
         Command::Test => suite::test(),
+        Command::VendorCheck => vendor::check(&paths::repo_root()),
+        Command::ImportCycles { srcs } => import_cycles::check(&paths::repo_root(), &srcs),
         Command::Bench {
             runs,
             skip_ray,

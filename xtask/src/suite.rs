@@ -1,7 +1,10 @@
 //! `cargo xtask test`: everything CI checks, in order, stopping at the first failure.
 //!
 //! 0. the design docs name only files and Rust items that exist
-//!    ([`doc_names`](crate::doc_names): seconds, so it runs first),
+//!    ([`doc_names`](crate::doc_names): seconds, so it runs first), `vendor/wasmtime`
+//!    is the published crate with `vendor/patches/` applied ([`vendor`](crate::vendor)),
+//!    and no crate's files import each other in a circle
+//!    ([`import_cycles`](crate::import_cycles)),
 //! 1. [`setup`](crate::setup) and [`build-guests`](crate::guests) (the tests load the
 //!    components from `WRAY_WASM_DIR=<target>/wasm`),
 //! 2. `cargo fmt --all --check`, in the root and in both guest workspaces,
@@ -32,6 +35,12 @@ pub fn test() -> Result<()> {
 
     run::header("docs: architecture, cluster, control-plane, peer-protocol name only what exists");
     crate::doc_names::check(&root)?;
+
+    run::header("vendor/wasmtime is the published crate with vendor/patches/ applied");
+    crate::vendor::check(&root)?;
+
+    run::header("import cycles between a crate's files: none");
+    crate::import_cycles::check(&root, &[])?;
 
     let toolchain = setup::setup()?;
     guests::build_guests(toolchain)?;

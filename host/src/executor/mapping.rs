@@ -127,10 +127,12 @@ fn map_into(
         Ok(w) => w,
         Err(msg) => return Ok(Err(error(state, ErrorKind::InvalidArgument, msg))),
     };
-    // SAFETY (all three): `w` lies in this instance's memory (GuestBytes),
+    // Both unsafe blocks below: `w` lies in this instance's memory (GuestBytes),
     // page-aligned, at or above its initial size; the guest is suspended in
     // this call, and nothing else borrows the window.
     let mapped = match in_file {
+        // SAFETY: as above: `w` is this instance's own window, which nothing
+        // else borrows while the guest is suspended here.
         Some((fd, offset, _)) => match unsafe { map_file(w.addr(), w.len(), fd, offset, false) } {
             Ok(()) => true,
             Err(e) => {

@@ -152,9 +152,10 @@ pub fn free_space(dir: &Path) -> std::io::Result<u64> {
     use std::os::unix::ffi::OsStrExt;
     let path = std::ffi::CString::new(dir.as_os_str().as_bytes())
         .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
-    // SAFETY: `stat` is plain data the kernel fills in; `path` is a valid
-    // NUL-terminated string.
+    // SAFETY: `statvfs` is plain data, for which all zeros is a value.
     let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `path` is a valid NUL-terminated string and `stat` a writable
+    // `statvfs` the kernel fills in.
     if unsafe { libc::statvfs(path.as_ptr(), &mut stat) } != 0 {
         return Err(std::io::Error::last_os_error());
     }

@@ -21,16 +21,23 @@ pub static LARGEST: AtomicUsize = AtomicUsize::new(0);
 /// The system allocator, recording [`LARGEST`].
 pub struct Counting;
 
+// SAFETY: every call is passed on unchanged to `System`, which upholds
+// `GlobalAlloc`'s contract; only the sizes asked for are recorded.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         LARGEST.fetch_max(layout.size(), Ordering::Relaxed);
+        // SAFETY: the caller's `layout` contract is `System.alloc`'s.
         unsafe { System.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` was allocated by this allocator, that is by `System`,
+        // with `layout` (the caller's contract).
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         LARGEST.fetch_max(new_size, Ordering::Relaxed);
+        // SAFETY: as for `dealloc`; `new_size` meets `realloc`'s contract
+        // (the caller's).
         unsafe { System.realloc(ptr, layout, new_size) }
     }
 }

@@ -332,9 +332,11 @@ fn measured(cmd: &mut Command) -> Result<(String, String, Option<i32>, f64, f64)
     done.store(true, Ordering::Release);
     let _ = dog.join();
     let mut status = 0;
-    // SAFETY: `usage` is plain data the kernel fills in; `pid` is our child,
-    // reaped here (and so never by `child`, which is then forgotten).
+    // SAFETY: `rusage` is plain data, for which all zeros is a value.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `status` and `usage` are writable and the kernel fills them in;
+    // `pid` is our child, reaped here (and so never by `child`, which is then
+    // forgotten).
     let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
     std::mem::forget(child);
     let wall = start.elapsed().as_secs_f64();
