@@ -304,7 +304,11 @@ pub(crate) fn status(client: &Client) -> anyhow::Result<()> {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
     for n in &nodes {
         let state = if n.alive {
-            "alive".to_string()
+            match (&n.unusable, &n.unusable_reason) {
+                (Some(why), Some(seen)) => format!("alive, not placed on: {why}: {seen}"),
+                (Some(why), None) => format!("alive, not placed on: {why}"),
+                _ => "alive".to_string(),
+            }
         } else {
             match n.died_at_ms {
                 Some(at) => format!("dead {} s ago", now_ms.saturating_sub(at) / 1000),

@@ -343,6 +343,13 @@ pub(crate) fn write_cluster(text: &mut String, stats: &wray_host::ClusterStats) 
     );
     let _ = writeln!(
         text,
+        "# HELP wray_cluster_tasks_preempted_total Tasks run again because the draining node \
+         running them stopped them at its grace (not retries).\n\
+         # TYPE wray_cluster_tasks_preempted_total counter\nwray_cluster_tasks_preempted_total {}",
+        stats.preempted
+    );
+    let _ = writeln!(
+        text,
         "# HELP wray_cluster_tasks_moved_total Tasks moved to a node with room while they waited \
          for resources (spillback).\n# TYPE wray_cluster_tasks_moved_total counter\n\
          wray_cluster_tasks_moved_total {}",

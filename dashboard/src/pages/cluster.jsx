@@ -23,7 +23,9 @@ export function Cluster() {
       <ErrorBox error={error} />
       {data && <Table testid="nodes" rows={data.nodes} cols={[
         ['node', (n) => <code>{n.node_id}</code>],
-        ['state', (n) => <span class={n.alive ? 'ok' : 'bad'}>{n.alive ? 'alive' : 'dead'} ({n.state})</span>],
+        ['state', (n) => n.alive && n.unusable
+          ? <span class="bad" data-unusable={n.unusable} title={n.unusable_reason || ''}>alive ({n.state}), not placed on: {n.unusable}</span>
+          : <span class={n.alive ? 'ok' : 'bad'}>{n.alive ? 'alive' : 'dead'} ({n.state})</span>],
         ['address', (n) => n.http_address || n.address || ''],
         ['resources', (n) => resources(n.resources)], ['free', (n) => resources(n.resources_available)],
         ['GPUs', (n) => n.gpus.map((g) => g.name).join(', ')],

@@ -158,7 +158,9 @@ impl Forwarder {
                 self.unsend(&node, &spec.request);
             }
             match attempted {
-                Err(Failure::Unsent(why)) if create => {
+                // Unreached, or its node began to drain before the owner
+                // saw it: a new actor goes elsewhere, no restart spent.
+                Err(Failure::Unsent(why) | Failure::Moved(why)) if create => {
                     unreached.push(node.clone());
                     match self.place_constructor_again(&spec, &unreached) {
                         Ok(next) => {
@@ -183,7 +185,10 @@ impl Forwarder {
         };
         let (kind, message) = match failure {
             Failure::Unsent(why) => return Ended::Lost(Box::new(spec), why, false),
-            Failure::Lost(why) => return Ended::Lost(Box::new(spec), why, true),
+            // Its actor went with the draining node: a restart, as a loss.
+            Failure::Lost(why) | Failure::Cut(why) => {
+                return Ended::Lost(Box::new(spec), why, true)
+            }
             Failure::Cancelled => (
                 ErrorKind::Cancelled,
                 format!("cancelled with force while it ran on node {node}: its actor is killed"),

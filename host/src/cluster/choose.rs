@@ -209,7 +209,8 @@ impl Forwarder {
     }
 
     /// Whether some live node (this one when `here`) could ever run a task
-    /// asking for `request` under `scheduling`.
+    /// asking for `request` under `scheduling` (a draining node, which
+    /// takes no new work, does not count).
     pub(crate) fn feasible(
         &self,
         request: &Request,
@@ -232,7 +233,7 @@ impl Forwarder {
                 .view
                 .alive()
                 .iter()
-                .any(|n| n.id != self.node_id && request.fits(&n.resources_total));
+                .any(|n| n.id != self.node_id && !n.draining && request.fits(&n.resources_total));
         if anywhere {
             Ok(())
         } else {
@@ -255,7 +256,8 @@ impl Forwarder {
         all.sort_by(|a, b| a.id.cmp(&b.id));
         let (left_out, usable): (Vec<NodeRecord>, Vec<NodeRecord>) =
             all.into_iter().partition(|n| {
-                n.id != self.node_id && (skip.contains(&n.id) || !self.health.usable(&n.id))
+                n.id != self.node_id
+                    && (n.draining || skip.contains(&n.id) || !self.health.usable(&n.id))
             });
         let mut message = format!(
             "no node of cluster `{}` can run a task asking for {request}; the usable nodes \
@@ -270,6 +272,7 @@ impl Forwarder {
         for n in &left_out {
             let why = match self.health.suspicion(&n.id) {
                 Some((why, seen)) => format!("{}: {seen}", why.as_str()),
+                None if n.draining => "draining: it takes no new work".to_string(),
                 None => "it failed this task just now".to_string(),
             };
             message.push_str(&format!(

@@ -56,6 +56,9 @@ pub(crate) struct Forwarder {
     /// Tasks and actor constructors placed again because their node could
     /// not be reached before it took them (not retries).
     pub(crate) resent: std::sync::atomic::AtomicU64,
+    /// Tasks run again because their draining node stopped them at its
+    /// grace (not retries).
+    pub(crate) preempted: std::sync::atomic::AtomicU64,
     /// Tasks moved: sent on from this node's queue to a node with room
     /// (spillback), or handed back by the node they were sent to and
     /// placed again.
@@ -110,6 +113,10 @@ pub(crate) enum Failure {
     /// The node queued the task and handed it back, naming a node with
     /// room for it (spillback): the task never ran there.
     Moved(String),
+    /// The node drained and stopped the task at its grace (as Ray's
+    /// preempted nodes): run again elsewhere, not counted as a retry,
+    /// since the task did not fail; the node is not asked again.
+    Cut(String),
     /// The node has no such actor (yet: a handle can reach a third node
     /// before the actor's constructor reaches the actor's node).
     NoActor(String),
@@ -170,6 +177,13 @@ impl Forwarder {
                     lost.push(node.clone());
                     why.clone()
                 }
+                Failure::Cut(why) => {
+                    self.preempted
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    tracing::info!(task = %spec.id, node, "running a task again elsewhere (not a retry): {why}");
+                    lost.push(node.clone());
+                    why.clone()
+                }
                 Failure::Moved(to) => {
                     self.moved
                         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -225,6 +239,7 @@ impl Forwarder {
             ),
             Failure::Unsent(m)
             | Failure::Lost(m)
+            | Failure::Cut(m)
             | Failure::Moved(m)
             | Failure::NoActor(m)
             | Failure::Failed(m) => (ErrorKind::System, m),
@@ -365,7 +380,7 @@ impl Forwarder {
             }
             // Its node drained and stopped it at its grace (`drain`).
             Err(wray_peer::PeerError::Remote { code, message, .. }) if code == code::CUT => {
-                return Err(Failure::Lost(message));
+                return Err(Failure::Cut(message));
             }
             Err(e @ wray_peer::PeerError::Remote { code, .. })
                 if code == code::NOT_FOUND && matches!(spec.target, Target::ActorCall { .. }) =>

@@ -213,6 +213,7 @@ impl Cluster {
             runtime: runtime.clone(),
             retried: Default::default(),
             resent: Default::default(),
+            preempted: Default::default(),
             moved: Default::default(),
             actors_restarted: Default::default(),
             kept: Default::default(),
@@ -383,6 +384,7 @@ impl Cluster {
         ClusterStats {
             retried: self.forwarder.retried.load(Ordering::Relaxed),
             resent: self.forwarder.resent.load(Ordering::Relaxed),
+            preempted: self.forwarder.preempted.load(Ordering::Relaxed),
             moved: self.forwarder.moved.load(Ordering::Relaxed),
             actors_restarted: self.forwarder.actors_restarted.load(Ordering::Relaxed),
             cancelled_owner_died: self.service.cancelled_owner_died.load(Ordering::Relaxed),
@@ -445,6 +447,9 @@ pub struct ClusterStats {
     /// failed its handshake or authentication): not retries, they never
     /// ran there.
     pub resent: u64,
+    /// Tasks run again because the draining node running them stopped
+    /// them at its grace (`CUT`): not retries, as Ray's preempted nodes.
+    pub preempted: u64,
     /// Tasks moved to a node with room while they waited for resources
     /// (spillback): sent on from this node's queue, handed back to their
     /// owner from it, or placed again after the node they were sent to

@@ -161,8 +161,9 @@ impl Service {
         } = decode("run-task", body).map_err(|m| refused(code::BAD_REQUEST, m))?;
         let bad = |m: String| refused(code::BAD_REQUEST, m);
         check_returns(&spec).map_err(bad)?;
-        // A draining node takes no new work: its owner places it again.
-        if self.drain.is_draining() && matches!(spec.target, Target::Function { .. }) {
+        // A draining node takes no new work (a function, a new actor):
+        // its owner places it again.
+        if self.drain.is_draining() && !matches!(spec.target, Target::ActorCall { .. }) {
             return Err(refused(code::MOVED, ""));
         }
         // Held here from now until answered: what a `PING` asks.

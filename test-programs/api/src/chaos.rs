@@ -127,7 +127,7 @@ impl Tally {
 
     fn error(&mut self, e: &wray::Error) {
         if self.errors.len() < MAX_ERRORS {
-            let message: String = e.message().chars().take(300).collect();
+            let message: String = e.message().chars().take(1000).collect();
             let line = format!("{:?}: {}", e.kind(), message.replace('\n', " "));
             self.errors.insert(line);
         }

@@ -143,6 +143,14 @@ fn a_drained_node_finishes_what_runs_hands_back_what_waits_and_cuts_at_its_grace
     // handed back to.
     assert!(log.contains("again [(0, 2)]"), "{log}\nnode 2 said: {said}");
     assert!(!log.contains(&format!("long_on {drained}")), "{log}");
+    // Cut at the grace is not a retry (as Ray's preempted nodes).
+    let owner = cluster.node(1);
+    assert_eq!(
+        owner.metric("wray_cluster_tasks_preempted_total"),
+        Some(1.0),
+        "task 0 ran again after its cut"
+    );
+    assert_eq!(owner.metric("wray_cluster_tasks_retried_total"), Some(0.0));
     let counts = ran(&log);
     assert_eq!(counts.values().sum::<u64>(), 9, "{log}");
     assert!(

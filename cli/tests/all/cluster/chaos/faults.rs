@@ -26,7 +26,9 @@ pub struct Injector {
     cluster: Cluster,
     relay: Relay,
     /// Each node's drain (`wray stop`) while it runs, by node.
-    drains: Vec<(usize, Child)>,
+    /// The drains under way: the node, the pid drained (the node may be
+    /// killed and started again meanwhile) and the `wray stop`.
+    drains: Vec<(usize, u32, Child)>,
     /// Processes stopped with SIGSTOP (nodes' and etcd's).
     paused: Vec<u32>,
     impostor: Option<Impostor>,
@@ -147,7 +149,7 @@ impl Injector {
                     .stderr(std::process::Stdio::null())
                     .spawn()
                     .expect("wray stop runs");
-                self.drains.push((n, child));
+                self.drains.push((n, node.pid, child));
             }
             Fault::Kill(n) | Fault::Pause(n) | Fault::Drain(n) => {
                 self.notes
@@ -186,15 +188,16 @@ impl Injector {
     fn heal(&mut self, fault: Fault) {
         match fault {
             Fault::Kill(n) => self.start_again(n),
+            // Only a drain that started (its node was up) is waited for:
+            // the process it drained exits (or was killed and started
+            // again by a `Kill`'s heal meanwhile).
             Fault::Drain(n) => {
-                if let Some(i) = self.drains.iter().position(|(d, _)| *d == n) {
-                    let (_, mut child) = self.drains.remove(i);
+                if let Some(i) = self.drains.iter().position(|(d, _, _)| *d == n) {
+                    let (_, pid, mut child) = self.drains.remove(i);
                     let _ = child.wait();
+                    self.drained(n, pid);
+                    self.start_again(n);
                 }
-                wait_within("a drained node to exit", Duration::from_secs(60), || {
-                    !self.cluster.node(n).alive()
-                });
-                self.start_again(n);
             }
             Fault::Pause(n) => {
                 let pid = self.cluster.node(n).pid;
@@ -252,14 +255,15 @@ impl Injector {
             self.cluster.restart_etcd();
         }
         self.start_waiting();
-        for (n, _) in std::mem::take(&mut self.drains)
+        for (n, pid) in std::mem::take(&mut self.drains)
             .into_iter()
-            .map(|(n, mut c)| (n, c.wait()))
+            .map(|(n, pid, mut c)| {
+                let _ = c.wait();
+                (n, pid)
+            })
             .collect::<Vec<_>>()
         {
-            wait_within("a drained node to exit", Duration::from_secs(60), || {
-                !self.cluster.node(n).alive()
-            });
+            self.drained(n, pid);
             self.start_again(n);
         }
         for n in 2..=NODES {
@@ -269,6 +273,15 @@ impl Injector {
         }
         self.heal(Fault::Impostor);
         self.heal(Fault::FakeRecord);
+    }
+
+    /// Waits for the process `pid` that a drain of node `n` stopped to
+    /// exit (or for node `n` to have been started again meanwhile).
+    fn drained(&self, n: usize, pid: u32) {
+        wait_within("a drained node to exit", Duration::from_secs(60), || {
+            let node = self.cluster.node(n);
+            node.pid != pid || !node.alive()
+        });
     }
 
     /// Starts node `n` again unless it runs, or once etcd is back when
@@ -436,7 +449,7 @@ impl Drop for Injector {
         if let Some(impostor) = self.impostor.take() {
             signal(impostor.pid, libc::SIGKILL);
         }
-        for (_, mut child) in std::mem::take(&mut self.drains) {
+        for (_, _, mut child) in std::mem::take(&mut self.drains) {
             let _ = child.wait();
         }
     }

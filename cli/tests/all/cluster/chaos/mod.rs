@@ -39,7 +39,15 @@ const DEFAULT_SEED: u64 = 38;
 ///   call that could not reach its node, killed a moment before, failed
 ///   with "the call ran there and is not run again" instead of running on
 ///   the restarted actor.
-const REGRESSIONS: &[u64] = &[16_957_937_613_161_218_989];
+/// - 12538241326644175449 (the 30-minute soak): a drain drawn while its
+///   node was down (killed a moment before), then that node started
+///   again; the suite waited for the new process to exit as if drained.
+///
+/// (6573336585595964796 of the same soak found the workload's error
+/// lines cut at 300 characters, before "the actor lived there" that
+/// explains them: replay it with `cargo xtask chaos --seed`; kept out of
+/// the test command, whose chaos run stays under 3 minutes.)
+const REGRESSIONS: &[u64] = &[16_957_937_613_161_218_989, 12_538_241_326_644_175_449];
 
 /// How long the workload runs, and the window the faults fall in.
 const WORKLOAD: Duration = Duration::from_secs(36);
