@@ -12,6 +12,8 @@
 //! - `cargo xtask test`: the docs' names checked against the code ([`doc_names`]), fmt,
 //!   clippy and the whole test suite, as CI runs it, ending with a check that nothing it
 //!   ran changed a tracked file ([`suite`]).
+//! - `cargo xtask runtime-check`: production code blocks a thread on a future only at
+//!   the runtime model's allowed edges ([`runtime_check`]).
 //! - `cargo xtask bench [--runs N] [--skip-ray] [--baseline DIR]`: the benchmarks,
 //!   wray vs Ray on `ray microbenchmark`'s cases, before vs after a baseline build,
 //!   and the attacks of the sandbox suite, into `docs/benchmarks.md` ([`bench`]).
@@ -37,6 +39,7 @@ mod js;
 mod paths;
 mod python;
 mod run;
+mod runtime_check;
 mod setup;
 mod suite;
 mod toolchain;
@@ -75,6 +78,9 @@ enum Command {
     /// Run fmt, clippy and the whole test suite (what CI runs), then check that
     /// no tracked file changed.
     Test,
+    /// Check that production code calls `block_on` only at the runtime model's
+    /// allowed edges, and `block_in_place` nowhere.
+    RuntimeCheck,
     /// Run the benchmarks (wray vs Ray included) and write docs/benchmarks.md.
     Bench {
         /// Runs of each word-count and first-look measurement (the median is
@@ -145,6 +151,7 @@ fn run_command(command: Command) -> Result<()> {
         }
         Command::Demo { num_cpus } => demo::demo(num_cpus),
         Command::Test => suite::test(),
+        Command::RuntimeCheck => runtime_check::check(&paths::repo_root()),
         Command::Bench {
             runs,
             skip_ray,

@@ -1,7 +1,9 @@
 //! `cargo xtask test`: everything CI checks, in order, stopping at the first failure.
 //!
 //! 0. the design docs name only files and Rust items that exist
-//!    ([`doc_names`](crate::doc_names): seconds, so it runs first),
+//!    ([`doc_names`](crate::doc_names): seconds, so it runs first), and production
+//!    code blocks a thread on a future only at the runtime model's edges
+//!    ([`runtime_check`](crate::runtime_check)),
 //! 1. [`setup`](crate::setup) and [`build-guests`](crate::guests) (the tests load the
 //!    components from `WRAY_WASM_DIR=<target>/wasm`),
 //! 2. `cargo fmt --all --check`, in the root and in both guest workspaces,
@@ -32,6 +34,9 @@ pub fn test() -> Result<()> {
 
     run::header("docs: architecture, cluster, control-plane, peer-protocol name only what exists");
     crate::doc_names::check(&root)?;
+
+    run::header("runtime model: block_on only at its edges, block_in_place nowhere");
+    crate::runtime_check::check(&root)?;
 
     let toolchain = setup::setup()?;
     guests::build_guests(toolchain)?;
