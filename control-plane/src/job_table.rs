@@ -82,11 +82,14 @@ impl EmbeddedJobTable {
             node_id: Some(node_id.into()),
         }
     }
-}
 
-#[async_trait]
-impl JobTable for EmbeddedJobTable {
-    async fn start_job(&self, driver: &str) -> Result<JobId> {
+    /// Starts a job driven by `driver` and returns its new id, at once
+    /// (the table is in this process: nothing to wait for).
+    ///
+    /// # Errors
+    /// [`Error::DirectoryFull`](crate::Error::DirectoryFull) when it holds
+    /// [`MAX_LIVE_JOBS`] live jobs.
+    pub fn start(&self, driver: &str) -> Result<JobId> {
         let mut jobs = self.jobs.lock();
         if jobs.len() >= MAX_LIVE_JOBS {
             return Err(crate::Error::DirectoryFull {
@@ -114,8 +117,20 @@ impl JobTable for EmbeddedJobTable {
         Ok(id)
     }
 
-    async fn end_job(&self, job: JobId) -> Result<()> {
+    /// Records that job `job` ended, at once (a no-op for an unknown job).
+    pub fn end(&self, job: JobId) {
         self.jobs.lock().remove(&job);
+    }
+}
+
+#[async_trait]
+impl JobTable for EmbeddedJobTable {
+    async fn start_job(&self, driver: &str) -> Result<JobId> {
+        self.start(driver)
+    }
+
+    async fn end_job(&self, job: JobId) -> Result<()> {
+        self.end(job);
         Ok(())
     }
 

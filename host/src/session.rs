@@ -1,7 +1,9 @@
 //! `Session`: the one door into a node for code outside a guest (plain
-//! Rust, the CLI, later the HTTP API and other nodes): submit, create and
-//! call actors, put, get (async, or blocking), wait, release and cancel,
-//! with its own job and its own holds.
+//! Rust, the CLI, the HTTP API): submit, create and call actors, put, get,
+//! wait, release and cancel, with its own job and its own holds. What may
+//! wait (submit and create an actor, which may read the function table;
+//! get; wait) is async; `_blocking` forms serve callers outside any
+//! runtime (docs/architecture.md, "Runtime model").
 //!
 //! A session is a driver without a guest: it is the root task
 //! (`TaskId::driver(job)`) of a job that the control plane's job table
@@ -59,18 +61,37 @@ impl Node {
 
 impl Session {
     /// The content hash of the component deployed as `component`: from
-    /// the node's own table when it has it (no control-plane round trip,
-    /// so it may be called inside an async runtime), else loaded from the
-    /// function table. `name@version` names a kept version (the function
-    /// table is read).
-    fn hash_of(&self, component: &str) -> Result<Arc<str>> {
+    /// the node's own table when it has it (no control-plane round trip),
+    /// else loaded from the function table, awaited. `name@version` names
+    /// a kept version (the function table is read).
+    async fn hash_of(&self, component: &str) -> Result<Arc<str>> {
+        if let Some(hash) = self.local_hash(component) {
+            return Ok(hash);
+        }
         if component.contains('@') {
-            return Ok(self.node.loaded_spec(component)?.hash.clone());
+            return Ok(self.node.loaded_spec_async(component).await?.hash.clone());
         }
-        if let Some(record) = self.node.sched.deployed(component) {
-            return Ok(Arc::from(record.hash.as_str()));
+        Ok(self.node.loaded_async(component).await?.hash.clone())
+    }
+
+    /// [`Session::hash_of`] for a caller that may block: the node's own
+    /// table's answer at once when it has one, else the function table
+    /// read on the calling thread ([`Node::wait`]).
+    fn hash_blocking(&self, component: &str, call: &'static str) -> Result<Arc<str>> {
+        match self.local_hash(component) {
+            Some(hash) => Ok(hash),
+            None => self.node.wait(call, self.hash_of(component))?,
         }
-        Ok(self.node.loaded(component)?.hash.clone())
+    }
+
+    /// The content hash of the current version of `component` (a plain
+    /// name) in the node's own table, if it has it.
+    fn local_hash(&self, component: &str) -> Option<Arc<str>> {
+        if component.contains('@') {
+            return None;
+        }
+        let record = self.node.sched.deployed(component)?;
+        Some(Arc::from(record.hash.as_str()))
     }
 
     /// The session's job.
@@ -106,19 +127,34 @@ impl Session {
     /// # Errors
     /// [`Error::NotDeployed`] for an unknown component; [`Error::Limit`]
     /// when the session holds too many objects.
-    pub fn submit(
+    ///
+    /// # Cancel safety
+    /// Dropped before it ends, nothing was submitted (the component may
+    /// have been loaded here).
+    pub async fn submit(
         &self,
         component: &str,
         function: &str,
         args: Vec<Arg>,
         options: TaskOptions,
     ) -> Result<Vec<ObjectId>> {
-        let hash = self.hash_of(component)?;
+        let hash = self.hash_of(component).await?;
+        self.submit_hash(&hash, function, args, options)
+    }
+
+    /// [`Session::submit`] of the component with content hash `hash`.
+    fn submit_hash(
+        &self,
+        hash: &Arc<str>,
+        function: &str,
+        args: Vec<Arg>,
+        options: TaskOptions,
+    ) -> Result<Vec<ObjectId>> {
         let call = self.submission(args, options);
         let mut holds = self.holds.lock();
         self.node
             .sched
-            .submit_function(Callee::Hash(&hash), &mut holds, call, function.to_string())
+            .submit_function(Callee::Hash(hash), &mut holds, call, function.to_string())
             .map_err(|e| Error::Limit(e.to_string()))
     }
 
@@ -132,22 +168,74 @@ impl Session {
     /// # Errors
     /// [`Error::NotDeployed`] for an unknown component; [`Error::Limit`]
     /// when the session holds too many objects.
-    pub fn create_actor(
+    ///
+    /// # Cancel safety
+    /// As [`Session::submit`].
+    pub async fn create_actor(
         &self,
         component: &str,
         class: &str,
         args: Vec<Arg>,
         options: TaskOptions,
     ) -> Result<ActorId> {
-        let hash = self.hash_of(component)?;
+        let hash = self.hash_of(component).await?;
+        self.create_actor_hash(&hash, class, args, options)
+    }
+
+    /// [`Session::create_actor`] of the component with content hash `hash`.
+    fn create_actor_hash(
+        &self,
+        hash: &Arc<str>,
+        class: &str,
+        args: Vec<Arg>,
+        options: TaskOptions,
+    ) -> Result<ActorId> {
         let call = self.submission(args, options);
         let id = call.id;
         let mut holds = self.holds.lock();
         self.node
             .sched
-            .create_actor(Callee::Hash(&hash), &mut holds, call, class.to_string())
+            .create_actor(Callee::Hash(hash), &mut holds, call, class.to_string())
             .map_err(|e| Error::Limit(e.to_string()))?;
         Ok(id)
+    }
+
+    /// [`Session::submit`] on the calling thread, for a caller outside
+    /// any async runtime (the CLI, a program embedding the node). The
+    /// submission itself is made on the calling thread (so a task with
+    /// `TaskOptions::on_caller_runtime` runs on a worker thread); only
+    /// reading the function table waits on the node's I/O runtime.
+    ///
+    /// # Errors
+    /// As [`Session::submit`]; [`Error::BlockingInRuntime`] inside a tokio
+    /// runtime when the function table must be read (a component the
+    /// node does not have loaded under that name, or `name@version`).
+    pub fn submit_blocking(
+        &self,
+        component: &str,
+        function: &str,
+        args: Vec<Arg>,
+        options: TaskOptions,
+    ) -> Result<Vec<ObjectId>> {
+        let hash = self.hash_blocking(component, "Session::submit_blocking")?;
+        self.submit_hash(&hash, function, args, options)
+    }
+
+    /// [`Session::create_actor`] on the calling thread, for a caller
+    /// outside any async runtime.
+    ///
+    /// # Errors
+    /// As [`Session::create_actor`]; [`Error::BlockingInRuntime`] as for
+    /// [`Session::submit_blocking`].
+    pub fn create_actor_blocking(
+        &self,
+        component: &str,
+        class: &str,
+        args: Vec<Arg>,
+        options: TaskOptions,
+    ) -> Result<ActorId> {
+        let hash = self.hash_blocking(component, "Session::create_actor_blocking")?;
+        self.create_actor_hash(&hash, class, args, options)
     }
 
     /// Calls `method` of actor `actor`; returns its return object ids,
@@ -292,13 +380,23 @@ impl Session {
     /// an async runtime).
     ///
     /// # Errors
-    /// As [`Session::get`].
+    /// As [`Session::get`]; a `system` error inside a tokio runtime
+    /// ([`Error::BlockingInRuntime`]).
     pub fn get_blocking(
         &self,
         id: ObjectId,
         timeout: Option<Duration>,
     ) -> Result<Payload, TaskError> {
-        self.node.exec.block_on(self.get(id, timeout))
+        self.node
+            .wait("Session::get_blocking", self.get(id, timeout))
+            .unwrap_or_else(|e| {
+                Err(TaskError::new(
+                    ErrorKind::System,
+                    "get",
+                    id.task,
+                    e.to_string(),
+                ))
+            })
     }
 
     /// Waits until `num_returns` of `ids` are sealed or `timeout` passes;

@@ -158,6 +158,7 @@ pub(crate) async fn invoke(
                 ..options(f)
             },
         )
+        .await
         .map_err(refused)?;
     // The call's task id, for its output (`GET /v1/tasks/{id}/logs`).
     let task = ids.first().map(|id| id.task);
@@ -372,7 +373,7 @@ fn is_get_timeout(e: &TaskError) -> bool {
 }
 
 /// `POST /v1/actors`.
-pub(crate) fn create_actor(state: &State, body: &[u8]) -> Answer {
+pub(crate) async fn create_actor(state: &State, body: &[u8]) -> Answer {
     let new: wray_api::NewActor = serde_json::from_slice(body).map_err(|e| {
         ApiError::bad_request(
             "bad_json",
@@ -400,6 +401,7 @@ pub(crate) fn create_actor(state: &State, body: &[u8]) -> Answer {
     };
     let actor = session
         .create_actor(&new.component, &new.class, args, options)
+        .await
         .map_err(refused)?;
     let info = wray_api::ActorInfo {
         actor: actor.to_string(),

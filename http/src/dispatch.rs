@@ -91,7 +91,7 @@ where
         }
         Route::CreateActor => {
             let body = read_body(req, limit, timeout).await?;
-            crate::calls::create_actor(state, &body)
+            crate::calls::create_actor(state, &body).await
         }
         Route::CallActor(id, method) => {
             let body = read_body(req, limit, timeout).await?;

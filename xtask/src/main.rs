@@ -17,6 +17,8 @@
 //!   `vendor/patches/*.patch` applied, and nothing else ([`vendor`]).
 //! - `cargo xtask import-cycles [SRC_DIR...]`: source files of a crate that import each
 //!   other in a circle ([`import_cycles`]).
+//! - `cargo xtask runtime-check`: production code blocks a thread on a future only at
+//!   the runtime model's allowed edges ([`runtime_check`]).
 //! - `cargo xtask bench [--runs N] [--skip-ray] [--baseline DIR]`: the benchmarks,
 //!   wray vs Ray on `ray microbenchmark`'s cases, before vs after a baseline build,
 //!   and the attacks of the sandbox suite, into `docs/benchmarks.md` ([`bench`]).
@@ -43,6 +45,7 @@ mod js;
 mod paths;
 mod python;
 mod run;
+mod runtime_check;
 mod setup;
 mod suite;
 mod toolchain;
@@ -94,6 +97,9 @@ enum Command {
         #[arg(value_name = "SRC_DIR")]
         srcs: Vec<std::path::PathBuf>,
     },
+    /// Check that production code calls `block_on` only at the runtime model's
+    /// allowed edges, and `block_in_place` nowhere.
+    RuntimeCheck,
     /// Run the benchmarks (wray vs Ray included) and write docs/benchmarks.md.
     Bench {
         /// Runs of each word-count and first-look measurement (the median is
@@ -166,6 +172,7 @@ fn run_command(command: Command) -> Result<()> {
         Command::Test => suite::test(),
         Command::VendorCheck => vendor::check(&paths::repo_root()),
         Command::ImportCycles { srcs } => import_cycles::check(&paths::repo_root(), &srcs),
+        Command::RuntimeCheck => runtime_check::check(&paths::repo_root()),
         Command::Bench {
             runs,
             skip_ray,

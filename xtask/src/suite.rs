@@ -3,8 +3,9 @@
 //! 0. the design docs name only files and Rust items that exist
 //!    ([`doc_names`](crate::doc_names): seconds, so it runs first), `vendor/wasmtime`
 //!    is the published crate with `vendor/patches/` applied ([`vendor`](crate::vendor)),
-//!    and no crate's files import each other in a circle
-//!    ([`import_cycles`](crate::import_cycles)),
+//!    no crate's files import each other in a circle
+//!    ([`import_cycles`](crate::import_cycles)), and production code blocks a thread
+//!    on a future only at the runtime model's edges ([`runtime_check`](crate::runtime_check)),
 //! 1. [`setup`](crate::setup) and [`build-guests`](crate::guests) (the tests load the
 //!    components from `WRAY_WASM_DIR=<target>/wasm`),
 //! 2. `cargo fmt --all --check`, in the root and in both guest workspaces,
@@ -41,6 +42,9 @@ pub fn test() -> Result<()> {
 
     run::header("import cycles between a crate's files: none");
     crate::import_cycles::check(&root, &[])?;
+
+    run::header("runtime model: block_on only at its edges, block_in_place nowhere");
+    crate::runtime_check::check(&root)?;
 
     let toolchain = setup::setup()?;
     guests::build_guests(toolchain)?;

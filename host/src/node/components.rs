@@ -22,7 +22,8 @@ impl Node {
     /// thread (see [`Node::deploy_async`]).
     ///
     /// # Errors
-    /// As [`Node::deploy_async`].
+    /// As [`Node::deploy_async`]; [`Error::BlockingInRuntime`] inside a
+    /// tokio runtime.
     pub fn deploy(&self, name: &str, bytes: &[u8]) -> Result<ComponentRecord> {
         Ok(self.deploy_version(name, bytes)?.record)
     }
@@ -32,10 +33,10 @@ impl Node {
     /// it was deployed.
     ///
     /// # Errors
-    /// As [`Node::deploy_async`].
+    /// As [`Node::deploy`].
     pub fn deploy_version(&self, name: &str, bytes: &[u8]) -> Result<ComponentVersion> {
         Ok(self
-            .wait(self.deploy_async(name, Arc::from(bytes)))?
+            .wait("Node::deploy", self.deploy_async(name, Arc::from(bytes)))??
             .current)
     }
 
@@ -126,9 +127,10 @@ impl Node {
     /// async runtime).
     ///
     /// # Errors
-    /// As [`Node::undeploy_async`].
+    /// As [`Node::undeploy_async`]; [`Error::BlockingInRuntime`] inside a
+    /// tokio runtime.
     pub fn undeploy(&self, name: &str) -> Result<bool> {
-        self.block_on(self.undeploy_async(name))
+        self.wait("Node::undeploy", self.undeploy_async(name))?
     }
 
     /// Undeploys `name`: calls by that name fail with not-found from now
@@ -151,9 +153,10 @@ impl Node {
     /// [`Node::component_async`], blocking the calling thread.
     ///
     /// # Errors
-    /// As [`Node::component_async`].
+    /// As [`Node::component_async`]; [`Error::BlockingInRuntime`] inside
+    /// a tokio runtime.
     pub fn component(&self, name: &str) -> Result<ComponentVersion> {
-        self.block_on(self.component_async(name))
+        self.wait("Node::component", self.component_async(name))?
     }
 
     /// The current version of the component deployed as `name`, from the
@@ -183,9 +186,10 @@ impl Node {
     /// runtime.
     ///
     /// # Errors
-    /// [`Error::ControlPlane`] when the function table cannot be read.
+    /// [`Error::ControlPlane`] when the function table cannot be read;
+    /// [`Error::BlockingInRuntime`] inside a tokio runtime.
     pub fn components(&self) -> Result<Vec<ComponentVersion>> {
-        Ok(self.block_on(self.table.list())?)
+        Ok(self.wait("Node::components", self.table.list())??)
     }
 
     /// One page of [`Node::components`]: at most `limit` components whose
@@ -238,14 +242,6 @@ impl Node {
     /// [`Error::NotDeployed`]; a control-plane error (the table
     /// unreachable and the name not loaded here, or a refusal); as
     /// [`Node::deploy_async`] when it must be loaded and cannot.
-    pub(crate) fn loaded(&self, name: &str) -> Result<Arc<LoadedComponent>> {
-        self.wait(self.loaded_async(name))
-    }
-
-    /// [`Node::loaded`], as a future.
-    ///
-    /// # Errors
-    /// As [`Node::loaded`].
     pub(crate) async fn loaded_async(&self, name: &str) -> Result<Arc<LoadedComponent>> {
         let record = match self.table.component(name).await {
             Ok(record) => record,

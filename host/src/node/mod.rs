@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 use wray_control_plane::{
-    ActorId, EmbeddedFunctionTable, EmbeddedJobTable, FunctionTable, JobId, JobTable, TableLimits,
+    ActorId, EmbeddedFunctionTable, EmbeddedJobTable, FunctionTable, JobId, TableLimits,
 };
 
 use crate::cancel_token::CancelToken;
@@ -58,12 +58,12 @@ pub struct Node {
     /// The node's GPUs.
     gpus: Vec<GpuInfo>,
     table: Arc<dyn FunctionTable>,
-    /// Where job ids come from.
-    jobs: Arc<dyn JobTable>,
-    /// Runs control-plane calls (async: the cluster backend is remote).
-    control: tokio::runtime::Runtime,
+    /// Where job ids come from: in this process, so a job's start and end
+    /// wait for nothing (a remote node learns of a job through its tasks).
+    jobs: EmbeddedJobTable,
     /// Drives timers and WASI I/O of running tasks (see
-    /// [`WasmExecutor::block_on`]); dropped last.
+    /// [`WasmExecutor::block_on`]) and the control-plane calls of the
+    /// node's synchronous methods ([`Node::wait`]); dropped last.
     io: Option<tokio::runtime::Runtime>,
     /// Advances the epoch (time limits); stopped only once no task runs.
     ticker: Option<EpochTicker>,
@@ -134,10 +134,6 @@ impl Node {
         config.validate()?;
         let engine = build_engine(&config)?;
         let linker = component::linker(&engine)?;
-        let control = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| Error::Engine(format!("cannot start the control-plane runtime: {e}")))?;
         let io = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("wray-io")
@@ -220,8 +216,7 @@ impl Node {
             _handle: handle,
             gpus: totals.gpus,
             table,
-            jobs: Arc::new(EmbeddedJobTable::new()),
-            control,
+            jobs: EmbeddedJobTable::new(),
             io: Some(io),
             ticker: Some(ticker),
             commits: Arc::new(tokio::sync::Mutex::new(())),
@@ -347,47 +342,40 @@ impl Node {
         Ok(self.run_prepared(prepared, args, || {}))
     }
 
-    /// A new job's id, from the control plane's job table.
+    /// A new job's id, from the node's job table (at once: it is in this
+    /// process).
     ///
     /// # Errors
-    /// [`Error::ControlPlane`] when the job table refuses.
+    /// [`Error::ControlPlane`] when the job table is full.
     pub(crate) fn start_job(&self, driver: &str) -> Result<JobId> {
-        Ok(self.block_on(self.jobs.start_job(driver))?)
+        Ok(self.jobs.start(driver)?)
     }
 
     /// Ends job `job` here (its tasks cancelled, actors killed, objects
     /// freed) and in the job table.
     pub(crate) fn end_job(&self, job: JobId) {
         self.sched.end_job(job);
-        if let Err(e) = self.block_on(self.jobs.end_job(job)) {
-            tracing::warn!(%job, "the job table did not record the job's end: {e}");
-        }
+        self.jobs.end(job);
     }
 
-    /// Drives `future` to its end from a synchronous caller, on the node's
-    /// I/O runtime: a plain thread blocks on it; a multi-threaded
-    /// runtime's thread tells its runtime first (`block_in_place`); a
-    /// current-thread runtime's thread hands it to a thread of its own.
-    fn wait<F>(&self, future: F) -> F::Output
-    where
-        F: std::future::Future + Send,
-        F::Output: Send,
-    {
-        use tokio::runtime::{Handle, RuntimeFlavor};
-        let io = &self.exec.io;
-        match Handle::try_current() {
-            Err(_) => io.block_on(future),
-            Ok(h) if h.runtime_flavor() == RuntimeFlavor::MultiThread => {
-                tokio::task::block_in_place(|| io.block_on(future))
-            }
-            Ok(_) => std::thread::scope(|s| {
-                let waiting = s.spawn(|| io.block_on(future));
-                match waiting.join() {
-                    Ok(out) => out,
-                    Err(panic) => std::panic::resume_unwind(panic),
-                }
-            }),
+    /// Drives `future` to its end for a synchronous caller (the CLI, a
+    /// program embedding the node, a job's thread): the calling thread
+    /// blocks on the node's I/O runtime. The one way the node's blocking
+    /// methods wait; `call` names the method, for the error.
+    ///
+    /// # Errors
+    /// [`Error::BlockingInRuntime`] when called from inside a tokio
+    /// runtime (of any flavour): the thread serves other tasks, and must
+    /// await the method's async form instead. Never `block_in_place`.
+    pub(crate) fn wait<F: std::future::Future>(
+        &self,
+        call: &'static str,
+        future: F,
+    ) -> Result<F::Output> {
+        if tokio::runtime::Handle::try_current().is_ok() {
+            return Err(Error::BlockingInRuntime(call));
         }
+        Ok(self.exec.io.block_on(future))
     }
 
     /// The path of the shared-memory object store's file, if any.
@@ -610,31 +598,6 @@ impl Node {
     /// Objects and bytes the object store holds now, and its peak.
     pub fn object_store_stats(&self) -> crate::objects::StoreStats {
         self.sched.objects.stats()
-    }
-
-    /// Runs a control-plane future to completion. It is polled once first
-    /// (in the control runtime's context): the embedded tables answer at
-    /// once, so a job's start and end cost no thread handoff. Otherwise it
-    /// runs on the node's control runtime; called from a multi-threaded
-    /// tokio runtime's task (the HTTP API's handlers), it first tells that
-    /// runtime the thread blocks (`block_in_place`), since a runtime may
-    /// not be entered from another.
-    fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
-        use std::task::{Context, Poll, Waker};
-        use tokio::runtime::{Handle, RuntimeFlavor};
-        let mut f = std::pin::pin!(f);
-        {
-            let _context = self.control.enter();
-            if let Poll::Ready(out) = f.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
-                return out;
-            }
-        }
-        match Handle::try_current() {
-            Ok(h) if h.runtime_flavor() == RuntimeFlavor::MultiThread => {
-                tokio::task::block_in_place(|| self.control.block_on(f))
-            }
-            _ => self.control.block_on(f),
-        }
     }
 }
 

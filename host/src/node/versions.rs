@@ -84,7 +84,7 @@ impl Node {
     /// [`Error::ControlPlane`] for a malformed version; as
     /// [`Node::component_at`].
     pub(crate) fn loaded_spec(&self, spec: &str) -> Result<Arc<LoadedComponent>> {
-        self.wait(self.loaded_spec_async(spec))
+        self.wait("Node::loaded_spec", self.loaded_spec_async(spec))?
     }
 
     /// [`Node::loaded_spec`], as a future.

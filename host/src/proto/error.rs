@@ -67,6 +67,15 @@ pub enum Error {
     /// The control plane failed.
     #[error(transparent)]
     ControlPlane(#[from] wray_control_plane::Error),
+    /// A blocking call (a `_blocking` or plain synchronous method of
+    /// `Node` or `Session` that waits) was made from inside a tokio
+    /// runtime, where it would block a thread that serves other tasks:
+    /// await its async form there instead (docs/architecture.md, "Runtime
+    /// model"). Names the call.
+    #[error(
+        "`{0}` blocks its thread: called inside a tokio runtime, await its async form instead"
+    )]
+    BlockingInRuntime(&'static str),
 }
 
 /// `Result` with this crate's [`Error`].

@@ -14,7 +14,7 @@ fn json_arguments_reach_a_rust_function_and_json_results_come_back() {
         .expect("deploys");
     let session = t.node.session().expect("a session");
     let ids = session
-        .submit(
+        .submit_blocking(
             "tree_reduce",
             "add_arrays",
             vec![json("[1, 2, 3]"), json("[10, 20, 30]")],
@@ -34,7 +34,7 @@ fn json_arguments_reach_a_rust_function_and_json_results_come_back() {
         })
         .expect("puts");
     let ids = session
-        .submit(
+        .submit_blocking(
             "tree_reduce",
             "add_arrays",
             vec![Arg::Object(put), json("[1, 1, 1]")],
@@ -46,7 +46,7 @@ fn json_arguments_reach_a_rust_function_and_json_results_come_back() {
 
     // Without a result codec the callee answers in its own: rkyv.
     let ids = session
-        .submit(
+        .submit_blocking(
             "tree_reduce",
             "make_array",
             vec![json("0")],
@@ -60,7 +60,7 @@ fn json_arguments_reach_a_rust_function_and_json_results_come_back() {
 
     // The function's own error, reached through JSON arguments.
     let ids = session
-        .submit(
+        .submit_blocking(
             "tree_reduce",
             "add_arrays",
             vec![json("[1]"), json("[1, 2]")],
@@ -94,7 +94,7 @@ fn a_value_in_a_codec_the_function_cannot_read_is_an_invalid_argument_naming_bot
         (not_json, "is not valid JSON"),
     ] {
         let ids = session
-            .submit(
+            .submit_blocking(
                 "tree_reduce",
                 "add_arrays",
                 vec![arg, json("[1]")],
@@ -111,7 +111,7 @@ fn a_value_in_a_codec_the_function_cannot_read_is_an_invalid_argument_naming_bot
     }
     // Raw results of a typed value: refused, naming what to ask for.
     let ids = session
-        .submit(
+        .submit_blocking(
             "tree_reduce",
             "make_array",
             vec![json("1")],
@@ -136,7 +136,7 @@ fn json_arguments_of_actor_calls_are_checked_before_the_actor_sees_them() {
         .expect("deploys");
     let session = t.node.session().expect("a session");
     let actor = session
-        .create_actor("counter_js", "Counter", vec![json("1")], TaskOptions::new())
+        .create_actor_blocking("counter_js", "Counter", vec![json("1")], TaskOptions::new())
         .expect("creates");
     let bad = session
         .call(actor, "add", vec![json(r#""five""#)], json_results())

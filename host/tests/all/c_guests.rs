@@ -29,7 +29,7 @@ fn a_c_function_sums_a_large_raw_object_it_maps_and_adds_json_numbers() {
         })
         .expect("puts");
     let ids = session
-        .submit(
+        .submit_blocking(
             "sum_bytes",
             "sum_bytes",
             vec![Arg::Object(put)],
@@ -44,7 +44,7 @@ fn a_c_function_sums_a_large_raw_object_it_maps_and_adds_json_numbers() {
     );
 
     let ids = session
-        .submit(
+        .submit_blocking(
             "sum_bytes",
             "add",
             vec![json("1.5"), json("2.25")],
@@ -57,7 +57,7 @@ fn a_c_function_sums_a_large_raw_object_it_maps_and_adds_json_numbers() {
 
     // JSON where the function reads raw: named, with both codecs.
     let ids = session
-        .submit(
+        .submit_blocking(
             "sum_bytes",
             "sum_bytes",
             vec![json("[1, 2]")],
@@ -86,7 +86,7 @@ fn c_functions_keep_a_named_detached_actor_of_another_component() {
     let call = |function: &str, args: &[&str]| {
         let args = args.iter().map(|a| json(a)).collect();
         let ids = session
-            .submit("keeper", function, args, json_results())
+            .submit_blocking("keeper", function, args, json_results())
             .expect("submits");
         session
             .get_blocking(ids[0], None)

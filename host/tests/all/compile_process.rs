@@ -123,7 +123,7 @@ fn a_compile_past_its_limit_is_killed_and_its_slot_is_free_at_once() {
         .expect("deploys in the freed slot");
     let session = node.session().expect("a session");
     let ids = session
-        .submit("hostile", "ping", vec![json("41")], TaskOptions::new())
+        .submit_blocking("hostile", "ping", vec![json("41")], TaskOptions::new())
         .expect("submitted");
     session.get_blocking(ids[0], None).expect("answered");
     assert!(compile_processes("killed").is_empty());
@@ -162,7 +162,7 @@ fn a_component_compiled_in_a_process_is_cached_and_reused() {
     );
     let session = second.session().expect("a session");
     let ids = session
-        .submit("hostile", "ping", vec![json("41")], TaskOptions::new())
+        .submit_blocking("hostile", "ping", vec![json("41")], TaskOptions::new())
         .expect("submitted");
     session.get_blocking(ids[0], None).expect("answered");
 }

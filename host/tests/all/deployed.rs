@@ -54,7 +54,7 @@ fn a_redeploy_takes_effect_on_the_next_qualified_call() {
     // A session names components the same way.
     let session = node.node.session().unwrap();
     let ids = session
-        .submit(
+        .submit_blocking(
             "nested",
             "sub_experiment",
             Vec::new(),

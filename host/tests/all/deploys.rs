@@ -95,7 +95,7 @@ fn old_versions_are_dropped_their_code_given_back_and_one_an_actor_uses_is_kept(
     // may drop.
     let session = node.session().expect("a session");
     let actor = session
-        .create_actor("x", "Counter", vec![json("1")], TaskOptions::new())
+        .create_actor_blocking("x", "Counter", vec![json("1")], TaskOptions::new())
         .expect("created");
     let read = session
         .call(actor, "get", Vec::new(), TaskOptions::new())
@@ -293,7 +293,7 @@ fn calls_answer_while_a_large_deploy_compiles_and_compiles_wait_their_turn() {
     // A call runs and answers meanwhile.
     let session = node.session().expect("a session");
     let ids = session
-        .submit("hostile", "ping", vec![json("41")], TaskOptions::new())
+        .submit_blocking("hostile", "ping", vec![json("41")], TaskOptions::new())
         .expect("submitted");
     let answer = session.get_blocking(ids[0], None).expect("answered");
     assert!(!answer.data.is_empty());

@@ -138,12 +138,12 @@ fn a_resync_forgets_names_undeployed_while_away_and_keeps_newer_ones() {
     );
     let session = b.session().expect("a session");
     let err = session
-        .submit("gone", "noop", Vec::new(), TaskOptions::new())
+        .submit_blocking("gone", "noop", Vec::new(), TaskOptions::new())
         .expect_err("gone is not deployed");
     assert!(err.to_string().contains("gone"), "{err}");
     for name in ["keep", "late"] {
         session
-            .submit(name, "noop", Vec::new(), TaskOptions::new())
+            .submit_blocking(name, "noop", Vec::new(), TaskOptions::new())
             .unwrap_or_else(|e| panic!("{name}: {e}"));
     }
 }

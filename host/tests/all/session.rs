@@ -43,7 +43,7 @@ fn a_session_submits_from_plain_rust_and_gets_results_asynchronously() {
     let ids: Vec<_> = (0..50u64)
         .map(|i| {
             let returns = session
-                .submit(
+                .submit_blocking(
                     "microbench",
                     "noop",
                     vec![Arg::Value(u64_payload(i))],
@@ -73,7 +73,7 @@ fn a_session_submits_from_plain_rust_and_gets_results_asynchronously() {
     // An object argument: put, then pass by reference.
     let put = session.put(u64_payload(41)).expect("puts");
     let r = session
-        .submit(
+        .submit_blocking(
             "microbench",
             "noop",
             vec![Arg::Object(put)],
@@ -84,7 +84,7 @@ fn a_session_submits_from_plain_rust_and_gets_results_asynchronously() {
 
     // An actor: created and called through the session.
     let echo = session
-        .create_actor("microbench", "Echo", Vec::new(), TaskOptions::default())
+        .create_actor_blocking("microbench", "Echo", Vec::new(), TaskOptions::default())
         .expect("creates");
     let r = session
         .call(
@@ -99,7 +99,7 @@ fn a_session_submits_from_plain_rust_and_gets_results_asynchronously() {
 
     // What the function table refuses surfaces at `get`, as in Ray.
     let r = session
-        .submit(
+        .submit_blocking(
             "microbench",
             "no_such_function",
             Vec::new(),
@@ -110,7 +110,7 @@ fn a_session_submits_from_plain_rust_and_gets_results_asynchronously() {
     assert_eq!(err.kind, ErrorKind::NotFound);
     assert!(err.message.contains("no_such_function"), "{err}");
     let err = session
-        .submit("nothing-deployed", "f", Vec::new(), TaskOptions::new())
+        .submit_blocking("nothing-deployed", "f", Vec::new(), TaskOptions::new())
         .expect_err("an unknown component");
     assert!(err.to_string().contains("nothing-deployed"), "{err}");
 
@@ -154,7 +154,7 @@ fn reused_put(
         crate::support::json(&keep.to_string()),
     ];
     let ids = session
-        .submit("api", "reused_put", args, options)
+        .submit_blocking("api", "reused_put", args, options)
         .expect("submits");
     let value = session.get_blocking(ids[0], None).expect("a value");
     serde_json::from_slice(&value.data).expect("a JSON array")
@@ -199,7 +199,7 @@ fn every_instantiation_lands_in_a_cumulative_histogram() {
     let session = t.node.session().expect("a session");
     for i in 0..N {
         let r = session
-            .submit(
+            .submit_blocking(
                 "microbench",
                 "noop",
                 vec![Arg::Value(u64_payload(i))],
@@ -246,10 +246,9 @@ fn submit_inc(
         ..crate::support::json_results()
     };
     let args = vec![crate::support::json(&x.to_string())];
-    let submit = || session.submit("api", function, args.clone(), options.clone());
     let ids = match rt {
-        Some(rt) => rt.block_on(async { submit() }),
-        None => submit(),
+        Some(rt) => rt.block_on(session.submit("api", function, args, options)),
+        None => session.submit_blocking("api", function, args, options),
     };
     ids.expect("submits")[0]
 }
@@ -326,7 +325,7 @@ fn a_task_on_its_callers_runtime_runs_there_and_is_not_lost_with_that_runtime() 
     // Queued behind a task holding the node's one CPU; its runtime shuts
     // down before that CPU is free.
     let busy = session
-        .submit(
+        .submit_blocking(
             "api",
             "sleep_ms",
             vec![crate::support::json("300")],
@@ -398,7 +397,7 @@ fn cancel_stops_a_running_actor_call_only_with_force_and_its_actor_dies() {
     t.node.deploy_file(component("api")).expect("api deploys");
     let session = t.node.session().expect("a session");
     let napper = session
-        .create_actor("api", "Napper", Vec::new(), TaskOptions::default())
+        .create_actor_blocking("api", "Napper", Vec::new(), TaskOptions::default())
         .expect("creates");
     let nap = |ms: u64| {
         session

@@ -17,7 +17,7 @@ use crate::support::{component, json, json_results};
 fn sub_experiment(node: &Arc<Node>, target: &str) -> Result<String, ErrorKind> {
     let session = node.session().expect("a session");
     let ids = session
-        .submit(
+        .submit_blocking(
             target,
             "sub_experiment",
             vec![json("1"), json("2")],
@@ -125,7 +125,7 @@ fn a_pruned_or_unknown_version_is_refused_naming_the_versions_kept() {
     }
     let session = node.session().expect("a session");
     let e = session
-        .submit(
+        .submit_blocking(
             "app@1",
             "sub_experiment",
             vec![json("1"), json("2")],
@@ -136,7 +136,7 @@ fn a_pruned_or_unknown_version_is_refused_naming_the_versions_kept() {
     let e = block(node.component_at("nothing", 1)).expect_err("not deployed");
     assert!(matches!(e, Error::NotDeployed(_)), "{e}");
     let e = session
-        .submit("app@x", "sub_experiment", Vec::new(), json_results())
+        .submit_blocking("app@x", "sub_experiment", Vec::new(), json_results())
         .expect_err("malformed");
     assert!(e.to_string().contains("not a version number"), "{e}");
     // A name cannot hold `@`.
@@ -204,4 +204,36 @@ fn block<F: std::future::Future>(future: F) -> F::Output {
         .build()
         .expect("a runtime")
         .block_on(future)
+}
+
+/// A call of `app@1` from inside an async runtime is awaited to its end
+/// (the function table read, the version loaded) on a current-thread
+/// runtime, where a `block_in_place` would panic; the blocking form
+/// refuses there rather than block the runtime's thread.
+#[test]
+fn a_versioned_call_is_awaited_inside_a_runtime_and_its_blocking_form_refuses_there() {
+    let node = two_versions();
+    let session = node.session().expect("a session");
+    let args = || vec![json("1"), json("2")];
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    rt.block_on(async {
+        let ids = session
+            .submit("app@1", "sub_experiment", args(), json_results())
+            .await
+            .expect("submits");
+        let got = session
+            .get(ids[0], Some(Duration::from_secs(60)))
+            .await
+            .expect("a value");
+        assert_eq!(String::from_utf8_lossy(&got.data), "3");
+        let e = session
+            .submit_blocking("app@1", "sub_experiment", args(), json_results())
+            .expect_err("refused inside a runtime");
+        assert!(matches!(e, Error::BlockingInRuntime(_)), "{e}");
+        let e = node.component("app").expect_err("refused inside a runtime");
+        assert!(matches!(e, Error::BlockingInRuntime(_)), "{e}");
+    });
 }
