@@ -51,7 +51,7 @@ pub struct JobEnv {
 }
 
 /// What of a job's environment travels with its tasks to other nodes
-/// (in the `RUN_TASK` message), as the job asked for it.
+/// (in the `RunTask` message), as the job asked for it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PortableEnv {
     /// Environment variables of the job's guests.

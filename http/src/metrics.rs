@@ -386,6 +386,14 @@ pub(crate) fn write_cluster(text: &mut String, stats: &wray_host::ClusterStats) 
     );
     let _ = writeln!(
         text,
+        "# HELP wray_peer_unknown_methods_total Calls of a peer method this node does not know \
+         (a newer node's, or a hostile peer's), answered unknown_method \
+         (docs/peer-protocol.md).\n# TYPE wray_peer_unknown_methods_total counter\n\
+         wray_peer_unknown_methods_total {}",
+        stats.peer_unknown_methods
+    );
+    let _ = writeln!(
+        text,
         "# HELP wray_peer_connections_refused_total Connections the node-to-node channel refused, \
          by reason (docs/peer-protocol.md).\n# TYPE wray_peer_connections_refused_total counter"
     );

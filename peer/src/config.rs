@@ -24,15 +24,18 @@ pub const MAX_ERROR_MESSAGE: usize = 1024;
 /// The most length of the wray version a hello carries, in bytes.
 pub const MAX_WRAY_VERSION: usize = 32;
 
-/// The protocol version this release speaks best: 2, the handshake of
-/// nonces and HMAC proofs (version 1 sent the token in its hello). A
-/// release that changes the protocol raises it and keeps speaking the one
-/// before (see [`MIN_PROTOCOL_VERSION`]), so a cluster upgrades node by
-/// node.
-pub const PROTOCOL_VERSION: u16 = 2;
-/// The oldest protocol version this release speaks: 2 (this release
-/// cannot join a cluster of releases that speak only version 1).
-pub const MIN_PROTOCOL_VERSION: u16 = 2;
+/// The protocol version this release speaks best: 3, the handshake of
+/// nonces and HMAC proofs (version 1 sent the token in its hello) and the
+/// host's messages in protobuf, which can gain fields (version 2 wrote
+/// them with postcard). A release that changes the protocol raises it and
+/// keeps speaking the one before (see [`MIN_PROTOCOL_VERSION`]), so a
+/// cluster upgrades node by node.
+pub const PROTOCOL_VERSION: u16 = 3;
+/// The oldest protocol version this release speaks: 3 (this release
+/// cannot join a cluster of releases that speak only version 2 or 1:
+/// their messages are another encoding; they are told so by the
+/// handshake, `Incompatible`).
+pub const MIN_PROTOCOL_VERSION: u16 = 3;
 
 /// Default bound on a call's request or response body, in bytes: 16 MiB.
 pub const DEFAULT_MAX_BODY: u32 = 16 << 20;

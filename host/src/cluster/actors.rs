@@ -13,7 +13,7 @@
 //!
 //! An actor lives while any node holds its handle (Ray's borrowers, counted
 //! per node on the actor's node): a node keeping a stub tells the actor's
-//! node so (`HOLD_ACTOR`) before the message that brought the handle is
+//! node so (`HoldActor`) before the message that brought the handle is
 //! done with (a task's arguments are held by its sender until the task
 //! ends; its results by the node that sent them until the owner released
 //! them), and lets go when its stub goes; a node seen dead lets go of all.
@@ -27,7 +27,7 @@
 //! allows, else fails with `actor-died`; a call that never reached the
 //! node (its connection refused, its handshake failed) runs on the new
 //! instance whatever `max_task_retries`, spending none. A node holding a handle but not
-//! owning the actor looks for it on the other nodes (`ACTOR_WHERE`) once
+//! owning the actor looks for it on the other nodes (`ActorWhere`) once
 //! its node is lost, and sends its calls there when the owner restarted
 //! it ([`Forwarder::follow_restart`]). Otherwise its stubs' calls fail
 //! with `actor-died` naming the node.
@@ -38,9 +38,7 @@ use std::sync::Arc;
 use wray_control_plane::{ActorId, ObjectId};
 
 use crate::cluster::forward::{Failure, Forwarder, Kept};
-use crate::cluster::protocol::{
-    encode, ActorWhere, HoldActor, KillActor, ACTOR_WHERE, HOLD_ACTOR, KILL_ACTOR,
-};
+use crate::cluster::protocol::{call, method, ActorWhere, Encoded, HoldActor, KillActor};
 use crate::error::{ErrorKind, TaskError};
 use crate::proto::Target;
 use crate::scheduler::actor::{Home, Life};
@@ -451,13 +449,11 @@ impl Forwarder {
     ) -> Option<TaskError> {
         let lost = home.node();
         let deadline = std::time::Instant::now() + FOLLOW_RESTART;
-        let Ok(body) = encode(&ActorWhere { actor: actor.id }) else {
-            return Some(self.fail_lost(sched, &spec, &why));
-        };
+        let request = Encoded::<method::ActorWhere>::new(ActorWhere { actor: actor.id });
         let found = loop {
-            let here = |answer: &[u8]| (answer == [1]).then_some(());
+            let here = |answer: crate::cluster::protocol::ActorHere| answer.here.then_some(());
             let found = self
-                .first_answer(ACTOR_WHERE, body.clone(), Some(&lost), here)
+                .first_answer(&request, Some(&lost), here)
                 .await
                 .map(|(node, ())| node);
             if found.is_some() || std::time::Instant::now() >= deadline || actor.dead().is_some() {
@@ -553,15 +549,9 @@ impl Forwarder {
         let Some(peer) = self.view.get(node) else {
             return false;
         };
-        let Ok(body) = encode(&HoldActor { actor, held }) else {
-            return false;
-        };
-        match self
-            .client
-            .call(&peer.record.peer_address, HOLD_ACTOR, body)
-            .await
-        {
-            Ok(answer) => answer.as_ref() == [1],
+        let hold = HoldActor { actor, held };
+        match call::<method::HoldActor>(&self.client, &peer.record.peer_address, hold).await {
+            Ok(answer) => answer.alive,
             Err(e) => {
                 tracing::debug!(%actor, node, held, "telling an actor's node of a handle: {e}");
                 false
@@ -576,13 +566,9 @@ impl Forwarder {
         let Some(peer) = self.view.get(node) else {
             return;
         };
-        let Ok(body) = encode(&KillActor { actor, why }) else {
-            return;
-        };
-        if let Err(e) = self
-            .client
-            .call(&peer.record.peer_address, KILL_ACTOR, body)
-            .await
+        let kill = KillActor { actor, why };
+        if let Err(e) =
+            call::<method::KillActor>(&self.client, &peer.record.peer_address, kill).await
         {
             tracing::debug!(%actor, node, "killing an actor on its node: {e}");
         }

@@ -13,12 +13,12 @@
 //!   ([`fetch`]);
 //! - an [`Outbox`] for the output of the job's guests here, when its log
 //!   is on another node: a sender ([`push`]) streams its whole lines to
-//!   that node (`JOB_OUTPUT`) while the tasks run, one batch at a time,
+//!   that node (`JobOutput`) while the tasks run, one batch at a time,
 //!   so each task's lines arrive in order; a task's answer waits until
 //!   its lines are there (`OUTPUT_FLUSH` at most), so that a job's log
 //!   holds a task's output before the job sees its result.
 //!
-//! The job's environment goes when the job ends here (`JOB_ENDED`, from
+//! The job's environment goes when the job ends here (`JobEnded`, from
 //! a node that sent its tasks), when its log's node dies, or past the
 //! bound on adopted jobs. [`nodes_lacking`] is what a job's node checks
 //! before it admits a job with `--dir`s; placement leaves out the nodes
@@ -34,7 +34,7 @@ use wray_control_plane::{JobId, NodeRecord, NodeState, NodeView};
 use wray_peer::PeerClient;
 
 use crate::cluster::forward::Forwarder;
-use crate::cluster::protocol::{encode, package_key, JobOutput, JOB_OUTPUT};
+use crate::cluster::protocol::{method, package_key, send, Encoded, JobOutput};
 use crate::cluster::transfer::PULL_CHUNK;
 use crate::config::Preopen;
 use crate::job_env::{check_dir, JobEnv, JobEnvs, PortableEnv};
@@ -274,14 +274,11 @@ pub(crate) async fn push(outbox: Arc<Outbox>, job: JobId, client: PeerClient, vi
             bytes: batch.bytes,
             dropped: batch.dropped,
         };
-        let Ok(body) = encode(&message) else {
-            outbox.acked(through);
-            continue;
-        };
+        let body = Encoded::<method::JobOutput>::new(message);
         let mut tries = 0u32;
         loop {
-            match client.call(&addr, JOB_OUTPUT, body.clone()).await {
-                Ok(answer) if answer.as_ref() == [1] => break,
+            match send(&client, &addr, &body).await {
+                Ok(answer) if answer.written => break,
                 Ok(_) => {
                     // The job has no log there (it ended).
                     outbox.close();

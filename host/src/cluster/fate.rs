@@ -2,7 +2,7 @@
 //! while it owned work here. In Ray a task's and an actor's owner is the
 //! worker that submitted it; when the owner dies, what it owns is of no
 //! use to anyone (nobody can read its results) and goes with it. Here the
-//! owner is the node that sent the work (`RUN_TASK`); when the view says
+//! owner is the node that sent the work (`RunTask`); when the view says
 //! it died (its lease expired or was revoked), this node, at once:
 //!
 //! - cancels every task that node sent here, queued (never to start) or
@@ -20,7 +20,7 @@
 //!   cancelled, its actors not detached killed, its objects freed).
 //!
 //! An owner that lives on but ended its job tells this node so
-//! (`JOB_ENDED`, `jobs`), with the same effect on that job. Counted in
+//! (`JobEnded`, `jobs`), with the same effect on that job. Counted in
 //! [`Service::cancelled_owner_died`] (the metric
 //! `wray_cluster_tasks_cancelled_total{reason="owner_died"}`), and logged
 //! once per owner death with the counts.

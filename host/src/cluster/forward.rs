@@ -13,8 +13,8 @@ use wray_peer::PeerClient;
 use crate::cluster::deadline::Deadline;
 use crate::cluster::handles;
 use crate::cluster::protocol::{
-    code, decode, encode, CancelTask, JobEnded, Release, RunTask, TaskDone, WireError, CANCEL_TASK,
-    JOB_ENDED, MAX_RESOURCE_NAMES, RELEASE, RUN_TASK,
+    call, code, method, send, CancelTask, Encoded, JobEnded, PeerMethod, Release, RunTask,
+    WireError, MAX_RESOURCE_NAMES,
 };
 use crate::cluster::transfer::{all_sealed, receive, ship, Traffic};
 use crate::error::{ErrorKind, TaskError};
@@ -291,15 +291,14 @@ impl Forwarder {
             .read()
             .by_hash(&spec.component)
             .map(|v| v.record.name.clone());
-        let body = encode(&RunTask {
+        let request = RunTask {
             spec: spec.spec.clone(),
             component_name,
             objects,
             actors,
             detached,
             env: self.jobs.portable(spec.id.job()),
-        })
-        .map_err(Failure::Failed)?;
+        };
         self.job_nodes.note(spec.id.job(), node);
         let mut deaths = self.view.subscribe();
         let died = async {
@@ -329,7 +328,7 @@ impl Forwarder {
         };
         let _waiting = self.health.waiting_on(node);
         let answer = tokio::select! {
-            answer = self.tasks.call(&addr, RUN_TASK, body) => answer,
+            answer = call::<method::RunTask>(&self.tasks, &addr, request) => answer,
             () = died => return Err(Failure::Lost(format!("node {node} died while it ran the task"))),
             () = stalled => {
                 let seen = self
@@ -344,9 +343,9 @@ impl Forwarder {
             () = spec.cancel.cancelled() => {
                 // Stop it there too (what it submitted with it).
                 let client = self.client.clone();
-                let cancel = encode(&CancelTask { task: spec.id }).unwrap_or_default();
+                let cancel = CancelTask { task: spec.id };
                 self.runtime.spawn(async move {
-                    if let Err(e) = client.call(&addr, CANCEL_TASK, cancel).await {
+                    if let Err(e) = call::<method::CancelTask>(&client, &addr, cancel).await {
                         tracing::debug!("cancelling a forwarded task on its node: {e}");
                     }
                 });
@@ -394,17 +393,15 @@ impl Forwarder {
                     "node {node} refused the task: {e}"
                 )))
             }
+            // An answer that could not be read (`PeerError::Protocol`)
+            // among them: the task ran there.
             Err(e) => {
                 return Err(Failure::Failed(format!(
                     "the task's exchange with node {node} failed: {e}"
                 )))
             }
         };
-        let done: TaskDone = decode("task-done", &answer).map_err(|m| {
-            Failure::Failed(format!(
-                "the task ran on node {node}, but its answer could not be read: {m}"
-            ))
-        })?;
+        let done = answer;
         if let Some(free) = done.available.filter(|f| f.len() <= MAX_RESOURCE_NAMES) {
             self.loads.answered(node, free);
             self.kick.notify_one();
@@ -423,11 +420,11 @@ impl Forwarder {
             // back before the node that sent them lets its copies go.
             handles::learn(sched, &self.view, done.actors, extras).await;
         }
-        let release = encode(&Release { task: spec.id }).unwrap_or_default();
+        let release = Release { task: spec.id };
         let client = self.client.clone();
         let to = addr.clone();
         self.runtime.spawn(async move {
-            let _ = client.call(&to, RELEASE, release).await;
+            let _ = call::<method::Release>(&client, &to, release).await;
         });
         let (extras, returned) = received.map_err(Failure::Lost)?;
         let mut returned: Vec<Option<(wray_control_plane::ObjectId, Object)>> =
@@ -582,9 +579,7 @@ impl Remote for Forwarder {
 
     fn job_ended(&self, job: JobId) {
         let nodes = self.job_nodes.take(job);
-        let Ok(body) = encode(&JobEnded { job }) else {
-            return;
-        };
+        let body = Encoded::<method::JobEnded>::new(JobEnded { job });
         for node in nodes {
             let Some(peer) = self.view.get(&node).filter(|p| p.state == NodeState::Alive) else {
                 continue;
@@ -592,7 +587,7 @@ impl Remote for Forwarder {
             let (client, body) = (self.client.clone(), body.clone());
             self.runtime.spawn(async move {
                 let addr = peer.record.peer_address;
-                if let Err(e) = client.call(&addr, JOB_ENDED, body).await {
+                if let Err(e) = send(&client, &addr, &body).await {
                     tracing::debug!(%job, node, "telling a node a job ended: {e}");
                 }
             });
@@ -611,16 +606,15 @@ impl Remote for Forwarder {
 }
 
 impl Forwarder {
-    /// Calls `method` with `body` on every live node but this one and
-    /// `skip`, all at once: the first node whose answer `pick` takes, with
-    /// what it made of it (`None` when no node's did; a node that cannot
-    /// be reached is passed over).
-    pub(crate) async fn first_answer<T>(
+    /// Sends `request` to every live node but this one and `skip`, all
+    /// at once: the first node whose answer `pick` takes, with what it
+    /// made of it (`None` when no node's did; a node that cannot be
+    /// reached, or answers what is not `M`'s answer, is passed over).
+    pub(crate) async fn first_answer<M: PeerMethod, T>(
         &self,
-        method: u16,
-        body: bytes::Bytes,
+        request: &Encoded<M>,
         skip: Option<&str>,
-        pick: impl Fn(&[u8]) -> Option<T>,
+        pick: impl Fn(M::Answer) -> Option<T>,
     ) -> Option<(String, T)> {
         use futures_util::stream::{FuturesUnordered, StreamExt};
         let mut asked: FuturesUnordered<_> = self
@@ -629,9 +623,9 @@ impl Forwarder {
             .into_iter()
             .filter(|n| n.id != self.node_id && Some(n.id.as_str()) != skip)
             .map(|n| {
-                let (client, body) = (self.client.clone(), body.clone());
+                let (client, request) = (self.client.clone(), request.clone());
                 async move {
-                    let answer = client.call(&n.peer_address, method, body).await;
+                    let answer = send(&client, &n.peer_address, &request).await;
                     (n.id, answer)
                 }
             })
@@ -639,11 +633,11 @@ impl Forwarder {
         while let Some((node, answer)) = asked.next().await {
             match answer {
                 Ok(answer) => {
-                    if let Some(taken) = pick(&answer) {
+                    if let Some(taken) = pick(answer) {
                         return Some((node, taken));
                     }
                 }
-                Err(e) => tracing::debug!(node, method, "asking every node: {e}"),
+                Err(e) => tracing::debug!(node, method = M::NAME, "asking every node: {e}"),
             }
         }
         None

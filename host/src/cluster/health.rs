@@ -17,7 +17,7 @@
 //! - it failed authentication (**quarantined**): a wrong cluster token, a
 //!   certificate not trusted; until it passes a handshake.
 //!
-//! A probe is one [`PING`] call on a client of its own (its own pool, so
+//! A probe is one [`method::Ping`] call on a client of its own (its own pool, so
 //! that busy transfers never delay it), within [`PROBE_DEADLINE`] for the
 //! connection, the handshake and the answer together. Any answer passes,
 //! an error of the node's handler too (a node of an older release does
@@ -32,7 +32,7 @@ use tokio::sync::broadcast;
 use wray_control_plane::{NodeEvent, NodeView, MAX_NODES};
 use wray_peer::{PeerClient, PeerError};
 
-use crate::cluster::protocol::{decode, encode, Ping, Pong, MAX_PING_TASKS, PING};
+use crate::cluster::protocol::{call, method, Ping, MAX_PING_TASKS};
 
 /// How often a suspect node, and a node this node waits on for a task,
 /// is probed: 1 s (a stall is seen within [`STALL_PROBES`] of them).
@@ -341,11 +341,11 @@ pub(crate) async fn ping(
     tasks: Vec<wray_control_plane::TaskId>,
 ) -> Result<Vec<bool>, PeerError> {
     let asked = tasks.len().min(MAX_PING_TASKS);
-    let body = encode(&Ping {
+    let ping = Ping {
         tasks: tasks.into_iter().take(MAX_PING_TASKS).collect(),
-    })
-    .unwrap_or_default();
-    let within = tokio::time::timeout(PROBE_DEADLINE, client.call(addr, PING, body)).await;
+    };
+    let within =
+        tokio::time::timeout(PROBE_DEADLINE, call::<method::Ping>(client, addr, ping)).await;
     let answer = match within {
         Ok(answer) => answer,
         Err(_) => {
@@ -357,12 +357,10 @@ pub(crate) async fn ping(
         }
     };
     match answer {
-        Ok(body) => {
-            let held = decode::<Pong>("pong", &body).map_or_else(|_| vec![true; asked], |p| p.held);
-            Ok((0..asked)
-                .map(|i| held.get(i).copied().unwrap_or(true))
-                .collect())
-        }
+        Ok(pong) => Ok((0..asked)
+            .map(|i| pong.held.get(i).copied().unwrap_or(true))
+            .collect()),
+        // Its handler answered: alive, and its tasks are taken as held.
         Err(PeerError::Remote { .. }) => Ok(vec![true; asked]),
         Err(e) => Err(e),
     }

@@ -1,4 +1,4 @@
-//! A job's end told to the nodes that ran its tasks (`JOB_ENDED`): the
+//! A job's end told to the nodes that ran its tasks (`JobEnded`): the
 //! node that ends a job (its driver returned, or a peer told it so) tells
 //! every node it forwarded the job's tasks to, which ends the job there in
 //! turn (Ray kills a job's workers and actors on every node when its

@@ -388,6 +388,7 @@ impl Cluster {
             moved: self.forwarder.moved.load(Ordering::Relaxed),
             actors_restarted: self.forwarder.actors_restarted.load(Ordering::Relaxed),
             cancelled_owner_died: self.service.cancelled_owner_died.load(Ordering::Relaxed),
+            peer_unknown_methods: self.service.unknown_methods.load(Ordering::Relaxed),
             object_bytes_sent,
             object_bytes_received,
             peer_refused: self
@@ -460,6 +461,9 @@ pub struct ClusterStats {
     /// Tasks other nodes sent here cancelled because the node that sent
     /// them (their owner) died (`fate`).
     pub cancelled_owner_died: u64,
+    /// Calls of a peer method this node does not know (a newer node's,
+    /// or a hostile peer's), answered `UNKNOWN_METHOD`.
+    pub peer_unknown_methods: u64,
     /// Bytes of object values sent to other nodes (inline in messages,
     /// and served to their pulls).
     pub object_bytes_sent: u64,

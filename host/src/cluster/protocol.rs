@@ -1,60 +1,36 @@
-//! The messages of the node-to-node channel (`wray-peer` carries their
-//! bytes): one serde type per request and answer, encoded with postcard.
-//! Both sides are this module's, so a renamed field cannot drift.
+//! The node-to-node protocol of a cluster (`wray-peer` carries its
+//! bytes): its methods, declared once with their request and answer
+//! (`methods`: [`PeerMethod`], the table `METHODS`, the server's
+//! [`PeerService`] and [`dispatch`]), called with one typed [`call()`](call::call), and
+//! the messages they carry. The messages here are the host's types; each
+//! is written as a protobuf message of `wire` (`codec`, `task`,
+//! `convert`), so that a message can gain fields without breaking the
+//! nodes that do not know them yet (docs/peer-protocol.md, "Messages").
 //!
 //! Every message comes from a peer: it is decoded from a body the channel
-//! already bounded (16 MiB), and each count and size in it is checked
-//! before it sizes anything ([`MAX_OBJECTS`], [`INLINE_SHIP_MAX`]).
+//! already bounded (16 MiB), and each id, count and size in it is checked
+//! before it sizes anything ([`MAX_OBJECTS`], [`INLINE_SHIP_MAX`]); a
+//! value out of bounds is a `BadMessage`, never a panic.
+
+mod call;
+mod codec;
+mod convert;
+mod methods;
+mod task;
+mod wire;
+
+pub(crate) use call::{call, send, Encoded};
+pub(crate) use codec::{object_id, object_id_bytes};
+pub(crate) use methods::{dispatch, method, unknown_method, PeerMethod, PeerService};
 
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
 use wray_control_plane::{ActorId, JobId, ObjectId, TaskId};
 
 use crate::error::{ErrorKind, TaskError};
 use crate::job_env::PortableEnv;
 use crate::proto::{Codec, Limits, TaskSpec};
 use crate::working_dir::PackageId;
-
-/// `call` method: run a task here and answer its results ([`RunTask`] ->
-/// [`TaskDone`]).
-pub(crate) const RUN_TASK: u16 = 1;
-/// `call` method: the owner has what a [`TaskDone`] shipped; the objects
-/// kept for it may go ([`Release`] -> empty).
-pub(crate) const RELEASE: u16 = 2;
-
-/// `call` method: kill an actor living here ([`KillActor`] -> empty).
-pub(crate) const KILL_ACTOR: u16 = 3;
-/// `call` method: cancel a task the sender forwarded here, and what it
-/// submitted ([`CancelTask`] -> empty).
-pub(crate) const CANCEL_TASK: u16 = 4;
-/// `call` method: answer a request of this node's HTTP API (`relay`'s
-/// `Relay` -> `Relayed`).
-pub(crate) const HTTP_RELAY: u16 = 5;
-/// `call` method: the sender is done pulling a relayed answer parked
-/// here, its client got all of it or not (`relay_stream`'s `RelayDone`
-/// -> empty).
-pub(crate) const RELAY_DONE: u16 = 16;
-/// `call` method: whether an actor lives here, alive and constructed
-/// ([`ActorWhere`] -> one byte, 1 or 0): how a node holding a handle
-/// finds an actor its owner restarted elsewhere.
-pub(crate) const ACTOR_WHERE: u16 = 6;
-/// `call` method: the sender holds a handle of an actor living here, or
-/// let go of it ([`HoldActor`] -> one byte, 1 when the actor is alive
-/// here): an actor lives on while any node holds it.
-pub(crate) const HOLD_ACTOR: u16 = 7;
-/// `call` method: a job the sender sent tasks of here ended ([`JobEnded`]
-/// -> empty): it ends here too.
-pub(crate) const JOB_ENDED: u16 = 8;
-/// `call` method: what a job's guests on the sender wrote, for the job's
-/// log here ([`JobOutput`] -> one byte: 1 when written, 0 when the job
-/// has no log here, and the sender stops sending its output).
-pub(crate) const JOB_OUTPUT: u16 = 9;
-/// `call` method: a liveness probe, and which of the sender's forwarded
-/// tasks this node still holds ([`Ping`] -> [`Pong`]; `health`). A node
-/// of an older release answers it `BAD_REQUEST`, which still proves it
-/// answers.
-pub(crate) const PING: u16 = 10;
 
 /// Error codes of a refused call (`RemoteError::code`).
 pub(crate) mod code {
@@ -64,20 +40,25 @@ pub(crate) mod code {
     pub const NOT_FOUND: u16 = 404;
     /// This node cannot take the task (resources, store room, shutdown).
     pub const UNAVAILABLE: u16 = 503;
-    /// `RUN_TASK`: the task ran here, but its answer could not be made or
-    /// sent (its results name too many objects, say): the message says
-    /// why. Not a refusal: the task is not run again.
+    /// The call was done, but its answer could not be made or sent (more
+    /// bytes than a body may carry; a `RunTask`'s results name too many
+    /// objects, say): the message says why. For a `RunTask`, not a
+    /// refusal: the task ran and is not run again.
     pub const ANSWER_FAILED: u16 = 502;
-    /// `RUN_TASK`: the task waited here for resources and another node has
+    /// `RunTask`: the task waited here for resources and another node has
     /// room first: it is handed back to its owner, never having run here;
     /// the message is the id of the node with room (spillback), or empty
     /// when the node is draining and takes no new work (the owner places
     /// it again by what it knows).
     pub const MOVED: u16 = 307;
-    /// `RUN_TASK`: the node is draining, and its `--grace` ended while the
+    /// `RunTask`: the node is draining, and its `--grace` ended while the
     /// task ran: the task was stopped there (it may have run in part) and
     /// is run again elsewhere, as after the node's death.
     pub const CUT: u16 = 410;
+    /// No method has the call's id (a newer node's method): answered
+    /// typed, counted (`wray_peer_unknown_methods_total`), the connection
+    /// kept.
+    pub const UNKNOWN_METHOD: u16 = 501;
 }
 
 /// The most objects one message ships (the task's arguments and what
@@ -101,7 +82,7 @@ pub(crate) const INLINE_MESSAGE_MAX: usize = 8 << 20;
 pub(crate) const SHIPPED_KEEP: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// One object as it travels.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug)]
 pub(crate) struct Shipped {
     /// Its id (the same on every node).
     pub id: ObjectId,
@@ -110,14 +91,13 @@ pub(crate) struct Shipped {
 }
 
 /// An object's value in a message.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug)]
 pub(crate) enum Shipment {
     /// The bytes, here.
     Inline {
         /// Their codec.
         codec: Codec,
         /// The bytes.
-        #[serde(with = "serde_bytes_vec")]
         data: Vec<u8>,
         /// The refs inside them.
         refs: Vec<ObjectId>,
@@ -139,7 +119,7 @@ pub(crate) enum Shipment {
 }
 
 /// A [`TaskError`] on the wire: the chain flattened, nearest first.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone)]
 pub(crate) struct WireError {
     /// Each error of the chain: kind (its WIT name), function, task,
     /// message.
@@ -181,7 +161,7 @@ impl WireError {
 }
 
 /// Run this task here (the sender owns its results).
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug)]
 pub(crate) struct RunTask {
     /// The task.
     pub spec: TaskSpec,
@@ -200,17 +180,16 @@ pub(crate) struct RunTask {
     /// The environment of the task's job (variables, directories, working
     /// directory, the node of its log), checked on arrival
     /// (`PortableEnv::check`) and held there until the job ends there
-    /// (`JOB_ENDED`); `None` when the job has none.
+    /// (`JobEnded`); `None` when the job has none.
     pub env: Option<PortableEnv>,
 }
 
 /// Lines a job's guests wrote on the sender, for the job's log here.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug)]
 pub(crate) struct JobOutput {
     /// The job.
     pub job: JobId,
     /// Whole lines, at most [`MAX_OUTPUT_BYTES`].
-    #[serde(with = "serde_bytes_vec")]
     pub bytes: Vec<u8>,
     /// Bytes the sender dropped before them (its queue was full).
     pub dropped: u64,
@@ -239,7 +218,7 @@ pub(crate) fn package_of_key(key: &[u8]) -> Option<PackageId> {
 
 /// An actor whose handle travels in a message: where it lives, and what a
 /// node that learns of it needs to send it calls.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone)]
 pub(crate) struct ActorRef {
     /// Its id.
     pub actor: ActorId,
@@ -261,7 +240,7 @@ pub(crate) struct ActorRef {
 }
 
 /// Does this actor live here?
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug)]
 pub(crate) struct ActorWhere {
     /// The actor.
     pub actor: ActorId,
@@ -269,7 +248,7 @@ pub(crate) struct ActorWhere {
 
 /// The sender keeps a stub of this actor, which lives here (`held`), or
 /// its stub went.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug)]
 pub(crate) struct HoldActor {
     /// The actor.
     pub actor: ActorId,
@@ -278,14 +257,14 @@ pub(crate) struct HoldActor {
 }
 
 /// This job ended (its driver returned).
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug)]
 pub(crate) struct JobEnded {
     /// The job.
     pub job: JobId,
 }
 
 /// Kill this actor, which lives here.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug)]
 pub(crate) struct KillActor {
     /// The actor.
     pub actor: ActorId,
@@ -295,7 +274,7 @@ pub(crate) struct KillActor {
 }
 
 /// Cancel this task (forwarded here by the sender), recursively.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug)]
 pub(crate) struct CancelTask {
     /// The task.
     pub task: TaskId,
@@ -305,7 +284,7 @@ pub(crate) struct CancelTask {
 pub(crate) const MAX_KILL_REASON: usize = 1024;
 
 /// How a forwarded task ended.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug)]
 pub(crate) struct TaskDone {
     /// Its return objects, in order, then every object their values name
     /// (made on the node that ran it).
@@ -325,16 +304,16 @@ pub(crate) struct TaskDone {
 pub(crate) const MAX_RESOURCE_NAMES: usize = 64;
 
 /// The owner has what was shipped for `task`.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug)]
 pub(crate) struct Release {
     /// The task whose shipment may go.
     pub task: TaskId,
 }
 
-/// A liveness probe ([`PING`]): which of `tasks`, forwarded here by the
+/// A liveness probe ([`method::Ping`]): which of `tasks`, forwarded here by the
 /// sender, this node still holds (at most [`MAX_PING_TASKS`] are looked
 /// at).
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Default)]
 pub(crate) struct Ping {
     /// Tasks the sender forwarded here and waits for.
     pub tasks: Vec<TaskId>,
@@ -343,41 +322,91 @@ pub(crate) struct Ping {
 /// The answer to a [`Ping`]: for each task asked, in order, whether this
 /// node holds it (receiving its arguments, queued or running, not yet
 /// answered).
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, prost::Message)]
 pub(crate) struct Pong {
     /// One per task of the ping.
+    #[prost(bool, repeated, tag = "1")]
     pub held: Vec<bool>,
 }
+
+/// The answer of a method that answers nothing but that it was done.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct Ack {}
+
+/// The answer to an [`ActorWhere`].
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct ActorHere {
+    /// The actor lives here, alive and constructed.
+    #[prost(bool, tag = "1")]
+    pub here: bool,
+}
+
+/// The answer to a [`HoldActor`].
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct ActorHeld {
+    /// The actor is alive here (and, when held, counts the sender among
+    /// its holders).
+    #[prost(bool, tag = "1")]
+    pub alive: bool,
+}
+
+/// The answer to a [`JobOutput`].
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct OutputTaken {
+    /// The lines were written; false when the job has no log here (the
+    /// sender stops sending its output).
+    #[prost(bool, tag = "1")]
+    pub written: bool,
+}
+
+codec::own_wire!(Pong, Ack, ActorHere, ActorHeld, OutputTaken);
 
 /// The most tasks one [`Ping`] asks about.
 pub(crate) const MAX_PING_TASKS: usize = 1024;
 
-/// Encodes a message.
-pub(crate) fn encode<T: Serialize>(message: &T) -> Result<bytes::Bytes, String> {
-    postcard::to_stdvec(message)
-        .map(bytes::Bytes::from)
-        .map_err(|e| format!("cannot encode a peer message: {e}"))
+/// A relayed request as it travels (`relay`).
+#[derive(Debug)]
+pub(crate) struct Relay {
+    /// `GET`, `POST`, `DELETE`.
+    pub(crate) method: String,
+    /// The path and query.
+    pub(crate) path: String,
+    /// Its `Accept` header, if any.
+    pub(crate) accept: Option<String>,
+    /// Its body.
+    pub(crate) body: Vec<u8>,
 }
 
-/// Decodes a message from a peer.
-///
-/// # Errors
-/// A message naming what was expected.
-pub(crate) fn decode<'a, T: Deserialize<'a>>(what: &str, body: &'a [u8]) -> Result<T, String> {
-    postcard::from_bytes(body).map_err(|e| format!("the body is not a {what} message: {e}"))
+/// Its answer as it travels: the body whole, or its first part and how
+/// to pull the rest.
+#[derive(Debug)]
+pub(crate) struct Relayed {
+    /// Its HTTP status (100 to 999).
+    pub(crate) status: u16,
+    /// Its headers (at most `relay::MAX_RELAY_HEADERS` are kept).
+    pub(crate) headers: Vec<(String, String)>,
+    /// Its body, or the first part of it.
+    pub(crate) body: Vec<u8>,
+    /// How to pull the rest, parked on the answering node.
+    pub(crate) rest: Option<Rest>,
 }
 
-/// `Vec<u8>` as one byte string (postcard's length and bytes) rather than
-/// a sequence of numbers.
-mod serde_bytes_vec {
-    use serde::{Deserialize, Deserializer, Serializer};
+/// The rest of a relayed answer, as it travels: pull `size` bytes from
+/// key `relay_stream::key(token)`, then say `RelayDone`.
+#[derive(Debug)]
+pub(crate) struct Rest {
+    /// The parked answer's token.
+    pub token: [u8; 16],
+    /// Bytes to pull (0: only its delivery is to be told).
+    pub size: u64,
+}
 
-    pub fn serialize<S: Serializer>(v: &[u8], s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_bytes(v)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
-        let bytes: &[u8] = <&[u8]>::deserialize(d)?;
-        Ok(bytes.to_vec())
-    }
+/// The asking node is done with a parked answer: every byte reached its
+/// client (`delivered`), or not.
+#[derive(Debug)]
+pub(crate) struct RelayDone {
+    /// The parked answer's token.
+    pub token: [u8; 16],
+    /// Whether the client got every byte.
+    pub delivered: bool,
 }

@@ -1,6 +1,6 @@
 //! Requests to another node's HTTP API, relayed over the node-to-node
 //! channel: a job, an object or an actor made through node A is reachable
-//! through node B. B asks every other live node at once (`HTTP_RELAY`)
+//! through node B. B asks every other live node at once (`Relay`)
 //! and answers with the first answer that is not a 404; each node runs a
 //! relayed request through its own HTTP routes ([`RelayHandler`], set by
 //! the HTTP server: the host knows no HTTP), as authenticated: the peer
@@ -26,12 +26,11 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
-use serde::{Deserialize, Serialize};
 use wray_peer::RemoteError;
 
 use crate::cluster::forward::Forwarder;
-use crate::cluster::protocol::{code, decode, encode, HTTP_RELAY};
-use crate::cluster::relay_stream::{Delivered, Parked, RelayedRest, Rest, MAX_RELAY_STREAM};
+use crate::cluster::protocol::{code, method, send, Encoded, Relay, Relayed, Rest};
+use crate::cluster::relay_stream::{Delivered, Parked, RelayedRest, MAX_RELAY_STREAM};
 
 /// The longest path (with its query) a relayed request may have, in bytes.
 pub const MAX_RELAY_PATH: usize = 8 << 10;
@@ -103,25 +102,6 @@ pub type RelaySlot = Arc<OnceLock<RelayHandler>>;
 /// answer or why it has none), as they come ([`Forwarder::relay_each`]).
 pub type NodeAnswers = BoxStream<'static, (String, Result<RelayResponse, String>)>;
 
-/// A relayed request as it travels.
-#[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct Relay {
-    method: String,
-    path: String,
-    accept: Option<String>,
-    body: Vec<u8>,
-}
-
-/// Its answer as it travels: the body whole, or its first part and how
-/// to pull the rest.
-#[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct Relayed {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-    rest: Option<Rest>,
-}
-
 /// `headers` within [`MAX_RELAY_HEADERS`]: the first ones, each short
 /// enough.
 fn bounded(headers: Vec<(String, String)>) -> Vec<(String, String)> {
@@ -145,16 +125,14 @@ impl Forwarder {
         {
             return None;
         }
-        let body = encode(&Relay {
+        let body = Encoded::<method::Relay>::new(Relay {
             method: request.method,
             path: request.path,
             accept: request.accept,
             body: request.body.to_vec(),
-        })
-        .ok()?;
+        });
         let (node, relayed) = self
-            .first_answer(HTTP_RELAY, body, None, |answer| {
-                let relayed = decode::<Relayed>("http-relayed", answer).ok()?;
+            .first_answer(&body, None, |relayed| {
                 let sized = relayed
                     .rest
                     .as_ref()
@@ -222,49 +200,29 @@ impl Forwarder {
             return stream::iter(nodes.into_iter().map(move |(id, _)| (id, Err(why.clone()))))
                 .boxed();
         }
-        let body = match encode(&Relay {
+        let body = Encoded::<method::Relay>::new(Relay {
             method: request.method,
             path: request.path,
             accept: request.accept,
             body: request.body.to_vec(),
-        }) {
-            Ok(body) => body,
-            Err(e) => {
-                return stream::iter(nodes.into_iter().map(move |(id, _)| (id, Err(e.clone()))))
-                    .boxed()
-            }
-        };
+        });
         let client = self.client.clone();
         stream::iter(nodes)
             .map(move |(id, addr)| {
                 let (client, body) = (client.clone(), body.clone());
                 async move {
-                    let call = client.call(&addr, HTTP_RELAY, body);
-                    let client = client.clone();
+                    let call = send(&client, &addr, &body);
                     let answer = match tokio::time::timeout(deadline, call).await {
                         Err(_) => Err(format!("no answer within {deadline:?}")),
                         Ok(Err(e)) => Err(e.to_string()),
-                        Ok(Ok(answer)) => {
-                            decode::<Relayed>("http-relayed", &answer).and_then(|relayed| {
-                                let size = relayed.rest.as_ref().map_or(0, |r| r.size);
-                                if let Some(rest) = &relayed.rest {
-                                    // Not pulled: dropped, the node is
-                                    // told so and lets its answer go.
-                                    drop(RelayedRest::new(client, id.clone(), addr, rest));
-                                }
-                                if relayed.body.len() > MAX_RELAY_BODY || size > 0 {
-                                    return Err(format!(
-                                        "an answer of {} bytes, more than {MAX_RELAY_BODY}",
-                                        size.max(relayed.body.len() as u64)
-                                    ));
-                                }
-                                Ok(RelayResponse {
-                                    status: relayed.status,
-                                    headers: bounded(relayed.headers),
-                                    body: Bytes::from(relayed.body),
-                                    rest: None,
-                                })
-                            })
+                        Ok(Ok(relayed)) => {
+                            if let Some(rest) = &relayed.rest {
+                                // Not pulled: dropped, the node is told
+                                // so and lets its answer go.
+                                let (client, id) = (client.clone(), id.clone());
+                                drop(RelayedRest::new(client, id, addr.clone(), rest));
+                            }
+                            whole(relayed)
                         }
                     };
                     (id, answer)
@@ -275,7 +233,25 @@ impl Forwarder {
     }
 }
 
-/// Answers node `peer`'s relayed request `body` through `slot`'s
+/// `relayed` as an answer whole in its message: an error naming its size
+/// when it is larger than [`MAX_RELAY_BODY`] or has a rest to pull.
+fn whole(relayed: Relayed) -> Result<RelayResponse, String> {
+    let size = relayed.rest.as_ref().map_or(0, |r| r.size);
+    if relayed.body.len() > MAX_RELAY_BODY || size > 0 {
+        return Err(format!(
+            "an answer of {} bytes, more than {MAX_RELAY_BODY}",
+            size.max(relayed.body.len() as u64)
+        ));
+    }
+    Ok(RelayResponse {
+        status: relayed.status,
+        headers: bounded(relayed.headers),
+        body: Bytes::from(relayed.body),
+        rest: None,
+    })
+}
+
+/// Answers node `peer`'s relayed request `relay` through `slot`'s
 /// handler: the answer whole in the message when it is at most
 /// [`MAX_RELAY_BODY`] bytes and nothing waits for its delivery; else
 /// parked in `parked` for `peer` to pull (a 503 when too many are).
@@ -286,10 +262,9 @@ pub(crate) async fn answer(
     slot: &RelaySlot,
     parked: &Parked,
     peer: &str,
-    body: &[u8],
-) -> Result<Bytes, RemoteError> {
+    relay: Relay,
+) -> Result<Relayed, RemoteError> {
     let bad = |m: String| RemoteError::new(code::BAD_REQUEST, m);
-    let relay: Relay = decode("http-relay", body).map_err(bad)?;
     let accept_len = relay.accept.as_ref().map_or(0, String::len);
     if relay.path.len() > MAX_RELAY_PATH
         || accept_len > MAX_RELAY_HEADERS.1
@@ -342,7 +317,7 @@ pub(crate) async fn answer(
             Err(why) => busy(&why),
         }
     };
-    encode(&relayed).map_err(|m| RemoteError::new(code::BAD_REQUEST, m))
+    Ok(relayed)
 }
 
 /// A 503 `relay_busy` answer saying `why`, as the HTTP API's errors read.

@@ -9,7 +9,7 @@
 //! it a chunk of at most [`RELAY_CHUNK`] bytes at a time
 //! ([`RelayedRest`]) with the channel's reads, as its client takes it,
 //! and at the end tells the answering node whether every byte reached the
-//! client (`RELAY_DONE`): only then does the answer's
+//! client (`RelayDone`): only then does the answer's
 //! [`Delivered`] run. A client that goes away midway, a pull that fails,
 //! or a parked answer left unread for [`PARKED_IDLE`] leaves it unrun
 //! (the object stays readable).
@@ -19,10 +19,9 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use parking_lot::Mutex;
-use serde::{Deserialize, Serialize};
 use wray_peer::{Blob, PeerClient, PeerError, RemoteError};
 
-use crate::cluster::protocol::{code, encode, RELAY_DONE};
+use crate::cluster::protocol::{call, code, method, RelayDone, Rest};
 
 /// The most bytes the asking node pulls at once (1 MiB): with one chunk
 /// pulled ahead, what a relayed answer holds in its memory.
@@ -47,7 +46,7 @@ pub type Delivered = Box<dyn FnOnce() + Send>;
 pub(crate) type Token = [u8; 16];
 
 /// How a parked answer's key begins: 13 bytes, then the token (29 in
-/// all; an object's key, its id, has at most 21).
+/// all; an object's key, its id, has 20).
 const KEY_TAG: &[u8; 13] = b"wray-relayed/";
 
 /// The channel's key of the parked answer `token`.
@@ -60,26 +59,6 @@ pub(crate) fn key(token: &Token) -> Vec<u8> {
 /// The token a key names, if it is a parked answer's.
 pub(crate) fn token_of_key(key: &[u8]) -> Option<Token> {
     key.strip_prefix(KEY_TAG.as_slice())?.try_into().ok()
-}
-
-/// The rest of a relayed answer, as it travels: pull `size` bytes from
-/// key [`key`]`(token)`, then say `RELAY_DONE`.
-#[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct Rest {
-    /// The parked answer's token.
-    pub token: Token,
-    /// Bytes to pull (0: only its delivery is to be told).
-    pub size: u64,
-}
-
-/// The asking node is done with a parked answer: every byte reached its
-/// client (`delivered`), or not.
-#[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct RelayDone {
-    /// The parked answer's token.
-    pub token: Token,
-    /// Whether the client got every byte.
-    pub delivered: bool,
 }
 
 /// One parked answer.
@@ -382,15 +361,16 @@ impl Drop for RelayedRest {
     }
 }
 
-/// Says `RELAY_DONE` for `token` to the node at `addr`.
+/// Says `RelayDone` for `token` to the node at `addr`.
 async fn tell(
     client: &PeerClient,
     addr: &str,
     token: Token,
     delivered: bool,
 ) -> Result<(), PeerError> {
-    let body = encode(&RelayDone { token, delivered }).map_err(PeerError::InvalidArgument)?;
-    client.call(addr, RELAY_DONE, body).await.map(drop)
+    call::<method::RelayDone>(client, addr, RelayDone { token, delivered })
+        .await
+        .map(drop)
 }
 
 #[cfg(test)]

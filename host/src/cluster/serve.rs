@@ -21,12 +21,10 @@ use wray_peer::{Blob, PeerClient, PeerHandler, PeerIdentity, RemoteError};
 use crate::cluster::environments::{adopt, Adopting, JobState, OUTPUT_FLUSH};
 use crate::cluster::handles;
 use crate::cluster::protocol::{
-    code, decode, encode, package_of_key, ActorWhere, CancelTask, HoldActor, JobEnded, JobOutput,
-    KillActor, Ping, Pong, Release, RunTask, TaskDone, WireError, ACTOR_WHERE, CANCEL_TASK,
-    HOLD_ACTOR, HTTP_RELAY, JOB_ENDED, JOB_OUTPUT, KILL_ACTOR, MAX_KILL_REASON, MAX_OUTPUT_BYTES,
-    MAX_PING_TASKS, PING, RELAY_DONE, RELEASE, RUN_TASK,
+    code, package_of_key, ActorWhere, CancelTask, HoldActor, JobEnded, JobOutput, KillActor, Ping,
+    Pong, Release, RunTask, TaskDone, WireError, MAX_KILL_REASON, MAX_OUTPUT_BYTES, MAX_PING_TASKS,
 };
-use crate::cluster::relay_stream::{token_of_key, Parked, RelayDone};
+use crate::cluster::relay_stream::{token_of_key, Parked};
 use crate::cluster::transfer::{all_sealed, id_of_key, receive, ship};
 use crate::error::{ErrorKind, TaskError};
 use crate::id_map::{BoundedIdMap, IdMap};
@@ -87,7 +85,7 @@ pub(crate) struct Service {
     /// Forwarded tasks (functions, actor constructors and calls) held
     /// here now, from their arrival until answered, by the node that sent
     /// them (their owner; bounded by the connections the server holds: one
-    /// request each): what a `PING` asks, what an owner's death cancels.
+    /// request each): what a `Ping` asks, what an owner's death cancels.
     pub(super) running: Mutex<IdMap<TaskId, Sent>>,
     /// The owner of each actor created here for another node, not
     /// detached: it dies with its owner (`fate`). Bounded by
@@ -97,6 +95,9 @@ pub(crate) struct Service {
     pub(crate) drain: crate::cluster::draining::Drain,
     /// Tasks cancelled here because the node that owned them died.
     pub(crate) cancelled_owner_died: std::sync::atomic::AtomicU64,
+    /// Calls of a method id this node does not know, answered
+    /// `UNKNOWN_METHOD`.
+    pub(crate) unknown_methods: std::sync::atomic::AtomicU64,
     /// Runs a peer's relayed HTTP request, once the node's HTTP API
     /// serves.
     relay: crate::cluster::relay::RelaySlot,
@@ -138,6 +139,7 @@ impl Service {
             actor_owners: Mutex::new(BoundedIdMap::new(MAX_ACTOR_OWNERS)),
             drain: Default::default(),
             cancelled_owner_died: Default::default(),
+            unknown_methods: Default::default(),
         })
     }
 
@@ -149,7 +151,7 @@ impl Service {
 
     /// Runs a forwarded task here (a function, an actor's constructor or
     /// one of its calls); answers its results.
-    async fn run_task(&self, peer: &PeerIdentity, body: &[u8]) -> Result<Bytes, RemoteError> {
+    async fn run(&self, peer: &PeerIdentity, request: RunTask) -> Result<TaskDone, RemoteError> {
         let sched = self.sched()?;
         let RunTask {
             mut spec,
@@ -158,7 +160,7 @@ impl Service {
             actors,
             detached,
             env,
-        } = decode("run-task", body).map_err(|m| refused(code::BAD_REQUEST, m))?;
+        } = request;
         let bad = |m: String| refused(code::BAD_REQUEST, m);
         check_returns(&spec).map_err(bad)?;
         // A draining node takes no new work (a function, a new actor):
@@ -166,7 +168,7 @@ impl Service {
         if self.drain.is_draining() && !matches!(spec.target, Target::ActorCall { .. }) {
             return Err(refused(code::MOVED, ""));
         }
-        // Held here from now until answered: what a `PING` asks.
+        // Held here from now until answered: what a `Ping` asks.
         let call = !matches!(spec.target, Target::Function { .. });
         let _running = Running::new(&self.running, spec.id, &peer.node_id, call);
         // This node's own limits apply too: the smaller of each.
@@ -273,13 +275,12 @@ impl Service {
                 ))),
             };
             self.flush_output(job).await;
-            let done = TaskDone {
+            return Ok(TaskDone {
                 objects: Vec::new(),
                 actors: Vec::new(),
                 actor_died: died,
                 available: Some(sched.pool.resources().1),
-            };
-            return encode(&done).map_err(|m| refused(code::UNAVAILABLE, m));
+            });
         }
         let function = matches!(spec.target, Target::Function { .. });
         // The node started draining while the task's objects came.
@@ -380,18 +381,13 @@ impl Service {
             actor_died: actor.and_then(|a| a.dead()).as_ref().map(WireError::from),
             available: Some(sched.pool.resources().1),
         };
-        let answer = encode(&done).map_err(unsent)?;
-        let max = self.client.config().max_body;
-        if answer.len() > max as usize {
-            return Err(unsent(format!(
-                "its answer is {} bytes, more than the {max} a peer message may carry",
-                answer.len()
-            )));
-        }
+        // An answer past the channel's bound on a body is refused as
+        // `ANSWER_FAILED` as it is encoded (`dispatch`); what it shipped
+        // is kept then until `SHIPPED_KEEP` passes.
         if !self.owner_gone(&peer.node_id) {
             self.keep(task_id, &peer.node_id, kept);
         }
-        Ok(answer)
+        Ok(done)
     }
 
     /// Waits until the output of job `job`'s guests here so far reached
@@ -407,12 +403,12 @@ impl Service {
 
     /// Writes what a job's guests on node `peer` wrote into the job's
     /// log here; whether the job has a log here (open).
-    fn job_output(&self, peer: &str, body: &[u8]) -> Result<bool, RemoteError> {
+    fn write_output(&self, peer: &str, output: JobOutput) -> Result<bool, RemoteError> {
         let JobOutput {
             job,
             bytes,
             dropped,
-        } = decode("job-output", body).map_err(|m| refused(code::BAD_REQUEST, m))?;
+        } = output;
         if bytes.len() > MAX_OUTPUT_BYTES {
             return Err(refused(
                 code::BAD_REQUEST,

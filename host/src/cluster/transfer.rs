@@ -168,14 +168,15 @@ pub(crate) async fn all_sealed(sched: &Arc<Scheduler>, roots: &[ObjectId]) {
     }
 }
 
-/// The key a shipped object is pulled by: its id's 24 bytes (task, index).
+/// The key a shipped object is pulled by: its id's 20 bytes, as a
+/// message carries it (task, then index big-endian).
 pub(crate) fn key(id: &ObjectId) -> Vec<u8> {
-    postcard::to_stdvec(id).unwrap_or_default()
+    crate::cluster::protocol::object_id_bytes(id).to_vec()
 }
 
 /// The object a pull key names, if it is one.
 pub(crate) fn id_of_key(key: &[u8]) -> Option<ObjectId> {
-    postcard::from_bytes(key).ok()
+    crate::cluster::protocol::object_id("key", key).ok()
 }
 
 /// Seals `shipped` (from node `from`, at peer address `addr`) in

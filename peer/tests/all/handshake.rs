@@ -28,8 +28,10 @@ async fn fake_server() -> (String, tokio::task::JoinHandle<Vec<u8>>) {
         let mut body = vec![0u8; u32::from_be_bytes([h[0], h[1], h[2], h[3]]) as usize];
         s.read_exact(&mut body).await.unwrap();
         got.extend_from_slice(&body);
-        let mut fields = 2u16.to_be_bytes().to_vec();
-        fields.extend_from_slice(&[0, 2, 0, 2]);
+        // The version this release speaks, and its range.
+        let v = wray_peer::PROTOCOL_VERSION.to_be_bytes();
+        let mut fields = v.to_vec();
+        fields.extend_from_slice(&[v[0], v[1], v[0], v[1]]);
         fields.push(4);
         fields.extend_from_slice(b"fake");
         fields.push(5);
@@ -163,7 +165,12 @@ async fn a_protocol_1_node_is_told_to_upgrade() {
     let said = String::from_utf8_lossy(&body);
     assert_eq!(kind, AUTH_FAILED);
     assert!(
-        said.contains("node \"old-v1\" speaks protocol 1") && said.contains("2..=2"),
+        said.contains("node \"old-v1\" speaks protocol 1")
+            && said.contains(&format!(
+                "{}..={}",
+                wray_peer::MIN_PROTOCOL_VERSION,
+                wray_peer::PROTOCOL_VERSION
+            )),
         "{said}"
     );
 }

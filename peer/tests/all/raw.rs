@@ -99,7 +99,8 @@ pub fn split_challenge(body: &[u8]) -> (&[u8], &[u8]) {
 /// Sends a hello as `node_id` and reads the challenge: (hello body,
 /// challenge fields, server proof).
 pub async fn hello(s: &mut TcpStream, node_id: &str) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
-    let body = hello_body(2, 2, node_id, [0x42; 32]);
+    let v = wray_peer::PROTOCOL_VERSION;
+    let body = hello_body(v, v, node_id, [0x42; 32]);
     s.write_all(&frame(HELLO, 0, &body)).await.unwrap();
     let (kind, got) = read_frame(s).await.expect("a challenge");
     assert_eq!(kind, CHALLENGE, "{}", String::from_utf8_lossy(&got));

@@ -1,8 +1,10 @@
 //! Hostile peers on node 1's peer port (`docs/peer-protocol.md`): bytes
 //! that are no hello, a hello claiming 4 GiB, a hello with a wrong token,
-//! and with the right token calls to run a task whose body is garbage and
-//! a read of an object no one has. Each is refused with an error; node 1
-//! still lists the cluster and runs a plain call afterwards.
+//! and with the right token calls to run a task whose body is garbage or
+//! a well-formed message of out-of-bounds values (written by hand here:
+//! protobuf, `wire::RunTask`), a call of a method no node has, and a read
+//! of an object no one has. Each is refused with an error; node 1 still
+//! lists the cluster and runs a plain call afterwards.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -18,6 +20,18 @@ use crate::support::{component, success_stdout};
 
 /// The peer method that runs a task on the receiving node.
 const RUN_TASK: u16 = 1;
+/// Error codes of a node's refusals (`protocol::code`).
+const BAD_REQUEST: u16 = 400;
+const UNKNOWN_METHOD: u16 = 501;
+
+/// A `RunTask` body holding a task message whose fields are `task`
+/// (protobuf: field 1, length-delimited).
+fn run_task_body(task: &[u8]) -> Bytes {
+    let len = u8::try_from(task.len()).expect("a short task");
+    let mut body = vec![0x0A, len];
+    body.extend_from_slice(task);
+    Bytes::from(body)
+}
 /// Frame kinds a server may answer a bad client with before closing.
 const AUTH_FAILED: u8 = 3;
 const PROTOCOL_ERROR: u8 = 9;
@@ -127,6 +141,38 @@ fn hostile_peers_are_refused() {
             );
             eprintln!("a task of {len} garbage bytes: {err}");
         }
+        // Well-formed, but hostile: a task message of a version from the
+        // future, and one whose id is 15 bytes.
+        let future = run_task_body(&[0x08, 99]);
+        let mut short_id = vec![0x08, 1, 0x12, 15];
+        short_id.extend_from_slice(&[0xAA; 15]);
+        for (what, body, says) in [
+            (
+                "a task of version 99",
+                future,
+                "a task message of version 99",
+            ),
+            ("a task id of 15 bytes", run_task_body(&short_id), "task."),
+        ] {
+            match insider.call(&addr, RUN_TASK, body).await {
+                Err(PeerError::Remote { code, message, .. }) => {
+                    assert_eq!(code, BAD_REQUEST, "{what}: {message}");
+                    assert!(message.contains(says), "{what}: {message}");
+                    eprintln!("{what}: {message}");
+                }
+                other => panic!("{what}: {other:?}"),
+            }
+        }
+        // A method no node has: a typed refusal, counted; the connection
+        // and the node stay.
+        match insider.call(&addr, 999, Bytes::new()).await {
+            Err(PeerError::Remote { code, message, .. }) => {
+                assert_eq!(code, UNKNOWN_METHOD, "{message}");
+                assert!(message.contains("has no peer method 999"), "{message}");
+                eprintln!("an unknown method: {message}");
+            }
+            other => panic!("an unknown method: {other:?}"),
+        }
         let mut slot = vec![0u8; 4096];
         let err = insider
             .read(&addr, &[0xEE; 20], 0, &mut slot)
@@ -138,6 +184,7 @@ fn hostile_peers_are_refused() {
 
     // Node 1 is unhurt: it lists the cluster and runs a call.
     assert!(first.alive());
+    assert_eq!(first.metric("wray_peer_unknown_methods_total"), Some(1.0));
     let nodes = cluster.nodes_seen_by(1);
     assert!(
         nodes.len() == 3 && nodes.iter().all(|n| n["state"] == "ALIVE"),

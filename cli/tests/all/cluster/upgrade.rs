@@ -26,7 +26,9 @@ fn client(cluster: &Cluster, versions: std::ops::RangeInclusive<u16>, wray: &str
 
 #[test]
 fn a_node_of_an_overlapping_range_works_and_a_disjoint_one_is_refused() {
-    let newer: [&str; 2] = ["--peer-protocol", "2..3"];
+    // This release speaks 3..=3; node 3 claims 3..=4, as the next release
+    // will (it keeps speaking the version before its own).
+    let newer: [&str; 2] = ["--peer-protocol", "3..4"];
     let cluster = Cluster::with_api(3, &[&[], &[], &newer]);
     // A burst of tasks from node 1 runs on every node, node 3 included.
     let log = job(cluster.node(1), &["cluster_burst", "12", "500"]);
@@ -43,8 +45,8 @@ fn a_node_of_an_overlapping_range_works_and_a_disjoint_one_is_refused() {
         .expect("a runtime");
     let (first, third) = (cluster.peer_address(1), cluster.peer_address(3));
     runtime.block_on(async {
-        // Protocol 3 only: node 3 (2..=3) speaks it; node 1 (2..=2) not.
-        let future = client(&cluster, 3..=3, "9.9.9");
+        // Protocol 4 only: node 3 (3..=4) speaks it; node 1 (3..=3) not.
+        let future = client(&cluster, 4..=4, "9.9.9");
         let err = future
             .call(&third, RUN_TASK, Bytes::from_static(b"[]"))
             .await
@@ -59,10 +61,27 @@ fn a_node_of_an_overlapping_range_works_and_a_disjoint_one_is_refused() {
         let said = err.to_string();
         let wray_version = env!("CARGO_PKG_VERSION");
         let node1 = &cluster.node(1).node_id;
+        // A node of the release before (protocol 2: postcard messages)
+        // is told so, not sent messages it cannot read.
+        let old = client(&cluster, 2..=2, "0.0.9");
+        let err = old
+            .call(
+                &cluster.peer_address(2),
+                RUN_TASK,
+                Bytes::from_static(b"[]"),
+            )
+            .await
+            .expect_err("protocol 2 is not spoken");
+        assert!(matches!(err, PeerError::Incompatible { .. }), "{err}");
+        assert!(
+            err.to_string()
+                .contains("this node speaks 2..=2 (wray 0.0.9)"),
+            "{err}"
+        );
         assert!(
             said.contains(&format!(
-                "node {node1:?} speaks protocol 2..=2 (wray {wray_version}); \
-                 this node speaks 3..=3 (wray 9.9.9)"
+                "node {node1:?} speaks protocol 3..=3 (wray {wray_version}); \
+                 this node speaks 4..=4 (wray 9.9.9)"
             )),
             "{said}"
         );

@@ -1,9 +1,17 @@
-//! The peer methods a node answers ([`PeerHandler`] for [`Service`]): each
-//! `u16` method's body decoded and checked, then handed to the service
-//! (`RUN_TASK`, `CANCEL_TASK`, `KILL_ACTOR`, relays, actor holds, job
-//! output and ends, `PING`, `RELEASE`), and reads of object bytes.
+//! The peer methods a node answers: [`PeerHandler`] for [`Service`] hands
+//! each call to `protocol::dispatch` (the method's request decoded and
+//! checked, its answer encoded; an unknown method answered
+//! `UNKNOWN_METHOD` and counted), which calls the method's handler here
+//! ([`PeerService`]: tasks, cancels, kills, relays, actor holds, job
+//! output and ends, pings, releases); and reads of object bytes.
+
+use std::sync::atomic::Ordering;
 
 use super::*;
+use crate::cluster::protocol::{
+    dispatch, unknown_method, Ack, ActorHeld, ActorHere, OutputTaken, PeerService, Relay,
+    RelayDone, Relayed,
+};
 
 /// A range of a sealed value's bytes, kept alive while it is sent.
 struct ValueRange {
@@ -29,98 +37,19 @@ impl PeerHandler for Service {
         method: u16,
         body: Bytes,
     ) -> Result<Bytes, RemoteError> {
-        match method {
-            RUN_TASK => self.run_task(peer, &body).await,
-            CANCEL_TASK => {
-                let CancelTask { task } =
-                    decode("cancel-task", &body).map_err(|m| refused(code::BAD_REQUEST, m))?;
-                // Only a task this peer forwarded and that runs here now.
-                let sent_by = self.running.lock().get(&task).map(|s| s.by.clone());
-                if sent_by.as_deref() == Some(peer.node_id.as_str()) {
-                    self.sched()?.cancel(task, true, true);
-                }
-                Ok(Bytes::new())
+        let max_answer = self.client.config().max_body as usize;
+        match dispatch(self, peer, method, &body, max_answer).await {
+            Some(answer) => answer,
+            None => {
+                self.unknown_methods.fetch_add(1, Ordering::Relaxed);
+                tracing::debug!(
+                    method,
+                    by = peer.node_id,
+                    "a call of an unknown peer method"
+                );
+                let node = self.sched.upgrade().map(|s| s.node_id.clone());
+                Err(unknown_method(method, node.as_deref().unwrap_or("?")))
             }
-            KILL_ACTOR => {
-                let KillActor { actor, mut why } =
-                    decode("kill-actor", &body).map_err(|m| refused(code::BAD_REQUEST, m))?;
-                let sched = self.sched()?;
-                // Only an actor whose instance lives here, not a stub.
-                if sched.actors.get(&actor).is_some_and(|a| a.home.is_none()) {
-                    let mut cut = why.len().min(MAX_KILL_REASON);
-                    while !why.is_char_boundary(cut) {
-                        cut -= 1;
-                    }
-                    why.truncate(cut);
-                    sched.kill_actor(actor, &format!("node {} ({why})", peer.node_id));
-                }
-                Ok(Bytes::new())
-            }
-            HTTP_RELAY => {
-                crate::cluster::relay::answer(&self.relay, &self.parked, &peer.node_id, &body).await
-            }
-            RELAY_DONE => {
-                let RelayDone { token, delivered } =
-                    decode("relay-done", &body).map_err(|m| refused(code::BAD_REQUEST, m))?;
-                self.parked.done(&peer.node_id, &token, delivered);
-                Ok(Bytes::new())
-            }
-            ACTOR_WHERE => {
-                let ActorWhere { actor } =
-                    decode("actor-where", &body).map_err(|m| refused(code::BAD_REQUEST, m))?;
-                let here = self.sched()?.actors.get(&actor).is_some_and(|a| {
-                    a.home.is_none()
-                        && a.dead().is_none()
-                        && *a.life().borrow() == crate::scheduler::actor::Life::Alive
-                });
-                Ok(Bytes::from_static(if here { &[1] } else { &[0] }))
-            }
-            HOLD_ACTOR => {
-                let HoldActor { actor, held } =
-                    decode("hold-actor", &body).map_err(|m| refused(code::BAD_REQUEST, m))?;
-                let alive = self.hold(&peer.node_id, actor, held)?;
-                Ok(Bytes::from_static(if alive { &[1] } else { &[0] }))
-            }
-            JOB_OUTPUT => {
-                let written = self.job_output(&peer.node_id, &body)?;
-                Ok(Bytes::from_static(if written { &[1] } else { &[0] }))
-            }
-            JOB_ENDED => {
-                let JobEnded { job } =
-                    decode("job-ended", &body).map_err(|m| refused(code::BAD_REQUEST, m))?;
-                // Only from a node that sent tasks of the job here.
-                if self.job_senders.has(job, &peer.node_id) {
-                    self.job_senders.take(job);
-                    tracing::debug!(%job, by = peer.node_id, "a job ended on another node");
-                    self.sched()?.end_job(job);
-                }
-                Ok(Bytes::new())
-            }
-            PING => {
-                let Ping { tasks } = if body.is_empty() {
-                    Ping::default()
-                } else {
-                    decode("ping", &body).map_err(|m| refused(code::BAD_REQUEST, m))?
-                };
-                let running = self.running.lock();
-                let held = tasks
-                    .iter()
-                    .take(MAX_PING_TASKS)
-                    .map(|t| running.get(t).is_some_and(|sent| sent.by == peer.node_id))
-                    .collect();
-                drop(running);
-                encode(&Pong { held }).map_err(|m| refused(code::UNAVAILABLE, m))
-            }
-            RELEASE => {
-                let Release { task } =
-                    decode("release", &body).map_err(|m| refused(code::BAD_REQUEST, m))?;
-                self.release(task);
-                Ok(Bytes::new())
-            }
-            other => Err(refused(
-                code::BAD_REQUEST,
-                format!("no peer method {other}"),
-            )),
         }
     }
 
@@ -179,5 +108,122 @@ impl PeerHandler for Service {
                 format!("bytes {offset}+{len} are past object {id}'s {size}"),
             )),
         }
+    }
+}
+
+/// Each peer method's handler (`protocol::method`'s table).
+#[async_trait::async_trait]
+impl PeerService for Service {
+    async fn run_task(
+        &self,
+        peer: &PeerIdentity,
+        request: RunTask,
+    ) -> Result<TaskDone, RemoteError> {
+        self.run(peer, request).await
+    }
+
+    async fn release(&self, _: &PeerIdentity, request: Release) -> Result<Ack, RemoteError> {
+        Service::release(self, request.task);
+        Ok(Ack {})
+    }
+
+    async fn kill_actor(
+        &self,
+        peer: &PeerIdentity,
+        request: KillActor,
+    ) -> Result<Ack, RemoteError> {
+        let KillActor { actor, mut why } = request;
+        let sched = self.sched()?;
+        // Only an actor whose instance lives here, not a stub.
+        if sched.actors.get(&actor).is_some_and(|a| a.home.is_none()) {
+            let mut cut = why.len().min(MAX_KILL_REASON);
+            while !why.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            why.truncate(cut);
+            sched.kill_actor(actor, &format!("node {} ({why})", peer.node_id));
+        }
+        Ok(Ack {})
+    }
+
+    async fn cancel_task(
+        &self,
+        peer: &PeerIdentity,
+        request: CancelTask,
+    ) -> Result<Ack, RemoteError> {
+        let task = request.task;
+        // Only a task this peer forwarded and that runs here now.
+        let sent_by = self.running.lock().get(&task).map(|s| s.by.clone());
+        if sent_by.as_deref() == Some(peer.node_id.as_str()) {
+            self.sched()?.cancel(task, true, true);
+        }
+        Ok(Ack {})
+    }
+
+    async fn relay(&self, peer: &PeerIdentity, request: Relay) -> Result<Relayed, RemoteError> {
+        crate::cluster::relay::answer(&self.relay, &self.parked, &peer.node_id, request).await
+    }
+
+    async fn actor_where(
+        &self,
+        _: &PeerIdentity,
+        request: ActorWhere,
+    ) -> Result<ActorHere, RemoteError> {
+        let here = self.sched()?.actors.get(&request.actor).is_some_and(|a| {
+            a.home.is_none()
+                && a.dead().is_none()
+                && *a.life().borrow() == crate::scheduler::actor::Life::Alive
+        });
+        Ok(ActorHere { here })
+    }
+
+    async fn hold_actor(
+        &self,
+        peer: &PeerIdentity,
+        request: HoldActor,
+    ) -> Result<ActorHeld, RemoteError> {
+        let alive = self.hold(&peer.node_id, request.actor, request.held)?;
+        Ok(ActorHeld { alive })
+    }
+
+    async fn job_ended(&self, peer: &PeerIdentity, request: JobEnded) -> Result<Ack, RemoteError> {
+        let job = request.job;
+        // Only from a node that sent tasks of the job here.
+        if self.job_senders.has(job, &peer.node_id) {
+            self.job_senders.take(job);
+            tracing::debug!(%job, by = peer.node_id, "a job ended on another node");
+            self.sched()?.end_job(job);
+        }
+        Ok(Ack {})
+    }
+
+    async fn job_output(
+        &self,
+        peer: &PeerIdentity,
+        request: JobOutput,
+    ) -> Result<OutputTaken, RemoteError> {
+        let written = self.write_output(&peer.node_id, request)?;
+        Ok(OutputTaken { written })
+    }
+
+    async fn ping(&self, peer: &PeerIdentity, request: Ping) -> Result<Pong, RemoteError> {
+        let running = self.running.lock();
+        let held = request
+            .tasks
+            .iter()
+            .take(MAX_PING_TASKS)
+            .map(|t| running.get(t).is_some_and(|sent| sent.by == peer.node_id))
+            .collect();
+        Ok(Pong { held })
+    }
+
+    async fn relay_done(
+        &self,
+        peer: &PeerIdentity,
+        request: RelayDone,
+    ) -> Result<Ack, RemoteError> {
+        self.parked
+            .done(&peer.node_id, &request.token, request.delivered);
+        Ok(Ack {})
     }
 }
