@@ -347,7 +347,7 @@ fn a_task_on_its_callers_runtime_runs_there_and_is_not_lost_with_that_runtime() 
         .node
         .tasks()
         .iter()
-        .any(|r| r.task_id == task_of(asleep) && r.state == wray_host::TaskStatus::Running)
+        .any(|r| r.task_id == task_of(asleep) && r.state == "RUNNING")
     {
         assert!(std::time::Instant::now() < deadline, "it never ran");
         std::thread::sleep(std::time::Duration::from_millis(5));
@@ -383,7 +383,7 @@ fn wait_running(node: &wray_host::Node, id: &str) {
         let running = node
             .tasks()
             .iter()
-            .any(|t| t.task_id == id && t.state == wray_host::TaskStatus::Running);
+            .any(|t| t.task_id == id && t.state == "RUNNING");
         if running {
             return;
         }
