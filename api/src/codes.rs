@@ -12,8 +12,10 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 /// Declares [`ErrorCode`]: each variant with its doc and its wire string.
+/// (`$code` is a `tt`, not a `literal`: utoipa reads the `serde(rename)`
+/// of a literal fragment as no rename at all.)
 macro_rules! error_codes {
-    ($($(#[doc = $doc:literal])+ $variant:ident = $code:literal,)+) => {
+    ($($(#[doc = $doc:literal])+ $variant:ident = $code:tt,)+) => {
         /// A short machine-readable code of an error answer (the
         /// `error.code` of every 4xx and 5xx), serialized as its string
         /// (`unknown_component`, `bad_query`, ...).
@@ -282,6 +284,19 @@ mod tests {
             assert_eq!(back, *code);
             assert_eq!(wire.parse::<ErrorCode>().unwrap(), *code);
         }
+    }
+
+    #[test]
+    fn the_openapi_schema_lists_the_wire_strings() {
+        let schema = serde_json::to_value(<ErrorCode as utoipa::PartialSchema>::schema()).unwrap();
+        let listed: Vec<&str> = schema["enum"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        let wire: Vec<&str> = WIRE.iter().map(|(_, s)| *s).collect();
+        assert_eq!(listed, wire);
     }
 
     #[test]
