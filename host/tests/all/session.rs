@@ -370,7 +370,7 @@ fn a_listing_for_publishers_stops_at_its_limit_and_counts_the_rest() {
     let (listed, total) = t.node.objects_source(10)();
     assert_eq!(listed.len(), 10);
     assert!(total >= 25, "{total} objects counted");
-    let ids: Vec<_> = listed.iter().map(|o| o.id).collect();
+    let ids: Vec<_> = listed.iter().map(|o| o.id.clone()).collect();
     let mut sorted = ids.clone();
     sorted.sort();
     assert_eq!(ids, sorted, "the first by id");
