@@ -4,6 +4,8 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use crate::codes::{ErrorCode, UnknownCode};
+
 /// An error answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ErrorBody {
@@ -15,13 +17,36 @@ pub struct ErrorBody {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct ErrorDetail {
     /// A short machine-readable code: `bad_json`, `unknown_component`,
-    /// `task_failed`, `busy`, ...
+    /// `task_failed`, `busy`, ...: one of `ErrorCode`'s, kept a string so
+    /// that a client reads a newer node's new code (`error_code()` reads
+    /// it as an `ErrorCode`).
+    #[schema(value_type = ErrorCode)]
     pub code: String,
     /// What was wrong, with which input, and what to do.
     pub message: String,
     /// When a task failed (`code` is `task_failed`): its error.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task: Option<TaskFailure>,
+}
+
+impl ErrorDetail {
+    /// The detail of an error of `code` saying `message`.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        ErrorDetail {
+            code: code.as_str().to_string(),
+            message: message.into(),
+            task: None,
+        }
+    }
+
+    /// Its code as this API names it.
+    ///
+    /// # Errors
+    /// [`UnknownCode`] for a code this release does not know (a newer
+    /// node's).
+    pub fn error_code(&self) -> Result<ErrorCode, UnknownCode> {
+        self.code.parse()
+    }
 }
 
 /// A failed task's error and what it passes on.

@@ -5,7 +5,8 @@
 //! document is generated from them (`utoipa`), so a renamed field breaks
 //! the build rather than a client.
 //!
-//! - [`error`]: the body of every 4xx and 5xx answer.
+//! - [`error`]: the body of every 4xx and 5xx answer; [`codes`]: every
+//!   code it carries ([`ErrorCode`]).
 //! - [`components`]: deployed components, their exports and listings.
 //! - [`calls`]: function calls, actors and objects.
 //! - [`state`]: the cluster's state (health, nodes, resources, tasks,
@@ -22,6 +23,7 @@
 
 pub mod bounded;
 pub mod calls;
+pub mod codes;
 pub mod components;
 pub mod encoding;
 pub mod error;
@@ -32,6 +34,7 @@ pub mod state;
 pub use calls::{
     Accepted, ActorInfo, ActorList, ActorState, InvokeQuery, Killed, NewActor, ObjectQuery,
 };
+pub use codes::{ErrorCode, UnknownCode};
 pub use components::{
     ComponentInfo, ComponentList, ComponentRecord, Declared, DeployQuery, ExportKind,
     FunctionExport, ListError, Param, Undeployed, VersionInfo, VersionList, View,

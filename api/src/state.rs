@@ -174,7 +174,7 @@ pub struct ObjectInfo {
     pub location: String,
     /// How many holders keep it alive.
     pub holders: u32,
-    /// The node whose store holds it (empty in a session's listing).
+    /// The node whose store holds it.
     #[serde(default)]
     pub node_id: String,
     /// When that store took it in, in seconds since the Unix epoch (0

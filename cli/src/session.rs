@@ -34,7 +34,6 @@ use anyhow::Context;
 use clap::Args;
 use wray_host::bounds::MAX_FINISHED_TASKS;
 use wray_host::Node;
-use wray_host::ObjectInfo;
 use wray_host::TaskRow;
 
 use crate::process::ProcessRef;
@@ -66,10 +65,10 @@ pub fn run_dir() -> PathBuf {
 const PROCESS_FILE: &str = "process.json";
 
 /// The objects as `objects.json` lists them.
-fn listing((objects, total): &(Vec<ObjectInfo>, usize)) -> wray_api::ObjectListing {
+fn listing((objects, total): (Vec<wray_api::ObjectInfo>, usize)) -> wray_api::ObjectListing {
     wray_api::ObjectListing {
-        objects: objects.iter().map(Into::into).collect(),
-        total: *total as u64,
+        objects,
+        total: total as u64,
     }
 }
 
@@ -217,7 +216,7 @@ impl Session {
             if let Err(e) = log.append(&finished) {
                 tracing::warn!("cannot write the tasks of {}: {e}", log.dir.display());
             }
-            if let Ok(text) = serde_json::to_string(&listing(&objects())) {
+            if let Ok(text) = serde_json::to_string(&listing(objects())) {
                 let _ = write_atomically(&file, &text);
             }
             if let Some(mut state) = status() {

@@ -170,7 +170,7 @@ fn session_tasks(session: &SessionArg) -> anyhow::Result<Vec<TaskInfo>> {
     let mut all: Vec<TaskInfo> = Vec::with_capacity(finished.len());
     for row in finished {
         // Every logged task has ended: the clock's now is not needed.
-        all.push(wray_host::task_info(row, node_id(&state), 0, None).into());
+        all.push(wray_host::task_info(row, node_id(&state), 0, None));
     }
     all.extend(
         state

@@ -61,7 +61,7 @@ pub use ids::{ActorId, BadId, JobId, ObjectId, TaskId, MAX_PUTS, MAX_RETURNS, PU
 pub use job_table::{EmbeddedJobTable, JobRecord, JobTable, MAX_LIVE_JOBS};
 pub use listing::{Listed, Skipped, MAX_SKIPPED};
 pub use nodes::{
-    check_node_record, EmbeddedNodeRegistry, NodeEvent, NodeId, NodeInfo, NodeRecord, NodeRegistry,
-    NodeState, NodeView, Registration, RegistrationHealth, RegistryOptions, MAX_ALLOWED_DIRS,
-    MAX_DIR_BYTES, MAX_NODES,
+    check_node_record, ClusterMember, EmbeddedNodeRegistry, NodeEvent, NodeId, NodeRecord,
+    NodeRegistry, NodeState, NodeView, Registration, RegistrationHealth, RegistryOptions,
+    MAX_ALLOWED_DIRS, MAX_DIR_BYTES, MAX_NODES,
 };

@@ -231,9 +231,11 @@ pub enum NodeState {
     Dead,
 }
 
-/// One node as a [`NodeView`] knows it.
+/// A member of the cluster as a [`NodeView`] knows it (its stored record
+/// and what the view saw of it; the HTTP API lists it as its own
+/// `NodeInfo`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct NodeInfo {
+pub struct ClusterMember {
     /// Its last record seen.
     pub record: NodeRecord,
     /// ALIVE or DEAD.

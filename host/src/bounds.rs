@@ -213,7 +213,7 @@ pub fn truncate(mut text: String, max: usize) -> String {
 pub const EPOCH_TICK: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// Bytes of output one task keeps (stdout and stderr together): 64 KiB.
-/// The rest is counted (`TaskOutput::dropped`) and dropped.
+/// The rest is counted (`wray_api::TaskLogs::dropped`) and dropped.
 pub const TASK_OUTPUT_BYTES: usize = 64 << 10;
 
 /// The largest working-directory package a node may be set to take, in

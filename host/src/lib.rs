@@ -100,7 +100,7 @@ pub use wray_control_plane::{
 pub use job_env::JobEnv;
 pub use job_log::{JobLog, LogChunk};
 pub use jobs::{JobDir, JobError, JobInfo, JobOptions, JobStatus, Jobs, JobsConfig};
-pub use task_output::{TaskOutput, TaskOutputs};
+pub use task_output::TaskOutputs;
 
 // What the node reports of itself: the rows, listings and statistics the
 // session directory, `wray status|tasks|timeline` and the HTTP API's
@@ -108,9 +108,9 @@ pub use task_output::{TaskOutput, TaskOutputs};
 pub use cluster::ClusterStats;
 pub use executor::compile::CompileStats;
 pub use executor::instantiation::InstantiationHistogram;
-pub use node::state::{task_info, ActorInfo, CauseInfo, ErrorInfo, GpuSummary, NodeInfo, TaskInfo};
+pub use node::state::task_info;
 pub use node::timeline::write_chrome_trace;
-pub use objects::{ObjectInfo, StoreStats};
+pub use objects::{ObjectRow, StoreStats};
 pub use scheduler::task_table::{SpanRow, TaskRow, TaskStatus};
 pub use scheduler::{ComponentUsage, StatsSnapshot};
 pub use worker_pool::{serving_many, PoolStats};

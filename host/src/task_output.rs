@@ -20,7 +20,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use serde::Serialize;
+use wray_api::{TaskLogs, TaskOutputInfo};
 use wray_control_plane::TaskId;
 
 use crate::bounds::{MAX_TASK_OUTPUTS, MAX_TASK_OUTPUTS_BYTES, TASK_OUTPUT_BYTES};
@@ -43,21 +43,6 @@ impl Stream {
             Stream::Stderr => "stderr",
         }
     }
-}
-
-/// What one task wrote, as kept.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct TaskOutput {
-    /// The task's id (32 hex digits).
-    pub task_id: String,
-    /// Its function, `Class.method` or `Class.new`.
-    pub function: String,
-    /// What it wrote to stdout (invalid UTF-8 replaced), within the bound.
-    pub stdout: String,
-    /// What it wrote to stderr (invalid UTF-8 replaced), within the bound.
-    pub stderr: String,
-    /// Bytes it wrote past [`TASK_OUTPUT_BYTES`], dropped.
-    pub dropped: u64,
 }
 
 /// One task's kept output.
@@ -150,11 +135,12 @@ impl TaskOutputs {
         self.per_task
     }
 
-    /// What `task` wrote, if the node still keeps it.
-    pub fn get(&self, task: TaskId) -> Option<TaskOutput> {
+    /// What `task` wrote, if the node still keeps it (as
+    /// `GET /v1/tasks/{id}/logs` answers it).
+    pub fn get(&self, task: TaskId) -> Option<TaskLogs> {
         let table = self.table.lock();
         let e = table.by_task.get(&task)?;
-        Some(TaskOutput {
+        Some(TaskLogs {
             task_id: task.to_string(),
             function: e.function.clone(),
             stdout: String::from_utf8_lossy(&e.stdout).into_owned(),
@@ -164,8 +150,8 @@ impl TaskOutputs {
     }
 
     /// The last `limit` tasks to begin writing whose output is kept, the
-    /// latest first: `(task, function, bytes kept, bytes dropped)`.
-    pub fn recent(&self, limit: usize) -> Vec<(TaskId, String, u64, u64)> {
+    /// latest first (as `GET /v1/logs` lists them).
+    pub fn recent(&self, limit: usize) -> Vec<TaskOutputInfo> {
         let table = self.table.lock();
         table
             .order
@@ -174,7 +160,12 @@ impl TaskOutputs {
             .filter_map(|task| {
                 let e = table.by_task.get(task)?;
                 let bytes = u64::try_from(e.bytes()).unwrap_or(u64::MAX);
-                Some((*task, e.function.clone(), bytes, e.dropped))
+                Some(TaskOutputInfo {
+                    task_id: task.to_string(),
+                    function: e.function.clone(),
+                    bytes,
+                    dropped: e.dropped,
+                })
             })
             .take(limit)
             .collect()

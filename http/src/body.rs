@@ -24,6 +24,7 @@ use hyper::{Request, Response, StatusCode};
 use crate::delivery::Delivering;
 use crate::error::ApiError;
 use crate::log_stream::LogStream;
+use wray_api::ErrorCode;
 
 /// An answer's body.
 pub(crate) enum ResponseBody {
@@ -130,7 +131,7 @@ where
     let too_large = |n: String| {
         ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
-            "body_too_large",
+            ErrorCode::BodyTooLarge,
             format!("the body has {n} bytes, the most this route takes is {limit}"),
         )
     };
@@ -148,14 +149,14 @@ where
     match tokio::time::timeout(timeout, body.collect()).await {
         Err(_) => Err(ApiError::new(
             StatusCode::REQUEST_TIMEOUT,
-            "body_timeout",
+            ErrorCode::BodyTimeout,
             format!("the body did not arrive within {} s", timeout.as_secs()),
         )),
         Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
             Err(too_large("more than that".into()))
         }
         Ok(Err(e)) => Err(ApiError::bad_request(
-            "bad_body",
+            ErrorCode::BadBody,
             format!("reading the body: {e}"),
         )),
         Ok(Ok(collected)) => Ok(collected.to_bytes()),
@@ -166,7 +167,7 @@ where
 pub(crate) fn encoding(e: serde_json::Error) -> ApiError {
     ApiError::new(
         StatusCode::INTERNAL_SERVER_ERROR,
-        "encoding",
+        ErrorCode::Encoding,
         format!("encoding the answer: {e}"),
     )
 }

@@ -36,6 +36,7 @@ use hyper::{Method, Request, StatusCode};
 
 use crate::config::HttpConfig;
 use crate::error::ApiError;
+use wray_api::ErrorCode;
 
 /// The header a client of the API may send on a request that changes
 /// state, when it has no token to send and no JSON body.
@@ -69,7 +70,7 @@ pub(crate) fn check<B>(config: &HttpConfig, req: &Request<B>) -> Result<(), ApiE
         if !allowed_host(config, host_name(host)) {
             return Err(ApiError::new(
                 StatusCode::MISDIRECTED_REQUEST,
-                "host_not_allowed",
+                ErrorCode::HostNotAllowed,
                 format!(
                     "`Host: {}` is not this node's address or name: use its address, \
                      `localhost`, or start the node with `--allow-host NAME`",
@@ -87,7 +88,7 @@ pub(crate) fn check<B>(config: &HttpConfig, req: &Request<B>) -> Result<(), ApiE
         if !own {
             return Err(ApiError::new(
                 StatusCode::FORBIDDEN,
-                "cross_origin",
+                ErrorCode::CrossOrigin,
                 format!(
                     "a request from `Origin: {}`, not this node's own, may not change \
                      anything here",
@@ -114,7 +115,7 @@ pub(crate) fn check<B>(config: &HttpConfig, req: &Request<B>) -> Result<(), ApiE
     }
     Err(ApiError::new(
         StatusCode::FORBIDDEN,
-        "simple_request",
+        ErrorCode::SimpleRequest,
         "a request that changes state needs the token (`Authorization: Bearer ...`), an \
          `X-Wray-Request` header, or a `Content-Type` a web form cannot send (such as \
          `application/json`)",
@@ -205,7 +206,7 @@ mod tests {
     fn code(method: &str, headers: &[(&str, &str)]) -> Option<&'static str> {
         check(&HttpConfig::default(), &request(method, headers))
             .err()
-            .map(|e| e.code)
+            .map(|e| e.code.as_str())
     }
 
     #[test]

@@ -25,6 +25,7 @@ use crate::error::ApiError;
 use crate::kept::{KeptActor, Purpose};
 use crate::query::Query;
 use crate::state::State;
+use wray_api::ErrorCode;
 
 /// `body` as a JSON array of arguments for `params` parameters of `what`;
 /// an empty body (or only whitespace) is `[]`.
@@ -34,7 +35,7 @@ fn json_args(body: &[u8], params: usize, what: &str) -> Result<Vec<Arg>, ApiErro
     } else {
         serde_json::from_slice(body).map_err(|e| {
             ApiError::bad_request(
-                "bad_json",
+                ErrorCode::BadJson,
                 format!("the body must be a JSON array of {what}'s arguments: {e}"),
             )
         })?
@@ -46,7 +47,7 @@ fn json_args(body: &[u8], params: usize, what: &str) -> Result<Vec<Arg>, ApiErro
 fn raw_args(values: Vec<Box<RawValue>>, params: usize, what: &str) -> Result<Vec<Arg>, ApiError> {
     if values.len() != params {
         return Err(ApiError::bad_request(
-            "wrong_argument_count",
+            ErrorCode::WrongArgumentCount,
             format!(
                 "{what} takes {params} argument(s), the body has {}",
                 values.len()
@@ -76,14 +77,14 @@ fn options(record: &FunctionRecord) -> TaskOptions {
 
 pub(crate) fn unknown_component(name: &str) -> ApiError {
     ApiError::not_found(
-        "unknown_component",
+        ErrorCode::UnknownComponent,
         format!("no component is deployed as `{name}`"),
     )
 }
 
 fn unknown_actor(actor: ActorId) -> ApiError {
     ApiError::not_found(
-        "unknown_actor",
+        ErrorCode::UnknownActor,
         format!("actor {actor} is not a live actor of this node"),
     )
 }
@@ -124,7 +125,7 @@ pub(crate) async fn invoke(
             .map(|f| f.name.as_str())
             .collect();
         return Err(ApiError::not_found(
-            "unknown_function",
+            ErrorCode::UnknownFunction,
             format!(
                 "component `{component}` has no function `{function}` (it has: {})",
                 names.join(", ")
@@ -200,7 +201,7 @@ async fn results(session: &Session, ids: &[ObjectId], timeout: Duration, max: us
         if total > max {
             return Err(ApiError::new(
                 StatusCode::INSUFFICIENT_STORAGE,
-                "result_too_large",
+                ErrorCode::ResultTooLarge,
                 format!(
                     "the results have more than {max} bytes, the most a call's answer carries \
                      (wray start --max-response-mib): call with ?async=true and read each \
@@ -241,7 +242,7 @@ fn not_json(codec: Codec) -> ApiError {
     };
     ApiError::new(
         StatusCode::NOT_ACCEPTABLE,
-        "not_json",
+        ErrorCode::NotJson,
         format!("the value is {name}, which HTTP answers only as JSON or (one raw value) as bytes"),
     )
 }
@@ -282,13 +283,13 @@ fn value_bytes(
             Codec::Json => {
                 return Err(ApiError::new(
                     StatusCode::NOT_ACCEPTABLE,
-                    "not_raw",
+                    ErrorCode::NotRaw,
                     "the value is JSON; ask for it with `Accept: application/json`",
                 ))
             }
             Codec::Rkyv => return Err(ApiError::new(
                 StatusCode::NOT_ACCEPTABLE,
-                "not_json",
+                ErrorCode::NotJson,
                 "the value is rkyv (a Rust guest's encoding), which HTTP does not turn into JSON: \
                  ask for its bytes with `Accept: application/octet-stream`",
             )),
@@ -328,14 +329,14 @@ pub(crate) async fn get_object(
 ) -> Answer {
     let id: ObjectId = id
         .parse()
-        .map_err(|e: wray_host::BadId| ApiError::bad_request("bad_id", e.to_string()))?;
+        .map_err(|e: wray_host::BadId| ApiError::bad_request(ErrorCode::BadId, e.to_string()))?;
     let want_raw = headers
         .get(ACCEPT)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|a| a.contains("application/octet-stream") && !a.contains("json"));
     let missing = || {
         ApiError::not_found(
-            "unknown_object",
+            ErrorCode::UnknownObject,
             format!("object {id} does not exist on this node (or was read already)"),
         )
     };
@@ -376,7 +377,7 @@ fn is_get_timeout(e: &TaskError) -> bool {
 pub(crate) async fn create_actor(state: &State, body: &[u8]) -> Answer {
     let new: wray_api::NewActor = serde_json::from_slice(body).map_err(|e| {
         ApiError::bad_request(
-            "bad_json",
+            ErrorCode::BadJson,
             format!("the body must be {{\"component\": .., \"class\": .., \"args\": [..]}}: {e}"),
         )
     })?;
@@ -386,7 +387,7 @@ pub(crate) async fn create_actor(state: &State, body: &[u8]) -> Answer {
         .ok_or_else(|| unknown_component(&new.component))?;
     let class = record.actor_class(&new.class).ok_or_else(|| {
         ApiError::not_found(
-            "unknown_class",
+            ErrorCode::UnknownClass,
             format!(
                 "component `{}` has no actor class `{}`",
                 new.component, new.class
@@ -422,7 +423,7 @@ pub(crate) async fn create_actor(state: &State, body: &[u8]) -> Answer {
 
 fn parse_actor(id: &str) -> Result<ActorId, ApiError> {
     id.parse()
-        .map_err(|e: wray_host::BadId| ApiError::bad_request("bad_id", e.to_string()))
+        .map_err(|e: wray_host::BadId| ApiError::bad_request(ErrorCode::BadId, e.to_string()))
 }
 
 /// `POST /v1/actors/{id}/{method}`: checked against the component version
@@ -444,7 +445,7 @@ pub(crate) async fn call_actor(
     let class = &kept.class;
     let m = kept.record.actor_method(class, method).ok_or_else(|| {
         ApiError::not_found(
-            "unknown_method",
+            ErrorCode::UnknownMethod,
             format!("actor class `{class}` has no method `{method}`"),
         )
     })?;
@@ -497,8 +498,11 @@ mod tests {
         assert!(json_args(b" \n", 0, "f").unwrap().is_empty());
         assert_eq!(
             json_args(b"", 1, "f").unwrap_err().code,
-            "wrong_argument_count"
+            ErrorCode::WrongArgumentCount
         );
-        assert_eq!(json_args(b"[1", 1, "f").unwrap_err().code, "bad_json");
+        assert_eq!(
+            json_args(b"[1", 1, "f").unwrap_err().code,
+            ErrorCode::BadJson
+        );
     }
 }

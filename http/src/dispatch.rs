@@ -11,6 +11,7 @@ use crate::error::ApiError;
 use crate::query::Query;
 use crate::routes::Route;
 use crate::state::State;
+use wray_api::ErrorCode;
 
 /// Answers `req`, matched to `r`, here (relaying is the caller's:
 /// `relay`).
@@ -98,40 +99,7 @@ where
             crate::calls::call_actor(state, &id, &method, &query, &body).await
         }
         Route::KillActor(id) => crate::calls::kill_actor(state, &id),
-        Route::Nodes => {
-            let nodes: Vec<wray_api::NodeInfo> = match node.cluster_nodes() {
-                Some(members) => {
-                    let suspects = node.cluster_suspects();
-                    members
-                        .iter()
-                        .map(|m| {
-                            let mut info = crate::wire::member(m);
-                            if let Some((why, seen)) =
-                                suspects.get(&info.node_id).filter(|_| info.alive)
-                            {
-                                info.unusable = Some(why.clone());
-                                info.unusable_reason = Some(seen.clone());
-                            }
-                            if info.node_id == node.id() {
-                                // Its own GPUs, which the registry does not list.
-                                info.gpus = node
-                                    .nodes()
-                                    .iter()
-                                    .flat_map(|n| crate::wire::node(n, node).gpus)
-                                    .collect();
-                            }
-                            info
-                        })
-                        .collect()
-                }
-                None => node
-                    .nodes()
-                    .iter()
-                    .map(|n| crate::wire::node(n, node))
-                    .collect(),
-            };
-            json(StatusCode::OK, &nodes)
-        }
+        Route::Nodes => json(StatusCode::OK, &node.nodes()),
         Route::Resources => json(StatusCode::OK, &crate::gather::resources(state)),
         Route::Tasks => json(
             StatusCode::OK,
@@ -216,16 +184,16 @@ fn listing_window(query: &Query) -> Result<crate::rows::Window, ApiError> {
 fn task_logs(node: &Node, id: &str) -> Answer {
     let task: wray_host::TaskId = id
         .parse()
-        .map_err(|e: wray_host::BadId| ApiError::bad_request("bad_id", e.to_string()))?;
+        .map_err(|e: wray_host::BadId| ApiError::bad_request(ErrorCode::BadId, e.to_string()))?;
     let wray_host::Stdio::Capture(outputs) = &node.config().stdio else {
         return Err(ApiError::not_found(
-            "no_task_logs",
+            ErrorCode::NoTaskLogs,
             "this node keeps no task output: its guests write to its own stdout and stderr",
         ));
     };
     let output = outputs.get(task).ok_or_else(|| {
         ApiError::not_found(
-            "unknown_task_logs",
+            ErrorCode::UnknownTaskLogs,
             format!(
                 "no output of task {task} is kept: it wrote nothing, it ran in a job with a log \
                  of its own (GET /v1/jobs/{{id}}/logs), or its output was dropped for newer \
@@ -235,5 +203,5 @@ fn task_logs(node: &Node, id: &str) -> Answer {
             ),
         )
     })?;
-    json(StatusCode::OK, &crate::wire::task_logs(output))
+    json(StatusCode::OK, &output)
 }

@@ -7,7 +7,7 @@ use bytes::Bytes;
 use http_body_util::Full;
 use hyper::header::{HeaderValue, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
 use hyper::{Response, StatusCode};
-use wray_api::{ErrorBody, ErrorDetail, TaskCause, TaskFailure};
+use wray_api::{ErrorBody, ErrorCode, ErrorDetail, TaskCause, TaskFailure};
 use wray_host::{ErrorKind, TaskError};
 
 /// An answer other than success: its status and what to tell the client.
@@ -16,7 +16,7 @@ pub struct ApiError {
     /// The HTTP status.
     pub status: StatusCode,
     /// A short machine-readable code (`unknown_function`, `body_too_large`).
-    pub code: &'static str,
+    pub code: ErrorCode,
     /// What was wrong, for a person.
     pub message: String,
     /// Seconds to wait before retrying (503 only).
@@ -27,7 +27,7 @@ pub struct ApiError {
 
 impl ApiError {
     /// An error of `status` and `code` saying `message`.
-    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+    pub fn new(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> Self {
         ApiError {
             status,
             code,
@@ -38,18 +38,18 @@ impl ApiError {
     }
 
     /// 400: the request is malformed (`code` says how).
-    pub fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn bad_request(code: ErrorCode, message: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, code, message)
     }
 
     /// 404: nothing of that name or id (`code` says what).
-    pub fn not_found(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn not_found(code: ErrorCode, message: impl Into<String>) -> Self {
         Self::new(StatusCode::NOT_FOUND, code, message)
     }
 
     /// 401 (answered with `WWW-Authenticate: Bearer`): no token, or not
     /// this node's.
-    pub fn unauthorized(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn unauthorized(code: ErrorCode, message: impl Into<String>) -> Self {
         Self::new(StatusCode::UNAUTHORIZED, code, message)
     }
 
@@ -57,7 +57,7 @@ impl ApiError {
     pub fn busy(message: impl Into<String>) -> Self {
         ApiError {
             retry_after: Some(1),
-            ..Self::new(StatusCode::SERVICE_UNAVAILABLE, "busy", message)
+            ..Self::new(StatusCode::SERVICE_UNAVAILABLE, ErrorCode::Busy, message)
         }
     }
 
@@ -71,11 +71,11 @@ impl ApiError {
         if limit.bound.is_bytes() {
             Self::new(
                 StatusCode::INSUFFICIENT_STORAGE,
-                "too_much_deployed",
+                ErrorCode::TooMuchDeployed,
                 message,
             )
         } else if limit.bound.is_count() {
-            Self::new(StatusCode::CONFLICT, "too_many_deployed", message)
+            Self::new(StatusCode::CONFLICT, ErrorCode::TooManyDeployed, message)
         } else {
             Self::busy(message)
         }
@@ -111,7 +111,7 @@ impl ApiError {
         };
         ApiError {
             task: Some(Box::new(task)),
-            ..Self::new(status, "task_failed", e.to_string())
+            ..Self::new(status, ErrorCode::TaskFailed, e.to_string())
         }
     }
 
@@ -119,9 +119,8 @@ impl ApiError {
     pub fn body(&self) -> ErrorBody {
         ErrorBody {
             error: ErrorDetail {
-                code: self.code.to_string(),
-                message: self.message.clone(),
                 task: self.task.as_deref().cloned(),
+                ..ErrorDetail::new(self.code, self.message.clone())
             },
         }
     }

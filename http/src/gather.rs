@@ -29,6 +29,7 @@ use crate::query::{Query, NODE_DEADLINE};
 use crate::routes::Route;
 use crate::rows::{unknown_node, window, Listing, Merge, Window};
 use crate::state::State;
+use wray_api::ErrorCode;
 
 /// The most bytes of other nodes' timelines one answer gathers (each is
 /// at most a relayed answer's bound, 8 MiB); a node past it is named in
@@ -89,7 +90,7 @@ pub(crate) async fn answer(state: &State, r: Route<'_>, uri: &Uri) -> Answer {
         Route::Timeline => timeline(state, &query, path).await,
         Route::Logs => logs(state, &query, path).await,
         other => Err(ApiError::not_found(
-            "no_route",
+            ErrorCode::NoRoute,
             format!("{} is not answered for the cluster", other.info().path),
         )),
     }
@@ -271,7 +272,7 @@ async fn logs(state: &State, query: &Query, path: String) -> Answer {
         Some((_, Ok(response))) => Ok(crate::relayed::response_of(target, response)),
         Some((_, Err(e))) => Err(ApiError::new(
             StatusCode::GATEWAY_TIMEOUT,
-            "node_unreachable",
+            ErrorCode::NodeUnreachable,
             format!("node {target}: {e}"),
         )),
         None => Err(unknown_node(target)),
@@ -284,15 +285,14 @@ pub(crate) fn resources(state: &State) -> wray_api::Resources {
     let node = &state.node;
     let mut total = node.cluster_resources();
     let mut available = node.available_resources();
-    for member in node.cluster_nodes().unwrap_or_default() {
-        let alive = member.state == wray_control_plane::NodeState::Alive;
-        if !alive || member.record.id == node.id() {
+    for other in node.nodes() {
+        if !other.alive || other.node_id == node.id() {
             continue;
         }
-        for (name, amount) in &member.record.resources_total {
+        for (name, amount) in &other.resources {
             *total.entry(name.clone()).or_default() += amount;
         }
-        for (name, amount) in &member.record.resources_available {
+        for (name, amount) in &other.resources_available {
             *available.entry(name.clone()).or_default() += amount;
         }
     }

@@ -22,6 +22,7 @@ use crate::config::HttpConfig;
 use crate::error::ApiError;
 use crate::routes::{route, Route};
 pub(crate) use crate::state::State;
+use wray_api::ErrorCode;
 
 /// Answers `req`: never an `Err`, never a panic on anything a client sends.
 pub(crate) async fn handle(state: Arc<State>, req: Request<Incoming>) -> Response<ResponseBody> {
@@ -96,11 +97,11 @@ fn authorize(config: &HttpConfig, req: &Request<Incoming>, r: &Route<'_>) -> Res
     match given {
         Some(g) if same(g.as_bytes(), token.as_bytes()) => Ok(()),
         Some(_) => Err(ApiError::unauthorized(
-            "bad_token",
+            ErrorCode::BadToken,
             "the bearer token is not this node's (see `token` in the node directory, <tmp>/wray/node-<pid>/token, linked from <tmp>/wray/node_latest)",
         )),
         None => Err(ApiError::unauthorized(
-            "no_token",
+            ErrorCode::NoToken,
             "send `Authorization: Bearer <token>` (the token is the file `token` in the node directory, <tmp>/wray/node-<pid>/token, linked from <tmp>/wray/node_latest)",
         )),
     }

@@ -16,6 +16,7 @@ use wray_host::{JobError, JobId, Jobs};
 use crate::body::ResponseBody;
 use crate::error::ApiError;
 use crate::log_stream::LogStream;
+use wray_api::ErrorCode;
 
 /// `Wray-Log-Next`: the offset to ask for next (`?offset=`).
 const LOG_NEXT: HeaderName = HeaderName::from_static("wray-log-next");
@@ -37,13 +38,13 @@ pub(crate) async fn submit(
 ) -> Result<wray_api::JobInfo, ApiError> {
     let submit: SubmitJob = serde_json::from_slice(body).map_err(|e| {
         ApiError::bad_request(
-            "bad_json",
+            ErrorCode::BadJson,
             format!("the body is not a job (`{{\"component\": name, \"args\": [strings], ..}}`, see docs/http-api.md): {e}"),
         )
     })?;
     let (component, args, options) = submit.into_parts();
     wray_host::split_version(&component)
-        .map_err(|e| ApiError::bad_request("bad_component", e.to_string()))?;
+        .map_err(|e| ApiError::bad_request(ErrorCode::BadComponent, e.to_string()))?;
     // Resolving the component may compile it, and the control plane may
     // be remote: the job's own thread does it while this waits.
     let info = jobs
@@ -59,7 +60,7 @@ pub(crate) async fn submit(
 /// 400 `bad_id` for anything but 16 hex digits.
 pub(crate) fn parse_job(id: &str) -> Result<JobId, ApiError> {
     id.parse::<JobId>()
-        .map_err(|e| ApiError::bad_request("bad_id", e.to_string()))
+        .map_err(|e| ApiError::bad_request(ErrorCode::BadId, e.to_string()))
 }
 
 /// The answer for a failed jobs call.
@@ -67,17 +68,19 @@ pub(crate) fn job_error(e: JobError) -> ApiError {
     use wray_host::Error;
     match &e {
         JobError::Node(Error::NotDeployed(_)) => {
-            ApiError::not_found("unknown_component", e.to_string())
+            ApiError::not_found(ErrorCode::UnknownComponent, e.to_string())
         }
-        JobError::Node(Error::NoMain(_)) => ApiError::bad_request("no_main", e.to_string()),
+        JobError::Node(Error::NoMain(_)) => ApiError::bad_request(ErrorCode::NoMain, e.to_string()),
         JobError::Node(Error::VersionNotFound { .. }) => {
-            ApiError::not_found("unknown_version", e.to_string())
+            ApiError::not_found(ErrorCode::UnknownVersion, e.to_string())
         }
         JobError::Node(Error::DeployLimit(limit)) => ApiError::deploy_limit(limit),
-        JobError::BadOptions(_) => ApiError::bad_request("bad_job_options", e.to_string()),
-        JobError::DirNotAllowed { .. } => ApiError::bad_request("dir_not_allowed", e.to_string()),
+        JobError::BadOptions(_) => ApiError::bad_request(ErrorCode::BadJobOptions, e.to_string()),
+        JobError::DirNotAllowed { .. } => {
+            ApiError::bad_request(ErrorCode::DirNotAllowed, e.to_string())
+        }
         JobError::DirsNotInCluster { .. } => {
-            ApiError::bad_request("dirs_not_in_cluster", e.to_string())
+            ApiError::bad_request(ErrorCode::DirsNotInCluster, e.to_string())
         }
         JobError::WorkingDir(w) => {
             let mut answer = crate::packages::package_error(w.clone());
@@ -86,16 +89,16 @@ pub(crate) fn job_error(e: JobError) -> ApiError {
         }
         JobError::Infeasible(_) => ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
-            "infeasible",
+            ErrorCode::Infeasible,
             e.to_string(),
         ),
-        JobError::NotFound(..) => ApiError::not_found("unknown_job", e.to_string()),
+        JobError::NotFound(..) => ApiError::not_found(ErrorCode::UnknownJob, e.to_string()),
         JobError::StillRunning(_) => {
-            ApiError::new(StatusCode::CONFLICT, "job_running", e.to_string())
+            ApiError::new(StatusCode::CONFLICT, ErrorCode::JobRunning, e.to_string())
         }
         JobError::ArgsTooLong(_) => ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
-            "args_too_long",
+            ErrorCode::ArgsTooLong,
             e.to_string(),
         ),
         JobError::Busy { .. } | JobError::Thread(_) | JobError::Node(_) => {

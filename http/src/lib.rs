@@ -7,9 +7,10 @@
 //!
 //! - [`config`]: what the server accepts (bind address, token, body,
 //!   answer and queue bounds, timeouts).
-//! - [`routes`]: the route table (method, path, summary), the one list the
-//!   router, the metrics and the OpenAPI document are built from; path
-//!   parameters percent-decoded.
+//! - [`routes`]: each route declared once (method, path, summary, its
+//!   [`routes::Route`] and its OpenAPI description), from which the route
+//!   list (the metrics' labels), the router and the OpenAPI paths come;
+//!   path parameters percent-decoded.
 //! - `browser`: what a web page of another site could make a browser
 //!   send (cross-origin writes, rebound names), refused first.
 //! - `query`: each route's query parameters, bounded.
@@ -51,8 +52,10 @@
 //!   read-once object's, marked read once sent whole; a relayed answer
 //!   pulled from its node as it is sent); a JSON answer; a request's body
 //!   read within bounds.
-//! - `wire`: the node's types as the API's.
-//! - [`error`]: the JSON error every 4xx and 5xx answers with.
+//! - `wire`: the function table's stored records as the API's views (the
+//!   node's state the host makes as the API's types itself).
+//! - [`error`]: the JSON error every 4xx and 5xx answers with, its code a
+//!   [`wray_api::ErrorCode`].
 //! - `metrics`: Prometheus text for `GET /metrics`.
 //! - `dashboard`: the dashboard's files (`dashboard/dist/`, embedded),
 //!   served at `/` and `/dashboard/...` with a Content-Security-Policy;

@@ -20,12 +20,13 @@ use crate::error::ApiError;
 use crate::query::Query;
 use crate::rows::{micros, page, Place, Window};
 use crate::state::State;
+use wray_api::ErrorCode;
 
 /// 400 `bad_name` unless `name` follows the one name rule.
 fn checked_name(name: &str) -> Result<(), ApiError> {
     check_name(name).map_err(|e| {
         ApiError::bad_request(
-            "bad_name",
+            ErrorCode::BadName,
             format!(
                 "{e}; a component name is {NAME_RULE} (percent-encode it in paths and queries)"
             ),
@@ -57,7 +58,7 @@ fn table_error(e: wray_host::Error) -> ApiError {
     match e {
         wray_host::Error::ControlPlane(wray_control_plane::Error::Corrupt { .. }) => ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,
-            "corrupt_entry",
+            ErrorCode::CorruptEntry,
             format!("the function table: {e} (`wray undeploy` of the name removes it)"),
         ),
         e => ApiError::busy(format!("the function table: {e}")),
@@ -181,7 +182,7 @@ where
     let bytes = read_body(req, state.config.max_component, state.config.body_timeout).await?;
     let name = query.name.ok_or_else(|| {
         ApiError::bad_request(
-            "no_name",
+            ErrorCode::NoName,
             "name the component: POST /v1/components?name=NAME (percent-encoded)",
         )
     })?;
@@ -194,16 +195,16 @@ where
         .await
         .map_err(|e| match e {
             wray_host::Error::Component { .. } => {
-                ApiError::bad_request("invalid_component", e.to_string())
+                ApiError::bad_request(ErrorCode::InvalidComponent, e.to_string())
             }
             wray_host::Error::DeployLimit(ref limit) => ApiError::deploy_limit(limit),
             wray_host::Error::ControlPlane(ref c) if !c.is_retryable() => {
-                ApiError::bad_request("invalid_component", e.to_string())
+                ApiError::bad_request(ErrorCode::InvalidComponent, e.to_string())
             }
             wray_host::Error::ControlPlane(_) => ApiError::busy(e.to_string()),
             other => ApiError::new(
                 StatusCode::INTERNAL_SERVER_ERROR,
-                "deploy_failed",
+                ErrorCode::DeployFailed,
                 other.to_string(),
             ),
         })?;
@@ -224,13 +225,19 @@ pub(crate) fn actors(state: &State, query: &Query, window: &Window) -> wray_api:
         .node
         .actors(None, usize::MAX, query.job)
         .into_iter()
-        .map(|a| {
-            let kept = a
-                .actor_id
+        .map(|mut a| {
+            // Created over HTTP: its methods are callable there, and it is
+            // named by the component it was created from.
+            if let Some(kept) = a
+                .actor
                 .parse()
                 .ok()
-                .and_then(|id| state.kept.actor_component(id));
-            crate::wire::actor(a, kept)
+                .and_then(|id| state.kept.actor_component(id))
+            {
+                a.http = true;
+                a.component = kept;
+            }
+            a
         })
         .filter(|a| of_node(query, &a.node_id))
         .collect();
@@ -242,16 +249,11 @@ fn of_node(query: &Query, node: &str) -> bool {
     query.node.as_deref().is_none_or(|n| n == node)
 }
 
-/// Whether a row of this node naming another node `node` as the one that
-/// ran it is that node's to list: it is alive (`alive` remembers what the
-/// view said of each node asked).
-fn theirs(
-    state: &State,
-    alive: &mut std::collections::HashMap<String, bool>,
-    forwarded: bool,
-    node: &str,
-) -> bool {
-    if !forwarded {
+/// Whether a row of this node naming node `node` as the one that ran it
+/// is that node's to list: it is another node (the task was sent there),
+/// and alive (`alive` remembers what the view said of each node asked).
+fn theirs(state: &State, alive: &mut std::collections::HashMap<String, bool>, node: &str) -> bool {
+    if node == state.node.id() {
         return false;
     }
     if let Some(known) = alive.get(node) {
@@ -271,7 +273,7 @@ pub(crate) fn tasks(state: &State, query: &Query, window: &Window) -> wray_api::
         .node
         .tasks()
         .into_iter()
-        .filter(|t| query.local || !theirs(state, &mut alive, t.forwarded, &t.node_id))
+        .filter(|t| query.local || !theirs(state, &mut alive, &t.node_id))
         .filter(|t| of_node(query, &t.node_id))
         .filter(|t| {
             query.job.is_none_or(|job| {
@@ -280,7 +282,6 @@ pub(crate) fn tasks(state: &State, query: &Query, window: &Window) -> wray_api::
                     .is_ok_and(|id| id.job() == job)
             })
         })
-        .map(Into::into)
         .collect();
     page(rows, window)
 }
@@ -292,9 +293,8 @@ pub(crate) fn errors(state: &State, query: &Query, window: &Window) -> wray_api:
         .node
         .errors()
         .into_iter()
-        .filter(|e| !theirs(state, &mut alive, e.forwarded, &e.node_id))
+        .filter(|e| !theirs(state, &mut alive, &e.node_id))
         .filter(|e| of_node(query, &e.node_id))
-        .map(Into::into)
         .collect();
     page(rows, window)
 }
@@ -324,14 +324,7 @@ pub(crate) fn objects(state: &State, query: &Query, window: &Window) -> wray_api
         .after(cursor, window.order)
     };
     let newest = window.order == wray_api::Order::Newest;
-    let rows = node
-        .objects_by_time(newest, &keep, window.limit.saturating_add(1))
-        .iter()
-        .map(|o| wray_api::ObjectInfo {
-            node_id: me.to_string(),
-            ..wray_api::ObjectInfo::from(o)
-        })
-        .collect();
+    let rows = node.objects_by_time(newest, &keep, window.limit.saturating_add(1));
     page(rows, window)
 }
 

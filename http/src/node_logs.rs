@@ -8,13 +8,14 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 use hyper::StatusCode;
-use wray_api::{NodeLogs, TaskOutputInfo};
+use wray_api::NodeLogs;
 
 use crate::body::{json, Answer};
 use crate::error::ApiError;
 use crate::query::{Query, MAX_LOG_BYTES};
 use crate::rows::unknown_node;
 use crate::state::State;
+use wray_api::ErrorCode;
 
 /// Bytes of the log's end answered when the query names none.
 pub(crate) const DEFAULT_LOG_BYTES: u64 = 64 << 10;
@@ -45,16 +46,7 @@ pub(crate) async fn local(state: &State, query: &Query) -> Answer {
         }
     };
     let tasks = match &node.config().stdio {
-        wray_host::Stdio::Capture(outputs) => outputs
-            .recent(MAX_LISTED_OUTPUTS)
-            .into_iter()
-            .map(|(task, function, bytes, dropped)| TaskOutputInfo {
-                task_id: task.to_string(),
-                function,
-                bytes,
-                dropped,
-            })
-            .collect(),
+        wray_host::Stdio::Capture(outputs) => outputs.recent(MAX_LISTED_OUTPUTS),
         _ => Vec::new(),
     };
     json(
@@ -73,7 +65,7 @@ pub(crate) async fn local(state: &State, query: &Query) -> Answer {
 fn log_error(e: &str) -> ApiError {
     ApiError::new(
         StatusCode::INTERNAL_SERVER_ERROR,
-        "log_unreadable",
+        ErrorCode::LogUnreadable,
         format!("reading the node's log: {e}"),
     )
 }

@@ -12,6 +12,7 @@ use wray_host::Node;
 
 use crate::body::{json, Answer};
 use crate::error::ApiError;
+use wray_api::ErrorCode;
 
 /// The API's form of a kept package.
 fn info(kept: &KeptPackage) -> PackageInfo {
@@ -27,15 +28,19 @@ fn info(kept: &KeptPackage) -> PackageInfo {
 pub(crate) fn package_error(e: WorkingDirError) -> ApiError {
     let message = e.to_string();
     match e {
-        WorkingDirError::NotFound(_) => ApiError::not_found("unknown_package", message),
-        WorkingDirError::BadId(_) => ApiError::bad_request("bad_id", message),
-        WorkingDirError::TooLarge(_) => {
-            ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "package_too_large", message)
-        }
-        WorkingDirError::Refused(_) => ApiError::bad_request("invalid_package", message),
-        WorkingDirError::Io(_) => {
-            ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "package_io", message)
-        }
+        WorkingDirError::NotFound(_) => ApiError::not_found(ErrorCode::UnknownPackage, message),
+        WorkingDirError::BadId(_) => ApiError::bad_request(ErrorCode::BadId, message),
+        WorkingDirError::TooLarge(_) => ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            ErrorCode::PackageTooLarge,
+            message,
+        ),
+        WorkingDirError::Refused(_) => ApiError::bad_request(ErrorCode::InvalidPackage, message),
+        WorkingDirError::Io(_) => ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            ErrorCode::PackageIo,
+            message,
+        ),
     }
 }
 

@@ -12,6 +12,7 @@ use wray_api::{Order, DEFAULT_LIMIT, DEFAULT_TIMELINE_TASKS, MAX_LIMIT, MAX_TIME
 use crate::config::MAX_TIMEOUT;
 use crate::error::ApiError;
 use crate::routes::Route;
+use wray_api::ErrorCode;
 
 /// The query parameters of a request.
 #[derive(Default)]
@@ -90,8 +91,9 @@ impl Query {
         let listing = *r == Route::ListComponents || cluster_listing(r);
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let (key, raw) = pair.split_once('=').unwrap_or((pair, ""));
-            let value = wray_api::decode(raw)
-                .map_err(|e| ApiError::bad_request("bad_query", format!("{}: {e}", cut(key))))?;
+            let value = wray_api::decode(raw).map_err(|e| {
+                ApiError::bad_request(ErrorCode::BadQuery, format!("{}: {e}", cut(key)))
+            })?;
             let value = value.as_str();
             match (key, r) {
                 ("timeout", Route::Invoke(..) | Route::CallActor(..) | Route::GetObject(_)) => {
@@ -103,7 +105,7 @@ impl Query {
                     let t = parse_timeout(value)?;
                     if t > MAX_NODE_DEADLINE {
                         return Err(ApiError::bad_request(
-                            "bad_query",
+                            ErrorCode::BadQuery,
                             format!(
                                 "timeout={}: a node is waited for {} s at most",
                                 cut(value),
@@ -118,7 +120,7 @@ impl Query {
                 ("offset", Route::JobLogs(_)) => {
                     q.offset = value.parse().map_err(|_| {
                         ApiError::bad_request(
-                            "bad_query",
+                            ErrorCode::BadQuery,
                             format!(
                                 "offset={}: expected a byte offset (0 to 2^64-1)",
                                 cut(value)
@@ -130,7 +132,7 @@ impl Query {
                 ("version", Route::Rollback(_)) => {
                     q.version = Some(value.parse().map_err(|_| {
                         ApiError::bad_request(
-                            "bad_query",
+                            ErrorCode::BadQuery,
                             format!(
                                 "version={}: expected a version number (1, 2, ..)",
                                 cut(value)
@@ -151,7 +153,7 @@ impl Query {
                         "oldest" => Order::Oldest,
                         other => {
                             return Err(ApiError::bad_request(
-                                "bad_query",
+                                ErrorCode::BadQuery,
                                 format!("order={}: expected newest or oldest", cut(other)),
                             ))
                         }
@@ -159,7 +161,10 @@ impl Query {
                 }
                 ("node", _) if cluster_listing(r) || matches!(r, Route::Timeline | Route::Logs) => {
                     wray_control_plane::NodeId::parse(value).map_err(|e| {
-                        ApiError::bad_request("bad_query", format!("node={}: {e}", cut(value)))
+                        ApiError::bad_request(
+                            ErrorCode::BadQuery,
+                            format!("node={}: {e}", cut(value)),
+                        )
                     })?;
                     q.node = Some(value.to_string());
                 }
@@ -172,7 +177,7 @@ impl Query {
                             .filter(|n| (1..=MAX_LOG_BYTES).contains(n))
                             .ok_or_else(|| {
                                 ApiError::bad_request(
-                                    "bad_query",
+                                    ErrorCode::BadQuery,
                                     format!(
                                         "bytes={}: expected 1 to {MAX_LOG_BYTES} bytes of the log",
                                         cut(value)
@@ -183,12 +188,15 @@ impl Query {
                 }
                 ("job", Route::Tasks | Route::ListActors) => {
                     q.job = Some(value.parse().map_err(|e: wray_host::BadId| {
-                        ApiError::bad_request("bad_query", format!("job={}: {e}", cut(value)))
+                        ApiError::bad_request(
+                            ErrorCode::BadQuery,
+                            format!("job={}: {e}", cut(value)),
+                        )
                     })?);
                 }
                 _ => {
                     return Err(ApiError::bad_request(
-                        "bad_query",
+                        ErrorCode::BadQuery,
                         format!("{} takes no query parameter `{}`", r.info().path, cut(key)),
                     ))
                 }
@@ -209,7 +217,7 @@ fn parse_bool(key: &str, value: &str) -> Result<bool, ApiError> {
         "true" | "1" | "" => Ok(true),
         "false" | "0" => Ok(false),
         other => Err(ApiError::bad_request(
-            "bad_query",
+            ErrorCode::BadQuery,
             format!("{key}={}: expected true or false", cut(other)),
         )),
     }
@@ -223,7 +231,7 @@ fn parse_limit(value: &str, max: usize, what: &str) -> Result<usize, ApiError> {
         .filter(|n| (1..=max).contains(n))
         .ok_or_else(|| {
             ApiError::bad_request(
-                "bad_query",
+                ErrorCode::BadQuery,
                 format!("limit={}: expected 1 to {max} {what}", cut(value)),
             )
         })
@@ -233,7 +241,7 @@ fn parse_limit(value: &str, max: usize, what: &str) -> Result<usize, ApiError> {
 fn parse_timeout(value: &str) -> Result<Duration, ApiError> {
     let bad = || {
         ApiError::bad_request(
-            "bad_query",
+            ErrorCode::BadQuery,
             format!(
                 "timeout={}: expected seconds above 0 and at most {}",
                 cut(value),
@@ -272,7 +280,7 @@ mod tests {
             "job=1",
         ] {
             let e = Query::parse(bad, &Route::Objects).err().unwrap();
-            assert_eq!(e.code, "bad_query", "{bad}");
+            assert_eq!(e.code, ErrorCode::BadQuery, "{bad}");
         }
         let q = Query::parse("order=oldest&node=node-00000000000000ff", &Route::Tasks).unwrap();
         assert_eq!(

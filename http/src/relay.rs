@@ -41,6 +41,7 @@ use crate::query::Query;
 use crate::relayed::{copy_headers, response_of, NODE};
 use crate::routes::{route, Route};
 use crate::state::State;
+use wray_api::ErrorCode;
 
 /// How often a log followed on another node is asked for again while
 /// nothing new arrived.
@@ -239,13 +240,13 @@ pub(crate) fn handler(state: Weak<State>) -> RelayHandler {
                         .unwrap_or_else(|_| {
                             Err(ApiError::new(
                                 StatusCode::GATEWAY_TIMEOUT,
-                                "relay_timeout",
+                                ErrorCode::RelayTimeout,
                                 "the relayed request took too long here",
                             ))
                         })
                 }
                 None => Err(ApiError::not_found(
-                    "shutting_down",
+                    ErrorCode::ShuttingDown,
                     "the node's HTTP API is stopping",
                 )),
             };
@@ -258,12 +259,12 @@ pub(crate) fn handler(state: Weak<State>) -> RelayHandler {
 /// A relayed request answered here.
 async fn answer_relayed(state: &State, request: RelayRequest) -> Answer {
     let method = Method::from_bytes(request.method.as_bytes())
-        .map_err(|_| ApiError::bad_request("bad_method", "not an HTTP method"))?;
+        .map_err(|_| ApiError::bad_request(ErrorCode::BadMethod, "not an HTTP method"))?;
     let path = request.path.split('?').next().unwrap_or_default();
     let r = route(&method, path)?;
     if !relayable(&r) && !crate::query::gathered(&r) {
         return Err(ApiError::not_found(
-            "not_relayable",
+            ErrorCode::NotRelayable,
             "only requests for jobs, objects, actors, task output and the cluster's listings \
              are relayed",
         ));
@@ -273,7 +274,7 @@ async fn answer_relayed(state: &State, request: RelayRequest) -> Answer {
     *req.uri_mut() = request
         .path
         .parse()
-        .map_err(|_| ApiError::bad_request("bad_path", "not a path"))?;
+        .map_err(|_| ApiError::bad_request(ErrorCode::BadPath, "not a path"))?;
     if let Some(accept) = request.accept.and_then(|a| HeaderValue::from_str(&a).ok()) {
         req.headers_mut().insert(ACCEPT, accept);
     }
@@ -281,7 +282,7 @@ async fn answer_relayed(state: &State, request: RelayRequest) -> Answer {
     let query = Query::parse(req.uri().query().unwrap_or(""), &r)?;
     if query.follow {
         return Err(ApiError::bad_request(
-            "no_relayed_follow",
+            ErrorCode::NoRelayedFollow,
             "a relayed log is read with ?offset=, not followed",
         ));
     }

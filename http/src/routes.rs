@@ -1,6 +1,10 @@
-//! The route table: every route's method, path pattern and summary, in one
-//! list that the router ([`route`]), the metrics (by pattern) and the
-//! OpenAPI document ([`crate::openapi`]) are all built from.
+//! The routes: each one declared once, in [`table`], with its method,
+//! path pattern, summary, the [`Route`] it is matched to (and its path
+//! parameters) and its OpenAPI description. The [`routes!`] macro makes
+//! from that one list the route list ([`ROUTES`], which the metrics name
+//! routes by), the [`Route`] enum, the router ([`route`]) and the OpenAPI
+//! paths (one `#[utoipa::path]` each, gathered in `table::Api`). Adding a
+//! route is one entry there and its arm in `dispatch`.
 //!
 //! Path parameters arrive percent-encoded (clients encode every segment:
 //! `x%23y` for a component named `x#y`); [`route`] splits the path at
@@ -9,6 +13,7 @@
 use std::borrow::Cow;
 
 use hyper::{Method, StatusCode};
+use wray_api::ErrorCode;
 
 use crate::error::ApiError;
 
@@ -23,159 +28,141 @@ pub struct RouteInfo {
     pub summary: &'static str,
 }
 
-/// Every route the server answers, in the order [`route`] tries them.
-pub const ROUTES: &[RouteInfo] = &[
-    RouteInfo { method: "GET", path: "/healthz", summary: "Whether the node is up, and its control plane reachable (no token needed)" },
-    RouteInfo { method: "GET", path: "/metrics", summary: "Prometheus text: tasks by state, requests by route and status, request latency, object store bytes" },
-    RouteInfo { method: "GET", path: "/v1/openapi.json", summary: "This document: the routes and the API's types (each component's functions: /v1/components/{name}/openapi.json)" },
-    RouteInfo { method: "GET", path: "/v1/components", summary: "The deployed components, by name, a page at a time (`?limit=`, `?after=`)" },
-    RouteInfo { method: "POST", path: "/v1/components", summary: "Deploy a component (the body: its bytes; `?name=` names it)" },
-    RouteInfo { method: "GET", path: "/v1/components/{name}", summary: "One deployed component: its functions, actor classes and their schemas" },
-    RouteInfo { method: "DELETE", path: "/v1/components/{name}", summary: "Undeploy a component: calls already made, and its actors, finish on it" },
-    RouteInfo { method: "GET", path: "/v1/components/{name}/openapi.json", summary: "An OpenAPI document of one component's functions: each one's path, with its parameters' and results' JSON Schemas" },
-    RouteInfo { method: "POST", path: "/v1/functions/{component}/{function}", summary: "Call a function: the body is the JSON array of its arguments; `?timeout=` seconds, `?async=true` answers with object ids at once" },
-    RouteInfo { method: "GET", path: "/v1/objects/{id}", summary: "An object of an async call: JSON, or raw bytes with `Accept: application/octet-stream`; `?timeout=` seconds to wait" },
-    RouteInfo { method: "GET", path: "/v1/actors", summary: "The cluster's actors (live, and recently dead), newest first, a page at a time (`?limit=`, `?after=`, `?order=`); `?job=` those of one job, `?node=` those living on one node" },
-    RouteInfo { method: "POST", path: "/v1/actors", summary: "Create an actor: `{\"component\", \"class\", \"args\"}`" },
-    RouteInfo { method: "POST", path: "/v1/actors/{id}/{method}", summary: "Call a method of an actor: the body is the JSON array of its arguments" },
-    RouteInfo { method: "DELETE", path: "/v1/actors/{id}", summary: "Kill an actor (of any job: an operator's kill)" },
-    RouteInfo { method: "GET", path: "/v1/nodes", summary: "The cluster's nodes (live, and dead for a while) and their resources" },
-    RouteInfo { method: "GET", path: "/v1/resources", summary: "The cluster's total and available resources (its live nodes')" },
-    RouteInfo { method: "GET", path: "/v1/tasks", summary: "The cluster's pending, running and recently finished tasks, newest first, a page at a time (`?limit=`, `?after=`, `?order=`); `?job=` those of one job, `?node=` those of one node" },
-    RouteInfo { method: "GET", path: "/v1/objects", summary: "The objects in every node's store, newest first, a page at a time (`?limit=`, `?after=`, `?order=`); `?node=` those of one node" },
-    RouteInfo { method: "GET", path: "/v1/errors", summary: "The cluster's errors of failed tasks, with their cause chains, newest first, a page at a time (`?limit=`, `?after=`, `?order=`); `?node=` those of one node" },
-    RouteInfo { method: "GET", path: "/v1/timeline", summary: "The timeline of the cluster's tasks (Chrome trace JSON): a process per node, a row per worker; `?limit=` tasks of each node, `?node=` one node" },
-    RouteInfo { method: "GET", path: "/v1/jobs", summary: "The cluster's jobs, newest first, a page at a time (`?limit=`, `?after=`, `?order=`); `?node=` those of one node" },
-    RouteInfo { method: "POST", path: "/v1/jobs", summary: "Submit a job: `{\"component\", \"args\"}` runs the component's `main(args)` in the background" },
-    RouteInfo { method: "GET", path: "/v1/jobs/{id}", summary: "One job: its status, and why it failed or stopped" },
-    RouteInfo { method: "DELETE", path: "/v1/jobs/{id}", summary: "Forget a finished job and its log" },
-    RouteInfo { method: "GET", path: "/v1/jobs/{id}/logs", summary: "What the job's guests wrote (text); `?offset=` bytes to start from, `?follow=true` streams until the job ends" },
-    RouteInfo { method: "POST", path: "/v1/jobs/{id}/stop", summary: "Stop a job: its driver, tasks and actors are cancelled" },
-    RouteInfo { method: "POST", path: "/v1/components/{name}/rollback", summary: "Make a kept version of a component current again: `?version=N`" },
-    RouteInfo { method: "GET", path: "/v1/tasks/{id}/logs", summary: "What a task outside a job with a log wrote to stdout and stderr (its first 64 KiB, and the bytes dropped past them), while the node keeps it" },
-    RouteInfo { method: "GET", path: "/v1/components/{name}/versions", summary: "The versions of a component the function table keeps, oldest first (roll back to one: `POST /v1/components/{name}/rollback?version=N`)" },
-    RouteInfo { method: "GET", path: "/v1/logs", summary: "The end of a node's log (`?node=`, default this one; `?bytes=`), and the tasks whose output it keeps" },
-    RouteInfo { method: "POST", path: "/v1/packages", summary: "Keep a job's working directory: the body is a tar archive (`wray job submit --working-dir` packs it); answers its id for a job's `working_dir`" },
-    RouteInfo { method: "GET", path: "/v1/packages/{id}", summary: "Whether the node keeps a package (`sha256:<hex>`), and its sizes" },
-];
+/// The HTTP method named by a route declaration's `get`, `post` or
+/// `delete` (as utoipa names them).
+macro_rules! method_name {
+    (get) => {
+        "GET"
+    };
+    (post) => {
+        "POST"
+    };
+    (delete) => {
+        "DELETE"
+    };
+}
 
-/// A request matched to its route, with its path parameters
-/// (percent-decoded).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Route<'a> {
-    /// `GET /healthz`
-    Healthz,
-    /// `GET /metrics`
-    Metrics,
-    /// `GET /v1/openapi.json`
-    OpenApi,
-    /// `GET /v1/components`
-    ListComponents,
-    /// `POST /v1/components`
-    Deploy,
-    /// `GET /v1/components/{name}`
-    GetComponent(Cow<'a, str>),
-    /// `DELETE /v1/components/{name}`
-    Undeploy(Cow<'a, str>),
-    /// `GET /v1/components/{name}/openapi.json`
-    ComponentOpenApi(Cow<'a, str>),
-    /// `POST /v1/functions/{component}/{function}`
-    Invoke(Cow<'a, str>, Cow<'a, str>),
-    /// `GET /v1/objects/{id}`
-    GetObject(Cow<'a, str>),
-    /// `GET /v1/actors`
-    ListActors,
-    /// `POST /v1/actors`
-    CreateActor,
-    /// `POST /v1/actors/{id}/{method}`
-    CallActor(Cow<'a, str>, Cow<'a, str>),
-    /// `DELETE /v1/actors/{id}`
-    KillActor(Cow<'a, str>),
-    /// `GET /v1/nodes`
-    Nodes,
-    /// `GET /v1/resources`
-    Resources,
-    /// `GET /v1/tasks`
-    Tasks,
-    /// `GET /v1/objects`
-    Objects,
-    /// `GET /v1/errors`
-    Errors,
-    /// `GET /v1/timeline`
-    Timeline,
-    /// `GET /v1/jobs`
-    ListJobs,
-    /// `POST /v1/jobs`
-    SubmitJob,
-    /// `GET /v1/jobs/{id}`
-    GetJob(Cow<'a, str>),
-    /// `DELETE /v1/jobs/{id}`
-    DeleteJob(Cow<'a, str>),
-    /// `GET /v1/jobs/{id}/logs`
-    JobLogs(Cow<'a, str>),
-    /// `POST /v1/jobs/{id}/stop`
-    StopJob(Cow<'a, str>),
-    /// `GET /v1/tasks/{id}/logs`
-    TaskLogs(Cow<'a, str>),
-    /// `POST /v1/components/{name}/rollback`
-    Rollback(Cow<'a, str>),
-    /// `GET /v1/components/{name}/versions`
-    Versions(Cow<'a, str>),
-    /// `GET /v1/logs`
-    Logs,
-    /// `POST /v1/packages`
-    UploadPackage,
-    /// `GET /v1/packages/{id}`
-    GetPackage(Cow<'a, str>),
+/// Declares the routes (see the module docs). Each entry:
+///
+/// ```text
+/// /// Summary (the OpenAPI summary, and the variant's doc).
+/// post "/v1/things/{id}" => Thing(id) {
+///     params(..), request_body(..), responses(..)   // utoipa's path attributes
+/// },
+/// ```
+///
+/// Entries are tried in order; a path parameter matches one non-empty
+/// segment.
+macro_rules! routes {
+    ($(
+        $(#[doc = $doc:literal])+
+        $method:ident $path:tt => $variant:ident $(($($param:ident),+))? {
+            $($openapi:tt)*
+        },
+    )+) => {
+        /// A request matched to its route, with its path parameters
+        /// (percent-decoded).
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        pub enum Route<'a> {
+            $(
+                #[doc = concat!("`", method_name!($method), " ", $path, "`:")]
+                $(#[doc = $doc])+
+                $variant $(($(route_param!($param, 'a)),+))?,
+            )+
+        }
+
+        /// The routes' rows, by number: a route's row of [`ROUTES`].
+        #[derive(Clone, Copy)]
+        #[allow(clippy::enum_variant_names)]
+        enum Row {
+            $($variant,)+
+        }
+
+        /// Every route the server answers, in the order [`route`] tries
+        /// them.
+        pub const ROUTES: &[RouteInfo] = &[$(
+            RouteInfo {
+                method: method_name!($method),
+                path: $path,
+                summary: summary(concat!($($doc),+)),
+            },
+        )+];
+
+        impl<'a> Route<'a> {
+            /// The route's row of [`ROUTES`] (its pattern names it in
+            /// metrics).
+            pub fn info(&self) -> &'static RouteInfo {
+                let row = match self {
+                    $(Route::$variant { .. } => Row::$variant,)+
+                };
+                &ROUTES[row as usize]
+            }
+
+            /// The route of row `row` of [`ROUTES`], with `params` (its
+            /// pattern's, in order); `None` when their number is not the
+            /// pattern's.
+            pub(super) fn of_row(row: usize, params: Vec<Cow<'a, str>>) -> Option<Self> {
+                let mut params = params.into_iter();
+                $(
+                    if row == Row::$variant as usize {
+                        let route = Route::$variant $(($({
+                            let _ = stringify!($param);
+                            params.next()?
+                        }),+))?;
+                        return params.next().is_none().then_some(route);
+                    }
+                )+
+                None
+            }
+        }
+
+        /// The OpenAPI paths: one `#[utoipa::path]` per route, never
+        /// called (their attributes are the document).
+        pub(crate) mod openapi_paths {
+            #[allow(clippy::wildcard_imports)]
+            use super::*;
+            $(
+                #[utoipa::path($method, path = $path, $($openapi)*)]
+                #[allow(non_snake_case, dead_code)]
+                fn $variant() {}
+            )+
+
+            /// The API's routes and types, as utoipa derives them.
+            #[derive(utoipa::OpenApi)]
+            #[openapi(paths($($variant),+), components(schemas(wray_api::ErrorBody)))]
+            pub(crate) struct Api;
+        }
+    };
+}
+
+/// A path parameter's type in [`Route`].
+macro_rules! route_param {
+    ($param:ident, $a:lifetime) => {
+        Cow<$a, str>
+    };
+}
+
+mod table;
+
+pub(crate) use table::openapi_paths;
+pub use table::{Route, ROUTES};
+
+/// A route's summary: its doc comment without the space that begins it.
+const fn summary(doc: &'static str) -> &'static str {
+    match doc.as_bytes() {
+        [b' ', rest @ ..] => match std::str::from_utf8(rest) {
+            Ok(s) => s,
+            Err(_) => doc,
+        },
+        _ => doc,
+    }
 }
 
 /// Longest request path served, in bytes (414 beyond).
 pub const MAX_PATH: usize = 2048;
 
-impl Route<'_> {
-    /// The route's row of [`ROUTES`] (its pattern names it in metrics).
-    pub fn info(&self) -> &'static RouteInfo {
-        let index = match self {
-            Route::Healthz => 0,
-            Route::Metrics => 1,
-            Route::OpenApi => 2,
-            Route::ListComponents => 3,
-            Route::Deploy => 4,
-            Route::GetComponent(_) => 5,
-            Route::Undeploy(_) => 6,
-            Route::ComponentOpenApi(_) => 7,
-            Route::Invoke(..) => 8,
-            Route::GetObject(_) => 9,
-            Route::ListActors => 10,
-            Route::CreateActor => 11,
-            Route::CallActor(..) => 12,
-            Route::KillActor(_) => 13,
-            Route::Nodes => 14,
-            Route::Resources => 15,
-            Route::Tasks => 16,
-            Route::Objects => 17,
-            Route::Errors => 18,
-            Route::Timeline => 19,
-            Route::ListJobs => 20,
-            Route::SubmitJob => 21,
-            Route::GetJob(_) => 22,
-            Route::DeleteJob(_) => 23,
-            Route::JobLogs(_) => 24,
-            Route::StopJob(_) => 25,
-            Route::Rollback(_) => 26,
-            Route::TaskLogs(_) => 27,
-            Route::Versions(_) => 28,
-            Route::Logs => 29,
-            Route::UploadPackage => 30,
-            Route::GetPackage(_) => 31,
-        };
-        // Every variant's index is a row of the table (the unit test
-        // routes each row to itself).
-        &ROUTES[index]
-    }
-}
-
-/// The route of `method` and `path` (no query).
+/// The route of `method` and `path` (no query): the first row of
+/// [`ROUTES`] whose pattern and method match.
 ///
 /// # Errors
 /// 414 for a path over [`MAX_PATH`] bytes; 404 for a path no route has;
@@ -185,98 +172,70 @@ pub fn route<'a>(method: &Method, path: &'a str) -> Result<Route<'a>, ApiError> 
     if path.len() > MAX_PATH {
         return Err(ApiError::new(
             StatusCode::URI_TOO_LONG,
-            "path_too_long",
+            ErrorCode::PathTooLong,
             format!("the path has {} bytes, the most is {MAX_PATH}", path.len()),
         ));
     }
     let segments: Vec<&str> = path.strip_prefix('/').unwrap_or(path).split('/').collect();
-    let by_method = |get: Option<Route<'a>>, post: Option<Route<'a>>, delete: Option<Route<'a>>| {
-        let allowed: Vec<&str> = [("GET", &get), ("POST", &post), ("DELETE", &delete)]
-            .iter()
-            .filter(|(_, r)| r.is_some())
-            .map(|(m, _)| *m)
-            .collect();
-        let found = match *method {
-            Method::GET => get,
-            Method::POST => post,
-            Method::DELETE => delete,
-            _ => None,
+    let mut allowed: Vec<&str> = Vec::new();
+    for (row, info) in ROUTES.iter().enumerate() {
+        let Some(params) = parameters(info.path, &segments) else {
+            continue;
         };
-        found.ok_or_else(|| {
-            ApiError::new(
-                StatusCode::METHOD_NOT_ALLOWED,
-                "method_not_allowed",
-                format!(
-                    "{method} is not allowed on {path}; it takes {}",
-                    allowed.join(", ")
-                ),
-            )
-        })
-    };
-    let param = |s: &'a str| (!s.is_empty()).then_some(s);
-    match segments.as_slice() {
-        ["healthz"] => by_method(Some(Route::Healthz), None, None),
-        ["metrics"] => by_method(Some(Route::Metrics), None, None),
-        ["v1", "openapi.json"] => by_method(Some(Route::OpenApi), None, None),
-        ["v1", "components"] => by_method(Some(Route::ListComponents), Some(Route::Deploy), None),
-        ["v1", "components", name] if param(name).is_some() => by_method(
-            Some(Route::GetComponent(decode(name)?)),
-            None,
-            Some(Route::Undeploy(decode(name)?)),
-        ),
-        ["v1", "components", name, "openapi.json"] if param(name).is_some() => {
-            by_method(Some(Route::ComponentOpenApi(decode(name)?)), None, None)
+        if info.method != method.as_str() {
+            if !allowed.contains(&info.method) {
+                allowed.push(info.method);
+            }
+            continue;
         }
-        ["v1", "components", name, "rollback"] if param(name).is_some() => {
-            by_method(None, Some(Route::Rollback(decode(name)?)), None)
-        }
-        ["v1", "components", name, "versions"] if param(name).is_some() => {
-            by_method(Some(Route::Versions(decode(name)?)), None, None)
-        }
-        ["v1", "functions", c, f] if param(c).is_some() && param(f).is_some() => {
-            by_method(None, Some(Route::Invoke(decode(c)?, decode(f)?)), None)
-        }
-        ["v1", "objects"] => by_method(Some(Route::Objects), None, None),
-        ["v1", "objects", id] if param(id).is_some() => {
-            by_method(Some(Route::GetObject(decode(id)?)), None, None)
-        }
-        ["v1", "actors"] => by_method(Some(Route::ListActors), Some(Route::CreateActor), None),
-        ["v1", "actors", id] if param(id).is_some() => {
-            by_method(None, None, Some(Route::KillActor(decode(id)?)))
-        }
-        ["v1", "actors", id, m] if param(id).is_some() && param(m).is_some() => {
-            by_method(None, Some(Route::CallActor(decode(id)?, decode(m)?)), None)
-        }
-        ["v1", "nodes"] => by_method(Some(Route::Nodes), None, None),
-        ["v1", "resources"] => by_method(Some(Route::Resources), None, None),
-        ["v1", "tasks"] => by_method(Some(Route::Tasks), None, None),
-        ["v1", "tasks", id, "logs"] if param(id).is_some() => {
-            by_method(Some(Route::TaskLogs(decode(id)?)), None, None)
-        }
-        ["v1", "errors"] => by_method(Some(Route::Errors), None, None),
-        ["v1", "timeline"] => by_method(Some(Route::Timeline), None, None),
-        ["v1", "logs"] => by_method(Some(Route::Logs), None, None),
-        ["v1", "jobs"] => by_method(Some(Route::ListJobs), Some(Route::SubmitJob), None),
-        ["v1", "jobs", id] if param(id).is_some() => by_method(
-            Some(Route::GetJob(decode(id)?)),
-            None,
-            Some(Route::DeleteJob(decode(id)?)),
-        ),
-        ["v1", "jobs", id, "logs"] if param(id).is_some() => {
-            by_method(Some(Route::JobLogs(decode(id)?)), None, None)
-        }
-        ["v1", "jobs", id, "stop"] if param(id).is_some() => {
-            by_method(None, Some(Route::StopJob(decode(id)?)), None)
-        }
-        ["v1", "packages"] => by_method(None, Some(Route::UploadPackage), None),
-        ["v1", "packages", id] if param(id).is_some() => {
-            by_method(Some(Route::GetPackage(decode(id)?)), None, None)
-        }
-        _ => Err(ApiError::not_found(
-            "no_route",
-            format!("no route {path} (see GET /v1/openapi.json)"),
-        )),
+        let params = params
+            .into_iter()
+            .map(decode)
+            .collect::<Result<Vec<_>, _>>()?;
+        // Every row's parameters are its pattern's (the unit test routes
+        // each row to itself).
+        return Route::of_row(row, params).ok_or_else(|| no_route(path));
     }
+    if allowed.is_empty() {
+        return Err(no_route(path));
+    }
+    Err(ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        ErrorCode::MethodNotAllowed,
+        format!(
+            "{method} is not allowed on {path}; it takes {}",
+            allowed.join(", ")
+        ),
+    ))
+}
+
+/// The path parameters of `segments` (still percent-encoded) when they
+/// match `pattern`: its literal segments equal, a non-empty segment for
+/// each `{param}`.
+fn parameters<'a>(pattern: &str, segments: &[&'a str]) -> Option<Vec<&'a str>> {
+    let pattern = pattern.strip_prefix('/').unwrap_or(pattern);
+    let mut params = Vec::new();
+    let mut given = segments.iter();
+    for part in pattern.split('/') {
+        let segment = given.next()?;
+        if part.starts_with('{') {
+            if segment.is_empty() {
+                return None;
+            }
+            params.push(*segment);
+        } else if part != *segment {
+            return None;
+        }
+    }
+    given.next().is_none().then_some(params)
+}
+
+/// 404 `no_route` for `path`.
+fn no_route(path: &str) -> ApiError {
+    ApiError::not_found(
+        ErrorCode::NoRoute,
+        format!("no route {path} (see GET /v1/openapi.json)"),
+    )
 }
 
 /// Path parameter `segment` percent-decoded (borrowed when it has no `%`).
@@ -289,7 +248,7 @@ fn decode(segment: &str) -> Result<Cow<'_, str>, ApiError> {
     }
     wray_api::decode(segment)
         .map(Cow::Owned)
-        .map_err(|e| ApiError::bad_request("bad_path", format!("a path parameter: {e}")))
+        .map_err(|e| ApiError::bad_request(ErrorCode::BadPath, format!("a path parameter: {e}")))
 }
 
 #[cfg(test)]
@@ -318,7 +277,10 @@ mod tests {
     #[test]
     fn unknown_paths_methods_and_long_paths_are_4xx_naming_them() {
         let e = route(&Method::GET, "/v2/nothing").unwrap_err();
-        assert_eq!((e.status, e.code), (StatusCode::NOT_FOUND, "no_route"));
+        assert_eq!(
+            (e.status, e.code),
+            (StatusCode::NOT_FOUND, ErrorCode::NoRoute)
+        );
         let e = route(&Method::PUT, "/v1/components").unwrap_err();
         assert_eq!(e.status, StatusCode::METHOD_NOT_ALLOWED);
         assert!(e.message.contains("GET, POST"), "{}", e.message);
@@ -329,7 +291,10 @@ mod tests {
         );
         assert!(route(&Method::POST, "/v1/functions//f").is_err());
         let e = route(&Method::GET, "/v1/components/%ff").unwrap_err();
-        assert_eq!((e.status, e.code), (StatusCode::BAD_REQUEST, "bad_path"));
+        assert_eq!(
+            (e.status, e.code),
+            (StatusCode::BAD_REQUEST, ErrorCode::BadPath)
+        );
     }
 
     #[test]

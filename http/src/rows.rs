@@ -15,6 +15,7 @@ use wray_api::{
 };
 
 use crate::error::ApiError;
+use wray_api::ErrorCode;
 
 /// The longest node id or row id a cursor may name, in bytes.
 const MAX_CURSOR_PART: usize = 64;
@@ -64,7 +65,7 @@ impl Place {
     pub(crate) fn parse(text: &str) -> Result<Self, ApiError> {
         let bad = || {
             ApiError::bad_request(
-                "bad_query",
+                ErrorCode::BadQuery,
                 format!(
                     "after={}: not a cursor of this listing (the `next` of a page); list again \
                      without `after`",
@@ -297,7 +298,7 @@ pub(crate) fn window(order: Order, after: Option<&str>, limit: usize) -> Result<
 pub(crate) fn unknown_node(node: &str) -> ApiError {
     ApiError::new(
         StatusCode::NOT_FOUND,
-        "unknown_node",
+        ErrorCode::UnknownNode,
         format!("node {node} is not a live node of this cluster (see GET /v1/nodes)"),
     )
 }
@@ -368,7 +369,11 @@ mod tests {
     #[test]
     fn a_cursor_is_checked_and_never_goes_stale() {
         for bad in ["", "x", "1.node-a", "1.node a.b", "x.node-a.b", "1..b"] {
-            assert_eq!(Place::parse(bad).unwrap_err().code, "bad_query", "{bad}");
+            assert_eq!(
+                Place::parse(bad).unwrap_err().code,
+                ErrorCode::BadQuery,
+                "{bad}"
+            );
         }
         // A cursor of a row no node holds any more still places the next
         // page.

@@ -10,6 +10,7 @@ use hyper::StatusCode;
 use wray_host::{ComponentRecord, ComponentVersion, Node};
 
 use crate::error::ApiError;
+use wray_api::ErrorCode;
 
 /// The record of the component a call names: `name` (what the node runs
 /// for it now, no control-plane round trip) or `name@version` (read from
@@ -25,12 +26,12 @@ pub(crate) async fn record_of(
 ) -> Result<Arc<ComponentRecord>, ApiError> {
     let unknown = || {
         ApiError::not_found(
-            "unknown_component",
+            ErrorCode::UnknownComponent,
             format!("no component is deployed as `{component}`"),
         )
     };
     let (name, version) = wray_host::split_version(component)
-        .map_err(|e| ApiError::bad_request("bad_version", e.to_string()))?;
+        .map_err(|e| ApiError::bad_request(ErrorCode::BadVersion, e.to_string()))?;
     match version {
         None => node.deployed(name).ok_or_else(unknown),
         // Reading the table may compile the version (on the node's compile
@@ -75,7 +76,7 @@ pub(crate) async fn rollback(
 ) -> Result<ComponentVersion, ApiError> {
     let version = version.ok_or_else(|| {
         ApiError::bad_request(
-            "no_version",
+            ErrorCode::NoVersion,
             format!(
                 "name the version to make current: POST /v1/components/{name}/rollback?version=N"
             ),
@@ -88,12 +89,14 @@ pub(crate) async fn rollback(
 fn version_error(e: wray_host::Error) -> ApiError {
     use wray_host::Error;
     match &e {
-        Error::NotDeployed(_) => ApiError::not_found("unknown_component", e.to_string()),
-        Error::VersionNotFound { .. } => ApiError::not_found("unknown_version", e.to_string()),
+        Error::NotDeployed(_) => ApiError::not_found(ErrorCode::UnknownComponent, e.to_string()),
+        Error::VersionNotFound { .. } => {
+            ApiError::not_found(ErrorCode::UnknownVersion, e.to_string())
+        }
         Error::DeployLimit(limit) => ApiError::deploy_limit(limit),
         Error::Component { .. } => ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,
-            "load_failed",
+            ErrorCode::LoadFailed,
             e.to_string(),
         ),
         _ => ApiError::busy(format!("the function table: {e}")),

@@ -10,7 +10,7 @@ use parking_lot::Mutex;
 use tokio::sync::{broadcast, watch};
 use tokio::task::JoinHandle;
 
-use super::{NodeEvent, NodeInfo, NodeRecord, NodeState, MAX_DEAD_KEPT, MAX_NODES};
+use super::{ClusterMember, NodeEvent, NodeRecord, NodeState, MAX_DEAD_KEPT, MAX_NODES};
 use crate::function_table::now_ms;
 
 /// Events a subscriber may fall behind by before it is told it lagged
@@ -21,7 +21,7 @@ const EVENT_BUFFER: usize = 1024;
 #[derive(Default)]
 pub(super) struct Known {
     alive: BTreeMap<String, NodeRecord>,
-    pub(super) dead: BTreeMap<String, NodeInfo>,
+    pub(super) dead: BTreeMap<String, ClusterMember>,
     /// Dead ids, oldest death first: the first is forgotten past
     /// [`MAX_DEAD_KEPT`].
     dead_order: VecDeque<String>,
@@ -127,7 +127,7 @@ impl ViewShared {
         };
         known.dead.insert(
             id.to_string(),
-            NodeInfo {
+            ClusterMember {
                 record,
                 state: NodeState::Dead,
                 died_at_ms: Some(now_ms()),
@@ -216,10 +216,10 @@ impl NodeView {
     /// Every known node: the live ones, then the dead ones (those that
     /// died within [`forget_dead_after`](Self::forget_dead_after)'s
     /// time), each by id.
-    pub fn snapshot(&self) -> Vec<NodeInfo> {
+    pub fn snapshot(&self) -> Vec<ClusterMember> {
         let mut known = self.shared.known.lock();
         known.prune(now_ms());
-        let alive = known.alive.values().map(|record| NodeInfo {
+        let alive = known.alive.values().map(|record| ClusterMember {
             record: record.clone(),
             state: NodeState::Alive,
             died_at_ms: None,
@@ -233,11 +233,11 @@ impl NodeView {
     }
 
     /// Node `id`, alive or among the dead kept.
-    pub fn get(&self, id: &str) -> Option<NodeInfo> {
+    pub fn get(&self, id: &str) -> Option<ClusterMember> {
         let mut known = self.shared.known.lock();
         known.prune(now_ms());
         if let Some(record) = known.alive.get(id) {
-            return Some(NodeInfo {
+            return Some(ClusterMember {
                 record: record.clone(),
                 state: NodeState::Alive,
                 died_at_ms: None,

@@ -71,7 +71,7 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use parking_lot::Mutex;
-use wray_control_plane::{NodeInfo, NodeRegistry, NodeView, Registration, RegistryOptions};
+use wray_control_plane::{ClusterMember, NodeRegistry, NodeView, Registration, RegistryOptions};
 use wray_peer::{PeerClient, PeerConfig, PeerServer, PeerTls, Token};
 
 use crate::error::{Error, Result};
@@ -350,7 +350,7 @@ impl Cluster {
     }
 
     /// Every node known, alive and recently dead, by id.
-    pub(crate) fn nodes(&self) -> Vec<NodeInfo> {
+    pub(crate) fn nodes(&self) -> Vec<ClusterMember> {
         let mut all = self.view.snapshot();
         all.sort_by(|a, b| a.record.id.cmp(&b.record.id));
         all

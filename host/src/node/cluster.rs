@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use wray_control_plane::{ActorDirectory, NodeInfo, NodeRegistry};
+use wray_control_plane::{ActorDirectory, NodeRegistry};
 
 use crate::cluster::{
     Cluster, ClusterConfig, ClusterStats, Loader, NodeAnswers, RelayHandler, RelayRequest,
@@ -115,10 +115,38 @@ impl Node {
         self.cluster.get()?.relay(request).await
     }
 
-    /// Every node of this node's cluster that it knows, alive and
-    /// recently dead (`None` when it is in no cluster).
-    pub fn cluster_nodes(&self) -> Option<Vec<NodeInfo>> {
-        self.cluster.get().map(|c| c.nodes())
+    /// The nodes (Ray's `ray.nodes()`), as `GET /v1/nodes` lists them:
+    /// every node of this node's cluster that it knows, alive and
+    /// recently dead, by id, each live one this node does not place work
+    /// on marked `unusable` (see [`Node::cluster_suspects`]); this node
+    /// alone outside a cluster. GPUs are listed for this node only.
+    pub fn nodes(&self) -> Vec<wray_api::NodeInfo> {
+        let mut me =
+            super::state::own_node(&self.sched, self.gpus.iter().map(Into::into).collect());
+        let cluster_stats = self.cluster_stats();
+        me.address = self.cluster_name().map(|(_, a)| a.to_string());
+        me.object_bytes_sent = cluster_stats.object_bytes_sent;
+        me.object_bytes_received = cluster_stats.object_bytes_received;
+        let Some(cluster) = self.cluster.get() else {
+            return vec![me];
+        };
+        let suspects = cluster.suspects();
+        cluster
+            .nodes()
+            .iter()
+            .map(|m| {
+                let mut info = super::state::member(m);
+                if let Some((why, seen)) = suspects.get(&info.node_id).filter(|_| info.alive) {
+                    info.unusable = Some(why.clone());
+                    info.unusable_reason = Some(seen.clone());
+                }
+                if info.node_id == me.node_id {
+                    // Its own GPUs, which the registry does not list.
+                    info.gpus = std::mem::take(&mut me.gpus);
+                }
+                info
+            })
+            .collect()
     }
 
     /// The live nodes of this node's cluster that it does not place work

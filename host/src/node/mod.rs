@@ -390,12 +390,17 @@ impl Node {
     pub fn objects_source(
         &self,
         limit: usize,
-    ) -> impl Fn() -> (Vec<crate::objects::ObjectInfo>, usize) + Send + 'static {
+    ) -> impl Fn() -> (Vec<wray_api::ObjectInfo>, usize) + Send + 'static {
         let objects = Arc::downgrade(&self.sched.objects);
+        let me = self.sched.node_id.clone();
         move || {
             objects
                 .upgrade()
-                .map(|o| (o.list_page(None, limit), o.stats().objects))
+                .map(|o| {
+                    let page = o.list_page(None, limit);
+                    let listed = page.iter().map(|r| state::object_info(r, &me));
+                    (listed.collect(), o.stats().objects)
+                })
                 .unwrap_or_default()
         }
     }
@@ -409,8 +414,10 @@ impl Node {
         newest: bool,
         keep: &dyn Fn(u64, &wray_control_plane::ObjectId) -> bool,
         limit: usize,
-    ) -> Vec<crate::objects::ObjectInfo> {
-        self.sched.objects.list_by_time(newest, keep, limit)
+    ) -> Vec<wray_api::ObjectInfo> {
+        let rows = self.sched.objects.list_by_time(newest, keep, limit);
+        let me = &self.sched.node_id;
+        rows.iter().map(|r| state::object_info(r, me)).collect()
     }
 
     /// Tasks by state, exact: pending and running now, finished since the
@@ -453,16 +460,6 @@ impl Node {
         )
     }
 
-    /// The nodes (Ray's `ray.nodes()`): this one.
-    pub fn nodes(&self) -> Vec<crate::node::state::NodeInfo> {
-        vec![crate::node::state::NodeInfo {
-            node_id: self.sched.node_id.clone(),
-            alive: true,
-            resources: self.cluster_resources(),
-            gpus: self.gpus.iter().map(Into::into).collect(),
-        }]
-    }
-
     /// Resources in all, by name (Ray's `ray.cluster_resources()`): `CPU`,
     /// `GPU`, `memory` (bytes) and custom ones.
     pub fn cluster_resources(&self) -> std::collections::BTreeMap<String, f64> {
@@ -477,20 +474,21 @@ impl Node {
     /// Every task the node knows, oldest first (Ray's `list_tasks()`; the
     /// last [`MAX_FINISHED_TASKS`](crate::bounds::MAX_FINISHED_TASKS)
     /// finished ones are kept).
-    pub fn tasks(&self) -> Vec<crate::node::state::TaskInfo> {
+    pub fn tasks(&self) -> Vec<wray_api::TaskInfo> {
         crate::node::state::tasks(&self.sched.tasks, &self.sched.node_id)
     }
 
     /// Up to `limit` actors the node speaks for (its instances, alive or
     /// recently dead, and the stubs it owns of actors whose node is not
-    /// alive, see [`crate::node::state::ActorInfo`]), by id after `after`,
-    /// of job `job` only when given (Ray's `list_actors()`).
+    /// alive), by id after `after`, of job `job` only when given (Ray's
+    /// `list_actors()`), as `GET /v1/actors` lists them (not yet marked
+    /// `http`: the HTTP API knows which it created).
     pub fn actors(
         &self,
         after: Option<ActorId>,
         limit: usize,
         job: Option<JobId>,
-    ) -> Vec<crate::node::state::ActorInfo> {
+    ) -> Vec<wray_api::ActorState> {
         let alive = |node: &str| self.node_alive(node);
         crate::node::state::actors(
             &self.sched.actors,
@@ -519,7 +517,7 @@ impl Node {
     }
 
     /// Errors of failed tasks, oldest first (Ray's `error_info`).
-    pub fn errors(&self) -> Vec<crate::node::state::ErrorInfo> {
+    pub fn errors(&self) -> Vec<wray_api::ErrorInfo> {
         crate::node::state::errors(&self.sched.tasks, &self.sched.node_id)
     }
 
@@ -540,11 +538,7 @@ impl Node {
         tasks_limit: usize,
     ) -> impl Fn() -> Option<wray_api::StatusSnapshot> + Send + 'static {
         let sched = Arc::downgrade(&self.sched);
-        let gpus: Vec<wray_api::GpuSummary> = self
-            .gpus
-            .iter()
-            .map(|g| (&crate::node::state::GpuSummary::from(g)).into())
-            .collect();
+        let gpus: Vec<wray_api::GpuSummary> = self.gpus.iter().map(Into::into).collect();
         move || {
             sched
                 .upgrade()
@@ -620,34 +614,14 @@ fn status_snapshot(
     gpus: &[wray_api::GpuSummary],
     tasks_limit: usize,
 ) -> wray_api::StatusSnapshot {
-    let (total, free) = rt.pool.resources();
+    let node = state::own_node(rt, gpus.to_vec());
     let now = rt.tasks.nanos(std::time::Instant::now());
     let counts = rt.tasks.counts();
-    let running = rt.tasks.running();
-    let node = wray_api::NodeInfo {
-        node_id: rt.node_id.clone(),
-        alive: true,
-        resources: total.clone(),
-        gpus: gpus.to_vec(),
-        state: "ALIVE".to_string(),
-        address: None,
-        http_address: None,
-        resources_available: free.clone(),
-        running_tasks: running,
-        object_store_used: u64::try_from(rt.objects.stats().bytes).unwrap_or(u64::MAX),
-        object_store_capacity: 0,
-        object_store_spilled: rt.objects.stats().spilled as u64,
-        object_bytes_sent: 0,
-        object_bytes_received: 0,
-        died_at_ms: None,
-        unusable: None,
-        unusable_reason: None,
-    };
     wray_api::StatusSnapshot {
         time: crate::node::state::unix_now(),
+        cluster_resources: node.resources.clone(),
+        available_resources: node.resources_available.clone(),
         nodes: vec![node],
-        cluster_resources: total,
-        available_resources: free,
         task_counts: counts
             .into_iter()
             .map(|(s, n)| (s.as_str().to_string(), n))
@@ -658,13 +632,10 @@ fn status_snapshot(
             .into_iter()
             .map(|r| {
                 let epoch = Some(rt.tasks.epoch_unix_ns);
-                crate::node::state::task_info(r, &rt.node_id, now, epoch).into()
+                state::task_info(r, &rt.node_id, now, epoch)
             })
             .collect(),
-        errors: crate::node::state::errors(&rt.tasks, &rt.node_id)
-            .into_iter()
-            .map(Into::into)
-            .collect(),
+        errors: state::errors(&rt.tasks, &rt.node_id),
         tasks_not_logged: 0,
     }
 }

@@ -1,45 +1,22 @@
 //! Cluster state, as Ray's state API reports it (`ray.nodes()`,
 //! `ray.util.state.list_tasks()`, `ray.cluster_resources()`,
-//! `ray.available_resources()`, error info): plain serializable snapshots,
-//! read through [`crate::Node`] and published by `wray run` for
-//! `wray status`, `wray tasks` and `wray errors`.
+//! `ray.available_resources()`, error info): snapshots made as the API's
+//! own types ([`wray_api`]: the HTTP API serves them as they are), read
+//! through [`crate::Node`] and published by `wray run` for `wray status`,
+//! `wray tasks` and `wray errors`.
 
-use std::collections::BTreeMap;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde::Serialize;
-
-use wray_control_plane::{ActorId, JobId};
+use wray_api::{ActorState, CauseInfo, ErrorInfo, GpuSummary, NodeInfo, TaskInfo};
+use wray_control_plane::{ActorId, ClusterMember, JobId, NodeState};
 
 use crate::error::TaskError;
 use crate::resources::GpuInfo;
 use crate::scheduler::actor_table::ActorTable;
-use crate::scheduler::task_table::{TaskRow, TaskStatus, TaskTable};
+use crate::scheduler::task_table::{TaskRow, TaskTable};
+use crate::scheduler::Scheduler;
 
-/// One node (Ray's `ray.nodes()` entry).
-#[derive(Debug, Clone, Serialize)]
-pub struct NodeInfo {
-    /// The node's id.
-    pub node_id: String,
-    /// Whether it is up (always, for the embedded node).
-    pub alive: bool,
-    /// Its resources in all.
-    pub resources: BTreeMap<String, f64>,
-    /// Its GPUs: index, name, memory in bytes.
-    pub gpus: Vec<GpuSummary>,
-}
-
-/// A GPU as [`NodeInfo`] lists it.
-#[derive(Debug, Clone, Serialize)]
-pub struct GpuSummary {
-    /// Its index (the id in `get-gpu-ids`).
-    pub index: u32,
-    /// Product name.
-    pub name: String,
-    /// Memory in bytes.
-    pub memory: u64,
-}
-
+/// A GPU as [`wray_api::NodeInfo`] lists it.
 impl From<&GpuInfo> for GpuSummary {
     fn from(g: &GpuInfo) -> Self {
         GpuSummary {
@@ -50,85 +27,82 @@ impl From<&GpuInfo> for GpuSummary {
     }
 }
 
-/// One task (Ray's `list_tasks()` row).
-#[derive(Debug, Clone, Serialize)]
-pub struct TaskInfo {
-    /// Its id (hex).
-    pub task_id: String,
-    /// The task that submitted it.
-    pub parent_task_id: Option<String>,
-    /// Function, `Class.method` or `Class.new`.
-    pub function: String,
-    /// Where it is.
-    pub state: TaskStatus,
-    /// The node it runs on: this one, or the one it was sent to.
-    pub node_id: String,
-    /// Whether it was sent to another node (`node_id`), which lists it
-    /// too, with its worker.
-    pub forwarded: bool,
-    /// The worker thread it ran on.
-    pub worker: Option<String>,
-    /// When it was submitted, in seconds since the Unix epoch (0 when the
-    /// node's start on the wall clock is not known).
-    pub submitted_at: f64,
-    /// Its resource request.
-    pub resources: String,
-    /// Milliseconds from submission to start (`None`: not started).
-    pub queued_ms: Option<f64>,
-    /// Milliseconds it ran (so far).
-    pub run_ms: Option<f64>,
-    /// Its error message, if it failed.
-    pub error: Option<String>,
+/// This node as `GET /v1/nodes` and a session's `state.json` list it, from
+/// what its scheduler knows (`gpus`: its GPUs); the cluster's parts
+/// (`address`, object bytes sent and received) are the caller's to add.
+pub(crate) fn own_node(sched: &Scheduler, gpus: Vec<GpuSummary>) -> NodeInfo {
+    let (total, free) = sched.pool.resources();
+    let store = sched.objects.stats();
+    NodeInfo {
+        node_id: sched.node_id.clone(),
+        alive: true,
+        resources: total,
+        gpus,
+        state: "ALIVE".to_string(),
+        address: None,
+        http_address: None,
+        resources_available: free,
+        running_tasks: sched.tasks.running(),
+        object_store_used: u64::try_from(store.bytes).unwrap_or(u64::MAX),
+        object_store_capacity: sched
+            .objects
+            .arena()
+            .map_or(0, |a| u64::try_from(a.capacity()).unwrap_or(u64::MAX)),
+        object_store_spilled: u64::try_from(store.spilled).unwrap_or(u64::MAX),
+        object_bytes_sent: 0,
+        object_bytes_received: 0,
+        died_at_ms: None,
+        unusable: None,
+        unusable_reason: None,
+    }
 }
 
-/// One actor of a node (Ray's `list_actors()` row): an instance living
-/// here, or a stub of one living on another node, alive or recently dead.
-#[derive(Debug, Clone, Serialize)]
-pub struct ActorInfo {
-    /// Its id (hex).
-    pub actor_id: String,
-    /// Its class.
-    pub class: String,
-    /// The name its component was loaded under, when this node loaded it.
-    pub component: Option<String>,
-    /// Its component's content hash.
-    pub component_hash: String,
-    /// The job it belongs to (hex).
-    pub job_id: String,
-    /// `PENDING_CREATION` (its constructor has not ended), `ALIVE` or
-    /// `DEAD`, as Ray names them.
-    pub state: &'static str,
-    /// Why it died, once it has.
-    pub death_cause: Option<String>,
-    /// The node its instance lives on (this one, unless a stub).
-    pub node_id: String,
-    /// Whether its instance lives on another node (this is a stub).
-    pub stub: bool,
-    /// Its name in the actor directory, if it took one.
-    pub name: Option<String>,
-    /// Created detached (outlives its job and handles).
-    pub detached: bool,
-    /// Calls taken to run here, its constructor's runs included (a stub
-    /// counts the calls it sent).
-    pub calls: u64,
-    /// Calls waiting in its queue here.
-    pub queued: usize,
-    /// Whether a call runs now.
-    pub running: bool,
-    /// Times it was restarted on another node.
-    pub restarts: u32,
-    /// Other nodes holding its handle (an instance here).
-    pub holders: usize,
-    /// When this node made it (its instance, or its stub), in seconds
-    /// since the Unix epoch.
-    pub created_at: f64,
+/// A node of the cluster as the node registry has it (`m`), as
+/// `GET /v1/nodes` lists it: the one place a registry record becomes the
+/// API's row. GPUs are known only for the node answering (its caller adds
+/// them), and why it is not used (`unusable`) only to that node.
+pub(crate) fn member(m: &ClusterMember) -> NodeInfo {
+    let r = &m.record;
+    let alive = m.state == NodeState::Alive;
+    NodeInfo {
+        node_id: r.id.clone(),
+        alive,
+        resources: r.resources_total.clone(),
+        gpus: Vec::new(),
+        state: match (alive, r.draining) {
+            (true, false) => "ALIVE",
+            (true, true) => "DRAINING",
+            (false, _) => "DEAD",
+        }
+        .to_string(),
+        address: Some(r.peer_address.clone()),
+        http_address: r.http_address.clone(),
+        // A dead node runs nothing and has nothing free: its last record
+        // said what it had then.
+        resources_available: if alive {
+            r.resources_available.clone()
+        } else {
+            Default::default()
+        },
+        running_tasks: if alive { r.running_tasks } else { 0 },
+        object_store_used: r.object_store_used,
+        object_store_capacity: r.object_store_capacity,
+        object_store_spilled: r.object_store_spilled,
+        object_bytes_sent: r.object_bytes_sent,
+        object_bytes_received: r.object_bytes_received,
+        died_at_ms: m.died_at_ms,
+        unusable: None,
+        unusable_reason: None,
+    }
 }
 
 /// Up to `limit` actors of `table` (on node `node_id`), by id after
 /// `after`, of job `job` only when given: its instances here, and the
 /// stubs it owns of actors whose node is not alive (`alive` says which
 /// nodes are), whose state is this node's word then; a stub of an actor
-/// on a live node is that node's to list.
+/// on a live node is that node's to list. Each is named by the name its
+/// component was loaded under here (else its content hash), and not
+/// `http` (the HTTP API marks those it created).
 pub(crate) fn actors(
     table: &ActorTable,
     node_id: &str,
@@ -136,7 +110,7 @@ pub(crate) fn actors(
     limit: usize,
     job: Option<JobId>,
     alive: &dyn Fn(&str) -> bool,
-) -> Vec<ActorInfo> {
+) -> Vec<ActorState> {
     table
         .page(after, limit, job)
         .into_iter()
@@ -152,13 +126,14 @@ pub(crate) fn actors(
                 (None, true, None) => ("ALIVE", None),
                 (None, false, None) => ("PENDING_CREATION", None),
             };
-            ActorInfo {
-                actor_id: a.id.to_string(),
+            ActorState {
+                actor: a.id.to_string(),
                 class: a.class.clone(),
-                component: now.component_name.map(|n| n.to_string()),
-                component_hash: a.component.to_string(),
-                job_id: a.id.job().to_string(),
-                state,
+                component: now
+                    .component_name
+                    .map_or_else(|| a.component.to_string(), |n| n.to_string()),
+                job: a.id.job().to_string(),
+                state: state.to_string(),
                 death_cause: now.dead.map(|e| e.to_string()).or(lost_cause),
                 node_id: a
                     .home
@@ -167,54 +142,18 @@ pub(crate) fn actors(
                 stub: a.home.is_some(),
                 name: a.name.get().cloned(),
                 detached: a.detached,
+                http: false,
                 calls: now.calls,
-                queued: now.queued,
+                queued: u64::try_from(now.queued).unwrap_or(u64::MAX),
                 running: now.running,
                 restarts: now.restarted,
-                holders: now.holders,
                 created_at: unix_secs(a.created),
             }
         })
         .collect()
 }
 
-/// A failed task's error (Ray's `error_info`).
-#[derive(Debug, Clone, Serialize)]
-pub struct ErrorInfo {
-    /// When it failed, in seconds since the Unix epoch.
-    pub time: f64,
-    /// The task that failed.
-    pub task_id: String,
-    /// Its function.
-    pub function: String,
-    /// The node it ran on.
-    pub node_id: String,
-    /// Whether another node ran it (`node_id`), which keeps the error
-    /// too.
-    pub forwarded: bool,
-    /// The error kind (`timeout`, `out-of-memory`, ...).
-    pub kind: String,
-    /// The message.
-    pub message: String,
-    /// The errors it passes on, nearest first; the last is the root. A task
-    /// that failed because an argument holds an error names that error
-    /// first (its `kind` and `message` are that error's).
-    pub causes: Vec<CauseInfo>,
-}
-
-/// One error of a cause chain.
-#[derive(Debug, Clone, Serialize)]
-pub struct CauseInfo {
-    /// The task that raised it.
-    pub task_id: String,
-    /// That task's function.
-    pub function: String,
-    /// The error kind.
-    pub kind: String,
-    /// The message.
-    pub message: String,
-}
-
+/// One error of a cause chain, as the error listings show it.
 impl From<&TaskError> for CauseInfo {
     fn from(e: &TaskError) -> Self {
         CauseInfo {
@@ -254,8 +193,7 @@ pub fn task_info(row: TaskRow, node_id: &str, now_ns: u64, epoch_unix_ns: Option
         task_id: row.task_id,
         parent_task_id: row.parent_task_id,
         function: row.function,
-        state: row.state,
-        forwarded: row.node.is_some(),
+        state: row.state.as_str().to_string(),
         node_id: row.node.unwrap_or_else(|| node_id.to_string()),
         worker: row.worker,
         submitted_at,
@@ -284,7 +222,6 @@ pub fn errors(registry: &TaskTable, node_id: &str) -> Vec<ErrorInfo> {
                     .as_secs_f64(),
                 task_id: f.task.to_string(),
                 function: f.function.to_string(),
-                forwarded: f.node.is_some(),
                 node_id: f
                     .node
                     .as_deref()
@@ -312,68 +249,14 @@ pub fn unix_now() -> f64 {
         .as_secs_f64()
 }
 
-// The HTTP API's and the CLI's types (`wray-api`) of these snapshots.
-
-impl From<&GpuSummary> for wray_api::GpuSummary {
-    fn from(g: &GpuSummary) -> Self {
-        wray_api::GpuSummary {
-            index: g.index,
-            name: g.name.clone(),
-            memory: g.memory,
-        }
-    }
-}
-
-impl From<TaskInfo> for wray_api::TaskInfo {
-    fn from(t: TaskInfo) -> Self {
-        wray_api::TaskInfo {
-            task_id: t.task_id,
-            parent_task_id: t.parent_task_id,
-            function: t.function,
-            state: t.state.as_str().to_string(),
-            node_id: t.node_id,
-            worker: t.worker,
-            submitted_at: t.submitted_at,
-            resources: t.resources,
-            queued_ms: t.queued_ms,
-            run_ms: t.run_ms,
-            error: t.error,
-        }
-    }
-}
-
-impl From<ErrorInfo> for wray_api::ErrorInfo {
-    fn from(e: ErrorInfo) -> Self {
-        wray_api::ErrorInfo {
-            time: e.time,
-            task_id: e.task_id,
-            function: e.function,
-            node_id: e.node_id,
-            kind: e.kind,
-            message: e.message,
-            causes: e
-                .causes
-                .into_iter()
-                .map(|c| wray_api::CauseInfo {
-                    task_id: c.task_id,
-                    function: c.function,
-                    kind: c.kind,
-                    message: c.message,
-                })
-                .collect(),
-        }
-    }
-}
-
-impl From<&crate::objects::ObjectInfo> for wray_api::ObjectInfo {
-    fn from(o: &crate::objects::ObjectInfo) -> Self {
-        wray_api::ObjectInfo {
-            id: o.id.to_string(),
-            size: u64::try_from(o.size).unwrap_or(u64::MAX),
-            location: o.location.to_string(),
-            holders: o.holders,
-            node_id: String::new(),
-            created_at: o.created_ns as f64 / 1e9,
-        }
+/// An object of a store as the listings show it, held on node `node_id`.
+pub(crate) fn object_info(o: &crate::objects::ObjectRow, node_id: &str) -> wray_api::ObjectInfo {
+    wray_api::ObjectInfo {
+        id: o.id.to_string(),
+        size: u64::try_from(o.size).unwrap_or(u64::MAX),
+        location: o.location.to_string(),
+        holders: o.holders,
+        node_id: node_id.to_string(),
+        created_at: o.created_ns as f64 / 1e9,
     }
 }

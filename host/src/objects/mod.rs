@@ -162,9 +162,10 @@ pub type Waiter = Box<dyn FnOnce() + Send>;
 /// [`ObjectStore::watch_free`]).
 pub type FreeHook = Box<dyn Fn(ObjectId) + Send + Sync>;
 
-/// One object, as [`ObjectStore::list`] shows it.
+/// One object, as [`ObjectStore::list`] shows it (the node lists it as
+/// a `wray_api::ObjectInfo`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ObjectInfo {
+pub struct ObjectRow {
     /// Its id.
     pub id: ObjectId,
     /// Size of its value in bytes (0 while pending, and for errors).
@@ -175,19 +176,6 @@ pub struct ObjectInfo {
     pub holders: u32,
     /// When the store took it in, in nanoseconds since the Unix epoch.
     pub created_ns: u64,
-}
-
-impl serde::Serialize for ObjectInfo {
-    /// `{"id": "<40 hex>", "size", "location", "holders"}`.
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut o = s.serialize_struct("ObjectInfo", 4)?;
-        o.serialize_field("id", &self.id.to_string())?;
-        o.serialize_field("size", &self.size)?;
-        o.serialize_field("location", self.location)?;
-        o.serialize_field("holders", &self.holders)?;
-        o.end()
-    }
 }
 
 /// Counters of an [`ObjectStore`].
@@ -401,9 +389,9 @@ impl ObjectStore {
     /// (Ray's `ray.util.state.list_objects`, one node); the node lists a
     /// page at a time.
     #[cfg(test)]
-    pub fn list(&self) -> Vec<ObjectInfo> {
+    pub fn list(&self) -> Vec<ObjectRow> {
         let slots = self.slots.lock();
-        let mut all: Vec<ObjectInfo> = slots
+        let mut all: Vec<ObjectRow> = slots
             .map
             .iter()
             .map(|(id, slot)| object_info(*id, slot))
@@ -422,7 +410,7 @@ impl ObjectStore {
         newest: bool,
         keep: &dyn Fn(u64, &ObjectId) -> bool,
         limit: usize,
-    ) -> Vec<ObjectInfo> {
+    ) -> Vec<ObjectRow> {
         use std::cmp::Reverse;
         use std::collections::BinaryHeap;
         if limit == 0 {
@@ -476,7 +464,7 @@ impl ObjectStore {
     /// it), by id: one page of [`ObjectStore::list`]. Its memory is
     /// bounded by `limit`, not by the store's objects (a heap of the
     /// `limit` smallest ids); its time is one pass over them.
-    pub fn list_page(&self, after: Option<ObjectId>, limit: usize) -> Vec<ObjectInfo> {
+    pub fn list_page(&self, after: Option<ObjectId>, limit: usize) -> Vec<ObjectRow> {
         use std::collections::BinaryHeap;
         if limit == 0 {
             return Vec::new();
@@ -494,7 +482,7 @@ impl ObjectStore {
                 smallest.push(*id);
             }
         }
-        let mut page: Vec<ObjectInfo> = smallest
+        let mut page: Vec<ObjectRow> = smallest
             .into_iter()
             .filter_map(|id| Some(object_info(id, slots.map.get(&id)?)))
             .collect();
@@ -735,7 +723,7 @@ impl ObjectStore {
 }
 
 /// What a listing shows of object `id`, in `slot`.
-fn object_info(id: ObjectId, slot: &Slot) -> ObjectInfo {
+fn object_info(id: ObjectId, slot: &Slot) -> ObjectRow {
     let (size, location) = match &slot.state {
         State::Pending(_) => (0, "pending"),
         State::Sealed(o) => match &**o {
@@ -743,7 +731,7 @@ fn object_info(id: ObjectId, slot: &Slot) -> ObjectInfo {
             Object::Error(_) => (0, "error"),
         },
     };
-    ObjectInfo {
+    ObjectRow {
         id,
         size,
         location,

@@ -88,8 +88,6 @@ pub(crate) struct MailboxSnapshot {
     pub running: bool,
     /// Times it was restarted.
     pub restarted: u32,
-    /// Other nodes holding its handle.
-    pub holders: usize,
     /// The name its component was loaded under, when known here.
     pub component_name: Option<Arc<str>>,
 }
@@ -313,7 +311,6 @@ impl<T: Queued> Mailbox<T> {
             queued: inner.queue.len(),
             running: inner.running,
             restarted: inner.restarted,
-            holders: inner.holders.len(),
             component_name: inner.component_name.clone(),
         }
     }

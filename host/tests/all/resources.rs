@@ -177,13 +177,7 @@ fn cancel_stops_queued_running_and_blocked_tasks() {
         tasks
             .iter()
             .filter(|t| t.function == f)
-            .map(|t| {
-                serde_json::to_value(t.state)
-                    .unwrap()
-                    .as_str()
-                    .unwrap()
-                    .to_string()
-            })
+            .map(|t| t.state.clone())
             .collect::<Vec<_>>()
     };
     assert_eq!(state("spin"), ["CANCELLED", "CANCELLED"]);

@@ -346,7 +346,7 @@ fn a_task_on_its_callers_runtime_runs_there_and_is_not_lost_with_that_runtime() 
         .node
         .tasks()
         .iter()
-        .any(|r| r.task_id == task_of(asleep) && r.state == wray_host::TaskStatus::Running)
+        .any(|r| r.task_id == task_of(asleep) && r.state == "RUNNING")
     {
         assert!(std::time::Instant::now() < deadline, "it never ran");
         std::thread::sleep(std::time::Duration::from_millis(5));
@@ -369,7 +369,7 @@ fn a_listing_for_publishers_stops_at_its_limit_and_counts_the_rest() {
     let (listed, total) = t.node.objects_source(10)();
     assert_eq!(listed.len(), 10);
     assert!(total >= 25, "{total} objects counted");
-    let ids: Vec<_> = listed.iter().map(|o| o.id).collect();
+    let ids: Vec<_> = listed.iter().map(|o| o.id.clone()).collect();
     let mut sorted = ids.clone();
     sorted.sort();
     assert_eq!(ids, sorted, "the first by id");
@@ -382,7 +382,7 @@ fn wait_running(node: &wray_host::Node, id: &str) {
         let running = node
             .tasks()
             .iter()
-            .any(|t| t.task_id == id && t.state == wray_host::TaskStatus::Running);
+            .any(|t| t.task_id == id && t.state == "RUNNING");
         if running {
             return;
         }

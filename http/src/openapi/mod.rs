@@ -1,5 +1,6 @@
 //! The OpenAPI 3.1 documents, generated from the API's types
-//! ([`wray_api`], through `utoipa`) and the route table:
+//! ([`wray_api`], through `utoipa`) and the route table
+//! ([`crate::routes`], whose declarations carry each route's paths):
 //!
 //! - `GET /v1/openapi.json` ([`document`]): every route of
 //!   [`ROUTES`](crate::routes::ROUTES) with its query parameters, request
@@ -12,7 +13,6 @@
 //!   schemas' own definitions hoisted into `components/schemas`
 //!   ([`schemas`]).
 
-mod paths;
 mod schemas;
 
 use std::sync::OnceLock;
@@ -24,7 +24,13 @@ use wray_host::{ComponentRecord, FunctionKind};
 use crate::routes::ROUTES;
 
 /// The API's own types every document refers to for its errors.
-const ERROR_SCHEMAS: [&str; 4] = ["ErrorBody", "ErrorDetail", "TaskFailure", "TaskCause"];
+const ERROR_SCHEMAS: [&str; 5] = [
+    "ErrorBody",
+    "ErrorDetail",
+    "ErrorCode",
+    "TaskFailure",
+    "TaskCause",
+];
 
 /// The main document (built once).
 pub fn document() -> &'static Value {
@@ -33,7 +39,8 @@ pub fn document() -> &'static Value {
 }
 
 fn build() -> Value {
-    let mut doc = serde_json::to_value(paths::Api::openapi()).unwrap_or_else(|_| json!({}));
+    let mut doc = serde_json::to_value(crate::routes::openapi_paths::Api::openapi())
+        .unwrap_or_else(|_| json!({}));
     doc["info"] = info("wray", "A wray node's HTTP API. Each deployed component's functions are described by GET /v1/components/{name}/openapi.json.");
     doc["components"]["securitySchemes"] = security_schemes();
     doc["security"] = json!([{ "token": [] }]);
