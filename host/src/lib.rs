@@ -8,7 +8,8 @@
 //! The layers, lowest first; each uses only those before it (see
 //! `docs/architecture.md` for the check). They are the crate's own
 //! (`pub(crate)`):
-//! - `proto`: ids, `TaskSpec`, options, resource requests, limits,
+//! - `proto`: the `wray-proto` crate (`proto/src`), named `crate::proto`
+//!   here: ids, `TaskSpec`, options, resource requests, limits,
 //!   [`TaskError`] and its one [`ErrorKind`]: plain data.
 //! - the control plane (`wray-control-plane` crate): the function table and
 //!   the job table, embedded by default.
@@ -50,7 +51,7 @@
 //! end shows in its help, and [`working_dir`], because the client packs a
 //! job's working directory as the node unpacks it.
 
-pub mod bounds;
+pub use wray_proto::bounds;
 pub(crate) mod cancel_token;
 pub(crate) mod cluster;
 pub mod config;
@@ -63,7 +64,7 @@ pub(crate) mod job_outbox;
 pub(crate) mod jobs;
 pub(crate) mod node;
 pub(crate) mod objects;
-pub(crate) mod proto;
+pub(crate) use wray_proto as proto;
 pub(crate) mod resources;
 pub(crate) mod scheduler;
 pub(crate) mod session;

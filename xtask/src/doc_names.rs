@@ -59,6 +59,7 @@ pub const CRATES: &[&str] = &[
     "api",
     "control-plane",
     "peer",
+    "proto",
     "abi",
     "guest-sdk",
     "guest-sdk/macros",

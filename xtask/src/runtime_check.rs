@@ -29,7 +29,16 @@ use anyhow::{bail, Context, Result};
 use proc_macro2::{Delimiter, TokenStream, TokenTree};
 
 /// The crates whose `src/` is production code, relative to the repository root.
-pub const CRATES: &[&str] = &["host", "http", "cli", "control-plane", "peer", "api", "abi"];
+pub const CRATES: &[&str] = &[
+    "host",
+    "proto",
+    "http",
+    "cli",
+    "control-plane",
+    "peer",
+    "api",
+    "abi",
+];
 
 /// The calls counted.
 pub const CALLS: &[&str] = &["block_on", "block_in_place"];

@@ -154,14 +154,12 @@ pub(crate) fn actors(
 }
 
 /// One error of a cause chain, as the error listings show it.
-impl From<&TaskError> for CauseInfo {
-    fn from(e: &TaskError) -> Self {
-        CauseInfo {
-            task_id: e.task.to_string(),
-            function: e.function.clone(),
-            kind: e.kind.as_str().to_string(),
-            message: e.message.clone(),
-        }
+pub(crate) fn cause_info(e: &TaskError) -> CauseInfo {
+    CauseInfo {
+        task_id: e.task.to_string(),
+        function: e.function.clone(),
+        kind: e.kind.as_str().to_string(),
+        message: e.message.clone(),
     }
 }
 
@@ -212,7 +210,7 @@ pub fn errors(registry: &TaskTable, node_id: &str) -> Vec<ErrorInfo> {
             let causes = passed_on
                 .into_iter()
                 .chain(f.error.causes())
-                .map(CauseInfo::from)
+                .map(cause_info)
                 .collect();
             ErrorInfo {
                 time: f

@@ -93,7 +93,15 @@ impl Limits {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::NodeConfig;
+
+    /// A node's own limits, as a node's defaults give them.
+    fn node_limits() -> Limits {
+        Limits {
+            max_memory: 256 << 20,
+            timeout: Some(Duration::from_secs(600)),
+            fuel: None,
+        }
+    }
 
     fn limits(mem: Option<u64>, ms: Option<u64>, fuel: Option<u64>) -> LimitOptions {
         LimitOptions {
@@ -105,8 +113,7 @@ mod tests {
 
     #[test]
     fn call_overrides_declaration_overrides_node() {
-        let config = NodeConfig::default();
-        let node = config.limits();
+        let node = node_limits();
         let l = Limits::resolve(
             &limits(None, Some(5), None),
             &limits(Some(1 << 20), Some(9), None),
@@ -123,7 +130,7 @@ mod tests {
             false,
         )
         .unwrap();
-        assert_eq!(l, config.limits());
+        assert_eq!(l, node_limits());
         let err = Limits::resolve(
             &limits(None, None, Some(10)),
             &limits(None, None, None),
@@ -144,12 +151,11 @@ mod tests {
 
     #[test]
     fn the_node_is_the_ceiling() {
-        let config = NodeConfig::default();
-        let node = config.limits();
+        let node = node_limits();
         let greedy = limits(Some(u64::MAX), Some(u64::MAX), None);
         let l = Limits::resolve(&greedy, &limits(None, None, None), node, false).unwrap();
-        assert_eq!(l.max_memory, config.task_memory_limit);
-        assert_eq!(l.timeout, config.task_timeout);
+        assert_eq!(l.max_memory, node.max_memory);
+        assert_eq!(l.timeout, node.timeout);
         let metered = Limits {
             fuel: Some(100),
             ..node

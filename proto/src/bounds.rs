@@ -6,7 +6,7 @@
 //! clear error (or, where the WIT has no error channel, a trap) for the task
 //! that tried; the node and every other task go on. The node's own limits
 //! (time, memory, fuel, instances, actors, pending tasks) are in
-//! [`NodeConfig`](crate::NodeConfig), whose `validate` checks their ranges
+//! `NodeConfig` (in `wray-host`), whose `validate` checks their ranges
 //! (those of CPUs, GPUs, custom resources, task memory, store and time
 //! limits are below). A few bounds live beside the table they bound: the
 //! task table's errors (`registry.rs`), dead actors
@@ -81,7 +81,7 @@ pub const MAX_SCHEMA: usize = 256 << 10;
 /// Longest task-error message kept, in bytes (longer ones are cut, with a
 /// note of how much): a guest's message is otherwise bounded only by its
 /// memory, and the node keeps the last
-/// [`MAX_ERRORS`](crate::scheduler::task_table::MAX_ERRORS) errors. 16 KiB
+/// `MAX_ERRORS` (the scheduler's task table) errors. 16 KiB
 /// holds a deep Python traceback.
 pub const MAX_ERROR_MESSAGE: usize = 16 << 10;
 

@@ -1,6 +1,7 @@
-//! The protocol layer: what travels between a session, the scheduler, the
-//! executor and (later) other nodes, as plain serializable data. Nothing
-//! here knows wasmtime or holds a live handle.
+//! wray-proto: the lowest layer of a node (`wray-host` and the crates
+//! under it), what travels between a session, the scheduler, the executor
+//! and other nodes, as plain serializable data, and the bounds every layer
+//! checks. Nothing here knows wasmtime or holds a live handle.
 //!
 //! - ids (`TaskId`, `ObjectId`, `ActorId`, `JobId`) come from the
 //!   control plane crate (`wray_control_plane`);
@@ -8,10 +9,12 @@
 //! - [`options`]: what a caller asks of a task ([`TaskOptions`]);
 //! - [`request`] and [`quantity`]: resource requests ([`Request`]);
 //! - [`limits`]: per-task memory, time and fuel limits ([`Limits`]);
+//! - [`bounds`]: every bound a guest meets and every setting's range;
 //! - [`error`]: [`TaskError`](error::TaskError) (what an error object
 //!   holds), its one [`ErrorKind`], and the host's
 //!   [`Error`](error::Error).
 
+pub mod bounds;
 pub mod error;
 pub mod limits;
 pub mod options;
