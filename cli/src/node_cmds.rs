@@ -398,9 +398,6 @@ fn serve(args: &StartArgs, dir: &Path) -> anyhow::Result<Started> {
                 HTTP_THREADS.give_back(n);
             }
         })
-        // Each thread serves many connections: a wait there must sleep at
-        // once rather than look for its object first.
-        .on_thread_start(wray_host::serving_many)
         .build()?;
     let (node, etcd) = match &args.etcd {
         None => (Node::start(config)?, None),

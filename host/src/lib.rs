@@ -114,7 +114,7 @@ pub use node::timeline::write_chrome_trace;
 pub use objects::{ObjectRow, StoreStats};
 pub use scheduler::task_table::{SpanRow, TaskRow, TaskStatus};
 pub use scheduler::{ComponentUsage, StatsSnapshot};
-pub use worker_pool::{serving_many, PoolStats};
+pub use worker_pool::PoolStats;
 
 // HTTP requests relayed to the node that holds what they name (the HTTP
 // server answers them; the node forwards them).

@@ -28,6 +28,7 @@ use crate::proto::{Arg, Codec, ErrorKind, Payload, TaskOptions};
 use crate::scheduler::blocking::Blocker;
 use crate::scheduler::submit::Submission;
 use crate::scheduler::Callee;
+use crate::worker_pool::WaitingThread;
 
 /// A client's session with a node (see the module docs). Dropping it ends
 /// its job. It shares the node (`Arc`), so it may live in any task or
@@ -317,7 +318,18 @@ impl Session {
     /// The task's [`TaskError`]; `not-found` for an id the session may not
     /// name or that does not exist; `timeout` when `timeout` passed first.
     pub async fn get(&self, id: ObjectId, timeout: Option<Duration>) -> Result<Payload, TaskError> {
-        let value = self.get_shared(id, timeout).await?;
+        self.get_on(id, timeout, &WaitingThread::Runtime).await
+    }
+
+    /// [`Session::get`], its wait blocking `thread` (an async caller's: a
+    /// runtime's; a `_blocking` caller's: its own).
+    async fn get_on(
+        &self,
+        id: ObjectId,
+        timeout: Option<Duration>,
+        thread: &WaitingThread,
+    ) -> Result<Payload, TaskError> {
+        let value = self.get_shared_on(id, timeout, thread).await?;
         Ok(Payload {
             codec: value.codec(),
             data: value.bytes().to_vec(),
@@ -336,6 +348,17 @@ impl Session {
         id: ObjectId,
         timeout: Option<Duration>,
     ) -> Result<SharedValue, TaskError> {
+        self.get_shared_on(id, timeout, &WaitingThread::Runtime)
+            .await
+    }
+
+    /// [`Session::get_shared`], its wait blocking `thread`.
+    async fn get_shared_on(
+        &self,
+        id: ObjectId,
+        timeout: Option<Duration>,
+        thread: &WaitingThread,
+    ) -> Result<SharedValue, TaskError> {
         let objects = &self.node.sched.objects;
         let not_found = || {
             TaskError::new(
@@ -352,6 +375,7 @@ impl Session {
         let blocker = Blocker {
             entry: None,
             allocation: None,
+            thread,
         };
         self.node.sched.wait_sealed(&[id], 1, until, blocker).await;
         let Some(object) = objects.get(&id) else {
@@ -377,7 +401,8 @@ impl Session {
     }
 
     /// [`Session::get`] on the calling thread (which must not be inside
-    /// an async runtime).
+    /// an async runtime): a thread of its own, whose wait looks for the
+    /// object a moment before it sleeps, as a worker's does.
     ///
     /// # Errors
     /// As [`Session::get`]; a `system` error inside a tokio runtime
@@ -388,7 +413,10 @@ impl Session {
         timeout: Option<Duration>,
     ) -> Result<Payload, TaskError> {
         self.node
-            .wait("Session::get_blocking", self.get(id, timeout))
+            .wait(
+                "Session::get_blocking",
+                self.get_on(id, timeout, &WaitingThread::Own),
+            )
             .unwrap_or_else(|e| {
                 Err(TaskError::new(
                     ErrorKind::System,
@@ -409,10 +437,7 @@ impl Session {
         timeout: Option<Duration>,
     ) -> Vec<bool> {
         let until = timeout.and_then(|t| Instant::now().checked_add(t));
-        let blocker = Blocker {
-            entry: None,
-            allocation: None,
-        };
+        let blocker = Blocker::on_runtime();
         let need = num_returns.min(ids.len());
         self.node.sched.wait_sealed(ids, need, until, blocker).await;
         let objects = &self.node.sched.objects;

@@ -5,7 +5,7 @@
 //! A task blocked in `get` keeps its thread while giving its CPU slot back
 //! (`scheduler/blocking.rs`): the slot's next task needs another thread.
 //! So the pool runs at most `cpus + blocked` threads, where `blocked` counts
-//! its threads parked in a wait ([`block_current`]); jobs beyond that
+//! its threads parked in a wait ([`Worker::block`]); jobs beyond that
 //! queue, first come first served, for the next thread that is done. The
 //! threads follow the CPUs, never the number of tasks submitted (100,000
 //! tiny tasks on 2 CPUs used to start over a thousand). Light jobs, which
@@ -16,7 +16,7 @@
 //! [`MAX_BLOCKED_WORKERS`] threads beyond the CPU slots; light jobs past
 //! that queue. A worker whose task has given its resources back and sealed
 //! its results, and is only tearing the instance down, lends its slot
-//! ([`lend_slot`], at most one per slot): the slot's next task starts on
+//! ([`Worker::lend_slot`], at most one per slot): the slot's next task starts on
 //! another thread meanwhile (a single client's chain of tasks ran 30%
 //! slower when it waited for the teardown).
 //!
@@ -28,7 +28,7 @@
 //! extra threads are capped at [`MAX_BLOCKED_WORKERS`], and so are the
 //! blocked workers). The bound grows with blocked workers only up to
 //! [`MAX_BLOCKED_WORKERS`]; a
-//! wait that would pass it is refused ([`block_current`] returns
+//! wait that would pass it is refused ([`Worker::block`] returns
 //! `None`) and fails its task with a clear error at once, rather than
 //! block a thread that nothing would replace (which, once every thread
 //! waited, would hang the node). A job that waits on something other than
@@ -42,6 +42,13 @@
 //! machines costs as much as a small task. While a worker looks, a job
 //! queued for it wakes no sleeping thread ([`State::spinning`]).
 //!
+//! How a wait blocks its thread is said by its caller, never read from the
+//! thread ([`WaitingThread`]): each job is handed its thread's [`Worker`],
+//! which the executor keeps with the task it runs, so a guest's `get` on a
+//! worker blocks through it; a driver's thread and a caller's `_blocking`
+//! call wait as a thread of their own; an async caller (the HTTP API, the
+//! node's I/O) as a runtime's thread, which never looks before sleeping.
+//!
 //! Threads are named `wray-worker-N`, N the smallest number no live worker
 //! of the pool has, so the timeline has one row per worker and never more
 //! rows than the pool's peak. Each thread drives its task's async guest
@@ -50,12 +57,12 @@
 //! [`KEEP_ALIVE`] exits.
 //!
 //! A leaf module: the executor owns the node's pool and spawns on it; the
-//! scheduler's waits mark the calling thread blocked through
-//! [`block_current`], which finds the thread's pool without naming it.
+//! scheduler's waits mark a worker blocked through the [`WaitingThread`]
+//! their caller hands them, which reaches the worker's pool without naming
+//! it.
 
-use std::cell::{Cell, RefCell};
 use std::collections::{BTreeSet, VecDeque};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -82,32 +89,8 @@ use crate::bounds::MAX_BLOCKED_WORKERS;
 /// and waking threads across CPUs"). The cost: at most 50 µs of a CPU per
 /// wait or idle period, given up to any runnable thread by the yields. A
 /// wait on a runtime's thread serving many calls (the HTTP API's) never
-/// looks ([`may_look`]).
+/// looks ([`WaitingThread::looks_first`]).
 pub const SPIN_BEFORE_PARKING: Duration = Duration::from_micros(50);
-
-thread_local! {
-    /// Whether this thread is one of a runtime's threads serving many
-    /// connections or calls at once ([`serving_many`]).
-    static SERVES_MANY: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Marks the calling thread as one of a runtime's threads that serve many
-/// connections or calls at once (the HTTP API's, the node's I/O runtime):
-/// a wait there never looks before sleeping ([`may_look`]), since the look
-/// would hold up everything else the thread serves. For a runtime
-/// builder's `on_thread_start`.
-pub fn serving_many() {
-    SERVES_MANY.with(|s| s.set(true));
-}
-
-/// Whether a wait on the calling thread may look for what it waits for
-/// before sleeping ([`spin_until`]): on a pool's worker and on a thread of
-/// its own (a driver's), not on a thread marked by [`serving_many`]. With
-/// the look on the HTTP API's threads, the fresh-instance rate at 64
-/// connections fell from about 13k to 9k requests per second here.
-pub fn may_look() -> bool {
-    is_worker() || !SERVES_MANY.with(Cell::get)
-}
 
 /// Looks whether `done` for up to [`SPIN_BEFORE_PARKING`], yielding the
 /// CPU between looks (so that on a machine with fewer CPUs than runnable
@@ -133,16 +116,86 @@ pub const KEEP_ALIVE: Duration = Duration::from_secs(10);
 
 /// A queued job, and whether it is light (counted in `State::light` until
 /// it ends or is dropped unrun).
-type Job = (Box<dyn FnOnce() + Send>, bool);
+type Job = (Box<dyn FnOnce(&Worker) + Send>, bool);
 
-thread_local! {
-    /// The pool the current thread works for (`None`: not a worker thread).
-    static WORKER_OF: RefCell<Option<Arc<Shared>>> = const { RefCell::new(None) };
-    /// Whether the current worker thread is blocked in a wait now.
-    static BLOCKED: Cell<bool> = const { Cell::new(false) };
-    /// Whether the current worker thread lent its slot until its job ends
-    /// ([`lend_slot`]).
-    static LENT: Cell<bool> = const { Cell::new(false) };
+/// The thread a wait would block, as the waiting code's caller knows it:
+/// whether the wait looks for what it waits for before sleeping
+/// ([`SPIN_BEFORE_PARKING`]), and whether it lets a pool start a
+/// replacement thread. Said by the caller, never read from the thread.
+#[derive(Debug, Clone)]
+pub enum WaitingThread {
+    /// A pool's worker running a job (the [`Worker`] the job was handed):
+    /// the wait looks first, and the pool may run one more thread while it
+    /// sleeps ([`Worker::block`]).
+    Worker(Worker),
+    /// A thread of its own: a job's driver, or an embedding program's
+    /// thread in a `_blocking` call. The wait looks first; nothing to
+    /// replace.
+    Own,
+    /// One of a runtime's threads, serving many connections or calls at
+    /// once (an async caller: the HTTP API's, the node's I/O runtime): the
+    /// wait never looks, since the look would hold up everything else the
+    /// thread serves (with the look on the HTTP API's threads, the
+    /// fresh-instance rate at 64 connections fell from about 13k to 9k
+    /// requests per second here). Nothing to replace.
+    Runtime,
+}
+
+impl WaitingThread {
+    /// Whether a wait on this thread may look for what it waits for before
+    /// sleeping ([`spin_until`]): on a pool's worker and on a thread of its
+    /// own, not on a runtime's.
+    pub fn looks_first(&self) -> bool {
+        !matches!(self, Self::Runtime)
+    }
+
+    /// The thread is about to block in a wait: on a pool's worker, see
+    /// [`Worker::block`]; any other thread gets a guard that changes
+    /// nothing.
+    ///
+    /// `None` when the worker's pool has its `max_blocked` workers blocked
+    /// already: the wait must fail instead (see the module docs).
+    pub fn block(&self) -> Option<Blocked> {
+        match self {
+            Self::Worker(worker) => worker.block(),
+            Self::Own | Self::Runtime => Some(Blocked { worker: None }),
+        }
+    }
+
+    /// The pool's worker, if the thread is one.
+    pub fn worker(&self) -> Option<&Worker> {
+        match self {
+            Self::Worker(worker) => Some(worker),
+            Self::Own | Self::Runtime => None,
+        }
+    }
+}
+
+/// One of a pool's worker threads, as the jobs it runs see it: each job is
+/// handed it ([`WorkerPool::spawn`]) and may keep a clone while it runs, to
+/// block in a wait ([`Worker::block`]) or lend its slot
+/// ([`Worker::lend_slot`]) on that thread. Used on its own thread, while
+/// one of its jobs runs.
+#[derive(Clone)]
+pub struct Worker(Arc<WorkerThread>);
+
+/// What a worker thread's jobs share of it.
+struct WorkerThread {
+    /// The pool it works for.
+    shared: Arc<Shared>,
+    /// Whether it is blocked in a wait now.
+    blocked: AtomicBool,
+    /// Whether it lent its slot until its job ends ([`Worker::lend_slot`]).
+    lent: AtomicBool,
+}
+
+impl std::fmt::Debug for Worker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Worker")
+            .field("blocked", &self.0.blocked.load(Ordering::Relaxed))
+            .field("lent", &self.0.lent.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
 }
 
 #[derive(Default)]
@@ -156,7 +209,7 @@ struct State {
     /// Light jobs queued or running (each with a thread of its own).
     light: usize,
     /// Workers finishing a job whose CPU slot is given back already (at
-    /// most one per slot; see [`lend_slot`]).
+    /// most one per slot; see [`Worker::lend_slot`]).
     lent: usize,
     /// The most threads alive at once so far.
     peak: usize,
@@ -214,7 +267,7 @@ pub struct PoolStats {
     /// The CPU slots: threads not blocked are never more.
     pub cpus: usize,
     /// The most threads the pool may ever run: `cpus`, plus one per slot
-    /// lent by a finishing worker ([`lend_slot`]), plus the extra threads
+    /// lent by a finishing worker ([`Worker::lend_slot`]), plus the extra threads
     /// of blocked workers and light jobs ([`MAX_BLOCKED_WORKERS`] for a
     /// node).
     pub max_threads: usize,
@@ -227,18 +280,20 @@ pub struct WorkerPool {
 }
 
 /// A worker blocked in a wait: the pool may run one more thread until it
-/// is dropped (see [`block_current`]).
+/// is dropped (see [`Worker::block`]).
 #[must_use = "the worker counts as blocked only while the guard lives"]
 pub struct Blocked {
-    /// `None` for a thread that is not one of the pool's workers.
-    shared: Option<Arc<Shared>>,
+    /// `None` for a thread that is not one of the pool's workers, or one
+    /// blocked already.
+    worker: Option<Arc<WorkerThread>>,
 }
 
 impl Drop for Blocked {
     fn drop(&mut self) {
-        if let Some(shared) = self.shared.take() {
-            BLOCKED.with(|b| b.set(false));
-            shared.state.lock().blocked -= 1;
+        if let Some(worker) = self.worker.take() {
+            let mut state = worker.shared.state.lock();
+            worker.blocked.store(false, Ordering::Relaxed);
+            state.blocked -= 1;
         }
     }
 }
@@ -262,8 +317,8 @@ impl WorkerPool {
 
     /// Runs `job`, which holds one CPU slot or more, on a pool thread: an
     /// idle one, a new one while the pool is under its bound, else the next
-    /// one done with its job.
-    pub fn spawn(&self, job: impl FnOnce() + Send + 'static) {
+    /// one done with its job. The job is handed its thread's [`Worker`].
+    pub fn spawn(&self, job: impl FnOnce(&Worker) + Send + 'static) {
         self.push(Box::new(job), false);
     }
 
@@ -272,12 +327,12 @@ impl WorkerPool {
     /// bound by one until the job ends: light jobs run as many at once as
     /// the scheduler starts (four half-GPU tasks on a 2-CPU node run
     /// together), within the pool's extra threads (see the module docs).
-    pub fn spawn_light(&self, job: impl FnOnce() + Send + 'static) {
+    pub fn spawn_light(&self, job: impl FnOnce(&Worker) + Send + 'static) {
         self.push(Box::new(job), true);
     }
 
     /// Queues `job` (light or not) and hands it to a thread.
-    fn push(&self, job: Box<dyn FnOnce() + Send>, light: bool) {
+    fn push(&self, job: Box<dyn FnOnce(&Worker) + Send>, light: bool) {
         let mut state = self.shared.state.lock();
         if state.closed {
             return; // the node is shutting down: the job is abandoned
@@ -378,70 +433,69 @@ fn wake_or_start(shared: &Arc<Shared>, mut state: parking_lot::MutexGuard<'_, St
     }
 }
 
-/// Whether the calling thread is a pool's worker.
-pub fn is_worker() -> bool {
-    WORKER_OF.with(|w| w.borrow().is_some())
-}
+impl Worker {
+    /// The thread is about to block in a wait: until the returned guard is
+    /// dropped its pool may run one more thread, so the task it waits for
+    /// finds one. A worker blocked already (a wait inside a wait) gets a
+    /// guard that changes nothing.
+    ///
+    /// `None` when the pool's `max_blocked` ([`MAX_BLOCKED_WORKERS`])
+    /// workers are blocked already: the wait must fail instead (see the
+    /// module docs).
+    pub fn block(&self) -> Option<Blocked> {
+        let thread = &self.0;
+        let shared = &thread.shared;
+        let mut state = shared.state.lock();
+        if thread.blocked.load(Ordering::Relaxed) {
+            return Some(Blocked { worker: None });
+        }
+        if state.blocked >= shared.max_blocked {
+            return None;
+        }
+        state.blocked += 1;
+        thread.blocked.store(true, Ordering::Relaxed);
+        if !state.jobs.is_empty() {
+            wake_or_start(shared, state);
+        } else {
+            drop(state);
+        }
+        Some(Blocked {
+            worker: Some(thread.clone()),
+        })
+    }
 
-/// The calling thread is about to block in a wait: when it is a pool's
-/// worker, until the returned guard is dropped that pool may run one more
-/// thread, so the task it waits for finds one. A thread that is no pool's
-/// worker (a driver, a session's caller) or is blocked already gets a
-/// guard that changes nothing.
-///
-/// `None` when the pool's `max_blocked` ([`MAX_BLOCKED_WORKERS`]) workers
-/// are blocked already: the wait must fail instead (see the module docs).
-pub fn block_current() -> Option<Blocked> {
-    if BLOCKED.with(Cell::get) {
-        return Some(Blocked { shared: None });
-    }
-    let Some(shared) = WORKER_OF.with(|w| w.borrow().clone()) else {
-        return Some(Blocked { shared: None });
-    };
-    let mut state = shared.state.lock();
-    if state.blocked >= shared.max_blocked {
-        return None;
-    }
-    state.blocked += 1;
-    BLOCKED.with(|b| b.set(true));
-    if !state.jobs.is_empty() {
-        wake_or_start(&shared, state);
-    } else {
-        drop(state);
-    }
-    Some(Blocked {
-        shared: Some(shared),
-    })
-}
-
-/// The calling worker is done with its CPU slot before its job ends (its
-/// task's resources are given back and its results sealed; it is tearing
-/// the instance down): until the job returns, the pool may start one more
-/// thread, so the slot's next task need not wait for the teardown. At most
-/// one lent slot per CPU slot (so finishing threads never outnumber the
-/// CPUs: 100,000 tiny tasks once kept a thousand threads busy tearing
-/// down); a no-op past that, on a thread that is no pool's worker, or one
-/// that is blocked or lent already.
-pub fn lend_slot() {
-    if BLOCKED.with(Cell::get) || LENT.with(Cell::get) {
-        return;
-    }
-    let Some(shared) = WORKER_OF.with(|w| w.borrow().clone()) else {
-        return;
-    };
-    let mut state = shared.state.lock();
-    if state.lent >= shared.cpus {
-        return;
-    }
-    state.lent += 1;
-    LENT.with(|l| l.set(true));
-    if !state.jobs.is_empty() {
-        wake_or_start(&shared, state);
+    /// The job is done with its CPU slot before it ends (its task's
+    /// resources are given back and its results sealed; it is tearing the
+    /// instance down): until the job returns, the pool may start one more
+    /// thread, so the slot's next task need not wait for the teardown. At
+    /// most one lent slot per CPU slot (so finishing threads never
+    /// outnumber the CPUs: 100,000 tiny tasks once kept a thousand threads
+    /// busy tearing down); a no-op past that, or on a worker that is
+    /// blocked or lent already.
+    pub fn lend_slot(&self) {
+        let thread = &self.0;
+        let shared = &thread.shared;
+        let mut state = shared.state.lock();
+        if thread.blocked.load(Ordering::Relaxed) || thread.lent.load(Ordering::Relaxed) {
+            return;
+        }
+        if state.lent >= shared.cpus {
+            return;
+        }
+        state.lent += 1;
+        thread.lent.store(true, Ordering::Relaxed);
+        if !state.jobs.is_empty() {
+            wake_or_start(shared, state);
+        }
     }
 }
 
 fn work(shared: &Arc<Shared>, name: usize) {
-    WORKER_OF.with(|w| *w.borrow_mut() = Some(shared.clone()));
+    let worker = Worker(Arc::new(WorkerThread {
+        shared: shared.clone(),
+        blocked: AtomicBool::new(false),
+        lent: AtomicBool::new(false),
+    }));
     let mut state = shared.state.lock();
     // Whether this thread looked for a job since its last one.
     let mut looked = false;
@@ -457,12 +511,12 @@ fn work(shared: &Arc<Shared>, name: usize) {
             // Jobs catch their own panics (a task's host bug fails that
             // task); one that still escapes must not take the thread count
             // with it.
-            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)).is_err() {
+            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(&worker))).is_err() {
                 tracing::error!("a worker job panicked (a bug in wray)");
             }
             state = shared.state.lock();
             state.light -= usize::from(light);
-            if LENT.with(|l| l.replace(false)) {
+            if worker.0.lent.swap(false, Ordering::Relaxed) {
                 state.lent -= 1;
             }
             looked = false;
@@ -493,7 +547,6 @@ fn work(shared: &Arc<Shared>, name: usize) {
     }
     state.threads -= 1;
     state.names.remove(&name);
-    WORKER_OF.with(|w| w.borrow_mut().take());
     if state.threads == 0 {
         shared.gone.notify_all();
     }
@@ -510,7 +563,7 @@ mod tests {
         let (tx, rx) = mpsc::channel();
         for i in 0..20_000u32 {
             let tx = tx.clone();
-            pool.spawn(move || tx.send(i).unwrap());
+            pool.spawn(move |_| tx.send(i).unwrap());
         }
         let mut got: Vec<u32> = (0..20_000)
             .map(|_| rx.recv_timeout(Duration::from_secs(10)).unwrap())
@@ -522,27 +575,27 @@ mod tests {
         assert_eq!(stats.max_threads, 12, "2 CPUs, 2 lent slots, 8 blocked");
     }
 
+    /// A wait looks before sleeping on a pool's worker and on a thread of
+    /// its own (a driver's), never on a runtime's thread serving many
+    /// calls: as its caller says, whatever thread it is on.
+    #[test]
+    fn only_waits_on_a_runtime_thread_never_look_before_sleeping() {
+        assert!(!WaitingThread::Runtime.looks_first());
+        assert!(WaitingThread::Own.looks_first());
+        let pool = WorkerPool::new(1, 1);
+        let (tx, rx) = mpsc::channel();
+        pool.spawn(move |worker| {
+            let thread = WaitingThread::Worker(worker.clone());
+            tx.send((thread.looks_first(), thread.worker().is_some()))
+                .unwrap();
+        });
+        assert_eq!(rx.recv().unwrap(), (true, true));
+    }
+
     /// Jobs queued while a worker looks for one (right after its last
     /// job), as it stops looking, and once it sleeps: each runs, and
     /// bursts queued while it looks are spread over the pool's threads
     /// (a job queued while only one thread looks wakes a sleeping one).
-    /// A runtime thread serving many calls never looks before sleeping; a
-    /// plain thread (a driver's) and a pool's worker do.
-    #[test]
-    fn only_threads_serving_many_calls_never_look_before_sleeping() {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .on_thread_start(serving_many)
-            .build()
-            .unwrap();
-        assert!(!rt.block_on(async { tokio::spawn(async { may_look() }).await.unwrap() }));
-        assert!(std::thread::spawn(may_look).join().unwrap());
-        let pool = WorkerPool::new(1, 1);
-        let (tx, rx) = std::sync::mpsc::channel();
-        pool.spawn(move || tx.send(may_look()).unwrap());
-        assert!(rx.recv().unwrap());
-    }
-
     #[test]
     fn jobs_queued_while_a_worker_looks_for_one_all_run_without_a_lost_wakeup() {
         let pool = WorkerPool::new(2, 8);
@@ -555,7 +608,7 @@ mod tests {
             let burst = 1 + round % 4;
             for _ in 0..burst {
                 let tx = tx.clone();
-                pool.spawn(move || tx.send(()).unwrap());
+                pool.spawn(move |_| tx.send(()).unwrap());
             }
             expected += burst;
             for _ in 0..burst {
@@ -573,12 +626,12 @@ mod tests {
         std::thread::sleep(SPIN_BEFORE_PARKING * 20);
         let (tx, rx) = mpsc::channel();
         let ran = tx.clone();
-        pool.spawn(move || ran.send(()).unwrap());
+        pool.spawn(move |_| ran.send(()).unwrap());
         rx.recv_timeout(Duration::from_secs(10)).expect("ran");
         let barrier = Arc::new(std::sync::Barrier::new(2));
         for _ in 0..2 {
             let (tx, barrier) = (tx.clone(), barrier.clone());
-            pool.spawn(move || {
+            pool.spawn(move |_| {
                 barrier.wait();
                 tx.send(()).unwrap();
             });
@@ -594,15 +647,20 @@ mod tests {
     /// Job `depth` of a chain: spawns job `depth - 1` and blocks until it
     /// has answered (as a task blocked in `get` on its child), then
     /// answers `depth` plus what it got.
-    fn chain(pool: &Arc<WorkerPool>, depth: u32, answer: mpsc::Sender<Result<u32, String>>) {
+    fn chain(
+        pool: &Arc<WorkerPool>,
+        worker: &Worker,
+        depth: u32,
+        answer: mpsc::Sender<Result<u32, String>>,
+    ) {
         if depth == 0 {
             let _ = answer.send(Ok(0));
             return;
         }
         let (tx, rx) = mpsc::channel();
         let p = pool.clone();
-        pool.spawn(move || chain(&p, depth - 1, tx));
-        let Some(blocked) = block_current() else {
+        pool.spawn(move |w| chain(&p, w, depth - 1, tx));
+        let Some(blocked) = worker.block() else {
             let _ = answer.send(Err(format!("refused at depth {depth}")));
             return;
         };
@@ -621,7 +679,7 @@ mod tests {
         let pool = Arc::new(WorkerPool::new(1, 64));
         let (tx, rx) = mpsc::channel();
         let p = pool.clone();
-        pool.spawn(move || chain(&p, 20, tx));
+        pool.spawn(move |w| chain(&p, w, 20, tx));
         let sum = rx.recv_timeout(Duration::from_secs(10)).unwrap();
         assert_eq!(sum, Ok((1..=20).sum()));
         let stats = pool.stats();
@@ -635,7 +693,7 @@ mod tests {
         let pool = Arc::new(WorkerPool::new(1, 3));
         let (tx, rx) = mpsc::channel();
         let p = pool.clone();
-        pool.spawn(move || chain(&p, 10, tx));
+        pool.spawn(move |w| chain(&p, w, 10, tx));
         // Depths 10, 9 and 8 block; 7 is refused and the chain unwinds.
         let got = rx.recv_timeout(Duration::from_secs(10)).unwrap();
         assert_eq!(got, Err("refused at depth 7".to_string()));
@@ -651,7 +709,7 @@ mod tests {
         let (tx, rx) = mpsc::channel();
         for _ in 0..3 {
             let (barrier, tx) = (barrier.clone(), tx.clone());
-            pool.spawn_light(move || {
+            pool.spawn_light(move |_| {
                 barrier.wait();
                 tx.send(()).unwrap();
             });
@@ -666,9 +724,40 @@ mod tests {
     #[test]
     fn a_thread_not_of_the_pool_blocks_without_raising_the_bound() {
         let pool = WorkerPool::new(1, 0);
-        let guard = block_current();
-        assert!(guard.is_some(), "a driver's wait is never refused");
-        assert_eq!(pool.stats().blocked, 0);
+        for thread in [WaitingThread::Own, WaitingThread::Runtime] {
+            let guard = thread.block();
+            assert!(guard.is_some(), "a driver's wait is never refused");
+            assert_eq!(pool.stats().blocked, 0);
+        }
+    }
+
+    /// A wait inside a wait on one worker counts it blocked once, and a
+    /// worker that lent its slot gets it back when its job ends.
+    #[test]
+    fn a_worker_is_blocked_once_and_its_lent_slot_comes_back() {
+        let pool = Arc::new(WorkerPool::new(1, 4));
+        let (tx, rx) = mpsc::channel();
+        let p = pool.clone();
+        pool.spawn(move |worker| {
+            let outer = worker.block();
+            let inner = worker.block();
+            let blocked = p.stats().blocked;
+            drop((inner, outer));
+            worker.lend_slot();
+            worker.lend_slot();
+            let lent = p.shared.state.lock().lent;
+            tx.send((blocked, p.stats().blocked, lent)).unwrap();
+        });
+        let got = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!(got, (1, 0, 1), "(blocked, after, lent)");
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while pool.shared.state.lock().lent != 0 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the slot never came back"
+            );
+            std::thread::yield_now();
+        }
     }
 
     #[test]
@@ -678,7 +767,7 @@ mod tests {
         let (tx, rx) = mpsc::channel();
         for _ in 0..2 {
             let (barrier, tx) = (barrier.clone(), tx.clone());
-            pool.spawn(move || {
+            pool.spawn(move |_| {
                 barrier.wait();
                 tx.send(std::thread::current().name().map(str::to_string))
                     .unwrap();
@@ -700,7 +789,7 @@ mod tests {
         let (tx, rx) = mpsc::channel();
         for i in 0..100 {
             let tx = tx.clone();
-            pool.spawn(move || tx.send(i).unwrap());
+            pool.spawn(move |_| tx.send(i).unwrap());
             rx.recv_timeout(Duration::from_secs(5)).unwrap();
             // Until the thread is back waiting (a state, not a delay).
             let deadline = std::time::Instant::now() + Duration::from_secs(10);
@@ -718,10 +807,10 @@ mod tests {
     #[test]
     fn closing_waits_for_busy_threads_and_a_panicking_job_is_survived() {
         let pool = WorkerPool::new(4, 8);
-        pool.spawn(|| panic!("a bug"));
+        pool.spawn(|_| panic!("a bug"));
         let (started_tx, started) = mpsc::channel();
         let (tx, rx) = mpsc::channel();
-        pool.spawn(move || {
+        pool.spawn(move |_| {
             started_tx.send(()).unwrap();
             std::thread::sleep(Duration::from_millis(50));
             tx.send(()).unwrap();
@@ -730,7 +819,7 @@ mod tests {
         assert_eq!(pool.close(Duration::from_secs(10)), 0);
         assert!(rx.try_recv().is_ok(), "the busy job ran to its end");
         // A closed pool takes no more jobs.
-        pool.spawn(|| unreachable!());
+        pool.spawn(|_| unreachable!());
         assert_eq!(pool.threads(), 0);
     }
 }

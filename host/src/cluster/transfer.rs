@@ -148,10 +148,8 @@ pub(crate) async fn all_sealed(sched: &Arc<Scheduler>, roots: &[ObjectId]) {
             .filter(|id| sched.objects.is_pending(id))
             .collect();
         if !pending.is_empty() {
-            let blocker = Blocker {
-                entry: None,
-                allocation: None,
-            };
+            // On the node's I/O runtime (a peer's handler).
+            let blocker = Blocker::on_runtime();
             sched
                 .wait_sealed(&pending, pending.len(), None, blocker)
                 .await;

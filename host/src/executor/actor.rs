@@ -22,6 +22,7 @@ use crate::objects::Object;
 use crate::proto::Target;
 use crate::scheduler::task::Actor;
 use crate::scheduler::{PendingTask, Task};
+use crate::worker_pool::{WaitingThread, Worker};
 
 /// A live actor instance: its store, its bindings, and the handle of its
 /// `actor-instance` resource.
@@ -47,15 +48,18 @@ impl WasmExecutor {
     /// next one that is ready by then (calls queued back to back run on one
     /// thread, with no hand-over). A panic in the host while a task runs
     /// fails the task and kills the actor.
+    /// Its guests' waits block `worker`'s thread.
     pub(crate) fn run_actor(
         self: &Arc<Self>,
+        worker: &Worker,
         actor: &Arc<Actor>,
         task: Arc<PendingTask>,
         dead: Option<TaskError>,
     ) {
+        let thread = WaitingThread::Worker(worker.clone());
         let mut next = Some((task, dead));
         while let Some((task, dead)) = next.take() {
-            self.run_actor_task(actor, task, dead);
+            self.run_actor_task(&thread, actor, task, dead);
             next = actor.take_next();
         }
         // Idle now: an actor whose last handle is gone exits.
@@ -66,6 +70,7 @@ impl WasmExecutor {
     /// actor die).
     fn run_actor_task(
         self: &Arc<Self>,
+        thread: &WaitingThread,
         actor: &Arc<Actor>,
         task: Arc<PendingTask>,
         dead: Option<TaskError>,
@@ -76,7 +81,7 @@ impl WasmExecutor {
             let holds = std::mem::take(&mut spec.holds);
             let instance = self.instances.lock().remove(&actor.id);
             let ran = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                self.block_on(self.actor_task(actor, &mut spec, instance, dead))
+                self.block_on(self.actor_task(thread, actor, &mut spec, instance, dead))
             }));
             let result = match ran {
                 Ok((result, instance, why)) => {
@@ -108,6 +113,7 @@ impl WasmExecutor {
     /// Runs `spec` (the constructor or a call) of `actor` on `instance`.
     async fn actor_task(
         self: &Arc<Self>,
+        thread: &WaitingThread,
         actor: &Actor,
         spec: &mut Task,
         instance: Option<Instance>,
@@ -118,7 +124,7 @@ impl WasmExecutor {
         let result = match (&dead, instance.as_mut()) {
             (Some(cause), _) => Err(actor.died_error(spec, cause)),
             (None, _) if matches!(spec.target, Target::ActorCreate { .. }) => {
-                match self.construct(actor, spec).await {
+                match self.construct(thread, actor, spec).await {
                     Ok(created) => {
                         instance = Some(created);
                         Ok(Vec::new())
@@ -130,7 +136,7 @@ impl WasmExecutor {
                 }
             }
             (None, Some(inst)) => {
-                let (result, trapped) = self.call(actor, inst, spec).await;
+                let (result, trapped) = self.call(thread, actor, inst, spec).await;
                 if trapped || inst.store.is_tainted() {
                     // The actor dies with its instance, for a reason either
                     // way (a call that succeeded on a tainted store too).
@@ -163,6 +169,7 @@ impl WasmExecutor {
 
     async fn construct(
         self: &Arc<Self>,
+        thread: &WaitingThread,
         actor: &Actor,
         spec: &mut Task,
     ) -> Result<Instance, TaskError> {
@@ -180,7 +187,7 @@ impl WasmExecutor {
                 TaskError::new(ErrorKind::InvalidArgument, spec.label.clone(), spec.id, m)
             })?;
         actor.starting(&spec.cancel);
-        let current = CurrentTask::for_spec(spec, false, actor.allocation());
+        let current = CurrentTask::for_spec(spec, false, actor.allocation(), thread.clone());
         let (mut store, mut guest) = self
             .instantiate(&component, actor.id.job(), current)
             .await?;
@@ -206,6 +213,7 @@ impl WasmExecutor {
     /// Runs one method call; the bool says whether the instance trapped.
     async fn call(
         self: &Arc<Self>,
+        thread: &WaitingThread,
         actor: &Actor,
         inst: &mut Instance,
         spec: &mut Task,
@@ -223,11 +231,11 @@ impl WasmExecutor {
             return (Err(error), false);
         }
         actor.starting(&spec.cancel);
-        let current = CurrentTask::for_spec(spec, false, actor.allocation());
+        let current = CurrentTask::for_spec(spec, false, actor.allocation(), thread.clone());
         if let Some(entry) = &spec.entry {
             entry.started();
         }
-        self.sched.pin_worker(&current.allocation);
+        self.sched.pin_worker(thread, &current.allocation);
         let state = inst.store.data_mut();
         state.begin(current);
         if let Err(e) = state.hold_all(payload_refs(&args)) {

@@ -38,6 +38,7 @@ impl TaskState {
         let blocker = Blocker {
             entry: current.entry.as_deref(),
             allocation: current.holds_cpu.then_some(&mut current.allocation),
+            thread: &current.thread,
         };
         node.wait_sealed(ids, need, until, blocker).await
     }

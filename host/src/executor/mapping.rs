@@ -90,6 +90,7 @@ async fn sealed(
     let blocker = Blocker {
         entry: current.entry.as_deref(),
         allocation: current.holds_cpu.then_some(&mut current.allocation),
+        thread: &current.thread,
     };
     if node.wait_sealed(&[id], 1, None, blocker).await == WaitEnd::Refused {
         let msg = too_many_blocked(state.node.node_id());

@@ -70,7 +70,7 @@ use crate::id_map::IdMap;
 use crate::objects::Budget;
 use crate::resources::{Allocation, Quantity};
 use crate::scheduler::{Executor, PendingTask, Scheduler};
-use crate::worker_pool::WorkerPool;
+use crate::worker_pool::{WaitingThread, Worker, WorkerPool};
 
 /// The node's wasmtime executor: it compiles components, makes instances
 /// and runs tasks in them on its worker threads.
@@ -116,9 +116,10 @@ pub struct WasmExecutor {
 }
 
 impl WasmExecutor {
-    /// Runs `f` on a worker thread; `light` when it holds less than one
-    /// whole CPU (see [`WorkerPool::spawn_light`]).
-    pub(crate) fn spawn_blocking(&self, light: bool, f: impl FnOnce() + Send + 'static) {
+    /// Runs `f` on a worker thread, handed that thread's [`Worker`];
+    /// `light` when it holds less than one whole CPU (see
+    /// [`WorkerPool::spawn_light`]).
+    pub(crate) fn spawn_blocking(&self, light: bool, f: impl FnOnce(&Worker) + Send + 'static) {
         if light {
             self.workers.spawn_light(f);
         } else {
@@ -148,8 +149,9 @@ impl WasmExecutor {
 fn on_worker(exec: Arc<WasmExecutor>, task: Arc<PendingTask>, allocation: Allocation) {
     // Light: less than one whole CPU (zero-CPU and fractional tasks).
     let light = !allocation.cpu.iter().any(|g| g.amount >= Quantity::ONE);
-    exec.clone()
-        .spawn_blocking(light, move || exec.run_function_task(task, allocation));
+    exec.clone().spawn_blocking(light, move |worker| {
+        exec.run_function_task(worker, task, allocation);
+    });
 }
 
 /// A function task handed to a tokio runtime. Dropped before it was polled
@@ -191,7 +193,8 @@ impl Executor for Handle {
             runtime.spawn(async move {
                 if let Some((task, allocation)) = handed.job.take() {
                     let exec = handed.exec.clone();
-                    exec.run_function_task_async(task, allocation).await;
+                    let thread = WaitingThread::Runtime;
+                    exec.run_function_task_async(task, allocation, thread).await;
                 }
             });
             return;
@@ -208,8 +211,9 @@ impl Executor for Handle {
         let exec = self.0.clone();
         // Light: an actor runs one call at a time, like Ray's worker
         // process of its own, whatever CPUs it holds.
-        self.0
-            .spawn_blocking(true, move || exec.run_actor(&actor, task, dead));
+        self.0.spawn_blocking(true, move |worker| {
+            exec.run_actor(worker, &actor, task, dead);
+        });
     }
 
     fn drop_actor(&self, actor: ActorId) {

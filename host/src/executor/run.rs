@@ -36,25 +36,34 @@ use crate::proto::{Arg, Target};
 use crate::resources::Allocation;
 use crate::scheduler::task_table::TaskEntry;
 use crate::scheduler::{PendingTask, Task};
+use crate::worker_pool::{WaitingThread, Worker};
 
 impl WasmExecutor {
     /// Runs a remote-function task holding `allocation`, seals its results,
     /// and gives the resources back. Never panics: a host bug fails the task.
+    /// Runs on `worker`'s thread, which its guest's waits block.
     pub(crate) fn run_function_task(
         self: Arc<Self>,
+        worker: &Worker,
         task: Arc<PendingTask>,
         allocation: Allocation,
     ) {
-        self.block_on(self.clone().run_function_task_async(task, allocation));
+        let thread = WaitingThread::Worker(worker.clone());
+        self.block_on(
+            self.clone()
+                .run_function_task_async(task, allocation, thread),
+        );
     }
 
     /// [`WasmExecutor::run_function_task`] as a future: what a worker
     /// thread drives, or a task of the runtime the task was submitted on
-    /// (`TaskOptions::on_caller_runtime`).
+    /// (`TaskOptions::on_caller_runtime`); `thread` says which, for its
+    /// guest's waits.
     pub(crate) async fn run_function_task_async(
         self: Arc<Self>,
         task: Arc<PendingTask>,
         allocation: Allocation,
+        thread: WaitingThread,
     ) {
         let mut allocation = allocation;
         if let Some(mut spec) = task.take() {
@@ -67,7 +76,7 @@ impl WasmExecutor {
                 entry: spec.entry.clone(),
                 ended: false,
             };
-            let ran = AssertUnwindSafe(self.execute_function(spec, &mut allocation))
+            let ran = AssertUnwindSafe(self.execute_function(spec, &mut allocation, thread))
                 .catch_unwind()
                 .await;
             let failed = match ran {
@@ -99,6 +108,7 @@ impl WasmExecutor {
         result: Result<Vec<Object>, TaskError>,
     ) {
         let held = std::mem::take(&mut store.data_mut().current.allocation);
+        let worker = store.data().current.thread.worker().cloned();
         store.data().end_output();
         let scope = reuse_scope(spec);
         // A shared instance carries nothing of its job to the next: no
@@ -122,7 +132,9 @@ impl WasmExecutor {
         let mut holds = rejected.map(|mut store| std::mem::take(&mut store.data_mut().holds));
         // The slot's next task may start on another thread while this one
         // tears the instance down.
-        crate::worker_pool::lend_slot();
+        if let Some(worker) = worker {
+            worker.lend_slot();
+        }
         self.sched.release_resources(&held);
         self.sched.finish(spec, result);
         if let Some(holds) = &mut holds {
@@ -138,6 +150,7 @@ impl WasmExecutor {
         self: &Arc<Self>,
         mut spec: Task,
         allocation: &mut Allocation,
+        thread: WaitingThread,
     ) -> Result<(), TaskError> {
         if spec.cancel.is_cancelled() {
             return Err(TaskError::new(
@@ -169,17 +182,17 @@ impl WasmExecutor {
         if let Some(entry) = &spec.entry {
             entry.started();
         }
-        self.sched.pin_worker(allocation);
+        self.sched.pin_worker(&thread, allocation);
         let reuse = component
             .record
             .function(name)
             .is_some_and(|f| f.declared.reuse);
         if reuse {
             return self
-                .execute_reused(&spec, &component, name, args, allocation)
+                .execute_reused(&spec, &component, name, args, allocation, thread)
                 .await;
         }
-        let current = CurrentTask::for_spec(&spec, true, std::mem::take(allocation));
+        let current = CurrentTask::for_spec(&spec, true, std::mem::take(allocation), thread);
         let (mut store, mut guest) = self.instantiate(&component, spec.id.job(), current).await?;
         let stop = StopWhen::of(store.data());
         let result = match store.data_mut().hold_all(payload_refs(&args)) {
@@ -206,9 +219,10 @@ impl WasmExecutor {
         name: &str,
         args: Vec<types::Arg>,
         allocation: &mut Allocation,
+        thread: WaitingThread,
     ) -> Result<(), TaskError> {
         let key = (reuse_scope(spec), spec.component.clone());
-        let current = CurrentTask::for_spec(spec, true, std::mem::take(allocation));
+        let current = CurrentTask::for_spec(spec, true, std::mem::take(allocation), thread);
         let (mut store, mut guest, fresh) = match self.reusable.take(&key) {
             Some(mut idle) => {
                 // A shared instance runs each task in that task's job.

@@ -22,6 +22,7 @@ use crate::objects::{Budget, Charge, Holds, TooManyHolds};
 use crate::proto::limits::Limits;
 use crate::resources::Allocation;
 use crate::scheduler::task_table::TaskEntry;
+use crate::worker_pool::WaitingThread;
 
 /// The task a store is running now (an actor's store runs many in turn).
 #[derive(Debug, Clone)]
@@ -50,11 +51,16 @@ pub struct CurrentTask {
     pub started: Instant,
     /// Its entry in the task table.
     pub entry: Option<Arc<TaskEntry>>,
+    /// The thread it runs on, which its waits (`get`, `wait`) block: a
+    /// pool's worker, a driver's own thread, or (a task run on its
+    /// caller's runtime) a runtime's.
+    pub thread: WaitingThread,
 }
 
 impl CurrentTask {
     /// A task that has submitted and put nothing yet, starting now under
-    /// `limits` (its deadline counts from now).
+    /// `limits` (its deadline counts from now), on a runtime's thread until
+    /// told otherwise ([`CurrentTask::thread`]).
     pub fn new(
         id: TaskId,
         label: impl Into<String>,
@@ -75,15 +81,17 @@ impl CurrentTask {
             cancel,
             started: Instant::now(),
             entry: None,
+            thread: WaitingThread::Runtime,
         }
     }
 
     /// The current task of a store about to run `spec` with `allocation`
-    /// (giving its CPUs back while blocked when `holds_cpu`).
+    /// on `thread` (giving its CPUs back while blocked when `holds_cpu`).
     pub(crate) fn for_spec(
         spec: &crate::scheduler::Task,
         holds_cpu: bool,
         allocation: Allocation,
+        thread: WaitingThread,
     ) -> Self {
         let mut current = Self::new(
             spec.id,
@@ -94,6 +102,7 @@ impl CurrentTask {
             spec.cancel.clone(),
         );
         current.entry = spec.entry.clone();
+        current.thread = thread;
         current
     }
 

@@ -78,6 +78,9 @@ async fn drive(
     let mut current = CurrentTask::new(task, "main", holds, limits, allocation, cancel);
     let entry = exec.sched.tasks.driver_started(task);
     current.entry = Some(entry.clone());
+    // The driver's thread is its own (`run_driver` blocks it): its waits
+    // look before they sleep, as a worker's do.
+    current.thread = crate::worker_pool::WaitingThread::Own;
     let started = Instant::now();
     let mut store = exec.new_store(&component, job, current, &argv);
     let stop = StopWhen::of(store.data());

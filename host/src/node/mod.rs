@@ -137,7 +137,6 @@ impl Node {
         let io = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("wray-io")
-            .on_thread_start(crate::worker_pool::serving_many)
             .enable_all()
             .build()
             .map_err(|e| Error::Engine(format!("cannot start the I/O runtime: {e}")))?;

@@ -199,7 +199,7 @@ mod tests {
         let (tx, rx) = mpsc::channel();
         for lo in 1..=2 {
             let (registry, barrier, tx) = (registry.clone(), barrier.clone(), tx.clone());
-            pool.spawn(move || {
+            pool.spawn(move |_| {
                 barrier.wait();
                 let entry = registry.driver_started(TaskId::from_parts(7, lo));
                 registry.ended(&entry, None);

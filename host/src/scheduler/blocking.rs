@@ -19,13 +19,29 @@ use crate::objects::Subscription;
 use crate::resources::{Allocation, Quantity};
 use crate::scheduler::core::Scheduler;
 use crate::scheduler::task_table::TaskEntry;
+use crate::worker_pool::WaitingThread;
 
-/// The task that blocks.
+/// The task that blocks, and the thread it blocks.
 pub(crate) struct Blocker<'a> {
     /// Its entry in the task table.
     pub entry: Option<&'a TaskEntry>,
     /// Its allocation, when it gives its CPUs back while blocked.
     pub allocation: Option<&'a mut Allocation>,
+    /// The thread the wait blocks, as the caller knows it: whether it
+    /// looks before sleeping and lets a pool start a replacement.
+    pub thread: &'a WaitingThread,
+}
+
+impl Blocker<'_> {
+    /// A wait for no task, on a runtime's thread (an async caller: the HTTP
+    /// API, the cluster's handlers on the node's I/O runtime).
+    pub(crate) fn on_runtime() -> Blocker<'static> {
+        Blocker {
+            entry: None,
+            allocation: None,
+            thread: &WaitingThread::Runtime,
+        }
+    }
 }
 
 /// Counts sealed objects and wakes the blocked task once enough are: one
@@ -141,10 +157,7 @@ impl Scheduler {
         let ended = watch.end();
         let held = ended.objects();
         if !held.is_empty() {
-            let blocker = Blocker {
-                entry: None,
-                allocation: None,
-            };
+            let blocker = Blocker::on_runtime();
             self.wait_sealed(held, held.len(), None, blocker).await;
         }
     }
@@ -153,8 +166,9 @@ impl Scheduler {
     /// name no object count as sealed (`get` on them fails at once with
     /// `not-found`, so nothing is waited for). A task with an allocation
     /// gives its CPUs back while blocked (keeping GPUs and the rest) and
-    /// takes them again before returning. A worker thread that blocks lets
-    /// the pool start a replacement until it wakes; past
+    /// takes them again before returning. A worker thread that blocks (as
+    /// `blocker.thread` says) lets the pool start a replacement until it
+    /// wakes; past
     /// [`MAX_BLOCKED_WORKERS`](crate::bounds::MAX_BLOCKED_WORKERS) blocked
     /// workers the wait is [`WaitEnd::Refused`] instead.
     ///
@@ -202,7 +216,7 @@ impl Scheduler {
         let done = || sealed + latch.sealed.load(Ordering::Acquire) >= need;
         // Before the CPUs go back: the tasks they start may need the
         // replacement thread.
-        let Some(_worker) = crate::worker_pool::block_current() else {
+        let Some(_worker) = blocker.thread.block() else {
             return WaitEnd::Refused;
         };
         if let Some(e) = blocker.entry {
@@ -217,9 +231,9 @@ impl Scheduler {
         // A short wait (a small task's result, an actor call's reply)
         // ends before the thread would have gone to sleep: look for it a
         // moment first (see `worker_pool::SPIN_BEFORE_PARKING`), unless
-        // the thread serves many calls at once (`worker_pool::may_look`).
+        // the thread serves many calls at once (`WaitingThread::looks_first`).
         let spin = crate::worker_pool::SPIN_BEFORE_PARKING;
-        if crate::worker_pool::may_look()
+        if blocker.thread.looks_first()
             && until.is_none_or(|u| Instant::now().checked_add(spin).is_some_and(|t| u > t))
         {
             crate::worker_pool::spin_until(done);
@@ -246,7 +260,7 @@ impl Scheduler {
         drop(subs);
         if let Some((allocation, amount)) = cpu {
             self.reacquire(allocation, amount).await;
-            self.pin_worker(allocation);
+            self.pin_worker(blocker.thread, allocation);
         }
         if let Some(e) = blocker.entry {
             e.blocked(false);
@@ -357,10 +371,7 @@ mod tests {
         let ids = ids(3);
         pending(&s, &ids);
         runtime().block_on(async {
-            let none = Blocker {
-                entry: None,
-                allocation: None,
-            };
+            let none = Blocker::on_runtime();
             let mut wait = std::pin::pin!(s.wait_sealed(&ids, 2, None, none));
             assert_eq!(poll_once(wait.as_mut()).await, None);
             s.objects.seal(ids[2], Object::empty());
@@ -369,10 +380,7 @@ mod tests {
             assert_eq!(wait.await, WaitEnd::Ready);
             // An id that names nothing is not waited for.
             let unknown = [TaskId::driver(JobId(9)).return_object(0).unwrap()];
-            let none = Blocker {
-                entry: None,
-                allocation: None,
-            };
+            let none = Blocker::on_runtime();
             assert_eq!(s.wait_sealed(&unknown, 1, None, none).await, WaitEnd::Ready);
         });
     }
@@ -385,10 +393,7 @@ mod tests {
         s.objects.seal(ids[0], Object::empty());
         runtime().block_on(async {
             let now = Some(Instant::now());
-            let b = || Blocker {
-                entry: None,
-                allocation: None,
-            };
+            let b = Blocker::on_runtime;
             assert_eq!(s.wait_sealed(&ids, 1, now, b()).await, WaitEnd::Ready);
             assert_eq!(s.wait_sealed(&ids, 2, now, b()).await, WaitEnd::TimedOut);
         });
@@ -403,8 +408,8 @@ mod tests {
         assert_eq!(free_cpus(&s), 0.0);
         runtime().block_on(async {
             let blocker = Blocker {
-                entry: None,
                 allocation: Some(&mut allocation),
+                ..Blocker::on_runtime()
             };
             let mut wait = std::pin::pin!(s.wait_sealed(&ids, 1, None, blocker));
             assert_eq!(poll_once(wait.as_mut()).await, None);
@@ -424,8 +429,8 @@ mod tests {
         let mut allocation = one_cpu(&s);
         runtime().block_on(async {
             let blocker = Blocker {
-                entry: None,
                 allocation: Some(&mut allocation),
+                ..Blocker::on_runtime()
             };
             let mut wait = Box::pin(s.wait_sealed(&ids, 1, None, blocker));
             assert_eq!(poll_once(wait.as_mut()).await, None);

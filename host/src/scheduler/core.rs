@@ -266,13 +266,18 @@ impl Scheduler {
         }
     }
 
-    /// Pins the calling worker thread to `allocation`'s cores when the node
-    /// pins (it has fewer CPUs than the machine); all allowed cores for a
-    /// task without CPUs. Any other thread (a tokio runtime's, running a
-    /// task submitted with `TaskOptions::on_caller_runtime`; a driver's)
-    /// is left as it is: it serves more than this task.
-    pub(crate) fn pin_worker(&self, allocation: &crate::resources::Allocation) {
-        if !crate::worker_pool::is_worker() {
+    /// Pins the calling thread, when `thread` says it is a pool's worker, to
+    /// `allocation`'s cores when the node pins (it has fewer CPUs than the
+    /// machine); all allowed cores for a task without CPUs. Any other
+    /// thread (a tokio runtime's, running a task submitted with
+    /// `TaskOptions::on_caller_runtime`; a driver's) is left as it is: it
+    /// serves more than this task.
+    pub(crate) fn pin_worker(
+        &self,
+        thread: &crate::worker_pool::WaitingThread,
+        allocation: &crate::resources::Allocation,
+    ) {
+        if thread.worker().is_none() {
             return;
         }
         if let Some(allowed) = &self.pin {
