@@ -31,7 +31,7 @@ pub fn describe(args: DescribeArgs) -> anyhow::Result<()> {
     };
     let node = Node::start(config)?;
     let record = node
-        .deploy_file(&args.component)
+        .deploy_file_blocking(&args.component)
         .with_context(|| format!("describing {}", args.component.display()))?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&record)?);

@@ -28,7 +28,7 @@ pub fn start_with_component(
 /// The file is not a readable wray component.
 pub fn deploy(node: &Node, path: &Path) -> anyhow::Result<String> {
     let app = node
-        .deploy_file(path)
+        .deploy_file_blocking(path)
         .with_context(|| format!("deploying {}", path.display()))?;
     Ok(app.name)
 }

@@ -70,7 +70,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let interrupts = Interrupts::watch(node.stop_handle())?;
     let progress = (!args.quiet).then(|| Progress::start(&node));
     let session = Session::start(&node, crate::session::run_dir());
-    let outcome = node.run_main(&app, &args.args)?;
+    let outcome = node.run_main_blocking(&app, &args.args)?;
     if let Some(p) = progress {
         p.finish();
     }

@@ -51,7 +51,7 @@ impl Node {
         cancel: CancelToken,
         checked: Checked,
     ) -> Result<PreparedJob> {
-        let loaded = self.loaded_spec(spec)?;
+        let loaded = self.loaded_spec_blocking(spec)?;
         if !loaded.record.has_main {
             return Err(Error::NoMain(spec.to_string()));
         }

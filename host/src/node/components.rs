@@ -24,19 +24,22 @@ impl Node {
     /// # Errors
     /// As [`Node::deploy_async`]; [`Error::BlockingInRuntime`] inside a
     /// tokio runtime.
-    pub fn deploy(&self, name: &str, bytes: &[u8]) -> Result<ComponentRecord> {
-        Ok(self.deploy_version(name, bytes)?.record)
+    pub fn deploy_blocking(&self, name: &str, bytes: &[u8]) -> Result<ComponentRecord> {
+        Ok(self.deploy_version_blocking(name, bytes)?.record)
     }
 
-    /// [`Node::deploy`], answering the version now current (1, 2, .. per
+    /// [`Node::deploy_blocking`], answering the version now current (1, 2, .. per
     /// name: a new one, or the kept version with the same bytes) and when
     /// it was deployed.
     ///
     /// # Errors
-    /// As [`Node::deploy`].
-    pub fn deploy_version(&self, name: &str, bytes: &[u8]) -> Result<ComponentVersion> {
+    /// As [`Node::deploy_blocking`].
+    pub fn deploy_version_blocking(&self, name: &str, bytes: &[u8]) -> Result<ComponentVersion> {
         Ok(self
-            .wait("Node::deploy", self.deploy_async(name, Arc::from(bytes)))??
+            .wait(
+                "Node::deploy_blocking",
+                self.deploy_async(name, Arc::from(bytes)),
+            )??
             .current)
     }
 
@@ -129,8 +132,8 @@ impl Node {
     /// # Errors
     /// As [`Node::undeploy_async`]; [`Error::BlockingInRuntime`] inside a
     /// tokio runtime.
-    pub fn undeploy(&self, name: &str) -> Result<bool> {
-        self.wait("Node::undeploy", self.undeploy_async(name))?
+    pub fn undeploy_blocking(&self, name: &str) -> Result<bool> {
+        self.wait("Node::undeploy_blocking", self.undeploy_async(name))?
     }
 
     /// Undeploys `name`: calls by that name fail with not-found from now
@@ -155,8 +158,8 @@ impl Node {
     /// # Errors
     /// As [`Node::component_async`]; [`Error::BlockingInRuntime`] inside
     /// a tokio runtime.
-    pub fn component(&self, name: &str) -> Result<ComponentVersion> {
-        self.wait("Node::component", self.component_async(name))?
+    pub fn component_blocking(&self, name: &str) -> Result<ComponentVersion> {
+        self.wait("Node::component_blocking", self.component_async(name))?
     }
 
     /// The current version of the component deployed as `name`, from the
@@ -188,11 +191,11 @@ impl Node {
     /// # Errors
     /// [`Error::ControlPlane`] when the function table cannot be read;
     /// [`Error::BlockingInRuntime`] inside a tokio runtime.
-    pub fn components(&self) -> Result<Vec<ComponentVersion>> {
-        Ok(self.wait("Node::components", self.table.list())??)
+    pub fn components_blocking(&self) -> Result<Vec<ComponentVersion>> {
+        Ok(self.wait("Node::components_blocking", self.table.list())??)
     }
 
-    /// One page of [`Node::components`]: at most `limit` components whose
+    /// One page of [`Node::components_blocking`]: at most `limit` components whose
     /// names sort after `after`, ordered by name, and the damaged entries
     /// of the function table (whose names sort after `after`) left out.
     ///
@@ -210,8 +213,8 @@ impl Node {
     /// (`wordcount.wasm` -> `wordcount`).
     ///
     /// # Errors
-    /// [`Error::Io`] when the file cannot be read; then as [`Node::deploy`].
-    pub fn deploy_file(&self, path: impl AsRef<Path>) -> Result<ComponentRecord> {
+    /// [`Error::Io`] when the file cannot be read; then as [`Node::deploy_blocking`].
+    pub fn deploy_file_blocking(&self, path: impl AsRef<Path>) -> Result<ComponentRecord> {
         let path = path.as_ref();
         let io = |source| Error::Io {
             path: path.display().to_string(),
@@ -230,7 +233,7 @@ impl Node {
         let name = path
             .file_stem()
             .map_or_else(|| "app".into(), |s| s.to_string_lossy().into_owned());
-        self.deploy(&name, &bytes)
+        self.deploy_blocking(&name, &bytes)
     }
 
     /// Deployed component `name`, loaded here (compiled from the function

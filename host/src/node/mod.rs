@@ -44,8 +44,8 @@ use crate::worker_pool::WorkerPool;
 /// ```no_run
 /// use wray_host::{Node, NodeConfig};
 /// let node = Node::start(NodeConfig::default())?;
-/// let app = node.deploy_file("target/wasm/wordcount.wasm")?;
-/// let outcome = node.run_main(&app.name, &["/data".to_string()])?;
+/// let app = node.deploy_file_blocking("target/wasm/wordcount.wasm")?;
+/// let outcome = node.run_main_blocking(&app.name, &["/data".to_string()])?;
 /// assert!(outcome.result.is_ok());
 /// # Ok::<(), wray_host::Error>(())
 /// ```
@@ -336,7 +336,7 @@ impl Node {
     ///
     /// # Errors
     /// [`Error::NotDeployed`], [`Error::NoMain`], or a control-plane error.
-    pub fn run_main(&self, name: &str, args: &[String]) -> Result<DriverOutcome> {
+    pub fn run_main_blocking(&self, name: &str, args: &[String]) -> Result<DriverOutcome> {
         let prepared = self.prepare_job(name, None, CancelToken::new(), Default::default())?;
         Ok(self.run_prepared(prepared, args, || {}))
     }

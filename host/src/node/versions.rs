@@ -83,14 +83,14 @@ impl Node {
     /// # Errors
     /// [`Error::ControlPlane`] for a malformed version; as
     /// [`Node::component_at`].
-    pub(crate) fn loaded_spec(&self, spec: &str) -> Result<Arc<LoadedComponent>> {
-        self.wait("Node::loaded_spec", self.loaded_spec_async(spec))?
+    pub(crate) fn loaded_spec_blocking(&self, spec: &str) -> Result<Arc<LoadedComponent>> {
+        self.wait("Node::loaded_spec_blocking", self.loaded_spec_async(spec))?
     }
 
-    /// [`Node::loaded_spec`], as a future.
+    /// [`Node::loaded_spec_blocking`], as a future.
     ///
     /// # Errors
-    /// As [`Node::loaded_spec`].
+    /// As [`Node::loaded_spec_blocking`].
     pub(crate) async fn loaded_spec_async(&self, spec: &str) -> Result<Arc<LoadedComponent>> {
         match split_version(spec)? {
             (name, None) => self.loaded_async(name).await,

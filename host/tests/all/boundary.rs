@@ -10,7 +10,7 @@ use crate::support::{component, json, json_results, Setup, TestNode};
 fn json_arguments_reach_a_rust_function_and_json_results_come_back() {
     let t = TestNode::start(Setup::default());
     t.node
-        .deploy_file(component("tree_reduce"))
+        .deploy_file_blocking(component("tree_reduce"))
         .expect("deploys");
     let session = t.node.session().expect("a session");
     let ids = session
@@ -76,7 +76,7 @@ fn json_arguments_reach_a_rust_function_and_json_results_come_back() {
 fn a_value_in_a_codec_the_function_cannot_read_is_an_invalid_argument_naming_both() {
     let t = TestNode::start(Setup::default());
     t.node
-        .deploy_file(component("tree_reduce"))
+        .deploy_file_blocking(component("tree_reduce"))
         .expect("deploys");
     let session = t.node.session().expect("a session");
     let raw = Arg::Value(Payload {
@@ -132,7 +132,7 @@ fn json_arguments_of_actor_calls_are_checked_before_the_actor_sees_them() {
     // constructor and method (the JavaScript counter declares integers).
     let t = TestNode::start(Setup::default());
     t.node
-        .deploy_file(component("counter_js"))
+        .deploy_file_blocking(component("counter_js"))
         .expect("deploys");
     let session = t.node.session().expect("a session");
     let actor = session
@@ -157,7 +157,7 @@ fn describe_reports_parameter_names_and_json_schemas() {
     let t = TestNode::start(Setup::default());
     let record = t
         .node
-        .deploy_file(component("tree_reduce"))
+        .deploy_file_blocking(component("tree_reduce"))
         .expect("deploys");
     assert!(record.sdk.starts_with("wray-rust "), "{}", record.sdk);
     let f = record.function("add_arrays").expect("add_arrays");
@@ -179,14 +179,18 @@ fn a_component_exporting_none_of_the_parts_is_refused_naming_them() {
     let t = TestNode::start(Setup::default());
     // The smallest valid component: the header alone, exporting nothing.
     let empty = [0x00, 0x61, 0x73, 0x6d, 0x0d, 0x00, 0x01, 0x00];
-    let err = t.node.deploy("empty", &empty).unwrap_err().to_string();
+    let err = t
+        .node
+        .deploy_blocking("empty", &empty)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("exports none of"), "{err}");
     assert!(err.contains("wray:runtime/functions"), "{err}");
     assert!(err.contains("it exports nothing"), "{err}");
     // A component of actors and a driver, without functions, deploys.
     let counter = t
         .node
-        .deploy_file(component("counter"))
+        .deploy_file_blocking(component("counter"))
         .expect("deploys without the functions part");
     assert!(counter.has_main);
     assert!(counter.function("increment").is_none());

@@ -12,7 +12,10 @@ use crate::support::{component, json, json_results, Setup, TestNode};
 #[test]
 fn a_c_function_sums_a_large_raw_object_it_maps_and_adds_json_numbers() {
     let t = TestNode::start(Setup::default());
-    let record = t.node.deploy_file(component("sum_bytes")).expect("deploys");
+    let record = t
+        .node
+        .deploy_file_blocking(component("sum_bytes"))
+        .expect("deploys");
     assert!(record.sdk.starts_with("wray-c"), "{}", record.sdk);
     assert!(!record.has_main);
     let session = t.node.session().expect("a session");
@@ -80,7 +83,9 @@ fn c_functions_keep_a_named_detached_actor_of_another_component() {
         ..Setup::default()
     });
     for name in ["counter", "keeper"] {
-        t.node.deploy_file(component(name)).expect("deploys");
+        t.node
+            .deploy_file_blocking(component(name))
+            .expect("deploys");
     }
     let session = t.node.session().expect("a session");
     let call = |function: &str, args: &[&str]| {

@@ -101,7 +101,9 @@ fn a_compile_past_its_limit_is_killed_and_its_slot_is_free_at_once() {
     let names = [synth::FUNCTIONS, synth::METADATA];
     let big = synth::component(32 << 20, &[], &names);
     let started = Instant::now();
-    let err = node.deploy("big", &big).expect_err("past the time limit");
+    let err = node
+        .deploy_blocking("big", &big)
+        .expect_err("past the time limit");
     assert!(
         err.to_string().contains("took longer than 4.000 s"),
         "{err}"
@@ -119,7 +121,7 @@ fn a_compile_past_its_limit_is_killed_and_its_slot_is_free_at_once() {
     // The only slot is free: the next deploy compiles at once, not `busy`
     // after waiting 4 s for it.
     let bytes = std::fs::read(component("hostile")).expect("a built component");
-    node.deploy("hostile", &bytes)
+    node.deploy_blocking("hostile", &bytes)
         .expect("deploys in the freed slot");
     let session = node.session().expect("a session");
     let ids = session
@@ -138,7 +140,7 @@ fn a_component_compiled_in_a_process_is_cached_and_reused() {
     };
     let bytes = std::fs::read(component("hostile")).expect("a built component");
     let first = Node::start(cached()).expect("node starts");
-    first.deploy("hostile", &bytes).expect("deploys");
+    first.deploy_blocking("hostile", &bytes).expect("deploys");
     let artifacts: Vec<_> = std::fs::read_dir(cache.path().join("compiled"))
         .expect("the cache directory")
         .map(|e| {
@@ -154,7 +156,7 @@ fn a_component_compiled_in_a_process_is_cached_and_reused() {
     );
     assert_eq!(first.compile_stats().cache_hits, 0);
     let second = Node::start(cached()).expect("node starts");
-    second.deploy("hostile", &bytes).expect("deploys");
+    second.deploy_blocking("hostile", &bytes).expect("deploys");
     assert_eq!(
         second.compile_stats().cache_hits,
         1,
@@ -174,7 +176,7 @@ fn a_component_compiled_in_a_process_is_linked_and_refused_as_before() {
     // type check refuses it.
     let names = [synth::FUNCTIONS, synth::METADATA];
     let err = node
-        .deploy("odd", &synth::component(4096, &[], &names))
+        .deploy_blocking("odd", &synth::component(4096, &[], &names))
         .expect_err("not wray's world");
     assert!(
         err.to_string()
@@ -204,7 +206,9 @@ fn an_artifact_the_engine_refuses_is_a_clear_error_and_a_missing_program_falls_b
         ..config("refused")
     })
     .expect("node starts");
-    let err = node.deploy("hostile", &bytes).expect_err("no artifact");
+    let err = node
+        .deploy_blocking("hostile", &bytes)
+        .expect_err("no artifact");
     assert!(
         err.to_string().contains(
             "does not load into this node's engine (is `/bin/sh` another build of wray?)"
@@ -217,7 +221,9 @@ fn an_artifact_the_engine_refuses_is_a_clear_error_and_a_missing_program_falls_b
         ..config("failed")
     })
     .expect("node starts");
-    let err = node.deploy("hostile", &bytes).expect_err("no artifact");
+    let err = node
+        .deploy_blocking("hostile", &bytes)
+        .expect_err("no artifact");
     assert!(
         err.to_string()
             .contains("the compile process failed (exit status 7): out of luck"),
@@ -232,5 +238,6 @@ fn an_artifact_the_engine_refuses_is_a_clear_error_and_a_missing_program_falls_b
         ..config("missing")
     })
     .expect("node starts");
-    node.deploy("hostile", &bytes).expect("compiled in-process");
+    node.deploy_blocking("hostile", &bytes)
+        .expect("compiled in-process");
 }

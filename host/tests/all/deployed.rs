@@ -9,8 +9,10 @@ use crate::support::{component, Setup, TestNode};
 #[test]
 fn a_guest_calls_functions_and_an_actor_of_other_deployed_components() {
     let node = TestNode::start(Setup::default());
-    node.node.deploy_file(component("nested")).unwrap();
-    node.node.deploy_file(component("counter")).unwrap();
+    node.node.deploy_file_blocking(component("nested")).unwrap();
+    node.node
+        .deploy_file_blocking(component("counter"))
+        .unwrap();
     let (result, stdout) = node.run("api", &["deployed"]);
     assert_eq!(result, Ok(()), "{stdout}");
     let lines: Vec<&str> = stdout.lines().collect();
@@ -46,9 +48,11 @@ fn a_redeploy_takes_effect_on_the_next_qualified_call() {
     // `nested` redeployed as the `counter` component: the name now means
     // the new bytes, so its old function is gone on the next call.
     let node = TestNode::start(Setup::default());
-    node.node.deploy_file(component("counter")).unwrap();
+    node.node
+        .deploy_file_blocking(component("counter"))
+        .unwrap();
     let bytes = std::fs::read(component("counter")).unwrap();
-    node.node.deploy("nested", &bytes).unwrap();
+    node.node.deploy_blocking("nested", &bytes).unwrap();
     let (result, stdout) = node.run("api", &["deployed"]);
     assert!(result.is_err(), "{stdout}");
     // A session names components the same way.
@@ -72,8 +76,12 @@ fn a_redeploy_takes_effect_on_the_next_qualified_call() {
 #[test]
 fn a_rust_guest_calls_a_javascript_actor_and_c_functions_in_json() {
     let node = TestNode::start(Setup::default());
-    node.node.deploy_file(component("counter_js")).unwrap();
-    node.node.deploy_file(component("sum_bytes")).unwrap();
+    node.node
+        .deploy_file_blocking(component("counter_js"))
+        .unwrap();
+    node.node
+        .deploy_file_blocking(component("sum_bytes"))
+        .unwrap();
     let (result, stdout) = node.run("api", &["languages"]);
     assert_eq!(result, Ok(()), "{stdout}");
     let lines: Vec<&str> = stdout.lines().collect();

@@ -59,9 +59,9 @@ fn a_name_past_the_bound_is_refused_naming_it_and_an_undeploy_makes_room() {
     })
     .expect("node starts");
     let api = bytes("api");
-    node.deploy("one", &api).expect("deploys");
-    node.deploy("two", &api).expect("deploys");
-    let (bound, message) = limit(node.deploy("three", &api));
+    node.deploy_blocking("one", &api).expect("deploys");
+    node.deploy_blocking("two", &api).expect("deploys");
+    let (bound, message) = limit(node.deploy_blocking("three", &api));
     assert_eq!(bound, DeployBound::Names);
     assert!(bound.is_count(), "HTTP answers 409");
     assert!(
@@ -69,9 +69,10 @@ fn a_name_past_the_bound_is_refused_naming_it_and_an_undeploy_makes_room() {
         "{message}"
     );
     // Another version of a name it has is no new name.
-    node.deploy("two", &bytes("hostile")).expect("deploys");
-    assert!(node.undeploy("one").expect("undeploys"));
-    node.deploy("three", &api).expect("deploys");
+    node.deploy_blocking("two", &bytes("hostile"))
+        .expect("deploys");
+    assert!(node.undeploy_blocking("one").expect("undeploys"));
+    node.deploy_blocking("three", &api).expect("deploys");
     assert_eq!(node.component_usage().names, 2);
 }
 
@@ -83,12 +84,13 @@ fn old_versions_are_dropped_their_code_given_back_and_one_an_actor_uses_is_kept(
     })
     .expect("node starts");
     // What microbench's code costs, measured on this node, then given back.
-    node.deploy("m", &bytes("microbench")).expect("deploys");
+    node.deploy_blocking("m", &bytes("microbench"))
+        .expect("deploys");
     let micro_code = node.component_usage().compiled_bytes;
     assert!(micro_code > 0, "its compiled code is accounted");
-    assert!(node.undeploy("m").expect("undeploys"));
+    assert!(node.undeploy_blocking("m").expect("undeploys"));
     assert_eq!(node.component_usage().compiled_bytes, 0);
-    node.deploy("x", &bytes("api")).expect("deploys");
+    node.deploy_blocking("x", &bytes("api")).expect("deploys");
     let api_code = node.component_usage().compiled_bytes;
     assert!(api_code > 0, "its compiled code is accounted");
     // An actor of version 1 keeps it loaded: version 2 finds no version it
@@ -103,7 +105,7 @@ fn old_versions_are_dropped_their_code_given_back_and_one_an_actor_uses_is_kept(
     session
         .get_blocking(read[0], None)
         .expect("the actor lives");
-    let (bound, message) = limit(node.deploy("x", &bytes("microbench")));
+    let (bound, message) = limit(node.deploy_blocking("x", &bytes("microbench")));
     assert_eq!(bound, DeployBound::Versions);
     assert!(
         message.contains("tasks or actors use every one") && message.contains("--max-versions 1"),
@@ -116,7 +118,7 @@ fn old_versions_are_dropped_their_code_given_back_and_one_an_actor_uses_is_kept(
     // after the kill returns: the deploy is refused until then.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
-        match node.deploy("x", &bytes("microbench")) {
+        match node.deploy_blocking("x", &bytes("microbench")) {
             Ok(_) => break,
             Err(wray_host::Error::DeployLimit(l))
                 if l.bound == DeployBound::Versions && std::time::Instant::now() < deadline =>
@@ -134,7 +136,7 @@ fn old_versions_are_dropped_their_code_given_back_and_one_an_actor_uses_is_kept(
     );
     // An undeploy gives everything back.
     drop(session);
-    assert!(node.undeploy("x").expect("undeploys"));
+    assert!(node.undeploy_blocking("x").expect("undeploys"));
     let usage = node.component_usage();
     assert_eq!(
         (usage.versions, usage.bytes, usage.compiled_bytes),
@@ -146,9 +148,13 @@ fn old_versions_are_dropped_their_code_given_back_and_one_an_actor_uses_is_kept(
 fn bytes_and_compiled_code_past_their_budgets_are_refused() {
     // What two components cost, measured on a node without tight bounds.
     let probe = Node::start(config()).expect("node starts");
-    probe.deploy("api", &bytes("api")).expect("deploys");
+    probe
+        .deploy_blocking("api", &bytes("api"))
+        .expect("deploys");
     let api = probe.component_usage();
-    probe.deploy("hostile", &bytes("hostile")).expect("deploys");
+    probe
+        .deploy_blocking("hostile", &bytes("hostile"))
+        .expect("deploys");
     let both = probe.component_usage();
 
     let files = Node::start(NodeConfig {
@@ -156,8 +162,10 @@ fn bytes_and_compiled_code_past_their_budgets_are_refused() {
         ..config()
     })
     .expect("node starts");
-    files.deploy("api", &bytes("api")).expect("deploys");
-    let (bound, message) = limit(files.deploy("hostile", &bytes("hostile")));
+    files
+        .deploy_blocking("api", &bytes("api"))
+        .expect("deploys");
+    let (bound, message) = limit(files.deploy_blocking("hostile", &bytes("hostile")));
     assert_eq!(bound, DeployBound::ComponentBytes);
     assert!(bound.is_bytes(), "HTTP answers 507");
     assert!(message.contains("--max-component-mib"), "{message}");
@@ -167,9 +175,9 @@ fn bytes_and_compiled_code_past_their_budgets_are_refused() {
         ..config()
     })
     .expect("node starts");
-    code.deploy("api", &bytes("api")).expect("deploys");
+    code.deploy_blocking("api", &bytes("api")).expect("deploys");
     assert_eq!(code.component_usage().compiled_bytes, api.compiled_bytes);
-    let (bound, message) = limit(code.deploy("hostile", &bytes("hostile")));
+    let (bound, message) = limit(code.deploy_blocking("hostile", &bytes("hostile")));
     assert_eq!(bound, DeployBound::CompiledBytes);
     assert!(message.contains("--max-compiled-mib"), "{message}");
     assert_eq!(code.component_usage().names, 1, "nothing changed");
@@ -187,12 +195,18 @@ fn a_node_following_a_shared_table_stays_within_its_bounds() {
         table,
     )
     .expect("node starts");
-    writer.deploy("one", &bytes("api")).expect("deploys");
+    writer
+        .deploy_blocking("one", &bytes("api"))
+        .expect("deploys");
     wait_until("the follower has `one`", || {
         follower.deployed("one").is_some()
     });
-    writer.deploy("two", &bytes("api")).expect("deploys");
-    let newer = writer.deploy("one", &bytes("microbench")).expect("deploys");
+    writer
+        .deploy_blocking("two", &bytes("api"))
+        .expect("deploys");
+    let newer = writer
+        .deploy_blocking("one", &bytes("microbench"))
+        .expect("deploys");
     // Events arrive in order: once `one` is the newer version there, `two`
     // was seen (and refused: the follower holds one name at most).
     wait_until("the follower has the newer `one`", || {
@@ -213,7 +227,9 @@ fn a_node_following_a_shared_table_stays_within_its_bounds() {
 fn an_80_mib_component_exporting_nothing_is_refused_before_compiling() {
     let node = Node::start(config()).expect("node starts");
     let big = synth::component(80 << 20, &["wasi:cli/stdout@0.2.6"], &[]);
-    let err = node.deploy("big", &big).expect_err("exports nothing");
+    let err = node
+        .deploy_blocking("big", &big)
+        .expect_err("exports nothing");
     let Error::Component { reason, .. } = &err else {
         panic!("{err}");
     };
@@ -228,7 +244,7 @@ fn an_80_mib_component_exporting_nothing_is_refused_before_compiling() {
     // MiB by default): the same, before compiling.
     let names = [synth::FUNCTIONS, synth::METADATA];
     let err = node
-        .deploy("big", &synth::component(80 << 20, &[], &names))
+        .deploy_blocking("big", &synth::component(80 << 20, &[], &names))
         .expect_err("too much code");
     assert!(err.to_string().contains("--max-code-mib 64"), "{err}");
     assert_eq!(node.compile_stats().started, 0);
@@ -244,7 +260,7 @@ fn a_compile_past_its_time_limit_fails_the_deploy_naming_it() {
     .expect("node starts");
     let names = [synth::FUNCTIONS, synth::METADATA];
     let err = node
-        .deploy("slow", &synth::component(4 << 20, &[], &names))
+        .deploy_blocking("slow", &synth::component(4 << 20, &[], &names))
         .expect_err("past the time limit");
     assert!(
         err.to_string()
@@ -266,7 +282,8 @@ fn calls_answer_while_a_large_deploy_compiles_and_compiles_wait_their_turn() {
         .expect("node starts"),
     );
     assert_eq!(node.compile_stats().slots, 1);
-    node.deploy("hostile", &bytes("hostile")).expect("deploys");
+    node.deploy_blocking("hostile", &bytes("hostile"))
+        .expect("deploys");
     let before = node.compile_stats().started;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)

@@ -103,8 +103,8 @@ fn a_resync_forgets_names_undeployed_while_away_and_keeps_newer_ones() {
     let bytes = std::fs::read(component("microbench")).expect("microbench.wasm");
 
     // Deployed through a; b learns both names from a resync's listing.
-    a.deploy("keep", &bytes).expect("deploys");
-    a.deploy("gone", &bytes).expect("deploys");
+    a.deploy_blocking("keep", &bytes).expect("deploys");
+    a.deploy_blocking("gone", &bytes).expect("deploys");
     tx.blocking_send(FunctionEvent::Resync).expect("b watches");
     wait_until("b knows keep and gone", || {
         b.deployed("keep").is_some() && b.deployed("gone").is_some()
@@ -113,15 +113,15 @@ fn a_resync_forgets_names_undeployed_while_away_and_keeps_newer_ones() {
     // While b's watch hears nothing: `gone` is undeployed through a, and
     // `late` deployed through b, missing from b's next listing (as one
     // taken just before that deploy would be).
-    a.undeploy("gone").expect("undeploys");
-    b.deploy("late", &bytes).expect("deploys");
+    a.undeploy_blocking("gone").expect("undeploys");
+    b.deploy_blocking("late", &bytes).expect("deploys");
     seen_by_b.unlisted.lock().insert("late".to_string());
     assert!(b.deployed("gone").is_some(), "b was not told");
 
     // The watch comes back with a resync; the marker's event comes after
     // it, so once b knows the marker the resync is done.
     tx.blocking_send(FunctionEvent::Resync).expect("b watches");
-    let marker = a.deploy("marker", &bytes).expect("deploys");
+    let marker = a.deploy_blocking("marker", &bytes).expect("deploys");
     tx.blocking_send(FunctionEvent::Deployed {
         name: "marker".into(),
         version: 1,

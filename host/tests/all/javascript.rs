@@ -14,7 +14,9 @@ fn a_javascript_driver_calls_a_javascript_actor_and_a_rust_function() {
         ..Setup::default()
     });
     for name in ["counter_js", "tree_reduce"] {
-        node.node.deploy_file(component(name)).expect("deploys");
+        node.node
+            .deploy_file_blocking(component(name))
+            .expect("deploys");
     }
     let (result, stdout) = node.run("driver_js", &["10"]);
     assert_eq!(result, Ok(()), "{stdout}");
@@ -36,7 +38,7 @@ fn a_javascript_component_describes_itself_and_imports_no_wasi_http() {
     // refused here (componentize-js needs `-d http -d fetch-event`).
     let record = node
         .node
-        .deploy_file(component("counter_js"))
+        .deploy_file_blocking(component("counter_js"))
         .expect("deploys");
     assert!(record.sdk.starts_with("wray-js"), "{}", record.sdk);
     let add = record

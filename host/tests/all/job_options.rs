@@ -28,8 +28,9 @@ fn node(cpus: usize, gpus: u32, custom: &[(&str, f64)], allow: &[&Path]) -> Arc<
     };
     config.gpu_discovery.0 = Arc::new(StaticGpus::count(gpus));
     let node = Node::start(config).expect("node starts");
-    node.deploy_file(component("api")).expect("api deploys");
-    node.deploy_file(component("wordcount"))
+    node.deploy_file_blocking(component("api"))
+        .expect("api deploys");
+    node.deploy_file_blocking(component("wordcount"))
         .expect("wordcount deploys");
     node
 }

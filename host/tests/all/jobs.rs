@@ -18,7 +18,8 @@ fn node() -> (Arc<Node>, Stdio) {
         ..NodeConfig::default()
     })
     .expect("node starts");
-    node.deploy_file(component("api")).expect("api deploys");
+    node.deploy_file_blocking(component("api"))
+        .expect("api deploys");
     (node, stdio)
 }
 
@@ -87,7 +88,7 @@ fn each_jobs_driver_and_tasks_write_into_its_own_log_only() {
     );
     // `run_main` still writes to the node's stdio.
     let outcome = node
-        .run_main("api", &args(&["job_output", "plain", "1"]))
+        .run_main_blocking("api", &args(&["job_output", "plain", "1"]))
         .expect("runs");
     assert_eq!(outcome.result, Ok(()));
     assert!(stdio.stdout_text().contains("driver plain 0"));
@@ -207,7 +208,8 @@ fn jobs_past_the_bounds_are_refused_and_bad_components_named() {
         .submit(node.clone(), "nothing", Vec::new())
         .expect_err("not deployed");
     assert!(e.to_string().contains("`nothing` is not deployed"), "{e}");
-    node.deploy_file(component("sum_bytes")).expect("deploys");
+    node.deploy_file_blocking(component("sum_bytes"))
+        .expect("deploys");
     let e = jobs
         .submit(node, "sum_bytes", Vec::new())
         .expect_err("no main");

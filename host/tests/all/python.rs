@@ -33,7 +33,7 @@ fn a_python_driver_reduces_arrays_made_by_rust_functions() {
     });
     let record = node
         .node
-        .deploy_file(component("tree_reduce"))
+        .deploy_file_blocking(component("tree_reduce"))
         .expect("deploys");
     assert!(record.sdk.starts_with("wray-rust"));
     let (result, stdout) = node.run("tree_reduce_driver", &[]);
@@ -50,7 +50,7 @@ fn a_python_component_describes_its_functions_with_schemas() {
     let node = TestNode::start(Setup::default());
     let record = node
         .node
-        .deploy_file(component("wordcount_py"))
+        .deploy_file_blocking(component("wordcount_py"))
         .expect("deploys");
     assert!(record.sdk.starts_with("wray-python"), "{}", record.sdk);
     let count = record

@@ -37,7 +37,7 @@ fn u64_of(p: &Payload) -> u64 {
 fn a_session_submits_from_plain_rust_and_gets_results_asynchronously() {
     let t = TestNode::start(Setup::default());
     t.node
-        .deploy_file(component("microbench"))
+        .deploy_file_blocking(component("microbench"))
         .expect("deploys");
     let session = t.node.session().expect("a session");
     let ids: Vec<_> = (0..50u64)
@@ -166,7 +166,9 @@ fn one_cpu_with_api() -> TestNode {
         num_cpus: 1,
         ..Setup::default()
     });
-    t.node.deploy_file(component("api")).expect("deploys");
+    t.node
+        .deploy_file_blocking(component("api"))
+        .expect("deploys");
     t
 }
 
@@ -192,7 +194,7 @@ fn every_instantiation_lands_in_a_cumulative_histogram() {
     const N: u64 = 20;
     let t = TestNode::start(Setup::default());
     t.node
-        .deploy_file(component("microbench"))
+        .deploy_file_blocking(component("microbench"))
         .expect("deploys");
     let before = t.node.instantiation_histogram();
     assert!(before.count >= 1, "deploy's describe made an instance");
@@ -394,7 +396,9 @@ fn wait_running(node: &wray_host::Node, id: &str) {
 #[test]
 fn cancel_stops_a_running_actor_call_only_with_force_and_its_actor_dies() {
     let t = TestNode::start(Setup::default());
-    t.node.deploy_file(component("api")).expect("api deploys");
+    t.node
+        .deploy_file_blocking(component("api"))
+        .expect("api deploys");
     let session = t.node.session().expect("a session");
     let napper = session
         .create_actor_blocking("api", "Napper", Vec::new(), TaskOptions::default())

@@ -64,10 +64,13 @@ impl TestNode {
     pub fn run(&self, name: &str, args: &[&str]) -> (Result<(), String>, String) {
         let app = self
             .node
-            .deploy_file(component(name))
+            .deploy_file_blocking(component(name))
             .expect("component deploys");
         let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        let outcome = self.node.run_main(&app.name, &args).expect("main runs");
+        let outcome = self
+            .node
+            .run_main_blocking(&app.name, &args)
+            .expect("main runs");
         (outcome.result, self.stdio.stdout_text())
     }
 }

@@ -41,8 +41,18 @@ fn two_versions() -> Arc<Node> {
     .expect("node starts");
     let nested = std::fs::read(component("nested")).expect("nested is built");
     let mb = std::fs::read(component("microbench")).expect("microbench is built");
-    assert_eq!(node.deploy_version("app", &nested).expect("v1").version, 1);
-    assert_eq!(node.deploy_version("app", &mb).expect("v2").version, 2);
+    assert_eq!(
+        node.deploy_version_blocking("app", &nested)
+            .expect("v1")
+            .version,
+        1
+    );
+    assert_eq!(
+        node.deploy_version_blocking("app", &mb)
+            .expect("v2")
+            .version,
+        2
+    );
     node
 }
 
@@ -51,7 +61,7 @@ fn a_call_to_an_old_version_runs_its_code_and_a_rollback_makes_it_current() {
     let node = two_versions();
     assert_eq!(sub_experiment(&node, "app@1").as_deref(), Ok("3"));
     assert_eq!(sub_experiment(&node, "app"), Err(ErrorKind::NotFound));
-    assert_eq!(node.component("app").expect("deployed").version, 2);
+    assert_eq!(node.component_blocking("app").expect("deployed").version, 2);
 
     // A job of `app@1` runs version 1's `main`.
     let jobs = Jobs::default();
@@ -72,9 +82,9 @@ fn a_call_to_an_old_version_runs_its_code_and_a_rollback_makes_it_current() {
     // Rollback: the name means version 1 again, here and in the table.
     let current = block(node.rollback("app", 1)).expect("rolls back");
     assert_eq!(current.version, 1);
-    assert_eq!(node.component("app").expect("deployed").version, 1);
+    assert_eq!(node.component_blocking("app").expect("deployed").version, 1);
     assert_eq!(sub_experiment(&node, "app").as_deref(), Ok("3"));
-    let listed = node.components().expect("listed");
+    let listed = node.components_blocking().expect("listed");
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].version, 1);
     // Version 2 is still kept; its bytes deployed again make it current
@@ -92,7 +102,7 @@ fn a_call_to_an_old_version_runs_its_code_and_a_rollback_makes_it_current() {
     assert_eq!(numbers, [1, 2]);
     // New bytes are version 3.
     assert_eq!(
-        node.deploy_version("app", &variant(&mb, 1))
+        node.deploy_version_blocking("app", &variant(&mb, 1))
             .expect("v3")
             .version,
         3
@@ -107,7 +117,7 @@ fn a_pruned_or_unknown_version_is_refused_naming_the_versions_kept() {
     let kept = u64::try_from(MAX_VERSIONS_KEPT).expect("small");
     for n in 0..kept {
         let n = u8::try_from(n).expect("small");
-        node.deploy_version("app", &variant(&nested, n))
+        node.deploy_version_blocking("app", &variant(&nested, n))
             .expect("deploys");
     }
     let newest = kept + 2;
@@ -140,7 +150,7 @@ fn a_pruned_or_unknown_version_is_refused_naming_the_versions_kept() {
         .expect_err("malformed");
     assert!(e.to_string().contains("not a version number"), "{e}");
     // A name cannot hold `@`.
-    let e = node.deploy("a@b", &mb).expect_err("refused");
+    let e = node.deploy_blocking("a@b", &mb).expect_err("refused");
     assert!(e.to_string().contains("`@`"), "{e}");
 }
 
@@ -171,15 +181,15 @@ fn a_late_event_of_the_table_never_undoes_a_later_deploy_or_rollback() {
     let _stop = StopOnDrop(stop);
     for round in 0..200 {
         let v = node
-            .deploy_version("app", &nested)
+            .deploy_version_blocking("app", &nested)
             .expect("deploys")
             .version;
         assert_eq!(means(&node), nested_hash, "round {round}: after its deploy");
-        node.deploy_version("app", &mb).expect("deploys");
+        node.deploy_version_blocking("app", &mb).expect("deploys");
         assert_eq!(means(&node), mb_hash, "round {round}: after its deploy");
         block(node.rollback("app", v)).expect("rolls back");
         assert_eq!(means(&node), nested_hash, "round {round}: after a rollback");
-        node.deploy_version("app", &mb).expect("deploys");
+        node.deploy_version_blocking("app", &mb).expect("deploys");
         assert_eq!(means(&node), mb_hash, "round {round}: after a rollback");
     }
     drop(_stop);
@@ -233,7 +243,9 @@ fn a_versioned_call_is_awaited_inside_a_runtime_and_its_blocking_form_refuses_th
             .submit_blocking("app@1", "sub_experiment", args(), json_results())
             .expect_err("refused inside a runtime");
         assert!(matches!(e, Error::BlockingInRuntime(_)), "{e}");
-        let e = node.component("app").expect_err("refused inside a runtime");
+        let e = node
+            .component_blocking("app")
+            .expect_err("refused inside a runtime");
         assert!(matches!(e, Error::BlockingInRuntime(_)), "{e}");
     });
 }

@@ -54,7 +54,7 @@ fn a_million_small_puts_give_their_memory_back_when_the_job_ends() {
         |node| {
             let before = rss_kib();
             let args = ["small_puts".to_string(), "1000000".to_string()];
-            let outcome = node.run_main("hostile", &args).expect("main runs");
+            let outcome = node.run_main_blocking("hostile", &args).expect("main runs");
             assert_eq!(outcome.result, Ok(()));
             let after = rss_kib();
             grew = (before, after);
@@ -84,7 +84,7 @@ fn guest_memory_past_the_node_budget_fails_the_task_that_asks_and_comes_back() {
         |c| c.guest_memory = Some(64 << 20),
         |node| {
             let args = ["guest_memory".to_string(), "16".to_string()];
-            let outcome = node.run_main("hostile", &args).expect("main runs");
+            let outcome = node.run_main_blocking("hostile", &args).expect("main runs");
             assert_eq!(outcome.result, Ok(()));
             // The job's actors are dropped as it ends (one whose last call
             // is still winding down, just after).

@@ -148,7 +148,7 @@ fn a_file_system_that_fills_up_makes_objects_spill_not_kill_the_node() {
         |node| {
             std::fs::write(&filler, vec![0u8; 16 << 20]).expect("fill the tmpfs");
             let args = vec!["bigger_than_store".to_string(), "20".to_string()];
-            let outcome = node.run_main("hostile", &args).expect("main runs");
+            let outcome = node.run_main_blocking("hostile", &args).expect("main runs");
             assert_eq!(outcome.result, Ok(()));
         },
         &["bigger_than_store", "20 on a full tmpfs"],

@@ -14,10 +14,10 @@ fn random_calls_of_every_import_never_hurt_the_node() {
         |_| {},
         |node: &Arc<wray_host::Node>| {
             let fuzz = node
-                .deploy_file(crate::support::component("fuzz"))
+                .deploy_file_blocking(crate::support::component("fuzz"))
                 .expect("deploys");
             let args: Vec<String> = ["3", "20000"].iter().map(|s| s.to_string()).collect();
-            let outcome = node.run_main(&fuzz.name, &args).expect("runs");
+            let outcome = node.run_main_blocking(&fuzz.name, &args).expect("runs");
             assert_eq!(outcome.result, Ok(()));
         },
         &["fuzz", "3 seeds"],

@@ -40,10 +40,10 @@ fn a_driver_stops_at_its_own_time_limit() {
         ..wray_host::NodeConfig::default()
     };
     let node = wray_host::Node::start(config).expect("node");
-    node.deploy_file(crate::support::component("hostile"))
+    node.deploy_file_blocking(crate::support::component("hostile"))
         .expect("deploys");
     let outcome = node
-        .run_main("hostile", &["hang_driver".to_string(), "30".to_string()])
+        .run_main_blocking("hostile", &["hang_driver".to_string(), "30".to_string()])
         .expect("runs");
     let err = outcome.result.unwrap_err();
     assert!(err.contains("time limit of 1.000 s exceeded"), "{err}");
@@ -113,7 +113,7 @@ fn shutting_down_stops_a_spinning_task_and_joins_every_thread() {
         |node| {
             let driver = {
                 let node = node.clone();
-                std::thread::spawn(move || node.run_main("hostile", &["spin".to_string()]))
+                std::thread::spawn(move || node.run_main_blocking("hostile", &["spin".to_string()]))
             };
             std::thread::sleep(Duration::from_millis(300));
             assert_eq!(node.shutdown(), 0, "every worker thread stopped");

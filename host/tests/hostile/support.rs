@@ -252,7 +252,7 @@ pub fn attack(tweak: impl FnOnce(&mut NodeConfig), args: &[&str]) -> Lines {
         tweak,
         |node| {
             let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-            let outcome = node.run_main("hostile", &args).expect("main runs");
+            let outcome = node.run_main_blocking("hostile", &args).expect("main runs");
             assert_eq!(outcome.result, Ok(()), "main of {args:?}");
         },
         args,
@@ -276,7 +276,8 @@ pub fn run_on_node(
     let rss_growth_kib;
     {
         let node = Arc::new(Node::start(config).expect("node starts"));
-        node.deploy_file(component("hostile")).expect("deploys");
+        node.deploy_file_blocking(component("hostile"))
+            .expect("deploys");
         drive(&node);
         rss_growth_kib = usage(spill.path()).rss_kib.saturating_sub(before.rss_kib);
         let node = Arc::try_unwrap(node)

@@ -55,7 +55,9 @@ fn a_job_cannot_reach_another_jobs_objects_actors_or_tasks() {
                 let node = node.clone();
                 std::thread::spawn(move || {
                     let args = vec!["cross_job_hold".to_string(), "4".to_string()];
-                    node.run_main("hostile", &args).expect("runs").result
+                    node.run_main_blocking("hostile", &args)
+                        .expect("runs")
+                        .result
                 })
             };
             // Wait for the holder to print its ids (the nodes' stdout is
@@ -71,7 +73,7 @@ fn a_job_cannot_reach_another_jobs_objects_actors_or_tasks() {
             };
             let mut args = vec!["cross_job_steal".to_string()];
             args.extend(held.split_whitespace().skip(1).map(str::to_string));
-            let stolen = node.run_main("hostile", &args).expect("runs");
+            let stolen = node.run_main_blocking("hostile", &args).expect("runs");
             assert_eq!(stolen.result, Ok(()));
             assert_eq!(holder.join().expect("holder"), Ok(()));
         },

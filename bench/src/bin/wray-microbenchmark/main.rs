@@ -265,11 +265,11 @@ fn run(args: MicrobenchmarkArgs) -> anyhow::Result<ExitCode> {
 
     let node = Node::start(config.clone())?;
     let app = node
-        .deploy_file(&path)
+        .deploy_file_blocking(&path)
         .with_context(|| format!("deploying {}", path.display()))?
         .name;
     let mut guest = GuestOutput::new(&stdio);
-    let listed = node.run_main(&app, &["list".to_string()])?;
+    let listed = node.run_main_blocking(&app, &["list".to_string()])?;
     if let Err(message) = listed.result {
         bail!("listing the cases of {}: {message}", path.display());
     }
@@ -283,7 +283,7 @@ fn run(args: MicrobenchmarkArgs) -> anyhow::Result<ExitCode> {
             args.scale.to_string(),
             cores.to_string(),
         ];
-        let outcome = node.run_main(&app, &suite)?;
+        let outcome = node.run_main_blocking(&app, &suite)?;
         let mut failure = None;
         for line in guest.new_lines() {
             match SuiteLine::parse(&line) {
