@@ -337,8 +337,8 @@ struct Started {
     session: Option<crate::session::Session>,
 }
 
-/// The numbers of the HTTP runtime's threads (`wray-http-N`).
-static HTTP_THREADS: ThreadNumbers = ThreadNumbers::new();
+/// The numbers of the runtime's threads (`wray-io-N`).
+static IO_THREADS: ThreadNumbers = ThreadNumbers::new();
 
 /// Numbers for a runtime's thread names: the lowest one not in use.
 struct ThreadNumbers {
@@ -385,29 +385,38 @@ fn serve(args: &StartArgs, dir: &Path) -> anyhow::Result<Started> {
     // Jobs' working directories, kept while the node runs (emptied when
     // it starts).
     config.working_dir_cache = Some(dir.join("working_dirs"));
+    // The process's one runtime: the HTTP API, the cluster, the control
+    // plane's client and the node's own I/O (guests' timers and WASI I/O)
+    // all run as its tasks.
+    // At least two threads, as the HTTP API's runtime and the node's own
+    // `wray-io` had between them on one core: a thread serving an HTTP
+    // call's guest leaves another to drive guests' timers.
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));
     let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
         .enable_all()
         // One name per thread: the HTTP API's calls run their tasks on
         // these threads, which the timeline draws as a row each. A name is
         // given back when its thread ends (the runtime's blocking threads
         // come and go), so the rows are as many as the threads at once.
-        .thread_name_fn(|| format!("wray-http-{}", HTTP_THREADS.take()))
+        .thread_name_fn(|| format!("wray-io-{}", IO_THREADS.take()))
         .on_thread_stop(|| {
             let name = std::thread::current().name().map(str::to_string);
-            if let Some(n) = name.and_then(|n| n.strip_prefix("wray-http-")?.parse().ok()) {
-                HTTP_THREADS.give_back(n);
+            if let Some(n) = name.and_then(|n| n.strip_prefix("wray-io-")?.parse().ok()) {
+                IO_THREADS.give_back(n);
             }
         })
         .build()?;
+    let io = runtime.handle().clone();
     let (node, etcd) = match &args.etcd {
-        None => (Node::start(config)?, None),
+        None => (Node::start_on(config, io)?, None),
         Some(url) => {
             let client = runtime
                 .block_on(EtcdClient::connect(EtcdConfig::new([url.as_str()])))
                 .with_context(|| format!("connecting to etcd at {url}"))?;
             let table = EtcdFunctionTable::new(client.clone());
             (
-                Node::with_function_table(config, Arc::new(table))?,
+                Node::with_function_table_on(config, Arc::new(table), io)?,
                 Some(client),
             )
         }
@@ -598,6 +607,8 @@ impl Started {
         if let Some(s) = session {
             s.finish();
         }
+        // The node before the runtime it runs on: its workers' guest calls
+        // use the runtime's timers until they have stopped.
         node.shutdown();
         runtime.shutdown_timeout(Duration::from_secs(1));
         tracing::info!("wray node {} stopped", node.id());

@@ -61,9 +61,11 @@ pub struct Node {
     /// Where job ids come from: in this process, so a job's start and end
     /// wait for nothing (a remote node learns of a job through its tasks).
     jobs: EmbeddedJobTable,
-    /// Drives timers and WASI I/O of running tasks (see
-    /// [`WasmExecutor::block_on`]) and the control-plane calls of the
-    /// node's synchronous methods ([`Node::wait`]); dropped last.
+    /// The node's own I/O runtime, which drives timers and WASI I/O of
+    /// running tasks (see [`WasmExecutor::block_on`]) and the
+    /// control-plane calls of the node's blocking methods ([`Node::wait`]);
+    /// dropped last. `None` when the node runs on its caller's runtime
+    /// ([`Node::with_function_table_on`]).
     io: Option<tokio::runtime::Runtime>,
     /// Advances the epoch (time limits); stopped only once no task runs.
     ticker: Option<EpochTicker>,
@@ -113,17 +115,23 @@ impl Node {
     /// [`Error::InvalidConfig`] for a bad configuration, [`Error::Engine`]
     /// when wasmtime cannot be set up.
     pub fn start(config: NodeConfig) -> Result<Arc<Self>> {
-        // The table keeps what the node may hold: its names, versions and
-        // bytes (the node checks them first; this bounds the table itself).
-        let table = EmbeddedFunctionTable::with_limits(TableLimits {
-            names: config.max_components,
-            versions: config.max_versions,
-            bytes: config.max_component_bytes,
-        });
-        Self::with_function_table(config, Arc::new(table))
+        let table = embedded_table(&config);
+        Self::with_function_table(config, table)
     }
 
-    /// Starts a node that deploys into `table`.
+    /// [`Node::start`], the node's I/O on `io` (see
+    /// [`Node::with_function_table_on`]).
+    ///
+    /// # Errors
+    /// As [`Node::with_function_table_on`].
+    pub fn start_on(config: NodeConfig, io: tokio::runtime::Handle) -> Result<Arc<Self>> {
+        let table = embedded_table(&config);
+        Self::with_function_table_on(config, table, io)
+    }
+
+    /// Starts a node that deploys into `table`, its I/O on a runtime of
+    /// its own (`wray-io`, one thread), shut down when the node is
+    /// dropped.
     ///
     /// # Errors
     /// As [`Node::start`].
@@ -132,14 +140,54 @@ impl Node {
         table: Arc<dyn FunctionTable>,
     ) -> Result<Arc<Self>> {
         config.validate()?;
-        let engine = build_engine(&config)?;
-        let linker = component::linker(&engine)?;
         let io = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("wray-io")
             .enable_all()
             .build()
             .map_err(|e| Error::Engine(format!("cannot start the I/O runtime: {e}")))?;
+        let handle = io.handle().clone();
+        Self::assemble(config, table, handle, Some(io))
+    }
+
+    /// Starts a node that deploys into `table` and does its I/O (guests'
+    /// timers and WASI I/O, the function table's watch, jobs' timers, the
+    /// actor directory's calls) as tasks of `io`, a multi-threaded runtime
+    /// of its caller's: `wray start` runs its HTTP API, its cluster and the
+    /// node on one runtime. The caller keeps `io` running until the node
+    /// is shut down ([`Node::shutdown`]): a guest's sleep needs it while
+    /// the guest runs.
+    ///
+    /// # Errors
+    /// As [`Node::start`]; [`Error::InvalidConfig`] when `io` is a
+    /// current-thread runtime (it runs tasks only while its owner blocks
+    /// on it: a guest's sleep on a worker thread could wait forever).
+    pub fn with_function_table_on(
+        config: NodeConfig,
+        table: Arc<dyn FunctionTable>,
+        io: tokio::runtime::Handle,
+    ) -> Result<Arc<Self>> {
+        config.validate()?;
+        if io.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread {
+            return Err(Error::InvalidConfig(
+                "a node's I/O runtime must be multi-threaded: a current-thread runtime runs \
+                 guests' timers only while its owner blocks on it"
+                    .into(),
+            ));
+        }
+        Self::assemble(config, table, io, None)
+    }
+
+    /// The node over a checked `config`, its I/O on `io` (`own`: the
+    /// runtime behind it, when it is the node's to shut down).
+    fn assemble(
+        config: NodeConfig,
+        table: Arc<dyn FunctionTable>,
+        io: tokio::runtime::Handle,
+        own: Option<tokio::runtime::Runtime>,
+    ) -> Result<Arc<Self>> {
+        let engine = build_engine(&config)?;
+        let linker = component::linker(&engine)?;
         let ticker = EpochTicker::start(engine.clone())?;
         let objects = object_store(&config)?;
         let worker_cpus = config.num_cpus;
@@ -180,7 +228,7 @@ impl Node {
             ResourcePool::new(NodeResources::new(&totals)),
             pin.then(pin::allowed_cpus),
         ));
-        let names = Arc::new(Names::new(sched.clone(), io.handle().clone()));
+        let names = Arc::new(Names::new(sched.clone(), io.clone()));
         let keeper: Arc<dyn crate::scheduler::names::ActorNames> = names.clone();
         sched.connect_names(Arc::downgrade(&keeper));
         let services: Arc<dyn crate::executor::services::Services> = Arc::new(NodeServices {
@@ -199,7 +247,7 @@ impl Node {
             guest_memory: Budget::new(guest_memory),
             sched: sched.clone(),
             services,
-            io: io.handle().clone(),
+            io: io.clone(),
             workers: WorkerPool::new(worker_cpus, crate::bounds::MAX_BLOCKED_WORKERS),
             job_logs: Default::default(),
             job_envs: Default::default(),
@@ -216,7 +264,7 @@ impl Node {
             gpus: totals.gpus,
             table,
             jobs: EmbeddedJobTable::new(),
-            io: Some(io),
+            io: own,
             ticker: Some(ticker),
             commits: Arc::new(tokio::sync::Mutex::new(())),
             names,
@@ -227,9 +275,7 @@ impl Node {
                 .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
             working_dirs,
         };
-        if let Some(io) = &node.io {
-            watch::follow_function_table(io, &node.table, &node.exec, &node.sched, &node.commits);
-        }
+        watch::follow_function_table(&io, &node.table, &node.exec, &node.sched, &node.commits);
         Ok(Arc::new(node))
     }
 
@@ -596,6 +642,17 @@ impl Node {
 
 /// A node's id: `node-` and 16 random hex digits (unique beyond this
 /// process and machine, as Ray's random `NodeID`).
+/// The embedded function table of a node of `config`: it keeps what the
+/// node may hold, its names, versions and bytes (the node checks them
+/// first; this bounds the table itself).
+fn embedded_table(config: &NodeConfig) -> Arc<dyn FunctionTable> {
+    Arc::new(EmbeddedFunctionTable::with_limits(TableLimits {
+        names: config.max_components,
+        versions: config.max_versions,
+        bytes: config.max_component_bytes,
+    }))
+}
+
 pub(crate) fn random_node_id() -> String {
     let mut bytes = [0u8; 8];
     if getrandom::fill(&mut bytes).is_err() {

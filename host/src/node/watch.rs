@@ -39,7 +39,7 @@ type Commits = Arc<tokio::sync::Mutex<()>>;
 /// this node deployed, rolled back or undeployed the name again) records
 /// the table's latest word, never the one the event was sent for.
 pub(super) fn follow_function_table(
-    io: &tokio::runtime::Runtime,
+    io: &tokio::runtime::Handle,
     table: &Arc<dyn FunctionTable>,
     exec: &Arc<WasmExecutor>,
     sched: &Arc<Scheduler>,

@@ -430,3 +430,51 @@ fn cancel_stops_a_running_actor_call_only_with_force_and_its_actor_dies() {
     let err = session.get_blocking(nap(1), None).expect_err("no actor");
     assert_eq!(err.kind, ErrorKind::ActorDied, "{err}");
 }
+
+/// A node may do its I/O on its caller's runtime, as `wray start` does
+/// (one runtime in the process): its guests' tasks run on its workers and
+/// their results come back; a current-thread runtime, which runs its
+/// tasks only while its owner blocks on it, is refused.
+#[test]
+fn a_node_runs_on_its_callers_runtime_and_refuses_a_current_thread_one() {
+    let config = || wray_host::NodeConfig {
+        num_cpus: 2,
+        max_instances: 256,
+        ..wray_host::NodeConfig::default()
+    };
+    let current = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let refused = wray_host::Node::start_on(config(), current.handle().clone());
+    assert!(
+        matches!(refused, Err(wray_host::Error::InvalidConfig(_))),
+        "a current-thread runtime is refused"
+    );
+    let io = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let node = wray_host::Node::start_on(config(), io.handle().clone()).expect("starts");
+    node.deploy_file_blocking(component("microbench"))
+        .expect("deploys");
+    let session = node.session().expect("a session");
+    for i in 0..20u64 {
+        let returns = session
+            .submit_blocking(
+                "microbench",
+                "noop",
+                vec![Arg::Value(u64_payload(i))],
+                TaskOptions::new(),
+            )
+            .expect("submits");
+        let got = session.get_blocking(returns[0], None).expect("a result");
+        assert_eq!(u64_of(&got), i);
+    }
+    // The node before the runtime it runs on, as `wray start` stops.
+    drop(session);
+    assert_eq!(node.shutdown(), 0);
+    drop(node);
+    io.shutdown_timeout(std::time::Duration::from_secs(5));
+}
