@@ -79,8 +79,8 @@ use crate::scheduler::Scheduler;
 
 pub(crate) use environments::{nodes_lacking, JobState};
 pub use relay::{
-    NodeAnswers, RelayAnswer, RelayHandler, RelayRequest, RelayResponse, RelaySlot, FAN_OUT,
-    MAX_RELAY_BODY,
+    NodeAnswers, RelayAnswer, RelayFailure, RelayHandler, RelayRequest, RelayResponse, RelaySlot,
+    FAN_OUT, MAX_RELAY_BODY,
 };
 pub use relay_stream::{Delivered, RelayError, RelayedRest, MAX_RELAY_STREAM, RELAY_CHUNK};
 
