@@ -97,7 +97,7 @@ pub(crate) struct Service {
     pub(crate) cancelled_owner_died: std::sync::atomic::AtomicU64,
     /// Calls of a method id this node does not know, answered
     /// `UNKNOWN_METHOD`.
-    pub(crate) unknown_methods: std::sync::atomic::AtomicU64,
+    pub(crate) unknown_methods: wray_peer::UnknownMethods,
     /// Runs a peer's relayed HTTP request, once the node's HTTP API
     /// serves.
     relay: crate::cluster::relay::RelaySlot,
