@@ -65,8 +65,8 @@ pub(crate) enum ArgError {
         param: String,
         /// The export's name.
         export: String,
-        /// Which integer, where.
-        source: super::integers::OutOfRange,
+        /// Which integer, where (boxed: the error stays small).
+        source: Box<super::integers::OutOfRange>,
     },
     /// The argument is not JSON.
     #[error("argument {index} (`{param}`) of `{export}` is not valid JSON: {reason}")]
@@ -202,7 +202,7 @@ impl ArgSchemas {
                         index,
                         param: param.clone(),
                         export: name.to_string(),
-                        source,
+                        source: Box::new(source),
                     }
                 })?;
             }

@@ -68,7 +68,8 @@ impl TestNode {
             .expect("component deploys");
         let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
         let outcome = self.node.run_main(&app.name, &args).expect("main runs");
-        (outcome.result, self.stdio.stdout_text())
+        let result = outcome.result.map_err(|e| e.to_string());
+        (result, self.stdio.stdout_text())
     }
 }
 
