@@ -89,13 +89,10 @@ impl PortableEnv {
     /// node id.
     ///
     /// # Errors
-    /// A message naming the bound or the value.
-    pub fn check(&self) -> Result<(), String> {
+    /// [`EnvBoundError`], naming the bound or the value.
+    pub fn check(&self) -> Result<(), EnvBoundError> {
         if self.vars.len() > MAX_JOB_ENV_VARS {
-            return Err(format!(
-                "the job has {} variables, the most is {MAX_JOB_ENV_VARS}",
-                self.vars.len()
-            ));
+            return Err(EnvBoundError::Vars(self.vars.len()));
         }
         let bytes = self
             .vars
@@ -103,25 +100,17 @@ impl PortableEnv {
             .map(|(k, v)| k.len().saturating_add(v.len()))
             .fold(0usize, usize::saturating_add);
         if bytes > MAX_JOB_ENV_BYTES {
-            return Err(format!(
-                "the job's variables have {bytes} bytes, the most is {MAX_JOB_ENV_BYTES}"
-            ));
+            return Err(EnvBoundError::VarBytes(bytes));
         }
         if let Some((k, _)) = self
             .vars
             .iter()
             .find(|(k, v)| k.is_empty() || k.contains('=') || k.contains('\0') || v.contains('\0'))
         {
-            return Err(format!(
-                "variable `{}` has an empty name, `=` or a NUL",
-                cut(k)
-            ));
+            return Err(EnvBoundError::VarName(cut(k)));
         }
         if self.dirs.len() > MAX_JOB_DIRS {
-            return Err(format!(
-                "the job has {} directories, the most is {MAX_JOB_DIRS}",
-                self.dirs.len()
-            ));
+            return Err(EnvBoundError::Dirs(self.dirs.len()));
         }
         let paths = self
             .dirs
@@ -130,17 +119,39 @@ impl PortableEnv {
             .chain(self.working_dir.iter().map(|w| &w.guest));
         for p in paths {
             if p.is_empty() || p.len() > MAX_JOB_PATH_BYTES || p.contains('\0') {
-                return Err(format!(
-                    "path `{}` is empty, longer than {MAX_JOB_PATH_BYTES} bytes or has a NUL",
-                    cut(p)
-                ));
+                return Err(EnvBoundError::Path(cut(p)));
             }
         }
         if let Some(node) = &self.log_node {
-            NodeId::parse(node).map_err(|e| e.to_string())?;
+            NodeId::parse(node)?;
         }
         Ok(())
     }
+}
+
+/// A job's environment from a peer past the bounds a job's options are
+/// held to.
+#[derive(Debug, thiserror::Error)]
+pub enum EnvBoundError {
+    /// More variables than `MAX_JOB_ENV_VARS`.
+    #[error("the job has {0} variables, the most is {MAX_JOB_ENV_VARS}")]
+    Vars(usize),
+    /// Variables of more bytes (names and values) than
+    /// `MAX_JOB_ENV_BYTES`.
+    #[error("the job's variables have {0} bytes, the most is {MAX_JOB_ENV_BYTES}")]
+    VarBytes(usize),
+    /// A variable (its name, cut short) with an empty name, `=` or a NUL.
+    #[error("variable `{0}` has an empty name, `=` or a NUL")]
+    VarName(String),
+    /// More directories than `MAX_JOB_DIRS`.
+    #[error("the job has {0} directories, the most is {MAX_JOB_DIRS}")]
+    Dirs(usize),
+    /// A path (cut short) empty, too long or with a NUL.
+    #[error("path `{0}` is empty, longer than {MAX_JOB_PATH_BYTES} bytes or has a NUL")]
+    Path(String),
+    /// The log's node id is malformed.
+    #[error(transparent)]
+    LogNode(#[from] wray_control_plane::Error),
 }
 
 /// Why a job may not read a directory here.
@@ -494,7 +505,7 @@ mod tests {
             ),
         ];
         for (env, says) in cases {
-            let err = env.check().unwrap_err();
+            let err = env.check().unwrap_err().to_string();
             assert!(err.contains(says), "{err} should say {says}");
         }
     }

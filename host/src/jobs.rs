@@ -220,7 +220,7 @@ impl Entry {
                     "timed out: the job ran past its timeout of {secs} s and was stopped ({e})"
                 )),
             ),
-            (Err(e), None) => (JobStatus::Failed, Some(e.clone())),
+            (Err(e), None) => (JobStatus::Failed, Some(e.to_string())),
         };
         info.end_time = Some(unix_now());
         drop(info);

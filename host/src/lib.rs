@@ -73,7 +73,7 @@ pub(crate) mod worker_pool;
 pub mod working_dir;
 
 // The node and the doors into it.
-pub use node::driver::DriverOutcome;
+pub use node::driver::{DriverError, DriverOutcome};
 pub use node::{Node, StopHandle};
 pub use session::{Session, SharedValue};
 
@@ -119,8 +119,9 @@ pub use worker_pool::PoolStats;
 // HTTP requests relayed to the node that holds what they name (the HTTP
 // server answers them; the node forwards them).
 pub use cluster::{
-    Delivered, NodeAnswers, RelayAnswer, RelayError, RelayHandler, RelayRequest, RelayResponse,
-    RelayedRest, DEAD_NODE_KEEP, FAN_OUT, MAX_RELAY_BODY, MAX_RELAY_STREAM, RELAY_CHUNK,
+    Delivered, NodeAnswers, RelayAnswer, RelayError, RelayFailure, RelayHandler, RelayRequest,
+    RelayResponse, RelayedRest, DEAD_NODE_KEEP, FAN_OUT, MAX_RELAY_BODY, MAX_RELAY_STREAM,
+    RELAY_CHUNK,
 };
 
 // The engine a node compiles on: the benchmark's bare-wasmtime yardstick

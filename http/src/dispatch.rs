@@ -35,7 +35,7 @@ where
                     control_plane: wray_api::ControlPlaneHealth {
                         backend,
                         reachable: health.is_ok(),
-                        error: health.err(),
+                        error: health.err().map(|e| e.to_string()),
                     },
                 },
             )

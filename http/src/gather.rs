@@ -177,7 +177,7 @@ async fn gather<L: Listing + DeserializeOwned>(
             .node
             .relay_each(request(path), reach.only, deadline(query));
         while let Some((node, answer)) = answers.next().await {
-            match answer.and_then(read::<L>) {
+            match answer.map_err(|e| e.to_string()).and_then(read::<L>) {
                 Ok(page) => merge.add(page, |_| true),
                 Err(e) => merge.missing(node, e),
             }
@@ -206,7 +206,7 @@ async fn timeline(state: &State, query: &Query, path: String) -> Answer {
         let mut taken = 0usize;
         let mut answers = node.relay_each(request(path), target, deadline(query));
         while let Some((id, answer)) = answers.next().await {
-            let answer = answer.and_then(|r| {
+            let answer = answer.map_err(|e| e.to_string()).and_then(|r| {
                 taken = taken.saturating_add(r.body.len());
                 if taken > MAX_TIMELINE_BYTES {
                     return Err(format!(

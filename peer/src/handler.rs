@@ -1,10 +1,12 @@
 //! What a server does with requests: the [`PeerHandler`] the host crate
-//! implements, the [`PeerIdentity`] of the authenticated caller, and the
-//! [`Blob`] a read answers with.
+//! implements, the [`PeerIdentity`] of the authenticated caller, the
+//! [`Blob`] a read answers with, and [`UnknownMethods`], the one answer to
+//! a call of a method the handler does not have.
 
 use std::fmt;
 use std::net::SocketAddr;
 use std::ops::Deref;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::Bytes;
 
@@ -57,6 +59,56 @@ impl From<Bytes> for Blob {
 impl From<Vec<u8>> for Blob {
     fn from(b: Vec<u8>) -> Self {
         Blob::new(b)
+    }
+}
+
+/// The code of the answer to a call of a method the handler does not
+/// have (a newer node's method, or a hostile peer's): 501, as HTTP's Not
+/// Implemented.
+pub const UNKNOWN_METHOD: u16 = 501;
+
+/// A handler's calls of methods it does not have: each counted, logged
+/// (at debug level: a peer could flood the log) and answered with
+/// [`UNKNOWN_METHOD`] naming the methods the handler has; the connection
+/// is kept.
+#[derive(Debug, Default)]
+pub struct UnknownMethods(AtomicU64);
+
+impl UnknownMethods {
+    /// Counts and logs the call of `method` by `peer`, which no method of
+    /// node `node` has, and answers it: a [`RemoteError`] with code
+    /// [`UNKNOWN_METHOD`] naming `known`, the node's methods (id and name
+    /// each, in order).
+    pub fn answer<'a>(
+        &self,
+        peer: &PeerIdentity,
+        method: u16,
+        node: &str,
+        known: impl IntoIterator<Item = (u16, &'a str)>,
+    ) -> RemoteError {
+        self.0.fetch_add(1, Ordering::Relaxed);
+        tracing::debug!(
+            method,
+            by = peer.node_id,
+            "a call of an unknown peer method"
+        );
+        let known: Vec<String> = known
+            .into_iter()
+            .map(|(id, name)| format!("{id} {name}"))
+            .collect();
+        RemoteError::new(
+            UNKNOWN_METHOD,
+            format!(
+                "node {node} has no peer method {method} (it has {})",
+                known.join(", ")
+            ),
+        )
+    }
+
+    /// How many calls [`UnknownMethods::answer`] answered (the
+    /// `wray_peer_unknown_methods_total` metric).
+    pub fn count(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
     }
 }
 

@@ -40,7 +40,9 @@
 //!   returning [`PullStats`]. Every socket has TCP keepalive.
 //! - Errors: [`PeerError`] with [`PeerError::is_retryable`] and
 //!   [`PeerError::is_unusable_peer`] (a node to stop placing work on);
-//!   [`RemoteError`] is a handler's own error, delivered typed.
+//!   [`RemoteError`] is a handler's own error, delivered typed;
+//!   [`UnknownMethods`] answers (and counts) a call of a method the
+//!   handler does not have, with [`UNKNOWN_METHOD`].
 //!
 //! # Example
 //! ```
@@ -100,6 +102,6 @@ pub use config::{
     PROTOCOL_VERSION,
 };
 pub use error::{ConfigError, PeerError, RemoteError, Result};
-pub use handler::{Blob, PeerHandler, PeerIdentity};
+pub use handler::{Blob, PeerHandler, PeerIdentity, UnknownMethods, UNKNOWN_METHOD};
 pub use server::refusals::{Refusal, RefusalCounts, REPORT_EVERY};
 pub use server::{PeerServer, PeerServerStats};

@@ -42,9 +42,48 @@ use crate::cluster::protocol::{call, method, ActorWhere, Encoded, HoldActor, Kil
 use crate::error::{ErrorKind, TaskError};
 use crate::proto::Target;
 use crate::scheduler::actor::{Home, Life};
-use crate::scheduler::remote::{Local, Placement};
+use crate::scheduler::remote::{Infeasible, Local, Placement};
 use crate::scheduler::task::{Actor, PendingTask, Task};
 use crate::scheduler::Scheduler;
+
+/// Why an actor's constructor is not placed again after its node could
+/// not be reached.
+#[derive(Debug, thiserror::Error)]
+enum NotPlaced {
+    /// The policy would keep it here, or wait: a stub cannot become a
+    /// local actor.
+    #[error("no other node can take the actor now")]
+    NoOtherNode,
+    /// No node could ever run it.
+    #[error(transparent)]
+    Infeasible(#[from] Infeasible),
+}
+
+/// Why an actor lost with its node is not restarted (shown after the
+/// loss's cause).
+#[derive(Debug, thiserror::Error)]
+enum NoRestart {
+    /// Created without `max_restarts`.
+    #[error("the actor lived there (created without max_restarts)")]
+    NotRestartable,
+    /// Its `max_restarts` are spent.
+    #[error("the actor lived there, restarted {restarted} times already (max_restarts {max})")]
+    Spent {
+        /// Restarts so far.
+        restarted: u32,
+        /// Its `max_restarts`.
+        max: u32,
+    },
+    /// This node does not own it (it keeps no constructor).
+    #[error("the actor lived there, and only the node that created it restarts it")]
+    NotOwner,
+    /// No other node has room for it now.
+    #[error("not restarted: no other node fits it")]
+    NoRoom,
+    /// No node could ever run it.
+    #[error("the actor lived there and is not restarted: {0}")]
+    Infeasible(#[from] Infeasible),
+}
 
 /// How long a stub of an actor another node owns looks for the actor
 /// restarted elsewhere after its node died (the owner restarts it once the
@@ -296,7 +335,7 @@ impl Forwarder {
         let lost = home.node();
         let (next, constructor) = match self.restart_target(actor, &lost) {
             Ok(target) => target,
-            Err(not) => return Some(self.fail_lost(sched, &spec, &format!("{why}{not}"))),
+            Err(not) => return Some(self.fail_lost(sched, &spec, &format!("{why}; {not}"))),
         };
         let policy = actor.restarts;
         let create = matches!(spec.target, Target::ActorCreate { .. });
@@ -412,7 +451,11 @@ impl Forwarder {
     /// Where the constructor `spec` goes after the nodes in `unreached`
     /// could not be reached: another node by its scheduling strategy
     /// (not this one: a stub cannot become a local actor), or why none.
-    fn place_constructor_again(&self, spec: &Task, unreached: &[String]) -> Result<String, String> {
+    fn place_constructor_again(
+        &self,
+        spec: &Task,
+        unreached: &[String],
+    ) -> Result<String, NotPlaced> {
         let local = Local {
             feasible: false,
             fits_now: false,
@@ -423,10 +466,8 @@ impl Forwarder {
         skip.extend(unreached.iter().cloned());
         match self.choose(&spec.request, local, &spec.scheduling, &skip, false) {
             Ok(Placement::Node(next)) => Ok(next),
-            Ok(Placement::Here | Placement::Later) => {
-                Err("no other node can take the actor now".to_string())
-            }
-            Err(m) => Err(m),
+            Ok(Placement::Here | Placement::Later) => Err(NotPlaced::NoOtherNode),
+            Err(m) => Err(m.into()),
         }
     }
 
@@ -492,17 +533,17 @@ impl Forwarder {
 
     /// Where `actor`, lost with node `lost`, restarts, and its constructor
     /// to run there; else why it does not restart (appended to the cause).
-    fn restart_target(&self, actor: &Arc<Actor>, lost: &str) -> Result<(String, Task), String> {
+    fn restart_target(&self, actor: &Arc<Actor>, lost: &str) -> Result<(String, Task), NoRestart> {
         let policy = actor.restarts;
         if policy.max_restarts == 0 {
-            return Err("; the actor lived there (created without max_restarts)".to_string());
+            return Err(NoRestart::NotRestartable);
         }
         let restarted = actor.restarted();
         if restarted >= policy.max_restarts {
-            return Err(format!(
-                "; the actor lived there, restarted {restarted} times already (max_restarts {})",
-                policy.max_restarts
-            ));
+            return Err(NoRestart::Spent {
+                restarted,
+                max: policy.max_restarts,
+            });
         }
         let constructor = self.kept.lock().get(&actor.id).map(|k| {
             let mut task = Task::new(k.spec.clone(), Some(actor.clone()));
@@ -510,10 +551,7 @@ impl Forwarder {
             task
         });
         let Some(constructor) = constructor else {
-            return Err(
-                "; the actor lived there, and only the node that created it restarts it"
-                    .to_string(),
-            );
+            return Err(NoRestart::NotOwner);
         };
         let local = Local {
             feasible: false,
@@ -526,10 +564,8 @@ impl Forwarder {
         skip.push(lost.to_string());
         match self.choose(&constructor.request, local, &scheduling, &skip, false) {
             Ok(Placement::Node(next)) => Ok((next, constructor)),
-            Ok(Placement::Here | Placement::Later) => {
-                Err("; not restarted: no other node fits it".to_string())
-            }
-            Err(m) => Err(format!("; the actor lived there and is not restarted: {m}")),
+            Ok(Placement::Here | Placement::Later) => Err(NoRestart::NoRoom),
+            Err(m) => Err(m.into()),
         }
     }
 

@@ -38,7 +38,7 @@ use wray_control_plane::{NodeRecord, NodeState};
 use crate::cluster::forward::Forwarder;
 use crate::proto::{Request, Scheduling};
 use crate::scheduler::placement::utilization;
-use crate::scheduler::remote::{Local, Placement};
+use crate::scheduler::remote::{Infeasible, Local, Placement};
 
 /// Object arguments this large keep a task here while it fits here (1
 /// MiB: larger values are pulled by the other node in chunks, a round
@@ -108,9 +108,9 @@ impl Forwarder {
     /// (see the module docs).
     ///
     /// # Errors
-    /// A message naming the request and what the live nodes offer when
-    /// none could ever run it, or naming the node a hard affinity asks
-    /// for when that one cannot.
+    /// [`Infeasible`], naming the request and what the live nodes offer
+    /// when none could ever run it, or naming the node a hard affinity
+    /// asks for when that one cannot.
     pub(crate) fn choose(
         &self,
         request: &Request,
@@ -118,7 +118,7 @@ impl Forwarder {
         scheduling: &Scheduling,
         skip: &[String],
         can_wait: bool,
-    ) -> Result<Placement, String> {
+    ) -> Result<Placement, Infeasible> {
         match scheduling {
             Scheduling::Default => self.hybrid(request, local, skip, true, can_wait),
             Scheduling::Spread => self.hybrid(request, local, skip, false, can_wait),
@@ -141,7 +141,7 @@ impl Forwarder {
                     return self.hybrid(request, local, skip, true, can_wait);
                 }
                 let suspect = self.health.suspicion(node);
-                Err(format!(
+                Err(Infeasible(format!(
                     "the task asks for node {node} (node affinity), which {}",
                     match (self.view.state(node), suspect) {
                         (Some(NodeState::Alive), _)
@@ -161,7 +161,7 @@ impl Forwarder {
                         (Some(NodeState::Dead), _) => "is dead".to_string(),
                         (None, _) => format!("is not a node of cluster `{}`", self.cluster),
                     }
-                ))
+                )))
             }
         }
     }
@@ -174,7 +174,7 @@ impl Forwarder {
         skip: &[String],
         pack: bool,
         can_wait: bool,
-    ) -> Result<Placement, String> {
+    ) -> Result<Placement, Infeasible> {
         let threshold = if pack { self.spread_threshold } else { 0.0 };
         let others = if local.fits_now && local_first(local, threshold, pack) {
             Vec::new()
@@ -196,7 +196,7 @@ impl Forwarder {
         if can_wait && unprobed {
             return Ok(Placement::Later);
         }
-        Err(self.infeasible_skipping(request, skip))
+        Err(Infeasible(self.infeasible_skipping(request, skip)))
     }
 
     /// Whether a task bound to `node` (`soft`: or elsewhere) may be sent
@@ -216,7 +216,7 @@ impl Forwarder {
         request: &Request,
         here: bool,
         scheduling: &Scheduling,
-    ) -> Result<(), String> {
+    ) -> Result<(), Infeasible> {
         if let Scheduling::Node { soft: false, .. } = scheduling {
             let local = Local {
                 feasible: here,
@@ -237,7 +237,7 @@ impl Forwarder {
         if anywhere {
             Ok(())
         } else {
-            Err(self.infeasible(request))
+            Err(Infeasible(self.infeasible(request)))
         }
     }
 

@@ -37,12 +37,12 @@ use crate::cluster::forward::Forwarder;
 use crate::cluster::protocol::{method, package_key, send, Encoded, JobOutput};
 use crate::cluster::transfer::PULL_CHUNK;
 use crate::config::Preopen;
-use crate::job_env::{check_dir, JobEnv, JobEnvs, PortableEnv};
+use crate::job_env::{check_dir, DirError, EnvBoundError, JobEnv, JobEnvs, PortableEnv};
 use crate::job_log::JobLogs;
 use crate::job_outbox::Outbox;
 use crate::scheduler::task::Task;
 use crate::scheduler::Scheduler;
-use crate::working_dir::{PackageId, Pinned, WorkingDirs};
+use crate::working_dir::{PackageId, Pinned, WorkingDirError, WorkingDirs};
 
 /// How long a forwarded task's answer waits for its output to reach the
 /// job's log: 10 s (past it the answer goes; the lines follow).
@@ -135,35 +135,94 @@ pub(crate) struct Adopting<'a> {
     pub(crate) view: &'a NodeView,
 }
 
+/// A node that cannot run the tasks of a job whose environment a task
+/// brought.
+#[derive(Debug, thiserror::Error)]
+#[error("node {node} cannot run the tasks of job {job}: {why}")]
+pub(crate) struct AdoptError {
+    /// This node.
+    node: String,
+    /// The job.
+    job: JobId,
+    /// What it lacks or refused.
+    why: Refusal,
+}
+
+/// What a node lacks or refuses of a job's environment.
+#[derive(Debug, thiserror::Error)]
+enum Refusal {
+    /// The environment is past a bound.
+    #[error(transparent)]
+    Bound(#[from] EnvBoundError),
+    /// A directory it names may not be read here.
+    #[error(transparent)]
+    Dir(#[from] DirError),
+    /// Its working directory could not be fetched.
+    #[error(transparent)]
+    Fetch(#[from] FetchError),
+    /// A guest path named twice.
+    #[error("guest path {0} is named twice (by the job, or by this node's own --dir)")]
+    GuestPathTwice(String),
+}
+
+/// A job's working directory (package) that could not be had here.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum FetchError {
+    /// The cache refused it (its size, a bad package, no room).
+    #[error(transparent)]
+    Cache(#[from] WorkingDirError),
+    /// A read from the node that has it failed.
+    #[error("fetching working directory {id} from {from}: {source}")]
+    Read {
+        /// The package.
+        id: PackageId,
+        /// The node's peer address.
+        from: String,
+        /// What the channel said.
+        source: wray_peer::PeerError,
+    },
+    /// The task unpacking it ended without an answer (it panicked).
+    #[error("unpacking working directory {id}: {source}")]
+    Unpack {
+        /// The package.
+        id: PackageId,
+        /// What tokio said.
+        source: tokio::task::JoinError,
+    },
+}
+
 /// Takes job `job`'s environment `env`, which a task of it sent by the
 /// node at peer address `from` brought, unless the job has one here
 /// already (see the module docs).
 ///
 /// # Errors
-/// A message naming this node and what it lacks or refused.
+/// [`AdoptError`], naming this node and what it lacks or refused.
 pub(crate) async fn adopt(
     on: Adopting<'_>,
     job: JobId,
     env: PortableEnv,
     from: &str,
-) -> Result<(), String> {
+) -> Result<(), AdoptError> {
     if on.jobs.envs.has(job) {
         return Ok(());
     }
     let node = &on.sched.node_id;
-    let refuse = |m: String| format!("node {node} cannot run the tasks of job {job}: {m}");
-    env.check().map_err(refuse)?;
+    let refuse = |why: Refusal| AdoptError {
+        node: node.to_string(),
+        job,
+        why,
+    };
+    env.check().map_err(|e| refuse(e.into()))?;
     let config = &on.sched.config;
     let mut preopens: Vec<Preopen> = Vec::with_capacity(env.dirs.len() + 1);
     for (host, guest) in &env.dirs {
-        preopens
-            .push(check_dir(host, guest, &config.allow_dirs).map_err(|e| refuse(e.to_string()))?);
+        preopens.push(check_dir(host, guest, &config.allow_dirs).map_err(|e| refuse(e.into()))?);
     }
     let mut pin = None;
     if let Some(w) = &env.working_dir {
         let pinned = fetch(&on.jobs.working_dirs, on.client, from, w.package, w.bytes)
             .await
-            .map_err(refuse)?;
+            .map_err(|e| refuse(e.into()))?;
         preopens.push(Preopen {
             host: pinned.path().to_path_buf(),
             guest: w.guest.clone(),
@@ -181,9 +240,7 @@ pub(crate) async fn adopt(
         .find(|(i, g)| guests[..*i].contains(g))
         .map(|(_, g)| *g)
     {
-        return Err(refuse(format!(
-            "guest path {twice} is named twice (by the job, or by this node's own --dir)"
-        )));
+        return Err(refuse(Refusal::GuestPathTwice(twice.to_string())));
     }
     let outbox = env
         .log_node
@@ -208,14 +265,14 @@ pub(crate) async fn adopt(
 /// (tasks of a job arriving together fetch its package once).
 ///
 /// # Errors
-/// A message naming the package and what failed.
+/// [`FetchError`], naming the package and what failed.
 pub(crate) async fn fetch(
     dirs: &Arc<WorkingDirs>,
     client: &PeerClient,
     from: &str,
     id: PackageId,
     size: u64,
-) -> Result<Pinned, String> {
+) -> Result<Pinned, FetchError> {
     if let Ok(pinned) = dirs.pin(id) {
         return Ok(pinned);
     }
@@ -223,7 +280,7 @@ pub(crate) async fn fetch(
     if let Ok(pinned) = dirs.pin(id) {
         return Ok(pinned);
     }
-    let mut incoming = dirs.incoming(id, size).map_err(|e| e.to_string())?;
+    let mut incoming = dirs.incoming(id, size)?;
     let key = package_key(&id);
     let chunk = usize::try_from(size.min(u64::from(PULL_CHUNK))).unwrap_or(0);
     let mut buf = vec![0u8; chunk];
@@ -234,16 +291,19 @@ pub(crate) async fn fetch(
         client
             .read(from, &key, offset, dest)
             .await
-            .map_err(|e| format!("fetching working directory {id} from {from}: {e}"))?;
-        incoming.write(dest).map_err(|e| e.to_string())?;
+            .map_err(|source| FetchError::Read {
+                id,
+                from: from.to_string(),
+                source,
+            })?;
+        incoming.write(dest)?;
         offset = offset.saturating_add(n as u64);
     }
     let kept = dirs.clone();
     tokio::task::spawn_blocking(move || kept.finish(incoming))
         .await
-        .map_err(|e| format!("unpacking working directory {id}: {e}"))?
-        .map_err(|e| e.to_string())?;
-    dirs.pin(id).map_err(|e| e.to_string())
+        .map_err(|source| FetchError::Unpack { id, source })??;
+    Ok(dirs.pin(id)?)
 }
 
 /// Sends `outbox`'s lines (the output of job `job`'s guests here) to the

@@ -20,7 +20,7 @@ use crate::cluster::transfer::{all_sealed, receive, ship, Traffic};
 use crate::error::{ErrorKind, TaskError};
 use crate::objects::Object;
 use crate::proto::{Request, Scheduling, Target};
-use crate::scheduler::remote::{Local, Placement, Remote};
+use crate::scheduler::remote::{Infeasible, Local, Placement, Remote};
 use crate::scheduler::task::{Actor, PendingTask, Task};
 use crate::scheduler::Scheduler;
 
@@ -282,7 +282,7 @@ impl Forwarder {
             () = all_sealed(sched, &roots) => {}
             () = spec.cancel.cancelled() => return Err(Failure::Cancelled),
         }
-        let objects = ship(&sched.objects, &roots).map_err(Failure::Failed)?;
+        let objects = ship(&sched.objects, &roots).map_err(|e| Failure::Failed(e.to_string()))?;
         self.traffic.shipped(&objects);
         let deadline = Deadline::of(spec.spec.limits.timeout, Traffic::size_of(&objects));
         let actors = handles::refs(sched, &objects, false);
@@ -426,7 +426,7 @@ impl Forwarder {
         self.runtime.spawn(async move {
             let _ = call::<method::Release>(&client, &to, release).await;
         });
-        let (extras, returned) = received.map_err(Failure::Lost)?;
+        let (extras, returned) = received.map_err(|e| Failure::Lost(e.to_string()))?;
         let mut returned: Vec<Option<(wray_control_plane::ObjectId, Object)>> =
             returned.into_iter().map(Some).collect();
         let mut values = Vec::with_capacity(spec.returns.len());
@@ -505,7 +505,7 @@ impl Remote for Forwarder {
         scheduling: &Scheduling,
         can_wait: bool,
         job: JobId,
-    ) -> Result<Placement, String> {
+    ) -> Result<Placement, Infeasible> {
         // Only the nodes that allow the job's host directories.
         let skip = self.lacking_job_dirs(job);
         let placed = self.choose(request, local, scheduling, &skip, can_wait)?;
@@ -520,7 +520,7 @@ impl Remote for Forwarder {
         request: &Request,
         here: bool,
         scheduling: &Scheduling,
-    ) -> Result<(), String> {
+    ) -> Result<(), Infeasible> {
         self.feasible(request, here, scheduling)
     }
 

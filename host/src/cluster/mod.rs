@@ -79,8 +79,8 @@ use crate::scheduler::Scheduler;
 
 pub(crate) use environments::{nodes_lacking, JobState};
 pub use relay::{
-    NodeAnswers, RelayAnswer, RelayHandler, RelayRequest, RelayResponse, RelaySlot, FAN_OUT,
-    MAX_RELAY_BODY,
+    NodeAnswers, RelayAnswer, RelayFailure, RelayHandler, RelayRequest, RelayResponse, RelaySlot,
+    FAN_OUT, MAX_RELAY_BODY,
 };
 pub use relay_stream::{Delivered, RelayError, RelayedRest, MAX_RELAY_STREAM, RELAY_CHUNK};
 
@@ -388,7 +388,7 @@ impl Cluster {
             moved: self.forwarder.moved.load(Ordering::Relaxed),
             actors_restarted: self.forwarder.actors_restarted.load(Ordering::Relaxed),
             cancelled_owner_died: self.service.cancelled_owner_died.load(Ordering::Relaxed),
-            peer_unknown_methods: self.service.unknown_methods.load(Ordering::Relaxed),
+            peer_unknown_methods: self.service.unknown_methods.count(),
             object_bytes_sent,
             object_bytes_received,
             peer_refused: self

@@ -21,7 +21,7 @@ mod wire;
 
 pub(crate) use call::{call, send, Encoded};
 pub(crate) use codec::{object_id, object_id_bytes};
-pub(crate) use methods::{dispatch, method, unknown_method, PeerMethod, PeerService};
+pub(crate) use methods::{dispatch, known_methods, method, PeerMethod, PeerService};
 
 use std::sync::Arc;
 
@@ -55,10 +55,8 @@ pub(crate) mod code {
     /// task ran: the task was stopped there (it may have run in part) and
     /// is run again elsewhere, as after the node's death.
     pub const CUT: u16 = 410;
-    /// No method has the call's id (a newer node's method): answered
-    /// typed, counted (`wray_peer_unknown_methods_total`), the connection
-    /// kept.
-    pub const UNKNOWN_METHOD: u16 = 501;
+    // 501: no method has the call's id (a newer node's method), answered
+    // by `wray_peer::UnknownMethods` with `wray_peer::UNKNOWN_METHOD`.
 }
 
 /// The most objects one message ships (the task's arguments and what

@@ -26,11 +26,11 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
-use wray_peer::RemoteError;
+use wray_peer::{PeerError, RemoteError};
 
 use crate::cluster::forward::Forwarder;
 use crate::cluster::protocol::{code, method, send, Encoded, Relay, Relayed, Rest};
-use crate::cluster::relay_stream::{Delivered, Parked, RelayedRest, MAX_RELAY_STREAM};
+use crate::cluster::relay_stream::{Delivered, ParkError, Parked, RelayedRest, MAX_RELAY_STREAM};
 
 /// The longest path (with its query) a relayed request may have, in bytes.
 pub const MAX_RELAY_PATH: usize = 8 << 10;
@@ -100,7 +100,26 @@ pub type RelaySlot = Arc<OnceLock<RelayHandler>>;
 
 /// Each node's answer to a request sent to several (its id, then the
 /// answer or why it has none), as they come ([`Forwarder::relay_each`]).
-pub type NodeAnswers = BoxStream<'static, (String, Result<RelayResponse, String>)>;
+pub type NodeAnswers = BoxStream<'static, (String, Result<RelayResponse, RelayFailure>)>;
+
+/// Why a node has no answer to a relayed request.
+#[derive(Debug, thiserror::Error)]
+pub enum RelayFailure {
+    /// The request is past what a relay carries (it went to no node).
+    #[error(
+        "a relayed request's path is at most {MAX_RELAY_PATH} bytes and its body {MAX_RELAY_BODY}"
+    )]
+    RequestTooLarge,
+    /// The node did not answer within the deadline.
+    #[error("no answer within {0:?}")]
+    NoAnswer(Duration),
+    /// The call failed (connection, handshake, the node's own refusal).
+    #[error(transparent)]
+    Peer(#[from] PeerError),
+    /// The answer has more bytes than [`MAX_RELAY_BODY`] (its size).
+    #[error("an answer of {0} bytes, more than {MAX_RELAY_BODY}")]
+    AnswerTooLarge(u64),
+}
 
 /// `headers` within [`MAX_RELAY_HEADERS`]: the first ones, each short
 /// enough.
@@ -193,12 +212,12 @@ impl Forwarder {
             || accept_len > MAX_RELAY_HEADERS.1
             || request.body.len() > MAX_RELAY_BODY
         {
-            let why = format!(
-                "a relayed request's path is at most {MAX_RELAY_PATH} bytes and its body \
-                 {MAX_RELAY_BODY}"
-            );
-            return stream::iter(nodes.into_iter().map(move |(id, _)| (id, Err(why.clone()))))
-                .boxed();
+            return stream::iter(
+                nodes
+                    .into_iter()
+                    .map(|(id, _)| (id, Err(RelayFailure::RequestTooLarge))),
+            )
+            .boxed();
         }
         let body = Encoded::<method::Relay>::new(Relay {
             method: request.method,
@@ -213,8 +232,8 @@ impl Forwarder {
                 async move {
                     let call = send(&client, &addr, &body);
                     let answer = match tokio::time::timeout(deadline, call).await {
-                        Err(_) => Err(format!("no answer within {deadline:?}")),
-                        Ok(Err(e)) => Err(e.to_string()),
+                        Err(_) => Err(RelayFailure::NoAnswer(deadline)),
+                        Ok(Err(e)) => Err(e.into()),
                         Ok(Ok(relayed)) => {
                             if let Some(rest) = &relayed.rest {
                                 // Not pulled: dropped, the node is told
@@ -235,12 +254,11 @@ impl Forwarder {
 
 /// `relayed` as an answer whole in its message: an error naming its size
 /// when it is larger than [`MAX_RELAY_BODY`] or has a rest to pull.
-fn whole(relayed: Relayed) -> Result<RelayResponse, String> {
+fn whole(relayed: Relayed) -> Result<RelayResponse, RelayFailure> {
     let size = relayed.rest.as_ref().map_or(0, |r| r.size);
     if relayed.body.len() > MAX_RELAY_BODY || size > 0 {
-        return Err(format!(
-            "an answer of {} bytes, more than {MAX_RELAY_BODY}",
-            size.max(relayed.body.len() as u64)
+        return Err(RelayFailure::AnswerTooLarge(
+            size.max(relayed.body.len() as u64),
         ));
     }
     Ok(RelayResponse {
@@ -321,7 +339,7 @@ pub(crate) async fn answer(
 }
 
 /// A 503 `relay_busy` answer saying `why`, as the HTTP API's errors read.
-fn busy(why: &str) -> Relayed {
+fn busy(why: &ParkError) -> Relayed {
     let body = serde_json::json!({
         "error": {"code": "relay_busy", "message": format!("the node that has it is busy: {why}")}
     });

@@ -86,25 +86,24 @@ impl Parked {
     /// token and size.
     ///
     /// # Errors
-    /// A message when `MAX_PARKED` answers are parked (once those left
-    /// idle are dropped), or no random token can be had.
+    /// [`ParkError::Full`] when `MAX_PARKED` answers are parked (once
+    /// those left idle are dropped); [`ParkError::Token`] when no random
+    /// token can be had.
     pub(crate) fn park(
         &self,
         peer: &str,
         frames: Vec<Bytes>,
         delivered: Option<Delivered>,
-    ) -> Result<(Token, u64), String> {
+    ) -> Result<(Token, u64), ParkError> {
         let mut token = [0u8; 16];
-        getrandom::fill(&mut token).map_err(|e| format!("no random token: {e}"))?;
+        getrandom::fill(&mut token).map_err(ParkError::Token)?;
         let size = frames
             .iter()
             .fold(0u64, |sum, f| sum.saturating_add(f.len() as u64));
         self.expire();
         let mut entries = self.entries.lock();
         if entries.len() >= MAX_PARKED {
-            return Err(format!(
-                "{MAX_PARKED} relayed answers are being pulled from this node already"
-            ));
+            return Err(ParkError::Full);
         }
         entries.insert(
             token,
@@ -228,6 +227,18 @@ fn slice(frames: &[Bytes], start: u64, end: u64) -> Blob {
         }
     }
     Blob::new(out.unwrap_or_default())
+}
+
+/// A relayed answer that cannot be parked for its node to pull (answered
+/// 503 `relay_busy`).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ParkError {
+    /// `MAX_PARKED` answers are parked already.
+    #[error("{MAX_PARKED} relayed answers are being pulled from this node already")]
+    Full,
+    /// The OS gave no random bytes for its token.
+    #[error("no random token: {0}")]
+    Token(getrandom::Error),
 }
 
 /// Pulling the rest of a relayed answer from the node that answered
@@ -456,7 +467,7 @@ mod tests {
         for _ in 0..MAX_PARKED {
             parked.park("b", Vec::new(), None).unwrap();
         }
-        let err = parked.park("b", Vec::new(), None).unwrap_err();
+        let err = parked.park("b", Vec::new(), None).unwrap_err().to_string();
         assert!(err.contains("256 relayed answers"), "{err}");
     }
 }

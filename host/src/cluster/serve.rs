@@ -25,7 +25,7 @@ use crate::cluster::protocol::{
     Pong, Release, RunTask, TaskDone, WireError, MAX_KILL_REASON, MAX_OUTPUT_BYTES, MAX_PING_TASKS,
 };
 use crate::cluster::relay_stream::{token_of_key, Parked};
-use crate::cluster::transfer::{all_sealed, id_of_key, receive, ship};
+use crate::cluster::transfer::{all_sealed, id_of_key, receive, ship, TransferError};
 use crate::error::{ErrorKind, TaskError};
 use crate::id_map::{BoundedIdMap, IdMap};
 use crate::objects::{Object, ObjectStore};
@@ -97,7 +97,7 @@ pub(crate) struct Service {
     pub(crate) cancelled_owner_died: std::sync::atomic::AtomicU64,
     /// Calls of a method id this node does not know, answered
     /// `UNKNOWN_METHOD`.
-    pub(crate) unknown_methods: std::sync::atomic::AtomicU64,
+    pub(crate) unknown_methods: wray_peer::UnknownMethods,
     /// Runs a peer's relayed HTTP request, once the node's HTTP API
     /// serves.
     relay: crate::cluster::relay::RelaySlot,
@@ -109,8 +109,8 @@ pub(crate) struct Service {
     pub(crate) jobs: JobState,
 }
 
-fn refused(code: u16, message: impl Into<String>) -> RemoteError {
-    RemoteError::new(code, message.into())
+fn refused(code: u16, message: impl std::fmt::Display) -> RemoteError {
+    RemoteError::new(code, message.to_string())
 }
 
 impl Service {
@@ -162,7 +162,7 @@ impl Service {
             env,
         } = request;
         let bad = |m: String| refused(code::BAD_REQUEST, m);
-        check_returns(&spec).map_err(bad)?;
+        check_returns(&spec).map_err(|e| bad(e.to_string()))?;
         // A draining node takes no new work (a function, a new actor):
         // its owner places it again.
         if self.drain.is_draining() && !matches!(spec.target, Target::ActorCall { .. }) {
@@ -188,7 +188,8 @@ impl Service {
                         format!("no actor {actor} on node {}", sched.node_id),
                     ));
                 };
-                check_method(&sched, &found, method, spec.args.len()).map_err(bad)?;
+                check_method(&sched, &found, method, spec.args.len())
+                    .map_err(|e| bad(e.to_string()))?;
                 Some(found)
             }
             Target::ActorCreate { .. } | Target::Function { .. } => None,
@@ -364,7 +365,7 @@ impl Service {
         sched.calls_ended(calls_out).await;
         self.flush_output(job).await;
         // It ran: a failure from here on is its answer's, not a refusal.
-        let unsent = |m: String| {
+        let unsent = |m: TransferError| {
             refused(
                 code::ANSWER_FAILED,
                 format!("task {task_id} ran on node {}: {m}", sched.node_id),
@@ -613,29 +614,82 @@ impl Drop for Running<'_> {
     }
 }
 
+/// A forwarded task whose spec does not hold together: refused
+/// `BAD_REQUEST`.
+#[derive(Debug, thiserror::Error)]
+enum BadSpec {
+    /// An actor's constructor whose id is not the actor's, or with returns.
+    #[error("task {0} is not its actor's constructor")]
+    NotConstructor(TaskId),
+    /// A function or call with no returns or more than `MAX_RETURNS`.
+    #[error("task {task} has {count} returns")]
+    Returns {
+        /// The task.
+        task: TaskId,
+        /// Its returns.
+        count: usize,
+    },
+    /// A return id that is not the task's own (`task.return_object(i)`).
+    #[error("return {index} of task {task} is {id}, not the task's own")]
+    NotOwnReturn {
+        /// The return's index.
+        index: usize,
+        /// The task.
+        task: TaskId,
+        /// The id it gives.
+        id: ObjectId,
+    },
+    /// A call of a method the actor's class does not have.
+    #[error("actor class `{class}` has no method `{method}`")]
+    NoMethod {
+        /// The actor's class.
+        class: String,
+        /// The method called.
+        method: String,
+    },
+    /// A call with the wrong number of arguments.
+    #[error("`{class}.{method}` takes {takes} arguments, got {got}")]
+    Arity {
+        /// The actor's class.
+        class: String,
+        /// The method called.
+        method: String,
+        /// The arguments it takes.
+        takes: usize,
+        /// The arguments the call gives.
+        got: usize,
+    },
+}
+
 /// Checks that `spec`'s return ids are its own (`task.return_object(i)`),
 /// as many as a function or call may have, none for a constructor.
-fn check_returns(spec: &TaskSpec) -> Result<(), String> {
+fn check_returns(spec: &TaskSpec) -> Result<(), BadSpec> {
     let count = spec.returns.len();
     match &spec.target {
         Target::ActorCreate { actor, .. } => {
             if *actor != spec.id || count != 0 {
-                return Err(format!("task {} is not its actor's constructor", spec.id));
+                return Err(BadSpec::NotConstructor(spec.id));
             }
         }
         Target::Function { .. } | Target::ActorCall { .. } => {
             if count == 0 || count > MAX_RETURNS as usize {
-                return Err(format!("task {} has {count} returns", spec.id));
+                return Err(BadSpec::Returns {
+                    task: spec.id,
+                    count,
+                });
             }
         }
     }
-    for (i, id) in spec.returns.iter().enumerate() {
-        let own = u32::try_from(i).ok().and_then(|i| spec.id.return_object(i));
+    for (index, id) in spec.returns.iter().enumerate() {
+        let own = u32::try_from(index)
+            .ok()
+            .and_then(|i| spec.id.return_object(i));
         if own != Some(*id) {
-            return Err(format!(
-                "return {i} of task {} is {id}, not the task's own",
-                spec.id
-            ));
+            return Err(BadSpec::NotOwnReturn {
+                index,
+                task: spec.id,
+                id: *id,
+            });
         }
     }
     Ok(())
@@ -643,21 +697,27 @@ fn check_returns(spec: &TaskSpec) -> Result<(), String> {
 
 /// Checks that `actor`'s class has method `method` taking `args`
 /// arguments.
-fn check_method(sched: &Scheduler, actor: &Actor, method: &str, args: usize) -> Result<(), String> {
+fn check_method(
+    sched: &Scheduler,
+    actor: &Actor,
+    method: &str,
+    args: usize,
+) -> Result<(), BadSpec> {
     let record = sched.component(&actor.component);
     let found = record
         .as_ref()
         .and_then(|r| r.actor_method(&actor.class, method));
     match found {
-        None => Err(format!(
-            "actor class `{}` has no method `{method}`",
-            actor.class
-        )),
-        Some(f) if f.num_args() != args => Err(format!(
-            "`{}.{method}` takes {} arguments, got {args}",
-            actor.class,
-            f.num_args()
-        )),
+        None => Err(BadSpec::NoMethod {
+            class: actor.class.clone(),
+            method: method.to_string(),
+        }),
+        Some(f) if f.num_args() != args => Err(BadSpec::Arity {
+            class: actor.class.clone(),
+            method: method.to_string(),
+            takes: f.num_args(),
+            got: args,
+        }),
         Some(_) => Ok(()),
     }
 }

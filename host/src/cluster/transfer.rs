@@ -16,7 +16,7 @@ use crate::cluster::protocol::{
 };
 use crate::id_map::IdSet;
 use crate::objects::data::Data;
-use crate::objects::{Object, ObjectStore};
+use crate::objects::{Object, ObjectStore, StoreFull};
 use crate::scheduler::blocking::Blocker;
 use crate::scheduler::Scheduler;
 
@@ -76,6 +76,83 @@ impl Traffic {
     }
 }
 
+/// Objects that cannot travel with a message, or be sealed from one.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum TransferError {
+    /// More than [`MAX_OBJECTS`] objects would go with one task.
+    #[error("more than {MAX_OBJECTS} objects would travel with one task")]
+    TooManyToShip,
+    /// A message carries more than [`MAX_OBJECTS`] objects (how many).
+    #[error("{0} objects shipped, more than the {MAX_OBJECTS} a message may carry")]
+    TooManyShipped(usize),
+    /// A value names more than [`MAX_OBJECTS`] refs.
+    #[error("object {id} names {count} refs")]
+    TooManyRefs {
+        /// The object.
+        id: ObjectId,
+        /// The refs it names.
+        count: usize,
+    },
+    /// A shipped error object without its error.
+    #[error("object {0} is an error without a message")]
+    NoMessage(ObjectId),
+    /// A size that is no `usize` here.
+    #[error("object {id}: {size} bytes")]
+    Size {
+        /// The object.
+        id: ObjectId,
+        /// Its size in bytes.
+        size: u64,
+    },
+    /// Pulling its bytes from the node that has them failed.
+    #[error("pulling object {id} from {addr}: {source}")]
+    Pull {
+        /// The object.
+        id: ObjectId,
+        /// The node's peer address.
+        addr: String,
+        /// What the channel said.
+        source: wray_peer::PeerError,
+    },
+    /// Its bytes fail their CRC-32.
+    #[error(
+        "object {id} pulled from {addr} fails its checksum (crc {got:08x}, expected \
+         {expected:08x}): refused"
+    )]
+    Checksum {
+        /// The object.
+        id: ObjectId,
+        /// The node's peer address.
+        addr: String,
+        /// The CRC-32 of the bytes pulled.
+        got: u32,
+        /// The CRC-32 the message gave.
+        expected: u32,
+    },
+    /// The store's block is shorter than asked for (a store bug).
+    #[error("object {id}: the store gave fewer than {size} bytes")]
+    Short {
+        /// The object.
+        id: ObjectId,
+        /// Its size in bytes.
+        size: u64,
+    },
+    /// No room in shared memory, and too large for the heap.
+    #[error(
+        "object {id} has {size} bytes, and this node's shared-memory store has no room for it \
+         (at most {HEAP_PULL_MAX} bytes are pulled into the heap)"
+    )]
+    NoRoom {
+        /// The object.
+        id: ObjectId,
+        /// Its size in bytes.
+        size: u64,
+    },
+    /// The object store is full.
+    #[error(transparent)]
+    StoreFull(#[from] StoreFull),
+}
+
 /// Shipments of `roots` and of every object their values name in turn,
 /// breadth first, each once: sealed values inline up to
 /// [`INLINE_SHIP_MAX`] (and [`INLINE_MESSAGE_MAX`] in all), larger ones to
@@ -83,8 +160,12 @@ impl Traffic {
 /// an object still being made, or freed).
 ///
 /// # Errors
-/// A message when more than [`MAX_OBJECTS`] objects would travel.
-pub(crate) fn ship(objects: &ObjectStore, roots: &[ObjectId]) -> Result<Vec<Shipped>, String> {
+/// [`TransferError::TooManyToShip`] when more than [`MAX_OBJECTS`]
+/// objects would travel.
+pub(crate) fn ship(
+    objects: &ObjectStore,
+    roots: &[ObjectId],
+) -> Result<Vec<Shipped>, TransferError> {
     let mut out = Vec::new();
     let mut seen = IdSet::default();
     let mut work: VecDeque<ObjectId> = roots.iter().copied().collect();
@@ -97,9 +178,7 @@ pub(crate) fn ship(objects: &ObjectStore, roots: &[ObjectId]) -> Result<Vec<Ship
             continue;
         };
         if out.len() >= MAX_OBJECTS {
-            return Err(format!(
-                "more than {MAX_OBJECTS} objects would travel with one task"
-            ));
+            return Err(TransferError::TooManyToShip);
         }
         let value = match &*object {
             Object::Error(e) => Shipment::Error(WireError::from(e)),
@@ -184,7 +263,7 @@ pub(crate) fn id_of_key(key: &[u8]) -> Option<ObjectId> {
 /// their own (the caller expects them: a task's return objects).
 ///
 /// # Errors
-/// A message naming the object and the cause when a value cannot be
+/// [`TransferError`], naming the object and the cause when a value cannot be
 /// fetched, fails its checksum, or finds no room; the holds taken so far
 /// are given back first.
 pub(crate) async fn receive(
@@ -194,12 +273,9 @@ pub(crate) async fn receive(
     addr: &str,
     shipped: Vec<Shipped>,
     expected: &[ObjectId],
-) -> Result<(Vec<ObjectId>, Vec<(ObjectId, Object)>), String> {
+) -> Result<(Vec<ObjectId>, Vec<(ObjectId, Object)>), TransferError> {
     if shipped.len() > MAX_OBJECTS {
-        return Err(format!(
-            "{} objects shipped, more than the {MAX_OBJECTS} a message may carry",
-            shipped.len()
-        ));
+        return Err(TransferError::TooManyShipped(shipped.len()));
     }
     let bytes = Traffic::size_of(&shipped);
     let mut held = Vec::new();
@@ -237,21 +313,24 @@ async fn materialize(
     addr: &str,
     id: ObjectId,
     value: Shipment,
-) -> Result<Object, String> {
+) -> Result<Object, TransferError> {
     let refs_of = |refs: Vec<ObjectId>| {
         if refs.len() > MAX_OBJECTS {
-            return Err(format!("object {id} names {} refs", refs.len()));
+            return Err(TransferError::TooManyRefs {
+                id,
+                count: refs.len(),
+            });
         }
-        objects.refs(refs).map_err(|e| e.to_string())
+        Ok(objects.refs(refs)?)
     };
     match value {
         Shipment::Error(e) => e
             .into_error()
             .map(Object::Error)
-            .ok_or_else(|| format!("object {id} is an error without a message")),
-        Shipment::Inline { codec, data, refs } => objects
-            .value(codec, &data, refs_of(refs)?)
-            .map_err(|e| e.to_string()),
+            .ok_or(TransferError::NoMessage(id)),
+        Shipment::Inline { codec, data, refs } => {
+            Ok(objects.value(codec, &data, refs_of(refs)?)?)
+        }
         Shipment::Pull {
             codec,
             size,
@@ -259,24 +338,30 @@ async fn materialize(
             refs,
         } => {
             let refs = refs_of(refs)?;
-            let len = usize::try_from(size).map_err(|_| format!("object {id}: {size} bytes"))?;
-            let fetched = |e: wray_peer::PeerError| format!("pulling object {id} from {addr}: {e}");
+            let len = usize::try_from(size).map_err(|_| TransferError::Size { id, size })?;
+            let fetched = |source| TransferError::Pull {
+                id,
+                addr: addr.to_string(),
+                source,
+            };
             let check = |bytes: &[u8]| {
                 let got = crc32fast::hash(bytes);
                 if got == crc {
                     Ok(())
                 } else {
-                    Err(format!(
-                        "object {id} pulled from {addr} fails its checksum (crc {got:08x}, \
-                         expected {crc:08x}): refused"
-                    ))
+                    Err(TransferError::Checksum {
+                        id,
+                        addr: addr.to_string(),
+                        got,
+                        expected: crc,
+                    })
                 }
             };
             // Straight into the arena when it has room: a guest here maps
             // it as any local object.
             if let Some(Ok(mut block)) = objects.arena().map(|a| a.alloc(size)) {
                 // A block has at least the bytes asked for (pages, rounded up).
-                let short = || format!("object {id}: the store gave fewer than {size} bytes");
+                let short = || TransferError::Short { id, size };
                 let dest = block.bytes_mut().get_mut(..len).ok_or_else(short)?;
                 client
                     .pull(addr, &key(&id), size, dest, PULL_CHUNK)
@@ -290,10 +375,7 @@ async fn materialize(
                 });
             }
             if len > HEAP_PULL_MAX {
-                return Err(format!(
-                    "object {id} has {size} bytes, and this node's shared-memory store has no \
-                     room for it (at most {HEAP_PULL_MAX} bytes are pulled into the heap)"
-                ));
+                return Err(TransferError::NoRoom { id, size });
             }
             let mut bytes = vec![0u8; len];
             client
@@ -301,9 +383,7 @@ async fn materialize(
                 .await
                 .map_err(fetched)?;
             check(&bytes)?;
-            objects
-                .value(codec, &bytes, refs)
-                .map_err(|e| e.to_string())
+            Ok(objects.value(codec, &bytes, refs)?)
         }
     }
 }

@@ -184,7 +184,12 @@ impl WasmExecutor {
             .schemas
             .check(FunctionKind::ActorClass, Some(class), class, &args)
             .map_err(|m| {
-                TaskError::new(ErrorKind::InvalidArgument, spec.label.clone(), spec.id, m)
+                TaskError::new(
+                    ErrorKind::InvalidArgument,
+                    spec.label.clone(),
+                    spec.id,
+                    m.to_string(),
+                )
             })?;
         actor.starting(&spec.cancel);
         let current = CurrentTask::for_spec(spec, false, actor.allocation(), thread.clone());
@@ -227,7 +232,12 @@ impl WasmExecutor {
         };
         let kind = FunctionKind::ActorMethod;
         if let Err(m) = inst.schemas.check(kind, Some(&actor.class), method, &args) {
-            let error = TaskError::new(ErrorKind::InvalidArgument, spec.label.clone(), spec.id, m);
+            let error = TaskError::new(
+                ErrorKind::InvalidArgument,
+                spec.label.clone(),
+                spec.id,
+                m.to_string(),
+            );
             return (Err(error), false);
         }
         actor.starting(&spec.cancel);

@@ -407,7 +407,7 @@ pub(crate) async fn load(
         .linker
         .instantiate_pre(&component)
         .map_err(|e| component_error(format!("{e:#}")))?;
-    let exports = Arc::new(Exports::of(&pre).map_err(component_error)?);
+    let exports = Arc::new(Exports::of(&pre).map_err(|e| component_error(e.to_string()))?);
 
     // Describe it with a placeholder row, then build the real one.
     let placeholder = Arc::new(LoadedComponent {
@@ -426,7 +426,7 @@ pub(crate) async fn load(
         schemas: Arc::default(),
     });
     let info = describe(rt, placeholder).await?;
-    check_described(&info).map_err(component_error)?;
+    check_described(&info).map_err(|e| component_error(e.to_string()))?;
     let functions = info
         .functions
         .into_iter()
@@ -471,7 +471,8 @@ pub(crate) async fn load(
     // Its row must fit the function table (a bound on its schemas) before
     // they are compiled.
     wray_control_plane::check_record(&record)?;
-    let schemas = Arc::new(ArgSchemas::compile(&record).map_err(component_error)?);
+    let schemas =
+        Arc::new(ArgSchemas::compile(&record).map_err(|e| component_error(e.to_string()))?);
     Ok(Arc::new(LoadedComponent {
         hash: Arc::from(record.hash.as_str()),
         record,
@@ -530,14 +531,72 @@ async fn describe(
     info
 }
 
+/// What `describe` returned past the bounds a component must keep: the
+/// deploy is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum DescribeError {
+    /// More exports than [`MAX_FUNCTIONS`].
+    #[error("describe lists {0} functions, more than the {MAX_FUNCTIONS} a component may export")]
+    Functions(usize),
+    /// An export's (or class's) name of this many bytes: empty or past
+    /// [`MAX_NAME`].
+    #[error("describe names an export of {0} bytes: names are 1 to {MAX_NAME} bytes")]
+    Name(usize),
+    /// An export with more than [`MAX_PARAMS`] parameters.
+    #[error("describe says `{export}` takes {count} parameters: at most {MAX_PARAMS}")]
+    Params {
+        /// The export's name.
+        export: String,
+        /// Its parameters.
+        count: usize,
+    },
+    /// Return schemas not one per return value.
+    #[error("describe gives `{export}` {schemas} return schemas for {returns} return values")]
+    ReturnSchemas {
+        /// The export's name.
+        export: String,
+        /// Its return schemas.
+        schemas: usize,
+        /// Its return values.
+        returns: u32,
+    },
+    /// A schema (of a parameter or `return value`) past [`MAX_SCHEMA`]
+    /// bytes.
+    #[error("describe gives `{export}`'s {what} a schema of {bytes} bytes: at most {MAX_SCHEMA}")]
+    SchemaBytes {
+        /// The export's name.
+        export: String,
+        /// The parameter's name, or `return value`.
+        what: String,
+        /// The schema's size in bytes.
+        bytes: usize,
+    },
+    /// A return schema that is not JSON.
+    #[error("describe gives `{export}`'s return value a schema that is not JSON ({reason})")]
+    ReturnNotJson {
+        /// The export's name.
+        export: String,
+        /// What the JSON parser said.
+        reason: String,
+    },
+    /// No return value, or more than [`MAX_RETURNS`] (a constructor's 0
+    /// excepted).
+    #[error(
+        "describe says `{export}` returns {returns} values: a function returns 1 to {MAX_RETURNS}"
+    )]
+    Returns {
+        /// The export's name.
+        export: String,
+        /// Its return values.
+        returns: u32,
+    },
+}
+
 /// Checks what `describe` returned against the bounds a component must
 /// keep (how many exports, how long their names, how many returns).
-fn check_described(info: &types::ComponentInfo) -> std::result::Result<(), String> {
+fn check_described(info: &types::ComponentInfo) -> std::result::Result<(), DescribeError> {
     if info.functions.len() > MAX_FUNCTIONS {
-        return Err(format!(
-            "describe lists {} functions, more than the {MAX_FUNCTIONS} a component may export",
-            info.functions.len()
-        ));
+        return Err(DescribeError::Functions(info.functions.len()));
     }
     for f in &info.functions {
         let long = [Some(&f.name), f.class.as_ref()]
@@ -545,53 +604,48 @@ fn check_described(info: &types::ComponentInfo) -> std::result::Result<(), Strin
             .flatten()
             .find(|n| n.len() > MAX_NAME || n.is_empty());
         if let Some(n) = long {
-            return Err(format!(
-                "describe names an export of {} bytes: names are 1 to {MAX_NAME} bytes",
-                n.len()
-            ));
+            return Err(DescribeError::Name(n.len()));
         }
         if f.params.len() > MAX_PARAMS {
-            return Err(format!(
-                "describe says `{}` takes {} parameters: at most {MAX_PARAMS}",
-                f.name,
-                f.params.len()
-            ));
+            return Err(DescribeError::Params {
+                export: f.name.clone(),
+                count: f.params.len(),
+            });
         }
         let constructor = f.kind == types::FunctionKind::ActorConstructor;
         if f.returns.len() != f.num_returns as usize && !(constructor && f.returns.is_empty()) {
-            return Err(format!(
-                "describe gives `{}` {} return schemas for {} return values",
-                f.name,
-                f.returns.len(),
-                f.num_returns
-            ));
+            return Err(DescribeError::ReturnSchemas {
+                export: f.name.clone(),
+                schemas: f.returns.len(),
+                returns: f.num_returns,
+            });
         }
         let schemas = f.params.iter().map(|p| (p.name.as_str(), &p.schema));
         let returns = f.returns.iter().map(|s| ("return value", s));
         for (what, schema) in schemas.chain(returns) {
             if schema.len() > MAX_SCHEMA {
-                return Err(format!(
-                    "describe gives `{}`'s {what} a schema of {} bytes: at most {MAX_SCHEMA}",
-                    f.name,
-                    schema.len()
-                ));
+                return Err(DescribeError::SchemaBytes {
+                    export: f.name.clone(),
+                    what: what.to_string(),
+                    bytes: schema.len(),
+                });
             }
         }
         // Parameters' schemas are parsed and compiled by `ArgSchemas`;
         // return schemas only need to be JSON.
         for schema in &f.returns {
             if let Err(e) = serde_json::from_str::<serde_json::Value>(schema) {
-                return Err(format!(
-                    "describe gives `{}`'s return value a schema that is not JSON ({e})",
-                    f.name
-                ));
+                return Err(DescribeError::ReturnNotJson {
+                    export: f.name.clone(),
+                    reason: e.to_string(),
+                });
             }
         }
         if f.num_returns == 0 && !constructor || f.num_returns > MAX_RETURNS {
-            return Err(format!(
-                "describe says `{}` returns {} values: a function returns 1 to {MAX_RETURNS}",
-                f.name, f.num_returns
-            ));
+            return Err(DescribeError::Returns {
+                export: f.name.clone(),
+                returns: f.num_returns,
+            });
         }
     }
     Ok(())

@@ -35,30 +35,61 @@ pub(crate) struct Exports {
     driver: Option<driver::GuestIndices>,
 }
 
+/// A component whose exports the node cannot use: the deploy is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum ExportsError {
+    /// A part it exports without the WIT's types.
+    #[error("its export `{part}` does not match wray:runtime 0.1.0: {reason}")]
+    Mismatch {
+        /// The part (`wray:runtime/functions@0.1.0`, ...).
+        part: String,
+        /// What wasmtime said.
+        reason: String,
+    },
+    /// None of `functions`, `actors` and `driver`.
+    #[error(
+        "it exports none of `{FUNCTIONS}`, `{ACTORS}` and `{DRIVER}` (it exports {}): \
+         build it with a wray SDK against wit/runtime.wit",
+        .0.join(", ")
+    )]
+    NothingToRun(
+        /// What it exports instead, each name in backticks (`nothing`
+        /// when it exports nothing).
+        Vec<String>,
+    ),
+    /// `functions` or `actors` without `metadata`.
+    #[error(
+        "it exports remote functions or actors but not `{METADATA}` (describe), so the node \
+         cannot know their names"
+    )]
+    NoMetadata,
+}
+
 /// Part `name` of `pre`: `None` when the component does not export it, an
 /// error when it does but not with the shape the WIT gives.
 fn part<I>(
     pre: &InstancePre<TaskState>,
     name: &str,
     indices: impl FnOnce(&InstancePre<TaskState>) -> wasmtime::Result<I>,
-) -> Result<Option<I>, String> {
+) -> Result<Option<I>, ExportsError> {
     if pre.component().get_export_index(None, name).is_none() {
         return Ok(None);
     }
-    indices(pre)
-        .map(Some)
-        .map_err(|e| format!("its export `{name}` does not match wray:runtime 0.1.0: {e:#}"))
+    indices(pre).map(Some).map_err(|e| ExportsError::Mismatch {
+        part: name.to_string(),
+        reason: format!("{e:#}"),
+    })
 }
 
 impl Exports {
     /// Reads which parts `pre`'s component exports.
     ///
     /// # Errors
-    /// A message naming what is missing or malformed: none of `functions`,
+    /// [`ExportsError`], naming what is missing or malformed: none of `functions`,
     /// `actors` and `driver` (with the names the component does export),
     /// `functions` or `actors` without `metadata`, or a part whose
     /// functions do not have the WIT's types.
-    pub(crate) fn of(pre: &InstancePre<TaskState>) -> Result<Self, String> {
+    pub(crate) fn of(pre: &InstancePre<TaskState>) -> Result<Self, ExportsError> {
         let exports = Exports {
             metadata: part(pre, METADATA, metadata::GuestIndices::new)?,
             functions: part(pre, FUNCTIONS, functions::GuestIndices::new)?,
@@ -76,17 +107,10 @@ impl Exports {
             if names.is_empty() {
                 names.push("nothing".to_string());
             }
-            return Err(format!(
-                "it exports none of `{FUNCTIONS}`, `{ACTORS}` and `{DRIVER}` (it exports {}): \
-                 build it with a wray SDK against wit/runtime.wit",
-                names.join(", ")
-            ));
+            return Err(ExportsError::NothingToRun(names));
         }
         if exports.metadata.is_none() && (exports.functions.is_some() || exports.actors.is_some()) {
-            return Err(format!(
-                "it exports remote functions or actors but not `{METADATA}` (describe), \
-                 so the node cannot know their names"
-            ));
+            return Err(ExportsError::NoMetadata);
         }
         Ok(exports)
     }

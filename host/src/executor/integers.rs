@@ -45,13 +45,38 @@ pub(crate) fn names_integer_format(schema: &str) -> bool {
     schema.contains("\"format\"") && schema.contains("int")
 }
 
+/// An integer outside the range of the `format` its schema gives it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{shown}{} is out of range for {format} ({least} to {greatest})", place(.at))]
+pub(crate) struct OutOfRange {
+    /// The integer's first 40 characters, `...` after them when it has more.
+    shown: String,
+    /// Where in the value it is (a JSON pointer; empty at the top).
+    at: String,
+    /// The `format` (`int64`, `uint32`, ...).
+    format: String,
+    /// The format's least value.
+    least: i128,
+    /// The format's greatest value.
+    greatest: u128,
+}
+
+/// ` at {at}`, or nothing at the top of the value.
+pub(crate) fn place(at: &str) -> String {
+    if at.is_empty() {
+        String::new()
+    } else {
+        format!(" at {at}")
+    }
+}
+
 /// Checks every integer in `value` (JSON text) against the format its
 /// place in `schema` gives it.
 ///
 /// # Errors
-/// A message naming the integer (its first 40 characters), the format
-/// and its range, and where in the value it is (a JSON pointer).
-pub(crate) fn check(schema: &Value, value: &[u8]) -> Result<(), String> {
+/// [`OutOfRange`], naming the integer (its first 40 characters), the
+/// format and its range, and where in the value it is (a JSON pointer).
+pub(crate) fn check(schema: &Value, value: &[u8]) -> Result<(), OutOfRange> {
     let Ok(raw) = serde_json::from_slice::<&RawValue>(value) else {
         // Not JSON: the validator says so.
         return Ok(());
@@ -65,7 +90,7 @@ fn walk(
     raw: &RawValue,
     at: &mut String,
     depth: u32,
-) -> Result<(), String> {
+) -> Result<(), OutOfRange> {
     let Value::Object(s) = schema else {
         return Ok(());
     };
@@ -153,7 +178,7 @@ fn in_range(
     format: &str,
     (least, greatest): (i128, u128),
     at: &str,
-) -> Result<(), String> {
+) -> Result<(), OutOfRange> {
     if text.bytes().any(|b| matches!(b, b'.' | b'e' | b'E')) {
         return Ok(());
     }
@@ -166,14 +191,13 @@ fn in_range(
     }
     let shown: String = text.chars().take(40).collect();
     let cut = if shown.len() < text.len() { "..." } else { "" };
-    let place = if at.is_empty() {
-        String::new()
-    } else {
-        format!(" at {at}")
-    };
-    Err(format!(
-        "{shown}{cut}{place} is out of range for {format} ({least} to {greatest})"
-    ))
+    Err(OutOfRange {
+        shown: format!("{shown}{cut}"),
+        at: at.to_string(),
+        format: format.to_string(),
+        least,
+        greatest,
+    })
 }
 
 #[cfg(test)]
@@ -182,7 +206,7 @@ mod tests {
 
     use super::*;
 
-    fn check_text(schema: Value, value: &str) -> Result<(), String> {
+    fn check_text(schema: Value, value: &str) -> Result<(), OutOfRange> {
         check(&schema, value.as_bytes())
     }
 
@@ -191,15 +215,20 @@ mod tests {
         let i64_ = json!({ "type": "integer", "format": "int64" });
         assert_eq!(check_text(i64_.clone(), "9223372036854775807"), Ok(()));
         assert_eq!(check_text(i64_.clone(), "-9223372036854775808"), Ok(()));
-        let e = check_text(i64_.clone(), "9223372036854775808").unwrap_err();
+        let e = check_text(i64_.clone(), "9223372036854775808")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("out of range for int64"), "{e}");
-        let e = check_text(i64_.clone(), "18446744073709551616").unwrap_err();
+        let e = check_text(i64_.clone(), "18446744073709551616")
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("18446744073709551616 is out of range"), "{e}");
         assert!(check_text(i64_, "-9223372036854775809").is_err());
         let u128_ = json!({ "type": "integer", "format": "uint128", "minimum": 0 });
         assert_eq!(check_text(u128_.clone(), "1180591620717411303424"), Ok(()));
         assert!(check_text(u128_, &"9".repeat(60))
             .unwrap_err()
+            .to_string()
             .contains("..."));
         // Not an integer literal: the validator's business.
         let u8_ = json!({ "type": "integer", "format": "uint8" });
@@ -220,9 +249,13 @@ mod tests {
         });
         let ok = r#"{"xs": [1, -128], "pair": ["a", 65535], "maybe": null}"#;
         assert_eq!(check_text(schema.clone(), ok), Ok(()));
-        let e = check_text(schema.clone(), r#"{"xs": [1, 128]}"#).unwrap_err();
+        let e = check_text(schema.clone(), r#"{"xs": [1, 128]}"#)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("at /xs/1") && e.contains("int8"), "{e}");
-        let e = check_text(schema.clone(), r#"{"pair": ["a", 65536]}"#).unwrap_err();
+        let e = check_text(schema.clone(), r#"{"pair": ["a", 65536]}"#)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("at /pair/1"), "{e}");
         assert!(check_text(schema, r#"{"maybe": 300}"#).is_err());
     }

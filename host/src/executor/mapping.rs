@@ -35,7 +35,8 @@ use crate::scheduler::blocking::{too_many_blocked, Blocker, WaitEnd};
 /// A `mapping` call's outcome: a value, or the task error to return.
 type Outcome<T> = wasmtime::Result<(Result<T, types::TaskError>,)>;
 
-fn error(state: &TaskState, kind: ErrorKind, message: String) -> types::TaskError {
+fn error(state: &TaskState, kind: ErrorKind, message: impl ToString) -> types::TaskError {
+    let message = message.to_string();
     TaskError::new(kind, state.current.label.clone(), state.current.id, message).into()
 }
 

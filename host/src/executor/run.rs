@@ -177,7 +177,12 @@ impl WasmExecutor {
             .schemas
             .check(FunctionKind::Function, None, name, &args)
             .map_err(|m| {
-                TaskError::new(ErrorKind::InvalidArgument, spec.label.clone(), spec.id, m)
+                TaskError::new(
+                    ErrorKind::InvalidArgument,
+                    spec.label.clone(),
+                    spec.id,
+                    m.to_string(),
+                )
             })?;
         if let Some(entry) = &spec.entry {
             entry.started();

@@ -26,6 +26,79 @@ type Key = (FunctionKind, Option<String>, String);
 /// [`integers`](super::integers)).
 type ParamChecks = Vec<(String, Option<Validator>, Option<serde_json::Value>)>;
 
+/// A parameter schema `describe` gave that cannot be used: the deploy is
+/// refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum SchemaError {
+    /// The schema is not JSON.
+    #[error("the schema of `{export}`'s parameter `{param}` is not JSON: {reason}")]
+    NotJson {
+        /// The export's name.
+        export: String,
+        /// The parameter's name.
+        param: String,
+        /// What the JSON parser said.
+        reason: String,
+    },
+    /// The validator cannot compile it (a remote `$ref`, a bad keyword).
+    #[error("the schema of `{export}`'s parameter `{param}` does not compile: {reason}")]
+    DoesNotCompile {
+        /// The export's name.
+        export: String,
+        /// The parameter's name.
+        param: String,
+        /// What the validator said (the value masked).
+        reason: String,
+    },
+}
+
+/// A task's `json` argument its parameter's schema refuses: the task fails
+/// `invalid-argument`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum ArgError {
+    /// An integer past its format's range.
+    #[error("argument {index} (`{param}`) of `{export}`: {source}")]
+    OutOfRange {
+        /// The argument's index.
+        index: usize,
+        /// The parameter's name.
+        param: String,
+        /// The export's name.
+        export: String,
+        /// Which integer, where (boxed: the error stays small).
+        source: Box<super::integers::OutOfRange>,
+    },
+    /// The argument is not JSON.
+    #[error("argument {index} (`{param}`) of `{export}` is not valid JSON: {reason}")]
+    NotJson {
+        /// The argument's index.
+        index: usize,
+        /// The parameter's name.
+        param: String,
+        /// The export's name.
+        export: String,
+        /// What the JSON parser said.
+        reason: String,
+    },
+    /// The schema refuses the value.
+    #[error(
+        "argument {index} (`{param}`) of `{export}` does not match its schema{}: {reason}",
+        super::integers::place(.at)
+    )]
+    Mismatch {
+        /// The argument's index.
+        index: usize,
+        /// The parameter's name.
+        param: String,
+        /// The export's name.
+        export: String,
+        /// Where in the value (a JSON pointer; empty at the top).
+        at: String,
+        /// The schema's complaint (the value masked).
+        reason: String,
+    },
+}
+
 /// The compiled parameter schemas of one component.
 #[derive(Default)]
 pub(crate) struct ArgSchemas {
@@ -55,32 +128,29 @@ impl ArgSchemas {
     /// Compiles every parameter schema of `record`.
     ///
     /// # Errors
-    /// A message naming the export and parameter whose schema is not JSON
-    /// or not a schema the validator can compile.
-    pub(crate) fn compile(record: &ComponentRecord) -> Result<Self, String> {
+    /// [`SchemaError`], naming the export and parameter whose schema is
+    /// not JSON or not a schema the validator can compile.
+    pub(crate) fn compile(record: &ComponentRecord) -> Result<Self, SchemaError> {
         let mut exports = HashMap::new();
         for f in &record.functions {
             let mut checks = Vec::with_capacity(f.params.len());
             for p in &f.params {
-                let schema: serde_json::Value = serde_json::from_str(&p.schema).map_err(|e| {
-                    format!(
-                        "the schema of `{}`'s parameter `{}` is not JSON: {e}",
-                        f.name, p.name
-                    )
-                })?;
+                let schema: serde_json::Value =
+                    serde_json::from_str(&p.schema).map_err(|e| SchemaError::NotJson {
+                        export: f.name.clone(),
+                        param: p.name.clone(),
+                        reason: e.to_string(),
+                    })?;
                 let validator = if accepts_anything(&schema) {
                     None
                 } else {
                     let built = jsonschema::options()
                         .with_pattern_options(PatternOptions::regex())
                         .build(&schema)
-                        .map_err(|e| {
-                            format!(
-                                "the schema of `{}`'s parameter `{}` does not compile: {}",
-                                f.name,
-                                p.name,
-                                e.masked()
-                            )
+                        .map_err(|e| SchemaError::DoesNotCompile {
+                            export: f.name.clone(),
+                            param: p.name.clone(),
+                            reason: e.masked().to_string(),
                         })?;
                     Some(built)
                 };
@@ -96,8 +166,8 @@ impl ArgSchemas {
     /// (of `class`, for an actor's) against its parameters' schemas.
     ///
     /// # Errors
-    /// A message naming the first argument (index and parameter) that is
-    /// not valid JSON or does not match its schema, with the schema's
+    /// [`ArgError`], naming the first argument (index and parameter) that
+    /// is not valid JSON or does not match its schema, with the schema's
     /// complaint and where in the value it is (the value itself is not
     /// repeated).
     pub(crate) fn check(
@@ -106,7 +176,7 @@ impl ArgSchemas {
         class: Option<&str>,
         name: &str,
         args: &[types::Arg],
-    ) -> Result<(), String> {
+    ) -> Result<(), ArgError> {
         // The common case, rkyv or raw arguments only, costs one scan and
         // no lookup.
         let has_json = args
@@ -127,26 +197,33 @@ impl ArgSchemas {
                 continue;
             }
             if let Some(schema) = integers {
-                super::integers::check(schema, &payload.data)
-                    .map_err(|m| format!("argument {index} (`{param}`) of `{name}`: {m}"))?;
+                super::integers::check(schema, &payload.data).map_err(|source| {
+                    ArgError::OutOfRange {
+                        index,
+                        param: param.clone(),
+                        export: name.to_string(),
+                        source: Box::new(source),
+                    }
+                })?;
             }
             let Some(validator) = validator else {
                 continue;
             };
-            let value: serde_json::Value = serde_json::from_slice(&payload.data).map_err(|e| {
-                format!("argument {index} (`{param}`) of `{name}` is not valid JSON: {e}")
-            })?;
+            let value: serde_json::Value =
+                serde_json::from_slice(&payload.data).map_err(|e| ArgError::NotJson {
+                    index,
+                    param: param.clone(),
+                    export: name.to_string(),
+                    reason: e.to_string(),
+                })?;
             if let Err(e) = validator.validate(&value) {
-                let at = e.instance_path().to_string();
-                let place = if at.is_empty() {
-                    String::new()
-                } else {
-                    format!(" at {at}")
-                };
-                return Err(format!(
-                    "argument {index} (`{param}`) of `{name}` does not match its schema{place}: {}",
-                    e.masked()
-                ));
+                return Err(ArgError::Mismatch {
+                    index,
+                    param: param.clone(),
+                    export: name.to_string(),
+                    at: e.instance_path().to_string(),
+                    reason: e.masked().to_string(),
+                });
             }
         }
         Ok(())
@@ -189,7 +266,7 @@ mod tests {
         })
     }
 
-    fn check(schemas: &ArgSchemas, codec: types::Codec, text: &str) -> Result<(), String> {
+    fn check(schemas: &ArgSchemas, codec: types::Codec, text: &str) -> Result<(), ArgError> {
         schemas.check(FunctionKind::Function, None, "f", &[arg(codec, text)])
     }
 
@@ -197,11 +274,12 @@ mod tests {
     fn json_arguments_are_checked_and_others_pass_through() {
         let s = ArgSchemas::compile(&record(r#"{"type":"integer","minimum":0}"#)).unwrap();
         assert_eq!(check(&s, types::Codec::Json, "3"), Ok(()));
-        let err = check(&s, types::Codec::Json, "-1").unwrap_err();
+        let err = check(&s, types::Codec::Json, "-1").unwrap_err().to_string();
         assert!(err.contains("argument 0 (`x`) of `f`"), "{err}");
         assert!(check(&s, types::Codec::Json, "\"x\"").is_err());
         assert!(check(&s, types::Codec::Json, "{")
             .unwrap_err()
+            .to_string()
             .contains("not valid JSON"));
         // Not JSON: the guest decodes (or refuses) it.
         assert_eq!(check(&s, types::Codec::Raw, "{"), Ok(()));
@@ -223,15 +301,20 @@ mod tests {
             .values()
             .all(|c| c.iter().all(|(_, v, _)| v.is_none())));
         assert_eq!(check(&any, types::Codec::Json, "{"), Ok(()));
-        let err = ArgSchemas::compile(&record("{not json")).err().unwrap();
+        let err = ArgSchemas::compile(&record("{not json"))
+            .err()
+            .unwrap()
+            .to_string();
         assert!(err.contains("is not JSON"), "{err}");
         let err = ArgSchemas::compile(&record(r#"{"type": 7}"#))
             .err()
-            .unwrap();
+            .unwrap()
+            .to_string();
         assert!(err.contains("does not compile"), "{err}");
         let err = ArgSchemas::compile(&record(r#"{"$ref":"http://example.invalid/s.json"}"#))
             .err()
-            .unwrap();
+            .unwrap()
+            .to_string();
         assert!(err.contains("does not compile"), "{err}");
     }
 }

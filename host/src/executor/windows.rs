@@ -31,6 +31,9 @@ use crate::objects::arena::{round_up, Block, PAGE};
 use crate::objects::data::{Budget, Charge};
 use crate::objects::Object;
 
+mod refusal;
+pub(crate) use refusal::WindowError;
+
 /// A window with something of the host's mapped over it.
 #[derive(Debug)]
 pub(crate) struct Window {
@@ -249,7 +252,7 @@ impl Windows {
     /// (`budget`) window budgets.
     ///
     /// # Errors
-    /// A message for an `invalid-argument` error: the window is misaligned,
+    /// [`WindowError`], for an `invalid-argument` error: the window is misaligned,
     /// too small or lies below the memory's initial size, or a budget is
     /// spent.
     pub(crate) fn admit(
@@ -259,28 +262,26 @@ impl Windows {
         list: GuestBytes,
         need: u64,
         page: usize,
-    ) -> Result<Window, String> {
+    ) -> Result<Window, WindowError> {
         let (addr, len) = (list.addr(), list.len());
         if list.offset() < initial {
-            return Err(format!(
-                "a window may not lie below offset {initial} of linear memory, where the \
-                 module's data was loaded (this one is at {}); reserve windows with memory.grow",
-                list.offset()
-            ));
+            return Err(WindowError::BelowData {
+                initial,
+                offset: list.offset(),
+            });
         }
         if addr % page != 0 || len % page.min(PAGE) != 0 {
-            return Err(format!(
-                "window at offset {}, {len} bytes long, is not aligned to {page}-byte pages",
-                list.offset()
-            ));
+            return Err(WindowError::Misaligned {
+                offset: list.offset(),
+                len,
+                page,
+            });
         }
         let span = usize::try_from(need)
             .ok()
             .and_then(|n| round_up(n, page))
             .filter(|span| *span <= len)
-            .ok_or_else(|| {
-                format!("window of {len} bytes is too small for {need} bytes on {page}-byte pages")
-            })?;
+            .ok_or(WindowError::TooSmall { len, need, page })?;
         self.charge(budget, addr, span)
     }
 
@@ -288,21 +289,15 @@ impl Windows {
     /// and the node's (`budget`) window budgets.
     ///
     /// # Errors
-    /// A message saying which budget is spent.
-    fn charge(&self, budget: &Arc<Budget>, addr: usize, len: usize) -> Result<Window, String> {
+    /// [`WindowError::InstanceFull`] or [`WindowError::NodeFull`]: which
+    /// budget is spent.
+    fn charge(&self, budget: &Arc<Budget>, addr: usize, len: usize) -> Result<Window, WindowError> {
         if self.count_outside(addr, addr.saturating_add(len)) >= MAX_WINDOWS_PER_INSTANCE {
-            return Err(format!(
-                "the task has {MAX_WINDOWS_PER_INSTANCE} windows mapped, the most one instance \
-                 may have; unmap some first"
-            ));
+            return Err(WindowError::InstanceFull);
         }
-        let charge = budget.take(1).ok_or_else(|| {
-            format!(
-                "the node has {} windows mapped, the most it allows (a quarter of \
-                 vm.max_map_count); try again later",
-                budget.limit()
-            )
-        })?;
+        let charge = budget
+            .take(1)
+            .ok_or_else(|| WindowError::NodeFull(budget.limit()))?;
         Ok(Window {
             addr,
             len,
@@ -374,12 +369,9 @@ impl Windows {
     }
 
     /// Whether the instance may start making one more object.
-    pub(crate) fn may_create(&self) -> Result<(), String> {
+    pub(crate) fn may_create(&self) -> Result<(), WindowError> {
         if self.creating.len() >= MAX_CREATING_PER_INSTANCE {
-            return Err(format!(
-                "the task is making {MAX_CREATING_PER_INSTANCE} objects at once, the most one \
-                 instance may; seal some first"
-            ));
+            return Err(WindowError::Creating);
         }
         Ok(())
     }
@@ -546,11 +538,13 @@ mod tests {
         let admit = |offset, len, need| {
             windows.admit(initial, &budget, memory.list(offset, len), need, PAGE)
         };
-        let err = admit(PAGE, PAGE, 1).unwrap_err();
+        let err = admit(PAGE, PAGE, 1).unwrap_err().to_string();
         assert!(err.contains("may not lie below offset 8192"), "{err}");
-        let err = admit(2 * PAGE + 1, PAGE, 1).unwrap_err();
+        let err = admit(2 * PAGE + 1, PAGE, 1).unwrap_err().to_string();
         assert!(err.contains("not aligned"), "{err}");
-        let err = admit(2 * PAGE, PAGE, PAGE as u64 + 1).unwrap_err();
+        let err = admit(2 * PAGE, PAGE, PAGE as u64 + 1)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("too small"), "{err}");
         // A fit takes whole pages, only as many as the object needs.
         let w = admit(2 * PAGE, 4 * PAGE, PAGE as u64 + 1).unwrap();
@@ -571,7 +565,8 @@ mod tests {
         }
         let err = windows
             .admit(0, &budget, memory.list(4 * PAGE, PAGE), 1, PAGE)
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("the node has 2 windows mapped"), "{err}");
         // One window over both: they are replaced, their places come back.
         let over = memory.list(0, 2 * PAGE);

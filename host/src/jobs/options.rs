@@ -77,7 +77,7 @@ impl CheckOptions for JobOptions {
             node.sched
                 .pool
                 .check_feasible(r)
-                .map_err(JobError::Infeasible)?;
+                .map_err(|e| JobError::Infeasible(e.to_string()))?;
         }
         let config = node.config();
         let mut preopens: Vec<Preopen> = Vec::with_capacity(self.dirs.len() + 1);

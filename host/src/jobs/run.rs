@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::executor::component::LoadedComponent;
 use crate::job_log::JobLog;
 use crate::jobs::options::Checked;
-use crate::node::driver::{self, DriverOutcome};
+use crate::node::driver::{self, DriverError, DriverOutcome};
 use crate::node::Node;
 use crate::resources::{Allocation, Request};
 
@@ -105,10 +105,7 @@ impl Node {
                 driver::run_driver(&self.exec, loaded, args, job, cancel, allocation)
             }
             None => DriverOutcome {
-                result: Err(format!(
-                    "cancelled while its driver waited for resources {}",
-                    request.unwrap_or_default()
-                )),
+                result: Err(DriverError::NeverStarted(request.unwrap_or_default())),
                 wall: Duration::ZERO,
                 task: TaskId::driver(job),
             },

@@ -15,12 +15,29 @@ use crate::executor::state::CurrentTask;
 use crate::executor::WasmExecutor;
 use crate::resources::Allocation;
 
+/// Why a driver's `main` failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DriverError {
+    /// `main` returned an error: its message (at most
+    /// [`MAX_LOG_LINE`](crate::bounds::MAX_LOG_LINE) bytes).
+    #[error("{0}")]
+    Main(String),
+    /// A trap, a limit or a cancel ended it (or it could not start).
+    #[error(transparent)]
+    Stopped(#[from] TaskError),
+    /// The job was cancelled while its driver waited for its resources
+    /// (the request, resolved): `main` never ran.
+    #[error("cancelled while its driver waited for resources {0}")]
+    NeverStarted(crate::proto::Request),
+}
+
 /// How a driver ended.
 #[derive(Debug, Clone)]
 pub struct DriverOutcome {
-    /// `main`'s result: `Err` carries its message, or the trap (or limit,
-    /// or cancel) that ended it.
-    pub result: Result<(), String>,
+    /// `main`'s result: [`DriverError::Main`] carries its message,
+    /// [`DriverError::Stopped`] the trap (or limit, or cancel) that ended
+    /// it.
+    pub result: Result<(), DriverError>,
     /// Wall time of `main`.
     pub wall: Duration,
     /// The driver's task id (root of every id the job made).
@@ -63,7 +80,7 @@ async fn drive(
     job: JobId,
     cancel: CancelToken,
     allocation: Allocation,
-) -> Result<(), String> {
+) -> Result<(), DriverError> {
     let task = TaskId::driver(job);
     let mut argv = vec![component.record.name.clone()];
     argv.extend_from_slice(args);
@@ -85,20 +102,22 @@ async fn drive(
     let mut store = exec.new_store(&component, job, current, &argv);
     let stop = StopWhen::of(store.data());
     let result = match exec.make_instance(&component, &mut store, started).await {
-        Err(e) => Err(instantiate_error(&e, store.data(), "").to_string()),
+        Err(e) => Err(instantiate_error(&e, store.data(), "").into()),
         Ok(instance) => match stop
             .guard(Guest::new(instance, component.exports.clone()).main(&mut store, args))
             .await
         {
-            Ok(r) => r.map_err(|m| crate::bounds::truncate(m, crate::bounds::MAX_LOG_LINE)),
-            Err(trap) => Err(trap_to_task_error(&trap, store.data()).to_string()),
+            Ok(r) => r.map_err(|m| {
+                DriverError::Main(crate::bounds::truncate(m, crate::bounds::MAX_LOG_LINE))
+            }),
+            Err(trap) => Err(trap_to_task_error(&trap, store.data()).into()),
         },
     };
     drop(store);
     let error = result
         .as_ref()
         .err()
-        .map(|message| TaskError::new(ErrorKind::Application, "main", task, message.clone()));
+        .map(|e| TaskError::new(ErrorKind::Application, "main", task, e.to_string()));
     exec.sched.tasks.ended(&entry, error.as_ref());
     result
 }

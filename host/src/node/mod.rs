@@ -280,9 +280,13 @@ impl Node {
     }
 
     /// Where the function table lives (`embedded`, or `etcd at ..`) and
-    /// whether it answers now (for `/healthz` and `wray status`).
-    pub async fn control_plane_health(&self) -> (String, std::result::Result<(), String>) {
-        let health = self.table.health().await.map_err(|e| e.to_string());
+    /// whether it answers now (for `/healthz` and `wray status`): `Err`
+    /// is the control plane's error (`Unavailable`, naming the backend and
+    /// why).
+    pub async fn control_plane_health(
+        &self,
+    ) -> (String, std::result::Result<(), wray_control_plane::Error>) {
+        let health = self.table.health().await;
         (self.table.backend(), health)
     }
 

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use wray_control_plane::ActorId;
+use wray_control_plane::{ActorId, TaskId};
 
 use crate::proto::{actor_handle_object, Limits, Target, TaskSpec};
 use crate::scheduler::actor::{Home, Restarts};
@@ -15,6 +15,34 @@ use crate::scheduler::actor_table::MAX_STUBS;
 use crate::scheduler::core::Scheduler;
 use crate::scheduler::functions::InUse;
 use crate::scheduler::task::{Actor, Task};
+
+/// Why an actor another node sent is not created here.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum AdoptRefused {
+    /// The task is no actor constructor.
+    #[error("task {0} is not an actor constructor")]
+    NotConstructor(TaskId),
+    /// The constructor is not its actor's own (its id is not the
+    /// actor's, or it has returns).
+    #[error("task {0} is not its actor's constructor")]
+    NotOwnConstructor(TaskId),
+    /// The actor (or a live stub of it) is here already.
+    #[error("actor {actor} exists on node {node} already")]
+    Exists {
+        /// The actor.
+        actor: ActorId,
+        /// This node.
+        node: String,
+    },
+    /// The node has as many live actors as it allows (`max_actors`).
+    #[error("node {node} has {live} live actors, the most it allows (max_actors)")]
+    TooMany {
+        /// This node.
+        node: String,
+        /// Its live actors.
+        live: usize,
+    },
+}
 
 impl Scheduler {
     /// Creates here the actor whose constructor `spec` another node sent
@@ -26,7 +54,7 @@ impl Scheduler {
     /// for an actor created detached, which lives until killed.
     ///
     /// # Errors
-    /// A message when `spec` is no constructor, the actor exists here
+    /// [`AdoptRefused`] when `spec` is no constructor, the actor exists here
     /// already (a live stub of it included; a dead one is forgotten), or
     /// the node has as many live actors as it allows.
     pub(crate) fn adopt_actor(
@@ -34,29 +62,29 @@ impl Scheduler {
         spec: TaskSpec,
         pin: InUse,
         holders: &[(String, u32)],
-    ) -> Result<Arc<Actor>, String> {
+    ) -> Result<Arc<Actor>, AdoptRefused> {
         let Target::ActorCreate { actor: id, class } = &spec.target else {
-            return Err(format!("task {} is not an actor constructor", spec.id));
+            return Err(AdoptRefused::NotConstructor(spec.id));
         };
         if *id != spec.id || !spec.returns.is_empty() {
-            return Err(format!("task {} is not its actor's constructor", spec.id));
+            return Err(AdoptRefused::NotOwnConstructor(spec.id));
         }
         // A dead stub is what is left here of a handle that came and went
         // (a `get_actor` of a task here): the actor restarting here
         // replaces it.
         self.actors.forget_dead_stub(id);
         if self.actors.get(id).is_some() {
-            return Err(format!(
-                "actor {id} exists on node {} already",
-                self.node_id
-            ));
+            return Err(AdoptRefused::Exists {
+                actor: *id,
+                node: self.node_id.clone(),
+            });
         }
         let live = self.actors.live();
         if live >= self.config.max_live_actors() {
-            return Err(format!(
-                "node {} has {live} live actors, the most it allows (max_actors)",
-                self.node_id
-            ));
+            return Err(AdoptRefused::TooMany {
+                node: self.node_id.clone(),
+                live,
+            });
         }
         let actor = Actor::new(*id, class.clone(), spec.component.clone(), spec.limits)
             .detached(holders.is_empty());

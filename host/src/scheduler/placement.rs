@@ -58,7 +58,7 @@ impl Scheduler {
             },
             Some(remote) => remote
                 .check_feasible(request, feasible.is_ok(), scheduling)
-                .map_err(|m| (ErrorKind::Infeasible, m)),
+                .map_err(|m| (ErrorKind::Infeasible, m.to_string())),
         }
     }
 
@@ -88,7 +88,7 @@ impl Scheduler {
         let local = self.local(request, arg_bytes);
         remote
             .place(request, local, scheduling, can_wait, job)
-            .map_err(|m| (ErrorKind::Infeasible, m))
+            .map_err(|m| (ErrorKind::Infeasible, m.to_string()))
     }
 
     /// What this node offers a task asking for `request` whose object

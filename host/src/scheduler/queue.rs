@@ -104,9 +104,15 @@ impl ResourcePool {
     /// Whether `request` could ever run on this node.
     ///
     /// # Errors
-    /// Why not, naming the request and the node's totals.
-    pub fn check_feasible(&self, request: &Request) -> Result<(), String> {
-        self.totals.check_feasible(request)
+    /// [`Infeasible`](crate::scheduler::remote::Infeasible), naming the
+    /// request and the node's totals.
+    pub fn check_feasible(
+        &self,
+        request: &Request,
+    ) -> Result<(), crate::scheduler::remote::Infeasible> {
+        self.totals
+            .check_feasible(request)
+            .map_err(crate::scheduler::remote::Infeasible)
     }
 
     /// (totals, free) by resource name.

@@ -27,6 +27,13 @@ pub(crate) enum Placement {
     Later,
 }
 
+/// No node could ever run a task (or not the node a hard affinity names):
+/// the task fails `infeasible`. The message names the request and what
+/// the nodes offer, or the node asked for and why it cannot.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct Infeasible(pub(crate) String);
+
 /// What this node knows of its own resources when a task is placed.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Local {
@@ -49,8 +56,9 @@ pub(crate) trait Remote: Send + Sync {
     /// (counted as sent there until it ends, or [`Remote::unplace`]).
     ///
     /// # Errors
-    /// A message naming the request and what the nodes offer, when no live
-    /// node could ever run it (or the node a hard affinity names cannot).
+    /// [`Infeasible`], naming the request and what the nodes offer, when
+    /// no live node could ever run it (or the node a hard affinity names
+    /// cannot).
     fn place(
         &self,
         request: &Request,
@@ -58,7 +66,7 @@ pub(crate) trait Remote: Send + Sync {
         scheduling: &Scheduling,
         can_wait: bool,
         job: JobId,
-    ) -> Result<Placement, String>;
+    ) -> Result<Placement, Infeasible>;
 
     /// Keeps `task` (its arguments sealed here, asking for `request`),
     /// placed [`Placement::Later`], until a node has room for it; then
@@ -76,7 +84,7 @@ pub(crate) trait Remote: Send + Sync {
         request: &Request,
         here: bool,
         scheduling: &Scheduling,
-    ) -> Result<(), String>;
+    ) -> Result<(), Infeasible>;
 
     /// Whether node `node` is alive, as this node sees the cluster.
     fn alive(&self, node: &str) -> bool;

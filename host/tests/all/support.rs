@@ -71,7 +71,8 @@ impl TestNode {
             .node
             .run_main_blocking(&app.name, &args)
             .expect("main runs");
-        (outcome.result, self.stdio.stdout_text())
+        let result = outcome.result.map_err(|e| e.to_string());
+        (result, self.stdio.stdout_text())
     }
 }
 

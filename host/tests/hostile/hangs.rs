@@ -45,7 +45,7 @@ fn a_driver_stops_at_its_own_time_limit() {
     let outcome = node
         .run_main_blocking("hostile", &["hang_driver".to_string(), "30".to_string()])
         .expect("runs");
-    let err = outcome.result.unwrap_err();
+    let err = outcome.result.unwrap_err().to_string();
     assert!(err.contains("time limit of 1.000 s exceeded"), "{err}");
     assert!(outcome.wall < Duration::from_secs(20), "{:?}", outcome.wall);
 }
@@ -120,7 +120,7 @@ fn shutting_down_stops_a_spinning_task_and_joins_every_thread() {
             let outcome = driver.join().expect("driver thread").expect("runs");
             // The driver itself, blocked in `get` on the spinning task, is
             // stopped too.
-            let err = outcome.result.unwrap_err();
+            let err = outcome.result.unwrap_err().to_string();
             assert!(
                 err.contains("cancelled: stopped: the node is shutting down"),
                 "{err}"

@@ -13,6 +13,7 @@ use parking_lot::Mutex;
 use tokio::sync::Notify;
 use wray_peer::{
     Blob, PeerClient, PeerConfig, PeerHandler, PeerIdentity, PeerServer, RemoteError, Token,
+    UnknownMethods,
 };
 
 /// The largest single allocation so far, in bytes.
@@ -51,6 +52,14 @@ pub const FAIL: u16 = 2;
 pub const BLOCK: u16 = 3;
 /// Blocks until [`TestHandler::open_gate`] (every caller at once).
 pub const GATE: u16 = 4;
+/// The methods [`TestHandler`] has, as an unknown method's answer names
+/// them.
+pub const KNOWN: [(u16, &str); 4] = [
+    (ECHO, "Echo"),
+    (FAIL, "Fail"),
+    (BLOCK, "Block"),
+    (GATE, "Gate"),
+];
 
 /// Blobs by key; `short/...` keys answer half of what is asked.
 #[derive(Default)]
@@ -63,6 +72,8 @@ pub struct TestHandler {
     /// Whether [`GATE`] calls may return, and their wake-up.
     pub gate_open: std::sync::atomic::AtomicBool,
     pub gate: Notify,
+    /// Calls of methods it does not have.
+    pub unknown: UnknownMethods,
 }
 
 impl TestHandler {
@@ -103,7 +114,7 @@ impl PeerHandler for TestHandler {
                 }
                 opened.await;
             },
-            m => Err(RemoteError::new(1, format!("unknown method {m}"))),
+            m => Err(self.unknown.answer(peer, m, "test", KNOWN)),
         }
     }
 

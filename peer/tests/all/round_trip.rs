@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use wray_peer::{PeerError, DEFAULT_CHUNK};
+use wray_peer::{PeerError, DEFAULT_CHUNK, UNKNOWN_METHOD};
 
 use crate::common::*;
 
@@ -32,6 +32,26 @@ async fn a_call_returns_the_handlers_answer_and_its_error_typed() {
         other => panic!("{other:?}"),
     }
     // The connection survives a remote error.
+    assert!(c.call(&addr, ECHO, Bytes::new()).await.is_ok());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_method_is_answered_501_naming_the_known_ones_and_counted() {
+    let handler = Arc::new(TestHandler::default());
+    let (_s, addr) = server(config(), handler.clone()).await;
+    let c = client(config());
+    match c.call(&addr, 99, Bytes::new()).await {
+        Err(PeerError::Remote { code, message, .. }) => {
+            assert_eq!(code, UNKNOWN_METHOD);
+            assert_eq!(
+                message,
+                "node test has no peer method 99 (it has 1 Echo, 2 Fail, 3 Block, 4 Gate)"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(handler.unknown.count(), 1);
+    // The connection is kept.
     assert!(c.call(&addr, ECHO, Bytes::new()).await.is_ok());
 }
 

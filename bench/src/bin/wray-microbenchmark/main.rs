@@ -296,7 +296,7 @@ fn run(args: MicrobenchmarkArgs) -> anyhow::Result<ExitCode> {
             }
         }
         // A case that failed says why; a driver that trapped did not.
-        if let Some(message) = failure.or(outcome.result.err()) {
+        if let Some(message) = failure.or(outcome.result.err().map(|e| e.to_string())) {
             eprintln!("{name}: failed: {message}");
             if args.json {
                 print_json(&CaseFailure {

@@ -120,20 +120,10 @@ macro_rules! peer_methods {
     };
 }
 
-/// The answer to a call of method `id`, which no method has, on node
-/// `node`: `UNKNOWN_METHOD`, naming the methods it has.
-pub(crate) fn unknown_method(id: u16, node: &str) -> RemoteError {
-    let known: Vec<String> = METHODS
-        .iter()
-        .map(|m| format!("{} {}", m.id, m.name))
-        .collect();
-    RemoteError::new(
-        code::UNKNOWN_METHOD,
-        format!(
-            "node {node} has no peer method {id} (it has {})",
-            known.join(", ")
-        ),
-    )
+/// The methods a node has, id and name each, in order: what the answer
+/// to an unknown method names ([`wray_peer::UnknownMethods::answer`]).
+pub(crate) fn known_methods() -> impl Iterator<Item = (u16, &'static str)> {
+    METHODS.iter().map(|m| (m.id, m.name))
 }
 
 /// `answer` to method `id`, or `ANSWER_FAILED` when it is more than
@@ -364,8 +354,10 @@ mod tests {
 
     #[test]
     fn an_unknown_method_is_answered_naming_the_known_ones() {
-        let e = unknown_method(99, "node-1");
-        assert_eq!(e.code, code::UNKNOWN_METHOD);
+        let unknown = wray_peer::UnknownMethods::default();
+        let e = unknown.answer(&peer(), 99, "node-1", known_methods());
+        assert_eq!(unknown.count(), 1);
+        assert_eq!(e.code, wray_peer::UNKNOWN_METHOD);
         assert!(
             e.message
                 .starts_with("node node-1 has no peer method 99 (it has 1 RunTask, 2 Release"),

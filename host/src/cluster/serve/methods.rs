@@ -5,12 +5,10 @@
 //! ([`PeerService`]: tasks, cancels, kills, relays, actor holds, job
 //! output and ends, pings, releases); and reads of object bytes.
 
-use std::sync::atomic::Ordering;
-
 use super::*;
 use crate::cluster::protocol::{
-    dispatch, unknown_method, Ack, ActorHeld, ActorHere, OutputTaken, PeerService, Relay,
-    RelayDone, Relayed,
+    dispatch, known_methods, Ack, ActorHeld, ActorHere, OutputTaken, PeerService, Relay, RelayDone,
+    Relayed,
 };
 
 /// A range of a sealed value's bytes, kept alive while it is sent.
@@ -41,14 +39,11 @@ impl PeerHandler for Service {
         match dispatch(self, peer, method, &body, max_answer).await {
             Some(answer) => answer,
             None => {
-                self.unknown_methods.fetch_add(1, Ordering::Relaxed);
-                tracing::debug!(
-                    method,
-                    by = peer.node_id,
-                    "a call of an unknown peer method"
-                );
                 let node = self.sched.upgrade().map(|s| s.node_id.clone());
-                Err(unknown_method(method, node.as_deref().unwrap_or("?")))
+                let node = node.as_deref().unwrap_or("?");
+                Err(self
+                    .unknown_methods
+                    .answer(peer, method, node, known_methods()))
             }
         }
     }
