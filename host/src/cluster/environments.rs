@@ -150,10 +150,10 @@ pub(crate) async fn adopt(
     if on.jobs.envs.has(job) {
         return Ok(());
     }
-    let node = &on.sched.node_id;
+    let node = &on.sched.node_id();
     let refuse = |m: String| format!("node {node} cannot run the tasks of job {job}: {m}");
     env.check().map_err(refuse)?;
-    let config = &on.sched.config;
+    let config = &on.sched.config();
     let mut preopens: Vec<Preopen> = Vec::with_capacity(env.dirs.len() + 1);
     for (host, guest) in &env.dirs {
         preopens
@@ -188,7 +188,7 @@ pub(crate) async fn adopt(
     let outbox = env
         .log_node
         .as_deref()
-        .filter(|n| *n != node.as_str())
+        .filter(|n| n != node)
         .map(Outbox::new);
     let env = Arc::new(JobEnv {
         preopens,

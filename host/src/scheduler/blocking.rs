@@ -307,6 +307,7 @@ mod tests {
             objects,
             pool,
             None,
+            crate::scheduler::core::Outlets::none(),
         ))
     }
 
