@@ -113,7 +113,7 @@ impl Session {
             args,
             options,
             self.node.sched.shutdown().is_cancelled(),
-            &self.node.sched.objects(),
+            self.node.sched.objects(),
             |id| self.visible(id),
         )
     }
@@ -500,7 +500,7 @@ impl std::fmt::Debug for SharedValue {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        self.holds.get_mut().release_all(&self.node.sched.objects());
+        self.holds.get_mut().release_all(self.node.sched.objects());
         self.node.end_job(self.job);
     }
 }

@@ -634,10 +634,10 @@ fn status_snapshot(
             .into_iter()
             .map(|r| {
                 let epoch = Some(rt.tasks().epoch_unix_ns);
-                state::task_info(r, &rt.node_id(), now, epoch)
+                state::task_info(r, rt.node_id(), now, epoch)
             })
             .collect(),
-        errors: state::errors(&rt.tasks(), &rt.node_id()),
+        errors: state::errors(rt.tasks(), rt.node_id()),
         tasks_not_logged: 0,
     }
 }
