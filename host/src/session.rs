@@ -113,8 +113,8 @@ impl Session {
                 .child(self.children.fetch_add(1, Ordering::Relaxed)),
             args,
             options,
-            self.node.sched.shutdown.is_cancelled(),
-            &self.node.sched.objects,
+            self.node.sched.shutdown().is_cancelled(),
+            self.node.sched.objects(),
             |id| self.visible(id),
         )
     }
@@ -267,7 +267,7 @@ impl Session {
     /// holder may hold; a ref inside `value` the session may not name, or
     /// a full store, makes the object an error object instead.
     pub fn put(&self, value: Payload) -> Result<ObjectId> {
-        let objects = &self.node.sched.objects;
+        let objects = &self.node.sched.objects();
         let mut holds = self.holds.lock();
         holds.room().map_err(|e| Error::Limit(e.to_string()))?;
         let full = objects.admit(1).map_err(|e| Error::Limit(e.to_string()))?;
@@ -359,7 +359,7 @@ impl Session {
         timeout: Option<Duration>,
         thread: &WaitingThread,
     ) -> Result<SharedValue, TaskError> {
-        let objects = &self.node.sched.objects;
+        let objects = self.node.sched.objects();
         let not_found = || {
             TaskError::new(
                 ErrorKind::NotFound,
@@ -440,7 +440,7 @@ impl Session {
         let blocker = Blocker::on_runtime();
         let need = num_returns.min(ids.len());
         self.node.sched.wait_sealed(ids, need, until, blocker).await;
-        let objects = &self.node.sched.objects;
+        let objects = &self.node.sched.objects();
         ids.iter()
             .map(|id| !self.visible(id) || !objects.is_pending(id))
             .collect()
@@ -449,7 +449,7 @@ impl Session {
     /// Drops the session's holds on `ids` (their objects are freed once
     /// nothing else holds them).
     pub fn release(&self, ids: &[ObjectId]) {
-        let objects = &self.node.sched.objects;
+        let objects = &self.node.sched.objects();
         let mut holds = self.holds.lock();
         for id in ids {
             holds.release(objects, id);
@@ -525,7 +525,7 @@ impl std::fmt::Debug for SharedValue {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        self.holds.get_mut().release_all(&self.node.sched.objects);
+        self.holds.get_mut().release_all(self.node.sched.objects());
         self.node.end_job(self.job);
     }
 }

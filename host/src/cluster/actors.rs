@@ -293,7 +293,7 @@ impl Forwarder {
             .holds
             .iter()
             .copied()
-            .filter(|id| sched.objects.acquire(id))
+            .filter(|id| sched.objects().acquire(id))
             .collect();
         kept.insert(
             actor,
@@ -392,7 +392,7 @@ impl Forwarder {
         };
         let owned: Vec<ActorId> = self.kept.lock().keys().copied().collect();
         for id in owned {
-            let Some(actor) = sched.actors.get(&id) else {
+            let Some(actor) = sched.actors().get(&id) else {
                 continue;
             };
             let Some(home) = actor.home.as_ref() else {

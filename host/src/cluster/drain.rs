@@ -95,7 +95,7 @@ impl Service {
             return 0;
         };
         let mut handed = 0;
-        for task in sched.pool.take_peers() {
+        for task in sched.take_peer_tasks() {
             // Cancelled meanwhile: nothing to hand back.
             let Some(spec) = task.take() else {
                 continue;

@@ -206,14 +206,14 @@ pub(crate) async fn adopt(
     if on.jobs.envs.has(job) {
         return Ok(());
     }
-    let node = &on.sched.node_id;
+    let node = on.sched.node_id();
     let refuse = |why: Refusal| AdoptError {
         node: node.to_string(),
         job,
         why,
     };
     env.check().map_err(|e| refuse(e.into()))?;
-    let config = &on.sched.config;
+    let config = on.sched.config();
     let mut preopens: Vec<Preopen> = Vec::with_capacity(env.dirs.len() + 1);
     for (host, guest) in &env.dirs {
         preopens.push(check_dir(host, guest, &config.allow_dirs).map_err(|e| refuse(e.into()))?);
@@ -245,7 +245,7 @@ pub(crate) async fn adopt(
     let outbox = env
         .log_node
         .as_deref()
-        .filter(|n| *n != node.as_str())
+        .filter(|n| *n != node)
         .map(Outbox::new);
     let env = Arc::new(JobEnv {
         preopens,

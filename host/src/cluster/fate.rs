@@ -93,7 +93,7 @@ impl Service {
             .lock()
             .take_where(|_, owner| owner == dead);
         for (actor, _) in owned {
-            let Some(found) = sched.actors.get(&actor).filter(|a| a.home.is_none()) else {
+            let Some(found) = sched.actors().get(&actor).filter(|a| a.home.is_none()) else {
                 continue;
             };
             if found.detached {

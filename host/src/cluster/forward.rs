@@ -282,15 +282,11 @@ impl Forwarder {
             () = all_sealed(sched, &roots) => {}
             () = spec.cancel.cancelled() => return Err(Failure::Cancelled),
         }
-        let objects = ship(&sched.objects, &roots).map_err(|e| Failure::Failed(e.to_string()))?;
+        let objects = ship(sched.objects(), &roots).map_err(|e| Failure::Failed(e.to_string()))?;
         self.traffic.shipped(&objects);
         let deadline = Deadline::of(spec.spec.limits.timeout, Traffic::size_of(&objects));
         let actors = handles::refs(sched, &objects, false);
-        let component_name = sched
-            .functions
-            .read()
-            .by_hash(&spec.component)
-            .map(|v| v.record.name.clone());
+        let component_name = sched.component(&spec.component).map(|r| r.name.clone());
         let request = RunTask {
             spec: spec.spec.clone(),
             component_name,
@@ -407,7 +403,7 @@ impl Forwarder {
             self.kick.notify_one();
         }
         let received = receive(
-            &sched.objects,
+            sched.objects(),
             &self.client,
             &self.traffic,
             &addr,
@@ -456,7 +452,7 @@ impl Forwarder {
         sched.finish(spec, error.map_or(Ok(values), Err));
         sched.release_all(&spec.holds);
         for id in &extras {
-            sched.objects.release(id);
+            sched.objects().release(id);
         }
         Ok(done.actor_died.and_then(WireError::into_error))
     }

@@ -27,7 +27,7 @@ pub(crate) fn refs(sched: &Scheduler, shipped: &[Shipped], hand_over: bool) -> V
     shipped
         .iter()
         .filter(|s| actor_handle_object(s.id.task) == s.id)
-        .filter_map(|s| sched.actors.get(&s.id.task))
+        .filter_map(|s| sched.actors().get(&s.id.task))
         .filter(|a| a.dead().is_none())
         .map(|a| {
             let owner = hand_over && !a.detached && a.owned_here();
@@ -39,7 +39,7 @@ pub(crate) fn refs(sched: &Scheduler, shipped: &[Shipped], hand_over: bool) -> V
                 node: a
                     .home
                     .as_ref()
-                    .map_or_else(|| sched.node_id.clone(), Home::node),
+                    .map_or_else(|| sched.node_id().to_owned(), Home::node),
                 owner,
                 class: a.class.clone(),
                 component: a.component.to_string(),
@@ -73,8 +73,8 @@ pub(crate) async fn learn(
         if !received.contains(&actor_handle_object(r.actor)) {
             continue;
         }
-        if r.node == sched.node_id {
-            if let Some(actor) = sched.actors.get(&r.actor) {
+        if r.node == sched.node_id() {
+            if let Some(actor) = sched.actors().get(&r.actor) {
                 sched.handle_returned(&actor);
             }
             continue;

@@ -26,11 +26,11 @@ pub(super) fn record(
     draining: bool,
 ) -> NodeRecord {
     let (sent, received) = traffic.totals();
-    let (total, available) = sched.pool.resources();
-    let running = sched.tasks.running();
-    let store = sched.objects.stats();
+    let (total, available) = sched.resources();
+    let running = sched.tasks().running();
+    let store = sched.objects().stats();
     NodeRecord {
-        id: sched.node_id.clone(),
+        id: sched.node_id().to_owned(),
         cluster: config.name.clone(),
         peer_address: peer_address.to_string(),
         http_address: config.http_address.clone(),
@@ -45,13 +45,13 @@ pub(super) fn record(
         object_bytes_sent: sent,
         object_bytes_received: received,
         object_store_capacity: sched
-            .objects
+            .objects()
             .arena()
             .map_or(0, |a| u64::try_from(a.capacity()).unwrap_or(u64::MAX)),
         // Checked when the node started (absolute directories, within the
         // record's bounds); resolved by the CLI.
         allowed_dirs: sched
-            .config
+            .config()
             .allow_dirs
             .iter()
             .map(|d| d.to_string_lossy().into_owned())

@@ -146,8 +146,6 @@ pub(crate) struct Cluster {
     /// Probes the nodes that are suspect or waited on (`health`).
     prober: tokio::task::JoinHandle<()>,
     peer_address: String,
-    /// Keeps the scheduler's `Remote` (the scheduler holds it weakly).
-    _remote: Arc<dyn crate::scheduler::remote::Remote>,
 }
 
 /// Loads component `name` on the node (a forwarded task's component the
@@ -174,7 +172,7 @@ impl Cluster {
         registry: Arc<dyn NodeRegistry>,
         relay: RelaySlot,
     ) -> Result<(Self, SocketAddr)> {
-        let node_id = sched.node_id.clone();
+        let node_id = sched.node_id().to_owned();
         let runtime = tokio::runtime::Handle::current();
         let invalid = |what: &str, e: &dyn std::fmt::Display| {
             Error::InvalidConfig(format!("the node-to-node channel: {what}: {e}"))
@@ -228,7 +226,7 @@ impl Cluster {
         });
         let service = serve::Service::new(
             loader,
-            Arc::downgrade(sched),
+            sched,
             client,
             view.clone(),
             relay,
@@ -250,8 +248,11 @@ impl Cluster {
         let peer_address = format!("{host}:{}", config.advertise_port.unwrap_or(port));
         let record = membership::record(sched, started_ms, &config, &peer_address, &traffic, false);
         let registration = registry.register(record, config.registry).await?;
-        let remote: Arc<dyn crate::scheduler::remote::Remote> = forwarder.clone();
-        sched.connect_remote(Arc::downgrade(&remote));
+        if !sched.join_cluster(forwarder.clone()) {
+            return Err(Error::InvalidConfig(
+                "the node is in a cluster already".into(),
+            ));
+        }
         let registration = Arc::new(Mutex::new(Some(registration)));
         let deaths = runtime.spawn(on_deaths(
             Arc::downgrade(&service),
@@ -289,7 +290,6 @@ impl Cluster {
             spill,
             prober,
             peer_address,
-            _remote: remote,
         };
         Ok((cluster, SocketAddr::new(config.peer_bind.ip(), port)))
     }

@@ -30,9 +30,8 @@ use crate::error::{ErrorKind, TaskError};
 use crate::id_map::{BoundedIdMap, IdMap};
 use crate::objects::{Object, ObjectStore};
 use crate::proto::{Target, TaskSpec};
-use crate::scheduler::actor::Life;
 use crate::scheduler::functions::InUse;
-use crate::scheduler::task::{Actor, Task};
+use crate::scheduler::task::Actor;
 use crate::scheduler::Scheduler;
 
 /// The most shipments a node keeps for owners at once; past it the
@@ -68,6 +67,10 @@ impl Drop for Held {
 /// The node's answers to its peers.
 pub(crate) struct Service {
     pub(crate) sched: Weak<Scheduler>,
+    /// This node's id (read-only context, given at construction).
+    node_id: String,
+    /// This node's object store.
+    objects: Arc<ObjectStore>,
     /// Loads a component the node does not know yet.
     pub(crate) loader: crate::cluster::Loader,
     pub(crate) client: PeerClient,
@@ -116,7 +119,7 @@ fn refused(code: u16, message: impl std::fmt::Display) -> RemoteError {
 impl Service {
     pub(crate) fn new(
         loader: crate::cluster::Loader,
-        sched: Weak<Scheduler>,
+        sched: &Arc<Scheduler>,
         client: PeerClient,
         view: NodeView,
         relay: crate::cluster::relay::RelaySlot,
@@ -127,7 +130,9 @@ impl Service {
             traffic,
             jobs,
             loader,
-            sched,
+            sched: Arc::downgrade(sched),
+            node_id: sched.node_id().to_owned(),
+            objects: sched.objects().clone(),
             client,
             view,
             relay,
@@ -174,18 +179,18 @@ impl Service {
         // This node's own limits apply too: the smaller of each.
         spec.limits = spec
             .limits
-            .within(sched.config.limits(), sched.config.fuel_metering);
+            .within(sched.config().limits(), sched.config().fuel_metering);
         // A call goes to an actor whose instance is here.
         let actor = match &spec.target {
             Target::ActorCall { actor, method } => {
                 let found = sched
-                    .actors
+                    .actors()
                     .get(actor)
                     .filter(|a| a.home.is_none() && a.component == spec.component);
                 let Some(found) = found else {
                     return Err(refused(
                         code::NOT_FOUND,
-                        format!("no actor {actor} on node {}", sched.node_id),
+                        format!("no actor {actor} on node {}", self.node_id),
                     ));
                 };
                 check_method(&sched, &found, method, spec.args.len())
@@ -197,9 +202,8 @@ impl Service {
         let pin = self.pin(&sched, &spec.component, component_name).await?;
         if actor.is_none() {
             sched
-                .pool
-                .check_feasible(&spec.request)
-                .map_err(|m| refused(code::UNAVAILABLE, format!("{m} (node {})", sched.node_id)))?;
+                .check_feasible_here(&spec.request)
+                .map_err(|m| refused(code::UNAVAILABLE, format!("{m} (node {})", self.node_id)))?;
         }
         self.job_senders.note(spec.id.job(), &peer.node_id);
         let owner = self
@@ -226,7 +230,7 @@ impl Service {
                 .map_err(|m| refused(code::UNAVAILABLE, m))?;
         }
         let (args, _) = receive(
-            &sched.objects,
+            &self.objects,
             &self.client,
             &self.traffic,
             &owner,
@@ -236,7 +240,7 @@ impl Service {
         .await
         .map_err(|m| refused(code::UNAVAILABLE, m))?;
         handles::learn(&sched, &self.view, actors, &args).await;
-        let args = Held::new(sched.objects.clone(), args);
+        let args = Held::new(self.objects.clone(), args);
         if let Target::ActorCreate { .. } = &spec.target {
             let early = self.early.lock().take(&spec.id);
             let alive = |node: &str| self.view.state(node) == Some(NodeState::Alive);
@@ -262,25 +266,16 @@ impl Service {
             }
             // The constructor holds its arguments now.
             drop(args);
-            let mut life = created.life();
-            let died = match life.wait_for(|l| *l != Life::Starting).await {
-                Ok(life) => match &*life {
-                    Life::Dead(cause) => Some(WireError::from(cause)),
-                    Life::Starting | Life::Alive => None,
-                },
-                Err(_) => Some(WireError::from(&TaskError::new(
-                    ErrorKind::ActorDied,
-                    created.class.clone(),
-                    created.id,
-                    format!("node {} shut down", sched.node_id),
-                ))),
-            };
+            let died = sched
+                .actor_started(&created)
+                .await
+                .map(|cause| WireError::from(&cause));
             self.flush_output(job).await;
             return Ok(TaskDone {
                 objects: Vec::new(),
                 actors: Vec::new(),
                 actor_died: died,
-                available: Some(sched.pool.resources().1),
+                available: Some(sched.free_resources()),
             });
         }
         let function = matches!(spec.target, Target::Function { .. });
@@ -289,26 +284,13 @@ impl Service {
             return Err(refused(code::MOVED, ""));
         }
         let returns = spec.returns.clone();
-        for id in &returns {
-            sched.objects.register_pending(*id);
-        }
-        let kept: Vec<ObjectId> = returns
-            .iter()
-            .copied()
-            .filter(|id| sched.objects.acquire(id))
-            .collect();
-        let kept = Held::new(sched.objects.clone(), kept);
         let task_id = spec.id;
-        let mut task = Task::new(spec, actor.clone());
-        task.pin = Some(pin);
         // A function that waits here for resources while another node has
         // room is handed back to its owner (`spill`).
         let (hand_back, handed_back) = tokio::sync::oneshot::channel();
-        if function {
-            task.hand_back = Some(hand_back);
-        }
-        let calls_out = sched.calls_out.watch(task_id);
-        sched.submit(task);
+        let adopted = sched.adopt_task(spec, actor.clone(), pin, function.then_some(hand_back));
+        let kept = Held::new(self.objects.clone(), adopted.held);
+        let calls_out = adopted.calls_out;
         // The task holds its arguments now.
         drop(args);
         // Its owner died before the task was noted here: it goes now.
@@ -336,7 +318,7 @@ impl Service {
                     format!("handed back to its owner for node {node}"),
                 );
                 for id in &returns {
-                    sched.objects.seal(*id, Object::Error(gone.clone()));
+                    self.objects.seal(*id, Object::Error(gone.clone()));
                 }
                 return Err(refused(code::MOVED, node));
             }
@@ -347,7 +329,7 @@ impl Service {
                 code::CUT,
                 format!(
                     "node {} stopped before the task ended (its grace of {} s ran out)",
-                    sched.node_id,
+                    self.node_id,
                     self.drain.grace().as_secs()
                 ),
             ));
@@ -368,10 +350,10 @@ impl Service {
         let unsent = |m: TransferError| {
             refused(
                 code::ANSWER_FAILED,
-                format!("task {task_id} ran on node {}: {m}", sched.node_id),
+                format!("task {task_id} ran on node {}: {m}", self.node_id),
             )
         };
-        let objects = ship(&sched.objects, &returns).map_err(unsent)?;
+        let objects = ship(&self.objects, &returns).map_err(unsent)?;
         self.traffic.shipped(&objects);
         // The owner tells each actor's node that it holds the handles
         // among them before it releases these.
@@ -380,7 +362,7 @@ impl Service {
             actors,
             objects,
             actor_died: actor.and_then(|a| a.dead()).as_ref().map(WireError::from),
-            available: Some(sched.pool.resources().1),
+            available: Some(sched.free_resources()),
         };
         // An answer past the channel's bound on a body is refused as
         // `ANSWER_FAILED` as it is encoded (`dispatch`); what it shipped
@@ -443,21 +425,21 @@ impl Service {
         hash: &str,
         name: Option<String>,
     ) -> Result<InUse, RemoteError> {
-        let pinned = sched.functions.read().pin(hash);
+        let pinned = sched.pin_component(hash);
         let pinned = match (pinned, name) {
             (Some(pin), _) => Some(pin),
             // Deployed elsewhere a moment ago: this node has not followed
             // the deploy yet; the function table has it.
             (None, Some(name)) => {
                 (self.loader)(name).await;
-                sched.functions.read().pin(hash)
+                sched.pin_component(hash)
             }
             (None, None) => None,
         };
         pinned.ok_or_else(|| {
             refused(
                 code::NOT_FOUND,
-                format!("component {hash} is not deployed on node {}", sched.node_id),
+                format!("component {hash} is not deployed on node {}", self.node_id),
             )
         })
     }
@@ -473,7 +455,7 @@ impl Service {
             Some(dead) => node != dead,
             None => self.view.state(node) == Some(NodeState::Alive),
         };
-        for actor in sched.actors.instances() {
+        for actor in sched.actors().instances() {
             if actor.holders_gone(alive) {
                 sched.exit_if_released(&actor);
             }
@@ -484,7 +466,7 @@ impl Service {
     /// (`held`), or not any more: whether the actor is alive here.
     fn hold(&self, peer: &str, actor: ActorId, held: bool) -> Result<bool, RemoteError> {
         let sched = self.sched()?;
-        let found = sched.actors.get(&actor);
+        let found = sched.actors().get(&actor);
         let Some(found) = found.as_ref().filter(|a| a.home.is_none()) else {
             // Its handle may travel before its owner's constructor arrives
             // here: counted once it does.

@@ -87,7 +87,7 @@ pub(crate) async fn spill_loop(
 impl Forwarder {
     /// Whether tasks wait in this node's queue, or unplaced.
     fn waiting(&self) -> bool {
-        !self.parked.lock().is_empty() || self.sched.upgrade().is_some_and(|s| s.pool.queued() > 0)
+        !self.parked.lock().is_empty() || self.sched.upgrade().is_some_and(|s| s.queued() > 0)
     }
 
     /// Sends the tasks waiting here unplaced, then those waiting in the
@@ -97,7 +97,7 @@ impl Forwarder {
             return;
         };
         let parked = !self.parked.lock().is_empty();
-        if sched.pool.queued() == 0 && !parked {
+        if sched.queued() == 0 && !parked {
             return;
         }
         let all = self.candidates(&[]);
@@ -109,12 +109,10 @@ impl Forwarder {
         if parked {
             self.unpark(&sched, &all, &mut room);
         }
-        if room.is_empty() || sched.pool.queued() == 0 {
+        if room.is_empty() || sched.queued() == 0 {
             return;
         }
-        let moved = sched
-            .pool
-            .take_movable(|request, _| take_room(&mut room, request));
+        let moved = sched.take_movable(|request, _| take_room(&mut room, request));
         for m in moved {
             self.move_task(&sched, m);
         }

@@ -224,7 +224,7 @@ pub(crate) async fn all_sealed(sched: &Arc<Scheduler>, roots: &[ObjectId]) {
         let pending: Vec<ObjectId> = level
             .iter()
             .copied()
-            .filter(|id| sched.objects.is_pending(id))
+            .filter(|id| sched.objects().is_pending(id))
             .collect();
         if !pending.is_empty() {
             // On the node's I/O runtime (a peer's handler).
@@ -235,7 +235,7 @@ pub(crate) async fn all_sealed(sched: &Arc<Scheduler>, roots: &[ObjectId]) {
         }
         let mut next = Vec::new();
         for id in &level {
-            if let Some(object) = sched.objects.get(id) {
+            if let Some(object) = sched.objects().get(id) {
                 if let Object::Value { refs, .. } = &*object {
                     next.extend(refs.iter().copied());
                 }

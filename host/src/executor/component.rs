@@ -360,7 +360,7 @@ pub(crate) async fn load(
         name: name.to_string(),
         reason,
     };
-    let config = &rt.sched.config;
+    let config = &rt.sched.config();
     if let Err(e) = super::compile::inspect(name, &bytes, config.max_code_bytes) {
         rt.compiles.refused();
         return Err(e);
@@ -497,7 +497,7 @@ async fn describe(
     };
     let limits = crate::proto::limits::Limits {
         timeout: Some(DESCRIBE_TIMEOUT),
-        ..rt.sched.config.limits()
+        ..rt.sched.config().limits()
     };
     // An id no job table issued: its store reaches no job of the node.
     let job = wray_control_plane::JobId::random();

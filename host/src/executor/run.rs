@@ -124,7 +124,7 @@ impl WasmExecutor {
         let rejected = if keep {
             let key = (scope, spec.component.clone());
             self.reusable
-                .put(key, Idle { store, guest }, self.sched.config.num_cpus)
+                .put(key, Idle { store, guest }, self.sched.config().num_cpus)
                 .map(|idle| idle.store)
         } else {
             Some(store)
@@ -138,7 +138,7 @@ impl WasmExecutor {
         self.sched.release_resources(&held);
         self.sched.finish(spec, result);
         if let Some(holds) = &mut holds {
-            holds.release_all(&self.sched.objects);
+            holds.release_all(self.sched.objects());
         }
     }
 
@@ -160,7 +160,7 @@ impl WasmExecutor {
                 "cancelled before it ran",
             ));
         }
-        if self.sched.config.fail_point.as_deref() == Some(spec.label.as_str()) {
+        if self.sched.config().fail_point.as_deref() == Some(spec.label.as_str()) {
             panic!("fail point `{}` reached", spec.label);
         }
         let args = self.resolve_args(&mut spec)?;
@@ -347,7 +347,7 @@ impl WasmExecutor {
             .into_iter()
             .map(|arg| match arg {
                 Arg::Value(p) => Ok(types::Arg::Value(p.into())),
-                Arg::Object(id) => match self.sched.objects.get(&id).as_deref() {
+                Arg::Object(id) => match self.sched.objects().get(&id).as_deref() {
                     Some(Object::Value {
                         codec: Codec::Rkyv | Codec::Raw,
                         data,

@@ -75,8 +75,7 @@ impl CheckOptions for JobOptions {
         let request = self.request()?;
         if let Some(r) = &request {
             node.sched
-                .pool
-                .check_feasible(r)
+                .check_feasible_here(r)
                 .map_err(|e| JobError::Infeasible(e.to_string()))?;
         }
         let config = node.config();

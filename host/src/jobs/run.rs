@@ -128,11 +128,11 @@ impl Node {
     /// `request`, for a driver: at once, or once the node frees it; `None`
     /// when `cancel` or the node's shutdown comes first.
     fn driver_resources(&self, request: &Request, cancel: &CancelToken) -> Option<Allocation> {
-        let mut waiting = match self.sched.pool.acquire_for_driver(request) {
+        let mut waiting = match self.sched.acquire_for_driver(request) {
             Ok(allocation) => return Some(allocation),
             Err(waiting) => waiting,
         };
-        let shutdown = self.sched.shutdown.clone();
+        let shutdown = self.sched.shutdown().clone();
         let got = self.exec.block_on(async {
             tokio::select! {
                 got = &mut waiting => got.ok(),

@@ -110,7 +110,7 @@ impl Node {
     /// Live actors whose instance is on this node, and stubs of actors
     /// living on other nodes of its cluster that it sends calls to.
     pub fn actor_counts(&self) -> (usize, usize) {
-        (self.sched.actors.live(), self.sched.actors.stubs())
+        (self.sched.actors().live(), self.sched.actors().stubs())
     }
 
     /// Counters of the node's compiles: its slots, compiles started,

@@ -85,15 +85,15 @@ async fn drive(
     let mut argv = vec![component.record.name.clone()];
     argv.extend_from_slice(args);
     let limits = crate::proto::limits::Limits {
-        timeout: exec.sched.config.driver_timeout,
-        ..exec.sched.config.limits()
+        timeout: exec.sched.config().driver_timeout,
+        ..exec.sched.config().limits()
     };
     // A driver holding resources gives its CPUs back while blocked (else
     // a one-CPU driver on a one-CPU node would wait forever on its own
     // tasks); its store gives everything back when it goes.
     let holds = allocation != Allocation::default();
     let mut current = CurrentTask::new(task, "main", holds, limits, allocation, cancel);
-    let entry = exec.sched.tasks.driver_started(task);
+    let entry = exec.sched.tasks().driver_started(task);
     current.entry = Some(entry.clone());
     // The driver's thread is its own (`run_driver` blocks it): its waits
     // look before they sleep, as a worker's do.
@@ -118,6 +118,6 @@ async fn drive(
         .as_ref()
         .err()
         .map(|e| TaskError::new(ErrorKind::Application, "main", task, e.to_string()));
-    exec.sched.tasks.ended(&entry, error.as_ref());
+    exec.sched.tasks().ended(&entry, error.as_ref());
     result
 }

@@ -11,7 +11,7 @@ pub mod timeline;
 mod versions;
 mod watch;
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use parking_lot::Mutex;
@@ -34,9 +34,10 @@ use crate::objects::arena::{Arena, ArenaError};
 use crate::objects::data::Budget;
 use crate::objects::{default_spill_limit, ObjectStore, StoreLimits};
 use crate::resources::{node_gpus, pin, GpuInfo, NodeResources, Quantity, ResourceTotals};
+use crate::scheduler::core::Outlets;
 use crate::scheduler::queue::ResourcePool;
 use crate::scheduler::task_table::TaskStatus;
-use crate::scheduler::{Executor, Scheduler, StatsSnapshot};
+use crate::scheduler::{Scheduler, StatsSnapshot};
 use crate::worker_pool::WorkerPool;
 
 /// A running node.
@@ -54,7 +55,7 @@ pub struct Node {
     pub(crate) exec: Arc<WasmExecutor>,
     /// The executor as the scheduler sees it (the scheduler holds it
     /// weakly; this keeps it).
-    _handle: Arc<dyn Executor>,
+    _handle: Arc<Handle>,
     /// The node's GPUs.
     gpus: Vec<GpuInfo>,
     table: Arc<dyn FunctionTable>,
@@ -221,41 +222,55 @@ impl Node {
         )
         .map_err(|e| Error::InvalidConfig(e.to_string()))?;
         let windows = crate::bounds::max_map_count() / crate::bounds::WINDOWS_SHARE_OF_MAP_COUNT;
-        let sched = Arc::new(Scheduler::new(
-            config,
-            crate::node::random_node_id(),
-            Arc::new(objects),
-            ResourcePool::new(NodeResources::new(&totals)),
-            pin.then(pin::allowed_cpus),
-        ));
-        let names = Arc::new(Names::new(sched.clone(), io.clone()));
-        let keeper: Arc<dyn crate::scheduler::names::ActorNames> = names.clone();
-        sched.connect_names(Arc::downgrade(&keeper));
-        let services: Arc<dyn crate::executor::services::Services> = Arc::new(NodeServices {
-            sched: sched.clone(),
-            names: names.clone(),
+        // The scheduler is built with the layers it hands work to, which
+        // hold it: the executor (through `Handle`) and the actor names'
+        // keeper, each given to it weakly (the node owns them).
+        let mut built = None;
+        let handle = Arc::new_cyclic(|handle: &Weak<Handle>| {
+            let names = Arc::new_cyclic(|names: &Weak<Names>| {
+                let sched = Arc::new(Scheduler::new(
+                    config,
+                    crate::node::random_node_id(),
+                    Arc::new(objects),
+                    ResourcePool::new(NodeResources::new(&totals)),
+                    pin.then(pin::allowed_cpus),
+                    Outlets {
+                        executor: handle.clone(),
+                        names: names.clone(),
+                    },
+                ));
+                Names::new(sched, io.clone())
+            });
+            let sched = names.sched().clone();
+            let services: Arc<dyn crate::executor::services::Services> = Arc::new(NodeServices {
+                sched: sched.clone(),
+                names: names.clone(),
+            });
+            let compile_slots = sched.config().compile_slots();
+            let guest_memory =
+                usize::try_from(sched.config().guest_memory_budget()).unwrap_or(usize::MAX);
+            let exec = Arc::new(WasmExecutor {
+                engine,
+                linker,
+                reusable: Default::default(),
+                instances: Mutex::new(Default::default()),
+                windows: Budget::new(windows),
+                guest_memory: Budget::new(guest_memory),
+                sched: sched.clone(),
+                services,
+                io: io.clone(),
+                workers: WorkerPool::new(worker_cpus, crate::bounds::MAX_BLOCKED_WORKERS),
+                job_logs: Default::default(),
+                job_envs: Default::default(),
+                instantiations: Default::default(),
+                compiles: CompilePool::new(compile_slots),
+            });
+            built = Some((sched, names, exec.clone()));
+            Handle(exec)
         });
-        let compile_slots = sched.config.compile_slots();
-        let guest_memory =
-            usize::try_from(sched.config.guest_memory_budget()).unwrap_or(usize::MAX);
-        let exec = Arc::new(WasmExecutor {
-            engine,
-            linker,
-            reusable: Default::default(),
-            instances: Mutex::new(Default::default()),
-            windows: Budget::new(windows),
-            guest_memory: Budget::new(guest_memory),
-            sched: sched.clone(),
-            services,
-            io: io.clone(),
-            workers: WorkerPool::new(worker_cpus, crate::bounds::MAX_BLOCKED_WORKERS),
-            job_logs: Default::default(),
-            job_envs: Default::default(),
-            instantiations: Default::default(),
-            compiles: CompilePool::new(compile_slots),
-        });
-        let handle: Arc<dyn Executor> = Arc::new(Handle(exec.clone()));
-        sched.connect(Arc::downgrade(&handle));
+        let Some((sched, names, exec)) = built else {
+            return Err(Error::Engine("the node's layers were not built".into()));
+        };
         sched.watch_actor_handles();
         let node = Self {
             sched,
@@ -292,7 +307,7 @@ impl Node {
 
     /// A handle that stops this node's work from another thread.
     pub fn stop_handle(&self) -> StopHandle {
-        StopHandle(self.sched.shutdown.clone())
+        StopHandle(self.sched.shutdown().clone())
     }
 
     /// Shuts the node down in order: every running guest call is stopped
@@ -302,7 +317,7 @@ impl Node {
     /// how many worker threads were still running after the grace period
     /// (0 unless a host call would not stop).
     pub fn shutdown(&self) -> usize {
-        self.sched.shutdown.cancel();
+        self.sched.shutdown().cancel();
         let left = self.exec.workers.close(SHUTDOWN_GRACE);
         if left > 0 {
             tracing::error!(
@@ -310,7 +325,7 @@ impl Node {
                 SHUTDOWN_GRACE.as_secs()
             );
         }
-        drop(self.sched.actors.drain());
+        drop(self.sched.actors().drain());
         let instances = std::mem::take(&mut *self.exec.instances.lock());
         drop(instances);
         drop(self.exec.reusable.clear());
@@ -353,7 +368,7 @@ impl Node {
 
     /// This node's id.
     pub fn id(&self) -> &str {
-        &self.sched.node_id
+        self.sched.node_id()
     }
 
     /// When the node started, in milliseconds since the Unix epoch.
@@ -363,12 +378,12 @@ impl Node {
 
     /// The configuration the node runs with.
     pub fn config(&self) -> &NodeConfig {
-        &self.sched.config
+        self.sched.config()
     }
 
     /// Number of CPUs.
     pub fn num_cpus(&self) -> usize {
-        self.sched.config.num_cpus
+        self.config().num_cpus
     }
 
     /// Counts of the worker threads: now, at the peak, blocked, and their
@@ -429,7 +444,7 @@ impl Node {
 
     /// The path of the shared-memory object store's file, if any.
     pub fn object_store_path(&self) -> Option<std::path::PathBuf> {
-        self.sched.objects.arena().map(|a| a.path().to_path_buf())
+        self.sched.objects().arena().map(|a| a.path().to_path_buf())
     }
 
     /// A closure listing the store's first `limit` objects by id, and how
@@ -440,8 +455,8 @@ impl Node {
         &self,
         limit: usize,
     ) -> impl Fn() -> (Vec<wray_api::ObjectInfo>, usize) + Send + 'static {
-        let objects = Arc::downgrade(&self.sched.objects);
-        let me = self.sched.node_id.clone();
+        let objects = Arc::downgrade(self.sched.objects());
+        let me = self.id().to_owned();
         move || {
             objects
                 .upgrade()
@@ -464,20 +479,20 @@ impl Node {
         keep: &dyn Fn(u64, &wray_control_plane::ObjectId) -> bool,
         limit: usize,
     ) -> Vec<wray_api::ObjectInfo> {
-        let rows = self.sched.objects.list_by_time(newest, keep, limit);
-        let me = &self.sched.node_id;
+        let rows = self.sched.objects().list_by_time(newest, keep, limit);
+        let me = self.id();
         rows.iter().map(|r| state::object_info(r, me)).collect()
     }
 
     /// Tasks by state, exact: pending and running now, finished since the
     /// node started.
     pub fn task_counts(&self) -> std::collections::BTreeMap<TaskStatus, u64> {
-        self.sched.tasks.counts()
+        self.sched.tasks().counts()
     }
 
     /// Tasks running on the node now (blocked in `get`/`wait` included).
     pub fn running_tasks(&self) -> u64 {
-        self.sched.tasks.running()
+        self.sched.tasks().running()
     }
 
     /// How long the node's instantiations took since it started (tasks,
@@ -502,29 +517,29 @@ impl Node {
 
     /// (free CPUs, tasks ready and waiting for resources) now.
     pub fn cpu_snapshot(&self) -> (f64, usize) {
-        let (_, free) = self.sched.pool.resources();
+        let (_, free) = self.sched.resources();
         (
             free.get(crate::resources::CPU).copied().unwrap_or(0.0),
-            self.sched.pool.queued(),
+            self.sched.queued(),
         )
     }
 
     /// Resources in all, by name (Ray's `ray.cluster_resources()`): `CPU`,
     /// `GPU`, `memory` (bytes) and custom ones.
     pub fn cluster_resources(&self) -> std::collections::BTreeMap<String, f64> {
-        self.sched.pool.resources().0
+        self.sched.resources().0
     }
 
     /// Resources free now (Ray's `ray.available_resources()`).
     pub fn available_resources(&self) -> std::collections::BTreeMap<String, f64> {
-        self.sched.pool.resources().1
+        self.sched.free_resources()
     }
 
     /// Every task the node knows, oldest first (Ray's `list_tasks()`; the
     /// last [`MAX_FINISHED_TASKS`](crate::bounds::MAX_FINISHED_TASKS)
     /// finished ones are kept).
     pub fn tasks(&self) -> Vec<wray_api::TaskInfo> {
-        crate::node::state::tasks(&self.sched.tasks, &self.sched.node_id)
+        crate::node::state::tasks(self.sched.tasks(), self.id())
     }
 
     /// Up to `limit` actors the node speaks for (its instances, alive or
@@ -539,14 +554,7 @@ impl Node {
         job: Option<JobId>,
     ) -> Vec<wray_api::ActorState> {
         let alive = |node: &str| self.node_alive(node);
-        crate::node::state::actors(
-            &self.sched.actors,
-            &self.sched.node_id,
-            after,
-            limit,
-            job,
-            &alive,
-        )
+        crate::node::state::actors(self.sched.actors(), self.id(), after, limit, job, &alive)
     }
 
     /// Learns the names the actor directory gives the actors living here
@@ -567,14 +575,14 @@ impl Node {
 
     /// Errors of failed tasks, oldest first (Ray's `error_info`).
     pub fn errors(&self) -> Vec<wray_api::ErrorInfo> {
-        crate::node::state::errors(&self.sched.tasks, &self.sched.node_id)
+        crate::node::state::errors(self.sched.tasks(), self.id())
     }
 
     /// The timeline of the node's last `limit` tasks (by submission) as
     /// Chrome trace JSON, in microseconds since the Unix epoch (see
     /// [`crate::node::timeline`]).
     pub fn timeline(&self, limit: usize) -> serde_json::Value {
-        crate::node::timeline::chrome_trace(&self.sched.tasks, &self.sched.node_id, limit)
+        crate::node::timeline::chrome_trace(self.sched.tasks(), self.id(), limit)
     }
 
     /// A closure giving the node's status (nodes, resources total and
@@ -608,7 +616,7 @@ impl Node {
         let sched = Arc::downgrade(&self.sched);
         move |from, limit| match sched.upgrade() {
             None => (Vec::new(), from),
-            Some(sched) => sched.tasks.finished_since(from, limit),
+            Some(sched) => sched.tasks().finished_since(from, limit),
         }
     }
 
@@ -618,29 +626,23 @@ impl Node {
     /// # Errors
     /// Writing to `out` failed.
     pub fn write_timeline(&self, out: impl std::io::Write) -> std::io::Result<usize> {
-        let registry = &self.sched.tasks;
+        let registry = self.sched.tasks();
         let now = registry.nanos(std::time::Instant::now());
         let origin_us = registry.epoch_unix_ns as f64 / 1e3;
-        crate::node::timeline::write_chrome_trace(
-            &registry.tasks(),
-            &self.sched.node_id,
-            now,
-            origin_us,
-            out,
-        )
+        crate::node::timeline::write_chrome_trace(&registry.tasks(), self.id(), now, origin_us, out)
     }
 
     /// Bytes of the node's shared-memory object store (0 without one).
     pub fn object_store_capacity(&self) -> u64 {
         self.sched
-            .objects
+            .objects()
             .arena()
             .map_or(0, |a| a.capacity() as u64)
     }
 
     /// Objects and bytes the object store holds now, and its peak.
     pub fn object_store_stats(&self) -> crate::objects::StoreStats {
-        self.sched.objects.stats()
+        self.sched.objects().stats()
     }
 }
 
@@ -675,8 +677,8 @@ fn status_snapshot(
     tasks_limit: usize,
 ) -> wray_api::StatusSnapshot {
     let node = state::own_node(rt, gpus.to_vec());
-    let now = rt.tasks.nanos(std::time::Instant::now());
-    let counts = rt.tasks.counts();
+    let now = rt.tasks().nanos(std::time::Instant::now());
+    let counts = rt.tasks().counts();
     wray_api::StatusSnapshot {
         time: crate::node::state::unix_now(),
         cluster_resources: node.resources.clone(),
@@ -687,15 +689,15 @@ fn status_snapshot(
             .map(|(s, n)| (s.as_str().to_string(), n))
             .collect(),
         tasks: rt
-            .tasks
+            .tasks()
             .live(tasks_limit)
             .into_iter()
             .map(|r| {
-                let epoch = Some(rt.tasks.epoch_unix_ns);
-                state::task_info(r, &rt.node_id, now, epoch)
+                let epoch = Some(rt.tasks().epoch_unix_ns);
+                state::task_info(r, rt.node_id(), now, epoch)
             })
             .collect(),
-        errors: state::errors(&rt.tasks, &rt.node_id),
+        errors: state::errors(rt.tasks(), rt.node_id()),
         tasks_not_logged: 0,
     }
 }

@@ -61,6 +61,11 @@ impl Names {
         }
     }
 
+    /// The scheduler whose actors it names.
+    pub(crate) fn sched(&self) -> &Arc<Scheduler> {
+        &self.sched
+    }
+
     /// Keeps names in `directory` from now on (the cluster's, when the
     /// node joins one).
     pub(crate) fn use_directory(&self, directory: Arc<dyn ActorDirectory>) {
@@ -73,7 +78,7 @@ impl Names {
 
     /// Whether node `node` is alive, as this node sees it.
     fn alive(&self, node: &str) -> bool {
-        node == self.sched.node_id || self.sched.remote().is_some_and(|r| r.alive(node))
+        node == self.sched.node_id() || self.sched.remote().is_some_and(|r| r.alive(node))
     }
 
     /// Whether `record` names an actor that no longer lives: one that
@@ -81,12 +86,12 @@ impl Names {
     /// owner died lives on while another node holds its handle; it frees
     /// its name where it lived as it dies.)
     fn stale(&self, record: &ActorRecord) -> bool {
-        if record.node_id == self.sched.node_id {
+        if record.node_id == self.sched.node_id() {
             let live = record
                 .actor_id
                 .parse::<ActorId>()
                 .ok()
-                .and_then(|id| self.sched.actors.get(&id))
+                .and_then(|id| self.sched.actors().get(&id))
                 .is_some_and(|a| a.dead().is_none());
             if !live {
                 return true;
@@ -98,7 +103,12 @@ impl Names {
     /// Names `actor` (created here just now) `name`; an actor that cannot
     /// take the name is killed, its cause saying why.
     pub(crate) async fn name(&self, actor: ActorId, name: &str) {
-        let Some(a) = self.sched.actors.get(&actor).filter(|a| a.dead().is_none()) else {
+        let Some(a) = self
+            .sched
+            .actors()
+            .get(&actor)
+            .filter(|a| a.dead().is_none())
+        else {
             return; // died at creation: its calls say why
         };
         let record = ActorRecord {
@@ -107,12 +117,12 @@ impl Names {
             node_id: a
                 .home
                 .as_ref()
-                .map_or_else(|| self.sched.node_id.clone(), |h| h.node()),
+                .map_or_else(|| self.sched.node_id().to_owned(), |h| h.node()),
             class: a.class.clone(),
             component: a.component.to_string(),
             detached: a.detached,
             state: ActorState::Alive,
-            owner_node: Some(self.sched.node_id.clone()),
+            owner_node: Some(self.sched.node_id().to_owned()),
             limits: Some(ActorLimits {
                 max_memory: a.limits.max_memory,
                 timeout_ms: a
@@ -197,18 +207,18 @@ impl Names {
             return Ok(Err((ErrorKind::System, message)));
         };
         // A stub here whose handles went is followed afresh below.
-        self.sched.actors.forget_dead_stub(&id);
-        let known = self.sched.actors.get(&id);
+        self.sched.actors().forget_dead_stub(&id);
+        let known = self.sched.actors().get(&id);
         if let Some(cause) = known.as_ref().and_then(|a| a.dead()) {
             let message = format!("the actor named `{name}` is dead: {cause}");
             return Ok(Err((ErrorKind::NotFound, message)));
         }
         let handle = actor_handle_object(id);
-        if self.sched.objects.exists(&handle) {
-            caller.hold(&self.sched.objects, handle)?;
+        if self.sched.objects().exists(&handle) {
+            caller.hold(self.sched.objects(), handle)?;
         } else {
             self.sched.expect_returns(caller, &[handle])?;
-            self.sched.objects.seal(handle, Object::empty());
+            self.sched.objects().seal(handle, Object::empty());
             if let Some(actor) = &known {
                 // Keeps it alive here as the first handle did.
                 self.sched.handle_returned(actor);
@@ -217,7 +227,7 @@ impl Names {
         if known.is_none() {
             // It lives on another node: calls through the handle go there.
             let limits = record.limits.map_or_else(
-                || self.sched.config.limits(),
+                || self.sched.config().limits(),
                 |l| Limits {
                     max_memory: l.max_memory,
                     timeout: l.timeout_ms.map(Duration::from_millis),
@@ -235,10 +245,10 @@ impl Names {
                 restarts: Restarts::default(),
             };
             self.sched.follow_actor(id, stub).await;
-            if self.sched.actors.get(&id).is_none() {
+            if self.sched.actors().get(&id).is_none() {
                 let message = format!(
                     "node {} keeps as many actors of other nodes as it may",
-                    self.sched.node_id
+                    self.sched.node_id()
                 );
                 return Ok(Err((ErrorKind::System, message)));
             }
@@ -257,7 +267,7 @@ impl Names {
     pub(crate) async fn learn_here(&self) {
         let unnamed = self
             .sched
-            .actors
+            .actors()
             .instances()
             .iter()
             .any(|a| a.name.get().is_none());
@@ -274,14 +284,14 @@ impl Names {
                     .await?;
                 read = read.saturating_add(page.actors.len());
                 for record in page.actors {
-                    if record.node_id != sched.node_id {
+                    if record.node_id != sched.node_id() {
                         continue;
                     }
                     let here = record
                         .actor_id
                         .parse::<ActorId>()
                         .ok()
-                        .and_then(|id| sched.actors.get(&id))
+                        .and_then(|id| sched.actors().get(&id))
                         .filter(|a| a.home.is_none());
                     if let Some(actor) = here {
                         let _ = actor.name.set(record.name);

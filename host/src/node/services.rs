@@ -26,19 +26,19 @@ pub(crate) struct NodeServices {
 
 impl Services for NodeServices {
     fn objects(&self) -> &ObjectStore {
-        &self.sched.objects
+        self.sched.objects()
     }
 
     fn node_id(&self) -> &str {
-        &self.sched.node_id
+        self.sched.node_id()
     }
 
     fn config(&self) -> &NodeConfig {
-        &self.sched.config
+        self.sched.config()
     }
 
     fn shutdown(&self) -> &CancelToken {
-        &self.sched.shutdown
+        self.sched.shutdown()
     }
 
     fn submit_function(
@@ -156,7 +156,7 @@ mod tests {
         services.objects().register_pending(id);
         services.objects().acquire(&id);
         services.objects().seal(id, Object::empty());
-        assert!(services.objects().exists(&id) && !node.sched.objects.exists(&id));
+        assert!(services.objects().exists(&id) && !node.sched.objects().exists(&id));
         assert_eq!(node.sched.stats().submitted, 0);
     }
 }

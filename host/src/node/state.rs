@@ -31,10 +31,10 @@ impl From<&GpuInfo> for GpuSummary {
 /// what its scheduler knows (`gpus`: its GPUs); the cluster's parts
 /// (`address`, object bytes sent and received) are the caller's to add.
 pub(crate) fn own_node(sched: &Scheduler, gpus: Vec<GpuSummary>) -> NodeInfo {
-    let (total, free) = sched.pool.resources();
-    let store = sched.objects.stats();
+    let (total, free) = sched.resources();
+    let store = sched.objects().stats();
     NodeInfo {
-        node_id: sched.node_id.clone(),
+        node_id: sched.node_id().to_owned(),
         alive: true,
         resources: total,
         gpus,
@@ -42,10 +42,10 @@ pub(crate) fn own_node(sched: &Scheduler, gpus: Vec<GpuSummary>) -> NodeInfo {
         address: None,
         http_address: None,
         resources_available: free,
-        running_tasks: sched.tasks.running(),
+        running_tasks: sched.tasks().running(),
         object_store_used: u64::try_from(store.bytes).unwrap_or(u64::MAX),
         object_store_capacity: sched
-            .objects
+            .objects()
             .arena()
             .map_or(0, |a| u64::try_from(a.capacity()).unwrap_or(u64::MAX)),
         object_store_spilled: u64::try_from(store.spilled).unwrap_or(u64::MAX),

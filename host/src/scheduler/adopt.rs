@@ -7,14 +7,26 @@
 
 use std::sync::Arc;
 
-use wray_control_plane::{ActorId, TaskId};
+use wray_control_plane::{ActorId, ObjectId, TaskId};
 
+use crate::error::{ErrorKind, TaskError};
 use crate::proto::{actor_handle_object, Limits, Target, TaskSpec};
-use crate::scheduler::actor::{Home, Restarts};
+use crate::scheduler::actor::{Home, Life, Restarts};
 use crate::scheduler::actor_table::MAX_STUBS;
+use crate::scheduler::calls_out::Watch;
 use crate::scheduler::core::Scheduler;
 use crate::scheduler::functions::InUse;
-use crate::scheduler::task::{Actor, Task};
+use crate::scheduler::task::{Actor, HandBack, Task};
+
+/// A task another node sent here, submitted ([`Scheduler::adopt_task`]).
+pub(crate) struct AdoptedTask<'a> {
+    /// Its return objects, each held once for its owner (to be released
+    /// once the answer shipped them, or they were handed back).
+    pub held: Vec<ObjectId>,
+    /// Its calls on actors living elsewhere, watched until it ends (see
+    /// [`Scheduler::calls_ended`]).
+    pub calls_out: Watch<'a>,
+}
 
 /// Why an actor another node sent is not created here.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -45,6 +57,58 @@ pub(crate) enum AdoptRefused {
 }
 
 impl Scheduler {
+    /// Submits here task `spec` (a function, or a call of `actor`, whose
+    /// instance is here) that another node (its owner) sent: its return
+    /// objects registered and held for the owner, its component's version
+    /// `pin` kept while it runs, and its calls on actors elsewhere
+    /// watched. `hand_back`: a function's way back to its owner, should
+    /// another node have room first while it waits here (spillback).
+    pub(crate) fn adopt_task(
+        self: &Arc<Self>,
+        spec: TaskSpec,
+        actor: Option<Arc<Actor>>,
+        pin: InUse,
+        hand_back: Option<HandBack>,
+    ) -> AdoptedTask<'_> {
+        for id in &spec.returns {
+            self.objects.register_pending(*id);
+        }
+        let held = spec
+            .returns
+            .iter()
+            .copied()
+            .filter(|id| self.objects.acquire(id))
+            .collect();
+        let calls_out = self.calls_out.watch(spec.id);
+        let mut task = Task::new(spec, actor);
+        task.pin = Some(pin);
+        task.hand_back = hand_back;
+        self.submit_registered(task);
+        AdoptedTask { held, calls_out }
+    }
+
+    /// Waits until the constructor of `actor` (adopted here) ended: `None`
+    /// when it is alive, else why it died (the node shutting down
+    /// included).
+    pub(crate) async fn actor_started(&self, actor: &Actor) -> Option<TaskError> {
+        let mut life = actor.life();
+        let ended = life
+            .wait_for(|l| *l != Life::Starting)
+            .await
+            .map(|life| match &*life {
+                Life::Dead(cause) => Some(cause.clone()),
+                Life::Starting | Life::Alive => None,
+            });
+        ended.unwrap_or_else(|_| {
+            Some(TaskError::new(
+                ErrorKind::ActorDied,
+                actor.class.clone(),
+                actor.id,
+                format!("node {} shut down", self.node_id),
+            ))
+        })
+    }
+
     /// Creates here the actor whose constructor `spec` another node sent
     /// (its owner, which keeps a stub): registered, its constructor
     /// submitted as the actor's first task (it waits for the actor's

@@ -321,6 +321,7 @@ mod tests {
             objects,
             pool,
             None,
+            crate::scheduler::core::Outlets::none(),
         ))
     }
 

@@ -59,48 +59,103 @@ impl StatsSnapshot {
 /// The scheduling state of one node.
 pub struct Scheduler {
     /// The node's configuration.
-    pub config: NodeConfig,
+    pub(super) config: NodeConfig,
     /// The node's id (random: unique beyond this process).
-    pub node_id: String,
+    pub(super) node_id: String,
     /// The node's object store.
-    pub objects: Arc<ObjectStore>,
+    pub(super) objects: Arc<ObjectStore>,
     /// Resources and the queue of tasks waiting for them.
-    pub(crate) pool: ResourcePool,
+    pub(super) pool: ResourcePool,
     /// Every task's state, times and error.
-    pub(crate) tasks: TaskTable,
+    pub(super) tasks: TaskTable,
     /// Live and recently dead actors (their mailboxes).
-    pub(crate) actors: ActorTable,
+    pub(super) actors: ActorTable,
     /// The node's view of the function table: deployed components' rows
     /// by content hash (what submissions are checked against). Read on
     /// every submission, written on deploy.
-    pub(crate) functions: RwLock<Functions>,
-    pub(crate) stats: Stats,
+    pub(super) functions: RwLock<Functions>,
+    pub(super) stats: Stats,
     /// Forwarded tasks' calls on actors living elsewhere, awaited before
     /// each counts as finished.
-    pub(crate) calls_out: crate::scheduler::calls_out::CallsOut,
+    pub(super) calls_out: crate::scheduler::calls_out::CallsOut,
     /// Cancelled when the node shuts down: every running guest call stops.
-    pub shutdown: CancelToken,
+    pub(super) shutdown: CancelToken,
     /// When workers are pinned to the cores of their CPU units (the node
     /// has fewer CPUs than the machine): every core the process may use.
-    pub(crate) pin: Option<Vec<u32>>,
-    /// Where started work goes (set once the executor exists; weak: the
-    /// node owns the executor, and the executor's stores own this).
-    executor: OnceLock<Weak<dyn Executor>>,
-    /// The other nodes of its cluster (set once it joins one; weak: the
-    /// node owns the cluster).
-    remote: OnceLock<Weak<dyn Remote>>,
-    /// The actor directory's keeper, once the node connected it.
-    names: OnceLock<Weak<dyn ActorNames>>,
+    pub(super) pin: Option<Vec<u32>>,
+    /// Where started work goes, and the actor directory's keeper: given
+    /// at construction.
+    outlets: Outlets,
+    /// The other nodes of its cluster, from the moment the node joins one
+    /// ([`Scheduler::join_cluster`]; a node joins at most once). Owned:
+    /// the cluster's side holds this scheduler weakly.
+    remote: OnceLock<Arc<dyn Remote>>,
+}
+
+/// The layers above the scheduler that it hands work to, given to
+/// [`Scheduler::new`]: the node builds them around the scheduler in one
+/// step (`Arc::new_cyclic`), so the scheduler is never without them.
+/// Weak: the node owns them, and they hold the scheduler.
+pub(crate) struct Outlets {
+    /// Where started work goes (the node's executor).
+    pub executor: Weak<dyn Executor>,
+    /// The actor directory's keeper (named actors).
+    pub names: Weak<dyn ActorNames>,
+}
+
+#[cfg(test)]
+impl Outlets {
+    /// Outlets that lead nowhere: a scheduler alone, for tests that start
+    /// nothing.
+    pub(crate) fn none() -> Self {
+        Self {
+            executor: Weak::<Nowhere>::new(),
+            names: Weak::<Nowhere>::new(),
+        }
+    }
+}
+
+/// What [`Outlets::none`] points at (never reached: its `Weak`s are empty).
+#[cfg(test)]
+struct Nowhere;
+
+#[cfg(test)]
+impl Executor for Nowhere {
+    fn run_function(
+        &self,
+        _: Arc<crate::scheduler::PendingTask>,
+        _: crate::resources::Allocation,
+        _: Option<tokio::runtime::Handle>,
+    ) {
+    }
+    fn run_actor(
+        &self,
+        _: Arc<Actor>,
+        _: Arc<crate::scheduler::PendingTask>,
+        _: Option<TaskError>,
+    ) {
+    }
+    fn drop_actor(&self, _: ActorId) {}
+    fn end_job(&self, _: JobId) {}
+    fn forget_components(&self, _: &[Arc<str>]) {}
+}
+
+#[cfg(test)]
+impl ActorNames for Nowhere {
+    fn released(&self, _: &str, _: ActorId) {}
+    fn moved(&self, _: &str, _: ActorId, _: &str) {}
 }
 
 impl Scheduler {
-    /// A scheduler for a node with `config`, `objects` and `pool`.
+    /// A scheduler for a node with `config`, `objects` and `pool`, handing
+    /// its work to `outlets`.
     pub(crate) fn new(
         config: NodeConfig,
         node_id: String,
         objects: Arc<ObjectStore>,
         pool: ResourcePool,
         pin: Option<Vec<u32>>,
+        outlets: Outlets,
     ) -> Self {
         let limits = ComponentLimits::of(&config);
         Self {
@@ -115,40 +170,32 @@ impl Scheduler {
             stats: Stats::default(),
             shutdown: CancelToken::new(),
             pin,
-            executor: OnceLock::new(),
+            outlets,
             remote: OnceLock::new(),
-            names: OnceLock::new(),
         }
     }
 
-    /// Connects the cluster's other nodes (once).
-    pub(crate) fn connect_remote(&self, remote: Weak<dyn Remote>) {
-        let _ = self.remote.set(remote);
+    /// The node joined a cluster: tasks may be placed on `remote`'s nodes
+    /// from now on, and actor stubs, forwarded tasks and job ends go
+    /// through it. False when the node was in a cluster already (a node
+    /// joins at most once).
+    pub(crate) fn join_cluster(&self, remote: Arc<dyn Remote>) -> bool {
+        self.remote.set(remote).is_ok()
     }
 
     /// The cluster's other nodes, when the node joined a cluster.
-    pub(crate) fn remote(&self) -> Option<Arc<dyn Remote>> {
-        self.remote.get().and_then(Weak::upgrade)
+    pub(crate) fn remote(&self) -> Option<&Arc<dyn Remote>> {
+        self.remote.get()
     }
 
-    /// Connects the keeper of actor names (once).
-    pub(crate) fn connect_names(&self, names: Weak<dyn ActorNames>) {
-        let _ = self.names.set(names);
-    }
-
-    /// The keeper of actor names, once connected.
+    /// The keeper of actor names, while the node lives.
     pub(crate) fn names(&self) -> Option<Arc<dyn ActorNames>> {
-        self.names.get().and_then(Weak::upgrade)
-    }
-
-    /// Connects the executor that runs what this scheduler starts (once).
-    pub(crate) fn connect(&self, executor: Weak<dyn Executor>) {
-        let _ = self.executor.set(executor);
+        self.outlets.names.upgrade()
     }
 
     /// The executor, while the node lives.
     pub(crate) fn executor(&self) -> Option<Arc<dyn Executor>> {
-        self.executor.get().and_then(Weak::upgrade)
+        self.outlets.executor.upgrade()
     }
 
     /// Kills `actor` with `cause`: its running call is stopped, its

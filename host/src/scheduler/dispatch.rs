@@ -22,10 +22,16 @@ use crate::scheduler::task_table::TaskEntry;
 
 impl Scheduler {
     /// Submits a task. Never blocks on the task itself.
-    pub(crate) fn submit(self: &Arc<Self>, mut spec: Task) {
+    pub(crate) fn submit(self: &Arc<Self>, spec: Task) {
         for id in &spec.returns {
             self.objects.register_pending(*id);
         }
+        self.submit_registered(spec);
+    }
+
+    /// [`Scheduler::submit`] of `spec`, whose return objects are
+    /// registered as pending already.
+    pub(super) fn submit_registered(self: &Arc<Self>, mut spec: Task) {
         spec.holds = spec.referenced();
         // Held only where they exist (`submit_*` refused ids the caller may
         // not name; an id freed meanwhile is not held, and not released).

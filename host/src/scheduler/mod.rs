@@ -2,8 +2,11 @@
 //! resource request fits in what is free, first come first served within
 //! those gates.
 //!
-//! - `core`: `Scheduler`, the scheduling state of a node, and how a
-//!   job ends.
+//! - `core`: `Scheduler`, the scheduling state of a node (its fields
+//!   private to this module), what it is built with (`Outlets`: the
+//!   layers it hands work to), and how a job ends; `door`: what the
+//!   layers above read of it (the node's id, configuration, object store,
+//!   tables and resources).
 //! - `task`: a queued task (`Task`: a `TaskSpec` with what it holds
 //!   on this node) and its dependency count.
 //! - `task_table`: the task table (every task's state, times, error).
@@ -21,8 +24,8 @@
 //!   while a task, actor or driver uses it (`InUse`).
 //! - `submit`: checking a submission against the function table;
 //!   `placement`: the placement step (here or infeasible on a node of its
-//!   own; in a cluster, the cluster's policy, once a function's arguments
-//!   exist).
+//!   own; in a cluster, once a function's arguments exist, the placement
+//!   policy, `placement::policy`, over the cluster's `PlacementView`).
 //! - `queue`'s tasks may leave for another node while they wait
 //!   (`Movable`, spillback).
 //! - `cancel`: cancelling tasks and killing actors.
@@ -49,6 +52,7 @@ pub(crate) mod calls_out;
 pub(crate) mod cancel;
 pub mod core;
 pub(crate) mod dispatch;
+mod door;
 pub(crate) mod exec;
 pub(crate) mod functions;
 pub(crate) mod names;

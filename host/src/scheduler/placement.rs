@@ -11,9 +11,13 @@
 //! what they weigh is known and what is free where is fresher: Ray's
 //! owner also asks for a lease only once a task's dependencies are
 //! resolved. An actor is placed at its creation (its stub's home is
-//! decided then). Where it goes is the cluster's policy (`Remote::place`,
+//! decided then). Where it goes is the placement policy (`policy`: Ray's
+//! hybrid policy, `SPREAD`, node affinity, over a `PlacementView` of the
+//! nodes, which the cluster gives it through `Remote::place`,
 //! `cluster/choose.rs`); a task queued here may still leave while it
 //! waits (`cluster/spill.rs`).
+
+pub(crate) mod policy;
 
 use crate::error::ErrorKind;
 use crate::proto::{Request, Scheduling, CPU};

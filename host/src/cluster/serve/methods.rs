@@ -39,7 +39,7 @@ impl PeerHandler for Service {
         match dispatch(self, peer, method, &body, max_answer).await {
             Some(answer) => answer,
             None => {
-                let node = self.sched.upgrade().map(|s| s.node_id.clone());
+                let node = self.sched.upgrade().map(|s| s.node_id().to_owned());
                 let node = node.as_deref().unwrap_or("?");
                 Err(self
                     .unknown_methods
@@ -83,10 +83,10 @@ impl PeerHandler for Service {
         let missing = || {
             refused(
                 code::NOT_FOUND,
-                format!("object {id} is not on node {}", sched.node_id),
+                format!("object {id} is not on node {}", sched.node_id()),
             )
         };
-        let object = sched.objects.get(&id).ok_or_else(missing)?;
+        let object = sched.objects().get(&id).ok_or_else(missing)?;
         let size = match &*object {
             Object::Value { data, .. } => data.bytes().len(),
             Object::Error(_) => return Err(missing()),
@@ -130,7 +130,7 @@ impl PeerService for Service {
         let KillActor { actor, mut why } = request;
         let sched = self.sched()?;
         // Only an actor whose instance lives here, not a stub.
-        if sched.actors.get(&actor).is_some_and(|a| a.home.is_none()) {
+        if sched.actors().get(&actor).is_some_and(|a| a.home.is_none()) {
             let mut cut = why.len().min(MAX_KILL_REASON);
             while !why.is_char_boundary(cut) {
                 cut -= 1;
@@ -164,7 +164,7 @@ impl PeerService for Service {
         _: &PeerIdentity,
         request: ActorWhere,
     ) -> Result<ActorHere, RemoteError> {
-        let here = self.sched()?.actors.get(&request.actor).is_some_and(|a| {
+        let here = self.sched()?.actors().get(&request.actor).is_some_and(|a| {
             a.home.is_none()
                 && a.dead().is_none()
                 && *a.life().borrow() == crate::scheduler::actor::Life::Alive
