@@ -52,7 +52,7 @@
 //! job's working directory as the node unpacks it.
 
 pub use wray_proto::bounds;
-pub(crate) mod cancel_token;
+pub(crate) use wray_resources::cancel_token;
 pub(crate) mod cluster;
 pub mod config;
 pub(crate) mod error;
@@ -65,11 +65,11 @@ pub(crate) mod jobs;
 pub(crate) mod node;
 pub(crate) use wray_objects as objects;
 pub(crate) use wray_proto as proto;
-pub(crate) mod resources;
+pub(crate) use wray_resources as resources;
 pub(crate) mod scheduler;
 pub(crate) mod session;
 pub(crate) mod task_output;
-pub(crate) mod worker_pool;
+pub(crate) use wray_resources::worker_pool;
 pub mod working_dir;
 
 // The node and the doors into it.
