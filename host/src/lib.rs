@@ -54,7 +54,7 @@
 pub use wray_proto::bounds;
 pub(crate) use wray_resources::cancel_token;
 pub(crate) mod cluster;
-pub mod config;
+pub use wray_config as config;
 pub(crate) mod error;
 pub(crate) mod executor;
 pub(crate) use wray_objects::id_map;
@@ -68,7 +68,7 @@ pub(crate) use wray_proto as proto;
 pub(crate) use wray_resources as resources;
 pub(crate) mod scheduler;
 pub(crate) mod session;
-pub(crate) mod task_output;
+pub(crate) use wray_config::task_output;
 pub(crate) use wray_resources::worker_pool;
 pub mod working_dir;
 
