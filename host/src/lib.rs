@@ -13,8 +13,18 @@
 //!   [`TaskError`] and its one [`ErrorKind`]: plain data.
 //! - the control plane (`wray-control-plane` crate): the function table and
 //!   the job table, embedded by default.
-//! - `objects`: the object store, its arena and spill files, holds
-//!   (reference counts by holder), readiness.
+//! - `objects`: the `wray-objects` crate (`objects/src`), named
+//!   `crate::objects` here: the object store, its arena and spill files,
+//!   holds (reference counts by holder), readiness; and `id_map`, the
+//!   tables keyed by ids.
+//! - `resources`: the `wray-resources` crate (`resources/src`), named
+//!   `crate::resources` here: CPUs, GPUs, pinning; with its
+//!   `worker_pool` (the worker threads, bounded by the CPUs) and
+//!   `cancel_token`, named `crate::worker_pool` and `crate::cancel_token`.
+//! - [`config`]: the `wray-config` crate (`config/src`), public here whole:
+//!   [`NodeConfig`] and its defaults; with its `task_output` (plain
+//!   tasks' bounded output, on a node that keeps it), named
+//!   `crate::task_output`.
 //! - `scheduler`: dependencies, the resource queue, actor mailboxes, the
 //!   task table, cancel; it starts work through a narrow executor
 //!   interface and knows no wasmtime.
@@ -30,15 +40,13 @@
 //!   (etcd), the node-to-node channel, tasks forwarded to other nodes and
 //!   their objects moved between stores.
 //!
-//! Leaves any layer may use: [`working_dir`] (jobs' working
-//! directories: packed, unpacked, kept), [`bounds`] (every bound a guest meets, every
-//! setting's range), [`config`] ([`NodeConfig`]), `resources` (CPUs,
-//! GPUs, pinning), `cancel_token`, `id_map`, `error`, `worker_pool` (the
-//! worker threads, bounded by the CPUs), `job_log` (a job's bounded
-//! output), `task_output` (plain tasks' bounded output, on a node that
-//! keeps it), `job_env` (a job's directories and environment variables,
-//! and what of them travels with its tasks), `job_outbox` (a job's
-//! output on a node other than its own, on its way back).
+//! Leaves any layer from the scheduler up may use: [`working_dir`] (jobs'
+//! working directories: packed, unpacked, kept), [`bounds`] (every bound
+//! a guest meets, every setting's range; `wray-proto`'s), `error`,
+//! `job_log` (a job's bounded output), `job_env` (a job's directories and
+//! environment variables, and what of them travels with its tasks),
+//! `job_outbox` (a job's output on a node other than its own, on its way
+//! back).
 //!
 //! # The public surface
 //!
@@ -52,24 +60,24 @@
 //! job's working directory as the node unpacks it.
 
 pub use wray_proto::bounds;
-pub(crate) mod cancel_token;
+pub(crate) use wray_resources::cancel_token;
 pub(crate) mod cluster;
-pub mod config;
+pub use wray_config as config;
 pub(crate) mod error;
 pub(crate) mod executor;
-pub(crate) mod id_map;
+pub(crate) use wray_objects::id_map;
 pub(crate) mod job_env;
 pub(crate) mod job_log;
 pub(crate) mod job_outbox;
 pub(crate) mod jobs;
 pub(crate) mod node;
-pub(crate) mod objects;
+pub(crate) use wray_objects as objects;
 pub(crate) use wray_proto as proto;
-pub(crate) mod resources;
+pub(crate) use wray_resources as resources;
 pub(crate) mod scheduler;
 pub(crate) mod session;
-pub(crate) mod task_output;
-pub(crate) mod worker_pool;
+pub(crate) use wray_config::task_output;
+pub(crate) use wray_resources::worker_pool;
 pub mod working_dir;
 
 // The node and the doors into it.

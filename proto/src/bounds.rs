@@ -244,7 +244,7 @@ pub const MAX_TASK_OUTPUTS_BYTES: usize = 16 << 20;
 /// charged apart), and the holder's set entry (an `ObjectId` and a control
 /// byte: 48). Measured with `mallinfo2` on 229,377 held `i64`s
 /// (`small_objects_cost_what_the_store_charges` in
-/// `host/src/objects/tests.rs`): 337 bytes each with the value's 24,
+/// `objects/src/tests.rs`): 337 bytes each with the value's 24,
 /// 262 at 200,000 (tables fuller).
 pub const OBJECT_OVERHEAD: usize = 320;
 

@@ -14,6 +14,8 @@
 //!   holds), its one [`ErrorKind`], and the host's
 //!   [`Error`](error::Error).
 
+#![warn(unreachable_pub)]
+
 pub mod bounds;
 pub mod error;
 pub mod limits;

@@ -32,6 +32,9 @@ use proc_macro2::{Delimiter, TokenStream, TokenTree};
 pub const CRATES: &[&str] = &[
     "host",
     "proto",
+    "objects",
+    "resources",
+    "config",
     "http",
     "cli",
     "control-plane",

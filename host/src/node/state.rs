@@ -11,21 +11,9 @@ use wray_api::{ActorState, CauseInfo, ErrorInfo, GpuSummary, NodeInfo, TaskInfo}
 use wray_control_plane::{ActorId, ClusterMember, JobId, NodeState};
 
 use crate::error::TaskError;
-use crate::resources::GpuInfo;
 use crate::scheduler::actor_table::ActorTable;
 use crate::scheduler::task_table::{TaskRow, TaskTable};
 use crate::scheduler::Scheduler;
-
-/// A GPU as [`wray_api::NodeInfo`] lists it.
-impl From<&GpuInfo> for GpuSummary {
-    fn from(g: &GpuInfo) -> Self {
-        GpuSummary {
-            index: g.index,
-            name: g.name.clone(),
-            memory: g.memory,
-        }
-    }
-}
 
 /// This node as `GET /v1/nodes` and a session's `state.json` list it, from
 /// what its scheduler knows (`gpus`: its GPUs); the cluster's parts

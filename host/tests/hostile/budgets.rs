@@ -1,7 +1,7 @@
 //! Node-wide budgets a guest meets: the host memory each object costs
 //! (charged to the store's inline budget, given back when the job ends;
 //! what one object takes of the heap is measured beside the store, in
-//! `host/src/objects/tests.rs`) and the guests' linear memory all together
+//! `objects/src/tests.rs`) and the guests' linear memory all together
 //! (`--guest-memory`).
 
 use wray_host::bounds::OBJECT_OVERHEAD;

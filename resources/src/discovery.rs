@@ -13,6 +13,17 @@ pub struct GpuInfo {
     pub memory: u64,
 }
 
+/// A GPU as [`wray_api::NodeInfo`] lists it.
+impl From<&GpuInfo> for wray_api::GpuSummary {
+    fn from(g: &GpuInfo) -> Self {
+        wray_api::GpuSummary {
+            index: g.index,
+            name: g.name.clone(),
+            memory: g.memory,
+        }
+    }
+}
+
 impl GpuInfo {
     /// A made-up GPU `index` (for tests and `--num-gpus` beyond discovery).
     pub fn fake(index: u32) -> Self {

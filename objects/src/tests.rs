@@ -345,7 +345,7 @@ fn small_objects_cost_what_the_store_charges() {
     }
     // Measured in a process of its own: the heap of one that ran other
     // tests holds their freed chunks and allocator state.
-    let test = "objects::tests::small_objects_cost_what_the_store_charges";
+    let test = "tests::small_objects_cost_what_the_store_charges";
     let out = std::process::Command::new(std::env::current_exe().expect("this binary"))
         .args(["--exact", test, "--nocapture", "--test-threads=1"])
         .env(MEASURE, "1")

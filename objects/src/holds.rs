@@ -72,7 +72,6 @@ impl Holds {
     }
 
     /// Number of ids held.
-    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.ids.len()
     }

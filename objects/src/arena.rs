@@ -420,6 +420,11 @@ impl Block {
         self.len
     }
 
+    /// Whether the object is empty (0 bytes).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
     /// Bytes the block spans (whole pages).
     pub fn span(&self) -> usize {
         self.arena.span_of(self.len)

@@ -1,6 +1,27 @@
-//! Node configuration.
+//! wray-config: a node's configuration ([`NodeConfig`]: resources,
+//! limits, the object store's size, where guests' output goes, the
+//! compile program), and the table of plain tasks' output it may keep
+//! ([`task_output`]). The layer above `wray-objects` and
+//! `wray-resources`, below the scheduler; `wray-host` re-exports it whole
+//! as its public module `config` (`wray_host::config::NodeConfig`).
+//!
+//! - this file: [`NodeConfig`], [`Stdio`], [`Preopen`], the defaults;
+//! - `compiler`: [`CompileCommand`], the program a node compiles
+//!   components with;
+//! - [`task_output`]: [`TaskOutputs`], what plain tasks write, bounded.
+
+#![warn(unreachable_pub)]
 
 mod compiler;
+pub mod task_output;
+
+// The layers below, under the names this crate's modules use (as in
+// `wray-host`).
+use wray_objects as objects;
+use wray_objects::id_map;
+use wray_proto as proto;
+use wray_proto::{bounds, error};
+use wray_resources as resources;
 
 pub use compiler::{CompileCommand, DEFAULT_COMPILE_MEMORY};
 

@@ -1,7 +1,7 @@
 //! [`TaskOutputs`]: what plain tasks write to stdout and stderr on a node
 //! that keeps it ([`Stdio::Capture`](crate::Stdio::Capture), what
 //! `wray start` chooses). A plain task is one whose job has no log of its
-//! own ([`JobLog`](crate::JobLog)): an HTTP invocation, the tasks it
+//! own (`wray_host::JobLog`): an HTTP invocation, the tasks it
 //! submits, the constructor and method calls of an actor made over HTTP.
 //!
 //! Each task keeps the first [`TASK_OUTPUT_BYTES`] it writes (stdout and

@@ -23,7 +23,7 @@ pub struct CompileCommand {
     /// would not be the node's).
     pub program: PathBuf,
     /// Its arguments: `["__compile"]` for `wray`. The request follows on
-    /// stdin; the program runs [`compile_process`](crate::compile_process)
+    /// stdin; the program runs `wray_host::compile_process`
     /// and exits with its status.
     pub args: Vec<OsString>,
     /// Environment variables set for it (besides the node's own).

@@ -1,5 +1,17 @@
-//! The node's object store: immutable objects by [`ObjectId`], with
-//! readiness notification.
+//! wray-objects: the node's object store, immutable objects by
+//! [`ObjectId`], with readiness notification; the layer above `wray-proto`
+//! that the scheduler, the executor and the cluster share (in `wray-host`
+//! it is the module `objects`).
+//!
+//! - this file: [`ObjectStore`], its [`Object`]s, subscriptions and rows;
+//! - [`arena`]: the shared-memory file large values live in;
+//! - [`data`]: where one value's bytes live, and the budgets of each place;
+//! - [`holds`]: what one holder (an instance, a session) holds
+//!   ([`Holds`]);
+//! - [`sizing`]: how large a store is by default;
+//! - `slots`: the table of ids, holders and what a free frees in turn;
+//! - [`id_map`]: the tables keyed by task, object and actor ids, which
+//!   every layer above uses too.
 //!
 //! This is the store of a single node. An object is created *pending* when
 //! the task that will produce it is submitted (or when a task starts making
@@ -15,15 +27,20 @@
 //! inside its value are released in turn. When a job ends, whatever of it is
 //! left is freed at once (Ray frees a job's objects when its driver exits),
 //! so that nothing a job made, reference cycles included, outlives it.
-//!
-//! - [`arena`]: the shared-memory file large values live in.
-//! - [`data`]: where one value's bytes live, and the budgets of each place.
+
+#![warn(unreachable_pub)]
 
 pub mod arena;
 pub mod data;
 pub mod holds;
+pub mod id_map;
 pub mod sizing;
 mod slots;
+
+// The layer below, under the names this crate's modules use (as in
+// `wray-host`).
+use wray_proto as proto;
+use wray_proto::{bounds, error};
 
 use std::path::PathBuf;
 use std::sync::Arc;

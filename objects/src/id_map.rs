@@ -118,9 +118,13 @@ impl<K: std::hash::Hash + Eq + Copy, V> BoundedIdMap<K, V> {
     }
 
     /// How many entries it holds.
-    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.map.len()
+    }
+
+    /// Whether it holds no entry.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
     }
 }
 
