@@ -30,8 +30,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
-
 use crate::error::{Error, Result};
 use crate::resources::{GpuDiscovery, Nvml};
 use crate::task_output::TaskOutputs;
@@ -94,9 +92,9 @@ pub enum Stdio {
     /// In-memory buffers (tests read them back).
     Memory {
         /// Guests' stdout.
-        stdout: MemoryOutputPipe,
+        stdout: MemoryOutput,
         /// Guests' stderr.
-        stderr: MemoryOutputPipe,
+        stderr: MemoryOutput,
     },
     /// Each task's output, bounded, into the node's log and a table of
     /// recent outputs ([`TaskOutputs`], read by task id): what a
@@ -108,8 +106,8 @@ impl Stdio {
     /// In-memory buffers of up to 64 MiB each.
     pub fn memory() -> Self {
         Stdio::Memory {
-            stdout: MemoryOutputPipe::new(64 << 20),
-            stderr: MemoryOutputPipe::new(64 << 20),
+            stdout: MemoryOutput::new(64 << 20),
+            stderr: MemoryOutput::new(64 << 20),
         }
     }
 
@@ -126,6 +124,38 @@ impl Stdio {
             Stdio::Inherit | Stdio::Capture(_) => String::new(),
             Stdio::Memory { stdout, .. } => String::from_utf8_lossy(&stdout.contents()).into(),
         }
+    }
+}
+
+/// An in-memory output stream of at most `capacity` bytes, shared by its
+/// clones: what [`Stdio::Memory`] collects (the executor writes guests'
+/// bytes into it; tests read them back). Bytes past the capacity are
+/// dropped, not an error: a guest's write never fails on it.
+#[derive(Debug, Clone)]
+pub struct MemoryOutput {
+    bytes: Arc<parking_lot::Mutex<Vec<u8>>>,
+    capacity: usize,
+}
+
+impl MemoryOutput {
+    /// An empty stream holding at most `capacity` bytes.
+    pub fn new(capacity: usize) -> Self {
+        Self {
+            bytes: Arc::default(),
+            capacity,
+        }
+    }
+
+    /// Appends what of `bytes` fits under the capacity.
+    pub fn write(&self, bytes: &[u8]) {
+        let mut held = self.bytes.lock();
+        let room = self.capacity.saturating_sub(held.len());
+        held.extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+
+    /// A copy of everything written so far.
+    pub fn contents(&self) -> Vec<u8> {
+        self.bytes.lock().clone()
     }
 }
 

@@ -21,7 +21,7 @@ use wasmtime_wasi::p2::{OutputStream, Pollable, StreamError};
 use wasmtime_wasi::WasiCtxBuilder;
 use wray_control_plane::{JobId, TaskId};
 
-use crate::config::Stdio;
+use crate::config::{MemoryOutput, Stdio};
 use crate::job_env::JobEnvs;
 use crate::job_log::{JobLog, JobLogs};
 use crate::job_outbox::RemoteWriter;
@@ -89,7 +89,8 @@ pub(crate) fn attach(
             None
         }
         Stdio::Memory { stdout, stderr } => {
-            wasi.stdout(stdout.clone()).stderr(stderr.clone());
+            wasi.stdout(LogOutput(Arc::new(stdout.clone())))
+                .stderr(LogOutput(Arc::new(stderr.clone())));
             None
         }
         Stdio::Capture(outputs) => {
@@ -110,6 +111,14 @@ pub(crate) fn attach(
 /// Where a [`LogOutput`]'s bytes go: every write is taken whole.
 trait Sink: Send + Sync {
     fn take(&self, bytes: &[u8]);
+}
+
+/// An in-memory stream of the node's config (`Stdio::Memory`; it drops
+/// what passes its capacity).
+impl Sink for MemoryOutput {
+    fn take(&self, bytes: &[u8]) {
+        self.write(bytes);
+    }
 }
 
 /// A job's log (it drops its oldest bytes when full).
