@@ -39,7 +39,7 @@ use crate::working_dir::{PackageId, Pinned};
 pub(crate) const MAX_ADOPTED_JOBS: usize = 4_096;
 
 /// A job's directories and environment variables on this node, checked
-/// (see `Jobs::submit_with`, and [`PortableEnv::check`] for a job whose
+/// (see `Jobs::submit_with_blocking`, and [`PortableEnv::check`] for a job whose
 /// tasks another node sent).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct JobEnv {

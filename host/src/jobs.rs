@@ -295,11 +295,11 @@ impl Jobs {
 
     /// Runs `main(args)` of deployed component `component` on `node` as a
     /// new job, in the background, with no options; see
-    /// [`Jobs::submit_with`].
+    /// [`Jobs::submit_with_blocking`].
     ///
     /// # Errors
-    /// As [`Jobs::submit_with`].
-    pub fn submit<N>(
+    /// As [`Jobs::submit_with_blocking`].
+    pub fn submit_blocking<N>(
         &self,
         node: N,
         component: &str,
@@ -308,7 +308,7 @@ impl Jobs {
     where
         N: Deref<Target = Node> + Send + 'static,
     {
-        self.submit_with(node, component, args, JobOptions::default())
+        self.submit_with_blocking(node, component, args, JobOptions::default())
     }
 
     /// Runs `main(args)` of deployed component `component` (`name`, or
@@ -325,8 +325,9 @@ impl Jobs {
     /// [`JobError::Busy`] past the bounds; [`JobError::Thread`].
     ///
     /// Blocks the calling thread until the job has its id: call it outside
-    /// an async runtime ([`Jobs::submit_async`] inside one).
-    pub fn submit_with<N>(
+    /// an async runtime ([`Jobs::submit_async`] inside one); inside one it
+    /// refuses with [`Error::BlockingInRuntime`] (as [`JobError::Node`]).
+    pub fn submit_with_blocking<N>(
         &self,
         node: N,
         component: &str,
@@ -336,18 +337,23 @@ impl Jobs {
     where
         N: Deref<Target = Node> + Send + 'static,
     {
+        if tokio::runtime::Handle::try_current().is_ok() {
+            // Blocking here would hold a thread the runtime serves other
+            // tasks on (and tokio's `blocking_recv` panics there).
+            return Err(Error::BlockingInRuntime("Jobs::submit_with_blocking").into());
+        }
         let admitted = self.spawn_job(node, component, args, options)?;
         admitted
             .blocking_recv()
             .unwrap_or_else(|_| Err(thread_ended()))
     }
 
-    /// [`Jobs::submit_with`] as a future: the job is prepared (its
+    /// [`Jobs::submit_with_blocking`] as a future: the job is prepared (its
     /// component loaded, compiled if need be) on its own thread, and the
     /// future resolves once it has its id.
     ///
     /// # Errors
-    /// As [`Jobs::submit_with`].
+    /// As [`Jobs::submit_with_blocking`].
     pub async fn submit_async<N>(
         &self,
         node: N,

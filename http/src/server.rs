@@ -164,7 +164,12 @@ impl Server {
         // requests in flight do; the caller bounds the whole drain.
         let connections = async { while tasks.join_next().await.is_some() {} };
         tokio::join!(connections, state.jobs.drain(std::time::Duration::MAX));
-        state.jobs.stop_all();
+        // Joining the drivers' threads blocks: on a thread of the runtime's
+        // blocking pool, not one that serves its tasks.
+        let joining = state.clone();
+        if let Err(e) = tokio::task::spawn_blocking(move || joining.jobs.stop_all()).await {
+            tracing::warn!("stopping the jobs failed: {e}");
+        }
         state.kept.clear();
     }
 }

@@ -1,4 +1,4 @@
-//! A job's options (`Jobs::submit_with`): directories the node allows
+//! A job's options (`Jobs::submit_with_blocking`): directories the node allows
 //! (the word count as a job), environment variables and metadata, the
 //! driver's resources, and the job's time limit.
 
@@ -76,7 +76,7 @@ fn the_word_count_runs_as_a_job_over_a_directory_the_node_allows() {
         ..JobOptions::default()
     };
     let info = jobs
-        .submit_with(node.clone(), "wordcount", args(&["/data"]), options.clone())
+        .submit_with_blocking(node.clone(), "wordcount", args(&["/data"]), options.clone())
         .expect("submits");
     assert_eq!(info.options, options, "the info repeats the options");
     let end = ended(&jobs, &info);
@@ -85,7 +85,7 @@ fn the_word_count_runs_as_a_job_over_a_directory_the_node_allows() {
 
     // Without the directory, as before: the job cannot list /data.
     let bare = jobs
-        .submit(node, "wordcount", args(&["/data"]))
+        .submit_blocking(node, "wordcount", args(&["/data"]))
         .expect("submits");
     let end = ended(&jobs, &bare);
     assert_eq!(end.status, JobStatus::Failed, "{end:?}");
@@ -110,7 +110,7 @@ fn a_job_naming_a_directory_the_node_does_not_allow_is_refused_naming_both() {
             dirs: vec![dir(host, "/data")],
             ..JobOptions::default()
         };
-        jobs.submit_with(node.clone(), "wordcount", args(&["/data"]), options)
+        jobs.submit_with_blocking(node.clone(), "wordcount", args(&["/data"]), options)
     };
     let sub = submit(&allowed.join("sub")).expect("a directory inside the allowed one");
     ended(&jobs, &sub);
@@ -136,7 +136,7 @@ fn a_job_naming_a_directory_the_node_does_not_allow_is_refused_naming_both() {
         ..JobOptions::default()
     };
     let e = jobs
-        .submit_with(closed, "wordcount", Vec::new(), options)
+        .submit_with_blocking(closed, "wordcount", Vec::new(), options)
         .expect_err("refused");
     assert!(e.to_string().contains("--allow-dir"), "{e}");
 }
@@ -157,7 +157,7 @@ fn env_and_metadata_round_trip_and_stay_with_their_job() {
         ..JobOptions::default()
     };
     let info = jobs
-        .submit_with(
+        .submit_with_blocking(
             node.clone(),
             "api",
             args(&["job_env", "GREETING", "/data/a/one.rs"]),
@@ -180,7 +180,7 @@ fn env_and_metadata_round_trip_and_stay_with_their_job() {
 
     // Another job sees neither.
     let other = jobs
-        .submit(
+        .submit_blocking(
             node,
             "api",
             args(&["job_env", "GREETING", "/data/a/one.rs"]),
@@ -224,7 +224,7 @@ fn a_driver_resource_request_the_node_lacks_is_refused_at_submit() {
         ),
     ] {
         let e = jobs
-            .submit_with(
+            .submit_with_blocking(
                 node.clone(),
                 "api",
                 args(&["job_output", "x", "1"]),
@@ -240,7 +240,7 @@ fn a_driver_resource_request_the_node_lacks_is_refused_at_submit() {
         );
     }
     let e = jobs
-        .submit_with(
+        .submit_with_blocking(
             node,
             "api",
             Vec::new(),
@@ -264,12 +264,12 @@ fn a_driver_holds_its_resources_and_a_job_asking_for_them_waits() {
         ..JobOptions::default()
     };
     let first = jobs
-        .submit_with(node.clone(), "api", args(&["job_forever"]), holding.clone())
+        .submit_with_blocking(node.clone(), "api", args(&["job_forever"]), holding.clone())
         .expect("submits");
     logged(&jobs, &first, "started");
     assert_eq!(node.available_resources().get("slot"), Some(&0.0));
     let second = jobs
-        .submit_with(
+        .submit_with_blocking(
             node.clone(),
             "api",
             args(&["job_env", "X", "/none"]),
@@ -295,7 +295,7 @@ fn a_driver_holds_its_resources_and_a_job_asking_for_them_waits() {
     // A driver holding the node's only CPU gives it back while it waits
     // for its own task.
     let info = jobs
-        .submit_with(
+        .submit_with_blocking(
             node,
             "api",
             args(&["job_output", "one", "1"]),
@@ -314,7 +314,7 @@ fn the_job_timeout_stops_the_job_and_says_so() {
     let node = node(1, 0, &[("slot", 1.0)], &[]);
     let jobs = Jobs::default();
     let info = jobs
-        .submit_with(
+        .submit_with_blocking(
             node.clone(),
             "api",
             args(&["job_forever"]),
@@ -339,11 +339,11 @@ fn the_job_timeout_stops_the_job_and_says_so() {
         ..JobOptions::default()
     };
     let holder = jobs
-        .submit_with(node.clone(), "api", args(&["job_forever"]), slot.clone())
+        .submit_with_blocking(node.clone(), "api", args(&["job_forever"]), slot.clone())
         .expect("submits");
     logged(&jobs, &holder, "started");
     let late = jobs
-        .submit_with(
+        .submit_with_blocking(
             node,
             "api",
             args(&["job_output", "late", "1"]),

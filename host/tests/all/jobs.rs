@@ -55,10 +55,10 @@ fn each_jobs_driver_and_tasks_write_into_its_own_log_only() {
     let (node, stdio) = node();
     let jobs = Jobs::default();
     let a = jobs
-        .submit(node.clone(), "api", args(&["job_output", "alpha", "3"]))
+        .submit_blocking(node.clone(), "api", args(&["job_output", "alpha", "3"]))
         .expect("submits");
     let b = jobs
-        .submit(node.clone(), "api", args(&["job_output", "beta", "2"]))
+        .submit_blocking(node.clone(), "api", args(&["job_output", "beta", "2"]))
         .expect("submits");
     assert_ne!(a.job_id, b.job_id);
     for (info, tag, n) in [(&a, "alpha", 3), (&b, "beta", 2)] {
@@ -102,7 +102,7 @@ fn a_job_writing_past_its_log_keeps_the_tail_and_succeeds() {
         ..JobsConfig::default()
     });
     let info = jobs
-        .submit(node, "api", args(&["job_output", "long", "5000"]))
+        .submit_blocking(node, "api", args(&["job_output", "long", "5000"]))
         .expect("submits");
     let end = ended(&jobs, &info);
     // A failing stdout would make the guest's println! panic.
@@ -123,7 +123,7 @@ fn a_stopped_job_ends_stopped_and_a_failing_one_failed() {
     let (node, _stdio) = node();
     let jobs = Jobs::default();
     let forever = jobs
-        .submit(node.clone(), "api", args(&["job_forever"]))
+        .submit_blocking(node.clone(), "api", args(&["job_forever"]))
         .expect("submits");
     let job = forever.job_id.parse().expect("id");
     let (log, status) = jobs.log(job).expect("log");
@@ -149,7 +149,7 @@ fn a_stopped_job_ends_stopped_and_a_failing_one_failed() {
     assert!(log.read(0, 1000).done);
     // The node is fine: the sleeping task was cancelled with the job.
     let failing = jobs
-        .submit(node.clone(), "api", args(&["no_such_scenario"]))
+        .submit_blocking(node.clone(), "api", args(&["no_such_scenario"]))
         .expect("submits");
     let end = ended(&jobs, &failing);
     assert_eq!(end.status, JobStatus::Failed);
@@ -174,10 +174,10 @@ fn jobs_past_the_bounds_are_refused_and_bad_components_named() {
         ..JobsConfig::default()
     });
     let forever = jobs
-        .submit(node.clone(), "api", args(&["job_forever"]))
+        .submit_blocking(node.clone(), "api", args(&["job_forever"]))
         .expect("submits");
     let busy = jobs
-        .submit(node.clone(), "api", args(&["job_output", "x", "1"]))
+        .submit_blocking(node.clone(), "api", args(&["job_output", "x", "1"]))
         .expect_err("one job at a time");
     assert!(
         busy.to_string()
@@ -190,14 +190,14 @@ fn jobs_past_the_bounds_are_refused_and_bad_components_named() {
     // Three finished jobs in a table of two: the oldest is forgotten.
     for tag in ["one", "two"] {
         let info = jobs
-            .submit(node.clone(), "api", args(&["job_output", tag, "1"]))
+            .submit_blocking(node.clone(), "api", args(&["job_output", tag, "1"]))
             .expect("submits");
         ended(&jobs, &info);
     }
     let kept: Vec<String> = jobs.list().into_iter().map(|j| j.args[1].clone()).collect();
     assert_eq!(kept, ["one", "two"]);
     let e = jobs
-        .submit(
+        .submit_blocking(
             node.clone(),
             "api",
             vec!["x".repeat(40_000), "y".repeat(40_000)],
@@ -205,13 +205,21 @@ fn jobs_past_the_bounds_are_refused_and_bad_components_named() {
         .expect_err("too long");
     assert!(e.to_string().contains("80000 bytes"), "{e}");
     let e = jobs
-        .submit(node.clone(), "nothing", Vec::new())
+        .submit_blocking(node.clone(), "nothing", Vec::new())
         .expect_err("not deployed");
     assert!(e.to_string().contains("`nothing` is not deployed"), "{e}");
+    // Inside a tokio runtime the blocking form refuses rather than block
+    // (or panic in) a thread the runtime serves other tasks on.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("a runtime");
+    let inside = runtime.block_on(async { jobs.submit_blocking(node.clone(), "api", Vec::new()) });
+    let e = inside.expect_err("refused inside a runtime");
+    assert!(e.to_string().contains("submit_with_blocking"), "{e}");
     node.deploy_file_blocking(component("sum_bytes"))
         .expect("deploys");
     let e = jobs
-        .submit(node, "sum_bytes", Vec::new())
+        .submit_blocking(node, "sum_bytes", Vec::new())
         .expect_err("no main");
     assert!(
         e.to_string()

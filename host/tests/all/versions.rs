@@ -66,7 +66,7 @@ fn a_call_to_an_old_version_runs_its_code_and_a_rollback_makes_it_current() {
     // A job of `app@1` runs version 1's `main`.
     let jobs = Jobs::default();
     let info = jobs
-        .submit(node.clone(), "app@1", Vec::new())
+        .submit_blocking(node.clone(), "app@1", Vec::new())
         .expect("submits");
     assert_eq!(info.component, "app@1");
     let job = info.job_id.parse().expect("id");
