@@ -65,10 +65,10 @@ pub(crate) mod cluster;
 pub use wray_config as config;
 pub(crate) mod error;
 pub(crate) mod executor;
+pub(crate) use wray_job::env as job_env;
+pub(crate) use wray_job::log as job_log;
+pub(crate) use wray_job::outbox as job_outbox;
 pub(crate) use wray_objects::id_map;
-pub(crate) mod job_env;
-pub(crate) mod job_log;
-pub(crate) mod job_outbox;
 pub(crate) mod jobs;
 pub(crate) mod node;
 pub(crate) use wray_objects as objects;
@@ -77,8 +77,8 @@ pub(crate) use wray_resources as resources;
 pub(crate) mod scheduler;
 pub(crate) mod session;
 pub(crate) use wray_config::task_output;
+pub use wray_job::working_dir;
 pub(crate) use wray_resources::worker_pool;
-pub mod working_dir;
 
 // The node and the doors into it.
 pub use node::driver::{DriverError, DriverOutcome};

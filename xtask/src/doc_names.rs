@@ -63,6 +63,7 @@ pub const CRATES: &[&str] = &[
     "objects",
     "resources",
     "config",
+    "job",
     "abi",
     "guest-sdk",
     "guest-sdk/macros",

@@ -35,6 +35,7 @@ pub const CRATES: &[&str] = &[
     "objects",
     "resources",
     "config",
+    "job",
     "http",
     "cli",
     "control-plane",

@@ -297,7 +297,17 @@ impl TaskState {
                 tracing::warn!(dir = %p.host.display(), "cannot preopen: {e:#}");
             }
         }
-        exec.job_envs.apply(&mut wasi, job);
+        if let Some(env) = exec.job_envs.get(job) {
+            // The job's variables and directories (`JobEnv`): each
+            // directory checked to be allowed when the job came; one
+            // removed since is simply not visible to the guest.
+            wasi.envs(&env.portable.vars);
+            for p in &env.preopens {
+                if let Err(e) = wasi.preopened_dir(&p.host, &p.guest, FsPerms::ReadOnly) {
+                    tracing::warn!(%job, dir = %p.host.display(), "cannot preopen: {e:#}");
+                }
+            }
+        }
         let limit = current.limits.max_memory;
         Self {
             node,

@@ -24,14 +24,13 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 use serde::{Deserialize, Serialize};
-use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 use wray_api::jobs::{MAX_JOB_DIRS, MAX_JOB_ENV_BYTES, MAX_JOB_ENV_VARS, MAX_JOB_PATH_BYTES};
 use wray_control_plane::{JobId, NodeId};
 
-use crate::config::Preopen;
 use crate::id_map::BoundedIdMap;
-use crate::job_outbox::Outbox;
+use crate::outbox::Outbox;
 use crate::working_dir::{PackageId, Pinned};
+use wray_config::Preopen;
 
 /// The most jobs whose tasks other nodes sent here that a node holds the
 /// environment of at once; past it the oldest is forgotten (its later
@@ -156,7 +155,7 @@ pub enum EnvBoundError {
 
 /// Why a job may not read a directory here.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum DirError {
+pub enum DirError {
     /// A path that is malformed or not a directory.
     #[error("{0}")]
     Bad(String),
@@ -173,7 +172,7 @@ pub(crate) enum DirError {
 }
 
 /// What the node allows jobs to read, for a refusal.
-pub(crate) fn allowed_text(allowed: &[PathBuf]) -> String {
+pub fn allowed_text(allowed: &[PathBuf]) -> String {
     if allowed.is_empty() {
         return "the node allows jobs no directory (start it with --allow-dir DIR)".to_string();
     }
@@ -190,7 +189,7 @@ pub(crate) fn allowed_text(allowed: &[PathBuf]) -> String {
 ///
 /// # Errors
 /// [`DirError`] naming the path and why.
-pub(crate) fn check_dir(host: &str, guest: &str, allowed: &[PathBuf]) -> Result<Preopen, DirError> {
+pub fn check_dir(host: &str, guest: &str, allowed: &[PathBuf]) -> Result<Preopen, DirError> {
     if host.len() > MAX_JOB_PATH_BYTES || guest.len() > MAX_JOB_PATH_BYTES {
         return Err(DirError::Bad(format!(
             "a directory's path has more than {MAX_JOB_PATH_BYTES} bytes"
@@ -290,12 +289,12 @@ impl Tables {
 /// The environments of the jobs that have one here, by job (see the
 /// module docs).
 #[derive(Default)]
-pub(crate) struct JobEnvs(RwLock<Tables>);
+pub struct JobEnvs(RwLock<Tables>);
 
 impl JobEnvs {
     /// Gives every instance of `job` (run by this node) made from now on
     /// `env`, holding `pin` (its working directory) until the job ends.
-    pub(crate) fn insert(&self, job: JobId, env: Arc<JobEnv>, pin: Option<Pinned>) {
+    pub fn insert(&self, job: JobId, env: Arc<JobEnv>, pin: Option<Pinned>) {
         let entry = Entry {
             env,
             _pin: pin,
@@ -308,7 +307,7 @@ impl JobEnvs {
     /// Gives every instance of `job` (whose tasks another node sent here)
     /// made from now on `env`, with its output into `outbox`, unless the
     /// job has an environment here already; whether it was taken.
-    pub(crate) fn adopt(
+    pub fn adopt(
         &self,
         job: JobId,
         env: Arc<JobEnv>,
@@ -334,7 +333,7 @@ impl JobEnvs {
 
     /// Forgets `job`'s environment (the job ended), whichever table holds
     /// it.
-    pub(crate) fn remove(&self, job: JobId) {
+    pub fn remove(&self, job: JobId) {
         let mut tables = self.0.write();
         let own = tables.own.remove(&job);
         let adopted = tables.adopted().remove(&job);
@@ -344,7 +343,7 @@ impl JobEnvs {
 
     /// Forgets the environment of `job` if another node sent its tasks
     /// here (the job ended here).
-    pub(crate) fn remove_adopted(&self, job: JobId) {
+    pub fn remove_adopted(&self, job: JobId) {
         let gone = self.0.write().adopted().remove(&job);
         drop(gone);
     }
@@ -352,7 +351,7 @@ impl JobEnvs {
     /// Forgets the environments of the jobs whose log is on node `node`
     /// (it died: their output has nowhere to go, and they end): those
     /// jobs.
-    pub(crate) fn forget_node(&self, node: &str) -> Vec<JobId> {
+    pub fn forget_node(&self, node: &str) -> Vec<JobId> {
         let mut tables = self.0.write();
         let gone = tables
             .adopted()
@@ -362,7 +361,7 @@ impl JobEnvs {
     }
 
     /// The nodes the logs of the jobs adopted here are on.
-    pub(crate) fn log_nodes(&self) -> Vec<String> {
+    pub fn log_nodes(&self) -> Vec<String> {
         let tables = self.0.read();
         let Some(adopted) = &tables.adopted else {
             return Vec::new();
@@ -374,43 +373,28 @@ impl JobEnvs {
     }
 
     /// Whether `job` has an environment here.
-    pub(crate) fn has(&self, job: JobId) -> bool {
+    pub fn has(&self, job: JobId) -> bool {
         self.0.read().get(&job).is_some()
     }
 
     /// `job`'s environment, if it has one here.
-    pub(crate) fn get(&self, job: JobId) -> Option<Arc<JobEnv>> {
+    pub fn get(&self, job: JobId) -> Option<Arc<JobEnv>> {
         self.0.read().get(&job).map(|e| e.env.clone())
     }
 
     /// Where `job`'s guests' output goes, when its log is on another
     /// node.
-    pub(crate) fn outbox(&self, job: JobId) -> Option<Arc<Outbox>> {
+    pub fn outbox(&self, job: JobId) -> Option<Arc<Outbox>> {
         self.0.read().get(&job).and_then(|e| e.outbox.clone())
     }
 
     /// The host directories `job`'s tasks need (its `dirs`, as asked):
     /// a node runs them only if it allows each
     /// (`NodeRecord::allows_dirs`).
-    pub(crate) fn host_dirs(&self, job: JobId) -> Vec<String> {
+    pub fn host_dirs(&self, job: JobId) -> Vec<String> {
         self.0.read().get(&job).map_or_else(Vec::new, |e| {
             e.env.portable.dirs.iter().map(|(h, _)| h.clone()).collect()
         })
-    }
-
-    /// Adds `job`'s variables and directories, if it has any, to `wasi`.
-    pub(crate) fn apply(&self, wasi: &mut WasiCtxBuilder, job: JobId) {
-        let Some(env) = self.get(job) else {
-            return;
-        };
-        wasi.envs(&env.portable.vars);
-        for p in &env.preopens {
-            // Checked to be an allowed directory when the job came; one
-            // removed since is simply not visible to the guest.
-            if let Err(e) = wasi.preopened_dir(&p.host, &p.guest, FsPerms::ReadOnly) {
-                tracing::warn!(%job, dir = %p.host.display(), "cannot preopen: {e:#}");
-            }
-        }
     }
 }
 

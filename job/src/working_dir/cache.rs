@@ -127,7 +127,7 @@ impl Drop for Pinned {
 
 /// A package arriving from a peer, written to a temporary file as its
 /// chunks come ([`WorkingDirs::incoming`]).
-pub(crate) struct Incoming {
+pub struct Incoming {
     id: PackageId,
     size: u64,
     written: u64,
@@ -141,7 +141,7 @@ impl Incoming {
     ///
     /// # Errors
     /// Past the size announced, or when writing fails.
-    pub(crate) fn write(&mut self, bytes: &[u8]) -> Result<(), WorkingDirError> {
+    pub fn write(&mut self, bytes: &[u8]) -> Result<(), WorkingDirError> {
         let end = self.written.saturating_add(bytes.len() as u64);
         if end > self.size {
             return Err(WorkingDirError::Refused(format!(
@@ -158,7 +158,7 @@ impl Incoming {
     }
 
     /// Bytes still to come.
-    pub(crate) fn left(&self) -> u64 {
+    pub fn left(&self) -> u64 {
         self.size.saturating_sub(self.written)
     }
 }
@@ -274,7 +274,7 @@ impl WorkingDirs {
     ///
     /// # Errors
     /// Past the bound on a package; when the file cannot be made.
-    pub(crate) fn incoming(&self, id: PackageId, size: u64) -> Result<Incoming, WorkingDirError> {
+    pub fn incoming(&self, id: PackageId, size: u64) -> Result<Incoming, WorkingDirError> {
         self.check_size(size)?;
         self.make_root()?;
         let path = self.root.join(format!(".in-{}-{}", id.hex(), suffix()));
@@ -299,10 +299,7 @@ impl WorkingDirs {
     /// # Errors
     /// [`WorkingDirError::Refused`] when it is short or its bytes are not
     /// its id's; as [`WorkingDirs::store`].
-    pub(crate) fn finish(
-        self: &Arc<Self>,
-        incoming: Incoming,
-    ) -> Result<KeptPackage, WorkingDirError> {
+    pub fn finish(self: &Arc<Self>, incoming: Incoming) -> Result<KeptPackage, WorkingDirError> {
         let id = incoming.id;
         if incoming.left() != 0 {
             return Err(WorkingDirError::Refused(format!(
@@ -472,12 +469,7 @@ impl WorkingDirs {
     /// # Errors
     /// [`WorkingDirError::NotFound`]; [`WorkingDirError::Refused`] past
     /// its end; [`WorkingDirError::Io`].
-    pub(crate) fn read(
-        &self,
-        id: PackageId,
-        offset: u64,
-        len: usize,
-    ) -> Result<Vec<u8>, WorkingDirError> {
+    pub fn read(&self, id: PackageId, offset: u64, len: usize) -> Result<Vec<u8>, WorkingDirError> {
         let size = self.info(id).ok_or(WorkingDirError::NotFound(id))?.bytes;
         if offset.checked_add(len as u64).is_none_or(|end| end > size) {
             return Err(WorkingDirError::Refused(format!(
@@ -498,7 +490,7 @@ impl WorkingDirs {
     ///
     /// # Cancel safety
     /// Dropping the future gives up the wait.
-    pub(crate) async fn fetch_turn(&self) -> tokio::sync::MutexGuard<'_, ()> {
+    pub async fn fetch_turn(&self) -> tokio::sync::MutexGuard<'_, ()> {
         self.fetching.lock().await
     }
 }

@@ -28,12 +28,12 @@ use crate::task_output::Stream;
 pub(crate) const MAX_QUEUED: usize = 1 << 20;
 
 /// The most bytes of lines one batch carries: 256 KiB.
-pub(crate) const MAX_BATCH: usize = 256 << 10;
+pub const MAX_BATCH: usize = 256 << 10;
 
 /// One job's output on this node, for the job's node (see the module
 /// docs).
 #[derive(Debug)]
-pub(crate) struct Outbox {
+pub struct Outbox {
     /// The node whose job log takes it.
     node: String,
     state: Mutex<State>,
@@ -56,7 +56,7 @@ struct State {
 
 /// What the sender takes from an outbox at once.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) struct Batch {
+pub struct Batch {
     /// Whole lines.
     pub bytes: Vec<u8>,
     /// Bytes dropped before them (the queue was full).
@@ -67,7 +67,7 @@ pub(crate) struct Batch {
 
 impl Outbox {
     /// An empty outbox for the job log on node `node`.
-    pub(crate) fn new(node: &str) -> Arc<Self> {
+    pub fn new(node: &str) -> Arc<Self> {
         Arc::new(Outbox {
             node: node.to_string(),
             state: Mutex::new(State::default()),
@@ -77,7 +77,7 @@ impl Outbox {
     }
 
     /// The node whose job log takes it.
-    pub(crate) fn node(&self) -> &str {
+    pub fn node(&self) -> &str {
         &self.node
     }
 
@@ -105,7 +105,7 @@ impl Outbox {
     /// The next batch: whole lines, at most [`MAX_BATCH`] bytes (a longer
     /// line, past a task's bound only by its marker, goes whole); `None`
     /// when nothing is queued or dropped.
-    pub(crate) fn take(&self) -> Option<Batch> {
+    pub fn take(&self) -> Option<Batch> {
         let mut s = self.state.lock();
         if s.queue.is_empty() && s.dropped == 0 {
             return None;
@@ -135,7 +135,7 @@ impl Outbox {
     }
 
     /// The job's node has everything up to `through`.
-    pub(crate) fn acked(&self, through: u64) {
+    pub fn acked(&self, through: u64) {
         self.acked.send_if_modified(|at| {
             let moved = through > *at;
             if moved {
@@ -147,14 +147,14 @@ impl Outbox {
 
     /// Stops taking lines: the job ended here, or its node is gone.
     /// Waiters of [`Outbox::flush`] return.
-    pub(crate) fn close(&self) {
+    pub fn close(&self) {
         self.state.lock().closed = true;
         self.wake.notify_one();
         self.acked.send_modify(|_| {});
     }
 
     /// Whether it is closed.
-    pub(crate) fn is_closed(&self) -> bool {
+    pub fn is_closed(&self) -> bool {
         self.state.lock().closed
     }
 
@@ -163,7 +163,7 @@ impl Outbox {
     ///
     /// # Cancel safety
     /// Cancel safe.
-    pub(crate) async fn queued(&self) {
+    pub async fn queued(&self) {
         self.wake.notified().await;
     }
 
@@ -172,7 +172,7 @@ impl Outbox {
     ///
     /// # Cancel safety
     /// Cancel safe.
-    pub(crate) async fn flush(&self, limit: Duration) -> bool {
+    pub async fn flush(&self, limit: Duration) -> bool {
         let target = self.state.lock().queued;
         let mut rx = self.acked.subscribe();
         let done = tokio::time::timeout(limit, async {
@@ -188,7 +188,7 @@ impl Outbox {
 /// [`TASK_OUTPUT_BYTES`] and queues whole lines. Its clones share one
 /// state; the last one to go queues what is left of the last line.
 #[derive(Debug, Clone)]
-pub(crate) struct RemoteWriter(Arc<Mutex<Writer>>);
+pub struct RemoteWriter(Arc<Mutex<Writer>>);
 
 #[derive(Debug)]
 struct Writer {
@@ -224,7 +224,7 @@ impl Drop for Writer {
 
 impl RemoteWriter {
     /// Output of `task` (running `function`) into `outbox`.
-    pub(crate) fn new(outbox: Arc<Outbox>, task: TaskId, function: &str) -> Self {
+    pub fn new(outbox: Arc<Outbox>, task: TaskId, function: &str) -> Self {
         RemoteWriter(Arc::new(Mutex::new(Writer {
             outbox,
             task,
@@ -237,7 +237,7 @@ impl RemoteWriter {
 
     /// From now on the output is `task`'s (running `function`), with its
     /// own bound; the last task's unfinished lines are queued.
-    pub(crate) fn begin(&self, task: TaskId, function: &str) {
+    pub fn begin(&self, task: TaskId, function: &str) {
         let mut w = self.0.lock();
         w.end_lines();
         w.task = task;
@@ -247,12 +247,12 @@ impl RemoteWriter {
     }
 
     /// The current task ended: its unfinished lines are queued.
-    pub(crate) fn end(&self) {
+    pub fn end(&self) {
         self.0.lock().end_lines();
     }
 
     /// Records `bytes` written to `stream` by the current task.
-    pub(crate) fn write(&self, stream: Stream, bytes: &[u8]) {
+    pub fn write(&self, stream: Stream, bytes: &[u8]) {
         let mut w = self.0.lock();
         let room = TASK_OUTPUT_BYTES.saturating_sub(w.written);
         let kept = &bytes[..bytes.len().min(room)];

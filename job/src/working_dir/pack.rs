@@ -12,7 +12,7 @@ pub const ALWAYS_EXCLUDED: &[&str] = &[".git"];
 
 /// The most entries (files, directories, links) a package may hold; the
 /// node holds what it unpacks to the same bound.
-pub const MAX_ENTRIES: usize = 100_000;
+pub(crate) const MAX_ENTRIES: usize = 100_000;
 
 /// How to pack a directory.
 #[derive(Debug, Clone)]

@@ -143,28 +143,28 @@ impl Default for JobLog {
 /// The logs of the jobs of this node that have one, by job: what their
 /// guests write here, and what their guests on other nodes send back.
 #[derive(Default)]
-pub(crate) struct JobLogs(RwLock<HashMap<JobId, Arc<JobLog>>>);
+pub struct JobLogs(RwLock<HashMap<JobId, Arc<JobLog>>>);
 
 impl JobLogs {
     /// Sends the output of every instance of `job` made from now on to
     /// `log`.
-    pub(crate) fn insert(&self, job: JobId, log: Arc<JobLog>) {
+    pub fn insert(&self, job: JobId, log: Arc<JobLog>) {
         self.0.write().insert(job, log);
     }
 
     /// Forgets `job`'s log (its instances made afterwards write to the
     /// node's stdio).
-    pub(crate) fn remove(&self, job: JobId) {
+    pub fn remove(&self, job: JobId) {
         self.0.write().remove(&job);
     }
 
     /// Whether `job` has a log here.
-    pub(crate) fn has(&self, job: JobId) -> bool {
+    pub fn has(&self, job: JobId) -> bool {
         self.0.read().contains_key(&job)
     }
 
     /// `job`'s log, if it has one here.
-    pub(crate) fn get(&self, job: JobId) -> Option<Arc<JobLog>> {
+    pub fn get(&self, job: JobId) -> Option<Arc<JobLog>> {
         self.0.read().get(&job).cloned()
     }
 }
