@@ -74,7 +74,7 @@ pub(crate) mod node;
 pub(crate) use wray_objects as objects;
 pub(crate) use wray_proto as proto;
 pub(crate) use wray_resources as resources;
-pub(crate) mod scheduler;
+pub(crate) use wray_scheduler as scheduler;
 pub(crate) mod session;
 pub(crate) use wray_config::task_output;
 pub use wray_job::working_dir;

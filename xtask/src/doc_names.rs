@@ -64,6 +64,7 @@ pub const CRATES: &[&str] = &[
     "resources",
     "config",
     "job",
+    "scheduler",
     "abi",
     "guest-sdk",
     "guest-sdk/macros",

@@ -36,6 +36,7 @@ pub const CRATES: &[&str] = &[
     "resources",
     "config",
     "job",
+    "scheduler",
     "http",
     "cli",
     "control-plane",

@@ -33,13 +33,13 @@
 
 use std::collections::BTreeMap;
 
+use crate::placement::utilization;
 use crate::proto::{Request, Scheduling};
-use crate::scheduler::placement::utilization;
-use crate::scheduler::remote::{Infeasible, Local, Placement};
+use crate::remote::{Infeasible, Local, Placement};
 
 /// The policy's settings.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Policy {
+pub struct Policy {
     /// Hybrid placement's threshold (0 to 1): this node's busiest
     /// resource used under it, a task that fits stays here (Ray's
     /// `scheduler_spread_threshold`).
@@ -52,7 +52,7 @@ pub(crate) struct Policy {
 /// What the policy knows of one node of the cluster, from its last
 /// published record.
 #[derive(Debug, Clone)]
-pub(crate) struct NodeFacts {
+pub struct NodeFacts {
     /// Its id.
     pub id: String,
     /// Alive (else recently dead).
@@ -68,7 +68,7 @@ pub(crate) struct NodeFacts {
 
 /// Why a live node is not placed on now.
 #[derive(Debug, Clone)]
-pub(crate) struct Suspect {
+pub struct Suspect {
     /// As `/v1/nodes` shows it (`unprobed`, `unreachable`, ...).
     pub why: &'static str,
     /// What was seen.
@@ -80,7 +80,7 @@ pub(crate) struct Suspect {
 
 /// This node's estimate of another node's load.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Load {
+pub struct Load {
     /// What it has free now, by resource name.
     pub free: BTreeMap<String, f64>,
     /// Tasks this node sent it that have not ended.
@@ -89,7 +89,7 @@ pub(crate) struct Load {
 
 /// What the policy sees of the cluster. The cluster implements it over
 /// its membership view, health and load estimates (`cluster/choose.rs`).
-pub(crate) trait PlacementView {
+pub trait PlacementView {
     /// This node's id.
     fn this_node(&self) -> &str;
     /// The cluster's name (for messages).
@@ -108,11 +108,15 @@ pub(crate) trait PlacementView {
 /// A node considered for a task: its id, what it has in all, and what
 /// this node believes it has free.
 #[derive(Debug, Clone)]
-pub(crate) struct Candidate {
-    pub(crate) id: String,
-    pub(crate) totals: BTreeMap<String, f64>,
-    pub(crate) free: BTreeMap<String, f64>,
-    pub(crate) outstanding: usize,
+pub struct Candidate {
+    /// The node's id.
+    pub id: String,
+    /// Its resources in all, by name (CPUs, GPUs, custom units).
+    pub totals: BTreeMap<String, f64>,
+    /// What this node believes it has free, by name.
+    pub free: BTreeMap<String, f64>,
+    /// Tasks this node sent it that have not finished.
+    pub outstanding: usize,
 }
 
 impl Candidate {
@@ -139,7 +143,7 @@ fn offers(nodes: &[NodeFacts]) -> String {
 
 /// The live nodes other than this one, those in `skip`, draining ones and
 /// suspect ones, with this node's estimate of what each has free.
-pub(crate) fn candidates<V: PlacementView + ?Sized>(view: &V, skip: &[String]) -> Vec<Candidate> {
+pub fn candidates<V: PlacementView + ?Sized>(view: &V, skip: &[String]) -> Vec<Candidate> {
     let me = view.this_node();
     view.alive()
         .into_iter()
@@ -166,7 +170,7 @@ pub(crate) fn candidates<V: PlacementView + ?Sized>(view: &V, skip: &[String]) -
 /// [`Infeasible`], naming the request and what the live nodes offer when
 /// none could ever run it, or naming the node a hard affinity asks
 /// for when that one cannot.
-pub(crate) fn choose<V: PlacementView + ?Sized>(
+pub fn choose<V: PlacementView + ?Sized>(
     view: &V,
     policy: Policy,
     request: &Request,
@@ -258,7 +262,7 @@ fn placeable<V: PlacementView + ?Sized>(view: &V, node: &str, soft: bool) -> boo
 ///
 /// # Errors
 /// As [`choose`].
-pub(crate) fn feasible<V: PlacementView + ?Sized>(
+pub fn feasible<V: PlacementView + ?Sized>(
     view: &V,
     policy: Policy,
     request: &Request,
@@ -291,7 +295,7 @@ pub(crate) fn feasible<V: PlacementView + ?Sized>(
 /// run a task asking for `request`: what each offers, and the live
 /// nodes left out, with why (a failed connection is not mistaken for
 /// a lack of resources).
-pub(crate) fn infeasible_skipping<V: PlacementView + ?Sized>(
+pub fn infeasible_skipping<V: PlacementView + ?Sized>(
     view: &V,
     request: &Request,
     skip: &[String],
@@ -336,7 +340,7 @@ fn local_first(policy: Policy, local: Local, threshold: f64, pack: bool) -> bool
 /// The placement of a task asking for `request` among this node
 /// (`local`) and `others` (see the module docs; `can_wait`: it may stay
 /// unplaced here): `None` when no node can ever run it.
-pub(crate) fn pick(
+pub fn pick(
     policy: Policy,
     request: &Request,
     local: Local,

@@ -9,18 +9,18 @@ use std::sync::{Arc, OnceLock, Weak};
 use parking_lot::RwLock;
 use wray_control_plane::{ActorId, ComponentRecord, JobId};
 
+use crate::actor_table::ActorTable;
 use crate::cancel_token::CancelToken;
 use crate::config::NodeConfig;
 use crate::error::{DeployLimit, ErrorKind, TaskError};
+use crate::exec::Executor;
+use crate::functions::{ComponentLimits, ComponentUsage, Functions, InUse, Version};
+use crate::names::ActorNames;
 use crate::objects::ObjectStore;
-use crate::scheduler::actor_table::ActorTable;
-use crate::scheduler::exec::Executor;
-use crate::scheduler::functions::{ComponentLimits, ComponentUsage, Functions, InUse, Version};
-use crate::scheduler::names::ActorNames;
-use crate::scheduler::queue::ResourcePool;
-use crate::scheduler::remote::Remote;
-use crate::scheduler::task::Actor;
-use crate::scheduler::task_table::TaskTable;
+use crate::queue::ResourcePool;
+use crate::remote::Remote;
+use crate::task::Actor;
+use crate::task_table::TaskTable;
 
 /// Task counters of a node.
 #[derive(Default)]
@@ -77,7 +77,7 @@ pub struct Scheduler {
     pub(super) stats: Stats,
     /// Forwarded tasks' calls on actors living elsewhere, awaited before
     /// each counts as finished.
-    pub(super) calls_out: crate::scheduler::calls_out::CallsOut,
+    pub(super) calls_out: crate::calls_out::CallsOut,
     /// Cancelled when the node shuts down: every running guest call stops.
     pub(super) shutdown: CancelToken,
     /// When workers are pinned to the cores of their CPU units (the node
@@ -96,7 +96,7 @@ pub struct Scheduler {
 /// [`Scheduler::new`]: the node builds them around the scheduler in one
 /// step (`Arc::new_cyclic`), so the scheduler is never without them.
 /// Weak: the node owns them, and they hold the scheduler.
-pub(crate) struct Outlets {
+pub struct Outlets {
     /// Where started work goes (the node's executor).
     pub executor: Weak<dyn Executor>,
     /// The actor directory's keeper (named actors).
@@ -107,7 +107,7 @@ pub(crate) struct Outlets {
 impl Outlets {
     /// Outlets that lead nowhere: a scheduler alone, for tests that start
     /// nothing.
-    pub(crate) fn none() -> Self {
+    pub fn none() -> Self {
         Self {
             executor: Weak::<Nowhere>::new(),
             names: Weak::<Nowhere>::new(),
@@ -123,18 +123,12 @@ struct Nowhere;
 impl Executor for Nowhere {
     fn run_function(
         &self,
-        _: Arc<crate::scheduler::PendingTask>,
+        _: Arc<crate::PendingTask>,
         _: crate::resources::Allocation,
         _: Option<tokio::runtime::Handle>,
     ) {
     }
-    fn run_actor(
-        &self,
-        _: Arc<Actor>,
-        _: Arc<crate::scheduler::PendingTask>,
-        _: Option<TaskError>,
-    ) {
-    }
+    fn run_actor(&self, _: Arc<Actor>, _: Arc<crate::PendingTask>, _: Option<TaskError>) {}
     fn drop_actor(&self, _: ActorId) {}
     fn end_job(&self, _: JobId) {}
     fn forget_components(&self, _: &[Arc<str>]) {}
@@ -149,7 +143,7 @@ impl ActorNames for Nowhere {
 impl Scheduler {
     /// A scheduler for a node with `config`, `objects` and `pool`, handing
     /// its work to `outlets`.
-    pub(crate) fn new(
+    pub fn new(
         config: NodeConfig,
         node_id: String,
         objects: Arc<ObjectStore>,
@@ -159,7 +153,7 @@ impl Scheduler {
     ) -> Self {
         let limits = ComponentLimits::of(&config);
         Self {
-            calls_out: crate::scheduler::calls_out::CallsOut::new(objects.clone()),
+            calls_out: crate::calls_out::CallsOut::new(objects.clone()),
             config,
             node_id,
             objects,
@@ -179,29 +173,29 @@ impl Scheduler {
     /// from now on, and actor stubs, forwarded tasks and job ends go
     /// through it. False when the node was in a cluster already (a node
     /// joins at most once).
-    pub(crate) fn join_cluster(&self, remote: Arc<dyn Remote>) -> bool {
+    pub fn join_cluster(&self, remote: Arc<dyn Remote>) -> bool {
         self.remote.set(remote).is_ok()
     }
 
     /// The cluster's other nodes, when the node joined a cluster.
-    pub(crate) fn remote(&self) -> Option<&Arc<dyn Remote>> {
+    pub fn remote(&self) -> Option<&Arc<dyn Remote>> {
         self.remote.get()
     }
 
     /// The keeper of actor names, while the node lives.
-    pub(crate) fn names(&self) -> Option<Arc<dyn ActorNames>> {
+    pub fn names(&self) -> Option<Arc<dyn ActorNames>> {
         self.outlets.names.upgrade()
     }
 
     /// The executor, while the node lives.
-    pub(crate) fn executor(&self) -> Option<Arc<dyn Executor>> {
+    pub fn executor(&self) -> Option<Arc<dyn Executor>> {
         self.outlets.executor.upgrade()
     }
 
     /// Kills `actor` with `cause`: its running call is stopped, its
     /// instance dropped, and its resources given back to the node. False
     /// when it was dead already.
-    pub(crate) fn actor_died(self: &Arc<Self>, actor: &Actor, cause: TaskError) -> bool {
+    pub fn actor_died(self: &Arc<Self>, actor: &Actor, cause: TaskError) -> bool {
         let Some(allocation) = actor.mark_dead(cause) else {
             return false;
         };
@@ -221,7 +215,7 @@ impl Scheduler {
     /// Ends `actor` if its last handle is gone and it is idle (see
     /// `Mailbox::exit_if_released`): later calls, made through a copied
     /// id, fail with `actor-died` saying why.
-    pub(crate) fn exit_if_released(self: &Arc<Self>, actor: &Actor) {
+    pub fn exit_if_released(self: &Arc<Self>, actor: &Actor) {
         let cause = || {
             TaskError::new(
                 ErrorKind::ActorDied,
@@ -239,7 +233,7 @@ impl Scheduler {
     /// Connects the object store's free hook: the handle object of an
     /// actor freed releases the actor (see
     /// [`actor_handle_object`](crate::proto::actor_handle_object)).
-    pub(crate) fn watch_actor_handles(self: &Arc<Self>) {
+    pub fn watch_actor_handles(self: &Arc<Self>) {
         let weak = Arc::downgrade(self);
         self.objects.set_free_hook(Box::new(move |id| {
             if let Some(sched) = weak.upgrade() {
@@ -297,7 +291,7 @@ impl Scheduler {
     /// and nothing of the actor is running.
     /// An actor living on another node (a stub, see `actor::Home`) has
     /// its calls sent there by the cluster.
-    pub(crate) fn run_actor_next(self: &Arc<Self>, actor: &Arc<Actor>) {
+    pub fn run_actor_next(self: &Arc<Self>, actor: &Arc<Actor>) {
         if let Some((task, dead)) = actor.take_next() {
             if actor.home.is_some() {
                 match self.remote() {
@@ -319,7 +313,7 @@ impl Scheduler {
     /// thread (a tokio runtime's, running a task submitted with
     /// `TaskOptions::on_caller_runtime`; a driver's) is left as it is: it
     /// serves more than this task.
-    pub(crate) fn pin_worker(
+    pub fn pin_worker(
         &self,
         thread: &crate::worker_pool::WaitingThread,
         allocation: &crate::resources::Allocation,
@@ -342,13 +336,13 @@ impl Scheduler {
     }
 
     /// The loaded version with content hash `hash`.
-    pub(crate) fn version(&self, hash: &str) -> Option<Arc<Version>> {
+    pub fn version(&self, hash: &str) -> Option<Arc<Version>> {
         self.functions.read().by_hash(hash).cloned()
     }
 
     /// A use of the version with content hash `hash` (it stays loaded
     /// while the use lives), if loaded.
-    pub(crate) fn pin_component(&self, hash: &str) -> Option<InUse> {
+    pub fn pin_component(&self, hash: &str) -> Option<InUse> {
         self.functions.read().pin(hash)
     }
 
@@ -363,7 +357,7 @@ impl Scheduler {
     ///
     /// # Errors
     /// The [`DeployLimit`] it would meet.
-    pub(crate) fn check_component(
+    pub fn check_component(
         &self,
         record: &ComponentRecord,
         compiled: u64,
@@ -377,7 +371,7 @@ impl Scheduler {
     ///
     /// # Errors
     /// The [`DeployLimit`] it met; nothing changed then.
-    pub(crate) fn insert_component(
+    pub fn insert_component(
         &self,
         record: Arc<ComponentRecord>,
         fresh: Version,
@@ -402,13 +396,13 @@ impl Scheduler {
     ///
     /// # Errors
     /// The [`DeployLimit`] it met; nothing changed then.
-    pub(crate) fn add_version(&self, fresh: Version) -> Result<InUse, DeployLimit> {
+    pub fn add_version(&self, fresh: Version) -> Result<InUse, DeployLimit> {
         self.sweep_components();
         self.functions.write().insert_version(fresh)
     }
 
     /// Forgets the name `name` (see `Functions::remove_named`).
-    pub(crate) fn undeploy(&self, name: &str) -> Option<Arc<ComponentRecord>> {
+    pub fn undeploy(&self, name: &str) -> Option<Arc<ComponentRecord>> {
         let (current, forgotten) = self.functions.write().remove_named(name);
         self.forget(forgotten);
         current
@@ -416,7 +410,7 @@ impl Scheduler {
 
     /// Takes back row `record`, which the function table refused (see
     /// `Functions::take_back`).
-    pub(crate) fn take_back_component(&self, record: &Arc<ComponentRecord>) {
+    pub fn take_back_component(&self, record: &Arc<ComponentRecord>) {
         let forgotten = self.functions.write().take_back(record);
         self.forget(forgotten);
     }
@@ -452,13 +446,13 @@ impl Scheduler {
     }
 
     /// The row of every name deployed on this node.
-    pub(crate) fn named_components(&self) -> Vec<Arc<ComponentRecord>> {
+    pub fn named_components(&self) -> Vec<Arc<ComponentRecord>> {
         self.functions.read().named().cloned().collect()
     }
 
     /// The component deployed on this node as `name`, if any (no control
     /// plane round trip).
-    pub(crate) fn deployed(&self, name: &str) -> Option<Arc<ComponentRecord>> {
+    pub fn deployed(&self, name: &str) -> Option<Arc<ComponentRecord>> {
         self.functions.read().current(name).cloned()
     }
 
@@ -477,7 +471,7 @@ impl Scheduler {
     /// reusable instances dropped, and every object it made freed (see
     /// `ObjectStore::end_job`), so that nothing a job
     /// made, reference cycles included, outlives it.
-    pub(crate) fn end_job(self: &Arc<Self>, job: JobId) {
+    pub fn end_job(self: &Arc<Self>, job: JobId) {
         // Detached actors outlive their job (Ray's `lifetime="detached"`):
         // their constructors run on, and so do their running calls (a
         // call is cancelled without force; the other actors die below).

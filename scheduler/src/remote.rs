@@ -11,11 +11,11 @@ use wray_control_plane::{ActorId, JobId};
 
 use crate::error::TaskError;
 use crate::proto::{Request, Scheduling};
-use crate::scheduler::task::{Actor, PendingTask};
+use crate::task::{Actor, PendingTask};
 
 /// Where a task runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Placement {
+pub enum Placement {
     /// Queued on this node.
     Here,
     /// Forwarded to the node with this id once its arguments are sealed.
@@ -32,11 +32,11 @@ pub(crate) enum Placement {
 /// the nodes offer, or the node asked for and why it cannot.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub(crate) struct Infeasible(pub(crate) String);
+pub struct Infeasible(pub(crate) String);
 
 /// What this node knows of its own resources when a task is placed.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Local {
+pub struct Local {
     /// The request fits this node's totals (it can run here, some time).
     pub feasible: bool,
     /// It fits what is free here now (and nothing waits in the queue).
@@ -50,7 +50,7 @@ pub(crate) struct Local {
 }
 
 /// The other nodes of the cluster, as the scheduler sees them.
-pub(crate) trait Remote: Send + Sync {
+pub trait Remote: Send + Sync {
     /// Where a task asking for `request` runs, given what this node
     /// offers (`local`) and its `scheduling`: here, or another node
     /// (counted as sent there until it ends, or [`Remote::unplace`]).

@@ -27,17 +27,17 @@ use wray_control_plane::ActorId;
 
 use crate::cancel_token::CancelToken;
 use crate::error::{ErrorKind, TaskError};
+use crate::functions::InUse;
 use crate::proto::{Limits, TaskSpec};
 use crate::resources::Allocation;
-use crate::scheduler::functions::InUse;
 
 /// The most nodes counted as holding one actor's handle (a cluster's
 /// nodes, with room to spare); past it a node's hold is refused.
-pub(crate) const MAX_HOLDERS: usize = 4_096;
+pub const MAX_HOLDERS: usize = 4_096;
 
 /// What a mailbox queues: a task that knows whether its arguments are
 /// ready.
-pub(crate) trait Queued {
+pub trait Queued {
     /// Whether every dependency is sealed.
     fn is_ready(&self) -> bool;
 }
@@ -75,7 +75,7 @@ struct Inner<T> {
 
 /// What [`Mailbox::snapshot`] reads of an actor at one moment.
 #[derive(Debug, Clone)]
-pub(crate) struct MailboxSnapshot {
+pub struct MailboxSnapshot {
     /// Its constructor has ended (and it is not dead).
     pub alive: bool,
     /// Why it died, once it has.
@@ -96,7 +96,7 @@ pub(crate) struct MailboxSnapshot {
 /// runs: its mailbox here (a stub) orders this node's calls and sends
 /// each, one at a time, to that node.
 #[derive(Debug)]
-pub(crate) struct Home {
+pub struct Home {
     /// The node its instance lives on (another one after a restart).
     node: Mutex<String>,
     /// Whether this node owns it (created it, or was handed it): the
@@ -129,7 +129,7 @@ impl Home {
 /// How an actor comes back after the node it lived on died (Ray's
 /// `max_restarts` and `max_task_retries`; both 0 by default, as Ray's).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Restarts {
+pub struct Restarts {
     /// Times it is created again, its constructor re-run.
     pub max_restarts: u32,
     /// Times a call running when its node died is run again.
@@ -138,7 +138,7 @@ pub(crate) struct Restarts {
 
 /// An actor's life as its waiters see it ([`Mailbox::life`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Life {
+pub enum Life {
     /// Its constructor has not ended yet.
     Starting,
     /// Its constructor ended and it is alive.
@@ -148,8 +148,10 @@ pub(crate) enum Life {
 }
 
 /// One actor of a node: its identity, its queue and its state.
-pub(crate) struct Mailbox<T> {
+pub struct Mailbox<T> {
+    /// Its id.
     pub id: ActorId,
+    /// Its class (the component's actor type it was made from).
     pub class: String,
     /// Content hash of its component.
     pub component: Arc<str>,
@@ -170,6 +172,8 @@ pub(crate) struct Mailbox<T> {
 }
 
 impl<T: Queued> Mailbox<T> {
+    /// A new actor `id` of `class` in `component`, its calls held to
+    /// `limits`: starting, on this node, no name, no restarts.
     pub fn new(id: ActorId, class: String, component: Arc<str>, limits: Limits) -> Self {
         Self {
             id,

@@ -139,14 +139,14 @@ impl TaskEntry {
     }
 
     /// Its arguments exist; it waits for resources.
-    pub(crate) fn ready(&self) {
+    pub fn ready(&self) {
         let mut r = self.record.lock();
         r.status = TaskStatus::Queued;
         r.ready = Some(Instant::now());
     }
 
     /// It started on the current thread.
-    pub(crate) fn started(&self) {
+    pub fn started(&self) {
         let worker = THREAD_NAME.with(Clone::clone);
         let now = Instant::now();
         let mut r = self.record.lock();
@@ -160,7 +160,7 @@ impl TaskEntry {
     /// It started on another node, `node` (a forwarded task, or its run
     /// again elsewhere): that node runs it and lists it; the task list
     /// names that node as the task's.
-    pub(crate) fn started_on(&self, node: &str) {
+    pub fn started_on(&self, node: &str) {
         let now = Instant::now();
         let mut r = self.record.lock();
         r.status = TaskStatus::Running;
@@ -173,14 +173,14 @@ impl TaskEntry {
     /// It ends here with an error of this node's own making (the node it
     /// was sent to refused it, or every node it ran on was lost): no other
     /// node lists it, so this node's row is the task's.
-    pub(crate) fn ended_here(&self) {
+    pub fn ended_here(&self) {
         let mut r = self.record.lock();
         r.remote = false;
         r.worker = None;
     }
 
     /// It blocked in `get`/`wait` (`true`) or woke up (`false`).
-    pub(crate) fn blocked(&self, blocked: bool) {
+    pub fn blocked(&self, blocked: bool) {
         let now = Instant::now();
         let mut r = self.record.lock();
         if blocked {
@@ -197,14 +197,14 @@ impl TaskEntry {
     /// Opens a profile span named `name` (cut to
     /// [`MAX_SPAN_NAME`](crate::bounds::MAX_SPAN_NAME) bytes); returns its
     /// handle (`u32::MAX`: not kept, the task has too many).
-    pub(crate) fn span_begin(&self, name: String) -> u32 {
+    pub fn span_begin(&self, name: String) -> u32 {
         let name = crate::bounds::truncate(name, crate::bounds::MAX_SPAN_NAME);
         let mut r = self.record.lock();
         push_span(&mut r, name, Instant::now())
     }
 
     /// Closes profile span `handle` (an unknown handle is ignored).
-    pub(crate) fn span_end(&self, handle: u32) {
+    pub fn span_end(&self, handle: u32) {
         // The handle comes from the guest: any value is only looked up.
         let Ok(index) = usize::try_from(handle) else {
             return;

@@ -6,7 +6,7 @@
 use wray_control_plane::ActorId;
 
 /// Keeps the actor directory in step with the actors' lives.
-pub(crate) trait ActorNames: Send + Sync {
+pub trait ActorNames: Send + Sync {
     /// Actor `actor`, named `name`, died for good: its name is free.
     fn released(&self, name: &str, actor: ActorId);
 

@@ -3,26 +3,26 @@
 //! or its actor's mailbox; started work handed to the [`Executor`]; results
 //! sealed when it ends.
 //!
-//! [`Executor`]: crate::scheduler::exec::Executor
+//! [`Executor`]: crate::exec::Executor
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use wray_control_plane::ObjectId;
 
+use crate::core::Scheduler;
 use crate::error::TaskError;
 use crate::objects::{Object, Subscription};
 use crate::proto::{Arg, ErrorKind, Request, Scheduling, Target};
+use crate::queue::{Movable, Start};
+use crate::remote::Placement;
 use crate::resources::Allocation;
-use crate::scheduler::core::Scheduler;
-use crate::scheduler::queue::{Movable, Start};
-use crate::scheduler::remote::Placement;
-use crate::scheduler::task::{HandBack, PendingTask, Task};
-use crate::scheduler::task_table::TaskEntry;
+use crate::task::{HandBack, PendingTask, Task};
+use crate::task_table::TaskEntry;
 
 impl Scheduler {
     /// Submits a task. Never blocks on the task itself.
-    pub(crate) fn submit(self: &Arc<Self>, spec: Task) {
+    pub fn submit(self: &Arc<Self>, spec: Task) {
         for id in &spec.returns {
             self.objects.register_pending(*id);
         }
@@ -223,7 +223,7 @@ impl Scheduler {
 
     /// Queues `task` here, its arguments sealed already (a task whose
     /// remote node was lost, or that was moved back: run again here).
-    pub(crate) fn run_here(self: &Arc<Self>, mut task: Task) {
+    pub fn run_here(self: &Arc<Self>, mut task: Task) {
         task.remote = None;
         let request = task.request.clone();
         let movable = Movable::movable_own(&task.scheduling);
@@ -237,7 +237,7 @@ impl Scheduler {
     /// here goes, its entry leaves the task table (its owner places it
     /// again), and it no longer counts as pending here. Returns how to
     /// tell its owner.
-    pub(crate) fn hand_back(&self, mut task: Task) -> Option<HandBack> {
+    pub fn hand_back(&self, mut task: Task) -> Option<HandBack> {
         let back = task.hand_back.take();
         if let Some(entry) = &task.entry {
             self.tasks.forget(entry);
@@ -248,14 +248,14 @@ impl Scheduler {
     }
 
     /// Gives `allocation` back and starts what can start.
-    pub(crate) fn release_resources(self: &Arc<Self>, allocation: &Allocation) {
+    pub fn release_resources(self: &Arc<Self>, allocation: &Allocation) {
         let start = self.pool.release(allocation);
         self.start(start);
     }
 
     /// Starts tasks that got their resources: functions on a worker, actor
     /// constructors by admitting their actor.
-    pub(crate) fn start(self: &Arc<Self>, tasks: Vec<Start>) {
+    pub fn start(self: &Arc<Self>, tasks: Vec<Start>) {
         for Start { task, allocation } in tasks {
             let (actor, runtime) = match task.spec.lock().as_ref() {
                 Some(s) if matches!(s.target, Target::ActorCreate { .. }) => {
@@ -279,7 +279,7 @@ impl Scheduler {
     }
 
     /// Drops one hold on each of `ids` (a finished task's arguments).
-    pub(crate) fn release_all(&self, ids: &[ObjectId]) {
+    pub fn release_all(&self, ids: &[ObjectId]) {
         for id in ids {
             self.objects.release(id);
         }
@@ -287,13 +287,13 @@ impl Scheduler {
 
     /// Records how task `spec` ended and seals its return objects with its
     /// results, or all of them with its error.
-    pub(crate) fn finish(&self, spec: &Task, result: Result<Vec<Object>, TaskError>) {
+    pub fn finish(&self, spec: &Task, result: Result<Vec<Object>, TaskError>) {
         self.settle(spec.entry.as_ref(), &spec.returns, result);
     }
 
     /// [`Scheduler::finish`] of a task whose spec is gone (its run took
     /// it): its task-table `entry` and its `returns`.
-    pub(crate) fn settle(
+    pub fn settle(
         &self,
         entry: Option<&Arc<TaskEntry>>,
         returns: &[ObjectId],
@@ -307,7 +307,7 @@ impl Scheduler {
 
     /// Seals `returns` with a task's results, or all of them with its
     /// error.
-    pub(crate) fn complete(&self, returns: &[ObjectId], result: Result<Vec<Object>, TaskError>) {
+    pub fn complete(&self, returns: &[ObjectId], result: Result<Vec<Object>, TaskError>) {
         match result {
             Ok(values) => {
                 self.stats.finished.fetch_add(1, Ordering::Relaxed);

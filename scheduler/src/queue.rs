@@ -17,7 +17,7 @@ use parking_lot::Mutex;
 use tokio::sync::oneshot;
 
 use crate::resources::{Allocation, NodeResources, Quantity, Request};
-use crate::scheduler::task::PendingTask;
+use crate::task::PendingTask;
 
 /// A ready task and what it asked for.
 struct Queued {
@@ -29,7 +29,7 @@ struct Queued {
 /// Whether a task waiting in the queue may leave this node for another
 /// one that has room first (spillback, `cluster/spill.rs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Movable {
+pub enum Movable {
     /// It stays: an actor's constructor (its actor lives here), a task
     /// bound to this node, or any task on a node of its own.
     No,
@@ -41,7 +41,7 @@ pub(crate) enum Movable {
 }
 
 /// A queued task [`ResourcePool::take_movable`] took out of the queue.
-pub(crate) struct Moved {
+pub struct Moved {
     /// Its place in the queue (submission order).
     seq: u64,
     /// The task (its spec still in it).
@@ -73,20 +73,23 @@ struct State {
 }
 
 /// A task that may start now, with what it holds.
-pub(crate) struct Start {
+pub struct Start {
+    /// The task.
     pub task: Arc<PendingTask>,
+    /// The resources it holds while it runs.
     pub allocation: Allocation,
 }
 
 /// The node's resources, the ready queue, and blocked tasks waiting to
 /// resume.
-pub(crate) struct ResourcePool {
+pub struct ResourcePool {
     state: Mutex<State>,
     /// The node with everything free: feasibility needs no lock.
     totals: NodeResources,
 }
 
 impl ResourcePool {
+    /// A pool of `node`'s resources, all free, with nothing queued.
     pub fn new(node: NodeResources) -> Self {
         Self {
             totals: node.clone(),
@@ -104,15 +107,12 @@ impl ResourcePool {
     /// Whether `request` could ever run on this node.
     ///
     /// # Errors
-    /// [`Infeasible`](crate::scheduler::remote::Infeasible), naming the
+    /// [`Infeasible`](crate::remote::Infeasible), naming the
     /// request and the node's totals.
-    pub fn check_feasible(
-        &self,
-        request: &Request,
-    ) -> Result<(), crate::scheduler::remote::Infeasible> {
+    pub fn check_feasible(&self, request: &Request) -> Result<(), crate::remote::Infeasible> {
         self.totals
             .check_feasible(request)
-            .map_err(crate::scheduler::remote::Infeasible)
+            .map_err(crate::remote::Infeasible)
     }
 
     /// (totals, free) by resource name.
@@ -423,7 +423,7 @@ impl ResourcePool {
 #[cfg(test)]
 pub(crate) fn test_task(n: u64) -> Arc<PendingTask> {
     use crate::proto::{Limits, Target, TaskSpec};
-    PendingTask::new(crate::scheduler::task::Task::new(
+    PendingTask::new(crate::task::Task::new(
         TaskSpec {
             id: wray_control_plane::TaskId::from_parts(1, n),
             target: Target::Function { name: "f".into() },

@@ -88,7 +88,7 @@ impl Default for TaskTable {
 }
 
 /// What `cancel` found.
-pub(crate) enum CancelTarget {
+pub enum CancelTarget {
     /// The task has not started: here it is (as linked by
     /// [`TaskEntry::set_pending`]), to be taken.
     Queued(Arc<dyn Any + Send + Sync>),
@@ -102,7 +102,7 @@ impl TaskTable {
     /// Records task `spec`, about to be submitted, and hands its entry back
     /// to be kept with the spec (link it to its queued task with
     /// [`TaskEntry::set_pending`]).
-    pub(crate) fn submitted(&self, spec: &TaskSpec, cancel: &CancelToken) -> Arc<TaskEntry> {
+    pub fn submitted(&self, spec: &TaskSpec, cancel: &CancelToken) -> Arc<TaskEntry> {
         let record = TaskRecord::new(
             spec.id,
             spec.parent,
@@ -124,7 +124,7 @@ impl TaskTable {
     }
 
     /// Records a driver (`main`), running from now.
-    pub(crate) fn driver_started(&self, id: TaskId) -> Arc<TaskEntry> {
+    pub fn driver_started(&self, id: TaskId) -> Arc<TaskEntry> {
         let record = TaskRecord::new(id, None, "main".to_string(), Request::default());
         let entry = TaskEntry::new(record, CancelToken::new(), false);
         entry.started();
@@ -144,7 +144,7 @@ impl TaskTable {
     /// It ended: with `error`, cancelled (`cancelled`), or with its values.
     /// Its entry leaves the table and a compact finished record takes its
     /// place (see the module docs); a second call does nothing.
-    pub(crate) fn ended(&self, entry: &TaskEntry, error: Option<&TaskError>) {
+    pub fn ended(&self, entry: &TaskEntry, error: Option<&TaskError>) {
         let now = self.nanos(Instant::now());
         // The table's lock first, as every path does: a snapshot or a
         // children scan sees the task either in the table or finished.
@@ -206,7 +206,7 @@ impl TaskTable {
     /// Forgets a task that did not run here after all and was never
     /// ended here (handed back to the node that owns it, which places it
     /// again): its entry leaves the table with no finished record.
-    pub(crate) fn forget(&self, entry: &TaskEntry) {
+    pub fn forget(&self, entry: &TaskEntry) {
         let id = entry.record.lock().id;
         let mut table = self.table.lock();
         if table
@@ -228,12 +228,7 @@ impl TaskTable {
     /// whose parent is cancelled already (under the table's lock), so a
     /// child is either seen by the next scan or cancelled as it is
     /// recorded. Scans repeat until one finds no new child.
-    pub(crate) fn cancel(
-        &self,
-        id: TaskId,
-        force: bool,
-        recursive: bool,
-    ) -> Vec<(TaskId, CancelTarget)> {
+    pub fn cancel(&self, id: TaskId, force: bool, recursive: bool) -> Vec<(TaskId, CancelTarget)> {
         let mut out = Vec::new();
         let mut seen = IdSet::default();
         let mut work = vec![id];

@@ -13,16 +13,16 @@ use std::sync::Arc;
 
 use wray_control_plane::{ActorId, TaskId};
 
+use crate::core::Scheduler;
 use crate::error::{ErrorKind, TaskError};
 use crate::proto::Target;
-use crate::scheduler::core::Scheduler;
-use crate::scheduler::task::{Actor, PendingTask};
-use crate::scheduler::task_table::CancelTarget;
+use crate::task::{Actor, PendingTask};
+use crate::task_table::CancelTarget;
 
 impl Scheduler {
     /// Cancels task `task` (and, with `recursive`, what it submitted).
     /// Returns false when `task` had already finished or is unknown.
-    pub(crate) fn cancel(self: &Arc<Self>, task: TaskId, force: bool, recursive: bool) -> bool {
+    pub fn cancel(self: &Arc<Self>, task: TaskId, force: bool, recursive: bool) -> bool {
         let mut first = None;
         for (id, target) in self.tasks.cancel(task, force, recursive) {
             let live = match target {
@@ -66,7 +66,7 @@ impl Scheduler {
 
     /// Kills actor `id` on behalf of `by`; false when it was already dead or
     /// is unknown.
-    pub(crate) fn kill_actor(self: &Arc<Self>, id: ActorId, by: &str) -> bool {
+    pub fn kill_actor(self: &Arc<Self>, id: ActorId, by: &str) -> bool {
         let Some(actor) = self.actors.get(&id) else {
             return false;
         };
@@ -82,7 +82,7 @@ impl Scheduler {
     /// Ends `actor` of `cause`, as a kill does: its running call stopped,
     /// its queued calls failing with `actor-died`; false when it was
     /// already dead.
-    pub(crate) fn end_actor(self: &Arc<Self>, actor: &Arc<Actor>, cause: TaskError) -> bool {
+    pub fn end_actor(self: &Arc<Self>, actor: &Arc<Actor>, cause: TaskError) -> bool {
         let why = cause.message.clone();
         let id = actor.id;
         let killed = self.actor_died(actor, cause);

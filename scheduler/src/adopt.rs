@@ -9,17 +9,17 @@ use std::sync::Arc;
 
 use wray_control_plane::{ActorId, ObjectId, TaskId};
 
+use crate::actor::{Home, Life, Restarts};
+use crate::actor_table::MAX_STUBS;
+use crate::calls_out::Watch;
+use crate::core::Scheduler;
 use crate::error::{ErrorKind, TaskError};
+use crate::functions::InUse;
 use crate::proto::{actor_handle_object, Limits, Target, TaskSpec};
-use crate::scheduler::actor::{Home, Life, Restarts};
-use crate::scheduler::actor_table::MAX_STUBS;
-use crate::scheduler::calls_out::Watch;
-use crate::scheduler::core::Scheduler;
-use crate::scheduler::functions::InUse;
-use crate::scheduler::task::{Actor, HandBack, Task};
+use crate::task::{Actor, HandBack, Task};
 
 /// A task another node sent here, submitted ([`Scheduler::adopt_task`]).
-pub(crate) struct AdoptedTask<'a> {
+pub struct AdoptedTask<'a> {
     /// Its return objects, each held once for its owner (to be released
     /// once the answer shipped them, or they were handed back).
     pub held: Vec<ObjectId>,
@@ -30,7 +30,7 @@ pub(crate) struct AdoptedTask<'a> {
 
 /// Why an actor another node sent is not created here.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum AdoptRefused {
+pub enum AdoptRefused {
     /// The task is no actor constructor.
     #[error("task {0} is not an actor constructor")]
     NotConstructor(TaskId),
@@ -63,7 +63,7 @@ impl Scheduler {
     /// `pin` kept while it runs, and its calls on actors elsewhere
     /// watched. `hand_back`: a function's way back to its owner, should
     /// another node have room first while it waits here (spillback).
-    pub(crate) fn adopt_task(
+    pub fn adopt_task(
         self: &Arc<Self>,
         spec: TaskSpec,
         actor: Option<Arc<Actor>>,
@@ -90,7 +90,7 @@ impl Scheduler {
     /// Waits until the constructor of `actor` (adopted here) ended: `None`
     /// when it is alive, else why it died (the node shutting down
     /// included).
-    pub(crate) async fn actor_started(&self, actor: &Actor) -> Option<TaskError> {
+    pub async fn actor_started(&self, actor: &Actor) -> Option<TaskError> {
         let mut life = actor.life();
         let ended = life
             .wait_for(|l| *l != Life::Starting)
@@ -121,7 +121,7 @@ impl Scheduler {
     /// [`AdoptRefused`] when `spec` is no constructor, the actor exists here
     /// already (a live stub of it included; a dead one is forgotten), or
     /// the node has as many live actors as it allows.
-    pub(crate) fn adopt_actor(
+    pub fn adopt_actor(
         self: &Arc<Self>,
         spec: TaskSpec,
         pin: InUse,
@@ -176,7 +176,7 @@ impl Scheduler {
     /// the handle object, and tells that node so. Nothing when the actor
     /// is known here already (a stub whose handles here went is followed
     /// afresh) or [`MAX_STUBS`] are kept.
-    pub(crate) async fn follow_actor(self: &Arc<Self>, actor: ActorId, stub: Stub) {
+    pub async fn follow_actor(self: &Arc<Self>, actor: ActorId, stub: Stub) {
         self.actors.forget_dead_stub(&actor);
         if self.actors.get(&actor).is_some() || self.actors.stubs() >= MAX_STUBS {
             return;
@@ -202,7 +202,7 @@ impl Scheduler {
     /// Notes that a handle of `actor`, whose instance is here, arrived
     /// here in a message: it keeps the actor alive as a handle made here
     /// does, until freed.
-    pub(crate) fn handle_returned(&self, actor: &Actor) {
+    pub fn handle_returned(&self, actor: &Actor) {
         if actor.home.is_none() && !actor.detached {
             actor.held_here();
             self.objects.watch_free(&actor_handle_object(actor.id));
@@ -212,7 +212,7 @@ impl Scheduler {
 
 /// What a node needs to keep a stub of an actor living on another node
 /// ([`Scheduler::follow_actor`]).
-pub(crate) struct Stub {
+pub struct Stub {
     /// The node its instance lives on.
     pub node: String,
     /// Whether this node owns it from now on.

@@ -17,12 +17,12 @@
 //! `cluster/choose.rs`); a task queued here may still leave while it
 //! waits (`cluster/spill.rs`).
 
-pub(crate) mod policy;
+pub mod policy;
 
+use crate::core::Scheduler;
 use crate::error::ErrorKind;
 use crate::proto::{Request, Scheduling, CPU};
-use crate::scheduler::core::Scheduler;
-use crate::scheduler::remote::{Local, Placement};
+use crate::remote::{Local, Placement};
 
 impl Scheduler {
     /// Whether a task asking for `request` under `scheduling` can ever run
@@ -76,7 +76,7 @@ impl Scheduler {
     /// # Errors
     /// `infeasible`, naming the request and what the nodes offer, when no
     /// node could run it.
-    pub(crate) fn place(
+    pub fn place(
         &self,
         request: &Request,
         scheduling: &Scheduling,
@@ -97,7 +97,7 @@ impl Scheduler {
 
     /// What this node offers a task asking for `request` whose object
     /// arguments weigh `arg_bytes`.
-    pub(crate) fn local(&self, request: &Request, arg_bytes: u64) -> Local {
+    pub fn local(&self, request: &Request, arg_bytes: u64) -> Local {
         let feasible = self.pool.check_feasible(request).is_ok();
         let (totals, free) = self.pool.resources();
         Local {
@@ -116,7 +116,7 @@ impl Scheduler {
 /// (`src/ray/raylet/scheduling/policy/hybrid_scheduling_policy.cc`),
 /// over its CPU, memory and object store; here over what the task
 /// needs, so that a busy accelerator does not push CPU tasks away.
-pub(crate) fn utilization(
+pub fn utilization(
     request: &Request,
     totals: &std::collections::BTreeMap<String, f64>,
     free: &std::collections::BTreeMap<String, f64>,

@@ -45,7 +45,7 @@ pub enum Callee<'a> {
 
 /// What a node may hold of deployed components (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ComponentLimits {
+pub struct ComponentLimits {
     /// Names at once.
     pub names: usize,
     /// Versions (rows) kept per name.
@@ -58,7 +58,7 @@ pub(crate) struct ComponentLimits {
 
 impl ComponentLimits {
     /// The limits `config` sets.
-    pub(crate) fn of(config: &crate::NodeConfig) -> Self {
+    pub fn of(config: &crate::config::NodeConfig) -> Self {
         ComponentLimits {
             names: config.max_components,
             versions: config.max_versions,
@@ -92,7 +92,7 @@ pub struct ComponentUsage {
 }
 
 /// One loaded version of a component (one content hash).
-pub(crate) struct Version {
+pub struct Version {
     /// Its function-table row (under the name it was first loaded as).
     pub record: Arc<ComponentRecord>,
     /// Its content hash, shared.
@@ -111,7 +111,7 @@ pub(crate) struct Version {
 impl Version {
     /// A version of `record`, loaded as `loaded`, whose compiled code
     /// takes `compiled` bytes.
-    pub(crate) fn new(
+    pub fn new(
         record: Arc<ComponentRecord>,
         loaded: Arc<dyn Any + Send + Sync>,
         compiled: u64,
@@ -134,7 +134,7 @@ impl Version {
 /// A use of a [`Version`]: while one lives, the version stays loaded.
 /// Made only under the [`Functions`] lock (so a sweep never forgets a
 /// version being taken), cloned freely.
-pub(crate) struct InUse(Arc<Version>);
+pub struct InUse(Arc<Version>);
 
 impl InUse {
     fn new(version: &Arc<Version>) -> Self {
@@ -143,7 +143,7 @@ impl InUse {
     }
 
     /// The name the version was first loaded under.
-    pub(crate) fn name(&self) -> Arc<str> {
+    pub fn name(&self) -> Arc<str> {
         Arc::from(self.0.record.name.as_str())
     }
 }
@@ -167,7 +167,7 @@ impl std::fmt::Debug for InUse {
 }
 
 /// What a submission names, resolved.
-pub(crate) struct Resolved {
+pub struct Resolved {
     /// The component's row.
     pub record: Arc<ComponentRecord>,
     /// Its content hash (the caller's own `Arc` for [`Callee::Hash`]).
@@ -224,7 +224,7 @@ pub(crate) fn row_bytes(record: &ComponentRecord) -> u64 {
 }
 
 /// The deployed components (see the module docs).
-pub(crate) struct Functions {
+pub struct Functions {
     limits: ComponentLimits,
     by_hash: HashMap<Arc<str>, Held>,
     /// Each name's rows, oldest first, never empty.
@@ -239,7 +239,7 @@ pub(crate) struct Functions {
 
 impl Functions {
     /// Nothing deployed, within `limits`.
-    pub(crate) fn new(limits: ComponentLimits) -> Self {
+    pub fn new(limits: ComponentLimits) -> Self {
         Functions {
             limits,
             by_hash: HashMap::new(),
@@ -251,7 +251,7 @@ impl Functions {
     }
 
     /// What is held now, and the bounds.
-    pub(crate) fn usage(&self) -> ComponentUsage {
+    pub fn usage(&self) -> ComponentUsage {
         ComponentUsage {
             names: self.by_name.len(),
             versions: self.by_hash.len(),
@@ -272,7 +272,7 @@ impl Functions {
     ///
     /// # Errors
     /// The [`DeployLimit`] it would meet.
-    pub(crate) fn check(
+    pub fn check(
         &self,
         record: &ComponentRecord,
         size: u64,
@@ -292,7 +292,7 @@ impl Functions {
     ///
     /// # Errors
     /// The [`DeployLimit`] it met; nothing changed then.
-    pub(crate) fn insert(
+    pub fn insert(
         &mut self,
         record: Arc<ComponentRecord>,
         fresh: Version,
@@ -405,7 +405,7 @@ impl Functions {
     /// that name fail with not-found from now on; its versions stay while
     /// tasks or actors use them. The name's current row, if any, and the
     /// versions forgotten.
-    pub(crate) fn remove_named(
+    pub fn remove_named(
         &mut self,
         name: &str,
     ) -> (Option<Arc<ComponentRecord>>, Vec<Arc<Version>>) {
@@ -452,7 +452,7 @@ impl Functions {
 
     /// Forgets the retired versions nothing uses any more; they are
     /// returned, to drop outside the lock.
-    pub(crate) fn sweep(&mut self) -> Vec<Arc<Version>> {
+    pub fn sweep(&mut self) -> Vec<Arc<Version>> {
         if self.retired.is_empty() {
             return Vec::new();
         }
@@ -482,14 +482,14 @@ impl Functions {
     }
 
     /// The current row of every name (in no order).
-    pub(crate) fn named(&self) -> impl Iterator<Item = &Arc<ComponentRecord>> {
+    pub fn named(&self) -> impl Iterator<Item = &Arc<ComponentRecord>> {
         self.by_name
             .values()
             .filter_map(|rows| rows.back().map(|r| &r.record))
     }
 
     /// The current row of `name`.
-    pub(crate) fn current(&self, name: &str) -> Option<&Arc<ComponentRecord>> {
+    pub fn current(&self, name: &str) -> Option<&Arc<ComponentRecord>> {
         self.by_name
             .get(name)
             .and_then(VecDeque::back)
@@ -502,13 +502,13 @@ impl Functions {
     }
 
     /// A use of the version with content hash `hash`, if loaded.
-    pub(crate) fn pin(&self, hash: &str) -> Option<InUse> {
+    pub fn pin(&self, hash: &str) -> Option<InUse> {
         self.by_hash(hash).map(InUse::new)
     }
 
     /// The component `callee` names, with its content hash and a use of
     /// it; `None` when none is deployed so.
-    pub(crate) fn resolve(&self, callee: Callee<'_>) -> Option<Resolved> {
+    pub fn resolve(&self, callee: Callee<'_>) -> Option<Resolved> {
         match callee {
             Callee::Hash(hash) => self.by_hash(hash).map(|v| Resolved {
                 record: v.record.clone(),

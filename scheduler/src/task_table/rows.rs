@@ -10,7 +10,7 @@ use wray_control_plane::TaskId;
 use crate::error::TaskError;
 
 /// Failed tasks' errors kept for `errors()`.
-pub const MAX_ERRORS: usize = 10_000;
+pub(crate) const MAX_ERRORS: usize = 10_000;
 
 /// A task that ended with an error, as `errors()` keeps it.
 #[derive(Debug, Clone)]

@@ -15,14 +15,14 @@ use std::time::Instant;
 use tokio::sync::{oneshot, Notify};
 use wray_control_plane::ObjectId;
 
+use crate::core::Scheduler;
 use crate::objects::Subscription;
 use crate::resources::{Allocation, Quantity};
-use crate::scheduler::core::Scheduler;
-use crate::scheduler::task_table::TaskEntry;
+use crate::task_table::TaskEntry;
 use crate::worker_pool::WaitingThread;
 
 /// The task that blocks, and the thread it blocks.
-pub(crate) struct Blocker<'a> {
+pub struct Blocker<'a> {
     /// Its entry in the task table.
     pub entry: Option<&'a TaskEntry>,
     /// Its allocation, when it gives its CPUs back while blocked.
@@ -35,7 +35,7 @@ pub(crate) struct Blocker<'a> {
 impl Blocker<'_> {
     /// A wait for no task, on a runtime's thread (an async caller: the HTTP
     /// API, the cluster's handlers on the node's I/O runtime).
-    pub(crate) fn on_runtime() -> Blocker<'static> {
+    pub fn on_runtime() -> Blocker<'static> {
         Blocker {
             entry: None,
             allocation: None,
@@ -83,7 +83,7 @@ impl Latch {
 
 /// How a wait ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum WaitEnd {
+pub enum WaitEnd {
     /// At least the requested number of objects is sealed.
     Ready,
     /// The wait's own timeout passed first.
@@ -98,7 +98,7 @@ pub(crate) enum WaitEnd {
 }
 
 /// Why a wait was [`WaitEnd::Refused`], naming the bound.
-pub(crate) fn too_many_blocked(node: &str) -> String {
+pub fn too_many_blocked(node: &str) -> String {
     format!(
         "node {node} has {} tasks blocked in get or wait, the most it allows \
          (MAX_BLOCKED_WORKERS): one more would leave the tasks they wait for \
@@ -150,10 +150,7 @@ impl Scheduler {
     ///
     /// # Cancel safety
     /// Dropped midway, it gives back what it held.
-    pub(crate) async fn calls_ended(
-        self: &Arc<Self>,
-        watch: crate::scheduler::calls_out::Watch<'_>,
-    ) {
+    pub async fn calls_ended(self: &Arc<Self>, watch: crate::calls_out::Watch<'_>) {
         let ended = watch.end();
         let held = ended.objects();
         if !held.is_empty() {
@@ -175,7 +172,7 @@ impl Scheduler {
     /// # Cancel safety
     /// Dropping the future takes its waiters back and, if it was waiting
     /// for CPUs, gives them back to the node.
-    pub(crate) async fn wait_sealed(
+    pub async fn wait_sealed(
         self: &Arc<Self>,
         ids: &[ObjectId],
         need: usize,
@@ -303,8 +300,8 @@ mod tests {
     use crate::config::NodeConfig;
     use crate::objects::{Object, ObjectStore};
     use crate::proto::Request;
+    use crate::queue::ResourcePool;
     use crate::resources::{NodeResources, ResourceTotals};
-    use crate::scheduler::queue::ResourcePool;
 
     /// A scheduler of one CPU, with no executor.
     fn scheduler() -> Arc<Scheduler> {
@@ -321,7 +318,7 @@ mod tests {
             objects,
             pool,
             None,
-            crate::scheduler::core::Outlets::none(),
+            crate::core::Outlets::none(),
         ))
     }
 
@@ -343,13 +340,9 @@ mod tests {
 
     /// The node's one CPU, taken by a task.
     fn one_cpu(s: &Scheduler) -> Allocation {
-        let task = crate::scheduler::queue::test_task(1);
+        let task = crate::queue::test_task(1);
         s.pool
-            .push_ready(
-                task,
-                Request::one_cpu(),
-                crate::scheduler::queue::Movable::No,
-            )
+            .push_ready(task, Request::one_cpu(), crate::queue::Movable::No)
             .remove(0)
             .allocation
     }

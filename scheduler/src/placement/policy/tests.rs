@@ -95,7 +95,7 @@ fn local(fits_now: bool, utilization: f64) -> Local {
 }
 
 /// What `choose` decided, as a short word.
-fn at(p: Result<Placement, crate::scheduler::remote::Infeasible>) -> String {
+fn at(p: Result<Placement, crate::remote::Infeasible>) -> String {
     match p {
         Ok(Placement::Here) => "here".into(),
         Ok(Placement::Node(n)) => n,

@@ -8,18 +8,18 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use wray_control_plane::ObjectId;
 
+use crate::actor::{Mailbox, Queued};
 use crate::cancel_token::CancelToken;
+use crate::functions::InUse;
 use crate::proto::{Scheduling, TaskSpec};
-use crate::scheduler::actor::{Mailbox, Queued};
-use crate::scheduler::functions::InUse;
-use crate::scheduler::task_table::{QueuedTask, TaskEntry};
+use crate::task_table::{QueuedTask, TaskEntry};
 
 /// An actor's mailbox, queueing the scheduler's tasks.
-pub(crate) type Actor = Mailbox<PendingTask>;
+pub type Actor = Mailbox<PendingTask>;
 
 /// A submitted task: its spec (reached through `Deref`) and its live state
 /// on this node.
-pub(crate) struct Task {
+pub struct Task {
     /// What it runs.
     pub spec: TaskSpec,
     /// What it holds until it finishes: its object arguments and the refs
@@ -88,7 +88,7 @@ impl std::ops::DerefMut for Task {
 }
 
 /// A submitted task waiting for its dependencies, then to run.
-pub(crate) struct PendingTask {
+pub struct PendingTask {
     /// The spec; `None` once a worker took it.
     pub spec: Mutex<Option<Task>>,
     /// Dependencies not sealed yet, plus one while submission is under way.
@@ -98,6 +98,7 @@ pub(crate) struct PendingTask {
 }
 
 impl PendingTask {
+    /// `spec` queued, waiting for its dependencies.
     pub fn new(spec: Task) -> Arc<Self> {
         Arc::new(Self {
             spec: Mutex::new(Some(spec)),
@@ -129,6 +130,7 @@ impl PendingTask {
         }
     }
 
+    /// Whether its dependencies all exist (it may be queued for resources).
     pub fn is_ready(&self) -> bool {
         self.ready.load(Ordering::Acquire)
     }

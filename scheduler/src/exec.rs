@@ -7,12 +7,12 @@ use wray_control_plane::{ActorId, JobId};
 
 use crate::error::TaskError;
 use crate::resources::Allocation;
-use crate::scheduler::task::{Actor, PendingTask};
+use crate::task::{Actor, PendingTask};
 
 /// What the scheduler asks of the layer that runs tasks (the node's
 /// wasmtime executor). Every method returns at once: work runs on the
 /// executor's own threads.
-pub(crate) trait Executor: Send + Sync {
+pub trait Executor: Send + Sync {
     /// Runs remote-function task `task` holding `allocation`, on `runtime`
     /// as a task of it when given (`Task::runtime`), else on a worker
     /// thread; the executor seals its results and gives `allocation` back

@@ -34,7 +34,7 @@ pub(crate) struct CallsOut {
 
 /// A task watched while it runs; stops watching when dropped (what it
 /// held is given back).
-pub(crate) struct Watch<'a> {
+pub struct Watch<'a> {
     calls: &'a CallsOut,
     task: TaskId,
 }
@@ -84,7 +84,7 @@ impl<'a> Watch<'a> {
     /// Stops watching: what the task's last call on each actor returns
     /// first, held until the [`Ended`] goes (to be waited on:
     /// `Scheduler::calls_ended`).
-    pub(crate) fn end(self) -> Ended<'a> {
+    pub fn end(self) -> Ended<'a> {
         let held = self.calls.take(self.task);
         Ended {
             objects: &self.calls.objects,
@@ -103,14 +103,14 @@ impl Drop for Watch<'_> {
 
 /// A watched task's last calls, their first return objects held until
 /// this is dropped.
-pub(crate) struct Ended<'a> {
+pub struct Ended<'a> {
     objects: &'a ObjectStore,
     held: Vec<ObjectId>,
 }
 
 impl Ended<'_> {
     /// The objects to wait for.
-    pub(crate) fn objects(&self) -> &[ObjectId] {
+    pub fn objects(&self) -> &[ObjectId] {
         &self.held
     }
 }

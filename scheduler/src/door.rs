@@ -7,62 +7,62 @@ use std::sync::Arc;
 
 use tokio::sync::oneshot;
 
+use crate::actor_table::ActorTable;
 use crate::cancel_token::CancelToken;
 use crate::config::NodeConfig;
+use crate::core::Scheduler;
 use crate::objects::ObjectStore;
 use crate::proto::Request;
+use crate::queue::{Movable, Moved};
 use crate::resources::Allocation;
-use crate::scheduler::actor_table::ActorTable;
-use crate::scheduler::core::Scheduler;
-use crate::scheduler::queue::{Movable, Moved};
-use crate::scheduler::task::PendingTask;
-use crate::scheduler::task_table::TaskTable;
+use crate::task::PendingTask;
+use crate::task_table::TaskTable;
 
 impl Scheduler {
     /// The node's configuration (read-only, as given at construction).
-    pub(crate) fn config(&self) -> &NodeConfig {
+    pub fn config(&self) -> &NodeConfig {
         &self.config
     }
 
     /// The node's id (random: unique beyond this process).
-    pub(crate) fn node_id(&self) -> &str {
+    pub fn node_id(&self) -> &str {
         &self.node_id
     }
 
     /// The node's object store.
-    pub(crate) fn objects(&self) -> &Arc<ObjectStore> {
+    pub fn objects(&self) -> &Arc<ObjectStore> {
         &self.objects
     }
 
     /// Cancelled when the node shuts down: every running guest call stops.
-    pub(crate) fn shutdown(&self) -> &CancelToken {
+    pub fn shutdown(&self) -> &CancelToken {
         &self.shutdown
     }
 
     /// Every task's state, times and error (the task table): what the
     /// node lists and reports.
-    pub(crate) fn tasks(&self) -> &TaskTable {
+    pub fn tasks(&self) -> &TaskTable {
         &self.tasks
     }
 
     /// The live and recently dead actors of this node (their mailboxes).
-    pub(crate) fn actors(&self) -> &ActorTable {
+    pub fn actors(&self) -> &ActorTable {
         &self.actors
     }
 
     /// The node's resources: (totals, free), amounts by resource name
     /// (CPUs, GPUs, bytes of memory, custom units).
-    pub(crate) fn resources(&self) -> (BTreeMap<String, f64>, BTreeMap<String, f64>) {
+    pub fn resources(&self) -> (BTreeMap<String, f64>, BTreeMap<String, f64>) {
         self.pool.resources()
     }
 
     /// What the node has free now, by resource name.
-    pub(crate) fn free_resources(&self) -> BTreeMap<String, f64> {
+    pub fn free_resources(&self) -> BTreeMap<String, f64> {
         self.pool.resources().1
     }
 
     /// Ready tasks waiting for resources now.
-    pub(crate) fn queued(&self) -> usize {
+    pub fn queued(&self) -> usize {
         self.pool.queued()
     }
 
@@ -71,23 +71,20 @@ impl Scheduler {
     ///
     /// # Errors
     /// Why not, naming the request and the node's totals.
-    pub(crate) fn check_feasible_here(
-        &self,
-        request: &Request,
-    ) -> Result<(), crate::scheduler::remote::Infeasible> {
+    pub fn check_feasible_here(&self, request: &Request) -> Result<(), crate::remote::Infeasible> {
         self.pool.check_feasible(request)
     }
 
     /// Takes every queued task another node forwarded here out of the
     /// queue, to hand back to their owners (the node drains); see
     /// `ResourcePool::take_peers`.
-    pub(crate) fn take_peer_tasks(&self) -> Vec<Arc<PendingTask>> {
+    pub fn take_peer_tasks(&self) -> Vec<Arc<PendingTask>> {
         self.pool.take_peers()
     }
 
     /// Takes out of the queue the waiting tasks that `pick` sends to
     /// another node (spillback); see `ResourcePool::take_movable`.
-    pub(crate) fn take_movable(
+    pub fn take_movable(
         &self,
         pick: impl FnMut(&Request, Movable) -> Option<String>,
     ) -> Vec<Moved> {
@@ -96,7 +93,7 @@ impl Scheduler {
 
     /// Takes `request` for a job's driver, at once or once it is freed;
     /// see `ResourcePool::acquire_for_driver`.
-    pub(crate) fn acquire_for_driver(
+    pub fn acquire_for_driver(
         &self,
         request: &Request,
     ) -> Result<Allocation, oneshot::Receiver<Allocation>> {

@@ -1,4 +1,4 @@
-//! The local scheduler: a task runs when its object arguments exist and its
+//! wray-scheduler: a node's local scheduler: a task runs when its object arguments exist and its
 //! resource request fits in what is free, first come first served within
 //! those gates.
 //!
@@ -44,26 +44,38 @@
 //! that can start goes to the node's `Executor`: the scheduler knows no
 //! wasmtime.
 
-pub(crate) mod actor;
-pub(crate) mod actor_table;
-pub(crate) mod adopt;
-pub(crate) mod blocking;
-pub(crate) mod calls_out;
-pub(crate) mod cancel;
+#![warn(unreachable_pub)]
+
+pub mod actor;
+pub mod actor_table;
+pub mod adopt;
+pub mod blocking;
+pub mod calls_out;
+pub mod cancel;
 pub mod core;
-pub(crate) mod dispatch;
+pub mod dispatch;
 mod door;
-pub(crate) mod exec;
-pub(crate) mod functions;
-pub(crate) mod names;
-pub(crate) mod placement;
-pub(crate) mod queue;
-pub(crate) mod remote;
-pub(crate) mod submit;
-pub(crate) mod task;
+pub mod exec;
+pub mod functions;
+pub mod names;
+pub mod placement;
+pub mod queue;
+pub mod remote;
+pub mod submit;
+pub mod task;
 pub mod task_table;
 
 pub use self::core::{Scheduler, StatsSnapshot};
-pub(crate) use self::exec::Executor;
+pub use self::exec::Executor;
 pub use self::functions::{Callee, ComponentUsage};
-pub(crate) use self::task::{Actor, PendingTask, Task};
+pub use self::task::{Actor, PendingTask, Task};
+
+// The layers below, under the names this crate's modules use (as in
+// `wray-host`).
+use wray_config as config;
+use wray_objects as objects;
+use wray_objects::id_map;
+use wray_proto as proto;
+use wray_proto::{bounds, error};
+use wray_resources as resources;
+use wray_resources::{cancel_token, worker_pool};

@@ -7,20 +7,20 @@ use std::sync::Arc;
 
 use wray_control_plane::{ActorId, Declared, FunctionRecord, ObjectId, TaskId, MAX_RETURNS};
 
+use crate::actor::{Home, Restarts};
+use crate::actor_table::MAX_STUBS;
+use crate::core::Scheduler;
 use crate::error::{ErrorKind, TaskError};
+use crate::functions::Callee;
 use crate::objects::holds::{Holds, TooManyHolds};
 use crate::objects::{Object, ObjectStore, StoreFull};
 use crate::proto::{
     actor_handle_object, Arg, LimitOptions, Limits, Request, ResourceOptions, Target, TaskOptions,
     TaskSpec,
 };
-use crate::scheduler::actor::{Home, Restarts};
-use crate::scheduler::actor_table::MAX_STUBS;
-use crate::scheduler::core::Scheduler;
-use crate::scheduler::functions::Callee;
-use crate::scheduler::remote::Placement;
-use crate::scheduler::task::Actor;
-use crate::scheduler::task::Task;
+use crate::remote::Placement;
+use crate::task::Actor;
+use crate::task::Task;
 
 /// The ids of task `id`'s `num_returns` return objects (at least one); a
 /// count past [`MAX_RETURNS`] gets one id, to hold the error saying so,
@@ -90,7 +90,7 @@ enum Against<'a> {
 
 /// One submission from a guest: who submits, the new task's id, its
 /// arguments and options.
-pub(crate) struct Submission {
+pub struct Submission {
     /// The submitting task.
     pub parent: TaskId,
     /// The new task's id.
@@ -142,7 +142,7 @@ impl Submission {
 /// with it): the caller holds too many objects, or the store has no room
 /// for the return objects' metadata.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum NotSubmitted {
+pub enum NotSubmitted {
     /// The caller holds too many objects to hold the returns.
     #[error(transparent)]
     Holds(#[from] TooManyHolds),
@@ -158,7 +158,7 @@ impl Scheduler {
     /// # Errors
     /// A trap when the caller holds too many objects already, or the store
     /// has no room for them.
-    pub(crate) fn expect_returns(
+    pub fn expect_returns(
         &self,
         caller: &mut Holds,
         returns: &[ObjectId],
@@ -264,7 +264,7 @@ impl Scheduler {
 
     /// Submits remote function `function` of `component`. Returns its
     /// return object ids.
-    pub(crate) fn submit_function(
+    pub fn submit_function(
         self: &Arc<Self>,
         component: Callee<'_>,
         caller: &mut Holds,
@@ -340,7 +340,7 @@ impl Scheduler {
     ///
     /// # Errors
     /// [`NotSubmitted`] when `caller` cannot hold the handle object.
-    pub(crate) fn create_actor(
+    pub fn create_actor(
         self: &Arc<Self>,
         component: Callee<'_>,
         caller: &mut Holds,
@@ -454,7 +454,7 @@ impl Scheduler {
     /// Calls `method` on `actor`; returns its return object ids. The call
     /// runs with the actor's resources; its limits come from its options,
     /// then the method's declaration, then the actor's.
-    pub(crate) fn call_actor(
+    pub fn call_actor(
         self: &Arc<Self>,
         caller: &mut Holds,
         actor_id: ActorId,

@@ -8,7 +8,7 @@ use parking_lot::Mutex;
 use wray_control_plane::{ActorId, JobId};
 
 use crate::id_map::IdMap;
-use crate::scheduler::task::Actor;
+use crate::task::Actor;
 
 /// Dead actors remembered (the oldest are forgotten first; a call to a
 /// forgotten one reads as a call to an unknown actor).
@@ -31,7 +31,7 @@ struct Inner {
 
 /// Live and recently dead actors of a node.
 #[derive(Default)]
-pub(crate) struct ActorTable {
+pub struct ActorTable {
     inner: Mutex<Inner>,
 }
 
