@@ -5,7 +5,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 /// Default [`CompileCommand::memory_limit`]: 8 GiB. Compiling a 40 MiB
-/// component of 64 KiB functions (`tests/common/synth.rs`) peaked at
+/// component of 64 KiB functions (`host/tests/common/synth.rs`) peaked at
 /// 212 MiB resident (measured with `getrusage`, 2 cores): a compile's
 /// memory grows with its largest functions and the threads compiling at
 /// once more than with the whole component; the bound is far past that,

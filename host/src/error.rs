@@ -2,6 +2,4 @@
 //! running a driver. A task's own failures are [`TaskError`]s (error
 //! objects), defined in [`proto`](crate::proto).
 
-pub use crate::proto::error::{
-    cut_message, DeployBound, DeployLimit, Error, ErrorKind, Result, TaskError,
-};
+pub use crate::proto::error::{DeployBound, DeployLimit, Error, ErrorKind, Result, TaskError};

@@ -64,7 +64,7 @@ pub(crate) use wray_resources::cancel_token;
 pub(crate) mod cluster;
 pub use wray_config as config;
 pub(crate) mod error;
-pub(crate) mod executor;
+pub(crate) use wray_executor as executor;
 pub(crate) use wray_job::env as job_env;
 pub(crate) use wray_job::log as job_log;
 pub(crate) use wray_job::outbox as job_outbox;

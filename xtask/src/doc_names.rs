@@ -65,6 +65,7 @@ pub const CRATES: &[&str] = &[
     "config",
     "job",
     "scheduler",
+    "executor",
     "abi",
     "guest-sdk",
     "guest-sdk/macros",

@@ -37,6 +37,7 @@ pub const CRATES: &[&str] = &[
     "config",
     "job",
     "scheduler",
+    "executor",
     "http",
     "cli",
     "control-plane",

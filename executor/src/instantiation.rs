@@ -49,7 +49,7 @@ pub const BUCKET_BOUNDS_NS: [u64; 14] = [
 /// lock (relaxed atomics: a snapshot may miss an instantiation being
 /// recorded, never count one twice).
 #[derive(Default)]
-pub(crate) struct Instantiations {
+pub struct Instantiations {
     /// Instantiations per bucket, not cumulative: bucket `i` counts those
     /// over bound `i - 1` and at most bound `i`; the last one those over
     /// every bound.
@@ -64,7 +64,7 @@ pub(crate) struct Instantiations {
 impl Instantiations {
     /// Records an instantiation that took `elapsed` (`ok`), or one that
     /// failed.
-    pub(crate) fn record(&self, elapsed: Duration, ok: bool) {
+    pub fn record(&self, elapsed: Duration, ok: bool) {
         if !ok {
             self.failed.fetch_add(1, Ordering::Relaxed);
             return;
@@ -77,7 +77,7 @@ impl Instantiations {
 
     /// What was recorded so far. Its count is the sum of its buckets, so
     /// the cumulative counts end at the count whatever runs meanwhile.
-    pub(crate) fn snapshot(&self) -> InstantiationHistogram {
+    pub fn snapshot(&self) -> InstantiationHistogram {
         let mut cumulative = Vec::with_capacity(BUCKET_BOUNDS_NS.len());
         let mut count = 0u64;
         for (i, bucket) in self.buckets.iter().enumerate() {
@@ -127,7 +127,7 @@ impl WasmExecutor {
     ///
     /// # Cancel safety
     /// Dropping the future drops the instantiation; nothing is recorded.
-    pub(crate) async fn make_instance(
+    pub async fn make_instance(
         &self,
         component: &LoadedComponent,
         store: &mut TaskStore,

@@ -26,16 +26,16 @@ pub const WARM_SLOTS: u32 = 64;
 /// none of the three (wasmtime 48, `HashedEngineCompileEnv`), which
 /// `engine_digest` checks (tests in `compile/child.rs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub(crate) struct CodeSettings {
+pub struct CodeSettings {
     /// [`NodeConfig::fuel_metering`].
-    pub(crate) fuel_metering: bool,
+    pub fuel_metering: bool,
     /// [`NodeConfig::memory_cow`].
-    pub(crate) memory_cow: bool,
+    pub memory_cow: bool,
 }
 
 impl CodeSettings {
     /// The settings of `config`'s engine.
-    pub(crate) fn of(config: &NodeConfig) -> Self {
+    pub fn of(config: &NodeConfig) -> Self {
         CodeSettings {
             fuel_metering: config.fuel_metering,
             memory_cow: config.memory_cow,
@@ -170,8 +170,8 @@ mod tests {
     use wasmtime::{Instance, Store};
 
     use super::*;
-    use crate::executor::windows::pagemap_entry;
     use crate::objects::arena::PAGE;
+    use crate::windows::pagemap_entry;
 
     /// A core module with 8 MiB of memory, `wray` as its data at offset 0,
     /// and `fill(len)` writing `len` bytes of 7s from offset 0.

@@ -22,15 +22,15 @@ use wasmtime::component::Linker;
 use wasmtime::StoreContextMut;
 use wray_control_plane::ObjectId;
 
+use crate::bindings::types;
 use crate::error::{ErrorKind, TaskError};
-use crate::executor::bindings::types;
-use crate::executor::guest_bytes::GuestBytes;
-use crate::executor::state::TaskState;
-use crate::executor::values::{guest_refs, store_full, store_value};
-use crate::executor::windows::{map_file, Creating};
+use crate::guest_bytes::GuestBytes;
 use crate::objects::arena::PAGE;
 use crate::objects::{Data, Object};
 use crate::scheduler::blocking::{too_many_blocked, Blocker, WaitEnd};
+use crate::state::TaskState;
+use crate::values::{guest_refs, store_full, store_value};
+use crate::windows::{map_file, Creating};
 
 /// A `mapping` call's outcome: a value, or the task error to return.
 type Outcome<T> = wasmtime::Result<(Result<T, types::TaskError>,)>;
@@ -42,7 +42,7 @@ fn error(state: &TaskState, kind: ErrorKind, message: impl ToString) -> types::T
 
 /// The `not-found` error for an object this task may not see or that does
 /// not exist (the same words for both).
-pub(crate) fn not_found(state: &TaskState, id: &ObjectId) -> types::TaskError {
+pub fn not_found(state: &TaskState, id: &ObjectId) -> types::TaskError {
     let msg = format!(
         "object {id} does not exist on node {}",
         state.node.node_id()

@@ -21,11 +21,11 @@ use std::time::{Duration, Instant};
 
 use super::child::{Request, EXIT_ENGINE, EXIT_REFUSED, MAX_MESSAGE};
 use crate::config::CompileCommand;
-use crate::executor::engine::CodeSettings;
+use crate::engine::CodeSettings;
 
 /// Why a compile process gave no artifact.
 #[derive(Debug)]
-pub(crate) enum ChildError {
+pub enum ChildError {
     /// It could not start (the program is missing, a system limit): the
     /// node may compile in-process instead.
     Spawn(std::io::Error),
@@ -45,7 +45,7 @@ pub(crate) enum ChildError {
 ///
 /// # Errors
 /// [`ChildError`] saying why there is no artifact.
-pub(crate) fn compile(
+pub fn compile(
     command: &CompileCommand,
     settings: CodeSettings,
     engine: &str,

@@ -67,6 +67,11 @@ impl GuestBytes {
         self.len
     }
 
+    /// Whether it holds no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
     /// The bytes.
     ///
     /// # Safety

@@ -6,7 +6,7 @@
 //! compile under a time limit.
 //!
 //! Cranelift cannot be interrupted inside a process: a node with a
-//! [`CompileCommand`](crate::CompileCommand) (a `wray` binary) compiles
+//! [`CompileCommand`](crate::config::CompileCommand) (a `wray` binary) compiles
 //! in a child process, killed at the compile's time limit, its slot free
 //! again at once ([`process`]; the child's side is [`child`]). Without one
 //! (a program embedding a node that is not `wray`: tests, benchmarks), the
@@ -15,8 +15,8 @@
 //! keeps its slot until then, so hostile components hold at most the
 //! pool's slots, never more threads.
 
-pub(crate) mod child;
-pub(crate) mod process;
+pub mod child;
+pub mod process;
 
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use wasmparser::{Chunk, ComponentExternalKind, Parser, Payload};
 
 use crate::error::{Error, Result};
-use crate::executor::exports::{ACTORS, DRIVER, FUNCTIONS, METADATA};
+use crate::exports::{ACTORS, DRIVER, FUNCTIONS, METADATA};
 
 /// Import names a wray node provides: WASI and the `wray:runtime`
 /// interfaces (see `component::linker`).
@@ -217,11 +217,11 @@ struct Counters {
 
 /// What a compile tells its pool's counters (from its compile thread).
 #[derive(Clone)]
-pub(crate) struct CompileEvents(Arc<Counters>);
+pub struct CompileEvents(Arc<Counters>);
 
 impl CompileEvents {
     /// A compile process was killed at its time limit.
-    pub(crate) fn killed(&self) {
+    pub fn killed(&self) {
         self.0.killed.fetch_add(1, Ordering::Relaxed);
     }
 
@@ -233,7 +233,7 @@ impl CompileEvents {
 
 /// Why [`CompilePool::run`] gave no result.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum NotCompiled {
+pub enum NotCompiled {
     /// Every slot stayed busy for `waited`.
     Busy {
         /// The pool's slots.
@@ -252,7 +252,7 @@ pub(crate) enum NotCompiled {
 }
 
 /// The node's compile threads (see the module docs).
-pub(crate) struct CompilePool {
+pub struct CompilePool {
     slots: Arc<tokio::sync::Semaphore>,
     size: usize,
     counters: Arc<Counters>,
@@ -310,7 +310,7 @@ pub(crate) fn init_cranelift_threads() {
 
 impl CompilePool {
     /// A pool running `slots` compiles at once.
-    pub(crate) fn new(slots: usize) -> Self {
+    pub fn new(slots: usize) -> Self {
         init_cranelift_threads();
         let size = slots.max(1);
         CompilePool {
@@ -321,7 +321,7 @@ impl CompilePool {
     }
 
     /// The pool's counters now.
-    pub(crate) fn stats(&self) -> CompileStats {
+    pub fn stats(&self) -> CompileStats {
         let c = &self.counters;
         CompileStats {
             slots: self.size,
@@ -337,12 +337,12 @@ impl CompilePool {
     }
 
     /// What a compile of this pool tells its counters.
-    pub(crate) fn events(&self) -> CompileEvents {
+    pub fn events(&self) -> CompileEvents {
         CompileEvents(self.counters.clone())
     }
 
     /// Counts a component refused before compiling.
-    pub(crate) fn refused(&self) {
+    pub fn refused(&self) {
         self.counters.refused.fetch_add(1, Ordering::Relaxed);
     }
 
@@ -357,7 +357,7 @@ impl CompilePool {
     /// # Cancel safety
     /// Dropping the future before the compile starts gives its slot back;
     /// after, the compile runs to its end in its slot, its result dropped.
-    pub(crate) async fn run<T: Send + 'static>(
+    pub async fn run<T: Send + 'static>(
         &self,
         wait: Duration,
         limit: Duration,

@@ -1,6 +1,7 @@
 use super::*;
 
-#[path = "../../../tests/common/synth.rs"]
+#[path = "../../../host/tests/common/synth.rs"]
+#[allow(unreachable_pub)]
 mod synth;
 
 use synth::{component, DRIVER, FUNCTIONS, METADATA};

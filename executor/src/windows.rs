@@ -25,18 +25,18 @@ use std::sync::Arc;
 use wray_control_plane::ObjectId;
 
 use crate::bounds::{MAX_CREATING_PER_INSTANCE, MAX_WINDOWS_PER_INSTANCE};
-use crate::executor::guest_bytes::GuestBytes;
+use crate::guest_bytes::GuestBytes;
 use crate::id_map::IdMap;
 use crate::objects::arena::{round_up, Block, PAGE};
 use crate::objects::data::{Budget, Charge};
 use crate::objects::Object;
 
 mod refusal;
-pub(crate) use refusal::WindowError;
+pub use refusal::WindowError;
 
 /// A window with something of the host's mapped over it.
 #[derive(Debug)]
-pub(crate) struct Window {
+pub struct Window {
     addr: usize,
     len: usize,
     /// Its place in the node's window budget.
@@ -195,6 +195,11 @@ impl Window {
         self.len
     }
 
+    /// Whether it maps no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
     /// Gives the window zero pages back.
     ///
     /// # Errors
@@ -255,7 +260,7 @@ impl Windows {
     /// [`WindowError`], for an `invalid-argument` error: the window is misaligned,
     /// too small or lies below the memory's initial size, or a budget is
     /// spent.
-    pub(crate) fn admit(
+    pub fn admit(
         &self,
         initial: usize,
         budget: &Arc<Budget>,
@@ -409,7 +414,7 @@ impl Windows {
     ///
     /// # Errors
     /// The kernel refused (the instance is tainted now).
-    pub(crate) fn zero(&mut self, window: &Window) -> io::Result<()> {
+    pub fn zero(&mut self, window: &Window) -> io::Result<()> {
         window.zero().inspect_err(|_| self.tainted = true)
     }
 

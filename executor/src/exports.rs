@@ -12,8 +12,8 @@ use std::sync::Arc;
 use wasmtime::component::{Instance, InstancePre, ResourceAny};
 use wasmtime::Store;
 
-use crate::executor::bindings::{actors, driver, functions, lifecycle, metadata, types};
-use crate::executor::state::TaskState;
+use crate::bindings::{actors, driver, functions, lifecycle, metadata, types};
+use crate::state::TaskState;
 
 /// The interface names of the parts, as a component exports them.
 pub const METADATA: &str = "wray:runtime/metadata@0.1.0";
@@ -27,7 +27,7 @@ pub const LIFECYCLE: &str = "wray:runtime/lifecycle@0.1.0";
 pub const DRIVER: &str = "wray:runtime/driver@0.1.0";
 
 /// The parts a component exports, with their functions' indices.
-pub(crate) struct Exports {
+pub struct Exports {
     metadata: Option<metadata::GuestIndices>,
     functions: Option<functions::GuestIndices>,
     actors: Option<actors::GuestIndices>,
@@ -37,7 +37,7 @@ pub(crate) struct Exports {
 
 /// A component whose exports the node cannot use: the deploy is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum ExportsError {
+pub enum ExportsError {
     /// A part it exports without the WIT's types.
     #[error("its export `{part}` does not match wray:runtime 0.1.0: {reason}")]
     Mismatch {
@@ -89,7 +89,7 @@ impl Exports {
     /// `actors` and `driver` (with the names the component does export),
     /// `functions` or `actors` without `metadata`, or a part whose
     /// functions do not have the WIT's types.
-    pub(crate) fn of(pre: &InstancePre<TaskState>) -> Result<Self, ExportsError> {
+    pub fn of(pre: &InstancePre<TaskState>) -> Result<Self, ExportsError> {
         let exports = Exports {
             metadata: part(pre, METADATA, metadata::GuestIndices::new)?,
             functions: part(pre, FUNCTIONS, functions::GuestIndices::new)?,
@@ -116,7 +116,7 @@ impl Exports {
     }
 
     /// Whether it exports a driver `main`.
-    pub(crate) fn has_main(&self) -> bool {
+    pub fn has_main(&self) -> bool {
         self.driver.is_some()
     }
 }
@@ -132,7 +132,7 @@ fn missing(part: &str) -> wasmtime::Error {
 /// functions are looked up (and type-checked) on the instance the first
 /// time it is called and kept: an actor's calls and a reused instance's
 /// tasks pay the lookup once.
-pub(crate) struct Guest {
+pub struct Guest {
     instance: Instance,
     exports: Arc<Exports>,
     functions: Option<functions::Guest>,
@@ -161,7 +161,7 @@ fn cached<'a, I, G>(
 
 impl Guest {
     /// `instance`, exporting `exports`.
-    pub(crate) fn new(instance: Instance, exports: Arc<Exports>) -> Self {
+    pub fn new(instance: Instance, exports: Arc<Exports>) -> Self {
         Guest {
             instance,
             exports,
@@ -173,7 +173,7 @@ impl Guest {
 
     /// `metadata.describe`; an empty table when the component exports no
     /// `metadata` (a driver alone).
-    pub(crate) async fn describe(
+    pub async fn describe(
         &self,
         store: &mut Store<TaskState>,
     ) -> wasmtime::Result<types::ComponentInfo> {
@@ -190,7 +190,7 @@ impl Guest {
     }
 
     /// `functions.invoke`.
-    pub(crate) async fn invoke(
+    pub async fn invoke(
         &mut self,
         store: &mut Store<TaskState>,
         name: &str,
@@ -220,7 +220,7 @@ impl Guest {
     }
 
     /// `lifecycle.init`; succeeds at once without `lifecycle`.
-    pub(crate) async fn init(
+    pub async fn init(
         &mut self,
         store: &mut Store<TaskState>,
     ) -> wasmtime::Result<Result<(), String>> {
@@ -242,7 +242,7 @@ impl Guest {
     }
 
     /// `driver.main`.
-    pub(crate) async fn main(
+    pub async fn main(
         &self,
         store: &mut Store<TaskState>,
         args: &[String],
@@ -266,7 +266,7 @@ impl Guest {
     }
 
     /// `actors.actor-instance.create`.
-    pub(crate) async fn create_actor(
+    pub async fn create_actor(
         &mut self,
         store: &mut Store<TaskState>,
         class: &str,
@@ -277,7 +277,7 @@ impl Guest {
     }
 
     /// `actors.actor-instance.call` on `actor`.
-    pub(crate) async fn call_actor(
+    pub async fn call_actor(
         &mut self,
         store: &mut Store<TaskState>,
         actor: ResourceAny,

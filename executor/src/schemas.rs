@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use jsonschema::{PatternOptions, Validator};
 use wray_control_plane::{ComponentRecord, FunctionKind, FunctionRecord};
 
-use crate::executor::bindings::types;
+use crate::bindings::types;
 
 /// Which export a list of validators belongs to: its kind, class and name.
 type Key = (FunctionKind, Option<String>, String);
@@ -29,7 +29,7 @@ type ParamChecks = Vec<(String, Option<Validator>, Option<serde_json::Value>)>;
 /// A parameter schema `describe` gave that cannot be used: the deploy is
 /// refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum SchemaError {
+pub enum SchemaError {
     /// The schema is not JSON.
     #[error("the schema of `{export}`'s parameter `{param}` is not JSON: {reason}")]
     NotJson {
@@ -55,7 +55,7 @@ pub(crate) enum SchemaError {
 /// A task's `json` argument its parameter's schema refuses: the task fails
 /// `invalid-argument`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum ArgError {
+pub enum ArgError {
     /// An integer past its format's range.
     #[error("argument {index} (`{param}`) of `{export}`: {source}")]
     OutOfRange {
@@ -101,7 +101,7 @@ pub(crate) enum ArgError {
 
 /// The compiled parameter schemas of one component.
 #[derive(Default)]
-pub(crate) struct ArgSchemas {
+pub struct ArgSchemas {
     exports: HashMap<Key, ParamChecks>,
 }
 
@@ -130,7 +130,7 @@ impl ArgSchemas {
     /// # Errors
     /// [`SchemaError`], naming the export and parameter whose schema is
     /// not JSON or not a schema the validator can compile.
-    pub(crate) fn compile(record: &ComponentRecord) -> Result<Self, SchemaError> {
+    pub fn compile(record: &ComponentRecord) -> Result<Self, SchemaError> {
         let mut exports = HashMap::new();
         for f in &record.functions {
             let mut checks = Vec::with_capacity(f.params.len());
@@ -170,7 +170,7 @@ impl ArgSchemas {
     /// is not valid JSON or does not match its schema, with the schema's
     /// complaint and where in the value it is (the value itself is not
     /// repeated).
-    pub(crate) fn check(
+    pub fn check(
         &self,
         kind: FunctionKind,
         class: Option<&str>,

@@ -19,12 +19,12 @@ use std::time::Instant;
 use wasmtime::Store;
 
 use crate::cancel_token::CancelToken;
-use crate::executor::classify::Stopped;
-use crate::executor::state::TaskState;
+use crate::classify::Stopped;
+use crate::state::TaskState;
 
 /// What stops one guest call: its deadline, its cancel token, the node's
 /// shutdown.
-pub(crate) struct StopWhen {
+pub struct StopWhen {
     deadline: Option<Instant>,
     cancel: CancelToken,
     shutdown: CancelToken,

@@ -48,7 +48,7 @@ pub(crate) fn names_integer_format(schema: &str) -> bool {
 /// An integer outside the range of the `format` its schema gives it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{shown}{} is out of range for {format} ({least} to {greatest})", place(.at))]
-pub(crate) struct OutOfRange {
+pub struct OutOfRange {
     /// The integer's first 40 characters, `...` after them when it has more.
     shown: String,
     /// Where in the value it is (a JSON pointer; empty at the top).
@@ -62,7 +62,7 @@ pub(crate) struct OutOfRange {
 }
 
 /// ` at {at}`, or nothing at the top of the value.
-pub(crate) fn place(at: &str) -> String {
+pub fn place(at: &str) -> String {
     if at.is_empty() {
         String::new()
     } else {
@@ -76,7 +76,7 @@ pub(crate) fn place(at: &str) -> String {
 /// # Errors
 /// [`OutOfRange`], naming the integer (its first 40 characters), the
 /// format and its range, and where in the value it is (a JSON pointer).
-pub(crate) fn check(schema: &Value, value: &[u8]) -> Result<(), OutOfRange> {
+pub fn check(schema: &Value, value: &[u8]) -> Result<(), OutOfRange> {
     let Ok(raw) = serde_json::from_slice::<&RawValue>(value) else {
         // Not JSON: the validator says so.
         return Ok(());

@@ -3,10 +3,10 @@
 
 use wasmtime::Trap;
 
+use crate::bindings::types;
 use crate::bounds::MAX_ERROR_MESSAGE;
 use crate::error::{cut_message, ErrorKind, TaskError};
-use crate::executor::bindings::types;
-use crate::executor::state::{NodeRefusal, TaskState};
+use crate::state::{NodeRefusal, TaskState};
 
 /// Why the host stopped a guest call from outside: the error a stopped call
 /// ends with (from the epoch callback while wasm runs, or from dropping the
@@ -28,11 +28,7 @@ pub enum Stopped {
 /// limit below what the component needs to start is `out-of-memory`
 /// (naming both sizes), a stop is what [`trap_to_task_error`] says, and
 /// anything else `system` (`hint` appended: why the node may refuse).
-pub(crate) fn instantiate_error(
-    error: &wasmtime::Error,
-    state: &TaskState,
-    hint: &str,
-) -> TaskError {
+pub fn instantiate_error(error: &wasmtime::Error, state: &TaskState, hint: &str) -> TaskError {
     let current = &state.current;
     if let Some(desired) = state.limiter.refused {
         return TaskError::new(
@@ -70,7 +66,7 @@ pub(crate) fn instantiate_error(
 /// deadline or spent fuel `timeout` (each naming the limit and what was
 /// used), an abort after the SDK's panic hook `panic`, anything else
 /// `trap`.
-pub(crate) fn trap_to_task_error(error: &wasmtime::Error, state: &TaskState) -> TaskError {
+pub fn trap_to_task_error(error: &wasmtime::Error, state: &TaskState) -> TaskError {
     let current = &state.current;
     let make =
         |kind, message: String| TaskError::new(kind, current.label.clone(), current.id, message);

@@ -27,18 +27,20 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use wray_control_plane::JobId;
 
-use crate::executor::exports::Guest;
-use crate::executor::store::TaskStore;
+use crate::exports::Guest;
+use crate::store::TaskStore;
 
 /// An idle instance.
-pub(crate) struct Idle {
+pub struct Idle {
+    /// Its store (the job's WASI, limits and holds).
     pub store: TaskStore,
+    /// Its exports, looked up once.
     pub guest: Guest,
 }
 
 /// Whose idle instances a task may take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum Scope {
+pub enum Scope {
     /// Only tasks of this job.
     Job(JobId),
     /// Tasks of any job submitted with `shared_reuse`.
@@ -51,7 +53,7 @@ pub(crate) type ReuseKey = (Scope, Arc<str>);
 
 /// Idle reusable instances by job and component.
 #[derive(Default)]
-pub(crate) struct InstanceCache {
+pub struct InstanceCache {
     idle: Mutex<Idles>,
 }
 

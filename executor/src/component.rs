@@ -10,21 +10,21 @@ use wasmtime::component::{Component, InstancePre, Linker};
 use wasmtime::Engine;
 use wray_control_plane::{ComponentRecord, Declared, FunctionKind, FunctionRecord, Param, TaskId};
 
+use crate::bindings::types;
+use crate::bindings::wray::runtime::{objects, runtime, tasks};
 use crate::bounds::{MAX_FUNCTIONS, MAX_NAME, MAX_PARAMS, MAX_RETURNS, MAX_SCHEMA};
+use crate::classify::trap_to_task_error;
+use crate::compile::process::{self, ChildError};
+use crate::compile::{CompileEvents, NotCompiled};
 use crate::config::CompileCommand;
+use crate::engine::{engine_digest, CodeSettings};
 use crate::error::{DeployBound, DeployLimit, Error, Result};
-use crate::executor::bindings::types;
-use crate::executor::bindings::wray::runtime::{objects, runtime, tasks};
-use crate::executor::classify::trap_to_task_error;
-use crate::executor::compile::process::{self, ChildError};
-use crate::executor::compile::{CompileEvents, NotCompiled};
-use crate::executor::engine::{engine_digest, CodeSettings};
-use crate::executor::exports::{Exports, Guest};
-use crate::executor::guard::StopWhen;
-use crate::executor::schemas::ArgSchemas;
-use crate::executor::services::DescribeOnly;
-use crate::executor::state::{CurrentTask, TaskState};
-use crate::executor::WasmExecutor;
+use crate::exports::{Exports, Guest};
+use crate::guard::StopWhen;
+use crate::schemas::ArgSchemas;
+use crate::services::DescribeOnly;
+use crate::state::{CurrentTask, TaskState};
+use crate::WasmExecutor;
 
 /// How long a component's `describe` may run when it is deployed.
 pub const DESCRIBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
@@ -94,12 +94,13 @@ pub struct LoadedComponent {
     pub hash: Arc<str>,
     /// Bytes of its compiled code (the image wasmtime maps).
     pub compiled: u64,
-    pub(crate) pre: InstancePre<TaskState>,
+    /// Linked once, instantiated for every task and actor.
+    pub pre: InstancePre<TaskState>,
     /// The parts of the world it exports.
-    pub(crate) exports: Arc<Exports>,
+    pub exports: Arc<Exports>,
     /// Its parameters' schemas, compiled: what JSON arguments are checked
     /// against before a task runs.
-    pub(crate) schemas: Arc<ArgSchemas>,
+    pub schemas: Arc<ArgSchemas>,
 }
 
 /// The linker every component is instantiated with: WASI preview 2 (the
@@ -108,7 +109,7 @@ pub struct LoadedComponent {
 ///
 /// # Errors
 /// [`Error::Engine`] if the imports cannot be added.
-pub(crate) fn linker(engine: &Engine) -> Result<Linker<TaskState>> {
+pub fn linker(engine: &Engine) -> Result<Linker<TaskState>> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)
         .map_err(|e| Error::Engine(format!("linking WASI: {e:#}")))?;
@@ -119,7 +120,7 @@ pub(crate) fn linker(engine: &Engine) -> Result<Linker<TaskState>> {
     runtime::add_to_linker::<TaskState, Me>(&mut linker, |s| s).map_err(link)?;
     // `mapping` takes its windows as `WasmList<u8>` (no copy), so it is
     // defined by hand rather than from the generated trait.
-    crate::executor::mapping::add_to_linker(&mut linker).map_err(link)?;
+    crate::mapping::add_to_linker(&mut linker).map_err(link)?;
     Ok(linker)
 }
 
@@ -350,7 +351,7 @@ fn write_cache(component: &Component, path: &Path) -> std::io::Result<()> {
 /// deploy) or checked against them by the function table (its `blob`):
 /// SHA-256 of an 18 MB Python component takes tens of milliseconds, and a
 /// deploy used to compute it three times.
-pub(crate) async fn load(
+pub async fn load(
     rt: &Arc<WasmExecutor>,
     name: &str,
     bytes: Arc<[u8]>,

@@ -20,7 +20,7 @@ use crate::scheduler::Callee;
 /// Why a submission from an instance was refused; the host import traps
 /// with it (the task fails with this message).
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum Refused {
+pub enum Refused {
     /// The caller holds too many objects to hold the returns, or the
     /// store has no room for them.
     #[error(transparent)]
@@ -35,16 +35,16 @@ pub(crate) enum Refused {
 
 /// What `get-actor` finds: the actor, or the kind and message of the
 /// guest's error.
-pub(crate) type ActorFound = Result<ActorId, (ErrorKind, String)>;
+pub type ActorFound = Result<ActorId, (ErrorKind, String)>;
 
 /// A boxed future borrowing from its caller (futures' own).
-pub(crate) use futures_util::future::BoxFuture;
+pub use futures_util::future::BoxFuture;
 
 /// What an instance may ask of its node (see the module docs). Every
 /// method is scoped by its arguments: the caller's holds, its submission,
 /// and whether it may reach the actor; visibility checks happen in the
 /// host imports before these are called.
-pub(crate) trait Services: Send + Sync {
+pub trait Services: Send + Sync {
     /// The node's object store.
     fn objects(&self) -> &ObjectStore;
     /// The node's id.
@@ -133,14 +133,14 @@ pub(crate) trait Services: Send + Sync {
 /// belongs to no job, so it may not submit, create or call actors
 /// ([`Refused::Describing`]), cancel or kill; its puts and gets reach a
 /// store of its own, dropped with it, so nothing it does reaches the node.
-pub(crate) struct DescribeOnly {
+pub struct DescribeOnly {
     node: Arc<dyn Services>,
     objects: ObjectStore,
 }
 
 impl DescribeOnly {
     /// Refusing services over `node`'s id, configuration and shutdown.
-    pub(crate) fn new(node: Arc<dyn Services>) -> Self {
+    pub fn new(node: Arc<dyn Services>) -> Self {
         Self {
             node,
             objects: ObjectStore::new(),

@@ -11,17 +11,17 @@ use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use wray_control_plane::{JobId, ObjectId, TaskId};
 
 use super::WasmExecutor;
+use crate::bindings::types;
 use crate::bounds::{MAX_PUTS, MAX_SEEN_ERRORS};
 use crate::cancel_token::CancelToken;
 use crate::error::TaskError;
-use crate::executor::bindings::types;
-use crate::executor::output::OutputWriter;
-use crate::executor::services::Services;
-use crate::executor::windows::Windows;
 use crate::objects::{Budget, Charge, Holds, TooManyHolds};
+use crate::output::OutputWriter;
 use crate::proto::limits::Limits;
 use crate::resources::Allocation;
 use crate::scheduler::task_table::TaskEntry;
+use crate::services::Services;
+use crate::windows::Windows;
 use crate::worker_pool::WaitingThread;
 
 /// The task a store is running now (an actor's store runs many in turn).
@@ -167,7 +167,7 @@ pub struct MemoryLimiter {
     /// The largest initial size (bytes) of the instance's memories.
     pub initial: usize,
     /// What the instance holds of the node's budget of guest memory.
-    pub(crate) node: Charge,
+    pub node: Charge,
     /// Set when the node's budget refused a growth.
     pub node_refused: Option<NodeRefusal>,
     /// The growth approved last, given back if wasmtime then fails it.
@@ -176,7 +176,7 @@ pub struct MemoryLimiter {
 
 impl MemoryLimiter {
     /// A limiter of `limit` bytes per memory, charging `budget`.
-    pub(crate) fn new(limit: u64, budget: &Arc<Budget>) -> Self {
+    pub fn new(limit: u64, budget: &Arc<Budget>) -> Self {
         MemoryLimiter {
             limit,
             refused: None,
@@ -241,22 +241,24 @@ impl ResourceLimiter for MemoryLimiter {
 /// The `T` of every `Store<T>` the node creates.
 pub struct TaskState {
     /// What it may ask of the node.
-    pub(crate) node: Arc<dyn Services>,
+    pub node: Arc<dyn Services>,
     /// The node's budget of windows.
     pub(crate) window_budget: Arc<Budget>,
     /// Content hash of the component it runs (what it submits within).
-    pub(crate) component: Arc<str>,
+    pub component: Arc<str>,
     /// The job the instance belongs to: it reaches this job's objects,
     /// tasks and actors, and whatever else it was handed.
-    pub(crate) job: JobId,
-    pub(crate) current: CurrentTask,
-    pub(crate) limiter: MemoryLimiter,
+    pub job: JobId,
+    /// The task it runs now (its id, label, children and puts so far).
+    pub current: CurrentTask,
+    /// Its memory limit, and what its instances use.
+    pub limiter: MemoryLimiter,
     /// Set by the guest's panic hook (`runtime.panicked`).
     pub(crate) panic_message: Option<String>,
     /// Objects this instance holds; released when it ends.
-    pub(crate) holds: Holds,
+    pub holds: Holds,
     /// Windows of its memory with objects mapped over them.
-    pub(crate) windows: Windows,
+    pub windows: Windows,
     /// The last [`MAX_SEEN_ERRORS`] errors `get` returned to the running
     /// task: the ones its own error may name as its cause.
     seen_errors: VecDeque<TaskError>,
@@ -272,7 +274,7 @@ impl TaskState {
     /// node, with `args` as the guest's command line (only `main` gets
     /// any): the job's log as stdout and stderr, and the job's
     /// directories and variables, if it has them.
-    pub(crate) fn new(
+    pub fn new(
         node: Arc<dyn Services>,
         exec: &WasmExecutor,
         component: Arc<str>,
@@ -282,7 +284,7 @@ impl TaskState {
     ) -> Self {
         let mut wasi = WasiCtxBuilder::new();
         wasi.allow_blocking_current_thread(true).args(args);
-        let output = crate::executor::output::attach(
+        let output = crate::output::attach(
             &exec.job_logs,
             &exec.job_envs,
             &mut wasi,
@@ -329,7 +331,7 @@ impl TaskState {
     /// Makes `current` the task this (long-lived) store runs now: its
     /// memory limit applies and what the last task left of panics, limits
     /// and timeouts is forgotten. Arm its limits afterwards.
-    pub(crate) fn begin(&mut self, current: CurrentTask) {
+    pub fn begin(&mut self, current: CurrentTask) {
         if let Some(output) = &self.output {
             output.begin(current.id, &current.label);
         }
@@ -368,7 +370,7 @@ impl TaskState {
     /// Whether this instance may name object `id`: it belongs to the
     /// instance's job, or the instance holds it (it was handed the id).
     /// Everything else reads as "does not exist".
-    pub(crate) fn visible(&self, id: &ObjectId) -> bool {
+    pub fn visible(&self, id: &ObjectId) -> bool {
         id.job() == self.job || self.holds.contains(id)
     }
 
@@ -383,7 +385,7 @@ impl TaskState {
     ///
     /// # Errors
     /// [`TooManyHolds`] past [`MAX_HOLDS_PER_INSTANCE`](crate::bounds::MAX_HOLDS_PER_INSTANCE).
-    pub(crate) fn hold(&mut self, id: ObjectId) -> Result<(), TooManyHolds> {
+    pub fn hold(&mut self, id: ObjectId) -> Result<(), TooManyHolds> {
         self.holds.hold(self.node.objects(), id)
     }
 
@@ -439,7 +441,7 @@ impl TaskState {
     /// call runs on its actor's). Runs when the store is dropped, so that a
     /// task that ends early (a failed instantiation, a host bug) loses
     /// nothing; a task that ends normally has taken its allocation already.
-    pub(crate) fn give_back(&mut self) {
+    pub fn give_back(&mut self) {
         self.holds.release_all(self.node.objects());
         if self.current.holds_cpu {
             let allocation = std::mem::take(&mut self.current.allocation);
@@ -477,7 +479,7 @@ mod tests {
             TaskId::driver(JobId(3)),
             "t",
             false,
-            crate::NodeConfig::default().limits(),
+            crate::config::NodeConfig::default().limits(),
             Allocation::default(),
             CancelToken::new(),
         );

@@ -1,4 +1,4 @@
-//! The executor layer: everything that knows wasmtime. It runs the tasks
+//! wray-executor: the executor layer, everything that knows wasmtime. It runs the tasks
 //! the scheduler starts (through `Executor`),
 //! and its store data reaches the rest of the node only through
 //! `Services`.
@@ -28,29 +28,44 @@
 //! - `output`: where guests' stdout and stderr go (the node's stdio, or
 //!   their job's log).
 
-pub(crate) mod actor;
+#![warn(unreachable_pub)]
+
+pub mod actor;
 pub mod bindings;
-pub(crate) mod classify;
+pub mod classify;
 pub mod compile;
 pub mod component;
-pub(crate) mod convert;
+pub mod convert;
 pub mod engine;
-pub(crate) mod exports;
-pub(crate) mod guard;
+pub mod exports;
+pub mod guard;
 pub mod guest_bytes;
 pub(crate) mod host_api;
 pub mod instantiation;
-pub(crate) mod integers;
+pub mod integers;
 pub mod mapping;
-pub(crate) mod output;
-pub(crate) mod reuse;
-pub(crate) mod run;
-pub(crate) mod schemas;
-pub(crate) mod services;
+pub mod output;
+pub mod reuse;
+pub mod run;
+pub mod schemas;
+pub mod services;
 pub mod state;
 pub mod store;
-pub(crate) mod values;
+pub mod values;
 pub mod windows;
+
+// The layers below, under the names this crate's modules use (as in
+// `wray-host`).
+use wray_config as config;
+use wray_config::task_output;
+use wray_job::{env as job_env, log as job_log, outbox as job_outbox};
+use wray_objects as objects;
+use wray_objects::id_map;
+use wray_proto as proto;
+use wray_proto::{bounds, error};
+use wray_resources as resources;
+use wray_resources::{cancel_token, worker_pool};
+use wray_scheduler as scheduler;
 
 use std::sync::Arc;
 
@@ -78,48 +93,48 @@ pub struct WasmExecutor {
     /// The wasmtime engine.
     pub engine: Engine,
     /// The host's imports, linked once.
-    pub(crate) linker: Linker<TaskState>,
+    pub linker: Linker<TaskState>,
     /// Idle instances of reusable functions.
-    pub(crate) reusable: InstanceCache,
+    pub reusable: InstanceCache,
     /// Live actors' instances, by actor id (absent while a call runs on
     /// one).
-    pub(crate) instances: Mutex<IdMap<ActorId, Instance>>,
+    pub instances: Mutex<IdMap<ActorId, Instance>>,
     /// Windows mapped over guests' memories, node-wide (each a kernel
     /// mapping: a share of `vm.max_map_count`).
-    pub(crate) windows: Arc<Budget>,
+    pub windows: Arc<Budget>,
     /// Bytes of linear memory of every instance of the node together
     /// (`NodeConfig::guest_memory_budget`): each store's limiter charges
     /// it, and gives it back when the store goes.
-    pub(crate) guest_memory: Arc<Budget>,
+    pub guest_memory: Arc<Budget>,
     /// The scheduler whose tasks it runs (results, resources, actors).
-    pub(crate) sched: Arc<Scheduler>,
+    pub sched: Arc<Scheduler>,
     /// What its instances may ask of the node.
-    pub(crate) services: Arc<dyn Services>,
+    pub services: Arc<dyn Services>,
     /// Where guest calls run: workers drive each task's future on their
     /// own thread; this runtime's one thread drives the timers and WASI's
     /// I/O.
-    pub(crate) io: tokio::runtime::Handle,
+    pub io: tokio::runtime::Handle,
     /// The worker threads.
-    pub(crate) workers: WorkerPool,
+    pub workers: WorkerPool,
     /// The jobs whose guests write to a log of their own (shared with
     /// the cluster, which writes their guests' output on other nodes).
-    pub(crate) job_logs: Arc<crate::job_log::JobLogs>,
+    pub job_logs: Arc<crate::job_log::JobLogs>,
     /// The jobs whose guests get directories, variables or an outbox of
     /// their own (shared with the cluster, which adds the jobs whose tasks
     /// other nodes send here).
-    pub(crate) job_envs: Arc<crate::job_env::JobEnvs>,
+    pub job_envs: Arc<crate::job_env::JobEnvs>,
     /// How long its instantiations took.
-    pub(crate) instantiations: Instantiations,
+    pub instantiations: Instantiations,
     /// Where components are compiled: a few threads, each compile under
     /// the node's compile time limit.
-    pub(crate) compiles: compile::CompilePool,
+    pub compiles: compile::CompilePool,
 }
 
 impl WasmExecutor {
     /// Runs `f` on a worker thread, handed that thread's [`Worker`];
     /// `light` when it holds less than one whole CPU (see
     /// [`WorkerPool::spawn_light`]).
-    pub(crate) fn spawn_blocking(&self, light: bool, f: impl FnOnce(&Worker) + Send + 'static) {
+    pub fn spawn_blocking(&self, light: bool, f: impl FnOnce(&Worker) + Send + 'static) {
         if light {
             self.workers.spawn_light(f);
         } else {
@@ -133,13 +148,13 @@ impl WasmExecutor {
     /// # Panics
     /// When called from inside an async context (never the case: workers
     /// and drivers are plain threads).
-    pub(crate) fn block_on<F: std::future::Future>(&self, future: F) -> F::Output {
+    pub fn block_on<F: std::future::Future>(&self, future: F) -> F::Output {
         self.io.block_on(future)
     }
 
     /// The loaded component with content hash `hash`, if loaded here (the
     /// scheduler's `Functions` keeps it: one table of what is loaded).
-    pub(crate) fn component(&self, hash: &str) -> Option<Arc<LoadedComponent>> {
+    pub fn component(&self, hash: &str) -> Option<Arc<LoadedComponent>> {
         let version = self.sched.version(hash)?;
         version.loaded.clone().downcast::<LoadedComponent>().ok()
     }
@@ -175,7 +190,7 @@ impl Drop for OnRuntime {
 /// implements it: each method hands the work to a worker thread (a
 /// function task submitted with `TaskOptions::on_caller_runtime`: to its
 /// tokio runtime, as a task) that owns a strong reference while it runs.
-pub(crate) struct Handle(pub Arc<WasmExecutor>);
+pub struct Handle(pub Arc<WasmExecutor>);
 
 impl Executor for Handle {
     fn run_function(

@@ -26,7 +26,7 @@ use crate::worker_pool::{WaitingThread, Worker};
 
 /// A live actor instance: its store, its bindings, and the handle of its
 /// `actor-instance` resource.
-pub(crate) struct Instance {
+pub struct Instance {
     store: TaskStore,
     guest: Guest,
     handle: ResourceAny,
@@ -49,7 +49,7 @@ impl WasmExecutor {
     /// thread, with no hand-over). A panic in the host while a task runs
     /// fails the task and kills the actor.
     /// Its guests' waits block `worker`'s thread.
-    pub(crate) fn run_actor(
+    pub fn run_actor(
         self: &Arc<Self>,
         worker: &Worker,
         actor: &Arc<Actor>,

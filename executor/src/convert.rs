@@ -2,8 +2,8 @@
 
 use wray_control_plane::{ObjectId, TaskId};
 
+use crate::bindings::types;
 use crate::error::{ErrorKind, TaskError};
-use crate::executor::bindings::types;
 use crate::objects::Codec;
 use crate::proto;
 
@@ -96,7 +96,7 @@ impl From<ErrorKind> for types::ErrorKind {
 
 impl From<types::TaskError> for TaskError {
     /// A guest's claim, without its `causes`: those are checked against the
-    /// errors the task saw ([`crate::executor::classify::guest_error`]).
+    /// errors the task saw ([`crate::classify::guest_error`]).
     fn from(e: types::TaskError) -> Self {
         TaskError::new(e.kind.into(), e.function, e.task.into(), e.message)
     }

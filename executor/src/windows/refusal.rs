@@ -5,7 +5,7 @@ use crate::bounds::{MAX_CREATING_PER_INSTANCE, MAX_WINDOWS_PER_INSTANCE};
 
 /// A window a guest asked for that the host does not map.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum WindowError {
+pub enum WindowError {
     /// The window lies below the end of the module's data (offset
     /// `initial` of linear memory).
     #[error(

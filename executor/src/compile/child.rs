@@ -16,7 +16,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::executor::engine::{engine_digest, CodeSettings};
+use crate::engine::{engine_digest, CodeSettings};
 
 /// The component does not compile: its fault.
 pub(crate) const EXIT_REFUSED: u8 = 1;
@@ -36,26 +36,28 @@ const MAX_COMPONENT: u64 = 4 << 30;
 
 /// What the node asks of a compile process (the first line of its stdin).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Request {
+pub struct Request {
     /// The settings of the node's engine.
-    pub(crate) settings: CodeSettings,
+    pub settings: CodeSettings,
     /// The node's [`engine_digest`]: this process refuses to compile with
     /// an engine of another.
-    pub(crate) engine: String,
+    pub engine: String,
     /// Bytes of the component, which follow the line.
-    pub(crate) size: u64,
+    pub size: u64,
     /// Where the artifact goes: the bytes of the path (Unix paths need not
     /// be UTF-8) of a file the node made, in a directory only its user
     /// may write.
-    pub(crate) out: Vec<u8>,
+    pub out: Vec<u8>,
 }
 
 /// Why the process stops without an artifact: an exit status and a line
 /// for stderr.
 #[derive(Debug)]
-pub(crate) struct Failure {
-    pub(crate) code: u8,
-    pub(crate) message: String,
+pub struct Failure {
+    /// The process's exit status.
+    pub code: u8,
+    /// The line it writes to stderr.
+    pub message: String,
 }
 
 fn failed(message: String) -> Failure {
@@ -67,7 +69,7 @@ fn failed(message: String) -> Failure {
 
 /// The compile process: serves one request from stdin (see the module
 /// docs) and returns the process's exit status. `wray __compile` is this;
-/// a node runs it through [`CompileCommand`](crate::CompileCommand).
+/// a node runs it through [`CompileCommand`](crate::config::CompileCommand).
 /// Prints at most one line, on stderr.
 pub fn main() -> u8 {
     match serve(&mut std::io::stdin().lock()) {
@@ -86,7 +88,7 @@ pub fn main() -> u8 {
 /// # Errors
 /// [`Failure`] with the exit status and message described in the module
 /// docs.
-pub(crate) fn serve(input: &mut impl BufRead) -> Result<(), Failure> {
+pub fn serve(input: &mut impl BufRead) -> Result<(), Failure> {
     let mut line = Vec::new();
     Read::take(&mut *input, MAX_REQUEST_LINE)
         .read_until(b'\n', &mut line)
@@ -160,7 +162,7 @@ fn out_path(bytes: &[u8]) -> PathBuf {
 mod tests {
     use super::*;
     use crate::config::NodeConfig;
-    use crate::executor::engine::build_engine;
+    use crate::engine::build_engine;
 
     #[test]
     fn the_compile_engine_is_the_nodes_whatever_its_allocator() {

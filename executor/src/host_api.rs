@@ -12,25 +12,25 @@ use std::time::{Duration, Instant};
 
 use wray_control_plane::{ObjectId, TaskId};
 
+use crate::bindings::types;
+use crate::bindings::wray::runtime::{objects, runtime, tasks};
 use crate::bounds::{truncate, MAX_ACTOR_NAME, MAX_LOG_LINE};
 use crate::error::{ErrorKind, TaskError};
-use crate::executor::bindings::types;
-use crate::executor::bindings::wray::runtime::{objects, runtime, tasks};
-use crate::executor::mapping::{not_found, waits_on_itself};
-use crate::executor::state::TaskState;
-use crate::executor::values::{from_payload, store_full, to_payload};
+use crate::mapping::{not_found, waits_on_itself};
 use crate::objects::Object;
 use crate::proto::actor_handle_object;
 use crate::scheduler::blocking::{too_many_blocked, Blocker, WaitEnd};
 use crate::scheduler::submit::Submission;
 use crate::scheduler::Callee;
+use crate::state::TaskState;
+use crate::values::{from_payload, store_full, to_payload};
 
 impl types::Host for TaskState {}
 
 impl TaskState {
     /// Waits until `need` of `ids` are sealed or `timeout_ms` passes,
     /// giving the task's CPUs back meanwhile (see
-    /// [`Services::wait_sealed`](crate::executor::services::Services)).
+    /// [`Services::wait_sealed`](crate::services::Services)).
     async fn block(&mut self, ids: &[ObjectId], need: usize, timeout_ms: Option<u64>) -> WaitEnd {
         let until = timeout_ms.and_then(|ms| Instant::now().checked_add(Duration::from_millis(ms)));
         let node = self.node.clone();

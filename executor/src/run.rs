@@ -283,7 +283,7 @@ impl WasmExecutor {
     /// tasks would hold their CPUs and slow the bomb's collapse. A failed
     /// instantiation ends the task (its store, and with it `current`'s
     /// allocation, is dropped: see [`TaskState`]).
-    pub(crate) async fn instantiate(
+    pub async fn instantiate(
         self: &Arc<Self>,
         component: &Arc<LoadedComponent>,
         job: JobId,
@@ -307,7 +307,7 @@ impl WasmExecutor {
 
     /// A store for `current` in `job`, with its memory limit, time limit,
     /// fuel and cancel token armed.
-    pub(crate) fn new_store(
+    pub fn new_store(
         self: &Arc<Self>,
         component: &LoadedComponent,
         job: JobId,
