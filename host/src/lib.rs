@@ -59,16 +59,14 @@
 //! end shows in its help, and [`working_dir`], because the client packs a
 //! job's working directory as the node unpacks it.
 
+pub(crate) use wray_cluster as cluster;
+pub use wray_config as config;
 pub use wray_proto::bounds;
 pub(crate) use wray_resources::cancel_token;
-pub(crate) mod cluster;
-pub use wray_config as config;
 pub(crate) mod error;
 pub(crate) use wray_executor as executor;
 pub(crate) use wray_job::env as job_env;
 pub(crate) use wray_job::log as job_log;
-pub(crate) use wray_job::outbox as job_outbox;
-pub(crate) use wray_objects::id_map;
 pub(crate) mod jobs;
 pub(crate) mod node;
 pub(crate) use wray_objects as objects;

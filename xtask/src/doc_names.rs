@@ -66,6 +66,7 @@ pub const CRATES: &[&str] = &[
     "job",
     "scheduler",
     "executor",
+    "cluster",
     "abi",
     "guest-sdk",
     "guest-sdk/macros",

@@ -38,6 +38,7 @@ pub const CRATES: &[&str] = &[
     "job",
     "scheduler",
     "executor",
+    "cluster",
     "http",
     "cli",
     "control-plane",

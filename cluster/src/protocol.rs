@@ -35,26 +35,26 @@ use crate::working_dir::PackageId;
 /// Error codes of a refused call (`RemoteError::code`).
 pub(crate) mod code {
     /// The body is not the message the method takes, or breaks a bound.
-    pub const BAD_REQUEST: u16 = 400;
+    pub(crate) const BAD_REQUEST: u16 = 400;
     /// The component or object named is not on this node.
-    pub const NOT_FOUND: u16 = 404;
+    pub(crate) const NOT_FOUND: u16 = 404;
     /// This node cannot take the task (resources, store room, shutdown).
-    pub const UNAVAILABLE: u16 = 503;
+    pub(crate) const UNAVAILABLE: u16 = 503;
     /// The call was done, but its answer could not be made or sent (more
     /// bytes than a body may carry; a `RunTask`'s results name too many
     /// objects, say): the message says why. For a `RunTask`, not a
     /// refusal: the task ran and is not run again.
-    pub const ANSWER_FAILED: u16 = 502;
+    pub(crate) const ANSWER_FAILED: u16 = 502;
     /// `RunTask`: the task waited here for resources and another node has
     /// room first: it is handed back to its owner, never having run here;
     /// the message is the id of the node with room (spillback), or empty
     /// when the node is draining and takes no new work (the owner places
     /// it again by what it knows).
-    pub const MOVED: u16 = 307;
+    pub(crate) const MOVED: u16 = 307;
     /// `RunTask`: the node is draining, and its `--grace` ended while the
     /// task ran: the task was stopped there (it may have run in part) and
     /// is run again elsewhere, as after the node's death.
-    pub const CUT: u16 = 410;
+    pub(crate) const CUT: u16 = 410;
     // 501: no method has the call's id (a newer node's method), answered
     // by `wray_peer::UnknownMethods` with `wray_peer::UNKNOWN_METHOD`.
 }
@@ -144,7 +144,7 @@ impl From<&TaskError> for WireError {
 impl WireError {
     /// The error it carries, at most `MAX_CAUSES` deep; an unknown kind
     /// reads as `system`.
-    pub fn into_error(self) -> Option<TaskError> {
+    pub(crate) fn into_error(self) -> Option<TaskError> {
         let mut out: Option<TaskError> = None;
         for (kind, function, task, message) in
             self.chain.into_iter().take(crate::bounds::MAX_CAUSES).rev()

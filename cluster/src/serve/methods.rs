@@ -6,7 +6,7 @@
 //! output and ends, pings, releases); and reads of object bytes.
 
 use super::*;
-use crate::cluster::protocol::{
+use crate::protocol::{
     dispatch, known_methods, Ack, ActorHeld, ActorHere, OutputTaken, PeerService, Relay, RelayDone,
     Relayed,
 };
@@ -156,7 +156,7 @@ impl PeerService for Service {
     }
 
     async fn relay(&self, peer: &PeerIdentity, request: Relay) -> Result<Relayed, RemoteError> {
-        crate::cluster::relay::answer(&self.relay, &self.parked, &peer.node_id, request).await
+        crate::relay::answer(&self.relay, &self.parked, &peer.node_id, request).await
     }
 
     async fn actor_where(

@@ -28,16 +28,16 @@ use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
 use wray_peer::{PeerError, RemoteError};
 
-use crate::cluster::forward::Forwarder;
-use crate::cluster::protocol::{code, method, send, Encoded, Relay, Relayed, Rest};
-use crate::cluster::relay_stream::{Delivered, ParkError, Parked, RelayedRest, MAX_RELAY_STREAM};
+use crate::forward::Forwarder;
+use crate::protocol::{code, method, send, Encoded, Relay, Relayed, Rest};
+use crate::relay_stream::{Delivered, ParkError, Parked, RelayedRest, MAX_RELAY_STREAM};
 
 /// The longest path (with its query) a relayed request may have, in bytes.
-pub const MAX_RELAY_PATH: usize = 8 << 10;
+pub(crate) const MAX_RELAY_PATH: usize = 8 << 10;
 
 /// The most headers a relayed answer carries, and the longest of them
 /// (name and value), in bytes.
-pub const MAX_RELAY_HEADERS: (usize, usize) = (16, 1024);
+pub(crate) const MAX_RELAY_HEADERS: (usize, usize) = (16, 1024);
 
 /// The largest body of a relayed request, and of an answer that travels
 /// in its message (8 MiB, half the channel's bound on a message): a

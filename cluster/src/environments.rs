@@ -33,15 +33,15 @@ use std::time::Duration;
 use wray_control_plane::{JobId, NodeRecord, NodeState, NodeView};
 use wray_peer::PeerClient;
 
-use crate::cluster::forward::Forwarder;
-use crate::cluster::protocol::{method, package_key, send, Encoded, JobOutput};
-use crate::cluster::transfer::PULL_CHUNK;
 use crate::config::Preopen;
+use crate::forward::Forwarder;
 use crate::job_env::{check_dir, DirError, EnvBoundError, JobEnv, JobEnvs, PortableEnv};
 use crate::job_log::JobLogs;
 use crate::job_outbox::Outbox;
+use crate::protocol::{method, package_key, send, Encoded, JobOutput};
 use crate::scheduler::task::Task;
 use crate::scheduler::Scheduler;
+use crate::transfer::PULL_CHUNK;
 use crate::working_dir::{PackageId, Pinned, WorkingDirError, WorkingDirs};
 
 /// How long a forwarded task's answer waits for its output to reach the
@@ -54,14 +54,14 @@ const OUTPUT_RETRIES: u32 = 3;
 
 /// What of a node's jobs the cluster shares with its executor.
 #[derive(Clone)]
-pub(crate) struct JobState {
+pub struct JobState {
     /// Every job's environment here (the outboxes of those whose log is
     /// elsewhere with them).
-    pub(crate) envs: Arc<JobEnvs>,
+    pub envs: Arc<JobEnvs>,
     /// The logs of the jobs this node runs.
-    pub(crate) logs: Arc<JobLogs>,
+    pub logs: Arc<JobLogs>,
     /// The working directories kept here.
-    pub(crate) working_dirs: Arc<WorkingDirs>,
+    pub working_dirs: Arc<WorkingDirs>,
 }
 
 impl JobState {
@@ -112,11 +112,7 @@ impl Forwarder {
 /// The live nodes other than `me` among `alive` that lack one of `dirs`
 /// (their records do not allow it), and how many other live nodes there
 /// are.
-pub(crate) fn nodes_lacking(
-    alive: &[NodeRecord],
-    me: &str,
-    dirs: &[String],
-) -> (Vec<String>, usize) {
+pub fn nodes_lacking(alive: &[NodeRecord], me: &str, dirs: &[String]) -> (Vec<String>, usize) {
     let others: Vec<&NodeRecord> = alive.iter().filter(|n| n.id != me).collect();
     let mut lacking: Vec<String> = others
         .iter()

@@ -29,8 +29,8 @@ use std::sync::atomic::Ordering;
 
 use wray_control_plane::{NodeState, TaskId};
 
-use crate::cluster::serve::Service;
 use crate::error::{ErrorKind, TaskError};
+use crate::serve::Service;
 
 /// What one owner's death took here.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use wray_control_plane::{NodeState, NodeView, ObjectId};
 
 use crate::bounds::MAX_ACTOR_NAME;
-use crate::cluster::protocol::{ActorRef, Shipped};
 use crate::id_map::IdSet;
 use crate::proto::actor_handle_object;
+use crate::protocol::{ActorRef, Shipped};
 use crate::scheduler::actor::{Home, Restarts};
 use crate::scheduler::adopt::Stub;
 use crate::scheduler::Scheduler;

@@ -5,13 +5,13 @@
 //! estimate of each node's load ([`Loads`]); and the [`Forwarder`]'s
 //! doors to that policy.
 //!
-//! [`Loads`]: crate::cluster::load::Loads
+//! [`Loads`]: crate::load::Loads
 
 use std::collections::BTreeMap;
 
 use wray_control_plane::NodeState;
 
-use crate::cluster::forward::Forwarder;
+use crate::forward::Forwarder;
 use crate::proto::{Request, Scheduling};
 pub(crate) use crate::scheduler::placement::policy::Candidate;
 use crate::scheduler::placement::policy::{self, Load, NodeFacts, PlacementView, Policy, Suspect};
@@ -20,7 +20,7 @@ use crate::scheduler::remote::{Infeasible, Local, Placement};
 /// Object arguments this large keep a task here while it fits here (1
 /// MiB: larger values are pulled by the other node in chunks, a round
 /// trip each, rather than sent with the task).
-pub(crate) const LOCALITY_BYTES: u64 = crate::cluster::protocol::INLINE_SHIP_MAX as u64;
+pub(crate) const LOCALITY_BYTES: u64 = crate::protocol::INLINE_SHIP_MAX as u64;
 
 impl PlacementView for Forwarder {
     fn this_node(&self) -> &str {
@@ -59,7 +59,7 @@ impl PlacementView for Forwarder {
         self.health.suspicion(id).map(|(why, seen)| Suspect {
             why: why.as_str(),
             seen,
-            unprobed: why == crate::cluster::health::Suspicion::Unprobed,
+            unprobed: why == crate::health::Suspicion::Unprobed,
         })
     }
 

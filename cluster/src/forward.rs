@@ -10,23 +10,23 @@ use std::sync::{Arc, Weak};
 use wray_control_plane::{ActorId, JobId, NodeEvent, NodeState, NodeView};
 use wray_peer::PeerClient;
 
-use crate::cluster::deadline::Deadline;
-use crate::cluster::handles;
-use crate::cluster::protocol::{
+use crate::deadline::Deadline;
+use crate::error::{ErrorKind, TaskError};
+use crate::handles;
+use crate::objects::Object;
+use crate::proto::{Request, Scheduling, Target};
+use crate::protocol::{
     call, code, method, send, CancelTask, Encoded, JobEnded, PeerMethod, Release, RunTask,
     WireError, MAX_RESOURCE_NAMES,
 };
-use crate::cluster::transfer::{all_sealed, receive, ship, Traffic};
-use crate::error::{ErrorKind, TaskError};
-use crate::objects::Object;
-use crate::proto::{Request, Scheduling, Target};
 use crate::scheduler::remote::{Infeasible, Local, Placement, Remote};
 use crate::scheduler::task::{Actor, PendingTask, Task};
 use crate::scheduler::Scheduler;
+use crate::transfer::{all_sealed, receive, ship, Traffic};
 
 /// How many times a task is run again after the node running it died or
 /// could not be reached (Ray's default `max_retries`).
-pub const MAX_RETRIES: u32 = 3;
+pub(crate) const MAX_RETRIES: u32 = 3;
 
 /// How many times a task handed back by the node it was sent to (it had
 /// no room, another had) goes to the node that one named; past it, the
@@ -48,7 +48,7 @@ pub(crate) struct Forwarder {
     /// For liveness probes (`health`): a pool of its own.
     pub(crate) probes: PeerClient,
     /// Which live nodes are placed on (`health`).
-    pub(crate) health: Arc<crate::cluster::health::Health>,
+    pub(crate) health: Arc<crate::health::Health>,
     pub(crate) runtime: tokio::runtime::Handle,
     /// Tasks run again after their node died, broke their connection or
     /// stalled while it held them.
@@ -72,7 +72,7 @@ pub(crate) struct Forwarder {
     /// last word less what was sent to it since, so that a burst of tasks
     /// spreads rather than all going to the node that looked free (its
     /// record is republished every 200 ms at most).
-    pub(crate) loads: crate::cluster::load::Loads,
+    pub(crate) loads: crate::load::Loads,
     /// Hybrid placement's threshold (`--spread-threshold`, 0 to 1): this
     /// node's busiest resource used under it, a task that fits stays here.
     pub(crate) spread_threshold: f64,
@@ -85,13 +85,13 @@ pub(crate) struct Forwarder {
     /// pending tasks.
     pub(crate) parked: parking_lot::Mutex<std::collections::VecDeque<(Arc<PendingTask>, Request)>>,
     /// The nodes each job's tasks were sent to, told when it ends.
-    pub(crate) job_nodes: crate::cluster::jobs::JobNodes,
+    pub(crate) job_nodes: crate::jobs::JobNodes,
     /// Itself (it lives in an `Arc`: its tasks hold it while they run).
     pub(crate) this: Weak<Forwarder>,
     /// Object bytes sent and received (shared with the service).
-    pub(crate) traffic: Arc<crate::cluster::transfer::Traffic>,
+    pub(crate) traffic: Arc<crate::transfer::Traffic>,
     /// The jobs' environments, which travel with their tasks.
-    pub(crate) jobs: crate::cluster::JobState,
+    pub(crate) jobs: crate::JobState,
 }
 
 /// The constructor of an actor this node owns that may be restarted
@@ -350,7 +350,7 @@ impl Forwarder {
         };
         let answer = match answer {
             Ok(answer) => answer,
-            Err(e) if crate::cluster::health::unreached(&e) => {
+            Err(e) if crate::health::unreached(&e) => {
                 // It never reached the node: placed again, not a retry.
                 self.health.failed(node, &e);
                 self.resent

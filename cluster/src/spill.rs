@@ -28,7 +28,7 @@
 //! its spec first (the forward here, the hand-back, a cancel) has it.
 //!
 //! [`ResourcePool::take_movable`]: crate::scheduler::queue::ResourcePool::take_movable
-//! [`code::MOVED`]: crate::cluster::protocol::code::MOVED
+//! [`code::MOVED`]: crate::protocol::code::MOVED
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
@@ -38,9 +38,9 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::{broadcast, Notify};
 use wray_control_plane::NodeEvent;
 
-use crate::cluster::choose::Candidate;
-use crate::cluster::forward::Forwarder;
+use crate::choose::Candidate;
 use crate::error::{ErrorKind, TaskError};
+use crate::forward::Forwarder;
 use crate::scheduler::placement::utilization;
 use crate::scheduler::queue::{Movable, Moved};
 use crate::scheduler::remote::Remote;

@@ -17,7 +17,7 @@
 
 use std::time::Duration;
 
-use crate::cluster::protocol::INLINE_MESSAGE_MAX;
+use crate::protocol::INLINE_MESSAGE_MAX;
 
 /// The time limit taken for a task that has none: the default
 /// `--task-timeout` (600 s).

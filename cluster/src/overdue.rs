@@ -2,9 +2,9 @@
 //! task's [`Deadline`] passes: it asks the node whether it still holds the
 //! task (see `cluster/deadline.rs` for the numbers).
 
-use crate::cluster::deadline::{Deadline, RECHECK};
+use crate::deadline::{Deadline, RECHECK};
 
-impl crate::cluster::forward::Forwarder {
+impl crate::forward::Forwarder {
     /// Resolves once the call of task `task` on node `node` (at `addr`)
     /// is given up past `deadline` (see the module docs): why, naming the
     /// node and the deadline. Pending while the node holds the task.
@@ -18,18 +18,15 @@ impl crate::cluster::forward::Forwarder {
         tokio::time::sleep(deadline.total()).await;
         let mut answered_without = 0u32;
         loop {
-            match crate::cluster::health::ping(&self.probes, addr, vec![task]).await {
+            match crate::health::ping(&self.probes, addr, vec![task]).await {
                 Err(e) => {
                     let seen = format!(
                         "it did not answer the task within its deadline of {deadline}, nor a \
                          liveness probe within {} s: {e}",
-                        crate::cluster::health::PROBE_DEADLINE.as_secs()
+                        crate::health::PROBE_DEADLINE.as_secs()
                     );
-                    self.health.suspect(
-                        node,
-                        crate::cluster::health::Suspicion::Stalled,
-                        seen.clone(),
-                    );
+                    self.health
+                        .suspect(node, crate::health::Suspicion::Stalled, seen.clone());
                     return format!("node {node} ({addr}) timed out: {seen}");
                 }
                 Ok(held) if held.first() == Some(&false) => {
@@ -42,7 +39,7 @@ impl crate::cluster::forward::Forwarder {
                              its deadline of {deadline}, and its answer never came"
                         );
                     }
-                    tokio::time::sleep(crate::cluster::health::PROBE_EVERY).await;
+                    tokio::time::sleep(crate::health::PROBE_EVERY).await;
                 }
                 Ok(_) => {
                     answered_without = 0;

@@ -18,21 +18,21 @@ use parking_lot::Mutex;
 use wray_control_plane::{ActorId, NodeState, NodeView, ObjectId, TaskId, MAX_RETURNS};
 use wray_peer::{Blob, PeerClient, PeerHandler, PeerIdentity, RemoteError};
 
-use crate::cluster::environments::{adopt, Adopting, JobState, OUTPUT_FLUSH};
-use crate::cluster::handles;
-use crate::cluster::protocol::{
-    code, package_of_key, ActorWhere, CancelTask, HoldActor, JobEnded, JobOutput, KillActor, Ping,
-    Pong, Release, RunTask, TaskDone, WireError, MAX_KILL_REASON, MAX_OUTPUT_BYTES, MAX_PING_TASKS,
-};
-use crate::cluster::relay_stream::{token_of_key, Parked};
-use crate::cluster::transfer::{all_sealed, id_of_key, receive, ship, TransferError};
+use crate::environments::{adopt, Adopting, JobState, OUTPUT_FLUSH};
 use crate::error::{ErrorKind, TaskError};
+use crate::handles;
 use crate::id_map::{BoundedIdMap, IdMap};
 use crate::objects::{Object, ObjectStore};
 use crate::proto::{Target, TaskSpec};
+use crate::protocol::{
+    code, package_of_key, ActorWhere, CancelTask, HoldActor, JobEnded, JobOutput, KillActor, Ping,
+    Pong, Release, RunTask, TaskDone, WireError, MAX_KILL_REASON, MAX_OUTPUT_BYTES, MAX_PING_TASKS,
+};
+use crate::relay_stream::{token_of_key, Parked};
 use crate::scheduler::functions::InUse;
 use crate::scheduler::task::Actor;
 use crate::scheduler::Scheduler;
+use crate::transfer::{all_sealed, id_of_key, receive, ship, TransferError};
 
 /// The most shipments a node keeps for owners at once; past it the
 /// oldest is given back.
@@ -72,16 +72,16 @@ pub(crate) struct Service {
     /// This node's object store.
     objects: Arc<ObjectStore>,
     /// Loads a component the node does not know yet.
-    pub(crate) loader: crate::cluster::Loader,
+    pub(crate) loader: crate::Loader,
     pub(crate) client: PeerClient,
     pub(crate) view: NodeView,
     /// What was shipped to owners and is kept until they say they have it
-    /// (or [`SHIPPED_KEEP`](crate::cluster::protocol::SHIPPED_KEEP) passes,
+    /// (or [`SHIPPED_KEEP`](crate::protocol::SHIPPED_KEEP) passes,
     /// or the owner dies: `fate`), by task, oldest first, with the owner.
     pub(super) shipped: Mutex<BoundedIdMap<TaskId, (String, Held)>>,
     /// The nodes that sent each job's tasks here: a job ends here when
     /// one of them says it ended (`jobs`).
-    job_senders: crate::cluster::jobs::JobNodes,
+    job_senders: crate::jobs::JobNodes,
     /// Holds of actors not here (yet), counted once their constructors
     /// arrive.
     early: Mutex<EarlyHolds>,
@@ -95,7 +95,7 @@ pub(crate) struct Service {
     /// [`MAX_ACTOR_OWNERS`], the oldest forgotten first.
     pub(super) actor_owners: Mutex<BoundedIdMap<ActorId, String>>,
     /// This node's drain, once it stops (`drain`).
-    pub(crate) drain: crate::cluster::draining::Drain,
+    pub(crate) drain: crate::draining::Drain,
     /// Tasks cancelled here because the node that owned them died.
     pub(crate) cancelled_owner_died: std::sync::atomic::AtomicU64,
     /// Calls of a method id this node does not know, answered
@@ -103,11 +103,11 @@ pub(crate) struct Service {
     pub(crate) unknown_methods: wray_peer::UnknownMethods,
     /// Runs a peer's relayed HTTP request, once the node's HTTP API
     /// serves.
-    relay: crate::cluster::relay::RelaySlot,
+    relay: crate::relay::RelaySlot,
     /// Relayed answers parked here for the nodes that asked to pull.
     parked: Parked,
     /// Object bytes sent and received (shared with the forwarder).
-    pub(crate) traffic: Arc<crate::cluster::transfer::Traffic>,
+    pub(crate) traffic: Arc<crate::transfer::Traffic>,
     /// The jobs' environments, logs and working directories.
     pub(crate) jobs: JobState,
 }
@@ -118,12 +118,12 @@ fn refused(code: u16, message: impl std::fmt::Display) -> RemoteError {
 
 impl Service {
     pub(crate) fn new(
-        loader: crate::cluster::Loader,
+        loader: crate::Loader,
         sched: &Arc<Scheduler>,
         client: PeerClient,
         view: NodeView,
-        relay: crate::cluster::relay::RelaySlot,
-        traffic: Arc<crate::cluster::transfer::Traffic>,
+        relay: crate::relay::RelaySlot,
+        traffic: Arc<crate::transfer::Traffic>,
         jobs: JobState,
     ) -> Arc<Self> {
         Arc::new(Service {
@@ -486,7 +486,7 @@ impl Service {
     }
 
     /// Keeps `held` (a task's results) until its owner `owner` releases
-    /// them, [`SHIPPED_KEEP`](crate::cluster::protocol::SHIPPED_KEEP)
+    /// them, [`SHIPPED_KEEP`](crate::protocol::SHIPPED_KEEP)
     /// passes or the owner dies.
     fn keep(&self, task: TaskId, owner: &str, held: Held) {
         let replaced = self.shipped.lock().insert(task, (owner.to_string(), held));
@@ -499,7 +499,7 @@ impl Service {
         drop(held);
     }
 
-    /// Gives back shipments older than [`SHIPPED_KEEP`](crate::cluster::protocol::SHIPPED_KEEP): called every so
+    /// Gives back shipments older than [`SHIPPED_KEEP`](crate::protocol::SHIPPED_KEEP): called every so
     /// often by the cluster's sweeper, with the tasks shipped then.
     pub(crate) fn sweep(&self, before: &[TaskId]) {
         for task in before {

@@ -10,11 +10,11 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use wray_control_plane::{NodeRecord, Registration};
 
-use crate::cluster::protocol::SHIPPED_KEEP;
-use crate::cluster::serve::Service;
-use crate::cluster::transfer::Traffic;
-use crate::cluster::ClusterConfig;
+use crate::protocol::SHIPPED_KEEP;
 use crate::scheduler::Scheduler;
+use crate::serve::Service;
+use crate::transfer::Traffic;
+use crate::ClusterConfig;
 
 /// The record now of the node of `sched`, started at `started_ms`.
 pub(super) fn record(

@@ -440,9 +440,9 @@ mod tests {
     use wray_control_plane::{ObjectId, TaskId};
 
     use super::*;
-    use crate::cluster::protocol::codec::{decode, encode};
-    use crate::cluster::protocol::{Ack, Pong};
     use crate::proto::{Codec, Limits};
+    use crate::protocol::codec::{decode, encode};
+    use crate::protocol::{Ack, Pong};
 
     fn oid(n: u8, index: u32) -> ObjectId {
         ObjectId {
@@ -453,7 +453,7 @@ mod tests {
 
     fn run_task() -> RunTask {
         RunTask {
-            spec: crate::cluster::protocol::task::tests::spec(),
+            spec: crate::protocol::task::tests::spec(),
             component_name: Some("counter".into()),
             objects: vec![
                 Shipped {

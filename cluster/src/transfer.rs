@@ -11,12 +11,12 @@ use std::sync::Arc;
 use wray_control_plane::ObjectId;
 use wray_peer::PeerClient;
 
-use crate::cluster::protocol::{
-    Shipment, Shipped, WireError, INLINE_MESSAGE_MAX, INLINE_SHIP_MAX, MAX_OBJECTS,
-};
 use crate::id_map::IdSet;
 use crate::objects::data::Data;
 use crate::objects::{Object, ObjectStore, StoreFull};
+use crate::protocol::{
+    Shipment, Shipped, WireError, INLINE_MESSAGE_MAX, INLINE_SHIP_MAX, MAX_OBJECTS,
+};
 use crate::scheduler::blocking::Blocker;
 use crate::scheduler::Scheduler;
 
@@ -248,12 +248,12 @@ pub(crate) async fn all_sealed(sched: &Arc<Scheduler>, roots: &[ObjectId]) {
 /// The key a shipped object is pulled by: its id's 20 bytes, as a
 /// message carries it (task, then index big-endian).
 pub(crate) fn key(id: &ObjectId) -> Vec<u8> {
-    crate::cluster::protocol::object_id_bytes(id).to_vec()
+    crate::protocol::object_id_bytes(id).to_vec()
 }
 
 /// The object a pull key names, if it is one.
 pub(crate) fn id_of_key(key: &[u8]) -> Option<ObjectId> {
-    crate::cluster::protocol::object_id("key", key).ok()
+    crate::protocol::object_id("key", key).ok()
 }
 
 /// Seals `shipped` (from node `from`, at peer address `addr`) in

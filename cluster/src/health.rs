@@ -32,7 +32,7 @@ use tokio::sync::broadcast;
 use wray_control_plane::{NodeEvent, NodeView, MAX_NODES};
 use wray_peer::{PeerClient, PeerError};
 
-use crate::cluster::protocol::{call, method, Ping, MAX_PING_TASKS};
+use crate::protocol::{call, method, Ping, MAX_PING_TASKS};
 
 /// How often a suspect node, and a node this node waits on for a task,
 /// is probed: 1 s (a stall is seen within [`STALL_PROBES`] of them).

@@ -25,12 +25,12 @@ pub(crate) trait Message: Sized + Send + 'static {
 /// every value is valid).
 macro_rules! own_wire {
     ($($t:ty),* $(,)?) => {$(
-        impl $crate::cluster::protocol::codec::Message for $t {
+        impl $crate::protocol::codec::Message for $t {
             type Wire = $t;
             fn into_wire(self) -> $t {
                 self
             }
-            fn from_wire(wire: $t) -> Result<$t, $crate::cluster::protocol::codec::BadMessage> {
+            fn from_wire(wire: $t) -> Result<$t, $crate::protocol::codec::BadMessage> {
                 Ok(wire)
             }
         }

@@ -1,5 +1,5 @@
 //! Relayed answers that do not travel in one message: a body larger than
-//! [`MAX_RELAY_BODY`](crate::cluster::relay::MAX_RELAY_BODY), or one whose
+//! [`MAX_RELAY_BODY`](crate::relay::MAX_RELAY_BODY), or one whose
 //! delivery matters (a read-once object's: it is marked read only once
 //! its bytes reached the client).
 //!
@@ -21,7 +21,7 @@ use bytes::Bytes;
 use parking_lot::Mutex;
 use wray_peer::{Blob, PeerClient, PeerError, RemoteError};
 
-use crate::cluster::protocol::{call, code, method, RelayDone, Rest};
+use crate::protocol::{call, code, method, RelayDone, Rest};
 
 /// The most bytes the asking node pulls at once (1 MiB): with one chunk
 /// pulled ahead, what a relayed answer holds in its memory.
@@ -410,7 +410,7 @@ mod tests {
     fn keys_of_parked_answers_are_told_from_object_keys() {
         let token = [7u8; 16];
         assert_eq!(token_of_key(&key(&token)), Some(token));
-        let object = crate::cluster::transfer::key(&wray_control_plane::ObjectId {
+        let object = crate::transfer::key(&wray_control_plane::ObjectId {
             task: wray_control_plane::TaskId([0xff; 16]),
             index: u32::MAX,
         });

@@ -37,10 +37,10 @@ use std::sync::Arc;
 
 use wray_control_plane::{ActorId, ObjectId};
 
-use crate::cluster::forward::{Failure, Forwarder, Kept};
-use crate::cluster::protocol::{call, method, ActorWhere, Encoded, HoldActor, KillActor};
 use crate::error::{ErrorKind, TaskError};
+use crate::forward::{Failure, Forwarder, Kept};
 use crate::proto::Target;
+use crate::protocol::{call, method, ActorWhere, Encoded, HoldActor, KillActor};
 use crate::scheduler::actor::{Home, Life};
 use crate::scheduler::remote::{Infeasible, Local, Placement};
 use crate::scheduler::task::{Actor, PendingTask, Task};
@@ -492,7 +492,7 @@ impl Forwarder {
         let deadline = std::time::Instant::now() + FOLLOW_RESTART;
         let request = Encoded::<method::ActorWhere>::new(ActorWhere { actor: actor.id });
         let found = loop {
-            let here = |answer: crate::cluster::protocol::ActorHere| answer.here.then_some(());
+            let here = |answer: crate::protocol::ActorHere| answer.here.then_some(());
             let found = self
                 .first_answer(&request, Some(&lost), here)
                 .await

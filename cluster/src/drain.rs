@@ -21,15 +21,15 @@
 //! here): they run while the node drains, and are cut at the grace like
 //! the rest.
 //!
-//! [`code::MOVED`]: crate::cluster::protocol::code::MOVED
-//! [`code::CUT`]: crate::cluster::protocol::code::CUT
+//! [`code::MOVED`]: crate::protocol::code::MOVED
+//! [`code::CUT`]: crate::protocol::code::CUT
 
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use wray_control_plane::TaskId;
 
-use crate::cluster::serve::Service;
+use crate::serve::Service;
 
 /// How often a draining node looks again for queued tasks to hand back
 /// and for the running ones to have ended: 50 ms.
@@ -110,7 +110,7 @@ impl Service {
     }
 
     /// Stops the forwarded tasks running here at the grace (their
-    /// answers say so: [`code::CUT`](crate::cluster::protocol::code::CUT)):
+    /// answers say so: [`code::CUT`](crate::protocol::code::CUT)):
     /// how many.
     fn cut_running(&self) -> usize {
         let Some(sched) = self.sched.upgrade() else {

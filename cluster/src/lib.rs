@@ -1,4 +1,4 @@
-//! The cluster: every node started on the same etcd and cluster name is
+//! wray-cluster: a node's membership of a cluster. Every node started on the same etcd and cluster name is
 //! one cluster. The control plane (`wray-control-plane`) holds who is in
 //! it: each node registers itself under a lease, republishes what it has
 //! free (`membership`), and watches the others ([`NodeView`]). The
@@ -42,6 +42,8 @@
 //!
 //! [`Remote`]: crate::scheduler::remote::Remote
 
+#![warn(unreachable_pub)]
+
 mod actors;
 mod choose;
 mod deadline;
@@ -63,6 +65,16 @@ mod serve;
 mod spill;
 mod transfer;
 
+// The layers below, under the names this crate's modules use (as in
+// `wray-host`).
+use wray_config as config;
+use wray_job::{env as job_env, log as job_log, outbox as job_outbox, working_dir};
+use wray_objects as objects;
+use wray_objects::id_map;
+use wray_proto as proto;
+use wray_proto::{bounds, error};
+use wray_scheduler as scheduler;
+
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
@@ -77,7 +89,7 @@ use wray_peer::{PeerClient, PeerConfig, PeerServer, PeerTls, Token};
 use crate::error::{Error, Result};
 use crate::scheduler::Scheduler;
 
-pub(crate) use environments::{nodes_lacking, JobState};
+pub use environments::{nodes_lacking, JobState};
 pub use relay::{
     NodeAnswers, RelayAnswer, RelayFailure, RelayHandler, RelayRequest, RelayResponse, RelaySlot,
     FAN_OUT, MAX_RELAY_BODY,
@@ -130,7 +142,7 @@ pub const DEFAULT_SPREAD_THRESHOLD: f64 = 0.5;
 pub const DEAD_NODE_KEEP: Duration = Duration::from_secs(300);
 
 /// A node's membership of its cluster: what it runs for the cluster.
-pub(crate) struct Cluster {
+pub struct Cluster {
     name: String,
     view: NodeView,
     forwarder: Arc<forward::Forwarder>,
@@ -151,7 +163,7 @@ pub(crate) struct Cluster {
 /// Loads component `name` on the node (a forwarded task's component the
 /// node has not followed yet): given by the node, which this layer does
 /// not name.
-pub(crate) type Loader = Arc<dyn Fn(String) -> BoxFuture<'static, ()> + Send + Sync>;
+pub type Loader = Arc<dyn Fn(String) -> BoxFuture<'static, ()> + Send + Sync>;
 
 impl Cluster {
     /// Joins the cluster `config` names for the node of `sched` (started
@@ -163,7 +175,7 @@ impl Cluster {
     /// # Errors
     /// [`Error::InvalidConfig`] when the channel cannot listen;
     /// [`Error::ControlPlane`] when the registry refuses.
-    pub(crate) async fn join(
+    pub async fn join(
         sched: &Arc<Scheduler>,
         started_ms: u64,
         loader: Loader,
@@ -298,14 +310,14 @@ impl Cluster {
     /// forwarded tasks handed back to their owners, its running ones
     /// given `grace` to end (then stopped, to run elsewhere). Returns
     /// once none runs; the node then leaves ([`Cluster::leave`]).
-    pub(crate) async fn drain(&self, grace: Duration) {
+    pub async fn drain(&self, grace: Duration) {
         self.service.drain(grace).await;
     }
 
     /// Leaves the cluster: the lease revoked (the others see the node dead
     /// at once), the channel stopped after requests in flight end within
     /// `grace`.
-    pub(crate) async fn leave(&self, grace: Duration) {
+    pub async fn leave(&self, grace: Duration) {
         self.publisher.abort();
         self.deaths.abort();
         self.spill.abort();
@@ -324,13 +336,13 @@ impl Cluster {
 
     /// `request` answered by another live node of the cluster (the first
     /// that does not answer 404), with that node's id.
-    pub(crate) async fn relay(&self, request: RelayRequest) -> Option<(String, RelayResponse)> {
+    pub async fn relay(&self, request: RelayRequest) -> Option<(String, RelayResponse)> {
         self.forwarder.relay(request).await
     }
 
     /// `request` sent to every other live node (see
     /// [`forward::Forwarder::relay_each`]).
-    pub(crate) fn relay_each(
+    pub fn relay_each(
         &self,
         request: RelayRequest,
         only: Option<&str>,
@@ -340,17 +352,17 @@ impl Cluster {
     }
 
     /// Whether node `id` is alive, as the view says.
-    pub(crate) fn is_alive(&self, id: &str) -> bool {
+    pub fn is_alive(&self, id: &str) -> bool {
         self.forwarder.is_alive(id)
     }
 
     /// The live nodes' records.
-    pub(crate) fn alive(&self) -> Vec<wray_control_plane::NodeRecord> {
+    pub fn alive(&self) -> Vec<wray_control_plane::NodeRecord> {
         self.view.alive()
     }
 
     /// Every node known, alive and recently dead, by id.
-    pub(crate) fn nodes(&self) -> Vec<ClusterMember> {
+    pub fn nodes(&self) -> Vec<ClusterMember> {
         let mut all = self.view.snapshot();
         all.sort_by(|a, b| a.record.id.cmp(&b.record.id));
         all
@@ -359,7 +371,7 @@ impl Cluster {
     /// The live nodes this node does not place work on now, by id: why
     /// (`unprobed`, `unreachable`, `stalled`, `quarantined`) and what
     /// showed it.
-    pub(crate) fn suspects(&self) -> BTreeMap<String, (String, String)> {
+    pub fn suspects(&self) -> BTreeMap<String, (String, String)> {
         self.forwarder
             .health
             .suspects()
@@ -369,17 +381,17 @@ impl Cluster {
     }
 
     /// The cluster's name.
-    pub(crate) fn name(&self) -> &str {
+    pub fn name(&self) -> &str {
         &self.name
     }
 
     /// This node's channel address, as the others reach it.
-    pub(crate) fn peer_address(&self) -> &str {
+    pub fn peer_address(&self) -> &str {
         &self.peer_address
     }
 
     /// Counters of the cluster work.
-    pub(crate) fn stats(&self) -> ClusterStats {
+    pub fn stats(&self) -> ClusterStats {
         let (object_bytes_sent, object_bytes_received) = self.forwarder.traffic.totals();
         ClusterStats {
             retried: self.forwarder.retried.load(Ordering::Relaxed),
