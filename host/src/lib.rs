@@ -5,48 +5,46 @@
 //! by its CPUs, an object store, and a local scheduler. The `wray` binary
 //! (the `wray-cli` crate, `cli/`) is its command line.
 //!
-//! The layers, lowest first; each uses only those before it (see
-//! `docs/architecture.md` for the check). They are the crate's own
-//! (`pub(crate)`):
-//! - `proto`: the `wray-proto` crate (`proto/src`), named `crate::proto`
-//!   here: ids, `TaskSpec`, options, resource requests, limits,
-//!   [`TaskError`] and its one [`ErrorKind`]: plain data.
+//! The layers, lowest first; each uses only those before it, and each
+//! below `node` is a crate of its own, named here by its module path
+//! (`crate::scheduler` is `wray_scheduler`), so cargo refuses an upward
+//! import (`docs/architecture.md`, "The crates"):
+//! - `proto`: `wray-proto` (`proto/src`): ids, `TaskSpec`, options,
+//!   resource requests, limits, [`TaskError`] and its one [`ErrorKind`]:
+//!   plain data; with [`bounds`] (every bound a guest meets, every
+//!   setting's range) and `error`.
 //! - the control plane (`wray-control-plane` crate): the function table and
 //!   the job table, embedded by default.
-//! - `objects`: the `wray-objects` crate (`objects/src`), named
-//!   `crate::objects` here: the object store, its arena and spill files,
-//!   holds (reference counts by holder), readiness; and `id_map`, the
-//!   tables keyed by ids.
-//! - `resources`: the `wray-resources` crate (`resources/src`), named
-//!   `crate::resources` here: CPUs, GPUs, pinning; with its
-//!   `worker_pool` (the worker threads, bounded by the CPUs) and
-//!   `cancel_token`, named `crate::worker_pool` and `crate::cancel_token`.
-//! - [`config`]: the `wray-config` crate (`config/src`), public here whole:
+//! - `objects`: `wray-objects` (`objects/src`): the object store, its
+//!   arena and spill files, holds (reference counts by holder),
+//!   readiness; and `id_map`, the tables keyed by ids.
+//! - `resources`: `wray-resources` (`resources/src`): CPUs, GPUs,
+//!   pinning; with its `worker_pool` (the worker threads, bounded by the
+//!   CPUs) and `cancel_token`.
+//! - [`config`]: `wray-config` (`config/src`), public here whole:
 //!   [`NodeConfig`] and its defaults; with its `task_output` (plain
-//!   tasks' bounded output, on a node that keeps it), named
-//!   `crate::task_output`.
-//! - `scheduler`: dependencies, the resource queue, actor mailboxes, the
-//!   task table, cancel; it starts work through a narrow executor
-//!   interface and knows no wasmtime.
-//! - `executor`: wasmtime: engine, components, linker, host imports,
-//!   mapping, reusable and actor instances, the worker threads; its stores
-//!   reach the node through `executor::services::Services`.
-//! - `node`: [`Node`] wires them, owns the runtimes, and shuts down in
-//!   order; drivers, state snapshots, the timeline.
-//! - `session`: [`Session`], the one door for code outside a guest.
-//! - `jobs`: [`Jobs`], drivers run in the background with a log each
+//!   tasks' bounded output, on a node that keeps it).
+//! - `wray-job` (`job/src`): [`working_dir`] (jobs' working directories:
+//!   packed, unpacked, kept), `job_env` (a job's directories and
+//!   environment variables, and what of them travels with its tasks),
+//!   `job_log` (a job's bounded output).
+//! - `scheduler`: `wray-scheduler` (`scheduler/src`): dependencies, the
+//!   resource queue, actor mailboxes, the task table, cancel, placement;
+//!   it starts work through a narrow executor interface and knows no
+//!   wasmtime.
+//! - `executor`: `wray-executor` (`executor/src`): wasmtime: engine,
+//!   components, linker, host imports, mapping, reusable and actor
+//!   instances; its stores reach the node through
+//!   `executor::services::Services`.
+//! - `cluster`: `wray-cluster` (`cluster/src`), beside the executor: a
+//!   node's membership of a cluster: the node registry (etcd), the
+//!   node-to-node channel, tasks forwarded to other nodes and their
+//!   objects moved between stores.
+//! - this crate's own: `node`: [`Node`] wires them, owns the runtime, and
+//!   shuts down in order; drivers, state snapshots, the timeline;
+//!   `session`: [`Session`], the one door for code outside a guest;
+//!   `jobs`: [`Jobs`], drivers run in the background with a log each
 //!   (Ray's Jobs API).
-//! - `cluster`: a node's membership of a cluster: the node registry
-//!   (etcd), the node-to-node channel, tasks forwarded to other nodes and
-//!   their objects moved between stores.
-//!
-//! Leaves any layer from the scheduler up may use: [`working_dir`] (jobs'
-//! working directories: packed, unpacked, kept), [`bounds`] (every bound
-//! a guest meets, every setting's range; `wray-proto`'s), `error`,
-//! `job_log` (a job's bounded output), `job_env` (a job's directories and
-//! environment variables, and what of them travels with its tasks),
-//! `job_outbox` (a job's output on a node other than its own, on its way
-//! back).
 //!
 //! # The public surface
 //!
