@@ -385,7 +385,11 @@ fn a_compile_past_its_limit_is_killed_and_the_next_deploy_gets_its_slot() {
     wait_for("the compile process is killed and reaped", || {
         children(node.pid).is_empty()
     });
-    assert_eq!(metric(&node, "wray_compiles_killed_total"), 1);
+    // The compile thread counts the kill once it has reaped the process,
+    // which may be after the test sees no child: wait for the count.
+    wait_for("the kill is counted", || {
+        metric(&node, "wray_compiles_killed_total") == 1
+    });
     // The slot is free: the next deploy compiles at once (not 503 `busy`
     // after waiting a second for the slot), and its component answers.
     let hostile = std::fs::read(component("hostile")).expect("the hostile component");

@@ -1,4 +1,5 @@
 use super::*;
+use crate::Holds;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use wray_control_plane::TaskId;
 
@@ -345,9 +346,11 @@ fn small_objects_cost_what_the_store_charges() {
     }
     // Measured in a process of its own: the heap of one that ran other
     // tests holds their freed chunks and allocator state.
-    let test = "tests::small_objects_cost_what_the_store_charges";
+    // This test's path inside the crate (what `--exact` matches).
+    let module = module_path!().split_once("::").map_or("", |(_, rest)| rest);
+    let test = format!("{module}::small_objects_cost_what_the_store_charges");
     let out = std::process::Command::new(std::env::current_exe().expect("this binary"))
-        .args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .args(["--exact", &test, "--nocapture", "--test-threads=1"])
         .env(MEASURE, "1")
         .output()
         .expect("the measuring process runs");
