@@ -400,6 +400,10 @@ impl runtime::Host for TaskState {
         Ok(self.current.id.into())
     }
 
+    fn current_actor(&mut self) -> wasmtime::Result<Option<types::ActorId>> {
+        Ok(self.current.actor.map(Into::into))
+    }
+
     fn node_id(&mut self) -> wasmtime::Result<String> {
         Ok(self.node.node_id().to_string())
     }

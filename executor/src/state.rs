@@ -18,6 +18,7 @@ use crate::error::TaskError;
 use crate::objects::{Budget, Charge, Holds, TooManyHolds};
 use crate::output::OutputWriter;
 use crate::proto::limits::Limits;
+use crate::proto::Target;
 use crate::resources::Allocation;
 use crate::scheduler::task_table::TaskEntry;
 use crate::services::Services;
@@ -29,6 +30,10 @@ use crate::worker_pool::WaitingThread;
 pub struct CurrentTask {
     /// Its id.
     pub id: TaskId,
+    /// The actor whose constructor or method it runs (`runtime.current-actor`;
+    /// the actor's id, which it keeps on every node and across restarts);
+    /// `None` for a remote function's task and a driver.
+    pub actor: Option<TaskId>,
     /// Function name or `Class.method`.
     pub label: String,
     /// Tasks it has submitted so far (the next child's index).
@@ -71,6 +76,7 @@ impl CurrentTask {
     ) -> Self {
         Self {
             id,
+            actor: None,
             label: label.into(),
             children: 0,
             puts: 0,
@@ -103,6 +109,10 @@ impl CurrentTask {
         );
         current.entry = spec.entry.clone();
         current.thread = thread;
+        current.actor = match &spec.target {
+            Target::ActorCreate { actor, .. } | Target::ActorCall { actor, .. } => Some(*actor),
+            Target::Function { .. } => None,
+        };
         current
     }
 

@@ -1,7 +1,7 @@
 //! Actors: [`ActorHandle`] on the caller's side, and the state machine the
 //! generated code runs inside the actor's instance.
 
-use core::cell::RefCell;
+use core::cell::{Cell, RefCell};
 use core::fmt;
 use core::hash::{Hash, Hasher};
 use core::ops::Deref;
@@ -71,6 +71,27 @@ impl<A: Actor> ActorHandle<A> {
             methods: A::Methods::from_id(id),
             _hold: ObjectRef::from_id(handle_object(id)),
         }
+    }
+
+    /// A handle to the running actor (Ray's
+    /// `ray.get_runtime_context().current_actor`), to pass to tasks and
+    /// other actors so that they call it back: inside a constructor or a
+    /// method of an actor of class `A`, its handle; `None` in a remote
+    /// function's task, in a driver, and in an actor of another class.
+    ///
+    /// The handle is weak, as Ray's is: made by the actor itself, it does
+    /// not keep the actor alive (an actor holding a handle to itself would
+    /// never exit); the handles its creator and others hold do. Passed in a
+    /// value to a task, it is held by that task like any handle.
+    ///
+    /// A call through it from inside one of the actor's own methods must
+    /// not be waited for there: calls on one actor run one at a time, so
+    /// the method would wait for a call queued behind itself.
+    pub fn current() -> Option<Self> {
+        if running_class() != Some(A::CLASS) {
+            return None;
+        }
+        crate::runtime::current_actor_id().map(Self::from_id)
     }
 
     /// The actor's id (the id of the task that created it).
@@ -239,9 +260,21 @@ impl<A: ActorClass> ActorObject for ActorCell<A> {
     }
 }
 
+thread_local! {
+    /// The class of the actor this instance holds (set before its
+    /// constructor runs): an instance holds at most one actor.
+    static RUNNING_CLASS: Cell<Option<&'static str>> = const { Cell::new(None) };
+}
+
+/// The class of the actor this instance holds, if it holds one.
+fn running_class() -> Option<&'static str> {
+    RUNNING_CLASS.with(Cell::get)
+}
+
 /// Runs `A`'s constructor and boxes the new state.
 pub(crate) fn create<A: ActorClass>(
     args: Vec<wit::Arg>,
 ) -> Result<Box<dyn ActorObject>, wit::TaskError> {
+    RUNNING_CLASS.with(|c| c.set(Some(A::CLASS)));
     Ok(Box::new(ActorCell(RefCell::new(A::construct(args)?))))
 }

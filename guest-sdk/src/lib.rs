@@ -74,6 +74,9 @@
 //! - **Actors**: `A::remote(args..)` runs `A::new(args..)` in a new actor and
 //!   returns an [`ActorHandle<A>`]; `handle.method().remote(args..)` submits a
 //!   call. Calls on one actor run one at a time, in submission order.
+//!   Inside its constructor or a method, an actor names itself with
+//!   [`current_actor_id`] or [`ActorHandle::current`] (a handle to itself to
+//!   pass to tasks and other actors, for callbacks).
 //! - **Other components**: [`wray::deployed!`](deployed!) declares the
 //!   functions and actor classes of another deployed component, typed;
 //!   `other::f.remote(args..)` then submits `other/f` (the qualified name,
@@ -145,7 +148,7 @@ pub use mapped::{Mapped, Primitive};
 pub use object_ref::ObjectRef;
 pub use objects::{get, get_all, get_timeout, put, put_bytes, put_in_place, wait};
 pub use options::{Options, Scheduling};
-pub use runtime::{log, node_id, task_id, LogLevel};
+pub use runtime::{current_actor_id, log, node_id, task_id, LogLevel};
 pub use wray_macros::{actor, deployed, export, main, remote, value};
 
 /// The rkyv crate wray encodes values with, for `#[rkyv(..)]` attributes and

@@ -1,7 +1,7 @@
 //! Facts about the running task, and its log.
 
 use crate::bindings::{runtime, types as wit};
-use crate::ids::TaskId;
+use crate::ids::{ActorId, TaskId};
 
 /// Severity of a log line written with [`log`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -33,6 +33,15 @@ impl From<LogLevel> for wit::LogLevel {
 /// The id of the running task (the driver's id inside `main`).
 pub fn task_id() -> TaskId {
     runtime::task_id().into()
+}
+
+/// The id of the actor whose constructor or method is running (Ray's
+/// `ray.get_runtime_context().get_actor_id()`): the same on every node and
+/// after a restart; `None` in a remote function's task and in a driver.
+/// For a typed handle to the running actor, see
+/// [`ActorHandle::current`](crate::ActorHandle::current).
+pub fn current_actor_id() -> Option<ActorId> {
+    runtime::current_actor().map(Into::into)
 }
 
 /// The id of the node running the task.

@@ -41,6 +41,7 @@ import {
 } from "wray:runtime/tasks@0.1.0";
 import {
   taskId as hostTaskId,
+  currentActor as hostCurrentActor,
   nodeId as hostNodeId,
   log as hostLog,
   getGpuIds as hostGetGpuIds,
@@ -1168,6 +1169,30 @@ export function taskId() {
   return taskHex(hostTaskId());
 }
 
+/** The class entry of the actor this instance holds (set before its
+ * constructor runs; an instance holds at most one actor). */
+let runningClass = null;
+
+/** The id of the actor whose constructor or method is running, 32 hex
+ * digits (Ray's `get_runtime_context().get_actor_id()`): the same on every
+ * node and after a restart; null in a remote function's task and in a
+ * driver. */
+export function currentActorId() {
+  const actor = hostCurrentActor();
+  return actor === undefined || actor === null ? null : taskHex(actor);
+}
+
+/** A handle to the running actor, of its class (Ray's
+ * `get_runtime_context().current_actor`), to pass to tasks and other
+ * actors so that they call it back; null in a remote function's task and
+ * in a driver. Made by the actor itself, it does not keep the actor alive.
+ * A call through it must not be waited for inside one of the actor's own
+ * methods: calls on one actor run one at a time. */
+export function currentActor() {
+  const actor = hostCurrentActor();
+  return actor === undefined || actor === null ? null : new ActorHandle(actor, runningClass);
+}
+
 export function nodeId() {
   return hostNodeId();
 }
@@ -1378,6 +1403,7 @@ class ActorInstance {
       if (!entry) throw new ExportErr(witError("not-found", label, `component has no actor class ${cls}`));
       const obj = guarded(label, () => {
         const values = decodeArgs(label, entry.params, args);
+        runningClass = entry;
         return new entry.cls(...values);
       });
       return new ActorInstance(entry, obj);

@@ -89,6 +89,26 @@ fn actors_keep_state_and_run_calls_in_submission_order() {
 }
 
 #[test]
+fn an_actor_reads_its_own_id_and_calls_itself_back_through_a_task() {
+    // `runtime.current-actor`: the creator's handle's id in the actor's
+    // constructor and methods, none in a task or the driver; a handle to
+    // itself handed to a task reaches it (10, then 5 from the task, then 1).
+    let out = lines(Setup::default(), "current_actor");
+    assert_eq!(
+        out,
+        [
+            "method_sees_creator_id true",
+            "constructor_sees_creator_id true",
+            "typed_self true other_class_none true",
+            "task_sees_none true",
+            "driver_sees_none true",
+            "called_back 15",
+            "after 16",
+        ]
+    );
+}
+
+#[test]
 fn actors_exit_with_their_last_handle_so_a_thousand_do_not_exhaust_the_slots() {
     // 1,000 actors one after another on a node of 256 instance slots and
     // 64 live actors: each must exit once its handle is dropped.

@@ -89,6 +89,9 @@ extern void __wasm_import_wray_runtime_tasks_call_actor(uint8_t *, uint8_t *);
 __attribute__((__import_module__("wray:runtime/runtime@0.1.0"), __import_name__("task-id")))
 extern void __wasm_import_wray_runtime_runtime_task_id(uint8_t *);
 
+__attribute__((__import_module__("wray:runtime/runtime@0.1.0"), __import_name__("current-actor")))
+extern void __wasm_import_wray_runtime_runtime_current_actor(uint8_t *);
+
 __attribute__((__import_module__("wray:runtime/runtime@0.1.0"), __import_name__("node-id")))
 extern void __wasm_import_wray_runtime_runtime_node_id(uint8_t *);
 
@@ -596,6 +599,11 @@ void wray_runtime_tasks_result_actor_id_task_error_free(wray_runtime_tasks_resul
 
 void wray_runtime_runtime_resource_ids_free(wray_runtime_runtime_resource_ids_t *ptr) {
   wray_runtime_types_resource_ids_free(ptr);
+}
+
+void wray_runtime_runtime_option_actor_id_free(wray_runtime_runtime_option_actor_id_t *ptr) {
+  if (ptr->is_some) {
+  }
 }
 
 void library_list_u32_free(library_list_u32_t *ptr) {
@@ -1737,6 +1745,30 @@ void wray_runtime_runtime_task_id(wray_runtime_runtime_task_ident_t *ret) {
     (uint64_t) (uint64_t) (*((int64_t*) (ptr + 0))),
     (uint64_t) (uint64_t) (*((int64_t*) (ptr + 8))),
   };
+}
+
+bool wray_runtime_runtime_current_actor(wray_runtime_runtime_actor_id_t *ret) {
+  __attribute__((__aligned__(8)))
+  uint8_t ret_area[24];
+  uint8_t *ptr = (uint8_t *) &ret_area;
+  __wasm_import_wray_runtime_runtime_current_actor(ptr);
+  wray_runtime_runtime_option_actor_id_t option;
+  switch ((int32_t) *((uint8_t*) (ptr + 0))) {
+    case 0: {
+      option.is_some = false;
+      break;
+    }
+    case 1: {
+      option.is_some = true;
+      option.val = (wray_runtime_types_task_id_t) {
+        (uint64_t) (uint64_t) (*((int64_t*) (ptr + 8))),
+        (uint64_t) (uint64_t) (*((int64_t*) (ptr + 16))),
+      };
+      break;
+    }
+  }
+  *ret = option.val;
+  return option.is_some;
 }
 
 void wray_runtime_runtime_node_id(library_string_t *ret) {

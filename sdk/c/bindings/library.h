@@ -487,9 +487,16 @@ typedef struct {
 
 typedef wray_runtime_types_task_id_t wray_runtime_runtime_task_ident_t;
 
+typedef wray_runtime_types_actor_id_t wray_runtime_runtime_actor_id_t;
+
 typedef wray_runtime_types_log_level_t wray_runtime_runtime_log_level_t;
 
 typedef wray_runtime_types_resource_ids_t wray_runtime_runtime_resource_ids_t;
+
+typedef struct {
+  bool is_some;
+  wray_runtime_runtime_actor_id_t val;
+} wray_runtime_runtime_option_actor_id_t;
 
 typedef struct {
   uint32_t *ptr;
@@ -678,6 +685,15 @@ extern void wray_runtime_tasks_call_actor(wray_runtime_tasks_actor_id_t *actor, 
 // Imported Functions from `wray:runtime/runtime@0.1.0`
 // The id of the running task (the driver's id inside `main`).
 extern void wray_runtime_runtime_task_id(wray_runtime_runtime_task_ident_t *ret);
+// The actor whose constructor or method is running (Ray's
+// `ray.get_runtime_context().get_actor_id()`): its id, the same on
+// every node and after a restart (an actor keeps its id); `none` in a
+// remote function's task and in a driver. With it an actor can hand a
+// handle to itself to tasks and other actors (callbacks). Reading it
+// holds nothing: a handle the actor makes of it does not keep the
+// actor alive (the handles of its creator and of those it was handed
+// to do, as any handle).
+extern bool wray_runtime_runtime_current_actor(wray_runtime_runtime_actor_id_t *ret);
 // The id of the node running the task.
 extern void wray_runtime_runtime_node_id(library_string_t *ret);
 // Writes a log line attributed to the running task and its function.
@@ -804,6 +820,8 @@ void wray_runtime_tasks_list_object_id_free(wray_runtime_tasks_list_object_id_t 
 void wray_runtime_tasks_result_actor_id_task_error_free(wray_runtime_tasks_result_actor_id_task_error_t *ptr);
 
 void wray_runtime_runtime_resource_ids_free(wray_runtime_runtime_resource_ids_t *ptr);
+
+void wray_runtime_runtime_option_actor_id_free(wray_runtime_runtime_option_actor_id_t *ptr);
 
 void library_list_u32_free(library_list_u32_t *ptr);
 

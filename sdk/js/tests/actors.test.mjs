@@ -18,7 +18,7 @@ register("data:text/javascript," + encodeURIComponent(HOOKS));
 const { HOST } = await import(FAKE);
 const wray = await import("../wray.js");
 HOST.sdk = wray;
-const { actor, actorClass, getActor, get, kill, ActorHandle } = wray;
+const { actor, actorClass, getActor, get, kill, remote, currentActor, currentActorId, ActorHandle } = wray;
 
 const Counter = actor(
   class Counter {
@@ -46,7 +46,43 @@ const Resilient = actor(
   { maxRestarts: 2, lifetime: "detached" },
 );
 
+const Mirror = actor(
+  class Mirror {
+    constructor() {
+      this.bornAs = currentActorId();
+      this.total = 0;
+    }
+    me() {
+      return [currentActorId(), this.bornAs];
+    }
+    add(k) {
+      this.total += k;
+      return this.total;
+    }
+    callMeBack(k) {
+      return addBack.remote(currentActor(), k);
+    }
+  },
+);
+const addBack = remote(function addBack(mirror, k) {
+  return get(mirror.add.remote(k));
+});
+const actorOfTask = remote(function actorOfTask() {
+  return String(currentActorId());
+});
+
 beforeEach(() => HOST.reset());
+
+test("an actor reads its own id and calls itself back through a task", () => {
+  const m = Mirror.remote();
+  assert.deepEqual(get(m.me.remote()), [m.hex(), m.hex()]);
+  assert.equal(get(actorOfTask.remote()), "null");
+  assert.equal(currentActorId(), null);
+  assert.equal(currentActor(), null);
+  const back = get(m.callMeBack.remote(5));
+  assert.equal(get(back), 5);
+  assert.equal(get(m.add.remote(1)), 6);
+});
 
 test("name, lifetime and restart policy reach the host with create-actor-with", () => {
   const c = Counter.options({ name: "keeper", lifetime: "detached", maxRestarts: 1, maxTaskRetries: 3, numCpus: 0.5 }).remote(5);

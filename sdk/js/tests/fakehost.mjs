@@ -16,6 +16,8 @@ export const HOST = {
     this.created = [];
     this.lookups = [];
     this.nextTask = 1n;
+    // The actor whose constructor or method runs (`current-actor`).
+    this.actor = undefined;
   },
 };
 HOST.reset();
@@ -41,14 +43,18 @@ function taskError(kind, fn, message) {
   return { kind, function: fn, task: current, message, causes: [] };
 }
 
-function run(task, n, call, args) {
+function run(task, n, call, args, actor = undefined) {
   const ids = Array.from({ length: n }, (_, i) => ({ task, index: i + 1 }));
   let results;
   let failed = null;
+  const saved = HOST.actor;
+  HOST.actor = actor;
   try {
     results = call(args);
   } catch (e) {
     failed = e && e.payload ? e.payload : taskError("application", "?", String(e));
+  } finally {
+    HOST.actor = saved;
   }
   ids.forEach((id, i) => HOST.store.set(objKey(id), failed ? { error: failed } : { value: results[i] }));
   return ids;
@@ -93,10 +99,14 @@ export function createActor(cls, args, options) {
   const task = newTask();
   HOST.created.push({ component: null, cls, options, actor: null });
   HOST.store.set(objKey({ task, index: 1 }), { value: { codec: "json", data: new Uint8Array([110, 117, 108, 108]), refs: [] } });
+  const saved = HOST.actor;
+  HOST.actor = task;
   try {
     HOST.actors.set(taskKey(task), { cls, instance: HOST.sdk.actorsExport.ActorInstance.create(cls, args) });
   } catch (e) {
     HOST.actorErrors.set(taskKey(task), e.payload);
+  } finally {
+    HOST.actor = saved;
   }
   return task;
 }
@@ -139,10 +149,11 @@ export function callActor(actor, method, args, options) {
     if (!a) throw err(taskError("actor-died", method, `actor died: ${(HOST.actorErrors.get(taskKey(actor)) || {}).message}`));
     if (!a.instance) return [{ codec: "json", data: new Uint8Array([110, 117, 108, 108]), refs: [] }];
     return a.instance.call(method, resolved, options.resultCodec);
-  }, args);
+  }, args, actor);
 }
 // runtime
 export const taskId = () => current;
+export const currentActor = () => HOST.actor;
 export const nodeId = () => "fake-node";
 export function log() {}
 export const getGpuIds = () => [];

@@ -192,6 +192,8 @@ class Host:
         self.next_task = 1
         self.puts = 0
         self.current = TaskId(0, 0xD)
+        #: The actor whose constructor or method runs (`current-actor`).
+        self.actor: Optional[TaskId] = None
         #: Other components: name -> fn(function, args, result_codec) -> payloads.
         self.components: Dict[str, Callable[[str, List[Any], Optional[Codec]], List[Payload]]] = {}
         self.gpu_ids: List[int] = []
@@ -228,12 +230,14 @@ class Host:
         resolved, err = self.resolve(args)
         if err is None:
             saved, self.current = self.current, task
+            saved_actor, self.actor = self.actor, None
             try:
                 results = call(resolved)
             except Err as e:
                 err = e.value
             finally:
                 self.current = saved
+                self.actor = saved_actor
         if err is not None:
             for i in ids:
                 self.store[key(i)] = err
@@ -334,10 +338,13 @@ def create_actor(class_: str, args: List[Any], options: TaskOptions) -> TaskId:
     resolved, err = HOST.resolve(args)
     HOST.store[(task.hi, task.lo, 1)] = Payload(Codec.JSON, b"null", [])
     if err is None:
+        saved, HOST.actor = HOST.actor, task
         try:
             HOST.actors[(task.hi, task.lo)] = x.ActorInstance.create(class_, resolved)
         except Err as e:
             err = e.value
+        finally:
+            HOST.actor = saved
     if err is not None:
         HOST.actor_errors[(task.hi, task.lo)] = err
     return task
@@ -400,7 +407,12 @@ def call_actor(actor: TaskId, method: str, args: List[Any], options: TaskOptions
         for i in ids:
             HOST.store[key(i)] = err
         return ids
-    return HOST.run(task, options.num_returns, lambda a: inst.call(method, a, options.result_codec), args)
+
+    def run(a: List[Any]) -> List[Payload]:
+        HOST.actor = actor
+        return inst.call(method, a, options.result_codec)
+
+    return HOST.run(task, options.num_returns, run, args)
 
 
 def cancel(id: ObjectId, force: bool, recursive: bool) -> bool:
@@ -417,6 +429,10 @@ def kill_actor(actor: TaskId) -> bool:
 
 def task_id() -> TaskId:
     return HOST.current
+
+
+def current_actor() -> Optional[TaskId]:
+    return HOST.actor
 
 
 def node_id() -> str:
@@ -488,7 +504,7 @@ def install(exports: Tuple[str, ...] = ALL_EXPORTS) -> Host:
     )
     rt = module(
         "wit_world.imports.runtime",
-        task_id=task_id, node_id=node_id, log=log, get_gpu_ids=get_gpu_ids,
+        task_id=task_id, current_actor=current_actor, node_id=node_id, log=log, get_gpu_ids=get_gpu_ids,
         get_resource_ids=get_resource_ids, profile_begin=profile_begin, profile_end=profile_end,
         panicked=panicked,
     )

@@ -137,6 +137,33 @@ class Resilient:
         return "pong"
 
 
+@wray.actor
+class Mirror:
+    def __init__(self):
+        self.born_as = wray.current_actor_id()
+        self.total = 0
+
+    def me(self) -> list:
+        return [wray.current_actor_id(), self.born_as]
+
+    def add(self, k: int) -> int:
+        self.total += k
+        return self.total
+
+    def call_me_back(self, k: int) -> wray.ObjectRef:
+        return add_back.remote(wray.current_actor(), k)
+
+
+@wray.remote
+def add_back(mirror: wray.ActorHandle, k: int) -> int:
+    return wray.get(mirror.add.remote(k))
+
+
+@wray.remote
+def actor_of_task() -> str:
+    return str(wray.current_actor_id())
+
+
 @wray.remote
 def bump_named(name: str) -> int:
     return wray.get(wray.get_actor(name).increment.remote(by=2))
@@ -404,6 +431,16 @@ class Sdk(unittest.TestCase):
         with self.assertRaises(wray.TaskError) as cm:
             wray.get(p.ping.remote())
         self.assertEqual(cm.exception.kind, "actor-died")
+
+    def test_an_actor_reads_its_own_id_and_calls_itself_back(self):
+        m = Mirror.remote()
+        self.assertEqual(wray.get(m.me.remote()), [m.hex(), m.hex()])
+        self.assertEqual(wray.get(actor_of_task.remote()), "None")
+        self.assertIsNone(wray.current_actor_id())
+        self.assertIsNone(wray.current_actor())
+        back = wray.get(m.call_me_back.remote(5))
+        self.assertEqual(wray.get(back), 5)
+        self.assertEqual(wray.get(m.add.remote(1)), 6)
 
     def test_actor_options_and_handles_in_values(self):
         c = Counter.options(num_cpus=1, detached=True).remote()

@@ -935,6 +935,34 @@ def task_id() -> str:
     return _host.task_id()
 
 
+#: The class of the actor this instance holds (set before its constructor
+#: runs; an instance holds at most one actor).
+_running_class: Any = None
+
+
+def current_actor_id() -> Optional[str]:
+    """The id of the actor whose constructor or method is running, 32 hex
+    digits (Ray's ``ray.get_runtime_context().get_actor_id()``): the same
+    on every node and after a restart; None in a remote function's task
+    and in a driver."""
+    _host.require()
+    actor = _host.current_actor()
+    return None if actor is None else task_hex(actor)
+
+
+def current_actor() -> Optional[ActorHandle]:
+    """A handle to the running actor (Ray's
+    ``ray.get_runtime_context().current_actor``), of its class, to pass to
+    tasks and other actors so that they call it back; None in a remote
+    function's task and in a driver. Made by the actor itself, it does not
+    keep the actor alive (as Ray's). A call through it must not be waited
+    for inside one of the actor's own methods: calls on one actor run one
+    at a time."""
+    _host.require()
+    actor = _host.current_actor()
+    return None if actor is None else ActorHandle(actor, _running_class)
+
+
 def node_id() -> str:
     """The id of the node running the task."""
     _host.require()

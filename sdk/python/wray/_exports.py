@@ -261,6 +261,7 @@ class ActorInstance(_ActorInstanceBase):
 
             def run() -> Any:
                 values = _decode_args(label, ac._sig, args)
+                _api._running_class = ac
                 return ac._sig.call(ac._cls, values)
 
             return cls(ac, _guarded(label, run))

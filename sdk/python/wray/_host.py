@@ -349,6 +349,11 @@ def task_id() -> str:
     return task_hex(tkey(runtime.task_id()))
 
 
+def current_actor() -> Optional[TaskKey]:
+    actor = runtime.current_actor()
+    return None if actor is None else tkey(actor)
+
+
 def node_id() -> str:
     return runtime.node_id()
 

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use wray::{ActorHandle, ObjectRef};
+use wray::{ActorHandle, ActorId, ObjectRef};
 
 /// A counter actor.
 #[wray::actor]
@@ -153,5 +153,92 @@ pub(crate) fn actor_lifetime() -> wray::Result<()> {
     let methods = *d;
     drop(d);
     println!("detached {}", methods.increment().remote().get()?);
+    Ok(())
+}
+
+/// An actor that names itself: its id, read in its constructor and its
+/// methods, and a handle to itself handed to a task that calls it back.
+#[wray::actor]
+pub struct Mirror {
+    /// The id its constructor read.
+    born_as: Option<ActorId>,
+    total: i64,
+}
+
+#[wray::actor]
+impl Mirror {
+    /// Starts at 0, noting the id its constructor reads.
+    pub fn new() -> Self {
+        Mirror {
+            born_as: wray::current_actor_id(),
+            total: 0,
+        }
+    }
+
+    /// The id it reads now and the one its constructor read.
+    pub fn me(&self) -> (Option<ActorId>, Option<ActorId>) {
+        (wray::current_actor_id(), self.born_as)
+    }
+
+    /// Whether a typed handle to itself is had as a `Mirror` and not as a
+    /// `Counter` (another class).
+    pub fn typed(&self) -> (bool, bool) {
+        let mine = ActorHandle::<Mirror>::current().map(|h| h.id());
+        let other = ActorHandle::<Counter>::current();
+        (
+            mine.is_some() && mine == wray::current_actor_id(),
+            other.is_none(),
+        )
+    }
+
+    /// Adds `k`; the new total.
+    pub fn add(&mut self, k: i64) -> i64 {
+        self.total += k;
+        self.total
+    }
+
+    /// Hands a handle to itself to a task that calls `add(k)` on it; the
+    /// task's result (not waited for here: the call queues behind this one).
+    pub fn call_me_back(&self, k: i64) -> wray::Result<ObjectRef<i64>> {
+        let me = ActorHandle::<Mirror>::current().ok_or_else(|| {
+            wray::Error::new(
+                wray::ErrorKind::System,
+                "Mirror.call_me_back",
+                wray::task_id(),
+                "no handle to the running actor",
+            )
+        })?;
+        Ok(add_back.remote(me, k))
+    }
+}
+
+/// Calls `add(k)` on the actor it was handed: its new total.
+#[wray::remote]
+pub(crate) fn add_back(mirror: ActorHandle<Mirror>, k: i64) -> wray::Result<i64> {
+    mirror.add().remote(k).get()
+}
+
+/// What a remote function's task reads as its actor: none.
+#[wray::remote]
+pub(crate) fn actor_of_task() -> Option<ActorId> {
+    wray::current_actor_id()
+}
+
+/// `current_actor`: an actor's id as it reads it (constructor and methods)
+/// equals its creator's handle's; a task and the driver read none; a
+/// handle to itself, handed to a task, calls it back.
+pub(crate) fn current_actor() -> wray::Result<()> {
+    let m = Mirror::remote();
+    let (now, born) = m.me().remote().get()?;
+    println!("method_sees_creator_id {}", now == Some(m.id()));
+    println!("constructor_sees_creator_id {}", born == Some(m.id()));
+    let (mine, other) = m.typed().remote().get()?;
+    println!("typed_self {mine} other_class_none {other}");
+    println!("task_sees_none {}", actor_of_task.remote().get()?.is_none());
+    println!("driver_sees_none {}", wray::current_actor_id().is_none());
+    m.add().remote(10i64);
+    let back: ObjectRef<i64> = m.call_me_back().remote(5i64).get()?;
+    println!("called_back {}", back.get()?);
+    println!("after {}", m.add().remote(1i64).get()?);
     Ok(())
 }

@@ -121,6 +121,11 @@ impl Tally {
     pub fn node(&self) -> String {
         wray::node_id()
     }
+
+    /// The id it reads as its own (`current_actor_id`).
+    pub fn me(&self) -> Option<wray::ActorId> {
+        wray::current_actor_id()
+    }
 }
 
 /// Adds `n` to `tally` from a node with a relay (a third node): the new
@@ -205,6 +210,8 @@ pub(crate) fn cluster_actor_restart() -> wray::Result<()> {
                 println!("restarted after {last} total {total}");
                 println!("new_node {}", tally.node().remote().get()?);
                 println!("next {}", tally.add().remote(1i64).get()?);
+                let me = tally.me().remote().get()?;
+                println!("same_id_after_restart {}", me == Some(tally.id()));
                 return Ok(());
             }
             Ok(total) => last = total,

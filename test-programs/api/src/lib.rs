@@ -5,7 +5,7 @@
 //! | --- | --- | --- |
 //! | `put_get`, `wait` | [`objects`] | put/get of many types, get_all, wait, get_timeout |
 //! | `num_returns`, `chain`, `nested` | [`tasks`] | several returns, dependencies, refs in values, nested tasks |
-//! | `actors`, `actor_lifetime` | [`actors`] | actor state, parallel actors, call order, handles passed to tasks; actors exit when their last handle is dropped, unless detached |
+//! | `actors`, `actor_lifetime`, `current_actor` | [`actors`] | actor state, parallel actors, call order, handles passed to tasks; actors exit when their last handle is dropped, unless detached; an actor's own id and a handle to itself (callbacks) |
 //! | `named`, `named_make`, `named_use`, `named_kill` | [`named`] | named actors: found by name from another task, job or node; a taken name, unknown names, the wrong class |
 //! | `errors`, `trap`, `panic`, `oom`, `spin`, `actor_panic` | [`failures`] | every way a task can fail |
 //! | `refs`, `spill` | [`refs`] | refs inside returned values, objects freed when unreferenced, spilling |
@@ -121,6 +121,7 @@ fn main(args: Vec<String>) -> Result<(), String> {
         "nested" => tasks::nested(),
         "actors" => actors::actors(),
         "actor_lifetime" => actors::actor_lifetime(),
+        "current_actor" => actors::current_actor(),
         "named" => named::named(),
         "named_make" => named::named_make(
             args.get(1).map_or("keeper", String::as_str),
@@ -195,6 +196,8 @@ wray::export! {
         cluster_reduce::count_chunk,
         cluster_reduce::merge_counts,
         actors::bump,
+        actors::add_back,
+        actors::actor_of_task,
         named::use_named,
         failures::fail,
         failures::trap_now,
@@ -239,6 +242,7 @@ wray::export! {
         chaos::ChaosCounter,
         actors::Log,
         actors::Napper,
+        actors::Mirror,
         cluster::Tally,
         cluster::Keeper,
         failures::Fragile,

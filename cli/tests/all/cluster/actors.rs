@@ -117,6 +117,8 @@ fn an_actor_with_max_restarts_whose_node_is_killed_restarts_on_another_node() {
     assert!(log.contains("total 101"), "{log}");
     assert_eq!(field(&log, "new_node"), ids[other - 1], "{log}");
     assert!(log.contains("next 102"), "{log}");
+    // It reads the id it had before (`runtime.current-actor`).
+    assert!(log.contains("same_id_after_restart true"), "{log}");
     assert_eq!(
         cluster
             .node(1)
