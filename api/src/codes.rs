@@ -128,6 +128,8 @@ error_codes! {
     UnknownClass = "unknown_class",
     /// 404: the actor's class has no such method.
     UnknownMethod = "unknown_method",
+    /// 404: no node keeps the task (`GET /v1/tasks/{id}`).
+    UnknownTask = "unknown_task",
     /// 404: the node keeps no output of the task.
     UnknownTaskLogs = "unknown_task_logs",
     /// 404: the node keeps no task output at all.
@@ -249,6 +251,7 @@ mod tests {
         (ErrorCode::UnknownActor, "unknown_actor"),
         (ErrorCode::UnknownClass, "unknown_class"),
         (ErrorCode::UnknownMethod, "unknown_method"),
+        (ErrorCode::UnknownTask, "unknown_task"),
         (ErrorCode::UnknownTaskLogs, "unknown_task_logs"),
         (ErrorCode::NoTaskLogs, "no_task_logs"),
         (ErrorCode::NoMain, "no_main"),

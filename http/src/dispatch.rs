@@ -155,6 +155,7 @@ where
             )
         }
         Route::JobLogs(id) => crate::jobs::logs(&state.jobs, &id, query.offset, query.follow),
+        Route::GetTask(id) => json(StatusCode::OK, &crate::listings::task(state, &id)?),
         Route::TaskLogs(id) => task_logs(node, &id),
         Route::Versions(name) => json(StatusCode::OK, &crate::versions::kept(node, &name).await?),
         Route::UploadPackage => {

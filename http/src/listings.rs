@@ -264,6 +264,38 @@ fn theirs(state: &State, alive: &mut std::collections::HashMap<String, bool>, no
     known
 }
 
+/// `GET /v1/tasks/{id}` here: this node's row of task `id`, unless the
+/// row names another live node as the one that ran it (that node answers,
+/// through `relay`, with its own row: times, worker, error as it saw
+/// them).
+///
+/// # Errors
+/// 400 `bad_id` for an id that is not one; 404 `unknown_task` when this
+/// node keeps no row of it, or the row is another live node's.
+pub(crate) fn task(state: &State, id: &str) -> Result<wray_api::TaskInfo, ApiError> {
+    let task: wray_host::TaskId = id
+        .parse()
+        .map_err(|e: wray_host::BadId| ApiError::bad_request(ErrorCode::BadId, e.to_string()))?;
+    let wanted = task.to_string();
+    let mut alive = std::collections::HashMap::new();
+    state
+        .node
+        .tasks()
+        .into_iter()
+        .find(|t| t.task_id == wanted && !theirs(state, &mut alive, &t.node_id))
+        .ok_or_else(|| {
+            ApiError::not_found(
+                ErrorCode::UnknownTask,
+                format!(
+                    "no node keeps task {task}: it was never submitted, or it finished long \
+                     enough ago that its node forgot it (a node keeps its last {} finished \
+                     tasks)",
+                    wray_host::bounds::MAX_FINISHED_TASKS
+                ),
+            )
+        })
+}
+
 /// This node's page of `GET /v1/tasks`: its tasks, a task it sent to
 /// another node only while that node is not alive to list it (always with
 /// `?local=true`), of job `?job=` and node `?node=` when given.

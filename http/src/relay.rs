@@ -50,8 +50,8 @@ pub(crate) const FOLLOW_POLL: Duration = Duration::from_millis(250);
 /// How long a relayed request may take here (its answer collected).
 const RELAYED_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Whether `r` names a job, an object, an actor or a task's output that
-/// another node may have: those are relayed when this node does not.
+/// Whether `r` names a job, an object, an actor, a task or a task's output
+/// that another node may have: those are relayed when this node does not.
 pub(crate) fn relayable(r: &Route<'_>) -> bool {
     matches!(
         r,
@@ -63,6 +63,7 @@ pub(crate) fn relayable(r: &Route<'_>) -> bool {
             | Route::CallActor(..)
             | Route::KillActor(_)
             | Route::TaskLogs(_)
+            | Route::GetTask(_)
     )
 }
 

@@ -11,8 +11,8 @@ use wray_api::{
     Accepted, ActorInfo, ActorList, ClusterListQuery, ComponentInfo, ComponentList, DeployQuery,
     ErrorBody, ErrorList, Health, InvokeQuery, JobDeleted, JobFilter, JobInfo, JobList,
     JobLogsQuery, JobStopped, Killed, ListQuery, LocalQuery, LogsQuery, NewActor, NodeInfo,
-    NodeLogs, ObjectList, ObjectQuery, PackageInfo, Resources, SubmitJob, TaskList, TaskLogs,
-    TimelineQuery, Undeployed, VersionList,
+    NodeLogs, ObjectList, ObjectQuery, PackageInfo, Resources, SubmitJob, TaskInfo, TaskList,
+    TaskLogs, TimelineQuery, Undeployed, VersionList,
 };
 
 use super::{summary, RouteInfo};
@@ -167,6 +167,16 @@ routes! {
     get "/v1/tasks" => Tasks {
         params(ClusterListQuery, JobFilter, LocalQuery), responses(
             (status = 200, description = "a page of the cluster's tasks; `unreachable` names the nodes that did not answer in time", body = TaskList),
+        )
+    },
+    /// One task of the cluster (Ray's `ray get tasks <id>`): its row as the node that ran it
+    /// keeps it (state, times, worker, error), answered through any node
+    get "/v1/tasks/{id}" => GetTask(id) {
+        params(("id" = String, Path, description = "the task's id (32 hex digits, as the `wray-task-id` header of a call names it)")),
+        responses(
+            (status = 200, body = TaskInfo),
+            (status = 400, description = "`bad_id`", body = ErrorBody),
+            (status = 404, description = "`unknown_task`: no node keeps that task (never submitted, or forgotten: a node keeps its last 100,000 finished tasks)", body = ErrorBody),
         )
     },
     /// The objects in every node's store, newest first, a page at a time (`?limit=`, `?after=`,

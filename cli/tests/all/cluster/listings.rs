@@ -195,6 +195,25 @@ fn every_listing_asked_of_any_node_has_every_nodes_rows() {
             .all(|t| t["worker"].as_str().is_some_and(|w| w.starts_with("wray-"))),
         "each names the worker it ran on: {slow:?}"
     );
+    // One task by id, through any node: the row of the node that ran it
+    // (node 1, which sent it, relays to it), as the listing shows it.
+    for listed in &slow {
+        let id = listed["task_id"].as_str().expect("a task id");
+        for i in 1..=3 {
+            let (s, one) = get(cluster.node(i), &format!("/v1/tasks/{id}"));
+            assert_eq!(s, 200, "task {id} through node {i}: {one}");
+            assert_eq!(one["task_id"], listed["task_id"], "{one}");
+            assert_eq!(one["node_id"], listed["node_id"], "{one}");
+            assert_eq!(one["worker"], listed["worker"], "{one}");
+            assert_eq!(one["state"], listed["state"], "{one}");
+        }
+    }
+    let (s, none) = get(cluster.node(2), &format!("/v1/tasks/{}", "0".repeat(32)));
+    assert_eq!(s, 404, "{none}");
+    assert_eq!(none["error"]["code"], "unknown_task", "{none}");
+    let (s, bad) = get(cluster.node(2), "/v1/tasks/not-a-task");
+    assert_eq!(s, 400, "{bad}");
+    assert_eq!(bad["error"]["code"], "bad_id", "{bad}");
 
     // The timeline: a process per node, each with its workers' rows.
     let (s, trace) = get(cluster.node(3), "/v1/timeline");
