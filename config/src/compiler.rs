@@ -1,5 +1,5 @@
 //! [`CompileCommand`]: the program a node compiles components with, in a
-//! child process it can kill (`executor/compile/process.rs` runs it).
+//! child process it can kill (`executor/src/compile/process.rs` runs it).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

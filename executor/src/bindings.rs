@@ -8,7 +8,7 @@
 //! (`tasks.create-actor-with`, `tasks.get-actor`) are `async`, and so is every export: a
 //! task runs as a future on a fiber, so that its time limit, `cancel` and the
 //! node's shutdown can stop it wherever it is, blocked in a host call (a WASI
-//! sleep, a `get`) or running wasm (`worker/run.rs`).
+//! sleep, a `get`) or running wasm (`executor/src/run.rs`).
 //!
 //! The world's exports are optional parts: the generated world-level
 //! `Guest` would demand all of them, so the host loads each part's

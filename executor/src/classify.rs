@@ -10,7 +10,7 @@ use crate::state::{NodeRefusal, TaskState};
 
 /// Why the host stopped a guest call from outside: the error a stopped call
 /// ends with (from the epoch callback while wasm runs, or from dropping the
-/// call while it waits in a host call: `worker/guard.rs`).
+/// call while it waits in a host call: `executor/src/guard.rs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum Stopped {
     /// The task's time limit passed.

@@ -6,7 +6,7 @@
 //! length to the call's hostcall fuel although nothing is copied. The
 //! zero-copy imports (`mapping`) need the offset (a window may not lie in
 //! the part of memory the module's data was loaded into: see
-//! `worker/windows.rs`) and must not be charged for a 1 GiB window, so they
+//! `executor/src/windows.rs`) and must not be charged for a 1 GiB window, so they
 //! lift their lists as this type instead. It implements wasmtime's lifting
 //! traits the way `WasmList` does (pointer and length from the canonical
 //! ABI's pointer pair, bounds-checked against the memory); those traits are

@@ -3,7 +3,7 @@
 //!
 //! Nothing a guest passes is trusted: an id it may not name (another job's,
 //! not handed to it) reads exactly as one that does not exist; every count
-//! and length is bounded (`bounds.rs`); a table that would pass its bound
+//! and length is bounded (`proto/src/bounds.rs`); a table that would pass its bound
 //! fails the call (an error value where the WIT has one, else a trap that
 //! ends the task).
 

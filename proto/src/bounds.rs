@@ -9,9 +9,9 @@
 //! `NodeConfig` (in `wray-host`), whose `validate` checks their ranges
 //! (those of CPUs, GPUs, custom resources, task memory, store and time
 //! limits are below). A few bounds live beside the table they bound: the
-//! task table's errors (`registry.rs`), dead actors
-//! (`actor/table.rs`), spill files (`object_store`), an instance's table
-//! elements (`worker/state.rs`).
+//! task table's errors (`scheduler/src/task_table/rows.rs`), dead actors
+//! (`scheduler/src/actor_table.rs`), spill files (`objects/src/store.rs`),
+//! an instance's table elements (`executor/src/state.rs`).
 
 pub use wray_control_plane::{MAX_PUTS, MAX_RETURNS};
 
@@ -107,7 +107,7 @@ pub const WINDOWS_SHARE_OF_MAP_COUNT: usize = 4;
 /// at most `num_cpus + MAX_BLOCKED_WORKERS` worker threads (the same extra
 /// threads also run light jobs: tasks holding less than one CPU, actor
 /// calls); a wait past it fails its task with a clear error instead of
-/// blocking a thread nothing would replace (see `worker/pool.rs`). 1,024: a blocked task also keeps
+/// blocking a thread nothing would replace (see `resources/src/worker_pool.rs`). 1,024: a blocked task also keeps
 /// its instance, and a node has 1,000 instance slots by default
 /// (`max_instances`), so the slots, not this bound, stop a fork bomb first;
 /// 1,024 threads cost 2 GiB of stack address space (Rust's 2 MiB per
@@ -244,7 +244,7 @@ pub const MAX_TASK_OUTPUTS_BYTES: usize = 16 << 20;
 /// charged apart), and the holder's set entry (an `ObjectId` and a control
 /// byte: 48). Measured with `mallinfo2` on 229,377 held `i64`s
 /// (`small_objects_cost_what_the_store_charges` in
-/// `objects/src/tests.rs`): 337 bytes each with the value's 24,
+/// `objects/src/store/tests.rs`): 337 bytes each with the value's 24,
 /// 262 at 200,000 (tables fuller).
 pub const OBJECT_OVERHEAD: usize = 320;
 

@@ -187,7 +187,7 @@ impl Scheduler {
             .elsewhere(home)
             .with_restarts(stub.restarts);
         // Starting until a call reaches it there: its constructor may
-        // still be on its way to its node (`cluster/actors.rs`).
+        // still be on its way to its node (`cluster/src/actors.rs`).
         let mailbox = Arc::new(mailbox);
         self.actors.insert(mailbox);
         if let Some(remote) = self.remote() {

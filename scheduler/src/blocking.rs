@@ -4,7 +4,7 @@
 //! A wait is a future. It ends when enough objects are sealed or its own
 //! timeout passes; the task's time limit, `cancel` and the node's shutdown
 //! end it from outside by dropping the task's whole call (see
-//! `worker/guard.rs`). Dropping it at any await point leaves nothing behind:
+//! `executor/src/guard.rs`). Dropping it at any await point leaves nothing behind:
 //! its subscriptions are taken back, and CPUs it was waiting to take again
 //! go back to the node.
 
@@ -90,7 +90,7 @@ pub enum WaitEnd {
     TimedOut,
     /// Not waited: [`MAX_BLOCKED_WORKERS`] worker threads are blocked
     /// already, and this one would have no replacement (see
-    /// `worker/pool.rs`). The caller fails its task with
+    /// `resources/src/worker_pool.rs`). The caller fails its task with
     /// [`too_many_blocked`].
     ///
     /// [`MAX_BLOCKED_WORKERS`]: crate::bounds::MAX_BLOCKED_WORKERS

@@ -4,7 +4,7 @@
 //! On one node, a task's call on an actor is in the actor's mailbox as
 //! soon as it is made, so a caller that sees the task finish and then
 //! calls the actor is served after it. Across nodes the call goes through
-//! this node's stub of the actor, one at a time (`cluster/actors.rs`),
+//! this node's stub of the actor, one at a time (`cluster/src/actors.rs`),
 //! and could still be on its way when the task's result reaches its
 //! owner: the owner's own call would then overtake it. So the node that
 //! runs a forwarded task answers its owner only once the calls the task

@@ -4,7 +4,7 @@
 //! sealed with a `cancelled` error at once. A running task has its cancel
 //! flag set: the epoch callback stops it at the next tick (10 ms) while wasm
 //! runs, and a task waiting in a host call (`get`, `wait`, a WASI sleep)
-//! stops at once (see `executor/guard.rs`). A running actor call is left to
+//! stops at once (see `executor/src/guard.rs`). A running actor call is left to
 //! finish unless `force` is given: stopping it mid-call leaves its
 //! instance's state half-updated, so it kills the actor (Ray's `force`
 //! kills the worker process, the actor with it).

@@ -14,8 +14,8 @@
 //! decided then). Where it goes is the placement policy (`policy`: Ray's
 //! hybrid policy, `SPREAD`, node affinity, over a `PlacementView` of the
 //! nodes, which the cluster gives it through `Remote::place`,
-//! `cluster/choose.rs`); a task queued here may still leave while it
-//! waits (`cluster/spill.rs`).
+//! `cluster/src/choose.rs`); a task queued here may still leave while it
+//! waits (`cluster/src/spill.rs`).
 
 pub mod policy;
 

@@ -27,7 +27,7 @@ struct Queued {
 }
 
 /// Whether a task waiting in the queue may leave this node for another
-/// one that has room first (spillback, `cluster/spill.rs`).
+/// one that has room first (spillback, `cluster/src/spill.rs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Movable {
     /// It stays: an actor's constructor (its actor lives here), a task

@@ -1,7 +1,7 @@
 //! The placement policy: which node of a cluster a task goes to, by Ray's
 //! scheduling strategies, decided over a [`PlacementView`] (what this
 //! node sees of the others). The cluster gives it its view
-//! (`cluster/choose.rs`); a test gives it a fake one.
+//! (`cluster/src/choose.rs`); a test gives it a fake one.
 //!
 //! - **`DEFAULT`, Ray's hybrid policy**
 //!   (`src/ray/raylet/scheduling/policy/hybrid_scheduling_policy.cc`):
@@ -88,7 +88,7 @@ pub struct Load {
 }
 
 /// What the policy sees of the cluster. The cluster implements it over
-/// its membership view, health and load estimates (`cluster/choose.rs`).
+/// its membership view, health and load estimates (`cluster/src/choose.rs`).
 pub trait PlacementView {
     /// This node's id.
     fn this_node(&self) -> &str;

@@ -33,7 +33,7 @@ mod bare {
 }
 
 /// Bindings with async exports, as the node's own
-/// (`host/src/executor/bindings.rs`) call them.
+/// (`executor/src/bindings.rs`) call them.
 mod async_bare {
     #![allow(missing_docs)] // generated code
     wasmtime::component::bindgen!({
