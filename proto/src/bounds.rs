@@ -6,7 +6,7 @@
 //! clear error (or, where the WIT has no error channel, a trap) for the task
 //! that tried; the node and every other task go on. The node's own limits
 //! (time, memory, fuel, instances, actors, pending tasks) are in
-//! `NodeConfig` (in `wray-host`), whose `validate` checks their ranges
+//! `NodeConfig` (in `wray-config`), whose `validate` checks their ranges
 //! (those of CPUs, GPUs, custom resources, task memory, store and time
 //! limits are below). A few bounds live beside the table they bound: the
 //! task table's errors (`scheduler/src/task_table/rows.rs`), dead actors
