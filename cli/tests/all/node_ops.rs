@@ -104,6 +104,14 @@ impl StartedNode {
             .unwrap_or(false)
     }
 
+    /// Whether its process is stopped (by `SIGSTOP`: state `T`).
+    pub fn stopped(&self) -> bool {
+        std::fs::read_to_string(format!("/proc/{}/stat", self.pid))
+            .ok()
+            .and_then(|s| s.rsplit_once(") ").map(|(_, r)| r.starts_with('T')))
+            .unwrap_or(false)
+    }
+
     /// Waits (a minute at most) until its process has ended.
     pub fn wait_dead(&self) {
         wait_for("the node's process to end", || !self.alive());

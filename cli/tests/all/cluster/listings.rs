@@ -15,7 +15,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::harness::{job, job_log, start_job, wait_job_end, wait_within, Cluster, ACCELERATED};
-use crate::node_ops::StartedNode;
+use crate::node_ops::{wait_for, StartedNode};
 use crate::support::{component, in_dir, success_stdout};
 
 /// The listings of the cluster's state, and the field naming each row.
@@ -482,7 +482,10 @@ fn a_node_that_does_not_answer_is_named_and_not_waited_for() {
     let hung = cluster.node(3);
     // SAFETY: a plain signal to a node this cluster started.
     assert_eq!(unsafe { libc::kill(hung.pid as i32, libc::SIGSTOP) }, 0);
+    wait_for("node 3 is stopped", || hung.stopped());
     let (s, listed) = get(cluster.node(1), "/v1/jobs?limit=1000&timeout=2");
+    // What node 1 saw of the others, for a failure's message.
+    let (_, seen) = get(cluster.node(1), "/v1/nodes");
     // SAFETY: as above; it goes on (and the cluster stops it when dropped).
     assert_eq!(unsafe { libc::kill(hung.pid as i32, libc::SIGCONT) }, 0);
     assert_eq!(s, 200, "{listed}");
@@ -494,7 +497,7 @@ fn a_node_that_does_not_answer_is_named_and_not_waited_for() {
                 .collect()
         })
         .unwrap_or_default();
-    assert!(missing.contains(&ids[2]), "{listed}");
+    assert!(missing.contains(&ids[2]), "{listed}; node 1 saw {seen}");
     // Every node that answered is there (node 1 always: it asked), the
     // hung one not.
     let answered: BTreeSet<String> = ids
