@@ -327,9 +327,7 @@ pub(crate) async fn get_object(
     query: &Query,
     headers: &hyper::HeaderMap,
 ) -> Answer {
-    let id: ObjectId = id
-        .parse()
-        .map_err(|e: wray_host::BadId| ApiError::bad_request(ErrorCode::BadId, e.to_string()))?;
+    let id: ObjectId = crate::error::parse_id(id)?;
     let want_raw = headers
         .get(ACCEPT)
         .and_then(|v| v.to_str().ok())
@@ -422,8 +420,7 @@ pub(crate) async fn create_actor(state: &State, body: &[u8]) -> Answer {
 }
 
 fn parse_actor(id: &str) -> Result<ActorId, ApiError> {
-    id.parse()
-        .map_err(|e: wray_host::BadId| ApiError::bad_request(ErrorCode::BadId, e.to_string()))
+    crate::error::parse_id(id)
 }
 
 /// `POST /v1/actors/{id}/{method}`: checked against the component version

@@ -183,9 +183,7 @@ fn listing_window(query: &Query) -> Result<crate::rows::Window, ApiError> {
 /// `GET /v1/tasks/{id}/logs`: what the task wrote, as the node keeps it
 /// ([`wray_host::task_output`]).
 fn task_logs(node: &Node, id: &str) -> Answer {
-    let task: wray_host::TaskId = id
-        .parse()
-        .map_err(|e: wray_host::BadId| ApiError::bad_request(ErrorCode::BadId, e.to_string()))?;
+    let task: wray_host::TaskId = crate::error::parse_id(id)?;
     let wray_host::Stdio::Capture(outputs) = &node.config().stdio else {
         return Err(ApiError::not_found(
             ErrorCode::NoTaskLogs,

@@ -146,3 +146,16 @@ impl ApiError {
         response
     }
 }
+
+/// An id in a route (a task's, an object's, an actor's, a job's), parsed.
+///
+/// # Errors
+/// 400 `bad_id`, saying what the id should look like.
+pub(crate) fn parse_id<T>(text: &str) -> Result<T, ApiError>
+where
+    T: std::str::FromStr,
+    T::Err: std::fmt::Display,
+{
+    text.parse()
+        .map_err(|e: T::Err| ApiError::bad_request(ErrorCode::BadId, e.to_string()))
+}

@@ -59,8 +59,7 @@ pub(crate) async fn submit(
 /// # Errors
 /// 400 `bad_id` for anything but 16 hex digits.
 pub(crate) fn parse_job(id: &str) -> Result<JobId, ApiError> {
-    id.parse::<JobId>()
-        .map_err(|e| ApiError::bad_request(ErrorCode::BadId, e.to_string()))
+    crate::error::parse_id(id)
 }
 
 /// The answer for a failed jobs call.

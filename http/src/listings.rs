@@ -273,9 +273,7 @@ fn theirs(state: &State, alive: &mut std::collections::HashMap<String, bool>, no
 /// 400 `bad_id` for an id that is not one; 404 `unknown_task` when this
 /// node keeps no row of it, or the row is another live node's.
 pub(crate) fn task(state: &State, id: &str) -> Result<wray_api::TaskInfo, ApiError> {
-    let task: wray_host::TaskId = id
-        .parse()
-        .map_err(|e: wray_host::BadId| ApiError::bad_request(ErrorCode::BadId, e.to_string()))?;
+    let task: wray_host::TaskId = crate::error::parse_id(id)?;
     let wanted = task.to_string();
     let mut alive = std::collections::HashMap::new();
     state
