@@ -20,7 +20,7 @@
 # data in a temporary directory, started for each run and stopped by its PID.
 # Needs: the release `wray` (cargo build --release -p wray-cli), microbench.wasm
 # (cargo xtask build-guests), curl, python3. `WRAY`, `PORT` (the first node's
-# port, default 18265; the second node's is PORT+1), `CARGO_TARGET_DIR` and
+# port, default a free one; the second node's is PORT+1), `CARGO_TARGET_DIR` and
 # `WRAY_WASM_DIR` override where things are.
 set -euo pipefail
 runs=${1:-3}
@@ -29,14 +29,17 @@ target=${CARGO_TARGET_DIR:-$root/target}
 wasm=${WRAY_WASM_DIR:-$target/wasm}
 wray=${WRAY:-$target/release/wray}
 etcd=${ETCD:-/usr/bin/etcd}
-port=${PORT:-18265}
-port_b=$((port + 1))
+# PORT unset: each node takes a free port (`--port 0`) and says which.
+port=${PORT:-0}
+port_b=$((port == 0 ? 0 : port + 1))
 
 [ -x "$wray" ] || { echo "$wray is missing: cargo build --release -p wray-cli" >&2; exit 1; }
 [ -x "$etcd" ] || { echo "$etcd is missing: apt-get install -y etcd-server, or ETCD=..." >&2; exit 1; }
 [ -f "$wasm/microbench.wasm" ] || { echo "$wasm/microbench.wasm is missing: cargo xtask build-guests" >&2; exit 1; }
 
 out=$(mktemp -d)
+token=$out/cluster-token
+(umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$token")
 etcd_pid=""
 cleanup() {
   for d in "$out"/node-*; do
@@ -75,21 +78,26 @@ etcd_stop() {
   etcd_pid=""
 }
 
-node_start() { # DIR CACHE PORT [ETCD_URL]: a wray node whose files are under DIR
+node_start() { # DIR CACHE PORT [ETCD_URL]: a wray node whose files are under DIR; sets node_url
   mkdir -p "$1"
   local backend=()
-  [ -z "${4:-}" ] || backend=(--etcd "$4")
+  # A node on etcd joins a cluster, which needs the token every node shares
+  # (docs/cluster.md): one per run, mode 0600.
+  [ -z "${4:-}" ] || backend=(--etcd "$4" --cluster-token-file "$token")
   TMPDIR=$1 XDG_CACHE_HOME=$2 "$wray" start --port "$3" --no-auth --num-cpus 2 "${backend[@]}" >/dev/null
+  # The node's own record says where it listens (PORT 0: a free one).
+  node_url=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["url"])' "$1/wray/node_latest/node.json")
 }
 node_stop() { TMPDIR=$1 "$wray" stop >/dev/null; }
 
 one_node() { # LABEL CACHE BACKEND(embedded|etcd) I: deploy, then the first call, on one new node
-  local dir=$out/node-$1-$4 url=http://127.0.0.1:$port etcd_arg=""
+  local dir=$out/node-$1-$4 url etcd_arg=""
   if [ "$3" = etcd ]; then
     etcd_start "$(mktemp -d -p "$out")"
     etcd_arg=$etcd_url
   fi
   node_start "$dir" "$2" "$port" "$etcd_arg"
+  url=$node_url
   local deploy answer
   deploy=$(curl -s -o "$out/deploy.json" -w '%{http_code} %{time_total}' -X POST \
     -H 'Content-Type: application/wasm' --data-binary "@$wasm/microbench.wasm" "$url/v1/components?name=mb")
@@ -147,13 +155,16 @@ EOF
 two_nodes() { # LABEL CACHE_A CACHE_B I: deploy through one node, first result on the other
   local dir_a=$out/node-$1-a-$4 dir_b=$out/node-$1-b-$4
   etcd_start "$(mktemp -d -p "$out")"
+  local url_a url_b
   node_start "$dir_a" "$2" "$port" "$etcd_url"
+  url_a=$node_url
   node_start "$dir_b" "$3" "$port_b" "$etcd_url"
+  url_b=$node_url
   # Both watches connected (a watch that connects late reads the table
   # whole: slower, and not what this measures).
   sleep 1
   local line
-  line=$(second_node_timing "127.0.0.1:$port" "127.0.0.1:$port_b")
+  line=$(second_node_timing "${url_a#http://}" "${url_b#http://}")
   node_stop "$dir_a"
   node_stop "$dir_b"
   etcd_stop

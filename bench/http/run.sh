@@ -3,7 +3,12 @@
 # wray's HTTP API, the `wasmtime serve` yardstick (bench/http-yardstick) and
 # Ray Serve 2.60.
 #
-#   bash bench/http/run.sh [SECONDS]     (each wrk run, default 10)
+#   bash bench/http/run.sh [--quick] [--no-yardstick] [--no-ray] [SECONDS]
+#
+# SECONDS: each wrk run (default 10). `--quick` is the smoke test the test
+# command runs (cli/tests/all/http_bench.rs) so that this script cannot rot:
+# 1 s wrk runs, one deploy-to-first-result run of each case, and neither the
+# yardstick (its build is a second wasmtime) nor Ray Serve.
 #
 # Load: wrk with keep-alive, POST of the JSON body `[1]`, at concurrency 1
 # (`-t1 -c1`) and 64 (`-t2 -c64`), after a 2 s warm-up at 64; requests/s,
@@ -28,7 +33,17 @@
 # ray[serve]==2.60.0 ($RAY_VENV, default ~/.cache/wray/ray-venv). The
 # yardstick and its guest are built here when missing.
 set -euo pipefail
-secs=${1:-10}
+secs=10 first_runs=3 yardstick_on=1 ray_on=1
+while [ $# -gt 0 ]; do
+  case $1 in
+    --quick) secs=1 first_runs=1 yardstick_on=0 ray_on=0 ;;
+    --no-yardstick) yardstick_on=0 ;;
+    --no-ray) ray_on=0 ;;
+    -*) echo "unknown option $1 (known: --quick --no-yardstick --no-ray)" >&2; exit 2 ;;
+    *) secs=$1 ;;
+  esac
+  shift
+done
 root=$(cd "$(dirname "$0")/../.." && pwd)
 target=${CARGO_TARGET_DIR:-$root/target}
 wasm=${WRAY_WASM_DIR:-$target/wasm}
@@ -42,11 +57,11 @@ lua=$root/bench/http/post.lua
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 1; }
 [ -x "$wray" ] || { echo "$wray is missing: cargo build --release -p wray-cli" >&2; exit 1; }
 [ -f "$wasm/microbench.wasm" ] || { echo "$wasm/microbench.wasm is missing: cargo xtask build-guests" >&2; exit 1; }
-if [ ! -x "$yardstick" ]; then
+if [ "$yardstick_on" = 1 ] && [ ! -x "$yardstick" ]; then
   echo "== building the yardstick (wasmtime 48.0.8 in release: minutes)"
   (cd "$root/bench/http-yardstick" && CARGO_TARGET_DIR=$target cargo build --release)
 fi
-if [ ! -f "$guest" ]; then
+if [ "$yardstick_on" = 1 ] && [ ! -f "$guest" ]; then
   echo "== building the yardstick's guest"
   (cd "$root/bench/http-yardstick/guest" &&
     CARGO_TARGET_DIR=$target/http-yardstick-guest cargo component build --release --target wasm32-wasip1)
@@ -88,32 +103,37 @@ load() { # NAME URL: the warm-up and the two measured runs
 
 node_start() { # DIR CACHE: a wray node whose files are under DIR, compile cache under CACHE
   mkdir -p "$1"
-  TMPDIR=$1 XDG_CACHE_HOME=$2 "$wray" start --port "$port" --no-auth --num-cpus 2 >/dev/null
+  # A free port (`--port 0`), which the node's record names: the yardstick
+  # and Ray Serve take $port after it.
+  TMPDIR=$1 XDG_CACHE_HOME=$2 "$wray" start --port 0 --no-auth --num-cpus 2 >/dev/null
+  node_url=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["url"])' "$1/wray/node_latest/node.json")
 }
 node_stop() { TMPDIR=$1 "$wray" stop >/dev/null; }
 
 echo "== $(date -u +%Y-%m-%d), $(nproc) cores, wrk ${secs}s runs, $(uname -r)"
 
 echo "== wray: deploy to first result"
-WRAY=$wray PORT=$port bash "$root/bench/http/first_result.sh" 3
+WRAY=$wray PORT=${PORT:-} bash "$root/bench/http/first_result.sh" "$first_runs"
 
 echo "== wray $("$wray" --version | awk '{print $2}')"
 node_start "$out/node-load" "$out/cache-load"
 TMPDIR=$out/node-load "$wray" deploy "$wasm/microbench.wasm" --name mb >/dev/null
-load wray_noop "$url/v1/functions/mb/noop"
-load wray_noop_reused "$url/v1/functions/mb/noop_reused"
+load wray_noop "$node_url/v1/functions/mb/noop"
+load wray_noop_reused "$node_url/v1/functions/mb/noop_reused"
 node_stop "$out/node-load"
 
-echo "== the wasmtime serve yardstick (wasmtime-wasi-http 48.0.8)"
+[ "$yardstick_on" = 1 ] && echo "== the wasmtime serve yardstick (wasmtime-wasi-http 48.0.8)"
 for reuse in 1 1000; do
+  [ "$yardstick_on" = 1 ] || break
   "$yardstick" "$guest" --addr "127.0.0.1:$port" --max-instance-reuse-count "$reuse" 2>"$out/yardstick.log" &
   server=$!
   load "yardstick_reuse_$reuse" "$url/"
   kill "$server"; wait "$server" 2>/dev/null || true; server=""
 done
 
-echo "== Ray Serve $("$venv/bin/python" -c 'import ray; print(ray.__version__)')"
+[ "$ray_on" = 1 ] && echo "== Ray Serve $("$venv/bin/python" -c 'import ray; print(ray.__version__)')"
 for ongoing in default 64; do
+  [ "$ray_on" = 1 ] || break
   if [ "$ongoing" = default ]; then
     "$venv/bin/python" "$root/bench/http/ray_serve_app.py" "$port" >"$out/serve.log" 2>&1 &
   else

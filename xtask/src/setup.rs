@@ -34,8 +34,9 @@ pub const HOST_PACKAGES: &[&str] = &["protobuf-compiler"];
 /// The Debian packages the tests need beyond the build: etcd itself
 /// (`/usr/bin/etcd`), which the control plane's and the CLI's tests start on
 /// loopback ports, and Chromium (`/usr/bin/chromium`), which the
-/// dashboard's browser test drives headless.
-pub const TEST_PACKAGES: &[&str] = &["etcd-server", "chromium"];
+/// dashboard's browser test drives headless, and `wrk`, the HTTP load
+/// generator of `bench/http/run.sh`, whose quick mode the CLI's tests run.
+pub const TEST_PACKAGES: &[&str] = &["etcd-server", "chromium", "wrk"];
 
 /// The openapi-spec-validator release the HTTP API's OpenAPI documents are
 /// checked with (`http/tests`, which look for it in `<target>/venv`).
@@ -245,7 +246,13 @@ mod tests {
             let mut wanted = toolchain.packages().to_vec();
             wanted.push("protobuf-compiler");
             assert_eq!(Scope::Demo.packages(toolchain), wanted);
-            for package in ["clang", "libclang-rt-dev-wasm32", "etcd-server", "chromium"] {
+            for package in [
+                "clang",
+                "libclang-rt-dev-wasm32",
+                "etcd-server",
+                "chromium",
+                "wrk",
+            ] {
                 assert!(!Scope::Demo.packages(toolchain).contains(&package));
                 assert!(Scope::Everything.packages(toolchain).contains(&package));
             }

@@ -6,6 +6,7 @@ mod cli;
 mod cluster;
 mod dashboard;
 mod hostile_node;
+mod http_bench;
 mod jobs;
 mod node;
 mod node_log;
