@@ -1,20 +1,18 @@
 //! [`ObjectStore`]: the node's objects by id, their holders, their
 //! readiness (subscribe, seal) and what a job's end frees; the rows and
-//! statistics it reports. Its table of slots is `slots`; where a value's
-//! bytes live is [`data`](crate::data).
+//! statistics it reports. Its table of slots is `slots` (in shards, each
+//! locked on its own); where a value's bytes live is [`data`](crate::data).
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use parking_lot::Mutex;
 use wray_control_plane::{JobId, ObjectId};
 
 use crate::bounds::OBJECT_OVERHEAD;
 use crate::data::{self, Budget, Data, Refs};
 use crate::error::TaskError;
-use crate::id_map::IdMap;
 use crate::proto::Codec;
-use crate::slots::{Freed, Slot, Slots, State};
+use crate::slots::{Freed, Locking, Shards, Slot, State, Table};
 use crate::{arena, sizing, INLINE_MAX};
 
 /// A sealed object: a value or the error of the task that should have made
@@ -178,7 +176,7 @@ pub enum Subscription {
 
 /// The object store of one node.
 pub struct ObjectStore {
-    slots: Mutex<Slots>,
+    slots: Shards,
     arena: Option<Arc<arena::Arena>>,
     spill_dir: Option<PathBuf>,
     /// Bytes of values on the heap.
@@ -187,6 +185,8 @@ pub struct ObjectStore {
     spilled: Arc<Budget>,
     /// Told when a watched object is freed (set once).
     free_hook: std::sync::OnceLock<FreeHook>,
+    /// The next subscription token.
+    next_token: std::sync::atomic::AtomicU64,
 }
 
 impl Default for ObjectStore {
@@ -212,14 +212,8 @@ impl ObjectStore {
     ) -> Self {
         let inline = Budget::new(limits.inline_bytes);
         Self {
-            slots: Mutex::new(Slots {
-                map: IdMap::default(),
-                metadata: inline.nothing(),
-                next_token: 0,
-                bytes: 0,
-                peak_bytes: 0,
-                unmatched_releases: 0,
-            }),
+            slots: Shards::new(&inline),
+            next_token: std::sync::atomic::AtomicU64::new(0),
             arena,
             spill_dir,
             inline,
@@ -239,7 +233,7 @@ impl ObjectStore {
     /// freed, whyever (its last holder gone, its job ended). False when it
     /// does not exist.
     pub fn watch_free(&self, id: &ObjectId) -> bool {
-        match self.slots.lock().map.get_mut(id) {
+        match self.slots.lock(id).map.get_mut(id) {
             Some(slot) => {
                 slot.watched = true;
                 true
@@ -360,12 +354,10 @@ impl ObjectStore {
     /// page at a time.
     #[cfg(test)]
     pub fn list(&self) -> Vec<ObjectRow> {
-        let slots = self.slots.lock();
-        let mut all: Vec<ObjectRow> = slots
-            .map
-            .iter()
-            .map(|(id, slot)| object_info(*id, slot))
-            .collect();
+        let mut all: Vec<ObjectRow> = Vec::new();
+        self.slots.each(|slots| {
+            all.extend(slots.map.iter().map(|(id, slot)| object_info(*id, slot)));
+        });
         all.sort_by_key(|o| o.id);
         all
     }
@@ -382,52 +374,15 @@ impl ObjectStore {
         limit: usize,
     ) -> Vec<ObjectRow> {
         use std::cmp::Reverse;
-        use std::collections::BinaryHeap;
-        if limit == 0 {
-            return Vec::new();
-        }
-        let slots = self.slots.lock();
-        // The heap's top is the worst kept so far: the one to give up
-        // first for a better one.
-        let mut best: BinaryHeap<(Reverse<u64>, Reverse<ObjectId>)> = BinaryHeap::new();
-        let mut worst_first: BinaryHeap<(u64, ObjectId)> = BinaryHeap::new();
-        for (id, slot) in slots.map.iter() {
-            if !keep(slot.created_ns, id) {
-                continue;
-            }
-            if newest {
-                // Keep the largest: a min-heap, its top the smallest.
-                let entry = (Reverse(slot.created_ns), Reverse(*id));
-                if best.len() < limit {
-                    best.push(entry);
-                } else if best.peek().is_some_and(|top| entry < *top) {
-                    best.pop();
-                    best.push(entry);
-                }
-            } else {
-                // Keep the smallest: a max-heap, its top the largest.
-                let entry = (slot.created_ns, *id);
-                if worst_first.len() < limit {
-                    worst_first.push(entry);
-                } else if worst_first.peek().is_some_and(|top| entry < *top) {
-                    worst_first.pop();
-                    worst_first.push(entry);
-                }
-            }
-        }
-        let mut chosen: Vec<(u64, ObjectId)> = best
-            .into_iter()
-            .map(|(Reverse(t), Reverse(id))| (t, id))
-            .chain(worst_first)
-            .collect();
-        chosen.sort_unstable();
+        let kept = |t: u64, id: &ObjectId| keep(t, id);
         if newest {
-            chosen.reverse();
+            // The smallest keys are the newest (then the largest ids).
+            self.smallest(limit, |t, id| {
+                kept(t, id).then_some((Reverse(t), Reverse(*id)))
+            })
+        } else {
+            self.smallest(limit, |t, id| kept(t, id).then_some((t, *id)))
         }
-        chosen
-            .into_iter()
-            .filter_map(|(_, id)| Some(object_info(id, slots.map.get(&id)?)))
-            .collect()
     }
 
     /// At most `limit` objects whose ids follow `after` (all, without
@@ -435,29 +390,37 @@ impl ObjectStore {
     /// bounded by `limit`, not by the store's objects (a heap of the
     /// `limit` smallest ids); its time is one pass over them.
     pub fn list_page(&self, after: Option<ObjectId>, limit: usize) -> Vec<ObjectRow> {
+        self.smallest(limit, |_, id| after.is_none_or(|a| *id > a).then_some(*id))
+    }
+
+    /// The rows of the at most `limit` objects with the smallest keys,
+    /// smallest first; `key(created_ns, id)` is `None` for an object left
+    /// out. One pass over the shards, each locked in turn; memory bounded
+    /// by `limit` (a heap whose top is the worst kept so far).
+    fn smallest<K: Ord>(
+        &self,
+        limit: usize,
+        key: impl Fn(u64, &ObjectId) -> Option<K>,
+    ) -> Vec<ObjectRow> {
         use std::collections::BinaryHeap;
         if limit == 0 {
             return Vec::new();
         }
-        let slots = self.slots.lock();
-        let mut smallest: BinaryHeap<ObjectId> = BinaryHeap::with_capacity(limit);
-        for id in slots.map.keys() {
-            if after.is_some_and(|a| *id <= a) {
-                continue;
+        let mut kept: BinaryHeap<Keyed<K>> = BinaryHeap::new();
+        self.slots.each(|slots| {
+            for (id, slot) in slots.map.iter() {
+                let Some(k) = key(slot.created_ns, id) else {
+                    continue;
+                };
+                if kept.len() < limit {
+                    kept.push(Keyed(k, object_info(*id, slot)));
+                } else if kept.peek().is_some_and(|top| k < top.0) {
+                    kept.pop();
+                    kept.push(Keyed(k, object_info(*id, slot)));
+                }
             }
-            if smallest.len() < limit {
-                smallest.push(*id);
-            } else if smallest.peek().is_some_and(|largest| id < largest) {
-                smallest.pop();
-                smallest.push(*id);
-            }
-        }
-        let mut page: Vec<ObjectRow> = smallest
-            .into_iter()
-            .filter_map(|id| Some(object_info(id, slots.map.get(&id)?)))
-            .collect();
-        page.sort_by_key(|o| o.id);
-        page
+        });
+        kept.into_sorted_vec().into_iter().map(|k| k.1).collect()
     }
 
     /// Declares that `id` will be sealed later (by a submitted task, or by
@@ -465,7 +428,7 @@ impl ObjectStore {
     /// budget (whatever its room: check [`ObjectStore::admit`] first
     /// where a guest or client asks for the object).
     pub fn register_pending(&self, id: ObjectId) {
-        self.slots.lock().register(id);
+        self.slots.lock(&id).register(id);
     }
 
     /// Whether `n` more objects may be made: `Ok(None)` when their
@@ -503,7 +466,7 @@ impl ObjectStore {
     /// Adds a holder to `id`; false (and nothing held) when it does not
     /// exist.
     pub fn acquire(&self, id: &ObjectId) -> bool {
-        match self.slots.lock().map.get_mut(id) {
+        match self.slots.lock(id).map.get_mut(id) {
             Some(slot) => {
                 slot.holders = slot.holders.saturating_add(1);
                 true
@@ -517,11 +480,11 @@ impl ObjectStore {
     /// job ended) is ignored.
     pub fn release(&self, id: &ObjectId) {
         let mut freed = Freed::default();
-        let mut slots = self.slots.lock();
-        if slots.drop_holder(id) {
-            slots.free(*id, &mut freed);
+        let unheld = self.slots.drop_holder(&mut self.slots.lock(id), id);
+        if let Some(slot) = unheld {
+            self.slots
+                .free(&mut Locking(&self.slots), *id, slot, &mut freed);
         }
-        drop(slots);
         self.dispose(freed);
     }
 
@@ -530,37 +493,54 @@ impl ObjectStore {
     /// freed with its job) or already sealed (objects are immutable).
     pub fn seal(&self, id: ObjectId, object: Object) -> bool {
         let mut freed = Freed::default();
-        let waiters = {
-            let mut guard = self.slots.lock();
-            let slots = &mut *guard;
-            let Some(slot) = slots.map.get_mut(&id) else {
-                return false;
-            };
-            let waiters = match &mut slot.state {
-                State::Sealed(_) => return false,
-                State::Pending(waiters) => std::mem::take(waiters),
-            };
-            let unheld = slot.holders == 0;
-            let size = object.size();
-            let refs = match &object {
-                Object::Value { refs, .. } => Some(refs.clone()),
-                Object::Error(_) => None,
-            };
-            slot.state = State::Sealed(Arc::new(object));
-            // An object never holds itself (it could never be freed).
-            for inner in refs.iter().flat_map(|r| r.iter()).filter(|r| **r != id) {
-                if let Some(s) = slots.map.get_mut(inner) {
-                    s.holders = s.holders.saturating_add(1);
-                }
+        // The objects its value holds are held before it is sealed (each
+        // in its own shard), so that no release of it, once it is seen
+        // sealed, can drop holders they were not given yet. An object
+        // never holds itself (it could never be freed).
+        let inner: Vec<ObjectId> = match &object {
+            Object::Value { refs, .. } => refs
+                .iter()
+                .filter(|r| **r != id && self.acquire(r))
+                .copied()
+                .collect(),
+            Object::Error(_) => Vec::new(),
+        };
+        let size = object.size();
+        let sealed = {
+            let mut shard = self.slots.lock(&id);
+            match shard.map.get_mut(&id) {
+                Some(slot) => match &mut slot.state {
+                    State::Pending(waiters) => {
+                        let waiters = std::mem::take(waiters);
+                        let unheld = slot.holders == 0;
+                        slot.state = State::Sealed(Arc::new(object));
+                        self.slots.add_bytes(size);
+                        // Nothing can read it (a dependent or a blocked get
+                        // would hold it): free it at once.
+                        let unheld = if unheld { shard.remove(&id) } else { None };
+                        Some((waiters, unheld))
+                    }
+                    State::Sealed(_) => None,
+                },
+                None => None,
             }
-            slots.bytes += size;
-            slots.peak_bytes = slots.peak_bytes.max(slots.bytes);
-            if unheld {
-                // Nothing can read it (a dependent or a blocked get would
-                // hold it): free it at once.
-                slots.free(id, &mut freed);
+            // The shard's lock ends here: a free and the releases below
+            // lock the shards they need one at a time.
+        };
+        let waiters = sealed.map(|(waiters, unheld)| {
+            if let Some(slot) = unheld {
+                self.slots
+                    .free(&mut Locking(&self.slots), id, slot, &mut freed);
             }
             waiters
+        });
+        let Some(waiters) = waiters else {
+            // Not expected, or sealed already: `object` is dropped, and
+            // what it held is given back.
+            for r in &inner {
+                self.release(r);
+            }
+            return false;
         };
         self.dispose(freed);
         for (_, waiter) in waiters {
@@ -571,7 +551,7 @@ impl ObjectStore {
 
     /// The sealed object `id`, if it is sealed.
     pub fn get(&self, id: &ObjectId) -> Option<Arc<Object>> {
-        match self.slots.lock().map.get(id) {
+        match self.slots.lock(id).map.get(id) {
             Some(Slot {
                 state: State::Sealed(object),
                 ..
@@ -582,35 +562,39 @@ impl ObjectStore {
 
     /// Whether `id` is sealed or expected.
     pub fn exists(&self, id: &ObjectId) -> bool {
-        self.slots.lock().map.contains_key(id)
+        self.slots.lock(id).map.contains_key(id)
     }
 
     /// Whether `id` exists and is still pending.
     pub fn is_pending(&self, id: &ObjectId) -> bool {
         matches!(
-            self.slots.lock().map.get(id).map(|s| &s.state),
+            self.slots.lock(id).map.get(id).map(|s| &s.state),
             Some(State::Pending(_))
         )
     }
 
     /// Runs `f` with a lookup of whether an id is pending (registered and
-    /// not sealed), all under one lock of the store: for a pass over many
-    /// ids (a `wait` over a thousand refs) without a lock per id. `f` must
-    /// not call back into the store.
+    /// not sealed), all under one lock of the store (every shard): for a
+    /// pass over many ids (a `wait` over a thousand refs) without a lock
+    /// per id. `f` must not call back into the store.
     pub fn with_pending<R>(&self, f: impl FnOnce(&dyn Fn(&ObjectId) -> bool) -> R) -> R {
-        let slots = self.slots.lock();
-        f(&|id| matches!(slots.map.get(id).map(|s| &s.state), Some(State::Pending(_))))
+        let all = self.slots.lock_all();
+        f(&|id| {
+            matches!(
+                all.shard(id).map.get(id).map(|s| &s.state),
+                Some(State::Pending(_))
+            )
+        })
     }
 
     /// Registers `waiter` to run when `id` is sealed, unless it already is.
     pub fn subscribe(&self, id: &ObjectId, waiter: Waiter) -> Subscription {
-        let mut guard = self.slots.lock();
-        let slots = &mut *guard;
-        match slots.map.get_mut(id).map(|s| &mut s.state) {
+        match self.slots.lock(id).map.get_mut(id).map(|s| &mut s.state) {
             Some(State::Sealed(_)) => Subscription::Ready,
             Some(State::Pending(waiters)) => {
-                let token = slots.next_token;
-                slots.next_token += 1;
+                let token = self
+                    .next_token
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 waiters.push((token, waiter));
                 Subscription::Pending(token)
             }
@@ -622,7 +606,7 @@ impl ObjectStore {
     /// (a wait that ended without the object: a timeout, a cancel).
     pub fn unsubscribe(&self, id: &ObjectId, token: u64) {
         if let Some(State::Pending(waiters)) =
-            self.slots.lock().map.get_mut(id).map(|s| &mut s.state)
+            self.slots.lock(id).map.get_mut(id).map(|s| &mut s.state)
         {
             if let Some(i) = waiters.iter().position(|(t, _)| *t == token) {
                 drop(waiters.swap_remove(i));
@@ -632,26 +616,29 @@ impl ObjectStore {
 
     /// Ends job `job` in the store: every object of the job is freed,
     /// whoever holds it, and whatever waits on one still pending is woken
-    /// (it finds the object gone: not-found). One critical section, so an
-    /// object the job's last tasks register meanwhile cannot slip between
-    /// the wake-ups and the freeing. Returns how many were freed.
+    /// (it finds the object gone: not-found). One critical section (every
+    /// shard locked), so an object the job's last tasks register meanwhile
+    /// cannot slip between the wake-ups and the freeing. Returns how many
+    /// were freed.
     pub fn end_job(&self, job: JobId) -> usize {
         let mut freed = Freed::default();
         let mut waiters = Vec::new();
-        let mut slots = self.slots.lock();
-        let ids: Vec<ObjectId> = slots
-            .map
-            .keys()
-            .filter(|id| id.job() == job)
-            .copied()
+        let mut all = self.slots.lock_all();
+        let ids: Vec<ObjectId> = all
+            .iter()
+            .flat_map(|shard| shard.map.keys().filter(|id| id.job() == job).copied())
             .collect();
         for id in &ids {
-            if let Some(State::Pending(w)) = slots.map.get_mut(id).map(|s| &mut s.state) {
+            let Some(mut slot) = all.with(id, |shard| shard.remove(id)) else {
+                // Freed already, as an object another of them held.
+                continue;
+            };
+            if let State::Pending(w) = &mut slot.state {
                 waiters.append(w);
             }
-            slots.free(*id, &mut freed);
+            self.slots.free(&mut all, *id, slot, &mut freed);
         }
-        drop(slots);
+        drop(all);
         self.dispose(freed);
         for (_, waiter) in waiters {
             waiter();
@@ -666,29 +653,58 @@ impl ObjectStore {
     /// the allocator's free pages returned. Called when a job ends (by
     /// then its objects are freed, most of them as its instances ended).
     pub fn give_back_memory(&self) {
-        {
-            let mut slots = self.slots.lock();
-            let len = slots.map.len();
-            let capacity = slots.map.capacity();
-            if capacity < GIVE_BACK_AFTER || capacity <= len.saturating_mul(4) {
-                return;
-            }
-            slots.map.shrink_to(len.saturating_mul(2));
+        let (mut len, mut capacity) = (0usize, 0usize);
+        self.slots.each(|shard| {
+            len = len.saturating_add(shard.map.len());
+            capacity = capacity.saturating_add(shard.map.capacity());
+        });
+        if capacity < GIVE_BACK_AFTER || capacity <= len.saturating_mul(4) {
+            return;
         }
+        self.slots.each(|shard| {
+            let twice = shard.map.len().saturating_mul(2);
+            shard.map.shrink_to(twice);
+        });
         trim_heap();
     }
 
     /// Objects and bytes held now, and the peak.
     pub fn stats(&self) -> StoreStats {
-        let slots = self.slots.lock();
+        let mut objects = 0usize;
+        self.slots
+            .each(|shard| objects = objects.saturating_add(shard.map.len()));
+        let (bytes, peak_bytes) = self.slots.bytes();
         StoreStats {
-            objects: slots.map.len(),
-            bytes: slots.bytes,
-            peak_bytes: slots.peak_bytes,
+            objects,
+            bytes,
+            peak_bytes,
             inline_bytes: self.inline.used(),
             spilled: self.spilled.used(),
-            unmatched_releases: slots.unmatched_releases,
+            unmatched_releases: self.slots.unmatched_releases(),
         }
+    }
+}
+
+/// A row kept by its key alone (the listings' heaps).
+struct Keyed<K>(K, ObjectRow);
+
+impl<K: Ord> PartialEq for Keyed<K> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl<K: Ord> Eq for Keyed<K> {}
+
+impl<K: Ord> PartialOrd for Keyed<K> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl<K: Ord> Ord for Keyed<K> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.cmp(&other.0)
     }
 }
 

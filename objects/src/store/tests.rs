@@ -403,3 +403,75 @@ fn measure_object_cost() {
     assert_eq!(store.stats().objects, 0);
     assert_eq!(store.stats().inline_bytes, 0, "everything given back");
 }
+
+/// Threads putting, nesting and releasing at once, across the table's
+/// shards (a container's free releases what it holds in other shards):
+/// every object is freed once, no release goes unmatched, and the byte
+/// count comes back to zero.
+#[test]
+fn threads_putting_and_releasing_at_once_free_everything_once() {
+    const THREADS: u64 = 4;
+    const ROUNDS: u32 = 300;
+    let store = Arc::new(ObjectStore::new());
+    let heard = Arc::new(AtomicUsize::new(0));
+    let h = heard.clone();
+    store.set_free_hook(Box::new(move |_| {
+        h.fetch_add(1, Ordering::Relaxed);
+    }));
+    let threads: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let store = store.clone();
+            std::thread::spawn(move || {
+                let task = TaskId::driver(JobId(t + 1));
+                for round in 0..ROUNDS {
+                    let base = round * 4;
+                    let leaves: Vec<ObjectId> =
+                        (0..3).map(|k| task.put_object(base + k).unwrap()).collect();
+                    for leaf in &leaves {
+                        store.register_pending(*leaf);
+                        store.acquire(leaf);
+                        assert!(store.seal(*leaf, value(b"leaf")));
+                    }
+                    let outer = task.put_object(base + 3).unwrap();
+                    store.register_pending(outer);
+                    store.acquire(&outer);
+                    assert!(store.watch_free(&outer));
+                    let holds = Object::Value {
+                        codec: Codec::Raw,
+                        data: Data::inline(b"outer"),
+                        refs: Refs::from(leaves.clone()),
+                    };
+                    assert!(store.seal(outer, holds));
+                    // Sealing it again is refused, and what the refused
+                    // value held is given back.
+                    let again = Object::Value {
+                        codec: Codec::Raw,
+                        data: Data::inline(b"again"),
+                        refs: Refs::from(leaves.clone()),
+                    };
+                    assert!(!store.seal(outer, again));
+                    for leaf in &leaves {
+                        store.release(leaf);
+                        // The container still holds it.
+                        assert!(store.get(leaf).is_some());
+                    }
+                    store.release(&outer);
+                    for leaf in &leaves {
+                        assert!(!store.exists(leaf));
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let stats = store.stats();
+    assert_eq!((stats.objects, stats.bytes), (0, 0));
+    assert_eq!(stats.unmatched_releases, 0);
+    assert_eq!(stats.inline_bytes, 0);
+    assert_eq!(
+        heard.load(Ordering::Relaxed),
+        (THREADS * u64::from(ROUNDS)) as usize
+    );
+}
