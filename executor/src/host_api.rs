@@ -180,7 +180,7 @@ impl objects::Host for TaskState {
             wasmtime::bail!("{}", too_many_blocked(self.node.node_id()));
         }
         let mut left = need;
-        Ok(self.node.objects().with_pending(|pending| {
+        Ok(self.node.objects().with_pending(ids.len(), |pending| {
             ids.iter()
                 .zip(hidden)
                 .map(|(id, hidden)| {

@@ -574,17 +574,25 @@ impl ObjectStore {
     }
 
     /// Runs `f` with a lookup of whether an id is pending (registered and
-    /// not sealed), all under one lock of the store (every shard): for a
-    /// pass over many ids (a `wait` over a thousand refs) without a lock
-    /// per id. `f` must not call back into the store.
-    pub fn with_pending<R>(&self, f: impl FnOnce(&dyn Fn(&ObjectId) -> bool) -> R) -> R {
-        let all = self.slots.lock_all();
-        f(&|id| {
-            matches!(
-                all.shard(id).map.get(id).map(|s| &s.state),
-                Some(State::Pending(_))
-            )
-        })
+    /// not sealed), for a pass over `count` ids (a `wait` over a thousand
+    /// refs): past 64 ids (the table's shards), under one lock of
+    /// every shard, taken once (cheaper than a lock per id); below it, a
+    /// lock of one shard per lookup (cheaper than every shard's). An id's
+    /// pending state only ever ends, so either way a lookup says what held
+    /// at some instant of the pass. `f` must not call back into the store.
+    pub fn with_pending<R>(
+        &self,
+        count: usize,
+        f: impl FnOnce(&dyn Fn(&ObjectId) -> bool) -> R,
+    ) -> R {
+        let pending =
+            |slot: Option<&Slot>| matches!(slot.map(|s| &s.state), Some(State::Pending(_)));
+        if count > crate::slots::SHARDS {
+            let all = self.slots.lock_all();
+            f(&|id| pending(all.shard(id).map.get(id)))
+        } else {
+            f(&|id| pending(self.slots.lock(id).map.get(id)))
+        }
     }
 
     /// Registers `waiter` to run when `id` is sealed, unless it already is.

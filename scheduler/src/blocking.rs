@@ -182,7 +182,7 @@ impl Scheduler {
         // Enough sealed already (a wait over tasks that have finished, the
         // usual case): no waiter is made. One pass under one lock, ending
         // at the `need`th.
-        let enough = self.objects.with_pending(|pending| {
+        let enough = self.objects.with_pending(ids.len(), |pending| {
             ids.iter().filter(|id| !pending(id)).take(need).count() >= need
         });
         if enough {

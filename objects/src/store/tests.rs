@@ -475,3 +475,25 @@ fn threads_putting_and_releasing_at_once_free_everything_once() {
         (THREADS * u64::from(ROUNDS)) as usize
     );
 }
+
+/// A pass over few ids (a lock per lookup) and over many (every shard
+/// locked once) see the same pending objects.
+#[test]
+fn pending_lookups_agree_for_few_ids_and_many() {
+    let store = ObjectStore::new();
+    let ids: Vec<ObjectId> = (1..=200).map(id).collect();
+    for (i, id) in ids.iter().enumerate() {
+        store.register_pending(*id);
+        store.acquire(id);
+        if i % 2 == 0 {
+            assert!(store.seal(*id, value(b"v")));
+        }
+    }
+    let count =
+        |n: usize| store.with_pending(n, |pending| ids.iter().filter(|id| pending(id)).count());
+    assert_eq!(count(ids.len()), 100);
+    assert_eq!(count(1), 100);
+    let unknown = TaskId::driver(JobId(9)).return_object(1).unwrap();
+    assert!(!store.with_pending(1, |pending| pending(&unknown)));
+    assert!(!store.with_pending(1000, |pending| pending(&unknown)));
+}
