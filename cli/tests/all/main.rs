@@ -4,6 +4,7 @@
 
 mod cli;
 mod cluster;
+mod cores_bench;
 mod dashboard;
 mod hostile_node;
 mod http_bench;
