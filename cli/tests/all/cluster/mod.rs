@@ -23,6 +23,7 @@
 mod actors;
 mod bench;
 mod chaos;
+mod envelope;
 mod etcd_outage;
 mod fate;
 mod harness;
