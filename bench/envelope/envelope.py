@@ -168,9 +168,13 @@ ONE_NODE = {
     "args": (10_000, [1_000, 10_000], [100], 120, []),
     "returns": (3_000, [100, 1_024, 3_000], [100], 120, []),
     "get": (10_000, [1_000, 10_000], [100], 120, []),
-    "queued": (1_000_000, [100_000, 1_000_000], [10_000], 400, []),
-    # MiB; the store is smaller than the object, so it spills.
-    "large": (100 * 1024, [256, 1_024, 3_072], [64], 300, ["--object-store-memory", "{store}"]),
+    # A node queues at most 1,000,000 pending tasks (max_pending_tasks),
+    # the driver and the gate's two among them: 999,000 fits, 1M does not.
+    "queued": (1_000_000, [100_000, 999_000, 1_000_000], [10_000], 400, []),
+    # MiB; the store is smaller than the object, so it spills. A wasm32
+    # Vec holds under 2 GiB: 2,047 MiB is the largest a guest can put.
+    "large": (100 * 1024, [256, 1_024, 2_047, 3_072], [64], 300,
+              ["--object-store-memory", "{store}"]),
 }
 
 CLUSTER = ("nodes", "broadcast", "actors")
@@ -508,7 +512,7 @@ class Envelope:
             rec = {"n": n, "where": f"{a.actor_nodes} nodes, each {{\"slot\": {a.actor_slots}}}"}
             nodes = []
             try:
-                nodes = self.start_nodes("envelope-actors", 1, a.actor_nodes, a.node_store_mib,
+                nodes = self.start_nodes(f"envelope-actors{n}", 1, a.actor_nodes, a.node_store_mib,
                                          resources={"slot": a.actor_slots})
                 self.wait_members(nodes, a.settle_deadline)
                 self.w.cli("deploy", "--node", str(nodes[0].pid), a.wasm)
@@ -542,6 +546,9 @@ class Envelope:
                 rec["actors_per_node"] = sorted(line.get("per_node", {}).values(), reverse=True)
             except Exception as e:  # noqa: BLE001 - recorded, the ladder stops
                 rec["error"] = short(str(e), 1000)
+                # Where the unfinished work is: each node's queued, running
+                # and blocked tasks and live actors (its /metrics).
+                rec["nodes_at_error"] = [self.node_counts(x) for x in nodes]
             finally:
                 self.stop_all(nodes)
             log(f"actors {n}: {json.dumps(rec)[:400]}")
@@ -549,8 +556,13 @@ class Envelope:
             if "error" in rec:
                 break
             reached = rec
+        if reached is None and one.get("reached"):
+            # Nothing passed across the cluster: the one node's figure.
+            reached = {"n": one["reached"], "seconds": one.get("seconds"),
+                       "peak_rss_mib": one.get("peak_rss_mib"), "where": "one node"}
         out = dict(dimension="actors", target=10_000, published=PUBLISHED["actors"],
                    reached=reached["n"] if reached else 0,
+                   where=reached.get("where") if reached else None,
                    seconds=reached.get("seconds") if reached else None,
                    peak_rss_mib=reached.get("peak_rss_mib") if reached else None,
                    bound={"seconds": a.actor_seconds, "nodes": a.actor_nodes},
@@ -558,6 +570,26 @@ class Envelope:
         if tried and "error" in tried[-1]:
             out["error"] = tried[-1]["error"]
             out["failed_at"] = tried[-1]["n"]
+        return out
+
+    def node_counts(self, node):
+        """`wray_tasks` by state (those not finished) and `wray_actors_live`
+        from `node`'s /metrics, or the error reading them."""
+        req = urllib.request.Request(node.url + "/metrics",
+                                     headers={"Authorization": "Bearer " + node.token})
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                text = r.read().decode()
+        except OSError as e:
+            return {"node": node.name, "error": str(e)}
+        out = {"node": node.name}
+        for line in text.splitlines():
+            for key, prefix in (("queued", 'wray_tasks{state="QUEUED"}'),
+                                ("running", 'wray_tasks{state="RUNNING"}'),
+                                ("blocked", 'wray_tasks{state="BLOCKED"}'),
+                                ("actors_live", "wray_actors_live ")):
+                if line.startswith(prefix):
+                    out[key] = int(float(line.split()[-1]))
         return out
 
     def one_node_actors(self):
@@ -597,7 +629,7 @@ def main():
     ap.add_argument("--node-steps", default="50,100,250")
     ap.add_argument("--node-store-mib", type=int, default=16)
     ap.add_argument("--settle-deadline", type=float, default=180)
-    ap.add_argument("--rest-window", type=float, default=10)
+    ap.add_argument("--rest-window", type=float, default=5)
     ap.add_argument("--pinned-k", type=int, default=20, help="trivial tasks per node, one driver")
     ap.add_argument("--many-drivers", type=int, default=16)
     ap.add_argument("--local-k", type=int, default=1000, help="trivial tasks per driver")
@@ -605,10 +637,10 @@ def main():
     ap.add_argument("--bcast-mib", type=int, default=256)
     ap.add_argument("--bcast-seconds", type=int, default=300)
     ap.add_argument("--actor-nodes", type=int, default=12)
-    ap.add_argument("--actor-counts", default="10000")
+    ap.add_argument("--actor-counts", default="3000,10000")
     ap.add_argument("--actor-slots", type=int, default=900, help="actors a node may hold")
     ap.add_argument("--actor-probe", type=int, default=300, help="actors of the SPREAD probe")
-    ap.add_argument("--actor-seconds", type=int, default=300)
+    ap.add_argument("--actor-seconds", type=int, default=120)
     ap.add_argument("--start-arg", dest="start_args", action="append", default=[])
     args = ap.parse_args()
     if args.quick:

@@ -344,7 +344,7 @@ def main():
     ap.add_argument("--large-store-mib", type=int, default=512)
     ap.add_argument("--bcast-mib", type=int, default=256)
     ap.add_argument("--pinned-k", type=int, default=20)
-    ap.add_argument("--rest-window", type=float, default=10)
+    ap.add_argument("--rest-window", type=float, default=5)
     ap.add_argument("--deadline-s", type=int, default=240)
     a = ap.parse_args()
     if a.child:

@@ -15,7 +15,8 @@
 # copied aside first (a build may replace them while this runs), Debian's
 # `etcd` (or ETCD_BIN) and python3 (stdlib only on the wray side).
 # Everything it starts lives under one temporary directory (TMPDIR points
-# there) and is stopped at the end; pids still alive are SIGKILLed.
+# there) and is stopped at the end; pids still alive are SIGKILLed. The
+# directory is removed unless WRAY_ENVELOPE_KEEP is set (to read node logs).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -58,14 +59,22 @@ ray_stop() {
 cleanup() {
     if [ -f "$TMP/pids" ]; then
         while read -r pid; do
-            if kill -0 "$pid" 2>/dev/null && ! grep -q '^[0-9]* (.*) Z' "/proc/$pid/stat" 2>/dev/null; then
+            # Only a process of this run: pids wrap (pid_max may be 32768),
+            # so a recorded pid may name someone else's process by now; ours
+            # all name the run's directory in their command line.
+            if kill -0 "$pid" 2>/dev/null && ! grep -q '^[0-9]* (.*) Z' "/proc/$pid/stat" 2>/dev/null \
+                && tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF "$TMP/"; then
                 echo "run.sh: pid $pid still running; SIGKILL" >&2
                 kill -9 "$pid" 2>/dev/null || true
             fi
         done < "$TMP/pids"
     fi
     if [ "$do_ray" -eq 1 ]; then ray_stop; fi
-    rm -rf "$TMP"
+    if [ -n "${WRAY_ENVELOPE_KEEP:-}" ]; then
+        echo "run.sh: kept $TMP (node logs under tmp/wray/)" >&2
+    else
+        rm -rf "$TMP"
+    fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM

@@ -143,11 +143,19 @@ pub fn mapped_len(r: ObjectRef<Vec<u8>>) -> Result<(u64, u64), String> {
 }
 
 /// `large MIB`: one `Vec<u8>` of MIB MiB put by the driver, then read by a
-/// task in place. A guest's memory is wasm32 (at most 4 GiB), so an object
-/// a guest makes from its own memory is under 4 GiB.
+/// task in place. A guest is wasm32: a `Vec` holds at most `isize::MAX`
+/// bytes (2 GiB - 1), so a larger size fails here, before any allocation.
 pub(crate) fn large(a: &[String]) -> Result<Fields, String> {
     let mib = arg(a, 0, "MIB")?;
-    let len = usize::try_from(mib << 20).map_err(err)?;
+    let len = usize::try_from(mib << 20)
+        .ok()
+        .filter(|&l| isize::try_from(l).is_ok())
+        .ok_or_else(|| {
+            format!(
+                "{mib} MiB is past what one wasm32 Vec can hold ({} bytes, isize::MAX)",
+                isize::MAX
+            )
+        })?;
     let start = Instant::now();
     let r = {
         let bytes = vec![1u8; len];
