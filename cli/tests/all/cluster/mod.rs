@@ -16,7 +16,9 @@
 //! node finishes what runs within its grace (`fate`); a node of another
 //! protocol range works with the others while a range in common remains
 //! (`upgrade`); and a seeded schedule of all these faults leaves every job
-//! ended and every node clean (`chaos`).
+//! ended and every node clean (`chaos`). The cluster benchmark's and the
+//! scalability envelope's scripts run in their quick modes (`bench`,
+//! `envelope`).
 //!
 //! Every wait polls a state with a deadline; no sleep stands for one.
 
