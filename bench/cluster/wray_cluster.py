@@ -202,13 +202,16 @@ class Wray:
             raise RuntimeError(f"wray {' '.join(a)}: exit {r.returncode}\n{r.stdout}{r.stderr}")
         return r
 
-    def start_node(self, name, cluster, resources=None, cpus=1):
+    def start_node(self, name, cluster, resources=None, cpus=1, extra=()):
+        """`wray start` a node of `cluster` (`extra`: more `wray start`
+        arguments, after --start-arg's); the Node, recorded."""
         a = ["start", "--port", "0", "--num-cpus", str(cpus), "--etcd", self.etcd_url,
              "--cluster", cluster, "--cluster-token-file", self.token_file,
              "--lease-ttl", "4", "--heartbeat-ms", "500"]
         if resources:
             a += ["--resources", json.dumps(resources)]
         a += self.args.start_args
+        a += list(extra)
         r = self.cli(*a)
         m = re.search(r"wray node started: (\S+) \(process (\d+)\)", r.stdout)
         if not m:
@@ -263,10 +266,10 @@ class Wray:
 
     # ------------------------------------------------------------ jobs
 
-    def job(self, node, *args, timeout=600):
-        """`wray job submit` on node, waiting for the end: (job id, status,
-        seconds as the job reports them, its log lines)."""
-        r = self.cli("job", "submit", "--node", str(node.pid), "api", "--",
+    def job(self, node, *args, timeout=600, component="api"):
+        """`wray job submit` of `component` on node, waiting for the end:
+        (job id, status, seconds as the job reports them, its log lines)."""
+        r = self.cli("job", "submit", "--node", str(node.pid), component, "--",
                      *[str(x) for x in args], timeout=timeout, check=False)
         m = re.search(r"job ([0-9a-f]+) (\w+) in ([\d.]+) s", r.stdout)
         if not m:

@@ -35,7 +35,11 @@ cleanup() {
     if [ -f "$TMP/pids" ]; then
         while read -r pid; do
             # (a zombie, exited but not yet reaped by its parent, is not running)
-            if kill -0 "$pid" 2>/dev/null && ! grep -q '^[0-9]* (.*) Z' "/proc/$pid/stat" 2>/dev/null; then
+            # Only a process of this run: pids wrap (pid_max may be 32768),
+            # so a recorded pid may name someone else's process by now; ours
+            # all name the run's directory in their command line.
+            if kill -0 "$pid" 2>/dev/null && ! grep -q '^[0-9]* (.*) Z' "/proc/$pid/stat" 2>/dev/null \
+                && { tr '\0' ' ' < "/proc/$pid/cmdline"; } 2>/dev/null | grep -qF "$TMP/"; then
                 echo "wray_cluster.sh: pid $pid still running; SIGKILL" >&2
                 kill -9 "$pid" 2>/dev/null || true
             fi

@@ -42,6 +42,17 @@ pub fn encode_return<T: Value>(
     })
 }
 
+/// The error of a function declared `num_returns = expected` on a
+/// `Vec<T>` that returned a vector of `got` elements: kind
+/// `invalid-argument`, naming both counts.
+pub fn return_count_error(function: &'static str, expected: usize, got: usize) -> TaskError {
+    task_error(
+        ErrorKind::InvalidArgument,
+        function,
+        format!("returned a Vec of {got} values, declared num_returns = {expected}"),
+    )
+}
+
 /// A function's `Err` value, for the `application` error it fails with.
 ///
 /// The macros call `(&&&ErrorOf(e)).application_error(function)` with

@@ -114,6 +114,10 @@ pub struct Returns {
     pub fallible: bool,
     /// The type of each return object.
     pub items: Vec<Type>,
+    /// Whether the value is a `Vec<T>` spread over `items.len()` objects
+    /// (`num_returns = N` on a function returning `Vec<T>`): the caller gets
+    /// a `Vec<ObjectRef<T>>`, and a vector of another length fails the task.
+    pub spread: bool,
 }
 
 impl Returns {
@@ -127,20 +131,27 @@ impl Returns {
             Some(ok) => (ok, true),
             None => (declared, false),
         };
-        let items = if num_returns == 1 {
-            vec![value]
-        } else {
-            match &value {
-                Type::Tuple(t) if t.elems.len() == num_returns => t.elems.iter().cloned().collect(),
-                other => {
-                    return Err(syn::Error::new(
-                        other.span(),
-                        format!("wray: num_returns = {num_returns} needs a tuple of {num_returns} elements (or a Result of one)"),
-                    ))
-                }
-            }
-        };
-        Ok(Returns { fallible, items })
+        if num_returns == 1 {
+            return Ok(Returns {
+                fallible,
+                items: vec![value],
+                spread: false,
+            });
+        }
+        match &value {
+            Type::Tuple(t) if t.elems.len() == num_returns => Ok(Returns {
+                fallible,
+                items: t.elems.iter().cloned().collect(),
+                spread: false,
+            }),
+            other => match vec_item_type(other) {
+                Some(item) => Ok(Returns { fallible, items: vec![item; num_returns], spread: true }),
+                None => Err(syn::Error::new(
+                    other.span(),
+                    format!("wray: num_returns = {num_returns} needs a tuple of {num_returns} elements or a `Vec<T>` of that length (or a Result of one)"),
+                )),
+            },
+        }
     }
 
     /// The number of return objects, as the `u32` describe reports.
@@ -156,8 +167,12 @@ impl Returns {
         }
     }
 
-    /// `ObjectRef<T>`, or a tuple of refs.
+    /// `ObjectRef<T>`, a tuple of refs, or a `Vec` of them (spread).
     pub fn ref_type(&self) -> TokenStream {
+        if self.spread {
+            let item = &self.items[0];
+            return quote! { ::std::vec::Vec<::wray::ObjectRef<#item>> };
+        }
         let refs = self.items.iter().map(|t| quote! { ::wray::ObjectRef<#t> });
         if self.items.len() == 1 {
             quote! { #(#refs)* }
@@ -168,6 +183,13 @@ impl Returns {
 
     /// Typed refs out of `__returns` (a `::wray::__private::Returns`).
     pub fn unpack_refs(&self) -> TokenStream {
+        if self.spread {
+            let item = &self.items[0];
+            let n = self.items.len();
+            return quote! {
+                (0..#n).map(|__i| __returns.nth::<#item>(__i)).collect::<::std::vec::Vec<_>>()
+            };
+        }
         let nth = (0..self.items.len()).map(|i| quote! { __returns.nth(#i) });
         if self.items.len() == 1 {
             quote! { #(#nth)* }
@@ -197,7 +219,21 @@ impl Returns {
         } else {
             quote! {}
         };
-        let encode = if self.items.len() == 1 {
+        let n = self.items.len();
+        let encode = if self.spread {
+            quote! {
+                if __out.len() != #n {
+                    return ::core::result::Result::Err(
+                        ::wray::__private::return_count_error(#function, #n, __out.len()),
+                    );
+                }
+                let mut __payloads = ::std::vec::Vec::with_capacity(#n);
+                for (__i, __v) in __out.iter().enumerate() {
+                    __payloads.push(::wray::__private::encode_return(#function, __i, __v, __codec)?);
+                }
+                ::core::result::Result::Ok(__payloads)
+            }
+        } else if n == 1 {
             quote! {
                 ::core::result::Result::Ok(::std::vec![
                     ::wray::__private::encode_return(#function, 0, &__out, __codec)?
@@ -221,9 +257,20 @@ impl Returns {
 
 /// `T` when `ty` is a path whose last segment is `Result<T, ..>`.
 pub fn result_ok_type(ty: &Type) -> Option<Type> {
+    first_type_argument(ty, "Result")
+}
+
+/// `T` when `ty` is a path whose last segment is `Vec<T>`.
+fn vec_item_type(ty: &Type) -> Option<Type> {
+    first_type_argument(ty, "Vec")
+}
+
+/// The first type argument of `ty` when it is a path whose last segment
+/// is `name<..>`.
+fn first_type_argument(ty: &Type, name: &str) -> Option<Type> {
     let Type::Path(p) = ty else { return None };
     let last = p.path.segments.last()?;
-    if last.ident != "Result" {
+    if last.ident != name {
         return None;
     }
     let PathArguments::AngleBracketed(args) = &last.arguments else {
@@ -280,4 +327,37 @@ pub fn parse_wray_attr(attr: &syn::Attribute, num_returns: &mut usize) -> syn::R
             Err(meta.error("wray: unknown option; expected `num_returns = N`"))
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn returns(ty: Type, n: usize) -> syn::Result<Returns> {
+        Returns::of(&ReturnType::Type(Default::default(), Box::new(ty)), n)
+    }
+
+    #[test]
+    fn a_vec_with_num_returns_is_spread_over_that_many_objects() {
+        let r = returns(syn::parse_quote!(Vec<u64>), 3).expect("a Vec of 3");
+        assert!(r.spread && !r.fallible);
+        assert_eq!(r.count(), 3);
+        assert!(r.items.iter().all(|t| quote!(#t).to_string() == "u64"));
+        assert!(r.ref_type().to_string().contains("Vec"));
+
+        let r = returns(syn::parse_quote!(Result<Vec<String>, String>), 2).expect("fallible");
+        assert!(r.spread && r.fallible);
+        assert_eq!(r.count(), 2);
+    }
+
+    #[test]
+    fn one_return_keeps_a_vec_whole_and_other_shapes_are_refused() {
+        let r = returns(syn::parse_quote!(Vec<u64>), 1).expect("one Vec");
+        assert!(!r.spread);
+        assert_eq!(r.count(), 1);
+        let r = returns(syn::parse_quote!((u64, String)), 2).expect("a pair");
+        assert!(!r.spread);
+        assert!(returns(syn::parse_quote!(u64), 2).is_err());
+        assert!(returns(syn::parse_quote!((u64, u64)), 3).is_err());
+    }
 }

@@ -16,13 +16,16 @@
 //! node finishes what runs within its grace (`fate`); a node of another
 //! protocol range works with the others while a range in common remains
 //! (`upgrade`); and a seeded schedule of all these faults leaves every job
-//! ended and every node clean (`chaos`).
+//! ended and every node clean (`chaos`). The cluster benchmark's and the
+//! scalability envelope's scripts run in their quick modes (`bench`,
+//! `envelope`).
 //!
 //! Every wait polls a state with a deadline; no sleep stands for one.
 
 mod actors;
 mod bench;
 mod chaos;
+mod envelope;
 mod etcd_outage;
 mod fate;
 mod harness;
