@@ -7,7 +7,10 @@ use wray_host::bounds::{
     MAX_CODE_BYTES, MAX_COMPILE_TIMEOUT, MAX_COMPONENTS, MAX_COMPONENT_MEMORY, MAX_CPUS, MAX_GPUS,
     MAX_GUEST_MEMORY, MAX_TASK_MEMORY, MAX_VERSIONS, MAX_WORKING_DIR_BYTES, MAX_WORKING_DIR_CACHE,
 };
-use wray_host::config::{DEFAULT_MAX_CODE_BYTES, DEFAULT_MAX_COMPONENTS, DEFAULT_MAX_VERSIONS};
+use wray_host::config::{
+    DEFAULT_MAX_CODE_BYTES, DEFAULT_MAX_COMPONENTS, DEFAULT_MAX_INSTANCES,
+    DEFAULT_MAX_PENDING_TASKS, DEFAULT_MAX_VERSIONS, MAX_INSTANCES,
+};
 use wray_host::{NodeConfig, Preopen};
 
 use crate::store_args::{parse_seconds, Seconds, StoreArgs};
@@ -95,6 +98,24 @@ pub struct NodeArgs {
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_VERSIONS,
           value_parser = clap::builder::RangedI64ValueParser::<usize>::new().range(1..=MAX_VERSIONS as i64))]
     pub max_versions: usize,
+    /// Instances at once, 1 to 100000: tasks running or blocked in
+    /// `get`/`wait` and live actors, each one instance (one slot of the
+    /// pooling allocator, which reserves its address space up front); a
+    /// task past it waits for a slot, an actor past the actors' share fails.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_INSTANCES,
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_INSTANCES)))]
+    pub max_instances: u32,
+    /// Live actors at once, at least 1; creating one more fails. Default:
+    /// `--max-instances` less room for tasks (64, or 4 per CPU when that is
+    /// more).
+    #[arg(long, value_name = "N",
+          value_parser = clap::builder::RangedI64ValueParser::<usize>::new().range(1..=i64::from(MAX_INSTANCES)))]
+    pub max_actors: Option<usize>,
+    /// Tasks submitted and not finished at once, at least 1; a submission
+    /// past it fails with a `system` error.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_PENDING_TASKS,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_pending_tasks: u64,
     /// MiB of component files (and their exports' schemas) the node holds;
     /// a deploy past it is refused (HTTP 507). Default: an eighth of the
     /// machine's memory, at most 4096.
@@ -193,6 +214,9 @@ impl NodeArgs {
         config.guest_memory = self.guest_memory.map(|mib| mib.saturating_mul(1 << 20));
         config.max_components = self.max_components;
         config.max_versions = self.max_versions;
+        config.max_instances = self.max_instances;
+        config.max_actors = self.max_actors;
+        config.max_pending_tasks = self.max_pending_tasks;
         if let Some(mib) = self.max_component_mib {
             config.max_component_bytes = mib.saturating_mul(1 << 20);
         }
@@ -239,6 +263,12 @@ mod bound_flags {
             "8",
             "--compile-timeout",
             "1.5",
+            "--max-instances",
+            "20000",
+            "--max-actors",
+            "12000",
+            "--max-pending-tasks",
+            "3000000",
         ])
         .expect("parses");
         let c = cli.node.config().expect("a config");
@@ -250,6 +280,11 @@ mod bound_flags {
         );
         assert_eq!(c.max_code_bytes, 8 << 20);
         assert_eq!(c.compile_timeout, std::time::Duration::from_millis(1500));
+        assert_eq!(
+            (c.max_instances, c.max_actors, c.max_pending_tasks),
+            (20_000, Some(12_000), 3_000_000)
+        );
+        assert_eq!(c.max_live_actors(), 12_000);
         c.validate().expect("in range");
     }
 
@@ -258,6 +293,8 @@ mod bound_flags {
         for (flag, value, range) in [
             ("--max-versions", "11", "1..=10"),
             ("--max-components", "0", "1..=100000"),
+            ("--max-instances", "100001", "1..=100000"),
+            ("--max-instances", "0", "1..=100000"),
             ("--compile-timeout", "0", "more than 0 up to 3600"),
             ("--compile-timeout", "1e9", "more than 0 up to 3600"),
             ("--guest-memory", "0", "1.."),

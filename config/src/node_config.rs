@@ -183,8 +183,17 @@ pub const DEFAULT_TASK_MEMORY: u64 = 4 << 30;
 /// fresh-instance time goes").
 pub const DEFAULT_KEEP_RESIDENT: usize = 8 << 20;
 
-/// Default [`NodeConfig::max_pending_tasks`].
-pub const DEFAULT_MAX_PENDING_TASKS: u64 = 1_000_000;
+/// Default [`NodeConfig::max_pending_tasks`]: 2^20, so that Ray's
+/// envelope of a million tasks queued fits beside the driver and the tasks
+/// that submit them (about 1.9 KiB of the node's memory each:
+/// `docs/benchmarks.md`, "Scalability envelope").
+pub const DEFAULT_MAX_PENDING_TASKS: u64 = 1 << 20;
+
+/// Default [`NodeConfig::max_instances`].
+pub const DEFAULT_MAX_INSTANCES: u32 = 1000;
+
+/// The most [`NodeConfig::max_instances`] may be.
+pub const MAX_INSTANCES: u32 = 100_000;
 
 /// Default [`NodeConfig::max_components`]: 1,000 names.
 pub const DEFAULT_MAX_COMPONENTS: usize = 1000;
@@ -233,7 +242,7 @@ impl Default for NodeConfig {
             preopens: Vec::new(),
             allow_dirs: Vec::new(),
             stdio: Stdio::Inherit,
-            max_instances: 1000,
+            max_instances: DEFAULT_MAX_INSTANCES,
             max_actors: None,
             max_pending_tasks: DEFAULT_MAX_PENDING_TASKS,
             pooling: true,
@@ -321,9 +330,9 @@ impl NodeConfig {
         if let Some(n) = self.num_gpus.filter(|n| *n > MAX_GPUS) {
             return bad(format!("num_gpus {n} is out of range: 0 to {MAX_GPUS}"));
         }
-        if !(1..=100_000).contains(&self.max_instances) {
+        if !(1..=MAX_INSTANCES).contains(&self.max_instances) {
             return bad(format!(
-                "max_instances {} is out of range: 1 to 100000",
+                "max_instances {} is out of range: 1 to {MAX_INSTANCES}",
                 self.max_instances
             ));
         }
@@ -628,7 +637,7 @@ mod tests {
     fn actors_leave_room_for_tasks() {
         let cfg = NodeConfig {
             num_cpus: 2,
-            max_instances: 1000,
+            max_instances: DEFAULT_MAX_INSTANCES,
             ..Default::default()
         };
         assert_eq!(cfg.max_live_actors(), 936);

@@ -58,7 +58,7 @@
 //!   on a function returning a pair gives a pair of refs; `num_returns = N`
 //!   on a function returning `Vec<T>` gives a `Vec<ObjectRef<T>>` of N refs
 //!   (a vector of another length fails the task), up to the node's bound of
-//!   1,024 returns. A function returning
+//!   16,384 returns. A function returning
 //!   `Result<T, E>` gives an `ObjectRef<T>`; its `Err(e)` becomes an error of
 //!   kind [`Application`](ErrorKind::Application) with message `e.to_string()`.
 //! - **Arguments**: where a function takes a `T` you may pass a `T`, an

@@ -589,6 +589,6 @@ mod tests {
         assert_eq!(ids.len(), 1, "one id to carry the error");
         let (kind, msg) = err.unwrap();
         assert_eq!(kind, ErrorKind::InvalidArgument);
-        assert!(msg.contains("1 to 1024"), "{msg}");
+        assert!(msg.contains("1 to 16384"), "{msg}");
     }
 }

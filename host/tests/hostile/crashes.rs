@@ -41,9 +41,9 @@ fn return_counts_are_bounded_before_anything_is_allocated() {
     let out = attack(|_| {}, &["num_returns"]);
     out.expect(
         "num_returns 4294967295: 1 ids: invalid-argument:",
-        &["a task returns 1 to 1024 objects"],
+        &["a task returns 1 to 16384 objects"],
     );
-    out.expect("num_returns 1025: 1 ids: invalid-argument:", &[]);
+    out.expect("num_returns 16385: 1 ids: invalid-argument:", &[]);
     out.expect("num_returns 0: 1 ids: ok: 42", &[]);
 }
 

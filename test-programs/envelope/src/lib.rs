@@ -91,6 +91,8 @@ wray::export! {
         one_node::sum_refs,
         one_node::returns_100,
         one_node::returns_1024,
+        one_node::returns_3000,
+        one_node::returns_10000,
         one_node::after,
         one_node::mapped_len,
         cluster::trivial,
