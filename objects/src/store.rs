@@ -161,6 +161,12 @@ pub struct StoreStats {
     pub inline_bytes: usize,
     /// Values spilled to files now.
     pub spilled: usize,
+    /// Bytes of the shared-memory arena's file holding pages now (0
+    /// without an arena; see [`arena::Arena::resident_bytes`]).
+    pub arena_resident_bytes: usize,
+    /// Bytes of freed arena pages given back to the kernel since the node
+    /// started ([`arena::Arena::punched_bytes`]).
+    pub arena_punched_bytes: u64,
     /// Releases of objects nobody held: always 0 unless the host has a bug.
     pub unmatched_releases: u64,
 }
@@ -680,6 +686,8 @@ impl ObjectStore {
 
     /// Objects and bytes held now, and the peak.
     pub fn stats(&self) -> StoreStats {
+        let arena = self.arena.as_ref();
+        let (resident, punched) = arena.map_or((0, 0), |a| (a.resident_bytes(), a.punched_bytes()));
         let slots = self.slots.lock();
         StoreStats {
             objects: slots.map.len(),
@@ -687,6 +695,8 @@ impl ObjectStore {
             peak_bytes: slots.peak_bytes,
             inline_bytes: self.inline.used(),
             spilled: self.spilled.used(),
+            arena_resident_bytes: resident,
+            arena_punched_bytes: punched,
             unmatched_releases: slots.unmatched_releases,
         }
     }
