@@ -47,8 +47,9 @@ use std::time::{Duration, Instant};
 use memmap2::MmapRaw;
 use parking_lot::{Mutex, MutexGuard};
 
-/// How long freed pages stay over the bound before they are given back
-/// (default of [`Arena::set_punch_delay`]): a loop of puts frees a block and
+/// How long freed pages stay over the bound, with no allocation reusing
+/// freed pages meanwhile, before they are given back (default of
+/// [`Arena::set_punch_delay`]): a loop of puts frees a block and
 /// allocates it again well within it (an 800 MiB put takes under 200 ms),
 /// so it never pays for a punch and a refault; jemalloc waits 10 s
 /// (`dirty_decay_ms`), this store 1 s because its blocks are large.
@@ -382,10 +383,15 @@ impl Arena {
                 requested: len,
                 source,
             })?;
-        free.chunks
+        let reused = free
+            .chunks
             .taken(offset..offset + run, offset..offset + size);
+        // Freed pages in use again: what is still over the bound waits a
+        // whole delay from now (a loop of puts never pays for a punch).
         if !free.chunks.over_bound() {
             free.over_since = None;
+        } else if reused > 0 && free.over_since.is_some() {
+            free.over_since = Some(Instant::now());
         }
         free.runs.remove(&offset);
         if run > size {
@@ -429,7 +435,10 @@ impl Arena {
         if !free.delay.is_zero() {
             let trimmer = match self.trimmer.get() {
                 Some(t) => Some(t.clone()),
-                None => match Trimmer::start(Arc::downgrade(self)) {
+                None => match Trimmer::start({
+                    let arena = Arc::downgrade(self);
+                    move || arena.upgrade().map(|a| a.trim_due()).is_some()
+                }) {
                     Ok(t) => Some(self.trimmer.get_or_init(|| t).clone()),
                     Err(e) => {
                         tracing::warn!("object store: no trimmer thread ({e}); punching at once");

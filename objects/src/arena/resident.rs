@@ -40,7 +40,7 @@ pub(crate) const COMMIT_CHUNK: usize = 2 << 20;
 /// pages at a few GB/s: about 10 ms), so that an allocation waits no longer.
 const PUNCH_BATCH: usize = 64 << 20;
 
-/// Default of [`Arena::set_keep_freed`](super::Arena::set_keep_freed): 128 MiB of freed pages stay resident
+/// Default of `Arena::set_keep_freed`: 128 MiB of freed pages stay resident
 /// for reuse. Above the 80 MiB of Ray's `do_put` arrays and the 64 MiB of
 /// the latency benchmark, so that loops putting such objects never give
 /// pages back; a freed 512 MiB object leaves at most this much.
@@ -185,13 +185,17 @@ impl Chunks {
     }
 
     /// A block `block` was taken from the free run `run`: the chunks that
-    /// were wholly free under it are not any more.
-    pub(super) fn taken(&mut self, run: Range<usize>, block: Range<usize>) {
+    /// were wholly free under it are not any more. Returns the bytes of
+    /// freed pages it reuses.
+    pub(super) fn taken(&mut self, run: Range<usize>, block: Range<usize>) -> usize {
+        let mut reused = 0;
         for c in self.wholly_free(run, block) {
             if self.is_committed(c) {
-                self.free_resident -= self.len_of(c);
+                reused += self.len_of(c);
             }
         }
+        self.free_resident -= reused;
+        reused
     }
 
     /// `released` was given back, and is now part of the free run `run`:

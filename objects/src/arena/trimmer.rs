@@ -4,12 +4,9 @@
 //! loop of puts, which frees a block and allocates it again at once, never
 //! pays for a punch and a refault, while memory left free goes back.
 
-use std::sync::Weak;
 use std::time::Instant;
 
 use parking_lot::{Condvar, Mutex};
-
-use super::Arena;
 
 #[derive(Default)]
 struct State {
@@ -19,8 +16,9 @@ struct State {
     closed: bool,
 }
 
-/// The wake-up shared by an arena and its thread (which holds only a weak
-/// reference to the arena, so that dropping the arena is never delayed).
+/// The wake-up shared by an arena and its thread (whose look holds only a
+/// weak reference to the arena, so that dropping the arena is never
+/// delayed).
 #[derive(Default)]
 pub(super) struct Trimmer {
     state: Mutex<State>,
@@ -28,16 +26,19 @@ pub(super) struct Trimmer {
 }
 
 impl Trimmer {
-    /// Starts the thread of `arena`'s trimmer.
+    /// Starts the thread of a trimmer calling `look` when a look is due;
+    /// `look` returns false when its arena is gone (the thread ends).
     ///
     /// # Errors
     /// The OS error when no thread can be made.
-    pub(super) fn start(arena: Weak<Arena>) -> std::io::Result<std::sync::Arc<Self>> {
+    pub(super) fn start(
+        look: impl Fn() -> bool + Send + 'static,
+    ) -> std::io::Result<std::sync::Arc<Self>> {
         let trimmer = std::sync::Arc::new(Self::default());
         let t = trimmer.clone();
         std::thread::Builder::new()
             .name("wray-store-trim".into())
-            .spawn(move || t.run(arena))?;
+            .spawn(move || t.run(look))?;
         Ok(trimmer)
     }
 
@@ -56,7 +57,7 @@ impl Trimmer {
         self.wake.notify_one();
     }
 
-    fn run(&self, arena: Weak<Arena>) {
+    fn run(&self, look: impl Fn() -> bool) {
         loop {
             {
                 let mut state = self.state.lock();
@@ -76,10 +77,9 @@ impl Trimmer {
                     }
                 }
             }
-            let Some(arena) = arena.upgrade() else {
+            if !look() {
                 return;
-            };
-            arena.trim_due();
+            }
         }
     }
 }
