@@ -40,7 +40,7 @@ fn parse_limit(text: &str) -> Result<Option<Duration>, String> {
 }
 
 /// `--object-store-memory`, `--object-store-dir`, `--spill-dir`,
-/// `--huge-pages`.
+/// `--huge-pages`, `--object-store-keep-freed`.
 #[derive(Args, Debug, Clone, Default)]
 pub struct StoreArgs {
     /// Capacity of the shared-memory object store in MiB, up to 16 TiB and
@@ -62,6 +62,11 @@ pub struct StoreArgs {
     /// line where there are too few.
     #[arg(long)]
     huge_pages: bool,
+    /// MiB of freed object-store memory kept for reuse (default 128; 0:
+    /// give every freed 2 MiB chunk back); freed chunks past it for 1 s
+    /// go back to the kernel (not on huge pages, reserved at start).
+    #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(0..=MAX_OBJECT_STORE >> 20))]
+    object_store_keep_freed: Option<u64>,
 }
 
 impl StoreArgs {
@@ -89,6 +94,9 @@ impl StoreArgs {
             config.spill_dir = Some(dir.clone());
         }
         config.huge_pages |= self.huge_pages;
+        if let Some(mib) = self.object_store_keep_freed {
+            config.object_store_keep_freed = mib.saturating_mul(1 << 20);
+        }
     }
 }
 

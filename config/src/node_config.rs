@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::{Error, Result};
+use crate::objects::arena::DEFAULT_KEEP_FREED;
 use crate::objects::sizing::{default_object_store_dir, fitting_object_store_memory, total_memory};
 use crate::resources::{GpuDiscovery, Nvml};
 use crate::{CompileCommand, Preopen, Stdio};
@@ -104,6 +105,12 @@ pub struct NodeConfig {
     /// is then unused), falling back to 4 KiB pages with a log line where
     /// the kernel has too few reserved.
     pub huge_pages: bool,
+    /// Bytes of freed object-store pages kept in the store's file for
+    /// reuse (default [`DEFAULT_KEEP_FREED`], up to the store's capacity;
+    /// `--object-store-keep-freed`): past it, freed 2 MiB chunks are given
+    /// back to the kernel (hole punching), so a freed large object does not
+    /// keep its memory until the node stops. Unused on huge pages.
+    pub object_store_keep_freed: u64,
     /// Most component names deployed on the node at once; a deploy of one
     /// more name is refused (`--max-components`).
     pub max_components: usize,
@@ -253,6 +260,7 @@ impl Default for NodeConfig {
             object_store_dir,
             spill_dir: None,
             huge_pages: false,
+            object_store_keep_freed: DEFAULT_KEEP_FREED as u64,
             max_components: DEFAULT_MAX_COMPONENTS,
             max_versions: DEFAULT_MAX_VERSIONS,
             max_component_bytes: default_component_memory(),
@@ -334,6 +342,12 @@ impl NodeConfig {
             return bad(format!(
                 "max_instances {} is out of range: 1 to {MAX_INSTANCES}",
                 self.max_instances
+            ));
+        }
+        if self.object_store_keep_freed > MAX_OBJECT_STORE {
+            return bad(format!(
+                "object_store_keep_freed of {} bytes is out of range: 0 to {MAX_OBJECT_STORE} (16 TiB)",
+                self.object_store_keep_freed
             ));
         }
         if u64::try_from(self.keep_resident).map_or(true, |b| b > MAX_TASK_MEMORY) {

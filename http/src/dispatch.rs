@@ -61,6 +61,7 @@ where
                     guest_memory: node.guest_memory(),
                     inline_bytes: store.inline_bytes,
                     spilled: store.spilled,
+                    arena: (store.arena_resident_bytes, store.arena_punched_bytes),
                     actors: node.actor_counts(),
                 },
             );

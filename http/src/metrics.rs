@@ -162,6 +162,9 @@ pub(crate) struct Bounds {
     pub inline_bytes: usize,
     /// Objects spilled to files now.
     pub spilled: usize,
+    /// Bytes of the store's shared-memory file holding pages, and bytes of
+    /// freed pages given back to the kernel since the node started.
+    pub arena: (usize, u64),
     /// Live actors whose instance is on the node, and stubs of actors
     /// living on other nodes.
     pub actors: (usize, usize),
@@ -175,11 +178,13 @@ pub(crate) struct Bounds {
 /// `wray_components_refused_before_compile_total`), guest memory
 /// (`wray_guest_memory_bytes` and its `_limit`) and the store's inline
 /// bytes (`wray_object_store_inline_bytes`) and spilled objects
-/// (`wray_object_store_spilled_objects`), actors (`wray_actors_live`,
+/// (`wray_object_store_spilled_objects`), the pages of its shared-memory
+/// file (`wray_object_store_resident_bytes`,
+/// `wray_object_store_punched_bytes_total`), actors (`wray_actors_live`,
 /// `wray_actor_stubs`).
 pub(crate) fn write_bounds(s: &mut String, b: &Bounds) {
     let c = &b.components;
-    let gauges: [(&str, &str, u64); 16] = [
+    let gauges: [(&str, &str, u64); 17] = [
         (
             "wray_components",
             "Component names deployed.",
@@ -251,6 +256,11 @@ pub(crate) fn write_bounds(s: &mut String, b: &Bounds) {
             b.spilled as u64,
         ),
         (
+            "wray_object_store_resident_bytes",
+            "Bytes of the store's shared-memory file holding pages: objects, and freed pages kept for reuse (--object-store-keep-freed).",
+            b.arena.0 as u64,
+        ),
+        (
             "wray_actors_live",
             "Live actors whose instance is on this node.",
             b.actors.0 as u64,
@@ -266,7 +276,7 @@ pub(crate) fn write_bounds(s: &mut String, b: &Bounds) {
         let _ = writeln!(s, "# TYPE {name} gauge");
         let _ = writeln!(s, "{name} {value}");
     }
-    let counters: [(&str, &str, u64); 5] = [
+    let counters: [(&str, &str, u64); 6] = [
         (
             "wray_compiles_total",
             "Compiles started (from the disk cache included).",
@@ -291,6 +301,11 @@ pub(crate) fn write_bounds(s: &mut String, b: &Bounds) {
             "wray_components_refused_before_compile_total",
             "Components refused by the checks before compiling.",
             b.compiles.refused_before_compile,
+        ),
+        (
+            "wray_object_store_punched_bytes_total",
+            "Bytes of freed pages the store's shared-memory file gave back to the kernel.",
+            b.arena.1,
         ),
     ];
     for (name, help, value) in counters {
@@ -476,6 +491,7 @@ mod tests {
                 guest_memory: (1 << 20, 1 << 30),
                 inline_bytes: 344,
                 spilled: 5,
+                arena: (6 << 20, 512 << 20),
                 actors: (2, 1),
             },
         );
@@ -487,6 +503,9 @@ mod tests {
             "wray_guest_memory_bytes 1048576",
             "wray_object_store_inline_bytes 344",
             "wray_object_store_spilled_objects 5",
+            "wray_object_store_resident_bytes 6291456",
+            "wray_object_store_punched_bytes_total 536870912",
+            "# TYPE wray_object_store_punched_bytes_total counter",
             "wray_actors_live 2",
             "wray_actor_stubs 1",
             "# TYPE wray_compiles_total counter",

@@ -21,6 +21,14 @@
 //! that fills up later makes that allocation fail, and the object spills to
 //! disk instead (an error, never a signal).
 //!
+//! Freed pages stay in the file for reuse, up to a bound
+//! ([`Arena::set_keep_freed`], [`DEFAULT_KEEP_FREED`]): past it, the highest
+//! freed 2 MiB chunks that no block touches are punched out of the file
+//! (`fallocate(FALLOC_FL_PUNCH_HOLE)`) and their pages go back to the
+//! kernel; a block allocated over them later allocates them again first.
+//! A block is freed only when nothing maps it (a guest's window pins its
+//! object), so nothing is ever punched under a live object.
+//!
 //! With huge pages asked for ([`Arena::create`]'s `huge_pages`), the arena
 //! is a `memfd` on the kernel's 2 MiB hugetlb pages instead
 //! (`MFD_HUGETLB | MFD_HUGE_2MB`; mapping it reserves every page up front),
@@ -33,10 +41,19 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 use memmap2::MmapRaw;
-use parking_lot::Mutex;
+use parking_lot::{Mutex, MutexGuard};
+
+/// How long freed pages stay over the bound, with no allocation reusing
+/// freed pages meanwhile, before they are given back (default of
+/// [`Arena::set_punch_delay`]): a loop of puts frees a block and
+/// allocates it again well within it (an 800 MiB put takes under 200 ms),
+/// so it never pays for a punch and a refault; jemalloc waits 10 s
+/// (`dirty_decay_ms`), this store 1 s because its blocks are large.
+pub const PUNCH_DELAY: Duration = Duration::from_secs(1);
 
 /// Host page size in bytes: the unit of blocks and of guest windows.
 pub const PAGE: usize = 4096;
@@ -44,8 +61,14 @@ pub const PAGE: usize = 4096;
 /// Huge page size in bytes (x86-64 and aarch64 `MFD_HUGE_2MB`).
 pub const HUGE_PAGE: usize = 2 << 20;
 
-/// Bytes of the file allocated at once when a block first covers them.
-const COMMIT_CHUNK: usize = 2 << 20;
+mod resident;
+mod trimmer;
+
+use resident::Chunks;
+#[cfg(test)]
+use resident::COMMIT_CHUNK;
+pub use resident::DEFAULT_KEEP_FREED;
+use trimmer::Trimmer;
 
 /// What went wrong creating the arena or a block.
 #[derive(Debug, thiserror::Error)]
@@ -98,9 +121,12 @@ struct FreeList {
     /// Free runs: offset -> length, both in bytes and page-aligned.
     runs: BTreeMap<usize, usize>,
     free: usize,
-    /// One bit per [`COMMIT_CHUNK`] of the file: set once its pages are
-    /// allocated (empty for an arena that needs no commit).
-    committed: Vec<u64>,
+    /// Which chunks of the file hold pages.
+    chunks: Chunks,
+    /// Since when more freed pages than the bound have been resident.
+    over_since: Option<Instant>,
+    /// How long they may stay so before they are punched.
+    delay: Duration,
 }
 
 /// The arena: a mapped file and its free list.
@@ -113,6 +139,9 @@ pub struct Arena {
     /// Unit of blocks: [`PAGE`] or [`HUGE_PAGE`].
     page: usize,
     free: Mutex<FreeList>,
+    /// The thread giving freed pages back after the delay (started the
+    /// first time they pass the bound).
+    trimmer: OnceLock<Arc<Trimmer>>,
 }
 
 /// A block of the arena holding one object; freed when dropped.
@@ -233,11 +262,6 @@ impl Arena {
     ) -> Arc<Self> {
         let mut runs = BTreeMap::new();
         runs.insert(0, capacity);
-        let chunks = if commit {
-            capacity.div_ceil(COMMIT_CHUNK).div_ceil(64)
-        } else {
-            0
-        };
         Arc::new(Self {
             file,
             path,
@@ -247,8 +271,11 @@ impl Arena {
             free: Mutex::new(FreeList {
                 runs,
                 free: capacity,
-                committed: vec![0; chunks],
+                chunks: Chunks::new(capacity, commit),
+                over_since: None,
+                delay: PUNCH_DELAY,
             }),
+            trimmer: OnceLock::new(),
         })
     }
 
@@ -268,6 +295,45 @@ impl Arena {
     #[cfg(test)]
     pub fn free_bytes(&self) -> usize {
         self.free.lock().free
+    }
+
+    /// Sets the most bytes of freed pages the file keeps for reuse
+    /// (default [`DEFAULT_KEEP_FREED`]): past it, freed 2 MiB chunks that no
+    /// block touches are punched out of the file, highest first. Applies
+    /// from the next free; on huge pages nothing is punched (the pages were
+    /// reserved for the arena when it was mapped).
+    pub fn set_keep_freed(&self, bytes: usize) {
+        self.free.lock().chunks.set_keep_freed(bytes);
+    }
+
+    /// Sets how long freed pages may stay over the bound before they are
+    /// given back (default [`PUNCH_DELAY`]; zero: at once, on the freeing
+    /// thread).
+    pub fn set_punch_delay(&self, delay: Duration) {
+        let mut free = self.free.lock();
+        free.delay = delay;
+        if let (Some(since), Some(t)) = (free.over_since, self.trimmer.get()) {
+            t.schedule(since + delay);
+        }
+    }
+
+    /// Bytes of the file holding pages now: blocks in use, freed pages kept
+    /// for reuse, and the free parts of chunks a block touches (the whole
+    /// capacity on huge pages).
+    pub fn resident_bytes(&self) -> usize {
+        self.free.lock().chunks.resident()
+    }
+
+    /// Bytes of freed pages kept for reuse: whole 2 MiB chunks that hold
+    /// pages and that no block touches.
+    pub fn free_resident_bytes(&self) -> usize {
+        self.free.lock().chunks.free_resident()
+    }
+
+    /// Bytes of freed pages given back to the kernel since the arena was
+    /// made.
+    pub fn punched_bytes(&self) -> u64 {
+        self.free.lock().chunks.punched()
     }
 
     /// The backing file as `/proc/<pid>/fd/<n>` (for `/proc/self/maps`
@@ -311,11 +377,22 @@ impl Arena {
         let Some((offset, run)) = found else {
             return Err(full(&free));
         };
-        self.commit(&mut free, offset, size)
+        free.chunks
+            .commit(self.fd(), offset, size)
             .map_err(|source| ArenaError::Commit {
                 requested: len,
                 source,
             })?;
+        let reused = free
+            .chunks
+            .taken(offset..offset + run, offset..offset + size);
+        // Freed pages in use again: what is still over the bound waits a
+        // whole delay from now (a loop of puts never pays for a punch).
+        if !free.chunks.over_bound() {
+            free.over_since = None;
+        } else if reused > 0 && free.over_since.is_some() {
+            free.over_since = Some(Instant::now());
+        }
         free.runs.remove(&offset);
         if run > size {
             free.runs.insert(offset + size, run - size);
@@ -328,43 +405,8 @@ impl Arena {
         })
     }
 
-    /// Allocates the file's pages under `offset..offset + size` that no
-    /// block has covered before (`posix_fallocate`, by whole chunks).
-    fn commit(&self, free: &mut FreeList, offset: usize, size: usize) -> std::io::Result<()> {
-        if free.committed.is_empty() {
-            return Ok(());
-        }
-        let first = offset / COMMIT_CHUNK;
-        let last = (offset + size - 1) / COMMIT_CHUNK;
-        let mut chunk = first;
-        while chunk <= last {
-            if free.committed[chunk / 64] & (1 << (chunk % 64)) != 0 {
-                chunk += 1;
-                continue;
-            }
-            // A run of chunks not yet committed.
-            let start = chunk;
-            while chunk <= last && free.committed[chunk / 64] & (1 << (chunk % 64)) == 0 {
-                chunk += 1;
-            }
-            let from = start * COMMIT_CHUNK;
-            let to = (chunk * COMMIT_CHUNK).min(self.capacity);
-            // SAFETY: a plain syscall on our own descriptor; the range lies
-            // inside the file (capacity bytes long).
-            let rc = unsafe {
-                libc::posix_fallocate(self.fd(), from as libc::off_t, (to - from) as libc::off_t)
-            };
-            if rc != 0 {
-                return Err(std::io::Error::from_raw_os_error(rc));
-            }
-            for c in start..chunk {
-                free.committed[c / 64] |= 1 << (c % 64);
-            }
-        }
-        Ok(())
-    }
-
-    fn release(&self, offset: usize, size: usize) {
+    fn release(self: &Arc<Self>, offset: usize, size: usize) {
+        let released = size;
         let mut size = size;
         let mut start = offset;
         let mut free = self.free.lock();
@@ -382,6 +424,65 @@ impl Arena {
             size += l;
         }
         free.runs.insert(start, size);
+        free.chunks
+            .freed(start..start + size, offset..offset + released);
+        if !free.chunks.over_bound() || free.over_since.is_some() {
+            return;
+        }
+        // Past the bound: give freed chunks back after the delay (if they
+        // are not reused by then), or at once.
+        let now = Instant::now();
+        if !free.delay.is_zero() {
+            let trimmer = match self.trimmer.get() {
+                Some(t) => Some(t.clone()),
+                None => match Trimmer::start({
+                    let arena = Arc::downgrade(self);
+                    move || arena.upgrade().map(|a| a.trim_due()).is_some()
+                }) {
+                    Ok(t) => Some(self.trimmer.get_or_init(|| t).clone()),
+                    Err(e) => {
+                        tracing::warn!("object store: no trimmer thread ({e}); punching at once");
+                        None
+                    }
+                },
+            };
+            if let Some(t) = trimmer {
+                free.over_since = Some(now);
+                t.schedule(now + free.delay);
+                return;
+            }
+        }
+        self.punch_over(&mut free);
+    }
+
+    /// Punches freed chunks over the bound, a batch per hold of the lock
+    /// (an allocation waits for one batch at most).
+    fn punch_over(&self, free: &mut MutexGuard<'_, FreeList>) {
+        while free.chunks.over_bound() {
+            let FreeList { runs, chunks, .. } = &mut **free;
+            if chunks.punch(self.fd(), runs) == 0 {
+                break;
+            }
+            MutexGuard::bump(free);
+        }
+        free.over_since = None;
+    }
+
+    /// The trimmer's look: punches what has stayed over the bound for the
+    /// delay, or asks for a later look.
+    fn trim_due(&self) {
+        let mut free = self.free.lock();
+        match free.over_since {
+            Some(since) if free.chunks.over_bound() => {
+                let due = since + free.delay;
+                if Instant::now() >= due {
+                    self.punch_over(&mut free);
+                } else if let Some(t) = self.trimmer.get() {
+                    t.schedule(due);
+                }
+            }
+            _ => free.over_since = None,
+        }
     }
 
     /// Bytes the block of an object of `len` bytes spans.
@@ -444,6 +545,14 @@ impl Block {
             self.arena.release(self.offset + new, old - new);
         }
         self.len = len;
+    }
+}
+
+impl Drop for Arena {
+    fn drop(&mut self) {
+        if let Some(t) = self.trimmer.get() {
+            t.close();
+        }
     }
 }
 
@@ -525,11 +634,126 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let arena = Arena::create(dir.path(), 3 * COMMIT_CHUNK, false).unwrap();
         let a = arena.alloc(COMMIT_CHUNK as u64 + 1).unwrap();
-        let committed = arena.free.lock().committed[0];
-        assert_eq!(committed, 0b11, "the block's two chunks are allocated");
+        let resident = arena.resident_bytes();
+        assert_eq!(
+            resident,
+            2 * COMMIT_CHUNK,
+            "the block's two chunks are allocated"
+        );
+        assert_eq!(arena.free_resident_bytes(), 0);
         drop(a);
+        assert_eq!(arena.free_resident_bytes(), 2 * COMMIT_CHUNK);
         let _b = arena.alloc(10).unwrap();
-        assert_eq!(arena.free.lock().committed[0], 0b11);
+        assert_eq!(arena.resident_bytes(), 2 * COMMIT_CHUNK);
+        assert_eq!(arena.free_resident_bytes(), COMMIT_CHUNK);
+    }
+
+    /// Bytes the file holds pages for (`st_blocks` are 512-byte units).
+    fn allocated(arena: &Arena) -> u64 {
+        use std::os::unix::fs::MetadataExt;
+        arena.file.metadata().unwrap().blocks() * 512
+    }
+
+    #[test]
+    fn freed_pages_go_back_to_the_kernel_past_the_bound() {
+        const MIB: usize = 1 << 20;
+        // tmpfs, as a node's store (a temporary directory elsewhere).
+        let shm = Path::new("/dev/shm");
+        let dir = tempfile::tempdir().unwrap();
+        let dir = if shm.is_dir() { shm } else { dir.path() };
+        let arena = Arena::create(dir, 320 * MIB, false).unwrap();
+        arena.set_keep_freed(32 * MIB);
+        arena.set_punch_delay(Duration::ZERO);
+        // A live object in the first chunk, then a large one after it.
+        let mut live = arena.alloc(4).unwrap();
+        live.bytes_mut().copy_from_slice(b"live");
+        let mut big = arena.alloc(256 * MIB as u64).unwrap();
+        big.bytes_mut().fill(0xab);
+        let before = allocated(&arena);
+        assert!(before >= 256 * MIB as u64, "{before}");
+        let offset = big.offset();
+        drop(big);
+        // At most the bound of freed pages stays, plus the chunk the live
+        // object touches (never punched).
+        let after = allocated(&arena);
+        assert!(after <= (32 + 2) * MIB as u64, "{} MiB left", after >> 20);
+        assert!(arena.free_resident_bytes() <= 32 * MIB);
+        assert_eq!(arena.resident_bytes() as u64, after);
+        assert!(arena.punched_bytes() >= 222 * MIB as u64);
+        assert_eq!(live.bytes(), b"live");
+        // A block over the punched span gets its pages again before any
+        // write (no SIGBUS on a full file system: an error instead).
+        let mut again = arena.alloc(256 * MIB as u64).unwrap();
+        assert_eq!(again.offset(), offset);
+        assert!(allocated(&arena) >= 256 * MIB as u64);
+        for (i, b) in again.bytes_mut().iter_mut().enumerate() {
+            *b = (i % 251) as u8;
+        }
+        assert!(again
+            .bytes()
+            .iter()
+            .enumerate()
+            .all(|(i, b)| *b == (i % 251) as u8));
+        let mut small = arena.alloc(10).unwrap();
+        small.bytes_mut().copy_from_slice(b"0123456789");
+        assert_eq!(small.bytes(), b"0123456789");
+        drop((again, small, live));
+        assert!(allocated(&arena) <= 32 * MIB as u64);
+        assert_eq!(arena.free_bytes(), arena.capacity());
+    }
+
+    #[test]
+    fn freed_pages_under_the_bound_stay_for_reuse() {
+        let dir = tempfile::tempdir().unwrap();
+        let arena = Arena::create(dir.path(), 8 * COMMIT_CHUNK, false).unwrap();
+        arena.set_keep_freed(4 * COMMIT_CHUNK);
+        arena.set_punch_delay(Duration::ZERO);
+        let a = arena.alloc(4 * COMMIT_CHUNK as u64).unwrap();
+        drop(a);
+        // At the bound: kept, nothing punched.
+        assert_eq!(arena.free_resident_bytes(), 4 * COMMIT_CHUNK);
+        assert_eq!(arena.punched_bytes(), 0);
+        // Past it: the highest chunks go first, down to the bound.
+        let a = arena.alloc(3 * COMMIT_CHUNK as u64).unwrap();
+        let b = arena.alloc(3 * COMMIT_CHUNK as u64).unwrap();
+        assert_eq!(arena.resident_bytes(), 6 * COMMIT_CHUNK);
+        drop((a, b));
+        assert_eq!(arena.free_resident_bytes(), 4 * COMMIT_CHUNK);
+        assert_eq!(arena.punched_bytes(), 2 * COMMIT_CHUNK as u64);
+        let lowest = arena.alloc(4 * COMMIT_CHUNK as u64).unwrap();
+        assert_eq!(lowest.offset(), 0);
+        assert_eq!(
+            arena.free_resident_bytes(),
+            0,
+            "the kept chunks are the lowest"
+        );
+    }
+
+    #[test]
+    fn freed_pages_go_back_after_the_delay_unless_reused() {
+        let dir = tempfile::tempdir().unwrap();
+        let arena = Arena::create(dir.path(), 16 * COMMIT_CHUNK, false).unwrap();
+        arena.set_keep_freed(COMMIT_CHUNK);
+        arena.set_punch_delay(Duration::from_secs(3600));
+        // A loop of puts reuses its pages: nothing is punched.
+        for _ in 0..20 {
+            let mut a = arena.alloc(8 * COMMIT_CHUNK as u64).unwrap();
+            a.bytes_mut().fill(1);
+        }
+        assert_eq!(arena.punched_bytes(), 0);
+        assert_eq!(arena.free_resident_bytes(), 8 * COMMIT_CHUNK);
+        // Left free, they go back after the delay, down to the bound.
+        arena.set_punch_delay(Duration::from_millis(10));
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while arena.free_resident_bytes() > COMMIT_CHUNK {
+            assert!(Instant::now() < deadline, "not punched after 30 s");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(arena.punched_bytes(), 7 * COMMIT_CHUNK as u64);
+        assert_eq!(allocated(&arena), COMMIT_CHUNK as u64);
+        let mut a = arena.alloc(8 * COMMIT_CHUNK as u64).unwrap();
+        a.bytes_mut().fill(2);
+        assert!(a.bytes().iter().all(|b| *b == 2));
     }
 
     #[test]

@@ -159,6 +159,12 @@ pub struct StoreStats {
     pub inline_bytes: usize,
     /// Values spilled to files now.
     pub spilled: usize,
+    /// Bytes of the shared-memory arena's file holding pages now (0
+    /// without an arena; see [`arena::Arena::resident_bytes`]).
+    pub arena_resident_bytes: usize,
+    /// Bytes of freed arena pages given back to the kernel since the node
+    /// started ([`arena::Arena::punched_bytes`]).
+    pub arena_punched_bytes: u64,
     /// Releases of objects nobody held: always 0 unless the host has a bug.
     pub unmatched_releases: u64,
 }
@@ -682,12 +688,16 @@ impl ObjectStore {
         self.slots
             .each(|shard| objects = objects.saturating_add(shard.map.len()));
         let (bytes, peak_bytes) = self.slots.bytes();
+        let arena = self.arena.as_ref();
+        let (resident, punched) = arena.map_or((0, 0), |a| (a.resident_bytes(), a.punched_bytes()));
         StoreStats {
             objects,
             bytes,
             peak_bytes,
             inline_bytes: self.inline.used(),
             spilled: self.spilled.used(),
+            arena_resident_bytes: resident,
+            arena_punched_bytes: punched,
             unmatched_releases: self.slots.unmatched_releases(),
         }
     }

@@ -721,6 +721,8 @@ fn object_store(config: &NodeConfig) -> Result<ObjectStore> {
             e => Error::InvalidConfig(e.to_string()),
         },
     )?;
+    // In range (validated): at most 16 TiB.
+    arena.set_keep_freed(usize::try_from(config.object_store_keep_freed).unwrap_or(usize::MAX));
     let limits = StoreLimits {
         inline_bytes: capacity,
         spilled_objects: default_spill_limit(),
