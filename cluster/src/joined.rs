@@ -18,6 +18,11 @@ use crate::scheduler::Scheduler;
 use crate::{forward, health, membership, serve, spill, transfer};
 use crate::{JobState, NodeAnswers, RelayRequest, RelayResponse, RelaySlot};
 
+/// Forwarded tasks in flight to one node at once, and connections of the
+/// task client kept idle per node (issue 40: kept as many as are open, so
+/// a burst reuses its connections instead of making one per task).
+const TASK_CONNECTIONS_PER_PEER: usize = 64;
+
 /// How a node joins a cluster.
 #[derive(Debug, Clone)]
 pub struct ClusterConfig {
@@ -122,9 +127,14 @@ impl Cluster {
             PeerClient::new(peer.clone(), node_id.clone()).map_err(|e| invalid("client", &e))?;
         let mut long = peer.clone();
         long.request_timeout = Duration::from_secs(7 * 24 * 3600);
-        // Up to 64 tasks in flight to one node; at most
-        // `max_idle_per_peer` (8) of their connections kept once idle.
-        long.max_connections_per_peer = 64;
+        // Up to 64 tasks in flight to one node (each holds a connection
+        // until its answer), and as many kept once idle: with the default
+        // 8 kept, a burst of short tasks closed most connections as their
+        // answers came and opened new ones (TCP connect and the token's
+        // handshake) for the next tasks, about one per task (issue 40).
+        // Idle ones are dropped within half the server's idle timeout.
+        long.max_connections_per_peer = TASK_CONNECTIONS_PER_PEER;
+        long.max_idle_per_peer = TASK_CONNECTIONS_PER_PEER;
         let tasks = PeerClient::new(long, node_id.clone()).map_err(|e| invalid("client", &e))?;
         let probes =
             health::probe_client(peer.clone(), &node_id).map_err(|e| invalid("client", &e))?;
@@ -148,6 +158,7 @@ impl Cluster {
             preempted: Default::default(),
             moved: Default::default(),
             actors_restarted: Default::default(),
+            forwarded: Default::default(),
             kept: Default::default(),
             loads: Default::default(),
             spread_threshold: config.spread_threshold,
@@ -321,6 +332,8 @@ impl Cluster {
             preempted: self.forwarder.preempted.load(Ordering::Relaxed),
             moved: self.forwarder.moved.load(Ordering::Relaxed),
             actors_restarted: self.forwarder.actors_restarted.load(Ordering::Relaxed),
+            forwarded: self.forwarder.forwarded.load(Ordering::Relaxed),
+            taken: self.service.taken.load(Ordering::Relaxed),
             cancelled_owner_died: self.service.cancelled_owner_died.load(Ordering::Relaxed),
             peer_unknown_methods: self.service.unknown_methods.count(),
             object_bytes_sent,
@@ -392,6 +405,12 @@ pub struct ClusterStats {
     pub moved: u64,
     /// Actors this node owns restarted on another node after theirs died.
     pub actors_restarted: u64,
+    /// Tasks (functions, actor constructors and calls) this node sent to
+    /// other nodes to run, each attempt counted.
+    pub forwarded: u64,
+    /// Tasks other nodes sent here that this node took to run (not
+    /// refused as it got them).
+    pub taken: u64,
     /// Tasks other nodes sent here cancelled because the node that sent
     /// them (their owner) died (`fate`).
     pub cancelled_owner_died: u64,
