@@ -408,8 +408,9 @@ pub struct ClusterStats {
     /// Tasks (functions, actor constructors and calls) this node sent to
     /// other nodes to run, each attempt counted.
     pub forwarded: u64,
-    /// Tasks other nodes sent here that this node took to run (not
-    /// refused as it got them).
+    /// Tasks (functions and actor calls) other nodes sent here that ran
+    /// here, their results answered (not those handed back or cut by a
+    /// drain): tasks whose owner is another node.
     pub taken: u64,
     /// Tasks other nodes sent here cancelled because the node that sent
     /// them (their owner) died (`fate`).

@@ -99,8 +99,9 @@ pub(crate) struct Service {
     pub(crate) drain: crate::draining::Drain,
     /// Tasks cancelled here because the node that owned them died.
     pub(crate) cancelled_owner_died: std::sync::atomic::AtomicU64,
-    /// Tasks other nodes sent here and this node took to run (its own
-    /// checks passed): their owners are those nodes.
+    /// Tasks (functions and actor calls) other nodes sent here that ran
+    /// here, their results answered: their owners are those nodes (a
+    /// task handed back, or cut by a drain, is not counted).
     pub(crate) taken: std::sync::atomic::AtomicU64,
     /// Calls of a method id this node does not know, answered
     /// `UNKNOWN_METHOD`.
@@ -210,8 +211,6 @@ impl Service {
                 .check_feasible_here(&spec.request)
                 .map_err(|m| refused(code::UNAVAILABLE, format!("{m} (node {})", self.node_id)))?;
         }
-        self.taken
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.job_senders.note(spec.id.job(), &peer.node_id);
         let owner = self
             .view
@@ -354,6 +353,9 @@ impl Service {
         // one node (`calls_out`).
         sched.calls_ended(calls_out).await;
         self.flush_output(job).await;
+        // It ran here for its owner (counted: `ClusterStats::taken`).
+        self.taken
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         // It ran: a failure from here on is its answer's, not a refusal.
         let unsent = |m: TransferError| {
             refused(

@@ -365,7 +365,7 @@ pub(crate) fn write_cluster(text: &mut String, stats: &wray_host::ClusterStats) 
     let _ = writeln!(
         text,
         "# HELP wray_cluster_tasks_taken_total Tasks other nodes (their owners) sent here that \
-         this node took to run.\n# TYPE wray_cluster_tasks_taken_total counter\n\
+         ran here, their results answered.\n# TYPE wray_cluster_tasks_taken_total counter\n\
          wray_cluster_tasks_taken_total {}",
         stats.taken
     );

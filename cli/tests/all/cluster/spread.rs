@@ -110,9 +110,9 @@ fn tasks_submitted_by_a_forwarded_task_are_owned_where_it_runs() {
     assert_eq!(leaves.values().sum::<u64>(), 90, "{log}");
     let ids = cluster.node_ids();
     let metric = |i: usize, name: &str| cluster.node(i).metric(name).unwrap_or(0.0) as u64;
-    // A node other than the driver's runs what it was sent (`taken`: the
-    // fans and the leaves other nodes sent it) and what it owns: the
-    // leaves its own fan submitted and kept there. Had the driver's node
+    // A node other than the driver's runs what other nodes sent it and
+    // ran there (`taken`: its fan, the leaves other nodes sent it) and
+    // what it owns: the leaves its own fan submitted and kept there. Had the driver's node
     // owned every leaf, each leaf run elsewhere would have been sent, and
     // no node would run more than it took.
     let mut owned_and_kept = 0;
