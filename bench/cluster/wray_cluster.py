@@ -33,6 +33,12 @@ nothing here touches /tmp/wray). Cases, one JSON line each on stdout
               CPUs, then on --scale-nodes such nodes: tasks per second, and
               the ratio (not run by default: `--only scale`, for a machine
               with the cores; bench/cluster/scale16.sh).
+  nested      `cluster_nested K M` on node 1: K tasks spread over the
+              nodes, each submitting M trivial one-CPU tasks from where it
+              runs (their owner) and waiting for them; on one node of C
+              CPUs, then on K such nodes: tasks per second, the ratio, and
+              each node's forwarded and taken tasks (not run by default:
+              `--only nested`; bench/cluster/scale16.sh runs it too).
   kill_retry  `cluster_spread 8 3000` on node 1, nodes 2 and 3 with
               {"accelerator": 8}; the node running the tasks (all 8 land on
               one) is SIGKILLed ~1 s in (--kill-runs), or SIGSTOPped (a hung
@@ -656,6 +662,51 @@ class Wray:
             finally:
                 self.stop_nodes(nodes)
 
+    def nested(self):
+        """Tasks submitted from tasks on every node: `cluster_nested K M`
+        from a driver on node 1 (K tasks spread over the nodes, each
+        submitting M trivial one-CPU tasks from where it runs and waiting
+        for them), on one node of C CPUs, then on K such nodes: the K x M
+        tasks per second, where they ran and what each node forwarded and
+        took (issue 40: on four nodes at no less than 3x one node)."""
+        a = self.args
+        k_fans = a.nested_nodes
+        rates = {}
+        for k in (1, a.nested_nodes):
+            nodes = self.cluster([None] * k, cpus=a.nested_cpus)
+            try:
+                names = {n.node_id: n.name for n in nodes}
+                self.job(nodes[0], "cluster_nested", k_fans, min(500, a.nested_tasks))
+                took, per, fans = [], {}, {}
+                for _ in range(a.nested_runs):
+                    _, _, _, out = self.job(nodes[0], "cluster_nested", k_fans, a.nested_tasks)
+                    line = next(x for x in out if x.startswith("nested "))
+                    took.append(int(line.split()[3]) / 1000)
+                    per, fans = {}, {}
+                    for x in out:
+                        if x.startswith("ran "):
+                            _, node, count = x.split()
+                            per[names.get(node, node)] = int(count)
+                        elif x.startswith("fan "):
+                            name = names.get(x.split()[1], x.split()[1])
+                            fans[name] = fans.get(name, 0) + 1
+                total = k_fans * a.nested_tasks
+                rates[k] = total / statistics.median(took)
+                emit(
+                    bench="nested", nodes=k, cpus_per_node=a.nested_cpus, fans=k_fans,
+                    tasks_per_fan=a.nested_tasks, runs=len(took),
+                    tasks_per_s=round(rates[k], 1), all_s=[round(x, 3) for x in took],
+                    last_run_fans_per_node=dict(sorted(fans.items())),
+                    last_run_tasks_per_node=dict(sorted(per.items())),
+                    forwarded={n.name: self.metric(n, "wray_cluster_tasks_forwarded_total")
+                               for n in nodes},
+                    taken={n.name: self.metric(n, "wray_cluster_tasks_taken_total")
+                           for n in nodes},
+                    over_one_node=round(rates[k] / rates[1], 2) if k > 1 else None,
+                )
+            finally:
+                self.stop_nodes(nodes)
+
     def metric(self, node, name):
         req = urllib.request.Request(
             node.url + "/metrics", headers={"Authorization": "Bearer " + node.token})
@@ -791,7 +842,7 @@ class Wray:
 
 
 CASES = ("transfer", "roundtrip", "throughput", "spread", "wordcount", "tree_reduce", "kill_retry",
-         "scale")
+         "scale", "nested")
 
 
 def main():
@@ -799,7 +850,7 @@ def main():
     ap.add_argument("--wray", required=True)
     ap.add_argument("--wasm", required=True)
     ap.add_argument("--tmp", required=True)
-    ap.add_argument("--only", default=",".join(c for c in CASES if c != "scale"))
+    ap.add_argument("--only", default=",".join(c for c in CASES if c not in ("scale", "nested")))
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--sizes", default="1,64,1024", help="MiB")
     ap.add_argument("--transfer-runs", type=int, default=5)
@@ -829,6 +880,11 @@ def main():
     ap.add_argument("--scale-tasks", type=int, default=20000)
     ap.add_argument("--scale-ms", type=int, default=1, help="each task's sleep")
     ap.add_argument("--scale-runs", type=int, default=3)
+    ap.add_argument("--nested-nodes", type=int, default=3,
+                    help="nodes of the nested case, and tasks the driver submits")
+    ap.add_argument("--nested-cpus", type=int, default=1, help="CPUs of each node there")
+    ap.add_argument("--nested-tasks", type=int, default=2000, help="tasks each of those submits")
+    ap.add_argument("--nested-runs", type=int, default=3)
     ap.add_argument("--start-arg", dest="start_args", action="append", default=[],
                     help="extra `wray start` argument (repeatable)")
     args = ap.parse_args()
@@ -840,6 +896,8 @@ def main():
         args.wordcount_runs = 1
         args.scale_tasks = 500
         args.scale_runs = 1
+        args.nested_tasks = 200
+        args.nested_runs = 1
         args.sizes = [1, 64]
         args.transfer_runs = 2
         args.rtt_calls = 100

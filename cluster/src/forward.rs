@@ -65,6 +65,10 @@ pub(crate) struct Forwarder {
     pub(crate) moved: std::sync::atomic::AtomicU64,
     /// Actors restarted on another node after theirs died.
     pub(crate) actors_restarted: std::sync::atomic::AtomicU64,
+    /// Tasks (functions, actor constructors and calls) this node sent to
+    /// another node to run, each attempt counted: what it owns and placed
+    /// elsewhere.
+    pub(crate) forwarded: std::sync::atomic::AtomicU64,
     /// The constructors of the actors this node owns that may restart,
     /// by actor (see `actors`).
     pub(crate) kept: parking_lot::Mutex<std::collections::HashMap<ActorId, Kept>>,
@@ -323,6 +327,8 @@ impl Forwarder {
             }
         };
         let _waiting = self.health.waiting_on(node);
+        self.forwarded
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let answer = tokio::select! {
             answer = call::<method::RunTask>(&self.tasks, &addr, request) => answer,
             () = died => return Err(Failure::Lost(format!("node {node} died while it ran the task"))),
@@ -416,12 +422,16 @@ impl Forwarder {
             // back before the node that sent them lets its copies go.
             handles::learn(sched, &self.view, done.actors, extras).await;
         }
-        let release = Release { task: spec.id };
-        let client = self.client.clone();
-        let to = addr.clone();
-        self.runtime.spawn(async move {
-            let _ = call::<method::Release>(&client, &to, release).await;
-        });
+        // What the node kept for this answer, released (not when it kept
+        // nothing: one call per task fewer).
+        if !done.nothing_kept {
+            let release = Release { task: spec.id };
+            let client = self.client.clone();
+            let to = addr.clone();
+            self.runtime.spawn(async move {
+                let _ = call::<method::Release>(&client, &to, release).await;
+            });
+        }
         let (extras, returned) = received.map_err(|e| Failure::Lost(e.to_string()))?;
         let mut returned: Vec<Option<(wray_control_plane::ObjectId, Object)>> =
             returned.into_iter().map(Some).collect();

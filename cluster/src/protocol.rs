@@ -295,6 +295,11 @@ pub(crate) struct TaskDone {
     /// resource name, at most [`MAX_RESOURCE_NAMES`]; a larger map is
     /// ignored): fresher than its record, for placement (`load`).
     pub available: Option<std::collections::BTreeMap<String, f64>>,
+    /// The node that ran it kept nothing for the owner to release: every
+    /// object came inline and no actor handle travels, so the owner sends
+    /// no [`Release`] (one call per task fewer). An older node leaves it
+    /// out, read as `false`: its owner releases as before.
+    pub nothing_kept: bool,
 }
 
 /// The most resource names a [`TaskDone::available`] is taken with (a

@@ -26,7 +26,8 @@ use crate::objects::{Object, ObjectStore};
 use crate::proto::{Target, TaskSpec};
 use crate::protocol::{
     code, package_of_key, ActorWhere, CancelTask, HoldActor, JobEnded, JobOutput, KillActor, Ping,
-    Pong, Release, RunTask, TaskDone, WireError, MAX_KILL_REASON, MAX_OUTPUT_BYTES, MAX_PING_TASKS,
+    Pong, Release, RunTask, Shipment, TaskDone, WireError, MAX_KILL_REASON, MAX_OUTPUT_BYTES,
+    MAX_PING_TASKS,
 };
 use crate::relay_stream::{token_of_key, Parked};
 use crate::scheduler::functions::InUse;
@@ -98,6 +99,10 @@ pub(crate) struct Service {
     pub(crate) drain: crate::draining::Drain,
     /// Tasks cancelled here because the node that owned them died.
     pub(crate) cancelled_owner_died: std::sync::atomic::AtomicU64,
+    /// Tasks (functions and actor calls) other nodes sent here that ran
+    /// here, their results answered: their owners are those nodes (a
+    /// task handed back, or cut by a drain, is not counted).
+    pub(crate) taken: std::sync::atomic::AtomicU64,
     /// Calls of a method id this node does not know, answered
     /// `UNKNOWN_METHOD`.
     pub(crate) unknown_methods: wray_peer::UnknownMethods,
@@ -144,6 +149,7 @@ impl Service {
             actor_owners: Mutex::new(BoundedIdMap::new(MAX_ACTOR_OWNERS)),
             drain: Default::default(),
             cancelled_owner_died: Default::default(),
+            taken: Default::default(),
             unknown_methods: Default::default(),
         })
     }
@@ -276,6 +282,7 @@ impl Service {
                 actors: Vec::new(),
                 actor_died: died,
                 available: Some(sched.free_resources()),
+                nothing_kept: true,
             });
         }
         let function = matches!(spec.target, Target::Function { .. });
@@ -346,6 +353,9 @@ impl Service {
         // one node (`calls_out`).
         sched.calls_ended(calls_out).await;
         self.flush_output(job).await;
+        // It ran here for its owner (counted: `ClusterStats::taken`).
+        self.taken
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         // It ran: a failure from here on is its answer's, not a refusal.
         let unsent = |m: TransferError| {
             refused(
@@ -358,16 +368,23 @@ impl Service {
         // The owner tells each actor's node that it holds the handles
         // among them before it releases these.
         let actors = handles::refs(&sched, &objects, true);
+        // Every value inline and no actor handle: the owner has all of it
+        // once it reads the answer, and nothing waits for its release.
+        let nothing_kept = actors.is_empty()
+            && objects
+                .iter()
+                .all(|o| !matches!(o.value, Shipment::Pull { .. }));
         let done = TaskDone {
             actors,
             objects,
             actor_died: actor.and_then(|a| a.dead()).as_ref().map(WireError::from),
             available: Some(sched.free_resources()),
+            nothing_kept,
         };
         // An answer past the channel's bound on a body is refused as
         // `ANSWER_FAILED` as it is encoded (`dispatch`); what it shipped
         // is kept then until `SHIPPED_KEEP` passes.
-        if !self.owner_gone(&peer.node_id) {
+        if !nothing_kept && !self.owner_gone(&peer.node_id) {
             self.keep(task_id, &peer.node_id, kept);
         }
         Ok(done)

@@ -372,6 +372,20 @@ pub(crate) fn write_cluster(text: &mut String, stats: &wray_host::ClusterStats) 
     );
     let _ = writeln!(
         text,
+        "# HELP wray_cluster_tasks_forwarded_total Tasks (functions, actor constructors and calls) \
+         this node owns and sent to another node to run, each attempt counted.\n\
+         # TYPE wray_cluster_tasks_forwarded_total counter\nwray_cluster_tasks_forwarded_total {}",
+        stats.forwarded
+    );
+    let _ = writeln!(
+        text,
+        "# HELP wray_cluster_tasks_taken_total Tasks other nodes (their owners) sent here that \
+         ran here, their results answered.\n# TYPE wray_cluster_tasks_taken_total counter\n\
+         wray_cluster_tasks_taken_total {}",
+        stats.taken
+    );
+    let _ = writeln!(
+        text,
         "# HELP wray_cluster_tasks_cancelled_total Tasks other nodes sent here, cancelled \
          (queued or running) because the node that sent them, their owner, died (fate \
          sharing).\n# TYPE wray_cluster_tasks_cancelled_total counter\n\

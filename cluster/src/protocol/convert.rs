@@ -59,6 +59,7 @@ impl Message for TaskDone {
             actors: self.actors.into_iter().map(actor_to_wire).collect(),
             actor_died: self.actor_died.map(error_to_wire),
             available: self.available.map(|amounts| wire::Available { amounts }),
+            nothing_kept: self.nothing_kept,
         }
     }
 
@@ -76,6 +77,7 @@ impl Message for TaskDone {
                 .collect::<Result<_, _>>()?,
             actor_died: w.actor_died.map(error_from_wire).transpose()?,
             available: w.available.map(|a| a.amounts),
+            nothing_kept: w.nothing_kept,
         })
     }
 }
@@ -545,7 +547,9 @@ mod tests {
                 )],
             }),
             available: Some([("CPU".to_string(), 1.5)].into()),
+            nothing_kept: true,
         });
+        assert!(done.nothing_kept);
         assert_eq!(done.available, Some([("CPU".to_string(), 1.5)].into()));
         assert!(done.actor_died.is_some());
         let empty = round_trips(TaskDone {
@@ -553,8 +557,9 @@ mod tests {
             actors: Vec::new(),
             actor_died: None,
             available: None,
+            nothing_kept: false,
         });
-        assert!(empty.available.is_none() && empty.actor_died.is_none());
+        assert!(empty.available.is_none() && empty.actor_died.is_none() && !empty.nothing_kept);
         assert_eq!(
             round_trips(Release {
                 task: TaskId([1; 16])

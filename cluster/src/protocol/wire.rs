@@ -221,6 +221,9 @@ pub(crate) struct TaskDone {
     /// What the node had free as it answered.
     #[prost(message, optional, tag = "4")]
     pub available: Option<Available>,
+    /// It kept nothing to release (absent: it did, as older nodes).
+    #[prost(bool, tag = "5")]
+    pub nothing_kept: bool,
 }
 
 /// Amounts of resources by name.

@@ -96,6 +96,9 @@ fn main(args: Vec<String>) -> Result<(), String> {
             number(&args, 3, 2_000) as u64,
             number(&args, 4, 0) as u64,
         ),
+        "cluster_nested" => {
+            spread::cluster_nested(number(&args, 1, 3) as u64, number(&args, 2, 20) as u64)
+        }
         "cluster_once" => {
             spread::cluster_once(number(&args, 1, 200) as u64, number(&args, 2, 20) as u64)
         }
@@ -231,6 +234,8 @@ wray::export! {
         spread::busy,
         causal::push_from_relay,
         spread::once,
+        spread::leaf,
+        spread::fan,
         chaos::chaos_square,
         chaos::chaos_digest,
         failover::many_refs,

@@ -1,7 +1,8 @@
 //! Scenarios of placement across a cluster of one-CPU nodes
-//! (`cluster_burst`, `cluster_once`): plain one-CPU tasks, which spread
-//! over the nodes as those have room, and move from a queue to a node
-//! that frees up.
+//! (`cluster_burst`, `cluster_once`, `cluster_nested`): plain one-CPU
+//! tasks, which spread over the nodes as those have room, and move from
+//! a queue to a node that frees up; tasks submitted from tasks, owned by
+//! the node they run on.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -139,5 +140,52 @@ pub(crate) fn cluster_strategies(node: &str) -> wray::Result<()> {
         Ok(n) => println!("hard ran on {n}"),
         Err(e) => println!("hard {:?}: {e}", e.kind()),
     }
+    Ok(())
+}
+
+/// A trivial one-CPU task: the node it ran on.
+#[wray::remote]
+pub(crate) fn leaf() -> String {
+    wray::node_id()
+}
+
+/// Submits `m` trivial tasks from where it runs (it is their owner) and
+/// waits for them: the node it ran on, and how many of its tasks ran on
+/// each node.
+#[wray::remote]
+pub(crate) fn fan(m: u64) -> wray::Result<(String, Vec<(String, u64)>)> {
+    let refs: Vec<ObjectRef<String>> = (0..m).map(|_| leaf.remote()).collect();
+    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+    for node in wray::get_all(&refs)? {
+        *counts.entry(node).or_default() += 1;
+    }
+    Ok((wray::node_id(), counts.into_iter().collect()))
+}
+
+/// `cluster_nested K M`: K tasks spread over the nodes (`SPREAD`), each
+/// submitting M trivial tasks from where it runs and waiting for them:
+/// prints `fan NODE` for each (the node it ran on), `ran NODE COUNT` for
+/// the K x M trivial tasks, and `nested K M MS_TAKEN` (first submit to
+/// last get).
+pub(crate) fn cluster_nested(k: u64, m: u64) -> wray::Result<()> {
+    use wray::{Options, Scheduling};
+    let start = Instant::now();
+    let options = Options::new().scheduling(Scheduling::Spread);
+    let refs: Vec<ObjectRef<(String, Vec<(String, u64)>)>> = (0..k)
+        .map(|_| fan.options(options.clone()).remote(m))
+        .collect();
+    let fans = wray::get_all(&refs)?;
+    let took = start.elapsed().as_millis();
+    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+    for (node, leaves) in fans {
+        println!("fan {node}");
+        for (ran, count) in leaves {
+            *counts.entry(ran).or_default() += count;
+        }
+    }
+    for (node, count) in &counts {
+        println!("ran {node} {count}");
+    }
+    println!("nested {k} {m} {took}");
     Ok(())
 }

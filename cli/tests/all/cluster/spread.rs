@@ -2,7 +2,8 @@
 //! nodes: a burst from one driver runs on every node (tasks queued on
 //! the driver's node move as the others free up); two drivers flooding
 //! the same nodes have their queued tasks moved and handed back while
-//! others start, and no task runs twice.
+//! others start, and no task runs twice; tasks that a forwarded task
+//! submits are owned (placed, run or sent on) by the node it runs on.
 
 use std::time::Duration;
 
@@ -90,4 +91,54 @@ fn each_scheduling_strategy_places_as_rays_does() {
     ] {
         assert!(log.contains(want), "{want}: {log}");
     }
+}
+
+#[test]
+fn tasks_submitted_by_a_forwarded_task_are_owned_where_it_runs() {
+    let cluster = Cluster::with_api(3, &[&ONE_CPU, &ONE_CPU, &ONE_CPU]);
+    // Three tasks spread over the nodes, each submitting 30 trivial tasks
+    // from where it runs and waiting for them (lending its CPU meanwhile).
+    let log = job(cluster.node(1), &["cluster_nested", "3", "30"]);
+    let fans: Vec<&str> = log
+        .lines()
+        .filter_map(|l| l.strip_prefix("fan "))
+        .map(str::trim)
+        .collect();
+    let leaves = ran(&log);
+    eprintln!("fans on {fans:?}; leaves ran {leaves:?}");
+    assert_eq!(fans.len(), 3, "{log}");
+    assert_eq!(leaves.values().sum::<u64>(), 90, "{log}");
+    let ids = cluster.node_ids();
+    let metric = |i: usize, name: &str| cluster.node(i).metric(name).unwrap_or(0.0) as u64;
+    // A node other than the driver's runs what other nodes sent it and
+    // ran there (`taken`: its fan, the leaves other nodes sent it) and
+    // what it owns: the leaves its own fan submitted and kept there. Had the driver's node
+    // owned every leaf, each leaf run elsewhere would have been sent, and
+    // no node would run more than it took.
+    let mut owned_and_kept = 0;
+    for i in 2..=3 {
+        let id = &ids[i - 1];
+        let taken = metric(i, "wray_cluster_tasks_taken_total");
+        let fans_here = fans.iter().filter(|f| *f == id).count() as u64;
+        let ran_here = leaves.get(id).copied().unwrap_or(0) + fans_here;
+        let forwarded = metric(i, "wray_cluster_tasks_forwarded_total");
+        eprintln!(
+            "node {i}: ran {ran_here} (fans {fans_here}), taken {taken}, forwarded {forwarded}"
+        );
+        assert!(
+            ran_here >= taken,
+            "node {i} ran {ran_here} but took {taken}: {log}"
+        );
+        if fans_here > 0 {
+            owned_and_kept += ran_here - taken;
+        }
+    }
+    assert!(
+        fans.iter().any(|f| *f != ids[0]),
+        "every fan ran on the driver's node: {log}"
+    );
+    assert!(
+        owned_and_kept > 0,
+        "no node ran a task its own fan submitted: {log}"
+    );
 }
