@@ -2,7 +2,11 @@
 //! replacement for each worker blocked in `get`/`wait`, within
 //! [`MAX_BLOCKED_WORKERS`].
 //!
-//! A task blocked in `get` keeps its thread while giving its CPU slot back
+//! A function task does not keep its thread while it waits: the pool polls
+//! its future and parks it ([`WorkerPool::spawn_task`], `suspend.rs`), so
+//! 10,000 tasks blocked in `get` or sleeping hold no thread each. What
+//! follows is about jobs that block their thread (an actor's calls).
+//! An actor call blocked in `get` keeps its thread while giving its CPU slot back
 //! (`scheduler/blocking.rs`): the slot's next task needs another thread.
 //! So the pool runs at most `cpus + blocked` threads, where `blocked` counts
 //! its threads parked in a wait ([`Worker::block`]); jobs beyond that
