@@ -62,8 +62,14 @@ fn node_for_ten_thousand() -> TestNode {
 /// (`MAX_LIGHT_TASK_THREADS`).
 const FEW_THREADS: usize = 2 + 2 + 64;
 
+/// One test, one node: a node of 10,100 pooled instance slots reserves
+/// about 80 TiB of address space, and two at once in this process would
+/// not fit in its 128 TiB. 10,000 live instances also take about 61,600 of
+/// the process's memory mappings (`vm.max_map_count` is 65,530 here): with
+/// other tests' nodes in the process at once, an instantiation can fail
+/// with ENOMEM (seen once in three runs of `workers::`).
 #[test]
-fn ten_thousand_tasks_blocked_in_get_at_once_hold_no_thread_each() {
+fn ten_thousand_tasks_blocked_in_get_or_sleeping_at_once_hold_no_thread_each() {
     let node = node_for_ten_thousand();
     // 10,000 tasks of one CPU, each blocked in `get` on one gate task that
     // opens once all of them arrived.
@@ -74,11 +80,6 @@ fn ten_thousand_tasks_blocked_in_get_at_once_hold_no_thread_each() {
     assert!(stats.peak <= FEW_THREADS, "{stats:?}");
     assert!(stats.suspended_peak >= 9_000, "parked at once: {stats:?}");
     assert_eq!((stats.suspended, stats.blocked), (0, 0), "{stats:?}");
-}
-
-#[test]
-fn ten_thousand_tasks_of_a_tiny_cpu_share_sleep_at_once_without_a_thread_each() {
-    let node = node_for_ten_thousand();
     // 10,000 tasks of 0.0001 CPU (one CPU together), each sleeping 2 s.
     let (result, stdout) = node.run("hostile", &["sleeping_at_once", "10000", "2000"]);
     assert_eq!(result, Ok(()), "{stdout}");
