@@ -1,8 +1,9 @@
 //! Running one remote-function task in a fresh (or reused) instance, under
 //! its limits.
 //!
-//! A task runs as one future: on a worker thread (`WasmExecutor::block_on`),
-//! or, submitted with `TaskOptions::on_caller_runtime`, as a task of the
+//! A task runs as one future: polled by the worker pool, which parks it
+//! while it waits (`WorkerPool::spawn_task`: a task blocked in `get` or
+//! sleeping holds no thread), or, submitted with `TaskOptions::on_caller_runtime`, as a task of the
 //! tokio runtime it was submitted on (the HTTP API's calls: no handoff to
 //! a worker thread and back). The instance is made and called with
 //! wasmtime's async API, each guest call guarded by [`StopWhen`] so that a
@@ -36,29 +37,15 @@ use crate::proto::{Arg, Target};
 use crate::resources::Allocation;
 use crate::scheduler::task_table::TaskEntry;
 use crate::scheduler::{PendingTask, Task};
-use crate::worker_pool::{WaitingThread, Worker};
+use crate::worker_pool::WaitingThread;
 
 impl WasmExecutor {
     /// Runs a remote-function task holding `allocation`, seals its results,
-    /// and gives the resources back. Never panics: a host bug fails the task.
-    /// Runs on `worker`'s thread, which its guest's waits block.
-    pub(crate) fn run_function_task(
-        self: Arc<Self>,
-        worker: &Worker,
-        task: Arc<PendingTask>,
-        allocation: Allocation,
-    ) {
-        let thread = WaitingThread::Worker(worker.clone());
-        self.block_on(
-            self.clone()
-                .run_function_task_async(task, allocation, thread),
-        );
-    }
-
-    /// [`WasmExecutor::run_function_task`] as a future: what a worker
-    /// thread drives, or a task of the runtime the task was submitted on
-    /// (`TaskOptions::on_caller_runtime`); `thread` says which, for its
-    /// guest's waits.
+    /// and gives the resources back. Never panics: a host bug fails the
+    /// task. The future the worker pool polls and parks while it waits
+    /// (`WorkerPool::spawn_task`), or a task of the runtime the task was
+    /// submitted on (`TaskOptions::on_caller_runtime`); `thread` says
+    /// which, for its guest's waits.
     pub(crate) async fn run_function_task_async(
         self: Arc<Self>,
         task: Arc<PendingTask>,
@@ -108,7 +95,7 @@ impl WasmExecutor {
         result: Result<Vec<Object>, TaskError>,
     ) {
         let held = std::mem::take(&mut store.data_mut().current.allocation);
-        let worker = store.data().current.thread.worker().cloned();
+        let worker = store.data().current.thread.worker();
         store.data().end_output();
         let scope = reuse_scope(spec);
         // A shared instance carries nothing of its job to the next: no
@@ -376,7 +363,8 @@ fn reuse_scope(spec: &Task) -> Scope {
 
 /// A function task's run under way, to seal its returns with the error it
 /// failed with (`end`), or, dropped before it ended (a tokio runtime
-/// running it shut down; a worker thread never drops it), with a `system`
+/// running it shut down; the worker pool drops a task still parked when
+/// it closes), with a `system`
 /// error rather than leave its callers waiting. What its instance held
 /// goes with the instance; the CPUs it held do not come back.
 struct Running<'a> {

@@ -46,9 +46,9 @@ pub struct WasmExecutor {
     pub sched: Arc<Scheduler>,
     /// What its instances may ask of the node.
     pub services: Arc<dyn Services>,
-    /// Where guest calls run: workers drive each task's future on their
-    /// own thread; this runtime's one thread drives the timers and WASI's
-    /// I/O.
+    /// Where guest calls run: workers poll each task's future (parked
+    /// between polls while it waits), an actor's call on a thread of its
+    /// own; this runtime's one thread drives the timers and WASI's I/O.
     pub io: tokio::runtime::Handle,
     /// The worker threads.
     pub workers: WorkerPool,
@@ -96,12 +96,16 @@ impl WasmExecutor {
     }
 }
 
-/// Runs function task `task` on a worker thread.
+/// Runs function task `task` on the worker threads: its future is polled
+/// there and parked while it waits, holding no thread
+/// ([`WorkerPool::spawn_task`]).
 fn on_worker(exec: Arc<WasmExecutor>, task: Arc<PendingTask>, allocation: Allocation) {
     // Light: less than one whole CPU (zero-CPU and fractional tasks).
     let light = !allocation.cpu.iter().any(|g| g.amount >= Quantity::ONE);
-    exec.clone().spawn_blocking(light, move |worker| {
-        exec.run_function_task(worker, task, allocation);
+    let io = exec.io.clone();
+    let runs = exec.clone();
+    exec.workers.spawn_task(light, io, move |thread| {
+        Box::pin(runs.run_function_task_async(task, allocation, thread))
     });
 }
 

@@ -115,6 +115,25 @@ pub const WINDOWS_SHARE_OF_MAP_COUNT: usize = 4;
 /// `threads-max`.
 pub const MAX_BLOCKED_WORKERS: usize = 1024;
 
+/// Most tasks of a node parked in a wait at once (blocked in `get`/`wait`,
+/// a mapping call waiting for its object, or a WASI sleep), holding no
+/// thread: the worker pool polls each task's future and parks it while it
+/// waits (`resources/src/worker_pool/suspend.rs`). A parked task keeps its
+/// instance and its fiber stack, so what bounds them is memory, through
+/// the node's instance slots (`max_instances`, at most 100,000) and its
+/// guest memory budget; this bound only matches the largest
+/// `max_instances`. A wait past it fails its task, as one past
+/// [`MAX_BLOCKED_WORKERS`] does.
+pub const MAX_SUSPENDED_TASKS: usize = 100_000;
+
+/// Most extra worker threads (beyond the CPU slots) that light tasks (less
+/// than one CPU each) share: a light task the pool polls holds a thread
+/// only while it computes, so 10,000 sleeping tasks of 0.0001 CPU need no
+/// thread each; more light tasks computing at once than this take turns
+/// (queued, first come first served). 64: many times the CPUs of the
+/// machines measured (2 to 16), far below [`MAX_BLOCKED_WORKERS`].
+pub const MAX_LIGHT_TASK_THREADS: usize = 64;
+
 /// Most CPUs a node may be given (`--num-cpus`).
 pub const MAX_CPUS: usize = 4096;
 

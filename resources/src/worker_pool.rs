@@ -2,7 +2,11 @@
 //! replacement for each worker blocked in `get`/`wait`, within
 //! [`MAX_BLOCKED_WORKERS`].
 //!
-//! A task blocked in `get` keeps its thread while giving its CPU slot back
+//! A function task does not keep its thread while it waits: the pool polls
+//! its future and parks it ([`WorkerPool::spawn_task`], `suspend.rs`), so
+//! 10,000 tasks blocked in `get` or sleeping hold no thread each. What
+//! follows is about jobs that block their thread (an actor's calls).
+//! An actor call blocked in `get` keeps its thread while giving its CPU slot back
 //! (`scheduler/blocking.rs`): the slot's next task needs another thread.
 //! So the pool runs at most `cpus + blocked` threads, where `blocked` counts
 //! its threads parked in a wait ([`Worker::block`]); jobs beyond that
@@ -72,22 +76,50 @@ use parking_lot::{Condvar, Mutex};
 use crate::bounds::MAX_BLOCKED_WORKERS;
 
 mod spin;
+mod suspend;
 mod worker;
 
+use crate::proto::bounds::{MAX_LIGHT_TASK_THREADS, MAX_SUSPENDED_TASKS};
 pub use spin::{spin_until, SPIN_BEFORE_PARKING};
+pub use suspend::{TaskFuture, TaskThread};
 use worker::WorkerThread;
 pub use worker::{WaitingThread, Worker};
 
 /// How long an idle worker thread waits for a job before it exits.
 pub const KEEP_ALIVE: Duration = Duration::from_secs(10);
 
-/// A queued job, and whether it is light (counted in `State::light` until
-/// it ends or is dropped unrun).
-type Job = (Box<dyn FnOnce(&Worker) + Send>, bool);
+/// A queued job, and how it counts against the bound until it ends or is
+/// dropped unrun.
+type Job = (Box<dyn FnOnce(&Worker) + Send>, Kind);
+
+/// How a job counts against the pool's bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Holds one CPU slot or more.
+    Heavy,
+    /// Light, with a thread of its own (`State::light`).
+    Light,
+    /// A light task's poll ([`WorkerPool::spawn_task`]; `State::light_tasks`).
+    LightTask,
+}
+
+impl Kind {
+    /// A task's poll ([`WorkerPool::spawn_task`]), light or not.
+    fn task(light: bool) -> Self {
+        if light {
+            Kind::LightTask
+        } else {
+            Kind::Heavy
+        }
+    }
+}
 
 #[derive(Default)]
 struct State {
     jobs: VecDeque<Job>,
+    /// Polls of parked tasks that were woken: taken before `jobs` (a
+    /// blocked task resumes before queued tasks start).
+    resumes: VecDeque<Job>,
     /// Threads waiting for a job and not yet claimed by one.
     idle: usize,
     threads: usize,
@@ -95,6 +127,13 @@ struct State {
     blocked: usize,
     /// Light jobs queued or running (each with a thread of its own).
     light: usize,
+    /// Light tasks' polls queued or running (sharing at most
+    /// [`MAX_LIGHT_TASK_THREADS`] threads).
+    light_tasks: usize,
+    /// Tasks parked in a wait now ([`WorkerPool::spawn_task`]).
+    suspended: usize,
+    /// The most tasks parked at once so far.
+    suspended_peak: usize,
     /// Workers finishing a job whose CPU slot is given back already (at
     /// most one per slot; see [`Worker::lend_slot`]).
     lent: usize,
@@ -115,7 +154,27 @@ impl State {
     /// blocked worker and per light job, those two together at most
     /// `max_extra`, plus one per worker that lent its slot.
     fn limit(&self, cpus: usize, max_extra: usize) -> usize {
-        cpus + (self.blocked + self.light).min(max_extra) + self.lent
+        let light_tasks = self.light_tasks.min(MAX_LIGHT_TASK_THREADS);
+        cpus + (self.blocked + self.light + light_tasks).min(max_extra) + self.lent
+    }
+
+    /// Counts `kind` in (`1`) or out (`-1`).
+    fn count(&mut self, kind: Kind, add: bool) {
+        let n = match kind {
+            Kind::Heavy => return,
+            Kind::Light => &mut self.light,
+            Kind::LightTask => &mut self.light_tasks,
+        };
+        if add {
+            *n += 1;
+        } else {
+            *n -= 1;
+        }
+    }
+
+    /// Jobs queued, new and resumed.
+    fn queued(&self) -> usize {
+        self.jobs.len() + self.resumes.len()
     }
 
     /// The smallest number no live thread has.
@@ -138,6 +197,8 @@ struct Shared {
     cpus: usize,
     /// Most workers blocked at once ([`MAX_BLOCKED_WORKERS`] for a node).
     max_blocked: usize,
+    /// Most tasks parked at once ([`MAX_SUSPENDED_TASKS`]).
+    max_suspended: usize,
 }
 
 /// Counts of a pool's threads (see [`WorkerPool::stats`]).
@@ -153,6 +214,11 @@ pub struct PoolStats {
     pub idle: usize,
     /// The CPU slots: threads not blocked are never more.
     pub cpus: usize,
+    /// Tasks parked in a wait now, holding no thread
+    /// ([`WorkerPool::spawn_task`]).
+    pub suspended: usize,
+    /// The most tasks parked at once since the pool started.
+    pub suspended_peak: usize,
     /// The most threads the pool may ever run: `cpus`, plus one per slot
     /// lent by a finishing worker ([`Worker::lend_slot`]), plus the extra threads
     /// of blocked workers and light jobs ([`MAX_BLOCKED_WORKERS`] for a
@@ -167,12 +233,15 @@ pub struct WorkerPool {
 }
 
 /// A worker blocked in a wait: the pool may run one more thread until it
-/// is dropped (see [`Worker::block`]).
+/// is dropped (see [`Worker::block`]); or a task parked in a wait, counted
+/// in [`PoolStats::suspended`] until it is dropped.
 #[must_use = "the worker counts as blocked only while the guard lives"]
 pub struct Blocked {
     /// `None` for a thread that is not one of the pool's workers, or one
     /// blocked already.
     worker: Option<Arc<WorkerThread>>,
+    /// The task counted as suspended, if that is what it counts.
+    task: Option<TaskThread>,
 }
 
 impl Drop for Blocked {
@@ -181,6 +250,11 @@ impl Drop for Blocked {
             let mut state = worker.shared.state.lock();
             worker.blocked.store(false, Ordering::Relaxed);
             state.blocked -= 1;
+        }
+        if let Some(task) = self.task.take() {
+            let mut state = task.0.shared.state.lock();
+            task.0.suspended.store(false, Ordering::Relaxed);
+            state.suspended -= 1;
         }
     }
 }
@@ -198,6 +272,7 @@ impl WorkerPool {
                 gone: Condvar::new(),
                 cpus: cpus.max(1),
                 max_blocked,
+                max_suspended: MAX_SUSPENDED_TASKS,
             }),
         }
     }
@@ -206,7 +281,7 @@ impl WorkerPool {
     /// idle one, a new one while the pool is under its bound, else the next
     /// one done with its job. The job is handed its thread's [`Worker`].
     pub fn spawn(&self, job: impl FnOnce(&Worker) + Send + 'static) {
-        self.push(Box::new(job), false);
+        self.push_task(Box::new(job), Kind::Heavy, false);
     }
 
     /// Runs `job`, a light one (a task holding less than one whole CPU,
@@ -215,26 +290,13 @@ impl WorkerPool {
     /// the scheduler starts (four half-GPU tasks on a 2-CPU node run
     /// together), within the pool's extra threads (see the module docs).
     pub fn spawn_light(&self, job: impl FnOnce(&Worker) + Send + 'static) {
-        self.push(Box::new(job), true);
+        self.push_task(Box::new(job), Kind::Light, false);
     }
 
-    /// Queues `job` (light or not) and hands it to a thread.
-    fn push(&self, job: Box<dyn FnOnce(&Worker) + Send>, light: bool) {
-        let mut state = self.shared.state.lock();
-        if state.closed {
-            return; // the node is shutting down: the job is abandoned
-        }
-        // Counted down by the worker that ran it (under the lock it takes
-        // anyway), or when the pool drops it unrun.
-        state.light += usize::from(light);
-        state.jobs.push_back((job, light));
-        self.shared
-            .queued
-            .store(state.jobs.len(), Ordering::Relaxed);
-        if state.spinning >= state.jobs.len() {
-            return; // a thread looking for a job takes it
-        }
-        wake_or_start(&self.shared, state);
+    /// Queues `job` of `kind` (a woken task's poll when `resume`, ahead of
+    /// new jobs) and hands it to a thread.
+    fn push_task(&self, job: Box<dyn FnOnce(&Worker) + Send>, kind: Kind, resume: bool) {
+        push(&self.shared, job, kind, resume);
     }
 
     /// Threads alive now.
@@ -252,6 +314,8 @@ impl WorkerPool {
             blocked: state.blocked,
             idle: state.idle,
             cpus: self.shared.cpus,
+            suspended: state.suspended,
+            suspended_peak: state.suspended_peak,
             max_threads: 2 * self.shared.cpus + self.shared.max_blocked,
         }
     }
@@ -263,9 +327,12 @@ impl WorkerPool {
     pub fn close(&self, grace: Duration) -> usize {
         let mut state = self.shared.state.lock();
         state.closed = true;
-        let jobs = std::mem::take(&mut state.jobs);
+        let mut jobs = std::mem::take(&mut state.jobs);
+        jobs.append(&mut state.resumes);
         self.shared.queued.store(0, Ordering::Relaxed);
-        state.light -= jobs.iter().filter(|(_, light)| *light).count();
+        for (_, kind) in &jobs {
+            state.count(*kind, false);
+        }
         drop(state);
         // Dropped outside the lock: a job's captures may release things.
         drop(jobs);
@@ -290,6 +357,30 @@ impl Drop for WorkerPool {
     fn drop(&mut self) {
         self.close(Duration::ZERO);
     }
+}
+
+/// Queues `job` of `kind` on `shared`'s pool (a woken task's poll when
+/// `resume`, ahead of new jobs) and hands it to a thread.
+fn push(shared: &Arc<Shared>, job: Box<dyn FnOnce(&Worker) + Send>, kind: Kind, resume: bool) {
+    let mut state = shared.state.lock();
+    if state.closed {
+        drop(state);
+        return; // the node is shutting down: the job is abandoned
+    }
+    // Counted down by the worker that ran it (under the lock it takes
+    // anyway), or when the pool drops it unrun.
+    state.count(kind, true);
+    if resume {
+        state.resumes.push_back((job, kind));
+    } else {
+        state.jobs.push_back((job, kind));
+    }
+    let queued = state.queued();
+    shared.queued.store(queued, Ordering::Relaxed);
+    if state.spinning >= queued {
+        return; // a thread looking for a job takes it
+    }
+    wake_or_start(shared, state);
 }
 
 /// Hands the queue's head to an idle thread, or starts a thread for it
@@ -335,8 +426,8 @@ fn work(shared: &Arc<Shared>, name: usize) {
         // the node's resource queue, not the pool, caps what runs at once;
         // an idle thread leaves after `KEEP_ALIVE` (no start-and-exit churn
         // at every wait).
-        if let Some((job, light)) = state.jobs.pop_front() {
-            shared.queued.store(state.jobs.len(), Ordering::Relaxed);
+        if let Some((job, kind)) = state.resumes.pop_front().or_else(|| state.jobs.pop_front()) {
+            shared.queued.store(state.queued(), Ordering::Relaxed);
             drop(state);
             // Jobs catch their own panics (a task's host bug fails that
             // task); one that still escapes must not take the thread count
@@ -345,7 +436,7 @@ fn work(shared: &Arc<Shared>, name: usize) {
                 tracing::error!("a worker job panicked (a bug in wray)");
             }
             state = shared.state.lock();
-            state.light -= usize::from(light);
+            state.count(kind, false);
             if worker.0.lent.swap(false, Ordering::Relaxed) {
                 state.lent -= 1;
             }
@@ -367,7 +458,7 @@ fn work(shared: &Arc<Shared>, name: usize) {
         }
         state.idle += 1;
         let timed_out = shared.wake.wait_for(&mut state, KEEP_ALIVE).timed_out();
-        if timed_out && state.jobs.is_empty() {
+        if timed_out && state.queued() == 0 {
             // Still counted idle unless a spawn claimed us meanwhile.
             if state.idle > 0 {
                 state.idle -= 1;

@@ -90,19 +90,22 @@ pub enum WaitEnd {
     TimedOut,
     /// Not waited: [`MAX_BLOCKED_WORKERS`] worker threads are blocked
     /// already, and this one would have no replacement (see
-    /// `resources/src/worker_pool.rs`). The caller fails its task with
+    /// `resources/src/worker_pool.rs`), or [`MAX_SUSPENDED_TASKS`] tasks
+    /// are parked already. The caller fails its task with
     /// [`too_many_blocked`].
     ///
     /// [`MAX_BLOCKED_WORKERS`]: crate::bounds::MAX_BLOCKED_WORKERS
+    /// [`MAX_SUSPENDED_TASKS`]: crate::bounds::MAX_SUSPENDED_TASKS
     Refused,
 }
 
 /// Why a wait was [`WaitEnd::Refused`], naming the bound.
 pub fn too_many_blocked(node: &str) -> String {
     format!(
-        "node {node} has {} tasks blocked in get or wait, the most it allows \
-         (MAX_BLOCKED_WORKERS): one more would leave the tasks they wait for \
-         without a worker thread",
+        "node {node} has the most tasks blocked in get or wait it allows \
+         ({} parked, MAX_SUSPENDED_TASKS; or {} actor threads, MAX_BLOCKED_WORKERS): \
+         one more would leave the tasks they wait for without a worker thread",
+        crate::bounds::MAX_SUSPENDED_TASKS,
         crate::bounds::MAX_BLOCKED_WORKERS
     )
 }

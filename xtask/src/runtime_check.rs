@@ -68,16 +68,12 @@ pub const ALLOWED: &[Allowed] = &[
         path: "executor/src/wasm_executor.rs",
         call: "block_on",
         count: 1,
-        why: "`WasmExecutor::block_on`: a guest worker thread (the pool's, or a driver's) \
+        why: "`WasmExecutor::block_on`: an actor's worker thread or a driver's thread \
               drives its guest call on the I/O runtime. A guest's host call (`get`, `wait`, \
               a WASI read) suspends the call's future, and wasmtime's fibers need a thread \
-              under them: the guest's worker thread is that thread, never a runtime's",
-    },
-    Allowed {
-        path: "executor/src/run.rs",
-        call: "block_on",
-        count: 1,
-        why: "a task's guest call on its worker thread (`WasmExecutor::block_on`)",
+              under them: that thread, never a runtime's (a function task's future is \
+              polled by the worker pool instead, and parked while it waits: \
+              `WorkerPool::spawn_task`)",
     },
     Allowed {
         path: "executor/src/actor.rs",

@@ -266,3 +266,49 @@ fn closing_waits_for_busy_threads_and_a_panicking_job_is_survived() {
     pool.spawn(|_| unreachable!());
     assert_eq!(pool.threads(), 0);
 }
+
+/// Tasks run with `spawn_task` park while they wait: a thousand of them
+/// waiting at once on a one-CPU pool with no extra threads hold no thread
+/// each, and each resumes (on whichever thread is free) when woken; a
+/// task woken while it is polled is polled again at once.
+#[test]
+fn a_thousand_parked_tasks_hold_no_thread_and_each_resumes_when_woken() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let pool = WorkerPool::new(1, 0);
+    let (done_tx, done) = mpsc::channel();
+    let mut gates = Vec::new();
+    for i in 0..1000u32 {
+        let (gate, opened) = tokio::sync::oneshot::channel::<u32>();
+        gates.push(gate);
+        let done_tx = done_tx.clone();
+        pool.spawn_task(false, rt.handle().clone(), move |thread| {
+            Box::pin(async move {
+                let parked = thread.block().expect("under the bound");
+                // Woken while polled (a computing guest's yield): polled
+                // again at once, not parked.
+                tokio::task::yield_now().await;
+                let v = opened.await.unwrap();
+                drop(parked);
+                done_tx.send(v + i).unwrap();
+            })
+        });
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while pool.stats().suspended < 1000 {
+        assert!(std::time::Instant::now() < deadline, "{:?}", pool.stats());
+        std::thread::yield_now();
+    }
+    for gate in gates {
+        gate.send(1).unwrap();
+    }
+    let mut got: Vec<u32> = (0..1000)
+        .map(|_| done.recv_timeout(Duration::from_secs(10)).unwrap())
+        .collect();
+    got.sort_unstable();
+    assert!(got.into_iter().eq(1..=1000), "each resumed once");
+    let stats = pool.stats();
+    assert_eq!(stats.peak, 1, "{stats:?}");
+    assert_eq!((stats.suspended, stats.suspended_peak), (0, 1000));
+}

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 #[cfg(doc)]
 use super::SPIN_BEFORE_PARKING;
-use super::{wake_or_start, Blocked, Shared};
+use super::{wake_or_start, Blocked, Shared, TaskThread};
 
 /// The thread a wait would block, as the waiting code's caller knows it:
 /// whether the wait looks for what it waits for before sleeping
@@ -19,6 +19,10 @@ pub enum WaitingThread {
     /// the wait looks first, and the pool may run one more thread while it
     /// sleeps ([`Worker::block`]).
     Worker(Worker),
+    /// A task whose future the pool polls ([`super::WorkerPool::spawn_task`]):
+    /// the wait looks first, then parks the task and gives its thread back
+    /// to the pool; nothing to replace.
+    Task(TaskThread),
     /// A thread of its own: a job's driver, or an embedding program's
     /// thread in a `_blocking` call. The wait looks first; nothing to
     /// replace.
@@ -46,17 +50,26 @@ impl WaitingThread {
     ///
     /// `None` when the worker's pool has its `max_blocked` workers blocked
     /// already: the wait must fail instead (see the module docs).
+    ///
+    /// On a task the pool polls, the guard counts it as suspended
+    /// ([`super::PoolStats::suspended`]); `None` past
+    /// [`MAX_SUSPENDED_TASKS`](crate::proto::bounds::MAX_SUSPENDED_TASKS).
     pub fn block(&self) -> Option<Blocked> {
         match self {
             Self::Worker(worker) => worker.block(),
-            Self::Own | Self::Runtime => Some(Blocked { worker: None }),
+            Self::Task(task) => task.suspend(),
+            Self::Own | Self::Runtime => Some(Blocked {
+                worker: None,
+                task: None,
+            }),
         }
     }
 
-    /// The pool's worker, if the thread is one.
-    pub fn worker(&self) -> Option<&Worker> {
+    /// The pool's worker running the wait's task now, if it is one.
+    pub fn worker(&self) -> Option<Worker> {
         match self {
-            Self::Worker(worker) => Some(worker),
+            Self::Worker(worker) => Some(worker.clone()),
+            Self::Task(task) => task.worker(),
             Self::Own | Self::Runtime => None,
         }
     }
@@ -103,20 +116,24 @@ impl Worker {
         let shared = &thread.shared;
         let mut state = shared.state.lock();
         if thread.blocked.load(Ordering::Relaxed) {
-            return Some(Blocked { worker: None });
+            return Some(Blocked {
+                worker: None,
+                task: None,
+            });
         }
         if state.blocked >= shared.max_blocked {
             return None;
         }
         state.blocked += 1;
         thread.blocked.store(true, Ordering::Relaxed);
-        if !state.jobs.is_empty() {
+        if state.queued() > 0 {
             wake_or_start(shared, state);
         } else {
             drop(state);
         }
         Some(Blocked {
             worker: Some(thread.clone()),
+            task: None,
         })
     }
 
@@ -140,8 +157,36 @@ impl Worker {
         }
         state.lent += 1;
         thread.lent.store(true, Ordering::Relaxed);
-        if !state.jobs.is_empty() {
+        if state.queued() > 0 {
             wake_or_start(shared, state);
         }
+    }
+}
+
+impl TaskThread {
+    /// The task is about to wait: it counts as suspended until the guard
+    /// is dropped (its future parks, and its thread goes back to the pool,
+    /// when the wait is pending). A task counted already (a wait inside a
+    /// wait) gets a guard that changes nothing. `None` when the pool has
+    /// its `max_suspended` tasks parked already.
+    fn suspend(&self) -> Option<Blocked> {
+        let task = &self.0;
+        let mut state = task.shared.state.lock();
+        if task.suspended.load(Ordering::Relaxed) {
+            return Some(Blocked {
+                worker: None,
+                task: None,
+            });
+        }
+        if state.suspended >= task.shared.max_suspended {
+            return None;
+        }
+        state.suspended += 1;
+        state.suspended_peak = state.suspended_peak.max(state.suspended);
+        task.suspended.store(true, Ordering::Relaxed);
+        Some(Blocked {
+            worker: None,
+            task: Some(self.clone()),
+        })
     }
 }

@@ -190,3 +190,81 @@ pub(crate) fn tiny_tasks_scenario(n: u64) {
         wray::get_all(&refs).map(|v| v.iter().sum::<i64>()),
     );
 }
+
+/// Counts the tasks that arrived at a gate.
+#[wray::actor]
+pub struct Arrivals {
+    n: u64,
+}
+
+#[wray::actor]
+impl Arrivals {
+    /// None yet.
+    pub fn new() -> Self {
+        Arrivals { n: 0 }
+    }
+
+    /// One more arrived; how many have.
+    pub fn arrive(&mut self) -> u64 {
+        self.n += 1;
+        self.n
+    }
+
+    /// How many arrived.
+    pub fn count(&self) -> u64 {
+        self.n
+    }
+}
+
+/// Opens (returns `n`) once `n` tasks arrived at `arrivals`, looking every
+/// 10 ms (its own time limit ends a gate never reached).
+#[wray::remote]
+pub(crate) fn gate(arrivals: ActorHandle<Arrivals>, n: u64) -> Result<u64, wray::Error> {
+    loop {
+        if arrivals.count().remote().get()? >= n {
+            return Ok(n);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Arrives, then blocks in `get` until the gate (the one ref in `gates`,
+/// nested so that the task starts before it is sealed) opens; 1.
+#[wray::remote]
+pub(crate) fn wait_at_gate(
+    arrivals: ActorHandle<Arrivals>,
+    gates: Vec<ObjectRef<u64>>,
+) -> Result<u64, wray::Error> {
+    let _ = arrivals.arrive().remote();
+    for g in &gates {
+        g.get()?;
+    }
+    Ok(1)
+}
+
+/// `n` tasks of one CPU each blocked in `get` at once, on one gate that
+/// opens once they all arrived; how many ended.
+pub(crate) fn blocked_at_once_scenario(n: u64) {
+    let arrivals = Arrivals::remote();
+    let opened = gate.remote(arrivals.clone(), n);
+    let waiting: Vec<ObjectRef<u64>> = (0..n)
+        .map(|_| wait_at_gate.remote(arrivals.clone(), vec![opened.clone()]))
+        .collect();
+    report(
+        "blocked_at_once",
+        wray::get_all(&waiting).map(|v| v.iter().sum::<u64>()),
+    );
+}
+
+/// `n` tasks of 0.0001 CPU each (all of them one CPU together) sleeping
+/// `ms` each; how many ended.
+pub(crate) fn sleeping_at_once_scenario(n: u64, ms: u64) {
+    let tiny = Options::new().num_cpus(0.0001);
+    let sleeping: Vec<ObjectRef<u64>> = (0..n)
+        .map(|_| sleep_for.options(tiny.clone()).remote(ms))
+        .collect();
+    report(
+        "sleeping_at_once",
+        wray::get_all(&sleeping).map(|v| v.len() as u64),
+    );
+}
