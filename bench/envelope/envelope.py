@@ -162,15 +162,21 @@ PUBLISHED = {
 
 # Single-node dimensions: (target, full sizes, quick sizes, time bound s,
 # extra `wray run` flags).
+# A node's instances (`--max-instances`, 1,000 by default) bound both its
+# live actors and its tasks blocked at once (each keeps its instance); the
+# budget of reserved linear memory (`--guest-memory`) must fit 10,100 of
+# the envelope guest's (under 4 MiB each).
+MANY_INSTANCES = ["--max-instances", "10100", "--max-actors", "10050",
+                  "--guest-memory", str(10_100 * 4)]
 ONE_NODE = {
-    "actors": (10_000, [900, 1_000], [100], 300, []),
-    "running": (10_000, [990, 2_000, 10_000], [200], 300, []),
+    "actors": (10_000, [1_000, 10_000], [100], 300, MANY_INSTANCES),
+    "running": (10_000, [990, 2_000, 10_000], [200], 300, MANY_INSTANCES),
     "args": (10_000, [1_000, 10_000], [100], 120, []),
     "returns": (3_000, [100, 1_024, 3_000, 10_000], [100], 120, []),
     "get": (10_000, [1_000, 10_000], [100], 120, []),
-    # A node queues at most 1,000,000 pending tasks (max_pending_tasks),
-    # the driver and the gate's two among them: 999,000 fits, 1M does not.
-    "queued": (1_000_000, [100_000, 999_000, 1_000_000], [10_000], 400, []),
+    # A node queues at most 2^20 pending tasks (`--max-pending-tasks`),
+    # the driver and the gate's two among them.
+    "queued": (1_000_000, [100_000, 1_000_000], [10_000], 400, []),
     # MiB; the store is smaller than the object, so it spills. A wasm32
     # Vec holds under 2 GiB: 2,047 MiB is the largest a guest can put.
     "large": (100 * 1024, [256, 1_024, 2_047, 3_072], [64], 300,
