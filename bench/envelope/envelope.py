@@ -172,7 +172,7 @@ ONE_NODE = {
     "actors": (10_000, [1_000, 10_000], [100], 300, MANY_INSTANCES),
     "running": (10_000, [990, 2_000, 10_000], [200], 300, MANY_INSTANCES),
     "args": (10_000, [1_000, 10_000], [100], 120, []),
-    "returns": (3_000, [100, 1_024, 3_000, 10_000], [100], 120, []),
+    "returns": (3_000, [100, 3_000], [100], 120, []),
     "get": (10_000, [1_000, 10_000], [100], 120, []),
     # A node queues at most 2^20 pending tasks (`--max-pending-tasks`),
     # the driver and the gate's two among them.

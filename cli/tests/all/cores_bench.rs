@@ -8,9 +8,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use serde_json::Value;
-
-use crate::support::component;
+use crate::support::{component, json_lines};
 
 #[test]
 fn the_many_core_script_runs_in_its_quick_mode() {
@@ -41,21 +39,14 @@ fn the_many_core_script_runs_in_its_quick_mode() {
     );
     // The word count reads this crate's sources: small, and always there.
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let out = Command::new("bash")
-        .arg(bench.join("run.sh"))
-        .arg(carry.path())
-        .arg("--quick")
-        .arg("--corpus")
-        .arg(&corpus)
-        .output()
-        .expect("bash runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}\n{stdout}");
-    let lines: Vec<Value> = stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect();
+    let (lines, stdout) = json_lines(
+        Command::new("bash")
+            .arg(bench.join("run.sh"))
+            .arg(carry.path())
+            .arg("--quick")
+            .arg("--corpus")
+            .arg(&corpus),
+    );
     let count = |bench: &str| lines.iter().filter(|l| l["bench"] == bench).count();
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let threads = if cores >= 2 { 2 } else { 1 };

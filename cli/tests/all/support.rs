@@ -76,3 +76,19 @@ pub fn start_on_etcd<'a>(url: &'a str, token: &'a str) -> [&'a str; 9] {
         token,
     ]
 }
+
+/// Runs a benchmark script's command to its end and returns its stdout's
+/// lines, each parsed as JSON, with the stdout itself (for messages);
+/// panics naming its stderr if it fails, and naming a line that is not
+/// JSON. The benchmarks' quick modes print one JSON line per result.
+pub fn json_lines(script: &mut Command) -> (Vec<serde_json::Value>, String) {
+    let out = script.output().expect("the script runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}\n{stdout}");
+    let lines = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    (lines, stdout)
+}

@@ -9,32 +9,25 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::support::component;
+use crate::support::{component, json_lines};
 
 #[test]
 fn the_cluster_benchmark_runs_in_its_quick_mode() {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/cluster/wray_cluster.sh");
     let api = component("api");
-    let out = Command::new("bash")
-        .arg(&script)
-        .args(["--quick", "--only", "spread"])
-        .env("WRAY_BIN", env!("CARGO_BIN_EXE_wray"))
-        .env(
-            "WRAY_WASM_DIR",
-            api.parent().expect("the guests' directory"),
-        )
-        .output()
-        .expect("bash runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}\n{stdout}");
-    let lines: Vec<Value> = stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect();
+    let (lines, stdout) = json_lines(
+        Command::new("bash")
+            .arg(&script)
+            .args(["--quick", "--only", "spread"])
+            .env("WRAY_BIN", env!("CARGO_BIN_EXE_wray"))
+            .env(
+                "WRAY_WASM_DIR",
+                api.parent().expect("the guests' directory"),
+            ),
+    );
     eprintln!("{stdout}");
     // One line per node count, each from wray, none an error.
-    assert_eq!(lines.len(), 2, "{stdout}\n{stderr}");
+    assert_eq!(lines.len(), 2, "{stdout}");
     for line in &lines {
         assert_eq!(line["bench"], "spread", "{line}");
         assert_eq!(line["system"], "wray", "{line}");

@@ -9,9 +9,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use serde_json::Value;
-
-use crate::support::component;
+use crate::support::{component, json_lines};
 
 /// Every dimension, in the order the script prints them.
 const DIMENSIONS: [&str; 10] = [
@@ -31,33 +29,26 @@ const DIMENSIONS: [&str; 10] = [
 fn the_envelope_benchmark_runs_every_dimension_in_its_quick_mode() {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/envelope/run.sh");
     let envelope = component("envelope");
-    let out = Command::new("bash")
-        .arg(&script)
-        .args(["--quick", "--no-ray"])
-        .env("WRAY_BIN", env!("CARGO_BIN_EXE_wray"))
-        .env(
-            "WRAY_WASM_DIR",
-            envelope.parent().expect("the guests' directory"),
-        )
-        .output()
-        .expect("bash runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}\n{stdout}");
-    let lines: Vec<Value> = stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect();
+    let (lines, stdout) = json_lines(
+        Command::new("bash")
+            .arg(&script)
+            .args(["--quick", "--no-ray"])
+            .env("WRAY_BIN", env!("CARGO_BIN_EXE_wray"))
+            .env(
+                "WRAY_WASM_DIR",
+                envelope.parent().expect("the guests' directory"),
+            ),
+    );
     eprintln!("{stdout}");
     let dimensions: Vec<&str> = lines
         .iter()
         .map(|l| l["dimension"].as_str().unwrap_or(""))
         .collect();
-    assert_eq!(dimensions, DIMENSIONS, "{stdout}\n{stderr}");
+    assert_eq!(dimensions, DIMENSIONS, "{stdout}");
     for line in &lines {
         assert_eq!(line["bench"], "envelope", "{line}");
         assert_eq!(line["system"], "wray", "{line}");
-        assert!(line.get("error").is_none(), "{line}\n{stderr}");
+        assert!(line.get("error").is_none(), "{line}");
         if line["dimension"] == "placement_groups" {
             // wray has none: said so, not measured.
             assert_eq!(line["supported"], false, "{line}");
