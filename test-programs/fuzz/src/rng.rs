@@ -58,7 +58,9 @@ impl Rng {
     /// A count for `num-returns` and the like.
     pub fn count(&mut self) -> u32 {
         match self.below(6) {
-            0 => *self.pick(&[0, 1024, 1025, u32::MAX]),
+            // Around the bound (`MAX_RETURNS`, 16,384: one past it is
+            // refused) and a large count the store must take.
+            0 => *self.pick(&[0, 1024, 16_385, u32::MAX]),
             1 => self.next() as u32,
             _ => 1 + self.below(4) as u32,
         }
