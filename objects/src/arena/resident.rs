@@ -153,7 +153,11 @@ impl Chunks {
         if self.committed.is_empty() {
             return Ok(());
         }
-        let last = (offset + size - 1) / COMMIT_CHUNK;
+        // A block's span within the arena; an empty one commits nothing.
+        let Some(end) = offset.checked_add(size).filter(|_| size > 0) else {
+            return Ok(());
+        };
+        let last = (end - 1) / COMMIT_CHUNK;
         let mut chunk = offset / COMMIT_CHUNK;
         while chunk <= last {
             if self.is_committed(chunk) {
@@ -239,7 +243,7 @@ impl Chunks {
                 while start > chunks.start
                     && self.is_committed(start - 1)
                     && bytes < budget
-                    && self.free_resident - bytes > self.keep_freed
+                    && self.free_resident.saturating_sub(bytes) > self.keep_freed
                 {
                     start -= 1;
                     bytes += self.len_of(start);
